@@ -1,0 +1,39 @@
+# relay-mesh. `make test` is what CI runs (.ci/run).
+CARGO ?= cargo
+export CARGO_TERM_COLOR ?= never
+
+.PHONY: test build services run up bench fmt lint clean-test-dbs
+
+## Start NATS and Postgres if needed, then build and run every test.
+test: services
+	$(CARGO) build --workspace --all-targets
+	$(CARGO) test --workspace --no-fail-fast
+
+build:
+	$(CARGO) build --workspace
+
+services:
+	./scripts/ensure-services.sh
+
+## Run the session registry against the local NATS and Postgres (database `relay`).
+run: services
+	$(CARGO) run -p session-registry
+
+## Until docker compose is wired up (issue 7): the same as `run`.
+up: run
+
+## Benchmarks; figures printed and written to bench/results/*.json.
+bench: services
+	$(CARGO) bench -p session-registry --bench registry
+
+fmt:
+	$(CARGO) fmt --all
+
+lint:
+	$(CARGO) fmt --all -- --check
+	$(CARGO) clippy --workspace --all-targets -- -D warnings
+
+## Drop databases left behind by killed test runs.
+clean-test-dbs:
+	psql -h 127.0.0.1 -U postgres -tAc "SELECT datname FROM pg_database WHERE datname LIKE 'relay_t_%'" \
+	  | xargs -r -I{} psql -h 127.0.0.1 -U postgres -qc 'DROP DATABASE IF EXISTS "{}" WITH (FORCE)'

@@ -1,0 +1,75 @@
+//! Postgres: one pool per service, created with retries, and the embedded migrations.
+//!
+//! All services share `migrations/` (one schema, tables prefixed by their owner); each runs the
+//! migrator at start. sqlx takes an advisory lock, so replicas starting together are safe.
+
+use crate::settings::DatabaseSettings;
+use sqlx::postgres::{PgPool, PgPoolOptions};
+use std::time::Duration;
+
+pub static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../../migrations");
+
+#[derive(Debug, thiserror::Error)]
+pub enum DbError {
+    #[error("cannot connect to Postgres at {url}: {source}")]
+    Connect { url: String, source: sqlx::Error },
+    #[error("migrations failed: {0}")]
+    Migrate(#[from] sqlx::migrate::MigrateError),
+}
+
+/// Opens the pool, waiting for Postgres to come up, and migrates when configured to.
+pub async fn connect(settings: &DatabaseSettings) -> Result<PgPool, DbError> {
+    let mut attempt = 1u32;
+    let pool = loop {
+        let opened = PgPoolOptions::new()
+            .max_connections(settings.max_connections)
+            .acquire_timeout(Duration::from_secs(5))
+            .connect(&settings.url)
+            .await;
+        match opened {
+            Ok(pool) => break pool,
+            Err(source) if attempt >= settings.connect_attempts => {
+                return Err(DbError::Connect {
+                    url: redact(&settings.url),
+                    source,
+                });
+            }
+            Err(e) => {
+                tracing::warn!(url = %redact(&settings.url), error = %e, attempt, "Postgres not reachable yet, retrying")
+            }
+        }
+        attempt += 1;
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    };
+    if settings.migrate {
+        MIGRATOR.run(&pool).await?;
+        tracing::info!(
+            migrations = MIGRATOR.iter().count(),
+            "database schema is current"
+        );
+    }
+    Ok(pool)
+}
+
+/// Hides a password in a connection URL before it reaches a log line.
+fn redact(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(s), Some(at)) if at > s => match url[s + 3..at].find(':') {
+            Some(colon) => format!("{}:***{}", &url[..s + 3 + colon], &url[at..]),
+            None => url.to_string(),
+        },
+        _ => url.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn redact_hides_only_the_password() {
+        assert_eq!(
+            super::redact("postgres://u:secret@h/db"),
+            "postgres://u:***@h/db"
+        );
+        assert_eq!(super::redact("postgres://u@h/db"), "postgres://u@h/db");
+    }
+}

@@ -1,0 +1,244 @@
+//! A NATS micro service whose endpoints are plain async functions.
+//!
+//! Each endpoint subscribes in the service's queue group, so any number of replicas share the
+//! load. A request body is decoded into the handler's request type (a bad body becomes
+//! `invalid_request` naming the problem), the handler runs inside a span whose parent is the
+//! caller's `traceparent`, and its result is encoded as the reply: the response object, or the
+//! wire error with the micro error headers set.
+
+use crate::trace;
+use async_nats::service::{NATS_SERVICE_ERROR, NATS_SERVICE_ERROR_CODE, ServiceExt};
+use async_nats::{Client, HeaderMap};
+use bytes::Bytes;
+use futures::{FutureExt, StreamExt};
+use relay_contracts::{ErrorCode, WireError};
+use serde::{Serialize, de::DeserializeOwned};
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::Semaphore;
+use tracing::Instrument;
+
+/// Requests one replica works on at once; past it, new requests wait in the subscription.
+const MAX_IN_FLIGHT: u32 = 1024;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ServiceError {
+    #[error("cannot register micro service: {0}")]
+    Register(String),
+    #[error("cannot add endpoint {subject}: {reason}")]
+    Endpoint { subject: String, reason: String },
+}
+
+pub struct ServiceHost {
+    client: Client,
+    service: async_nats::service::Service,
+    inflight: Arc<Semaphore>,
+    readers: Vec<tokio::task::JoinHandle<()>>,
+}
+
+impl ServiceHost {
+    /// Registers `name` as a NATS micro service; `nats micro ls` lists it from here on.
+    pub async fn start(
+        client: Client,
+        name: &str,
+        version: &str,
+        description: &str,
+    ) -> Result<Self, ServiceError> {
+        let service = client
+            .service_builder()
+            .description(description)
+            .start(name, version)
+            .await
+            .map_err(|e| ServiceError::Register(e.to_string()))?;
+        Ok(ServiceHost {
+            client,
+            service,
+            inflight: Arc::new(Semaphore::new(MAX_IN_FLIGHT as usize)),
+            readers: Vec::new(),
+        })
+    }
+
+    pub fn client(&self) -> &Client {
+        &self.client
+    }
+
+    /// Serves `subject` with `handler(state, request)`.
+    pub async fn endpoint<S, Req, Resp, E, F, Fut>(
+        &mut self,
+        subject: &'static str,
+        state: S,
+        handler: F,
+    ) -> Result<(), ServiceError>
+    where
+        S: Clone + Send + Sync + 'static,
+        Req: DeserializeOwned + Send + 'static,
+        Resp: Serialize + Send + 'static,
+        E: Into<WireError> + Send + 'static,
+        F: Fn(S, Req) -> Fut + Clone + Send + Sync + 'static,
+        Fut: Future<Output = Result<Resp, E>> + Send + 'static,
+    {
+        // Micro endpoint names may not contain dots.
+        let name = subject.replace('.', "-");
+        let mut requests = self
+            .service
+            .endpoint_builder()
+            .name(&name)
+            .add(subject)
+            .await
+            .map_err(|e| ServiceError::Endpoint {
+                subject: subject.into(),
+                reason: e.to_string(),
+            })?;
+        let inflight = self.inflight.clone();
+        self.readers.push(tokio::spawn(async move {
+            while let Some(request) = requests.next().await {
+                let Ok(permit) = inflight.clone().acquire_owned().await else {
+                    break;
+                };
+                let (state, handler) = (state.clone(), handler.clone());
+                tokio::spawn(async move {
+                    serve(subject, request, state, handler).await;
+                    drop(permit);
+                });
+            }
+        }));
+        Ok(())
+    }
+
+    /// Serves until SIGINT or SIGTERM, then stops taking requests and lets those in flight
+    /// finish (up to `grace`) so no caller that was accepted goes unanswered.
+    pub async fn run_until_shutdown(self, grace: Duration) {
+        shutdown_signal().await;
+        tracing::info!("shutting down: no new requests, finishing those in flight");
+        if let Err(e) = self.service.stop().await {
+            tracing::warn!(error = %e, "stopping the micro service");
+        }
+        for r in &self.readers {
+            r.abort();
+        }
+        let drained = tokio::time::timeout(grace, self.inflight.acquire_many(MAX_IN_FLIGHT)).await;
+        if drained.is_err() {
+            tracing::warn!(
+                ?grace,
+                "requests still in flight at the end of the grace period"
+            );
+        }
+        let _ = self.client.flush().await;
+    }
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+            .expect("install SIGTERM handler");
+        tokio::select! {
+            _ = ctrl_c => {}
+            _ = term.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = ctrl_c.await;
+}
+
+async fn serve<S, Req, Resp, E, F, Fut>(
+    subject: &'static str,
+    request: async_nats::service::Request,
+    state: S,
+    handler: F,
+) where
+    Req: DeserializeOwned,
+    Resp: Serialize,
+    E: Into<WireError>,
+    F: Fn(S, Req) -> Fut,
+    Fut: Future<Output = Result<Resp, E>>,
+{
+    let span = tracing::info_span!(
+        "rpc",
+        subject,
+        otel.kind = "server",
+        error.code = tracing::field::Empty
+    );
+    trace::set_parent_from(&span, request.message.headers.as_ref());
+    let result = async {
+        let req = decode::<Req>(subject, &request.message.payload)?;
+        // A panicking handler answers `internal` instead of leaving the caller to time out.
+        match std::panic::AssertUnwindSafe(handler(state, req))
+            .catch_unwind()
+            .await
+        {
+            Ok(result) => result.map_err(Into::into),
+            Err(_) => Err(WireError::new(
+                ErrorCode::Internal,
+                format!("{subject} handler panicked"),
+            )),
+        }
+    }
+    .instrument(span.clone())
+    .await;
+
+    let (body, headers) = match result.and_then(|resp| {
+        serde_json::to_vec(&resp)
+            .map_err(|e| WireError::new(ErrorCode::Internal, format!("cannot encode reply: {e}")))
+    }) {
+        Ok(body) => (body, HeaderMap::new()),
+        Err(err) => {
+            span.record("error.code", err.code().as_str());
+            let _enter = span.enter();
+            if err.code() == ErrorCode::Internal || err.code() == ErrorCode::Unavailable {
+                tracing::error!(subject, error = %err, "request failed");
+            } else {
+                tracing::debug!(subject, error = %err, "request rejected");
+            }
+            (
+                serde_json::to_vec(&err).unwrap_or_default(),
+                error_headers(&err),
+            )
+        }
+    };
+    if let Err(e) = request
+        .respond_with_headers(Ok(Bytes::from(body)), headers)
+        .await
+    {
+        tracing::warn!(subject, error = %e, "could not send reply");
+    }
+}
+
+/// An empty body means `{}` so that `nats req session.getStatusCounts ''` works.
+fn decode<Req: DeserializeOwned>(subject: &str, payload: &[u8]) -> Result<Req, WireError> {
+    let payload = if payload.iter().all(u8::is_ascii_whitespace) {
+        b"{}".as_slice()
+    } else {
+        payload
+    };
+    serde_json::from_slice(payload).map_err(|e| {
+        let kind = match e.classify() {
+            serde_json::error::Category::Syntax | serde_json::error::Category::Eof => {
+                "malformed JSON"
+            }
+            _ => "request does not match the contract",
+        };
+        WireError::new(ErrorCode::InvalidRequest, format!("{subject}: {kind}: {e}"))
+            .with_details(serde_json::json!({ "line": e.line(), "column": e.column() }))
+    })
+}
+
+/// The NATS micro error headers: `Nats-Service-Error` (message) and `-Code` (numeric status).
+pub fn error_headers(err: &WireError) -> HeaderMap {
+    let mut headers = HeaderMap::new();
+    // Header values are single lines.
+    let message: String = err
+        .error
+        .message
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    headers.insert(NATS_SERVICE_ERROR, message.as_str());
+    headers.insert(
+        NATS_SERVICE_ERROR_CODE,
+        err.code().status().to_string().as_str(),
+    );
+    headers
+}

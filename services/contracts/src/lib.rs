@@ -1,0 +1,11 @@
+//! Wire contracts of relay-mesh. Payloads are camelCase JSON as in the seeds; times are Unix ms.
+//!
+//! Every type here is shared by the service that answers a subject and every client that calls
+//! it, so a field renamed here is renamed everywhere at once.
+
+pub mod capabilities;
+pub mod error;
+pub mod session;
+pub mod subjects;
+
+pub use error::{ErrorBody, ErrorCode, WireError};

@@ -1,0 +1,1046 @@
+//! `session.<key>` contracts from the Makaio SessionSchemas seed (002), plus the few relay
+//! extensions marked as such (capabilities, release, message completion, idempotent message ids).
+
+use crate::capabilities::{AgUiCapabilities, AgentSessionCapabilities, DeliveryMode};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use serde_with::skip_serializing_none;
+
+// ---------------------------------------------------------------------------------------------
+// Enums
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SessionStatus {
+    Active,
+    Closed,
+    Archived,
+    Discovered,
+}
+
+impl SessionStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SessionStatus::Active => "active",
+            SessionStatus::Closed => "closed",
+            SessionStatus::Archived => "archived",
+            SessionStatus::Discovered => "discovered",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum StatusFilter {
+    #[default]
+    All,
+    Active,
+    Closed,
+    Archived,
+    Discovered,
+}
+
+impl StatusFilter {
+    /// `None` means every status.
+    pub fn status(self) -> Option<SessionStatus> {
+        match self {
+            StatusFilter::All => None,
+            StatusFilter::Active => Some(SessionStatus::Active),
+            StatusFilter::Closed => Some(SessionStatus::Closed),
+            StatusFilter::Archived => Some(SessionStatus::Archived),
+            StatusFilter::Discovered => Some(SessionStatus::Discovered),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BranchKind {
+    Aside,
+    Branch,
+    Compress,
+    Coordinator,
+    Fork,
+    Rewrite,
+    Subagent,
+}
+
+/// The kinds `session.fork` accepts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ForkKind {
+    Aside,
+    Branch,
+    Fork,
+}
+
+impl From<ForkKind> for BranchKind {
+    fn from(k: ForkKind) -> Self {
+        match k {
+            ForkKind::Aside => BranchKind::Aside,
+            ForkKind::Branch => BranchKind::Branch,
+            ForkKind::Fork => BranchKind::Fork,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ApprovalPolicy {
+    AlwaysAsk,
+    FullAccess,
+    Reject,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum AgentRole {
+    Lead,
+    Member,
+}
+
+/// The registry's view of an attached agent (not the live status, which arrives as events).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum AgentRecordStatus {
+    Active,
+    Idle,
+    Dead,
+    Disposed,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Source {
+    Extension,
+    System,
+    User,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Origin {
+    Compact,
+    Text,
+    Voice,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MessageRole {
+    Assistant,
+    System,
+    User,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TurnStatus {
+    Active,
+    Completed,
+    Error,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Outcome {
+    Cancelled,
+    Completed,
+    Error,
+    Merged,
+    Rejected,
+    Superseded,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ReasoningEffort {
+    None,
+    Low,
+    Medium,
+    High,
+    ExtraHigh,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum OnConflict {
+    #[default]
+    Fail,
+    Skip,
+    Overwrite,
+}
+
+// ---------------------------------------------------------------------------------------------
+// Records
+
+#[skip_serializing_none]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Agent {
+    pub agent_id: String,
+    pub session_id: String,
+    pub adapter_id: String,
+    pub adapter_name: String,
+    pub adapter_session_id: Option<String>,
+    pub client_id: Option<String>,
+    pub compression_mode: Option<String>,
+    pub created_at: i64,
+    pub cwd: Option<String>,
+    pub harness_id: Option<String>,
+    pub last_activity_at: i64,
+    pub model: Option<String>,
+    pub persona_id: Option<String>,
+    pub profile_id: Option<String>,
+    pub provider_config_id: Option<String>,
+    pub role: AgentRole,
+    pub status: AgentRecordStatus,
+    /// Relay extension: what this agent session declared it can do (seed 000).
+    pub capabilities: Option<AgentSessionCapabilities>,
+    /// Relay extension: AG-UI discovery document (seed 004), when declared.
+    pub agent_capabilities: Option<AgUiCapabilities>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Preview {
+    pub message_count: i64,
+    pub first_user_message: Option<String>,
+}
+
+#[skip_serializing_none]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Session {
+    pub session_id: String,
+    pub status: SessionStatus,
+    pub title: Option<String>,
+    pub adapter_id: Option<String>,
+    pub adapter_name: Option<String>,
+    pub adapter_session_id: Option<String>,
+    #[serde(default)]
+    pub agents: Vec<Agent>,
+    pub approval_policy_override: Option<ApprovalPolicy>,
+    pub branch_kind: Option<BranchKind>,
+    pub client_account_id: Option<String>,
+    pub client_id: Option<String>,
+    pub created_at: i64,
+    pub execution_target_id: Option<String>,
+    pub fork_point_message_id: Option<String>,
+    pub fork_transforms: Option<Value>,
+    pub is_imported: Option<bool>,
+    pub is_orchestrated: Option<bool>,
+    pub last_activity_at: i64,
+    pub last_client_identity_observation: Option<Value>,
+    pub lead_agent_id: Option<String>,
+    pub parent_session_id: Option<String>,
+    pub root_session_id: Option<String>,
+    pub spawning_tool_call_id: Option<String>,
+    pub summary: Option<String>,
+    pub summary_updated_at: Option<i64>,
+    pub target_working_directory: Option<String>,
+    pub origin_window_id: Option<String>,
+    pub preview: Option<Preview>,
+}
+
+#[skip_serializing_none]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Message {
+    pub message_id: String,
+    pub session_id: String,
+    /// Nullable in the seed: imported history may have no turn.
+    #[serde(default)]
+    #[serialize_always]
+    pub turn_id: Option<String>,
+    pub role: MessageRole,
+    pub blocks: Vec<Value>,
+    pub content_text: String,
+    pub agent_id: Option<String>,
+    pub adapter_message_id: Option<String>,
+    pub adapter_session_id: Option<String>,
+    pub edit_of: Option<String>,
+    pub origin: Option<Origin>,
+    pub timestamp: i64,
+    /// Relay extension: the agents this message was routed to.
+    pub target_agent_ids: Option<Vec<String>>,
+    /// Relay extension: the delivery mode requested for it.
+    pub delivery_mode: Option<DeliveryMode>,
+}
+
+#[skip_serializing_none]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Turn {
+    pub turn_id: String,
+    pub session_id: String,
+    pub turn_number: i64,
+    pub status: TurnStatus,
+    pub started_at: i64,
+    pub completed_at: Option<i64>,
+    pub error: Option<String>,
+    pub usage: Option<Value>,
+}
+
+/// How to pick (or describe) an agent. The seed's schema is loose: unknown keys are kept.
+#[skip_serializing_none]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentSelection {
+    pub kind: String,
+    pub adapter_id: Option<String>,
+    pub adapter_name: Option<String>,
+    pub model: Option<String>,
+    pub provider_config_id: Option<String>,
+    pub persona_id: Option<String>,
+    pub cwd: Option<String>,
+    pub allowed_tools: Option<Vec<String>>,
+    pub disallowed_tools: Option<Vec<String>>,
+    pub allowed_directories: Option<Vec<String>>,
+    pub reasoning_effort: Option<ReasoningEffort>,
+    pub system_prompt: Option<Value>,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// One content block or several.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Blocks {
+    Many(Vec<Value>),
+    One(Value),
+}
+
+impl Blocks {
+    pub fn into_vec(self) -> Vec<Value> {
+        match self {
+            Blocks::Many(v) => v,
+            Blocks::One(b) => vec![b],
+        }
+    }
+}
+
+#[skip_serializing_none]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StructuredContent {
+    pub blocks: Blocks,
+    pub role: Option<MessageRole>,
+}
+
+/// A message is plain text or content blocks (`{type:"text",text}`, `{type:"image",…}`, …).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum MessageContent {
+    Text(String),
+    Structured(StructuredContent),
+}
+
+/// `agentIds`: a list of agent ids or the literal `"all"`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum AgentTargets {
+    Ids(Vec<String>),
+    All(AllLiteral),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum AllLiteral {
+    All,
+}
+
+// ---------------------------------------------------------------------------------------------
+// Requests and replies
+
+#[skip_serializing_none]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct CreateRequest {
+    pub session_id: Option<String>,
+    pub title: Option<String>,
+    pub parent_session_id: Option<String>,
+    pub branch_kind: Option<BranchKind>,
+    pub execution_target_id: Option<String>,
+    pub fork_point_message_id: Option<String>,
+    pub fork_transforms: Option<Value>,
+    pub origin_window_id: Option<String>,
+    pub spawning_tool_call_id: Option<String>,
+    pub target_working_directory: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionIdResponse {
+    pub session_id: String,
+}
+
+/// Request of get, archive, purge, resume, getChildren, turns.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionRef {
+    pub session_id: String,
+}
+
+#[skip_serializing_none]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CloseRequest {
+    pub session_id: String,
+    pub reason: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GetResponse {
+    pub session: Option<Session>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SuccessResponse {
+    pub success: bool,
+}
+
+pub const OK: SuccessResponse = SuccessResponse { success: true };
+
+#[skip_serializing_none]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct ListRequest {
+    pub status: Option<StatusFilter>,
+    pub execution_target_id: Option<String>,
+    pub include_preview: Option<bool>,
+    pub limit: Option<i64>,
+    pub offset: Option<i64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ListResponse {
+    pub sessions: Vec<Session>,
+    pub total: i64,
+}
+
+/// Partial update. An explicit `null` clears a nullable field; an absent key leaves it alone.
+#[skip_serializing_none]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct UpdateRequest {
+    pub session_id: String,
+    #[serde(default, with = "::serde_with::rust::double_option")]
+    pub approval_policy_override: Option<Option<ApprovalPolicy>>,
+    #[serde(default, with = "::serde_with::rust::double_option")]
+    pub execution_target_id: Option<Option<String>>,
+    /// Relay extension.
+    pub title: Option<String>,
+    /// Relay extension.
+    pub summary: Option<String>,
+}
+
+#[skip_serializing_none]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PurgeResponse {
+    pub success: bool,
+    pub events_deleted: Option<i64>,
+    pub error: Option<String>,
+}
+
+#[skip_serializing_none]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ForkRequest {
+    pub source_session_id: String,
+    pub from_message_id: Option<String>,
+    pub name: Option<String>,
+    pub branch_kind: Option<ForkKind>,
+    pub existing_session_id: Option<String>,
+    pub target_working_directory: Option<String>,
+    pub transforms: Option<Value>,
+}
+
+#[skip_serializing_none]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MergeRequest {
+    pub child_session_id: String,
+    pub parent_session_id: String,
+    pub summary: Option<String>,
+    pub source: Option<Source>,
+    pub extension_id: Option<String>,
+}
+
+#[skip_serializing_none]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MergeResponse {
+    pub success: bool,
+    pub handoff: Option<String>,
+}
+
+#[skip_serializing_none]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AbandonRequest {
+    pub child_session_id: String,
+    pub parent_session_id: String,
+    pub source: Option<Source>,
+    pub extension_id: Option<String>,
+}
+
+#[skip_serializing_none]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ChildSession {
+    pub session_id: String,
+    #[serialize_always]
+    pub branch_kind: Option<BranchKind>,
+    #[serialize_always]
+    pub fork_point_message_id: Option<String>,
+    pub has_children: bool,
+    pub message_count: i64,
+    #[serialize_always]
+    pub title: Option<String>,
+    #[serde(default)]
+    pub spawning_tool_call_id: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GetChildrenResponse {
+    pub children: Vec<ChildSession>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct StatusCountsRequest {}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct StatusCounts {
+    pub all: i64,
+    pub active: i64,
+    pub closed: i64,
+    pub archived: i64,
+    pub discovered: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GetByAdapterSessionIdRequest {
+    pub adapter_session_id: String,
+}
+
+#[skip_serializing_none]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SearchRequest {
+    pub query: String,
+    pub status: Option<StatusFilter>,
+    pub is_imported: Option<bool>,
+    pub limit: Option<i64>,
+}
+
+#[skip_serializing_none]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AttachRequest {
+    pub session_id: String,
+    pub agent: AgentSelection,
+    pub role: Option<AgentRole>,
+    pub initial_message: Option<MessageContent>,
+    /// Relay extension: what this agent session can do; the seed's minimum when absent.
+    pub capabilities: Option<AgentSessionCapabilities>,
+    /// Relay extension: AG-UI discovery document.
+    pub agent_capabilities: Option<AgUiCapabilities>,
+    /// Relay extension: the harness's own id for the session; generated when absent.
+    pub adapter_session_id: Option<String>,
+    pub harness_id: Option<String>,
+}
+
+#[skip_serializing_none]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AttachResponse {
+    pub agent_id: String,
+    pub adapter_session_id: String,
+    pub role: AgentRole,
+    pub message_id: Option<String>,
+    pub turn_id: Option<String>,
+}
+
+#[skip_serializing_none]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ReleaseRequest {
+    pub session_id: String,
+    pub agent_id: String,
+    pub reason: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentRef {
+    pub agent_id: String,
+}
+
+#[skip_serializing_none]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CapabilitiesResponse {
+    pub agent_id: String,
+    pub session_id: String,
+    pub capabilities: AgentSessionCapabilities,
+    pub agent_capabilities: Option<AgUiCapabilities>,
+}
+
+#[skip_serializing_none]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DeclareCapabilitiesRequest {
+    pub agent_id: String,
+    pub capabilities: Option<AgentSessionCapabilities>,
+    pub agent_capabilities: Option<AgUiCapabilities>,
+}
+
+/// Relay extension of `sendMessage`: delivery context for the delivery runner (seed 001).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DeliveryRequest {
+    pub mode: DeliveryMode,
+}
+
+#[skip_serializing_none]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SendMessageRequest {
+    pub session_id: String,
+    pub message: MessageContent,
+    pub agent: Option<AgentSelection>,
+    pub agent_ids: Option<AgentTargets>,
+    /// Seed value `enqueue`: accepted and stored.
+    pub delivery_mode: Option<String>,
+    pub delivery: Option<DeliveryRequest>,
+    pub origin: Option<Origin>,
+    pub source: Option<Source>,
+    pub extension_id: Option<String>,
+    pub origin_window_id: Option<String>,
+    pub turn_id: Option<String>,
+    /// Relay extension: a client-chosen id that makes a retried send idempotent.
+    pub message_id: Option<String>,
+    pub session_context: Option<Value>,
+    pub skip_connector_swap_warning: Option<bool>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SendMessageResponse {
+    pub message_id: String,
+    pub session_id: String,
+    pub turn_id: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AcknowledgeRequest {
+    pub session_id: String,
+    pub message_id: String,
+    pub agent_id: String,
+}
+
+#[skip_serializing_none]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CompleteRequest {
+    pub session_id: String,
+    pub message_id: String,
+    pub agent_id: String,
+    pub outcome: Outcome,
+    pub error: Option<String>,
+    pub merged_into: Option<String>,
+    pub superseded_by: Option<String>,
+}
+
+#[skip_serializing_none]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CompleteResponse {
+    pub success: bool,
+    /// Set when this completion finished the turn.
+    pub turn_completed: Option<bool>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TurnsResponse {
+    pub turns: Vec<Turn>,
+}
+
+#[skip_serializing_none]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MessagesRequest {
+    pub session_id: String,
+    /// Walk the parent chain up to each fork point (the full conversation). Default true.
+    pub include_ancestors: Option<bool>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MessagesResponse {
+    pub messages: Vec<Message>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UsageRequest {
+    pub session_id: String,
+    pub adapter_count: i64,
+    pub total_calls: i64,
+    pub total_input_tokens: i64,
+    pub total_output_tokens: i64,
+    pub total_tokens: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UsageResponse {
+    pub acknowledged: bool,
+}
+
+#[skip_serializing_none]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ResolveAgentConfigRequest {
+    pub selection: AgentSelection,
+    pub project_id: Option<String>,
+}
+
+#[skip_serializing_none]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ResolveAgentConfigResponse {
+    pub adapter_name: String,
+    pub model: Option<String>,
+    pub provider_config_id: Option<String>,
+    pub allowed_tools: Option<Vec<String>>,
+    pub disallowed_tools: Option<Vec<String>>,
+    pub allowed_directories: Option<Vec<String>>,
+    pub reasoning_effort: Option<ReasoningEffort>,
+    pub system_prompt: Option<Value>,
+}
+
+// ---------------------------------------------------------------------------------------------
+// Snapshots
+
+fn yes() -> bool {
+    true
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ExportOptions {
+    #[serde(default = "yes")]
+    pub include_ancestors: bool,
+    #[serde(default)]
+    pub include_children: bool,
+    #[serde(default)]
+    pub include_events: bool,
+    #[serde(default)]
+    pub include_tool_outputs: bool,
+}
+
+impl Default for ExportOptions {
+    fn default() -> Self {
+        ExportOptions {
+            include_ancestors: true,
+            include_children: false,
+            include_events: false,
+            include_tool_outputs: false,
+        }
+    }
+}
+
+pub const SNAPSHOT_VERSION: &str = "1.0";
+
+#[skip_serializing_none]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Snapshot {
+    pub version: String,
+    pub exported_at: i64,
+    pub options: ExportOptions,
+    pub sessions: Vec<Session>,
+    pub agents: Vec<Agent>,
+    pub messages: Vec<Message>,
+    pub turns: Vec<Turn>,
+    pub events: Option<Vec<SessionEvent>>,
+}
+
+#[skip_serializing_none]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ExportRequest {
+    pub session_id: String,
+    pub options: Option<ExportOptions>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ExportResponse {
+    pub snapshot: Snapshot,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ImportRequest {
+    pub snapshot: Snapshot,
+    #[serde(default)]
+    pub on_conflict: OnConflict,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ImportError {
+    pub session_id: String,
+    pub error: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct ImportResponse {
+    pub imported: Vec<String>,
+    pub skipped: Vec<String>,
+    pub errors: Vec<ImportError>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ValidateRequest {
+    pub snapshot: Value,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ValidateResponse {
+    pub valid: bool,
+    pub errors: Vec<String>,
+}
+
+// ---------------------------------------------------------------------------------------------
+// Events
+
+/// The `session.event` envelope (Makaio's catch-all). `type` is the event key without the
+/// `session.` prefix, e.g. `turn.started`; it is also published on `session.<type>`.
+#[skip_serializing_none]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionEvent {
+    pub event_id: String,
+    pub session_id: String,
+    pub timestamp: i64,
+    #[serde(rename = "type")]
+    pub event_type: String,
+    pub payload: Value,
+    /// Relay extension: the registry's commit order.
+    pub seq: Option<i64>,
+}
+
+/// A typed event payload and the key it is published under.
+pub trait EventPayload: Serialize {
+    const TYPE: &'static str;
+}
+
+macro_rules! event {
+    ($name:ident, $ty:literal, { $($field:tt)* }) => {
+        #[skip_serializing_none]
+        #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+        #[serde(rename_all = "camelCase")]
+        pub struct $name { $($field)* }
+        impl EventPayload for $name {
+            const TYPE: &'static str = $ty;
+        }
+    };
+}
+
+pub mod events {
+    use super::*;
+
+    event!(Created, "created", {
+        pub session_id: String,
+        pub created_at: i64,
+        #[serde(default)]
+        #[serialize_always]
+        pub branch_kind: Option<BranchKind>,
+        #[serde(default)]
+        #[serialize_always]
+        pub parent_session_id: Option<String>,
+        pub origin_window_id: Option<String>,
+    });
+    event!(Closed, "closed", { pub session_id: String, pub reason: Option<String> });
+    event!(Archived, "archived", { pub session_id: String });
+    event!(Purged, "purged", { pub session_id: String });
+    event!(Resumed, "resumed", { pub session_id: String });
+    event!(Updated, "updated", { pub session_id: String, pub changed_properties: Vec<String> });
+    event!(Forked, "forked", {
+        pub child_session_id: String,
+        pub parent_session_id: String,
+        pub fork_point: Option<String>,
+    });
+    event!(Merged, "merged", {
+        pub child_session_id: String,
+        pub parent_session_id: String,
+        pub handoff: String,
+    });
+    event!(Abandoned, "abandoned", { pub session_id: String, pub parent_session_id: Option<String> });
+    event!(AgentAdded, "agent.added", {
+        pub session_id: String,
+        pub agent_id: String,
+        pub adapter_id: String,
+        pub adapter_name: String,
+        pub adapter_session_id: String,
+        pub cwd: Option<String>,
+        pub model: Option<String>,
+        pub role: Option<AgentRole>,
+    });
+    event!(AgentRemoved, "agent.removed", { pub session_id: String, pub agent_id: String });
+    event!(TurnStarted, "turn.started", {
+        pub session_id: String,
+        pub turn_id: String,
+        pub turn_number: i64,
+        pub message_id: String,
+        pub agent_ids: Vec<String>,
+        pub initiator: Option<Initiator>,
+    });
+    event!(TurnCompleted, "turn.completed", {
+        pub session_id: String,
+        pub turn_id: String,
+        pub turn_number: i64,
+        pub success: bool,
+        pub error: Option<String>,
+        pub initiator: Option<Initiator>,
+    });
+    event!(UserMessageSent, "user_message.sent", {
+        pub session_id: String,
+        pub message_id: String,
+        pub turn_id: String,
+        pub turn_number: i64,
+        pub agent_ids: Vec<String>,
+        pub content: MessageContent,
+        pub origin: Option<Origin>,
+        pub source: Option<Source>,
+    });
+    event!(UserMessageAcknowledged, "user_message.acknowledged", {
+        pub session_id: String,
+        pub message_id: String,
+        pub agent_id: String,
+        pub turn_id: String,
+        pub turn_number: i64,
+    });
+    event!(UserMessageCompleted, "user_message.completed", {
+        pub session_id: String,
+        pub message_id: String,
+        pub agent_id: String,
+        pub turn_id: String,
+        pub turn_number: i64,
+        pub outcome: Outcome,
+        pub error: Option<String>,
+        pub merged_into: Option<String>,
+        pub superseded_by: Option<String>,
+    });
+    event!(Usage, "usage", {
+        pub session_id: String,
+        pub adapter_count: i64,
+        pub total_calls: i64,
+        pub total_input_tokens: i64,
+        pub total_output_tokens: i64,
+        pub total_tokens: i64,
+    });
+
+    #[skip_serializing_none]
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    pub struct Initiator {
+        pub source: Source,
+        pub source_id: Option<String>,
+    }
+
+    /// Every event type the registry emits, for documentation and drift tests.
+    pub const REGISTRY_EVENT_TYPES: &[&str] = &[
+        Created::TYPE,
+        Closed::TYPE,
+        Archived::TYPE,
+        Purged::TYPE,
+        Resumed::TYPE,
+        Updated::TYPE,
+        Forked::TYPE,
+        Merged::TYPE,
+        Abandoned::TYPE,
+        AgentAdded::TYPE,
+        AgentRemoved::TYPE,
+        TurnStarted::TYPE,
+        TurnCompleted::TYPE,
+        UserMessageSent::TYPE,
+        UserMessageAcknowledged::TYPE,
+        UserMessageCompleted::TYPE,
+        Usage::TYPE,
+    ];
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn message_content_accepts_text_one_block_and_many_blocks() {
+        for v in [
+            json!("hello"),
+            json!({"blocks": {"type": "text", "text": "hi"}}),
+            json!({"blocks": [{"type": "text", "text": "hi"}], "role": "user"}),
+        ] {
+            serde_json::from_value::<MessageContent>(v.clone())
+                .unwrap_or_else(|e| panic!("{v}: {e}"));
+        }
+    }
+
+    #[test]
+    fn agent_targets_accept_all_literal_and_list_but_not_other_strings() {
+        assert_eq!(
+            serde_json::from_value::<AgentTargets>(json!("all")).unwrap(),
+            AgentTargets::All(AllLiteral::All)
+        );
+        assert!(serde_json::from_value::<AgentTargets>(json!(["a"])).is_ok());
+        assert!(serde_json::from_value::<AgentTargets>(json!("some")).is_err());
+    }
+
+    #[test]
+    fn update_distinguishes_absent_from_explicit_null() {
+        let absent: UpdateRequest = serde_json::from_value(json!({"sessionId": "s"})).unwrap();
+        assert_eq!(absent.approval_policy_override, None);
+        let null: UpdateRequest =
+            serde_json::from_value(json!({"sessionId": "s", "approvalPolicyOverride": null}))
+                .unwrap();
+        assert_eq!(null.approval_policy_override, Some(None));
+    }
+
+    #[test]
+    fn agent_selection_keeps_unknown_keys() {
+        let sel: AgentSelection = serde_json::from_value(
+            json!({"kind": "adapter", "adapterName": "x", "temperature": 0.2}),
+        )
+        .unwrap();
+        assert_eq!(sel.extra.get("temperature"), Some(&json!(0.2)));
+        assert_eq!(
+            serde_json::to_value(&sel).unwrap()["temperature"],
+            json!(0.2)
+        );
+    }
+
+    #[test]
+    fn export_options_default_to_ancestors_only() {
+        let o: ExportOptions = serde_json::from_value(json!({})).unwrap();
+        assert_eq!(o, ExportOptions::default());
+        assert!(o.include_ancestors && !o.include_events);
+    }
+}

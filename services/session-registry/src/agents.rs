@@ -1,0 +1,372 @@
+//! Attached agents: attach, release, capability discovery and declaration, config resolution.
+
+use crate::Registry;
+use crate::error::{RegistryError, Result};
+use crate::messages::{self, Post};
+use crate::store::{self, Change, new_id, now_ms};
+use relay_contracts::capabilities::{AgUiCapabilities, AgentSessionCapabilities, LifecycleOp};
+use relay_contracts::session::{events::*, *};
+use serde_json::json;
+
+/// Rejects capabilities serde accepted but the seed forbids, listing every reason.
+fn validate_capabilities(caps: &AgentSessionCapabilities) -> Result<()> {
+    caps.validate()
+        .map_err(|problems| RegistryError::InvalidWith {
+            message: format!("invalid capabilities: {}", problems.join("; ")),
+            details: json!({ "problems": problems }),
+        })
+}
+
+/// What an agent needs to be able to do for an operation; `capability_unsupported` otherwise.
+pub(crate) fn require(agent: &Agent, op: LifecycleOp) -> Result<()> {
+    let caps = capabilities_of(agent);
+    if caps.supports(op) {
+        return Ok(());
+    }
+    Err(RegistryError::Capability {
+        agent_id: agent.agent_id.clone(),
+        capability: op.as_str().into(),
+        reason: "the agent session did not declare it".into(),
+    })
+}
+
+pub(crate) fn capabilities_of(agent: &Agent) -> AgentSessionCapabilities {
+    agent
+        .capabilities
+        .clone()
+        .unwrap_or_else(AgentSessionCapabilities::minimum)
+}
+
+pub(crate) fn is_attached(agent: &Agent) -> bool {
+    agent.status != AgentRecordStatus::Disposed
+}
+
+/// Everything needed to attach one agent.
+pub(crate) struct Attach {
+    pub selection: AgentSelection,
+    pub role: Option<AgentRole>,
+    pub capabilities: Option<AgentSessionCapabilities>,
+    pub agent_capabilities: Option<AgUiCapabilities>,
+    pub adapter_session_id: Option<String>,
+    pub harness_id: Option<String>,
+}
+
+/// Attaches an agent to a locked, active session and records `agent.added`. A new lead demotes
+/// the previous one to member.
+pub(crate) async fn attach_agent(
+    reg: &Registry,
+    change: &mut Change,
+    session: &mut Session,
+    a: Attach,
+) -> Result<Agent> {
+    if session.status != SessionStatus::Active {
+        return Err(RegistryError::Conflict(format!(
+            "cannot attach an agent to session {}: it is {}{}",
+            session.session_id,
+            session.status.as_str(),
+            if session.status == SessionStatus::Closed {
+                "; resume it first"
+            } else {
+                ""
+            }
+        )));
+    }
+    if let Some(caps) = &a.capabilities {
+        validate_capabilities(caps)?;
+    }
+    let resolved = resolve(reg, &a.selection)?;
+    let mut agents = store::session_agents(change.conn(), &session.session_id).await?;
+    let has_lead = agents
+        .iter()
+        .any(|x| is_attached(x) && x.role == AgentRole::Lead);
+    let role = a.role.unwrap_or(if has_lead {
+        AgentRole::Member
+    } else {
+        AgentRole::Lead
+    });
+    if role == AgentRole::Lead {
+        for old in agents
+            .iter_mut()
+            .filter(|x| is_attached(x) && x.role == AgentRole::Lead)
+        {
+            old.role = AgentRole::Member;
+            store::save_agent(change.conn(), old).await?;
+        }
+    }
+    let now = now_ms();
+    let adapter_session_id = a
+        .adapter_session_id
+        .or_else(|| {
+            a.selection
+                .extra
+                .get("adapterSessionId")
+                .and_then(|v| v.as_str())
+                .map(String::from)
+        })
+        .unwrap_or_else(new_id);
+    let agent = Agent {
+        agent_id: new_id(),
+        session_id: session.session_id.clone(),
+        adapter_id: a
+            .selection
+            .adapter_id
+            .clone()
+            .unwrap_or_else(|| resolved.adapter_name.clone()),
+        adapter_name: resolved.adapter_name,
+        adapter_session_id: Some(adapter_session_id.clone()),
+        client_id: None,
+        compression_mode: None,
+        created_at: now,
+        cwd: a.selection.cwd.clone(),
+        harness_id: a.harness_id,
+        last_activity_at: now,
+        model: resolved.model,
+        persona_id: a.selection.persona_id.clone(),
+        profile_id: a
+            .selection
+            .extra
+            .get("profileId")
+            .and_then(|v| v.as_str())
+            .map(String::from),
+        provider_config_id: resolved.provider_config_id,
+        role,
+        status: AgentRecordStatus::Active,
+        capabilities: Some(
+            a.capabilities
+                .unwrap_or_else(AgentSessionCapabilities::minimum),
+        ),
+        agent_capabilities: a.agent_capabilities,
+    };
+    store::insert_agent(change.conn(), &agent).await?;
+    if role == AgentRole::Lead {
+        session.lead_agent_id = Some(agent.agent_id.clone());
+        session.adapter_id = Some(agent.adapter_id.clone());
+        session.adapter_name = Some(agent.adapter_name.clone());
+        session.adapter_session_id = Some(adapter_session_id.clone());
+    }
+    session.last_activity_at = now;
+    store::save_session(change.conn(), session).await?;
+    change
+        .emit(
+            &session.session_id,
+            AgentAdded {
+                session_id: session.session_id.clone(),
+                agent_id: agent.agent_id.clone(),
+                adapter_id: agent.adapter_id.clone(),
+                adapter_name: agent.adapter_name.clone(),
+                adapter_session_id,
+                cwd: agent.cwd.clone(),
+                model: agent.model.clone(),
+                role: Some(role),
+            },
+        )
+        .await?;
+    Ok(agent)
+}
+
+pub async fn attach(reg: Registry, req: AttachRequest) -> Result<AttachResponse> {
+    let mut change = Change::begin(&reg).await?;
+    let mut session = store::lock_live(change.conn(), &req.session_id).await?;
+    let agent = attach_agent(
+        &reg,
+        &mut change,
+        &mut session,
+        Attach {
+            selection: req.agent,
+            role: req.role,
+            capabilities: req.capabilities,
+            agent_capabilities: req.agent_capabilities,
+            adapter_session_id: req.adapter_session_id,
+            harness_id: req.harness_id,
+        },
+    )
+    .await?;
+    let (mut message_id, mut turn_id) = (None, None);
+    if let Some(content) = req.initial_message {
+        let sent = messages::post(
+            &mut change,
+            &mut session,
+            Post {
+                content: Some(content),
+                targets: vec![agent.clone()],
+                ..Post::default()
+            },
+        )
+        .await?;
+        message_id = Some(sent.message_id);
+        turn_id = Some(sent.turn_id);
+    }
+    change.commit().await?;
+    Ok(AttachResponse {
+        adapter_session_id: agent.adapter_session_id.unwrap_or_default(),
+        agent_id: agent.agent_id,
+        role: agent.role,
+        message_id,
+        turn_id,
+    })
+}
+
+/// Releases an agent session. Needs `lifecycle.release`: an agent that cannot release is never
+/// reported as released.
+pub async fn release(reg: Registry, req: ReleaseRequest) -> Result<SuccessResponse> {
+    let mut change = Change::begin(&reg).await?;
+    let mut session = store::lock_live(change.conn(), &req.session_id).await?;
+    let agents = store::session_agents(change.conn(), &session.session_id).await?;
+    let Some(mut agent) = agents.iter().find(|a| a.agent_id == req.agent_id).cloned() else {
+        return Err(RegistryError::NotFound {
+            what: "agent",
+            id: format!("{} in session {}", req.agent_id, req.session_id),
+        });
+    };
+    if !is_attached(&agent) {
+        return Ok(OK);
+    }
+    require(&agent, LifecycleOp::Release)?;
+    agent.status = AgentRecordStatus::Disposed;
+    agent.last_activity_at = now_ms();
+    store::save_agent(change.conn(), &agent).await?;
+    if session.lead_agent_id.as_deref() == Some(agent.agent_id.as_str()) {
+        session.lead_agent_id = None;
+    }
+    session.last_activity_at = now_ms();
+    store::save_session(change.conn(), &session).await?;
+    change
+        .emit(
+            &session.session_id,
+            AgentRemoved {
+                session_id: session.session_id.clone(),
+                agent_id: agent.agent_id,
+            },
+        )
+        .await?;
+    change.commit().await?;
+    Ok(OK)
+}
+
+/// Capability discovery (AG-UI style): what the agent declared, as of now.
+pub async fn capabilities(reg: Registry, req: AgentRef) -> Result<CapabilitiesResponse> {
+    let mut conn = reg.db.acquire().await?;
+    let agent = store::find_agent(&mut conn, &req.agent_id).await?;
+    Ok(CapabilitiesResponse {
+        capabilities: capabilities_of(&agent),
+        agent_id: agent.agent_id,
+        session_id: agent.session_id,
+        agent_capabilities: agent.agent_capabilities,
+    })
+}
+
+/// A harness re-declares what a session can do (capabilities change with connection state).
+pub async fn declare_capabilities(
+    reg: Registry,
+    req: DeclareCapabilitiesRequest,
+) -> Result<CapabilitiesResponse> {
+    if req.capabilities.is_none() && req.agent_capabilities.is_none() {
+        return Err(RegistryError::Invalid(
+            "give capabilities, agentCapabilities or both".into(),
+        ));
+    }
+    if let Some(caps) = &req.capabilities {
+        validate_capabilities(caps)?;
+    }
+    let mut change = Change::begin(&reg).await?;
+    let session_id = store::find_agent(change.conn(), &req.agent_id)
+        .await?
+        .session_id;
+    let mut session = store::lock_live(change.conn(), &session_id).await?;
+    // Re-read under the session lock.
+    let mut agent = store::find_agent(change.conn(), &req.agent_id).await?;
+    if !is_attached(&agent) {
+        return Err(RegistryError::Conflict(format!(
+            "agent {} was released",
+            agent.agent_id
+        )));
+    }
+    if let Some(caps) = req.capabilities {
+        agent.capabilities = Some(caps);
+    }
+    if let Some(agui) = req.agent_capabilities {
+        agent.agent_capabilities = Some(agui);
+    }
+    agent.last_activity_at = now_ms();
+    store::save_agent(change.conn(), &agent).await?;
+    session.last_activity_at = now_ms();
+    store::save_session(change.conn(), &session).await?;
+    change
+        .emit(
+            &session_id,
+            Updated {
+                session_id: session_id.clone(),
+                changed_properties: vec!["agents".into()],
+            },
+        )
+        .await?;
+    change.commit().await?;
+    Ok(CapabilitiesResponse {
+        capabilities: capabilities_of(&agent),
+        agent_id: agent.agent_id,
+        session_id,
+        agent_capabilities: agent.agent_capabilities,
+    })
+}
+
+/// Resolves a selection to a concrete adapter. `adapter` needs adapterName; `canonical-model`
+/// needs a model whose prefix is configured in `registry.model_adapters`; `persona` needs a
+/// personaId; any other kind names its adapter itself or by model.
+pub(crate) fn resolve(reg: &Registry, sel: &AgentSelection) -> Result<ResolveAgentConfigResponse> {
+    let by_model = |model: &str| {
+        reg.settings
+            .model_adapters
+            .iter()
+            .filter(|(prefix, _)| model.starts_with(prefix.as_str()))
+            .max_by_key(|(prefix, _)| prefix.len())
+            .map(|(_, adapter)| adapter.clone())
+    };
+    let adapter_name = match sel.kind.as_str() {
+        "" => {
+            return Err(RegistryError::Invalid(
+                "agent selection kind must not be empty".into(),
+            ));
+        }
+        "adapter" => sel.adapter_name.clone().ok_or_else(|| {
+            RegistryError::Invalid("a selection of kind `adapter` needs adapterName".into())
+        })?,
+        "canonical-model" => {
+            let model = sel.model.as_deref().ok_or_else(|| {
+                RegistryError::Invalid("a selection of kind `canonical-model` needs model".into())
+            })?;
+            by_model(model).ok_or_else(|| {
+                RegistryError::Invalid(format!(
+                    "no adapter is configured for model {model} (registry.model_adapters)"
+                ))
+            })?
+        }
+        kind => {
+            if kind == "persona" && sel.persona_id.is_none() {
+                return Err(RegistryError::Invalid(
+                    "a selection of kind `persona` needs personaId".into(),
+                ));
+            }
+            sel.adapter_name
+                .clone()
+                .or_else(|| sel.model.as_deref().and_then(by_model))
+                .unwrap_or_else(|| kind.to_string())
+        }
+    };
+    Ok(ResolveAgentConfigResponse {
+        adapter_name,
+        model: sel.model.clone(),
+        provider_config_id: sel.provider_config_id.clone(),
+        allowed_tools: sel.allowed_tools.clone(),
+        disallowed_tools: sel.disallowed_tools.clone(),
+        allowed_directories: sel.allowed_directories.clone(),
+        reasoning_effort: sel.reasoning_effort,
+        system_prompt: sel.system_prompt.clone(),
+    })
+}
+
+pub async fn resolve_agent_config(
+    reg: Registry,
+    req: ResolveAgentConfigRequest,
+) -> Result<ResolveAgentConfigResponse> {
+    resolve(&reg, &req.selection)
+}

@@ -1,0 +1,86 @@
+use relay_contracts::{ErrorCode, WireError};
+use serde_json::json;
+
+/// Everything a registry handler can fail with; mapped once onto the wire error below.
+#[derive(Debug, thiserror::Error)]
+pub enum RegistryError {
+    #[error("{0}")]
+    Invalid(String),
+    #[error("{message}")]
+    InvalidWith {
+        message: String,
+        details: serde_json::Value,
+    },
+    #[error("{what} {id} not found")]
+    NotFound { what: &'static str, id: String },
+    #[error("{0}")]
+    Conflict(String),
+    #[error("agent {agent_id} does not support {capability}: {reason}")]
+    Capability {
+        agent_id: String,
+        capability: String,
+        reason: String,
+    },
+    #[error("database: {0}")]
+    Db(#[from] sqlx::Error),
+}
+
+pub type Result<T> = std::result::Result<T, RegistryError>;
+
+impl RegistryError {
+    pub fn session_not_found(id: &str) -> Self {
+        RegistryError::NotFound {
+            what: "session",
+            id: id.to_string(),
+        }
+    }
+
+    pub fn agent_not_found(id: &str) -> Self {
+        RegistryError::NotFound {
+            what: "agent",
+            id: id.to_string(),
+        }
+    }
+}
+
+impl From<RegistryError> for WireError {
+    fn from(e: RegistryError) -> Self {
+        match e {
+            RegistryError::Invalid(m) => WireError::new(ErrorCode::InvalidRequest, m),
+            RegistryError::InvalidWith { message, details } => {
+                WireError::new(ErrorCode::InvalidRequest, message).with_details(details)
+            }
+            e @ RegistryError::NotFound { .. } => {
+                WireError::new(ErrorCode::NotFound, e.to_string())
+            }
+            RegistryError::Conflict(m) => WireError::new(ErrorCode::Conflict, m),
+            RegistryError::Capability {
+                ref agent_id,
+                ref capability,
+                ..
+            } => {
+                let details = json!({ "agentId": agent_id, "capability": capability });
+                WireError::new(ErrorCode::CapabilityUnsupported, e.to_string())
+                    .with_details(details)
+            }
+            RegistryError::Db(e) => db_error(e),
+        }
+    }
+}
+
+fn db_error(e: sqlx::Error) -> WireError {
+    match &e {
+        sqlx::Error::PoolTimedOut | sqlx::Error::Io(_) | sqlx::Error::PoolClosed => {
+            WireError::new(ErrorCode::Unavailable, "database unavailable, retry later")
+        }
+        // Two replicas racing to create the same row: the loser reports what a caller can act on.
+        sqlx::Error::Database(db) if db.is_unique_violation() => WireError::new(
+            ErrorCode::Conflict,
+            format!("already exists ({})", db.constraint().unwrap_or("unique")),
+        ),
+        _ => {
+            tracing::error!(error = %e, "database error");
+            WireError::new(ErrorCode::Internal, "internal database error")
+        }
+    }
+}

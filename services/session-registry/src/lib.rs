@@ -1,0 +1,157 @@
+//! The session registry: sessions, attached agents, turns and messages, answered over NATS on
+//! the `session.<key>` subjects of seed 002, kept in Postgres.
+
+mod agents;
+mod error;
+mod lifecycle;
+mod messages;
+mod query;
+mod snapshot;
+mod store;
+
+pub use error::RegistryError;
+
+use relay_bus::service::{ServiceError, ServiceHost};
+use relay_bus::settings::{DatabaseSettings, NatsSettings, TelemetrySettings};
+use relay_contracts::subjects::session as s;
+use serde::{Deserialize, Serialize};
+use sqlx::PgPool;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Settings {
+    pub nats: NatsSettings,
+    pub database: DatabaseSettings,
+    pub telemetry: TelemetrySettings,
+    pub registry: RegistrySettings,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(default)]
+pub struct RegistrySettings {
+    /// `resolveAgentConfig` for `canonical-model` selections: model-name prefix → adapter.
+    pub model_adapters: BTreeMap<String, String>,
+    /// Page size of `session.list` when the caller gives none, and the largest it may ask for.
+    pub default_page_size: i64,
+    pub max_page_size: i64,
+}
+
+impl Default for RegistrySettings {
+    fn default() -> Self {
+        let model_adapters = [
+            ("claude", "claude"),
+            ("gpt", "codex"),
+            ("o3", "codex"),
+            ("o4", "codex"),
+            ("gemini", "gemini"),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+        RegistrySettings {
+            model_adapters,
+            default_page_size: 50,
+            max_page_size: 500,
+        }
+    }
+}
+
+/// Handler state: cheap to clone, shared by every request.
+#[derive(Clone)]
+pub struct Registry {
+    db: PgPool,
+    nats: async_nats::Client,
+    settings: Arc<RegistrySettings>,
+}
+
+impl Registry {
+    pub fn new(db: PgPool, nats: async_nats::Client, settings: RegistrySettings) -> Self {
+        Registry {
+            db,
+            nats,
+            settings: Arc::new(settings),
+        }
+    }
+}
+
+pub const SERVICE_NAME: &str = "session-registry";
+
+/// Registers the micro service and every endpoint.
+pub async fn serve(nats: async_nats::Client, reg: Registry) -> Result<ServiceHost, ServiceError> {
+    let mut host = ServiceHost::start(
+        nats,
+        SERVICE_NAME,
+        env!("CARGO_PKG_VERSION"),
+        "Sessions, agents, turns and messages (session.* subjects)",
+    )
+    .await?;
+    let r = reg;
+    host.endpoint(s::CREATE, r.clone(), lifecycle::create)
+        .await?;
+    host.endpoint(s::GET, r.clone(), query::get).await?;
+    host.endpoint(s::LIST, r.clone(), query::list).await?;
+    host.endpoint(s::UPDATE, r.clone(), lifecycle::update)
+        .await?;
+    host.endpoint(s::CLOSE, r.clone(), lifecycle::close).await?;
+    host.endpoint(s::RESUME, r.clone(), lifecycle::resume)
+        .await?;
+    host.endpoint(s::ARCHIVE, r.clone(), lifecycle::archive)
+        .await?;
+    host.endpoint(s::PURGE, r.clone(), lifecycle::purge).await?;
+    host.endpoint(s::FORK, r.clone(), lifecycle::fork).await?;
+    host.endpoint(s::MERGE, r.clone(), lifecycle::merge).await?;
+    host.endpoint(s::ABANDON, r.clone(), lifecycle::abandon)
+        .await?;
+    host.endpoint(s::GET_CHILDREN, r.clone(), query::get_children)
+        .await?;
+    host.endpoint(s::GET_STATUS_COUNTS, r.clone(), query::status_counts)
+        .await?;
+    host.endpoint(
+        s::GET_BY_ADAPTER_SESSION_ID,
+        r.clone(),
+        query::get_by_adapter_session_id,
+    )
+    .await?;
+    host.endpoint(s::SEARCH, r.clone(), query::search).await?;
+    host.endpoint(s::AGENT_ATTACH, r.clone(), agents::attach)
+        .await?;
+    host.endpoint(s::AGENT_RELEASE, r.clone(), agents::release)
+        .await?;
+    host.endpoint(s::AGENT_CAPABILITIES, r.clone(), agents::capabilities)
+        .await?;
+    host.endpoint(
+        s::AGENT_DECLARE_CAPABILITIES,
+        r.clone(),
+        agents::declare_capabilities,
+    )
+    .await?;
+    host.endpoint(
+        s::RESOLVE_AGENT_CONFIG,
+        r.clone(),
+        agents::resolve_agent_config,
+    )
+    .await?;
+    host.endpoint(s::SEND_MESSAGE, r.clone(), messages::send)
+        .await?;
+    host.endpoint(
+        s::USER_MESSAGE_ACKNOWLEDGE,
+        r.clone(),
+        messages::acknowledge,
+    )
+    .await?;
+    host.endpoint(s::USER_MESSAGE_COMPLETE, r.clone(), messages::complete)
+        .await?;
+    host.endpoint(s::TURNS, r.clone(), messages::turns).await?;
+    host.endpoint(s::MESSAGES, r.clone(), messages::list)
+        .await?;
+    host.endpoint(s::USAGE, r.clone(), messages::usage).await?;
+    host.endpoint(s::SNAPSHOT_EXPORT, r.clone(), snapshot::export)
+        .await?;
+    host.endpoint(s::SNAPSHOT_IMPORT, r.clone(), snapshot::import)
+        .await?;
+    host.endpoint(s::SNAPSHOT_VALIDATE, r, snapshot::validate)
+        .await?;
+    Ok(host)
+}

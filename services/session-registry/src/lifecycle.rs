@@ -1,0 +1,487 @@
+//! Session lifecycle: create, update, close, resume, archive, purge, fork, merge, abandon.
+//!
+//! States: active ⇄ closed → archived → purged (tombstone). Asking for the state a session is
+//! already in succeeds without a second event, so a retried request is harmless; every other
+//! illegal transition is a `conflict` that says what to do instead.
+
+use crate::error::{RegistryError, Result};
+use crate::store::{self, Change, new_id, now_ms};
+use crate::{Registry, messages};
+use relay_contracts::session::{events::*, *};
+
+pub(crate) fn check_id(field: &str, id: &str) -> Result<()> {
+    if id.trim().is_empty() || id.len() > 256 {
+        return Err(RegistryError::Invalid(format!(
+            "{field} must be a non-empty string of at most 256 characters"
+        )));
+    }
+    Ok(())
+}
+
+pub(crate) fn new_session(session_id: String, now: i64) -> Session {
+    Session {
+        session_id,
+        status: SessionStatus::Active,
+        title: None,
+        adapter_id: None,
+        adapter_name: None,
+        adapter_session_id: None,
+        agents: Vec::new(),
+        approval_policy_override: None,
+        branch_kind: None,
+        client_account_id: None,
+        client_id: None,
+        created_at: now,
+        execution_target_id: None,
+        fork_point_message_id: None,
+        fork_transforms: None,
+        is_imported: None,
+        is_orchestrated: None,
+        last_activity_at: now,
+        last_client_identity_observation: None,
+        lead_agent_id: None,
+        parent_session_id: None,
+        root_session_id: None,
+        spawning_tool_call_id: None,
+        summary: None,
+        summary_updated_at: None,
+        target_working_directory: None,
+        origin_window_id: None,
+        preview: None,
+    }
+}
+
+/// Inserts `session` and records `created`; `conflict` if the id is taken.
+pub(crate) async fn insert_new(change: &mut Change, session: &Session) -> Result<()> {
+    if !store::insert_session(change.conn(), session).await? {
+        return Err(RegistryError::Conflict(format!(
+            "session {} already exists",
+            session.session_id
+        )));
+    }
+    change
+        .emit(
+            &session.session_id,
+            Created {
+                session_id: session.session_id.clone(),
+                created_at: session.created_at,
+                branch_kind: session.branch_kind,
+                parent_session_id: session.parent_session_id.clone(),
+                origin_window_id: session.origin_window_id.clone(),
+            },
+        )
+        .await
+}
+
+pub async fn create(reg: Registry, req: CreateRequest) -> Result<SessionIdResponse> {
+    let id = req.session_id.unwrap_or_else(new_id);
+    check_id("sessionId", &id)?;
+    let mut change = Change::begin(&reg).await?;
+    let mut session = new_session(id.clone(), now_ms());
+    if let Some(parent_id) = &req.parent_session_id {
+        let parent = store::require_session(change.conn(), parent_id).await?;
+        session.root_session_id = Some(parent.root_session_id.unwrap_or(parent.session_id));
+        if let Some(point) = &req.fork_point_message_id {
+            messages::require_in_conversation(change.conn(), parent_id, point).await?;
+        }
+    } else if req.fork_point_message_id.is_some() {
+        return Err(RegistryError::Invalid(
+            "forkPointMessageId needs parentSessionId".into(),
+        ));
+    }
+    session.title = req.title;
+    session.parent_session_id = req.parent_session_id;
+    session.branch_kind = req.branch_kind;
+    session.execution_target_id = req.execution_target_id;
+    session.fork_point_message_id = req.fork_point_message_id;
+    session.fork_transforms = req.fork_transforms;
+    session.origin_window_id = req.origin_window_id;
+    session.spawning_tool_call_id = req.spawning_tool_call_id;
+    session.target_working_directory = req.target_working_directory;
+    insert_new(&mut change, &session).await?;
+    change.commit().await?;
+    Ok(SessionIdResponse { session_id: id })
+}
+
+pub async fn update(reg: Registry, req: UpdateRequest) -> Result<SuccessResponse> {
+    let mut change = Change::begin(&reg).await?;
+    let mut s = store::lock_live(change.conn(), &req.session_id).await?;
+    if s.status == SessionStatus::Archived {
+        return Err(RegistryError::Conflict(format!(
+            "session {} is archived and read-only",
+            s.session_id
+        )));
+    }
+    let mut changed = Vec::new();
+    if let Some(v) = req.approval_policy_override
+        && v != s.approval_policy_override
+    {
+        s.approval_policy_override = v;
+        changed.push("approvalPolicyOverride".to_string());
+    }
+    if let Some(v) = req.execution_target_id
+        && v != s.execution_target_id
+    {
+        s.execution_target_id = v;
+        changed.push("executionTargetId".to_string());
+    }
+    if let Some(v) = req.title
+        && Some(&v) != s.title.as_ref()
+    {
+        s.title = Some(v);
+        changed.push("title".to_string());
+    }
+    if let Some(v) = req.summary
+        && Some(&v) != s.summary.as_ref()
+    {
+        s.summary = Some(v);
+        s.summary_updated_at = Some(now_ms());
+        changed.push("summary".to_string());
+    }
+    if !changed.is_empty() {
+        s.last_activity_at = now_ms();
+        store::save_session(change.conn(), &s).await?;
+        change
+            .emit(
+                &s.session_id,
+                Updated {
+                    session_id: s.session_id.clone(),
+                    changed_properties: changed,
+                },
+            )
+            .await?;
+    }
+    change.commit().await?;
+    Ok(OK)
+}
+
+/// Moves a session from one of `from` to `to`, or does nothing if it is already there.
+/// Returns whether it moved.
+async fn transition(
+    change: &mut Change,
+    id: &str,
+    from: &[SessionStatus],
+    to: SessionStatus,
+    refuse: impl Fn(SessionStatus) -> String,
+) -> Result<Option<Session>> {
+    let mut s = store::lock_live(change.conn(), id).await?;
+    if s.status == to {
+        return Ok(None);
+    }
+    if !from.contains(&s.status) {
+        return Err(RegistryError::Conflict(refuse(s.status)));
+    }
+    s.status = to;
+    s.last_activity_at = now_ms();
+    store::save_session(change.conn(), &s).await?;
+    Ok(Some(s))
+}
+
+pub async fn close(reg: Registry, req: CloseRequest) -> Result<SuccessResponse> {
+    let mut change = Change::begin(&reg).await?;
+    let id = &req.session_id;
+    let moved = transition(
+        &mut change,
+        id,
+        &[SessionStatus::Active, SessionStatus::Discovered],
+        SessionStatus::Closed,
+        |st| {
+            format!(
+                "session {id} is {}; only an active session can be closed",
+                st.as_str()
+            )
+        },
+    )
+    .await?;
+    if moved.is_some() {
+        change
+            .emit(
+                id,
+                Closed {
+                    session_id: id.clone(),
+                    reason: req.reason,
+                },
+            )
+            .await?;
+    }
+    change.commit().await?;
+    Ok(OK)
+}
+
+pub async fn resume(reg: Registry, req: SessionRef) -> Result<SuccessResponse> {
+    let mut change = Change::begin(&reg).await?;
+    let id = &req.session_id;
+    let moved = transition(
+        &mut change,
+        id,
+        &[SessionStatus::Closed, SessionStatus::Discovered],
+        SessionStatus::Active,
+        |st| {
+            format!(
+                "session {id} is {}; archived sessions cannot be resumed (fork it to continue)",
+                st.as_str()
+            )
+        },
+    )
+    .await?;
+    if moved.is_some() {
+        change
+            .emit(
+                id,
+                Resumed {
+                    session_id: id.clone(),
+                },
+            )
+            .await?;
+    }
+    change.commit().await?;
+    Ok(OK)
+}
+
+pub async fn archive(reg: Registry, req: SessionRef) -> Result<SuccessResponse> {
+    let mut change = Change::begin(&reg).await?;
+    let id = &req.session_id;
+    let moved = transition(
+        &mut change,
+        id,
+        &[SessionStatus::Closed],
+        SessionStatus::Archived,
+        |st| format!("session {id} is {}; close it before archiving", st.as_str()),
+    )
+    .await?;
+    if moved.is_some() {
+        change
+            .emit(
+                id,
+                Archived {
+                    session_id: id.clone(),
+                },
+            )
+            .await?;
+    }
+    change.commit().await?;
+    Ok(OK)
+}
+
+pub async fn purge(reg: Registry, req: SessionRef) -> Result<PurgeResponse> {
+    let mut change = Change::begin(&reg).await?;
+    let id = &req.session_id;
+    let s = match store::lock_session(change.conn(), id).await? {
+        None => return Err(RegistryError::session_not_found(id)),
+        // Already purged: the retry of a purge that succeeded.
+        Some(store::Stored::Purged) => {
+            return Ok(PurgeResponse {
+                success: true,
+                events_deleted: Some(0),
+                error: None,
+            });
+        }
+        Some(store::Stored::Live(s)) => s,
+    };
+    if s.status != SessionStatus::Archived {
+        return Err(RegistryError::Conflict(format!(
+            "session {id} is {}; purge requires an archived session (close, then archive, then purge)",
+            s.status.as_str()
+        )));
+    }
+    let children = store::child_ids(change.conn(), id).await?;
+    if !children.is_empty() {
+        return Err(RegistryError::Conflict(format!(
+            "session {id} has {} child session(s) whose history starts in it ({}); purge them first",
+            children.len(),
+            children.join(", ")
+        )));
+    }
+    let events_deleted = store::purge(change.conn(), id).await?;
+    change
+        .emit(
+            id,
+            Purged {
+                session_id: id.clone(),
+            },
+        )
+        .await?;
+    change.commit().await?;
+    Ok(PurgeResponse {
+        success: true,
+        events_deleted: Some(events_deleted),
+        error: None,
+    })
+}
+
+pub async fn fork(reg: Registry, req: ForkRequest) -> Result<SessionIdResponse> {
+    let child_id = req.existing_session_id.clone().unwrap_or_else(new_id);
+    check_id("existingSessionId", &child_id)?;
+    let mut change = Change::begin(&reg).await?;
+    // Locked so the fork point cannot move while we read it.
+    let source = store::lock_live(change.conn(), &req.source_session_id).await?;
+    let fork_point = match &req.from_message_id {
+        Some(m) => {
+            messages::require_in_conversation(change.conn(), &source.session_id, m).await?;
+            Some(m.clone())
+        }
+        None => match store::last_message_id(change.conn(), &source.session_id).await? {
+            Some(m) => Some(m),
+            // An empty source inherits its own fork point, so the child still sees the ancestors.
+            None => source.fork_point_message_id.clone(),
+        },
+    };
+    let now = now_ms();
+    let mut child = new_session(child_id.clone(), now);
+    child.parent_session_id = Some(source.session_id.clone());
+    child.root_session_id = Some(
+        source
+            .root_session_id
+            .clone()
+            .unwrap_or_else(|| source.session_id.clone()),
+    );
+    child.branch_kind = Some(req.branch_kind.map(Into::into).unwrap_or(BranchKind::Fork));
+    child.fork_point_message_id = fork_point.clone();
+    child.fork_transforms = req.transforms;
+    child.title = req.name.or(source.title.clone());
+    child.target_working_directory = req
+        .target_working_directory
+        .or(source.target_working_directory.clone());
+    child.execution_target_id = source.execution_target_id.clone();
+    child.approval_policy_override = source.approval_policy_override;
+    insert_new(&mut change, &child).await?;
+    change
+        .emit(
+            &source.session_id,
+            Forked {
+                child_session_id: child_id.clone(),
+                parent_session_id: source.session_id.clone(),
+                fork_point,
+            },
+        )
+        .await?;
+    change.commit().await?;
+    Ok(SessionIdResponse {
+        session_id: child_id,
+    })
+}
+
+/// Locks parent and child (in id order, so two merges cannot deadlock) and checks that the
+/// child is an open branch of the parent.
+async fn lock_branch(
+    change: &mut Change,
+    parent_id: &str,
+    child_id: &str,
+) -> Result<(Session, Session)> {
+    if parent_id == child_id {
+        return Err(RegistryError::Invalid(
+            "childSessionId and parentSessionId are the same session".into(),
+        ));
+    }
+    let (parent, child) = if parent_id < child_id {
+        let p = store::lock_live(change.conn(), parent_id).await?;
+        (p, store::lock_live(change.conn(), child_id).await?)
+    } else {
+        let c = store::lock_live(change.conn(), child_id).await?;
+        (store::lock_live(change.conn(), parent_id).await?, c)
+    };
+    if child.parent_session_id.as_deref() != Some(parent_id) {
+        return Err(RegistryError::Conflict(format!(
+            "session {child_id} is not a child of {parent_id}"
+        )));
+    }
+    if let Some(state) = store::branch_state(change.conn(), child_id).await? {
+        return Err(RegistryError::Conflict(format!(
+            "session {child_id} was already {state}"
+        )));
+    }
+    Ok((parent, child))
+}
+
+/// Closes a finished branch (if still open) and marks how it ended.
+async fn end_branch(
+    change: &mut Change,
+    mut child: Session,
+    state: &str,
+    handoff: Option<&str>,
+) -> Result<()> {
+    let was_open =
+        child.status == SessionStatus::Active || child.status == SessionStatus::Discovered;
+    if was_open {
+        child.status = SessionStatus::Closed;
+    }
+    if let Some(h) = handoff {
+        child.summary = Some(h.to_string());
+        child.summary_updated_at = Some(now_ms());
+    }
+    child.last_activity_at = now_ms();
+    store::save_session(change.conn(), &child).await?;
+    store::set_branch_state(change.conn(), &child.session_id, state).await?;
+    if was_open {
+        let reason = Some(format!("branch {state}"));
+        change
+            .emit(
+                &child.session_id,
+                Closed {
+                    session_id: child.session_id.clone(),
+                    reason,
+                },
+            )
+            .await?;
+    }
+    Ok(())
+}
+
+pub async fn merge(reg: Registry, req: MergeRequest) -> Result<MergeResponse> {
+    let mut change = Change::begin(&reg).await?;
+    let (mut parent, child) =
+        lock_branch(&mut change, &req.parent_session_id, &req.child_session_id).await?;
+    if parent.status == SessionStatus::Archived {
+        return Err(RegistryError::Conflict(format!(
+            "parent session {} is archived and read-only",
+            parent.session_id
+        )));
+    }
+    // The handoff is the caller's summary, else what the branch said last.
+    let handoff = match req.summary {
+        Some(s) => s,
+        None => store::messages_of(change.conn(), &child.session_id, None)
+            .await?
+            .iter()
+            .rev()
+            .find(|m| m.role == MessageRole::Assistant)
+            .map(|m| m.content_text.clone())
+            .unwrap_or_default(),
+    };
+    end_branch(&mut change, child, "merged", Some(&handoff)).await?;
+    parent.last_activity_at = now_ms();
+    store::save_session(change.conn(), &parent).await?;
+    change
+        .emit(
+            &parent.session_id,
+            Merged {
+                child_session_id: req.child_session_id.clone(),
+                parent_session_id: parent.session_id.clone(),
+                handoff: handoff.clone(),
+            },
+        )
+        .await?;
+    change.commit().await?;
+    Ok(MergeResponse {
+        success: true,
+        handoff: Some(handoff),
+    })
+}
+
+pub async fn abandon(reg: Registry, req: AbandonRequest) -> Result<SuccessResponse> {
+    let mut change = Change::begin(&reg).await?;
+    let (_, child) =
+        lock_branch(&mut change, &req.parent_session_id, &req.child_session_id).await?;
+    end_branch(&mut change, child, "abandoned", None).await?;
+    change
+        .emit(
+            &req.child_session_id,
+            Abandoned {
+                session_id: req.child_session_id.clone(),
+                parent_session_id: Some(req.parent_session_id.clone()),
+            },
+        )
+        .await?;
+    change.commit().await?;
+    Ok(OK)
+}

@@ -1,0 +1,538 @@
+//! Messages and turns: sendMessage, acknowledge/complete, turns, messages, usage.
+//!
+//! Until the delivery runner exists, a sent message is stored durably here with the agents it
+//! targets; the turn completes when every targeted agent reports an outcome.
+
+use crate::Registry;
+use crate::agents::{self, Attach, capabilities_of, is_attached};
+use crate::error::{RegistryError, Result};
+use crate::lifecycle::{check_id, insert_new, new_session};
+use crate::store::{self, Change, new_id, now_ms};
+use relay_contracts::capabilities::{AttachmentKind, DeliveryMode};
+use relay_contracts::session::{events::*, *};
+use serde_json::{Value, json};
+use sqlx::PgConnection;
+
+/// One message to store in a locked session.
+#[derive(Default)]
+pub(crate) struct Post {
+    pub content: Option<MessageContent>,
+    pub targets: Vec<Agent>,
+    pub message_id: Option<String>,
+    pub turn_id: Option<String>,
+    pub delivery_mode: Option<DeliveryMode>,
+    pub origin: Option<Origin>,
+    pub source: Option<Source>,
+}
+
+/// Blocks, searchable text and role of a message; `invalid_request` for empty or malformed content.
+fn parse_content(content: &MessageContent) -> Result<(Vec<Value>, String, MessageRole)> {
+    let (blocks, role) = match content {
+        MessageContent::Text(text) => (
+            vec![json!({ "type": "text", "text": text })],
+            MessageRole::User,
+        ),
+        MessageContent::Structured(s) => (
+            s.blocks.clone().into_vec(),
+            s.role.unwrap_or(MessageRole::User),
+        ),
+    };
+    if blocks.is_empty() {
+        return Err(RegistryError::Invalid(
+            "message has no content blocks".into(),
+        ));
+    }
+    let mut texts = Vec::new();
+    for (i, block) in blocks.iter().enumerate() {
+        let Some(kind) = block.get("type").and_then(Value::as_str) else {
+            return Err(RegistryError::Invalid(format!(
+                "message block {i} needs a string `type`"
+            )));
+        };
+        if kind == "text" {
+            let Some(text) = block.get("text").and_then(Value::as_str) else {
+                return Err(RegistryError::Invalid(format!(
+                    "text block {i} needs a string `text`"
+                )));
+            };
+            texts.push(text);
+        }
+    }
+    let text = texts.join("\n");
+    if blocks.len() == texts.len() && text.trim().is_empty() {
+        return Err(RegistryError::Invalid("message is empty".into()));
+    }
+    Ok((blocks, text, role))
+}
+
+/// Every target must be able to take the content and the delivery mode; a mismatch is a
+/// `capability_unsupported` error before anything is stored, never a silent drop.
+fn check_targets(targets: &[Agent], blocks: &[Value], mode: Option<DeliveryMode>) -> Result<()> {
+    let has_image = blocks
+        .iter()
+        .any(|b| b.get("type").and_then(Value::as_str) == Some("image"));
+    for agent in targets {
+        let caps = capabilities_of(agent);
+        if has_image && !caps.accepts_attachment(AttachmentKind::Image) {
+            return Err(RegistryError::Capability {
+                agent_id: agent.agent_id.clone(),
+                capability: "messaging.attachments: image".into(),
+                reason: "the message carries an image block".into(),
+            });
+        }
+        if let Some(mode) = mode
+            && !caps.supports_mode(mode)
+        {
+            return Err(RegistryError::Capability {
+                agent_id: agent.agent_id.clone(),
+                capability: format!("delivery.modes: {}", mode.as_str()),
+                reason: "the requested delivery mode was not declared".into(),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Stores a message in a locked session: opens a turn if none is active, records
+/// `turn.started` and `user_message.sent`.
+pub(crate) async fn post(
+    change: &mut Change,
+    session: &mut Session,
+    post: Post,
+) -> Result<SendMessageResponse> {
+    let content = post
+        .content
+        .ok_or_else(|| RegistryError::Invalid("message is required".into()))?;
+    let (blocks, text, role) = parse_content(&content)?;
+    check_targets(&post.targets, &blocks, post.delivery_mode)?;
+    let agent_ids: Vec<String> = post.targets.iter().map(|a| a.agent_id.clone()).collect();
+    let now = now_ms();
+
+    let turn = match post.turn_id {
+        Some(turn_id) => match store::find_turn(change.conn(), &turn_id).await? {
+            Some(t) if t.session_id != session.session_id => {
+                return Err(RegistryError::Conflict(format!(
+                    "turn {turn_id} belongs to another session"
+                )));
+            }
+            Some(t) if t.status != TurnStatus::Active => {
+                return Err(RegistryError::Conflict(format!(
+                    "turn {turn_id} is already complete"
+                )));
+            }
+            Some(t) => (t, false),
+            None => (open_turn(change, session, Some(turn_id)).await?, true),
+        },
+        None => match store::active_turn(change.conn(), &session.session_id).await? {
+            Some(t) => (t, false),
+            None => (open_turn(change, session, None).await?, true),
+        },
+    };
+    let (turn, opened) = turn;
+    let message = Message {
+        message_id: post.message_id.unwrap_or_else(new_id),
+        session_id: session.session_id.clone(),
+        turn_id: Some(turn.turn_id.clone()),
+        role,
+        blocks,
+        content_text: text,
+        agent_id: None,
+        adapter_message_id: None,
+        adapter_session_id: None,
+        edit_of: None,
+        origin: post.origin,
+        timestamp: now,
+        target_agent_ids: Some(agent_ids.clone()),
+        delivery_mode: post.delivery_mode,
+    };
+    store::insert_message(change.conn(), &message).await?;
+    session.last_activity_at = now;
+    store::save_session(change.conn(), session).await?;
+    let sid = session.session_id.clone();
+    if opened {
+        let started = TurnStarted {
+            session_id: sid.clone(),
+            turn_id: turn.turn_id.clone(),
+            turn_number: turn.turn_number,
+            message_id: message.message_id.clone(),
+            agent_ids: agent_ids.clone(),
+            initiator: post.source.map(|source| Initiator {
+                source,
+                source_id: None,
+            }),
+        };
+        change.emit(&sid, started).await?;
+    }
+    let sent = UserMessageSent {
+        session_id: sid.clone(),
+        message_id: message.message_id.clone(),
+        turn_id: turn.turn_id.clone(),
+        turn_number: turn.turn_number,
+        agent_ids,
+        content,
+        origin: post.origin,
+        source: post.source,
+    };
+    change.emit(&sid, sent).await?;
+    Ok(SendMessageResponse {
+        message_id: message.message_id,
+        session_id: sid,
+        turn_id: turn.turn_id,
+    })
+}
+
+async fn open_turn(
+    change: &mut Change,
+    session: &Session,
+    turn_id: Option<String>,
+) -> Result<Turn> {
+    let turn = Turn {
+        turn_id: turn_id.unwrap_or_else(new_id),
+        session_id: session.session_id.clone(),
+        turn_number: store::next_turn_number(change.conn(), &session.session_id).await?,
+        status: TurnStatus::Active,
+        started_at: now_ms(),
+        completed_at: None,
+        error: None,
+        usage: None,
+    };
+    store::insert_turn(change.conn(), &turn).await?;
+    Ok(turn)
+}
+
+/// The single entry point for user messages (seed 002): creates the session when missing,
+/// auto-attaches `agent` when it has none, opens a turn, routes to the lead by default.
+pub async fn send(reg: Registry, req: SendMessageRequest) -> Result<SendMessageResponse> {
+    check_id("sessionId", &req.session_id)?;
+    if let Some(mode) = req.delivery_mode.as_deref()
+        && mode != "enqueue"
+    {
+        return Err(RegistryError::Invalid(format!(
+            "deliveryMode must be `enqueue`, got `{mode}`"
+        )));
+    }
+    if let Some(id) = &req.message_id {
+        check_id("messageId", id)?;
+    }
+    let mut change = Change::begin(&reg).await?;
+    let mut session = match store::lock_session(change.conn(), &req.session_id).await? {
+        Some(store::Stored::Live(s)) => *s,
+        Some(store::Stored::Purged) => {
+            return Err(RegistryError::Conflict(format!(
+                "session {} was purged; its data is gone",
+                req.session_id
+            )));
+        }
+        None => {
+            let s = new_session(req.session_id.clone(), now_ms());
+            insert_new(&mut change, &s).await?;
+            s
+        }
+    };
+    if session.status != SessionStatus::Active {
+        return Err(RegistryError::Conflict(format!(
+            "session {} is {}; only an active session takes messages{}",
+            session.session_id,
+            session.status.as_str(),
+            if session.status == SessionStatus::Closed {
+                " (resume it first)"
+            } else {
+                ""
+            }
+        )));
+    }
+    // A retried send with the same messageId returns what the first one stored.
+    if let Some(id) = &req.message_id
+        && let Some((m, _)) = store::find_message(change.conn(), id).await?
+    {
+        if m.session_id != session.session_id {
+            return Err(RegistryError::Conflict(format!(
+                "message {id} belongs to another session"
+            )));
+        }
+        return Ok(SendMessageResponse {
+            message_id: m.message_id,
+            session_id: m.session_id,
+            turn_id: m.turn_id.unwrap_or_default(),
+        });
+    }
+
+    let mut attached: Vec<Agent> = store::session_agents(change.conn(), &session.session_id)
+        .await?
+        .into_iter()
+        .filter(is_attached)
+        .collect();
+    if attached.is_empty() {
+        let Some(selection) = req.agent else {
+            return Err(RegistryError::Invalid(format!(
+                "session {} has no agents; pass `agent` to attach one",
+                session.session_id
+            )));
+        };
+        let attach = Attach {
+            selection,
+            role: Some(AgentRole::Lead),
+            capabilities: None,
+            agent_capabilities: None,
+            adapter_session_id: None,
+            harness_id: None,
+        };
+        attached.push(agents::attach_agent(&reg, &mut change, &mut session, attach).await?);
+    }
+    let targets = match req.agent_ids {
+        None => vec![
+            attached
+                .iter()
+                .find(|a| a.role == AgentRole::Lead)
+                .unwrap_or(&attached[0])
+                .clone(),
+        ],
+        Some(AgentTargets::All(_)) => attached.clone(),
+        Some(AgentTargets::Ids(ids)) => {
+            if ids.is_empty() {
+                return Err(RegistryError::Invalid(
+                    "agentIds must name at least one agent".into(),
+                ));
+            }
+            let mut out = Vec::with_capacity(ids.len());
+            for id in ids {
+                let agent = attached.iter().find(|a| a.agent_id == id).ok_or_else(|| {
+                    RegistryError::NotFound {
+                        what: "agent",
+                        id: format!("{id} in session {}", session.session_id),
+                    }
+                })?;
+                out.push(agent.clone());
+            }
+            out
+        }
+    };
+    let sent = post(
+        &mut change,
+        &mut session,
+        Post {
+            content: Some(req.message),
+            targets,
+            message_id: req.message_id,
+            turn_id: req.turn_id,
+            delivery_mode: req.delivery.map(|d| d.mode),
+            origin: req.origin,
+            source: req.source,
+        },
+    )
+    .await?;
+    change.commit().await?;
+    Ok(sent)
+}
+
+/// Locks the session and finds the message and the agent's target row on it.
+async fn locate(
+    change: &mut Change,
+    session_id: &str,
+    message_id: &str,
+    agent_id: &str,
+) -> Result<(Message, store::Target)> {
+    store::lock_live(change.conn(), session_id).await?;
+    let message = match store::find_message(change.conn(), message_id).await? {
+        Some((m, _)) if m.session_id == session_id => m,
+        _ => {
+            return Err(RegistryError::NotFound {
+                what: "message",
+                id: format!("{message_id} in session {session_id}"),
+            });
+        }
+    };
+    let target = store::target(change.conn(), message_id, agent_id)
+        .await?
+        .ok_or_else(|| RegistryError::NotFound {
+            what: "agent",
+            id: format!("{agent_id} among the targets of message {message_id}"),
+        })?;
+    Ok((message, target))
+}
+
+async fn turn_of(change: &mut Change, message: &Message) -> Result<Turn> {
+    let turn_id = message.turn_id.clone().unwrap_or_default();
+    store::find_turn(change.conn(), &turn_id)
+        .await?
+        .ok_or_else(|| RegistryError::NotFound {
+            what: "turn",
+            id: turn_id,
+        })
+}
+
+/// An agent has received the message and begun on it.
+pub async fn acknowledge(reg: Registry, req: AcknowledgeRequest) -> Result<SuccessResponse> {
+    let mut change = Change::begin(&reg).await?;
+    let (message, target) =
+        locate(&mut change, &req.session_id, &req.message_id, &req.agent_id).await?;
+    if !target.acknowledged {
+        let turn = turn_of(&mut change, &message).await?;
+        store::acknowledge_target(change.conn(), &req.message_id, &req.agent_id).await?;
+        let ack = UserMessageAcknowledged {
+            session_id: req.session_id.clone(),
+            message_id: req.message_id,
+            agent_id: req.agent_id,
+            turn_id: turn.turn_id,
+            turn_number: turn.turn_number,
+        };
+        change.emit(&req.session_id, ack).await?;
+    }
+    change.commit().await?;
+    Ok(OK)
+}
+
+/// An agent finished the message. When no target of the turn is pending any more, the turn
+/// completes: success unless some agent reported `error` (cancelled/superseded/merged are neutral).
+pub async fn complete(reg: Registry, req: CompleteRequest) -> Result<CompleteResponse> {
+    let mut change = Change::begin(&reg).await?;
+    let (message, target) =
+        locate(&mut change, &req.session_id, &req.message_id, &req.agent_id).await?;
+    if let Some(previous) = target.outcome {
+        if previous == req.outcome {
+            return Ok(CompleteResponse {
+                success: true,
+                turn_completed: None,
+            });
+        }
+        return Err(RegistryError::Conflict(format!(
+            "agent {} already completed message {} with outcome {:?}",
+            req.agent_id, req.message_id, previous
+        )));
+    }
+    let mut turn = turn_of(&mut change, &message).await?;
+    store::complete_target(
+        change.conn(),
+        &req.message_id,
+        &req.agent_id,
+        req.outcome,
+        req.error.as_deref(),
+    )
+    .await?;
+    let sid = req.session_id.clone();
+    let done = UserMessageCompleted {
+        session_id: sid.clone(),
+        message_id: req.message_id,
+        agent_id: req.agent_id,
+        turn_id: turn.turn_id.clone(),
+        turn_number: turn.turn_number,
+        outcome: req.outcome,
+        error: req.error,
+        merged_into: req.merged_into,
+        superseded_by: req.superseded_by,
+    };
+    change.emit(&sid, done).await?;
+
+    let (pending, error) = store::turn_progress(change.conn(), &turn.turn_id).await?;
+    let turn_completed = pending == 0 && turn.status == TurnStatus::Active;
+    if turn_completed {
+        turn.status = if error.is_some() {
+            TurnStatus::Error
+        } else {
+            TurnStatus::Completed
+        };
+        turn.completed_at = Some(now_ms());
+        turn.error = error.clone();
+        store::save_turn(change.conn(), &turn).await?;
+        let completed = TurnCompleted {
+            session_id: sid.clone(),
+            turn_id: turn.turn_id,
+            turn_number: turn.turn_number,
+            success: error.is_none(),
+            error,
+            initiator: None,
+        };
+        change.emit(&sid, completed).await?;
+    }
+    change.commit().await?;
+    Ok(CompleteResponse {
+        success: true,
+        turn_completed: Some(turn_completed),
+    })
+}
+
+pub async fn turns(reg: Registry, req: SessionRef) -> Result<TurnsResponse> {
+    let mut conn = reg.db.acquire().await?;
+    store::require_session(&mut conn, &req.session_id).await?;
+    Ok(TurnsResponse {
+        turns: store::turns_of(&mut conn, &[req.session_id]).await?,
+    })
+}
+
+/// The conversation of a session. A fork copies nothing: with ancestors, the parent's messages
+/// up to the fork point come first, recursively up the chain.
+pub(crate) async fn conversation(
+    conn: &mut PgConnection,
+    session: &Session,
+    include_ancestors: bool,
+) -> Result<Vec<Message>> {
+    let mut chain = vec![(session.session_id.clone(), None)];
+    let mut cursor = session.clone();
+    while include_ancestors && let Some(parent_id) = cursor.parent_session_id.clone() {
+        let Some(point) = cursor.fork_point_message_id.clone() else {
+            break;
+        };
+        let Some((_, seq)) = store::find_message(conn, &point).await? else {
+            break;
+        };
+        let Some(parent) = store::load_session(conn, &parent_id).await? else {
+            break;
+        };
+        chain.push((parent_id, Some(seq)));
+        cursor = parent;
+    }
+    let mut out = Vec::new();
+    for (sid, upto) in chain.into_iter().rev() {
+        out.extend(store::messages_of(conn, &sid, upto).await?);
+    }
+    Ok(out)
+}
+
+/// `invalid_request` unless `message_id` is part of `session_id`'s full conversation.
+pub(crate) async fn require_in_conversation(
+    conn: &mut PgConnection,
+    session_id: &str,
+    message_id: &str,
+) -> Result<()> {
+    let session = store::require_session(conn, session_id).await?;
+    if conversation(conn, &session, true)
+        .await?
+        .iter()
+        .any(|m| m.message_id == message_id)
+    {
+        return Ok(());
+    }
+    Err(RegistryError::NotFound {
+        what: "message",
+        id: format!("{message_id} in the conversation of session {session_id}"),
+    })
+}
+
+pub async fn list(reg: Registry, req: MessagesRequest) -> Result<MessagesResponse> {
+    let mut conn = reg.db.acquire().await?;
+    let session = store::require_session(&mut conn, &req.session_id).await?;
+    Ok(MessagesResponse {
+        messages: conversation(&mut conn, &session, req.include_ancestors.unwrap_or(true)).await?,
+    })
+}
+
+/// Aggregated usage reported for a session (seed 002 `session.usage`): stored, acknowledged.
+pub async fn usage(reg: Registry, req: UsageRequest) -> Result<UsageResponse> {
+    let counts = [
+        req.adapter_count,
+        req.total_calls,
+        req.total_input_tokens,
+        req.total_output_tokens,
+        req.total_tokens,
+    ];
+    if counts.iter().any(|n| *n < 0) {
+        return Err(RegistryError::Invalid(
+            "usage counts must not be negative".into(),
+        ));
+    }
+    let mut change = Change::begin(&reg).await?;
+    store::lock_live(change.conn(), &req.session_id).await?;
+    store::upsert_usage(change.conn(), &req).await?;
+    change.commit().await?;
+    Ok(UsageResponse { acknowledged: true })
+}

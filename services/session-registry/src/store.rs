@@ -1,0 +1,637 @@
+//! SQL for the registry's tables (migrations/20261123000001_registry.sql).
+//!
+//! Every row keeps its contract record in `doc`; the columns beside it are written from the same
+//! struct by the `save_*`/`insert_*` functions here and nowhere else.
+
+use crate::Registry;
+use crate::error::{RegistryError, Result};
+use relay_contracts::session::*;
+use sqlx::types::Json;
+use sqlx::{PgConnection, Postgres, Row, Transaction};
+use std::collections::HashMap;
+
+pub fn new_id() -> String {
+    uuid::Uuid::now_v7().to_string()
+}
+
+pub use relay_bus::now_ms;
+
+/// One change to the registry: a transaction plus the events it emits. Events are written to
+/// `registry_events` inside the transaction and published on NATS only after it commits, so a
+/// subscriber never sees an event for a change that was rolled back.
+pub struct Change {
+    pub tx: Transaction<'static, Postgres>,
+    events: Vec<SessionEvent>,
+    nats: async_nats::Client,
+}
+
+impl Change {
+    pub async fn begin(reg: &Registry) -> Result<Self> {
+        Ok(Change {
+            tx: reg.db.begin().await?,
+            events: Vec::new(),
+            nats: reg.nats.clone(),
+        })
+    }
+
+    pub fn conn(&mut self) -> &mut PgConnection {
+        &mut self.tx
+    }
+
+    pub async fn emit<P: EventPayload>(&mut self, session_id: &str, payload: P) -> Result<()> {
+        let payload =
+            serde_json::to_value(&payload).map_err(|e| RegistryError::Invalid(e.to_string()))?;
+        let (event_id, ts) = (new_id(), now_ms());
+        let seq: i64 = sqlx::query_scalar(
+            "INSERT INTO registry_events (event_id, session_id, type, ts, payload) VALUES ($1, $2, $3, $4, $5) RETURNING seq",
+        )
+        .bind(&event_id)
+        .bind(session_id)
+        .bind(P::TYPE)
+        .bind(ts)
+        .bind(&payload)
+        .fetch_one(&mut *self.tx)
+        .await?;
+        self.events.push(SessionEvent {
+            event_id,
+            session_id: session_id.to_string(),
+            timestamp: ts,
+            event_type: P::TYPE.to_string(),
+            payload,
+            seq: Some(seq),
+        });
+        Ok(())
+    }
+
+    /// Commits, then publishes each event on `session.<type>` and on the `session.event` catch-all.
+    pub async fn commit(self) -> Result<()> {
+        self.tx.commit().await?;
+        for event in &self.events {
+            let typed = relay_contracts::subjects::session::event_subject(&event.event_type);
+            let published = async {
+                relay_bus::client::publish(&self.nats, typed, &event.payload).await?;
+                relay_bus::client::publish(
+                    &self.nats,
+                    relay_contracts::subjects::session::EVENT.into(),
+                    event,
+                )
+                .await
+            };
+            // The change is committed and its event stored; a failed publish must not turn into
+            // an error reply, or a retrying caller would apply the change twice.
+            if let Err(e) = published.await {
+                tracing::warn!(event = %event.event_type, error = %e, "event stored but not published");
+            }
+        }
+        Ok(())
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Sessions
+
+/// A session row as found under lock.
+pub enum Stored {
+    Live(Box<Session>),
+    Purged,
+}
+
+/// `SELECT … FOR UPDATE`: every mutation of a session goes through this row lock, so replicas
+/// serialise on the session, not on a process-local mutex.
+pub async fn lock_session(conn: &mut PgConnection, id: &str) -> Result<Option<Stored>> {
+    let row =
+        sqlx::query("SELECT status, doc FROM registry_sessions WHERE session_id = $1 FOR UPDATE")
+            .bind(id)
+            .fetch_optional(conn)
+            .await?;
+    Ok(row.map(|r| match r.get::<Option<Json<Session>>, _>("doc") {
+        Some(Json(s)) if r.get::<String, _>("status") != "purged" => Stored::Live(Box::new(s)),
+        _ => Stored::Purged,
+    }))
+}
+
+/// Locks a session that must exist and not be purged.
+pub async fn lock_live(conn: &mut PgConnection, id: &str) -> Result<Session> {
+    match lock_session(conn, id).await? {
+        Some(Stored::Live(s)) => Ok(*s),
+        Some(Stored::Purged) => Err(RegistryError::Conflict(format!(
+            "session {id} was purged; its data is gone"
+        ))),
+        None => Err(RegistryError::session_not_found(id)),
+    }
+}
+
+fn doc_of(s: &Session) -> Json<Session> {
+    // Agents live in their own table and the preview is computed on read.
+    let mut doc = s.clone();
+    doc.agents.clear();
+    doc.preview = None;
+    Json(doc)
+}
+
+/// Inserts a new session; `false` when the id is already taken.
+pub async fn insert_session(conn: &mut PgConnection, s: &Session) -> Result<bool> {
+    let done = sqlx::query(
+        "INSERT INTO registry_sessions (session_id, status, parent_session_id, adapter_session_id, execution_target_id,
+             is_imported, created_at, last_activity_at, doc)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (session_id) DO NOTHING",
+    )
+    .bind(&s.session_id)
+    .bind(s.status.as_str())
+    .bind(&s.parent_session_id)
+    .bind(&s.adapter_session_id)
+    .bind(&s.execution_target_id)
+    .bind(s.is_imported.unwrap_or(false))
+    .bind(s.created_at)
+    .bind(s.last_activity_at)
+    .bind(doc_of(s))
+    .execute(conn)
+    .await?;
+    Ok(done.rows_affected() == 1)
+}
+
+pub async fn save_session(conn: &mut PgConnection, s: &Session) -> Result<()> {
+    sqlx::query(
+        "UPDATE registry_sessions SET status = $2, parent_session_id = $3, adapter_session_id = $4,
+             execution_target_id = $5, is_imported = $6, last_activity_at = $7, doc = $8
+         WHERE session_id = $1",
+    )
+    .bind(&s.session_id)
+    .bind(s.status.as_str())
+    .bind(&s.parent_session_id)
+    .bind(&s.adapter_session_id)
+    .bind(&s.execution_target_id)
+    .bind(s.is_imported.unwrap_or(false))
+    .bind(s.last_activity_at)
+    .bind(doc_of(s))
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+pub async fn branch_state(conn: &mut PgConnection, id: &str) -> Result<Option<String>> {
+    Ok(
+        sqlx::query_scalar("SELECT branch_state FROM registry_sessions WHERE session_id = $1")
+            .bind(id)
+            .fetch_optional(conn)
+            .await?
+            .flatten(),
+    )
+}
+
+pub async fn set_branch_state(conn: &mut PgConnection, id: &str, state: &str) -> Result<()> {
+    sqlx::query("UPDATE registry_sessions SET branch_state = $2 WHERE session_id = $1")
+        .bind(id)
+        .bind(state)
+        .execute(conn)
+        .await?;
+    Ok(())
+}
+
+/// Sessions by id, in the order given, with their agents; purged and unknown ids are left out.
+pub async fn load_sessions(conn: &mut PgConnection, ids: &[String]) -> Result<Vec<Session>> {
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let rows: Vec<(String, Json<Session>)> = sqlx::query_as(
+        "SELECT session_id, doc FROM registry_sessions WHERE session_id = ANY($1) AND status <> 'purged'",
+    )
+    .bind(ids)
+    .fetch_all(&mut *conn)
+    .await?;
+    let mut by_id: HashMap<String, Session> =
+        rows.into_iter().map(|(id, Json(s))| (id, s)).collect();
+    let mut agents = agents_of(conn, ids).await?;
+    Ok(ids
+        .iter()
+        .filter_map(|id| {
+            let mut s = by_id.remove(id)?;
+            s.agents = agents.remove(id).unwrap_or_default();
+            Some(s)
+        })
+        .collect())
+}
+
+pub async fn load_session(conn: &mut PgConnection, id: &str) -> Result<Option<Session>> {
+    Ok(load_sessions(conn, &[id.to_string()]).await?.pop())
+}
+
+/// A live session or `not_found`; purged sessions are not found by readers.
+pub async fn require_session(conn: &mut PgConnection, id: &str) -> Result<Session> {
+    load_session(conn, id)
+        .await?
+        .ok_or_else(|| RegistryError::session_not_found(id))
+}
+
+/// Message count and first user message of each session.
+pub async fn previews(conn: &mut PgConnection, ids: &[String]) -> Result<HashMap<String, Preview>> {
+    let rows: Vec<(String, i64, Option<String>)> = sqlx::query_as(
+        "SELECT s.id, coalesce(c.n, 0), f.content_text
+         FROM unnest($1::text[]) AS s(id)
+         LEFT JOIN LATERAL (SELECT count(*) AS n FROM registry_messages m WHERE m.session_id = s.id) c ON true
+         LEFT JOIN LATERAL (SELECT content_text FROM registry_messages m
+                            WHERE m.session_id = s.id AND m.role = 'user' ORDER BY seq LIMIT 1) f ON true",
+    )
+    .bind(ids)
+    .fetch_all(conn)
+    .await?;
+    Ok(rows
+        .into_iter()
+        .map(|(id, n, first)| {
+            (
+                id,
+                Preview {
+                    message_count: n,
+                    first_user_message: first,
+                },
+            )
+        })
+        .collect())
+}
+
+pub async fn with_previews(
+    conn: &mut PgConnection,
+    mut sessions: Vec<Session>,
+) -> Result<Vec<Session>> {
+    let ids: Vec<String> = sessions.iter().map(|s| s.session_id.clone()).collect();
+    let mut previews = previews(conn, &ids).await?;
+    for s in &mut sessions {
+        s.preview = previews.remove(&s.session_id);
+    }
+    Ok(sessions)
+}
+
+/// Ids of the live children of `id`.
+pub async fn child_ids(conn: &mut PgConnection, id: &str) -> Result<Vec<String>> {
+    Ok(sqlx::query_scalar(
+        "SELECT session_id FROM registry_sessions WHERE parent_session_id = $1 AND status <> 'purged' ORDER BY created_at, session_id",
+    )
+    .bind(id)
+    .fetch_all(conn)
+    .await?)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Agents
+
+pub async fn agents_of(
+    conn: &mut PgConnection,
+    session_ids: &[String],
+) -> Result<HashMap<String, Vec<Agent>>> {
+    let rows: Vec<(String, Json<Agent>)> = sqlx::query_as(
+        "SELECT session_id, doc FROM registry_agents WHERE session_id = ANY($1) ORDER BY attach_seq",
+    )
+    .bind(session_ids)
+    .fetch_all(conn)
+    .await?;
+    let mut out: HashMap<String, Vec<Agent>> = HashMap::new();
+    for (sid, Json(a)) in rows {
+        out.entry(sid).or_default().push(a);
+    }
+    Ok(out)
+}
+
+pub async fn session_agents(conn: &mut PgConnection, session_id: &str) -> Result<Vec<Agent>> {
+    Ok(agents_of(conn, &[session_id.to_string()])
+        .await?
+        .remove(session_id)
+        .unwrap_or_default())
+}
+
+pub async fn find_agent(conn: &mut PgConnection, agent_id: &str) -> Result<Agent> {
+    let row: Option<Json<Agent>> =
+        sqlx::query_scalar("SELECT doc FROM registry_agents WHERE agent_id = $1")
+            .bind(agent_id)
+            .fetch_optional(conn)
+            .await?;
+    row.map(|Json(a)| a)
+        .ok_or_else(|| RegistryError::agent_not_found(agent_id))
+}
+
+pub async fn insert_agent(conn: &mut PgConnection, a: &Agent) -> Result<()> {
+    sqlx::query("INSERT INTO registry_agents (agent_id, session_id, adapter_session_id, doc) VALUES ($1, $2, $3, $4)")
+        .bind(&a.agent_id)
+        .bind(&a.session_id)
+        .bind(&a.adapter_session_id)
+        .bind(Json(a))
+        .execute(conn)
+        .await?;
+    Ok(())
+}
+
+pub async fn save_agent(conn: &mut PgConnection, a: &Agent) -> Result<()> {
+    sqlx::query("UPDATE registry_agents SET adapter_session_id = $2, doc = $3 WHERE agent_id = $1")
+        .bind(&a.agent_id)
+        .bind(&a.adapter_session_id)
+        .bind(Json(a))
+        .execute(conn)
+        .await?;
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// Turns and messages
+
+pub async fn active_turn(conn: &mut PgConnection, session_id: &str) -> Result<Option<Turn>> {
+    let row: Option<Json<Turn>> = sqlx::query_scalar(
+        "SELECT doc FROM registry_turns WHERE session_id = $1 AND status = 'active'",
+    )
+    .bind(session_id)
+    .fetch_optional(conn)
+    .await?;
+    Ok(row.map(|Json(t)| t))
+}
+
+pub async fn find_turn(conn: &mut PgConnection, turn_id: &str) -> Result<Option<Turn>> {
+    let row: Option<Json<Turn>> =
+        sqlx::query_scalar("SELECT doc FROM registry_turns WHERE turn_id = $1")
+            .bind(turn_id)
+            .fetch_optional(conn)
+            .await?;
+    Ok(row.map(|Json(t)| t))
+}
+
+pub async fn next_turn_number(conn: &mut PgConnection, session_id: &str) -> Result<i64> {
+    Ok(sqlx::query_scalar(
+        "SELECT coalesce(max(turn_number), 0) + 1 FROM registry_turns WHERE session_id = $1",
+    )
+    .bind(session_id)
+    .fetch_one(conn)
+    .await?)
+}
+
+fn turn_status(t: &Turn) -> &'static str {
+    match t.status {
+        TurnStatus::Active => "active",
+        TurnStatus::Completed => "completed",
+        TurnStatus::Error => "error",
+    }
+}
+
+pub async fn insert_turn(conn: &mut PgConnection, t: &Turn) -> Result<()> {
+    sqlx::query("INSERT INTO registry_turns (turn_id, session_id, turn_number, status, doc) VALUES ($1, $2, $3, $4, $5)")
+        .bind(&t.turn_id)
+        .bind(&t.session_id)
+        .bind(t.turn_number)
+        .bind(turn_status(t))
+        .bind(Json(t))
+        .execute(conn)
+        .await?;
+    Ok(())
+}
+
+pub async fn save_turn(conn: &mut PgConnection, t: &Turn) -> Result<()> {
+    sqlx::query("UPDATE registry_turns SET status = $2, doc = $3 WHERE turn_id = $1")
+        .bind(&t.turn_id)
+        .bind(turn_status(t))
+        .bind(Json(t))
+        .execute(conn)
+        .await?;
+    Ok(())
+}
+
+pub async fn turns_of(conn: &mut PgConnection, session_ids: &[String]) -> Result<Vec<Turn>> {
+    let rows: Vec<Json<Turn>> = sqlx::query_scalar(
+        "SELECT doc FROM registry_turns WHERE session_id = ANY($1) ORDER BY session_id, turn_number",
+    )
+    .bind(session_ids)
+    .fetch_all(conn)
+    .await?;
+    Ok(rows.into_iter().map(|Json(t)| t).collect())
+}
+
+fn role_str(r: MessageRole) -> &'static str {
+    match r {
+        MessageRole::Assistant => "assistant",
+        MessageRole::System => "system",
+        MessageRole::User => "user",
+    }
+}
+
+pub async fn insert_message(conn: &mut PgConnection, m: &Message) -> Result<()> {
+    sqlx::query(
+        "INSERT INTO registry_messages (message_id, session_id, turn_id, role, content_text, created_at, doc)
+         VALUES ($1, $2, $3, $4, $5, $6, $7)",
+    )
+    .bind(&m.message_id)
+    .bind(&m.session_id)
+    .bind(&m.turn_id)
+    .bind(role_str(m.role))
+    .bind(&m.content_text)
+    .bind(m.timestamp)
+    .bind(Json(m))
+    .execute(&mut *conn)
+    .await?;
+    for agent_id in m.target_agent_ids.iter().flatten() {
+        sqlx::query("INSERT INTO registry_message_targets (message_id, agent_id) VALUES ($1, $2)")
+            .bind(&m.message_id)
+            .bind(agent_id)
+            .execute(&mut *conn)
+            .await?;
+    }
+    Ok(())
+}
+
+pub async fn find_message(
+    conn: &mut PgConnection,
+    message_id: &str,
+) -> Result<Option<(Message, i64)>> {
+    let row: Option<(Json<Message>, i64)> =
+        sqlx::query_as("SELECT doc, seq FROM registry_messages WHERE message_id = $1")
+            .bind(message_id)
+            .fetch_optional(conn)
+            .await?;
+    Ok(row.map(|(Json(m), seq)| (m, seq)))
+}
+
+/// Messages of a session in order, optionally only up to (and including) commit order `upto`.
+pub async fn messages_of(
+    conn: &mut PgConnection,
+    session_id: &str,
+    upto: Option<i64>,
+) -> Result<Vec<Message>> {
+    let rows: Vec<Json<Message>> = sqlx::query_scalar(
+        "SELECT doc FROM registry_messages WHERE session_id = $1 AND ($2::bigint IS NULL OR seq <= $2) ORDER BY seq",
+    )
+    .bind(session_id)
+    .bind(upto)
+    .fetch_all(conn)
+    .await?;
+    Ok(rows.into_iter().map(|Json(m)| m).collect())
+}
+
+pub async fn last_message_id(conn: &mut PgConnection, session_id: &str) -> Result<Option<String>> {
+    Ok(sqlx::query_scalar(
+        "SELECT message_id FROM registry_messages WHERE session_id = $1 ORDER BY seq DESC LIMIT 1",
+    )
+    .bind(session_id)
+    .fetch_optional(conn)
+    .await?)
+}
+
+/// Per-agent progress on one message.
+pub struct Target {
+    pub acknowledged: bool,
+    pub outcome: Option<Outcome>,
+}
+
+pub async fn target(
+    conn: &mut PgConnection,
+    message_id: &str,
+    agent_id: &str,
+) -> Result<Option<Target>> {
+    let row: Option<(Option<i64>, Option<String>)> = sqlx::query_as(
+        "SELECT acknowledged_at, outcome FROM registry_message_targets WHERE message_id = $1 AND agent_id = $2 FOR UPDATE",
+    )
+    .bind(message_id)
+    .bind(agent_id)
+    .fetch_optional(conn)
+    .await?;
+    Ok(row.map(|(ack, outcome)| Target {
+        acknowledged: ack.is_some(),
+        outcome: outcome.and_then(|o| serde_json::from_value(serde_json::Value::String(o)).ok()),
+    }))
+}
+
+pub async fn acknowledge_target(
+    conn: &mut PgConnection,
+    message_id: &str,
+    agent_id: &str,
+) -> Result<()> {
+    sqlx::query("UPDATE registry_message_targets SET acknowledged_at = $3 WHERE message_id = $1 AND agent_id = $2")
+        .bind(message_id)
+        .bind(agent_id)
+        .bind(now_ms())
+        .execute(conn)
+        .await?;
+    Ok(())
+}
+
+pub async fn complete_target(
+    conn: &mut PgConnection,
+    message_id: &str,
+    agent_id: &str,
+    outcome: Outcome,
+    error: Option<&str>,
+) -> Result<()> {
+    let outcome = serde_json::to_value(outcome)
+        .ok()
+        .and_then(|v| v.as_str().map(String::from));
+    sqlx::query(
+        "UPDATE registry_message_targets SET outcome = $3, error = $4, completed_at = $5,
+             acknowledged_at = coalesce(acknowledged_at, $5)
+         WHERE message_id = $1 AND agent_id = $2",
+    )
+    .bind(message_id)
+    .bind(agent_id)
+    .bind(outcome)
+    .bind(error)
+    .bind(now_ms())
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// (targets still pending, first error among completed ones) for every message of a turn.
+pub async fn turn_progress(
+    conn: &mut PgConnection,
+    turn_id: &str,
+) -> Result<(i64, Option<String>)> {
+    let row: (i64, Option<String>) = sqlx::query_as(
+        "SELECT count(*) FILTER (WHERE t.outcome IS NULL),
+                min(coalesce(t.error, 'agent ' || t.agent_id || ' failed')) FILTER (WHERE t.outcome = 'error')
+         FROM registry_message_targets t JOIN registry_messages m USING (message_id)
+         WHERE m.turn_id = $1",
+    )
+    .bind(turn_id)
+    .fetch_one(conn)
+    .await?;
+    Ok(row)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Events
+
+pub async fn events_of(
+    conn: &mut PgConnection,
+    session_ids: &[String],
+) -> Result<Vec<SessionEvent>> {
+    let rows: Vec<(String, String, i64, String, serde_json::Value, i64)> = sqlx::query_as(
+        "SELECT event_id, session_id, ts, type, payload, seq FROM registry_events WHERE session_id = ANY($1) ORDER BY seq",
+    )
+    .bind(session_ids)
+    .fetch_all(conn)
+    .await?;
+    Ok(rows
+        .into_iter()
+        .map(
+            |(event_id, session_id, timestamp, event_type, payload, seq)| SessionEvent {
+                event_id,
+                session_id,
+                timestamp,
+                event_type,
+                payload,
+                seq: Some(seq),
+            },
+        )
+        .collect())
+}
+
+/// Deletes a session's data but keeps its row as a `purged` tombstone. Returns events deleted.
+pub async fn purge(conn: &mut PgConnection, session_id: &str) -> Result<i64> {
+    for table in [
+        "registry_messages",
+        "registry_turns",
+        "registry_agents",
+        "registry_usage",
+    ] {
+        sqlx::query(sqlx::AssertSqlSafe(format!(
+            "DELETE FROM {table} WHERE session_id = $1"
+        )))
+        .bind(session_id)
+        .execute(&mut *conn)
+        .await?;
+    }
+    let events = sqlx::query("DELETE FROM registry_events WHERE session_id = $1")
+        .bind(session_id)
+        .execute(&mut *conn)
+        .await?
+        .rows_affected();
+    sqlx::query("UPDATE registry_sessions SET status = 'purged', doc = NULL, adapter_session_id = NULL WHERE session_id = $1")
+        .bind(session_id)
+        .execute(&mut *conn)
+        .await?;
+    Ok(events as i64)
+}
+
+/// Removes a session row and everything under it (snapshot import with `overwrite`).
+pub async fn delete_session(conn: &mut PgConnection, session_id: &str) -> Result<()> {
+    sqlx::query("DELETE FROM registry_events WHERE session_id = $1")
+        .bind(session_id)
+        .execute(&mut *conn)
+        .await?;
+    sqlx::query("DELETE FROM registry_sessions WHERE session_id = $1")
+        .bind(session_id)
+        .execute(conn)
+        .await?;
+    Ok(())
+}
+
+pub async fn upsert_usage(conn: &mut PgConnection, u: &UsageRequest) -> Result<()> {
+    sqlx::query(
+        "INSERT INTO registry_usage (session_id, adapter_count, total_calls, total_input_tokens, total_output_tokens, total_tokens, updated_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7)
+         ON CONFLICT (session_id) DO UPDATE SET adapter_count = $2, total_calls = $3, total_input_tokens = $4,
+             total_output_tokens = $5, total_tokens = $6, updated_at = $7",
+    )
+    .bind(&u.session_id)
+    .bind(u.adapter_count)
+    .bind(u.total_calls)
+    .bind(u.total_input_tokens)
+    .bind(u.total_output_tokens)
+    .bind(u.total_tokens)
+    .bind(now_ms())
+    .execute(conn)
+    .await?;
+    Ok(())
+}

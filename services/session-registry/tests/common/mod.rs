@@ -1,0 +1,71 @@
+//! A registry under test: its own nats-server, its own database, real registry processes.
+#![allow(dead_code)]
+
+use relay_contracts::WireError;
+use relay_testkit::{Database, Nats, ServiceProcess};
+use serde_json::Value;
+
+pub const BIN: &str = env!("CARGO_BIN_EXE_session-registry");
+
+pub struct Mesh {
+    pub nats: Nats,
+    pub db: Database,
+    pub replicas: Vec<ServiceProcess>,
+    pub client: async_nats::Client,
+}
+
+impl Mesh {
+    /// NATS, a fresh database and `n` registry replicas, all serving.
+    pub async fn start(n: usize) -> Mesh {
+        let nats = Nats::start().await;
+        let db = Database::create().await;
+        let client = nats.client().await;
+        let mut mesh = Mesh {
+            nats,
+            db,
+            replicas: Vec::new(),
+            client,
+        };
+        for _ in 0..n {
+            mesh.add_replica().await;
+        }
+        mesh
+    }
+
+    pub async fn add_replica(&mut self) {
+        self.replicas
+            .push(ServiceProcess::spawn(BIN, &self.nats, &self.db, &[]));
+        relay_testkit::wait_for_instances(&self.client, "session-registry", self.replicas.len())
+            .await;
+    }
+
+    pub async fn call(&self, subject: &str, body: Value) -> Result<Value, WireError> {
+        relay_testkit::call_json(&self.client, subject, body).await
+    }
+
+    /// A call that must succeed.
+    pub async fn ok(&self, subject: &str, body: Value) -> Value {
+        match self.call(subject, body.clone()).await {
+            Ok(v) => v,
+            Err(e) => panic!("{subject} {body} failed: {e}"),
+        }
+    }
+
+    /// A call that must fail with `code`; returns the error.
+    pub async fn err(&self, subject: &str, body: Value, code: &str) -> WireError {
+        match self.call(subject, body.clone()).await {
+            Ok(v) => panic!("{subject} {body} succeeded with {v}, expected {code}"),
+            Err(e) => {
+                assert_eq!(e.code().as_str(), code, "{subject} {body}: {e}");
+                e
+            }
+        }
+    }
+
+    pub async fn create(&self) -> String {
+        self.ok("session.create", serde_json::json!({})).await["sessionId"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    }
+}

@@ -1,0 +1,331 @@
+//! Session lifecycle over the wire: create, get, list, update, close, resume, archive, purge,
+//! and the conflicts for illegal transitions.
+
+mod common;
+use common::Mesh;
+use serde_json::json;
+
+#[tokio::test]
+async fn create_then_get_returns_the_stored_session() {
+    let m = Mesh::start(1).await;
+    let created = m
+        .ok(
+            "session.create",
+            json!({"sessionId": "s-1", "title": "First", "targetWorkingDirectory": "/tmp/w"}),
+        )
+        .await;
+    assert_eq!(created, json!({"sessionId": "s-1"}));
+    let got = m.ok("session.get", json!({"sessionId": "s-1"})).await;
+    let s = &got["session"];
+    assert_eq!(s["sessionId"], "s-1");
+    assert_eq!(s["status"], "active");
+    assert_eq!(s["title"], "First");
+    assert_eq!(s["targetWorkingDirectory"], "/tmp/w");
+    assert_eq!(s["agents"], json!([]));
+    assert!(
+        s["createdAt"].as_i64().unwrap() > 1_700_000_000_000,
+        "createdAt is Unix ms"
+    );
+
+    // A generated id when none is given.
+    let generated = m.create().await;
+    assert!(!generated.is_empty() && generated != "s-1");
+}
+
+#[tokio::test]
+async fn get_of_unknown_session_is_null_not_an_error() {
+    let m = Mesh::start(1).await;
+    assert_eq!(
+        m.ok("session.get", json!({"sessionId": "nope"})).await,
+        json!({"session": null})
+    );
+}
+
+#[tokio::test]
+async fn create_with_taken_id_is_a_conflict() {
+    let m = Mesh::start(1).await;
+    m.ok("session.create", json!({"sessionId": "dup"})).await;
+    let e = m
+        .err("session.create", json!({"sessionId": "dup"}), "conflict")
+        .await;
+    assert!(e.error.message.contains("already exists"), "{e}");
+}
+
+#[tokio::test]
+async fn create_with_unknown_parent_is_not_found() {
+    let m = Mesh::start(1).await;
+    m.err(
+        "session.create",
+        json!({"parentSessionId": "ghost"}),
+        "not_found",
+    )
+    .await;
+    m.err(
+        "session.create",
+        json!({"forkPointMessageId": "m"}),
+        "invalid_request",
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn close_resume_archive_purge_follow_the_state_rules() {
+    let m = Mesh::start(1).await;
+    let id = m.create().await;
+    let sid = json!({"sessionId": id});
+
+    // Archive and purge need a closed, then archived, session.
+    let e = m.err("session.archive", sid.clone(), "conflict").await;
+    assert!(e.error.message.contains("close it before archiving"), "{e}");
+    let e = m.err("session.purge", sid.clone(), "conflict").await;
+    assert!(
+        e.error
+            .message
+            .contains("purge requires an archived session"),
+        "{e}"
+    );
+
+    assert_eq!(
+        m.ok("session.close", json!({"sessionId": id, "reason": "done"}))
+            .await,
+        json!({"success": true})
+    );
+    assert_eq!(
+        m.ok("session.get", sid.clone()).await["session"]["status"],
+        "closed"
+    );
+    // Repeating a transition that already happened is harmless.
+    m.ok("session.close", sid.clone()).await;
+
+    m.ok("session.resume", sid.clone()).await;
+    assert_eq!(
+        m.ok("session.get", sid.clone()).await["session"]["status"],
+        "active"
+    );
+    m.ok("session.resume", sid.clone()).await;
+
+    m.ok("session.close", sid.clone()).await;
+    m.ok("session.archive", sid.clone()).await;
+    assert_eq!(
+        m.ok("session.get", sid.clone()).await["session"]["status"],
+        "archived"
+    );
+
+    // Archived sessions are read-only.
+    let e = m.err("session.resume", sid.clone(), "conflict").await;
+    assert!(
+        e.error
+            .message
+            .contains("archived sessions cannot be resumed"),
+        "{e}"
+    );
+    m.err("session.close", sid.clone(), "conflict").await;
+    m.err(
+        "session.update",
+        json!({"sessionId": id, "title": "x"}),
+        "conflict",
+    )
+    .await;
+    let e = m
+        .err(
+            "session.agent.attach",
+            json!({"sessionId": id, "agent": {"kind": "adapter", "adapterName": "claude"}}),
+            "conflict",
+        )
+        .await;
+    assert!(e.error.message.contains("archived"), "{e}");
+
+    let purged = m.ok("session.purge", sid.clone()).await;
+    assert_eq!(purged["success"], true);
+    // created, closed, resumed, closed, archived: five events existed before the purge.
+    assert_eq!(purged["eventsDeleted"], 5);
+    assert_eq!(
+        m.ok("session.get", sid.clone()).await,
+        json!({"session": null})
+    );
+
+    // The id stays taken and every mutation says why it fails.
+    let e = m.err("session.resume", sid.clone(), "conflict").await;
+    assert!(e.error.message.contains("purged"), "{e}");
+    m.err("session.create", sid.clone(), "conflict").await;
+    m.err(
+        "session.sendMessage",
+        json!({"sessionId": id, "message": "hi"}),
+        "conflict",
+    )
+    .await;
+    // A repeated purge reports nothing more deleted.
+    assert_eq!(m.ok("session.purge", sid.clone()).await["eventsDeleted"], 0);
+}
+
+#[tokio::test]
+async fn lifecycle_calls_on_unknown_sessions_are_not_found() {
+    let m = Mesh::start(1).await;
+    for subject in [
+        "session.close",
+        "session.resume",
+        "session.archive",
+        "session.purge",
+        "session.update",
+        "session.getChildren",
+        "session.turns",
+        "session.messages",
+    ] {
+        m.err(subject, json!({"sessionId": "ghost"}), "not_found")
+            .await;
+    }
+}
+
+#[tokio::test]
+async fn update_changes_only_given_fields_and_null_clears() {
+    let m = Mesh::start(1).await;
+    let id = m.create().await;
+    m.ok("session.update", json!({"sessionId": id, "approvalPolicyOverride": "full-access", "executionTargetId": "box-1"}))
+        .await;
+    let s = m.ok("session.get", json!({"sessionId": id})).await["session"].clone();
+    assert_eq!(s["approvalPolicyOverride"], "full-access");
+    assert_eq!(s["executionTargetId"], "box-1");
+
+    m.ok(
+        "session.update",
+        json!({"sessionId": id, "approvalPolicyOverride": null}),
+    )
+    .await;
+    let s = m.ok("session.get", json!({"sessionId": id})).await["session"].clone();
+    assert!(s.get("approvalPolicyOverride").is_none(), "{s}");
+    assert_eq!(
+        s["executionTargetId"], "box-1",
+        "absent key leaves the field alone"
+    );
+
+    m.err(
+        "session.update",
+        json!({"sessionId": id, "approvalPolicyOverride": "yolo"}),
+        "invalid_request",
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn list_filters_by_status_pages_and_counts() {
+    let m = Mesh::start(1).await;
+    let mut ids = Vec::new();
+    for i in 0..5 {
+        let id = format!("l-{i}");
+        m.ok(
+            "session.create",
+            json!({"sessionId": id, "executionTargetId": if i < 2 { "a" } else { "b" }}),
+        )
+        .await;
+        ids.push(id);
+    }
+    m.ok("session.close", json!({"sessionId": "l-0"})).await;
+    m.ok("session.close", json!({"sessionId": "l-1"})).await;
+    m.ok("session.archive", json!({"sessionId": "l-1"})).await;
+
+    let all = m.ok("session.list", json!({})).await;
+    assert_eq!(all["total"], 5);
+    assert_eq!(all["sessions"].as_array().unwrap().len(), 5);
+    // Most recently active first.
+    assert_eq!(all["sessions"][0]["sessionId"], "l-1");
+
+    let active = m.ok("session.list", json!({"status": "active"})).await;
+    assert_eq!(active["total"], 3);
+    assert!(
+        active["sessions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|s| s["status"] == "active")
+    );
+    assert_eq!(
+        m.ok("session.list", json!({"status": "archived"})).await["total"],
+        1
+    );
+    assert_eq!(
+        m.ok("session.list", json!({"executionTargetId": "a"}))
+            .await["total"],
+        2
+    );
+
+    let page1 = m.ok("session.list", json!({"limit": 2, "offset": 0})).await;
+    let page2 = m.ok("session.list", json!({"limit": 2, "offset": 2})).await;
+    let page3 = m.ok("session.list", json!({"limit": 2, "offset": 4})).await;
+    let paged: Vec<_> = [&page1, &page2, &page3]
+        .iter()
+        .flat_map(|p| {
+            p["sessions"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|s| s["sessionId"].clone())
+        })
+        .collect();
+    let unpaged: Vec<_> = all["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["sessionId"].clone())
+        .collect();
+    assert_eq!(paged, unpaged);
+    let beyond = m.ok("session.list", json!({"offset": 100})).await;
+    assert_eq!(beyond, json!({"sessions": [], "total": 5}));
+
+    m.err("session.list", json!({"limit": 0}), "invalid_request")
+        .await;
+    m.err("session.list", json!({"limit": 100000}), "invalid_request")
+        .await;
+    m.err("session.list", json!({"offset": -1}), "invalid_request")
+        .await;
+    m.err(
+        "session.list",
+        json!({"status": "sleeping"}),
+        "invalid_request",
+    )
+    .await;
+
+    let counts = m.ok("session.getStatusCounts", json!({})).await;
+    assert_eq!(
+        counts,
+        json!({"all": 5, "active": 3, "closed": 1, "archived": 1, "discovered": 0})
+    );
+}
+
+#[tokio::test]
+async fn list_with_preview_reports_message_count_and_first_user_message() {
+    let m = Mesh::start(1).await;
+    let agent = json!({"kind": "adapter", "adapterName": "claude"});
+    m.ok(
+        "session.sendMessage",
+        json!({"sessionId": "p", "agent": agent, "message": "first question"}),
+    )
+    .await;
+    m.ok(
+        "session.sendMessage",
+        json!({"sessionId": "p", "message": "second"}),
+    )
+    .await;
+    m.ok("session.create", json!({"sessionId": "empty"})).await;
+
+    let list = m.ok("session.list", json!({"includePreview": true})).await;
+    let find = |id: &str| {
+        list["sessions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["sessionId"] == id)
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(
+        find("p")["preview"],
+        json!({"messageCount": 2, "firstUserMessage": "first question"})
+    );
+    assert_eq!(
+        find("empty")["preview"],
+        json!({"messageCount": 0, "firstUserMessage": null})
+    );
+
+    let plain = m.ok("session.list", json!({})).await;
+    assert!(plain["sessions"][0].get("preview").is_none());
+}

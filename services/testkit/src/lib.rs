@@ -1,0 +1,308 @@
+//! Real infrastructure for tests and benchmarks, no mocks:
+//! - [`Nats`]: a private `nats-server` (JetStream on) on a free loopback port, so parallel tests
+//!   never see each other's subjects and a test may restart it;
+//! - [`Database`]: a fresh database on the local Postgres, dropped afterwards;
+//! - [`ServiceProcess`]: a service binary started against both, killable with SIGKILL.
+//!
+//! Environment: `RELAY_NATS_SERVER` (path of nats-server), `RELAY_TEST_PG_ADMIN_URL`
+//! (default `postgres://postgres@127.0.0.1:5432/postgres`). Only loopback addresses are used.
+
+use futures::StreamExt;
+use relay_contracts::WireError;
+use serde::{Serialize, de::DeserializeOwned};
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+use tokio::process::{Child, Command};
+
+pub const CALL_TIMEOUT: Duration = Duration::from_secs(10);
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("no free loopback port")
+}
+
+fn scratch_dir(kind: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("relay-{kind}-{}", uuid::Uuid::new_v4().simple()));
+    std::fs::create_dir_all(&dir).expect("create scratch dir");
+    dir
+}
+
+fn nats_server_bin() -> PathBuf {
+    if let Ok(p) = std::env::var("RELAY_NATS_SERVER") {
+        return p.into();
+    }
+    for dir in std::env::var("PATH").unwrap_or_default().split(':').chain([
+        "/usr/sbin",
+        "/usr/local/bin",
+        "/usr/bin",
+    ]) {
+        let p = Path::new(dir).join("nats-server");
+        if p.exists() {
+            return p;
+        }
+    }
+    panic!("nats-server not found: install it or set RELAY_NATS_SERVER");
+}
+
+async fn wait_for_port(port: u16, what: &str) {
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while tokio::net::TcpStream::connect(("127.0.0.1", port))
+        .await
+        .is_err()
+    {
+        assert!(
+            Instant::now() < deadline,
+            "{what} did not listen on 127.0.0.1:{port}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// A private nats-server with JetStream, stopped on drop.
+pub struct Nats {
+    child: Option<Child>,
+    pub port: u16,
+    pub url: String,
+    store: PathBuf,
+}
+
+impl Nats {
+    pub async fn start() -> Nats {
+        let port = free_port();
+        let mut nats = Nats {
+            child: None,
+            port,
+            url: format!("nats://127.0.0.1:{port}"),
+            store: scratch_dir("nats"),
+        };
+        nats.spawn().await;
+        nats
+    }
+
+    async fn spawn(&mut self) {
+        let child = Command::new(nats_server_bin())
+            .args([
+                "-a",
+                "127.0.0.1",
+                "-p",
+                &self.port.to_string(),
+                "-js",
+                "-sd",
+            ])
+            .arg(&self.store)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("start nats-server");
+        self.child = Some(child);
+        wait_for_port(self.port, "nats-server").await;
+    }
+
+    /// Kills the server and starts it again on the same port and store.
+    pub async fn restart(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill().await;
+        }
+        self.spawn().await;
+    }
+
+    pub async fn client(&self) -> async_nats::Client {
+        async_nats::connect(&self.url)
+            .await
+            .expect("connect to test nats-server")
+    }
+}
+
+impl Drop for Nats {
+    fn drop(&mut self) {
+        if let Some(c) = &mut self.child {
+            let _ = c.start_kill();
+        }
+        let _ = std::fs::remove_dir_all(&self.store);
+    }
+}
+
+/// A fresh database, dropped (with its connections) when this value is dropped.
+pub struct Database {
+    pub name: String,
+    pub url: String,
+    admin_url: String,
+}
+
+impl Database {
+    pub async fn create() -> Database {
+        use sqlx::Connection;
+        let admin_url = std::env::var("RELAY_TEST_PG_ADMIN_URL")
+            .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/postgres".into());
+        let name = format!("relay_t_{}", uuid::Uuid::new_v4().simple());
+        let mut admin = sqlx::PgConnection::connect(&admin_url)
+            .await
+            .expect("connect to Postgres as admin");
+        sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
+            .execute(&mut admin)
+            .await
+            .expect("create test database");
+        let base = admin_url
+            .rsplit_once('/')
+            .map_or(admin_url.as_str(), |(b, _)| b);
+        Database {
+            url: format!("{base}/{name}"),
+            name,
+            admin_url,
+        }
+    }
+
+    pub async fn pool(&self) -> sqlx::PgPool {
+        sqlx::PgPool::connect(&self.url)
+            .await
+            .expect("connect to test database")
+    }
+}
+
+impl Drop for Database {
+    fn drop(&mut self) {
+        // Drop runs outside any runtime guarantee; psql is the simplest synchronous client.
+        let _ = std::process::Command::new("psql")
+            .args([
+                &self.admin_url,
+                "-qc",
+                &format!("DROP DATABASE IF EXISTS {} WITH (FORCE)", self.name),
+            ])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status();
+    }
+}
+
+/// A service binary running against a test NATS and database. Logs go to a file whose path is
+/// printed, so a failing test can be read afterwards.
+pub struct ServiceProcess {
+    child: Child,
+    pub log: PathBuf,
+}
+
+impl ServiceProcess {
+    pub fn spawn(
+        bin: &str,
+        nats: &Nats,
+        db: &Database,
+        extra_env: &[(&str, &str)],
+    ) -> ServiceProcess {
+        let log_dir = std::env::temp_dir().join("relay-test-logs");
+        std::fs::create_dir_all(&log_dir).expect("log dir");
+        let name = Path::new(bin)
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or("service");
+        let log = log_dir.join(format!("{name}-{}.log", uuid::Uuid::new_v4().simple()));
+        let file = std::fs::File::create(&log).expect("log file");
+        let mut cmd = Command::new(bin);
+        cmd.env("RELAY_NATS__URL", &nats.url)
+            .env("RELAY_DATABASE__URL", &db.url)
+            .env("RELAY_DATABASE__MAX_CONNECTIONS", "8")
+            .env_remove("RELAY_CONFIG")
+            .stdout(file.try_clone().expect("log file"))
+            .stderr(file)
+            .kill_on_drop(true);
+        for (k, v) in extra_env {
+            cmd.env(k, v);
+        }
+        let child = cmd.spawn().unwrap_or_else(|e| panic!("start {bin}: {e}"));
+        eprintln!("{name} log: {}", log.display());
+        ServiceProcess { child, log }
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id().unwrap_or_default()
+    }
+
+    /// SIGKILL: no shutdown hook runs, as when a machine dies.
+    pub async fn kill9(&mut self) {
+        let _ = self.child.kill().await;
+    }
+
+    /// SIGTERM and wait for a clean exit; returns whether it exited successfully.
+    pub async fn terminate(&mut self) -> bool {
+        let _ = std::process::Command::new("kill")
+            .args(["-TERM", &self.pid().to_string()])
+            .status();
+        match tokio::time::timeout(Duration::from_secs(15), self.child.wait()).await {
+            Ok(Ok(status)) => status.success(),
+            _ => false,
+        }
+    }
+}
+
+/// Waits until `n` instances of micro service `name` answer `$SRV.PING`.
+pub async fn wait_for_instances(client: &async_nats::Client, name: &str, n: usize) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let found = instances(client, name).await.len();
+        if found >= n {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "only {found} of {n} {name} instances answered $SRV.PING"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// Replies of every instance of `name` to `$SRV.<verb>.<name>` within 300 ms.
+pub async fn micro_replies(
+    client: &async_nats::Client,
+    verb: &str,
+    name: &str,
+) -> Vec<serde_json::Value> {
+    let inbox = client.new_inbox();
+    let mut sub = client.subscribe(inbox.clone()).await.expect("subscribe");
+    client
+        .publish_with_reply(format!("$SRV.{verb}.{name}"), inbox, "".into())
+        .await
+        .expect("publish");
+    let mut out = Vec::new();
+    let deadline = tokio::time::sleep(Duration::from_millis(300));
+    tokio::pin!(deadline);
+    loop {
+        tokio::select! {
+            _ = &mut deadline => break,
+            msg = sub.next() => match msg {
+                Some(m) => out.extend(serde_json::from_slice::<serde_json::Value>(&m.payload)),
+                None => break,
+            },
+        }
+    }
+    out
+}
+
+pub async fn instances(client: &async_nats::Client, name: &str) -> HashSet<String> {
+    micro_replies(client, "PING", name)
+        .await
+        .into_iter()
+        .filter_map(|v| v["id"].as_str().map(String::from))
+        .collect()
+}
+
+/// A typed request, as another service would make it.
+pub async fn call<Req: Serialize, Resp: DeserializeOwned>(
+    client: &async_nats::Client,
+    subject: &str,
+    req: &Req,
+) -> Result<Resp, WireError> {
+    relay_bus::client::request(client, subject, req, CALL_TIMEOUT).await
+}
+
+/// A raw JSON request; the reply body decoded as JSON whatever it is.
+pub async fn call_json(
+    client: &async_nats::Client,
+    subject: &str,
+    body: serde_json::Value,
+) -> Result<serde_json::Value, WireError> {
+    call(client, subject, &body).await
+}
