@@ -39,6 +39,13 @@ impl Mesh {
             .await;
     }
 
+    /// Starts a replacement after a replica was killed: the dead one may still be counted by
+    /// nobody, so wait for as many as are alive.
+    pub async fn add_replica_after_kill(&mut self) {
+        self.replicas.remove(0);
+        self.add_replica().await;
+    }
+
     pub async fn call(&self, subject: &str, body: Value) -> Result<Value, WireError> {
         relay_testkit::call_json(&self.client, subject, body).await
     }

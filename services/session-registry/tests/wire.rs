@@ -1,0 +1,440 @@
+//! The registry as seen on the wire: errors for garbage, the micro service protocol, events,
+//! trace context, replicas in one queue group, and restarts (graceful and kill -9).
+
+mod common;
+use common::Mesh;
+use futures::StreamExt;
+use relay_contracts::subjects::session as s;
+use serde_json::{Value, json};
+use std::collections::{BTreeSet, HashSet};
+use std::time::Duration;
+
+/// Every RPC the registry serves.
+const SUBJECTS: &[&str] = &[
+    s::CREATE,
+    s::GET,
+    s::LIST,
+    s::UPDATE,
+    s::CLOSE,
+    s::RESUME,
+    s::ARCHIVE,
+    s::PURGE,
+    s::FORK,
+    s::MERGE,
+    s::ABANDON,
+    s::GET_CHILDREN,
+    s::GET_STATUS_COUNTS,
+    s::GET_BY_ADAPTER_SESSION_ID,
+    s::SEARCH,
+    s::AGENT_ATTACH,
+    s::AGENT_RELEASE,
+    s::AGENT_CAPABILITIES,
+    s::AGENT_DECLARE_CAPABILITIES,
+    s::SEND_MESSAGE,
+    s::USER_MESSAGE_ACKNOWLEDGE,
+    s::USER_MESSAGE_COMPLETE,
+    s::TURNS,
+    s::MESSAGES,
+    s::USAGE,
+    s::RESOLVE_AGENT_CONFIG,
+    s::SNAPSHOT_EXPORT,
+    s::SNAPSHOT_IMPORT,
+    s::SNAPSHOT_VALIDATE,
+];
+
+/// Subjects whose request has no required field.
+const NO_REQUIRED_FIELDS: &[&str] = &[s::CREATE, s::LIST, s::GET_STATUS_COUNTS];
+
+async fn raw(m: &Mesh, subject: &str, body: &[u8]) -> async_nats::Message {
+    m.client
+        .request(subject.to_string(), body.to_vec().into())
+        .await
+        .expect("a reply")
+}
+
+#[tokio::test]
+async fn every_subject_answers_garbage_with_invalid_request_and_micro_error_headers() {
+    let m = Mesh::start(1).await;
+    let garbage: [&[u8]; 4] = [
+        b"{not json",
+        b"\xff\xfe\x00binary",
+        b"[1,2,3]",
+        b"\"a string\"",
+    ];
+    for subject in SUBJECTS {
+        for body in garbage {
+            let reply = raw(&m, subject, body).await;
+            let headers = reply
+                .headers
+                .as_ref()
+                .unwrap_or_else(|| panic!("{subject}: no error headers"));
+            assert_eq!(
+                headers.get("Nats-Service-Error-Code").map(|v| v.as_str()),
+                Some("400"),
+                "{subject}"
+            );
+            assert!(
+                headers
+                    .get("Nats-Service-Error")
+                    .is_some_and(|v| v.as_str().contains(subject)),
+                "{subject}"
+            );
+            let err: Value = serde_json::from_slice(&reply.payload).unwrap();
+            assert_eq!(err["error"]["code"], "invalid_request", "{subject}: {err}");
+            assert_eq!(err["error"]["retryable"], false);
+            assert!(err["error"]["message"].as_str().unwrap().contains(subject));
+        }
+    }
+    // Still alive and serving after all that.
+    m.ok(s::GET_STATUS_COUNTS, json!({})).await;
+}
+
+#[tokio::test]
+async fn every_subject_names_the_missing_field() {
+    let m = Mesh::start(1).await;
+    for subject in SUBJECTS.iter().filter(|s| !NO_REQUIRED_FIELDS.contains(s)) {
+        let e = m.err(subject, json!({}), "invalid_request").await;
+        assert!(e.error.message.contains("missing field"), "{subject}: {e}");
+    }
+    for subject in NO_REQUIRED_FIELDS {
+        m.ok(subject, json!({})).await;
+    }
+    // Wrong types are named too.
+    let e = m
+        .err(s::GET, json!({"sessionId": 42}), "invalid_request")
+        .await;
+    assert!(e.error.message.contains("invalid type"), "{e}");
+    assert!(e.error.details.as_ref().unwrap()["column"].is_u64());
+}
+
+#[tokio::test]
+async fn an_empty_body_is_an_empty_request() {
+    let m = Mesh::start(1).await;
+    let reply = raw(&m, s::GET_STATUS_COUNTS, b"").await;
+    assert!(reply.headers.is_none());
+    let counts: Value = serde_json::from_slice(&reply.payload).unwrap();
+    assert_eq!(counts["all"], 0);
+}
+
+#[tokio::test]
+async fn the_registry_is_a_nats_micro_service_listing_every_subject() {
+    let m = Mesh::start(1).await;
+    let pings = relay_testkit::micro_replies(&m.client, "PING", "session-registry").await;
+    assert_eq!(pings.len(), 1);
+    assert_eq!(pings[0]["type"], "io.nats.micro.v1.ping_response");
+
+    let info = &relay_testkit::micro_replies(&m.client, "INFO", "session-registry").await[0];
+    let served: BTreeSet<&str> = info["endpoints"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["subject"].as_str().unwrap())
+        .collect();
+    let expected: BTreeSet<&str> = SUBJECTS.iter().copied().collect();
+    assert_eq!(served, expected);
+    assert!(
+        info["endpoints"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|e| e["queue_group"] == "q")
+    );
+
+    m.create().await;
+    m.create().await;
+    let stats = &relay_testkit::micro_replies(&m.client, "STATS", "session-registry").await[0];
+    let create = stats["endpoints"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["subject"] == s::CREATE)
+        .unwrap();
+    assert_eq!(create["num_requests"], 2);
+}
+
+/// Collects messages from `sub` until `quiet` passes without one.
+async fn drain(sub: &mut async_nats::Subscriber, quiet: Duration) -> Vec<async_nats::Message> {
+    let mut out = Vec::new();
+    while let Ok(Some(msg)) = tokio::time::timeout(quiet, sub.next()).await {
+        out.push(msg);
+    }
+    out
+}
+
+#[tokio::test]
+async fn events_are_published_after_commit_on_typed_subjects_and_the_catch_all() {
+    let m = Mesh::start(1).await;
+    let mut typed = m.client.subscribe("session.>").await.unwrap();
+    m.client.flush().await.unwrap();
+
+    let claude = json!({"kind": "adapter", "adapterName": "claude"});
+    let sent = m
+        .ok(
+            s::SEND_MESSAGE,
+            json!({"sessionId": "ev", "agent": claude, "message": "hi"}),
+        )
+        .await;
+    // A failed request emits nothing.
+    m.err(
+        s::SEND_MESSAGE,
+        json!({"sessionId": "ev", "message": "hi", "agentIds": ["ghost"]}),
+        "not_found",
+    )
+    .await;
+    m.ok(s::CLOSE, json!({"sessionId": "ev", "reason": "bye"}))
+        .await;
+
+    let msgs = drain(&mut typed, Duration::from_millis(500)).await;
+    let envelopes: Vec<Value> = msgs
+        .iter()
+        .filter(|m| m.subject.as_str() == s::EVENT)
+        .map(|m| serde_json::from_slice(&m.payload).unwrap())
+        .collect();
+    let types: Vec<&str> = envelopes
+        .iter()
+        .map(|e| e["type"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        types,
+        [
+            "created",
+            "agent.added",
+            "turn.started",
+            "user_message.sent",
+            "closed"
+        ]
+    );
+    let seqs: Vec<i64> = envelopes
+        .iter()
+        .map(|e| e["seq"].as_i64().unwrap())
+        .collect();
+    assert!(
+        seqs.windows(2).all(|w| w[0] < w[1]),
+        "seq increases: {seqs:?}"
+    );
+    assert!(
+        envelopes
+            .iter()
+            .all(|e| e["sessionId"] == "ev" && e["eventId"].is_string() && e["timestamp"].is_i64())
+    );
+
+    // Each envelope's payload is also published alone on session.<type>. (`session.>` also
+    // sees the requests themselves; they are not events.)
+    let typed_subjects: Vec<&str> = msgs
+        .iter()
+        .map(|m| m.subject.as_str())
+        .filter(|subject| *subject != s::EVENT && !SUBJECTS.contains(subject))
+        .collect();
+    assert_eq!(
+        typed_subjects,
+        [
+            "session.created",
+            "session.agent.added",
+            "session.turn.started",
+            "session.user_message.sent",
+            "session.closed"
+        ]
+    );
+    let sent_event: Value = serde_json::from_slice(
+        &msgs
+            .iter()
+            .find(|m| m.subject.as_str() == "session.user_message.sent")
+            .unwrap()
+            .payload,
+    )
+    .unwrap();
+    assert_eq!(sent_event["messageId"], sent["messageId"]);
+    assert_eq!(sent_event["turnNumber"], 1);
+    assert_eq!(sent_event["content"], "hi");
+    let closed: Value = serde_json::from_slice(
+        &msgs
+            .iter()
+            .find(|m| m.subject.as_str() == "session.closed")
+            .unwrap()
+            .payload,
+    )
+    .unwrap();
+    assert_eq!(closed, json!({"sessionId": "ev", "reason": "bye"}));
+}
+
+#[tokio::test]
+async fn the_callers_trace_context_reaches_the_events_the_request_caused() {
+    let m = Mesh::start(1).await;
+    let mut created = m.client.subscribe("session.created").await.unwrap();
+    m.client.flush().await.unwrap();
+
+    let trace_id = "4bf92f3577b34da6a3ce929d0e0e4736";
+    let mut headers = async_nats::HeaderMap::new();
+    headers.insert(
+        "traceparent",
+        format!("00-{trace_id}-00f067aa0ba902b7-01").as_str(),
+    );
+    let reply = m
+        .client
+        .request_with_headers(
+            s::CREATE.to_string(),
+            headers,
+            br#"{"sessionId":"traced"}"#.to_vec().into(),
+        )
+        .await
+        .unwrap();
+    assert!(reply.headers.is_none(), "no error");
+
+    let event = tokio::time::timeout(Duration::from_secs(5), created.next())
+        .await
+        .unwrap()
+        .unwrap();
+    let traceparent = event
+        .headers
+        .as_ref()
+        .and_then(|h| h.get("traceparent"))
+        .expect("traceparent on the event")
+        .to_string();
+    let parts: Vec<&str> = traceparent.split('-').collect();
+    assert_eq!(parts[1], trace_id, "same trace: {traceparent}");
+    assert_ne!(
+        parts[2], "00f067aa0ba902b7",
+        "a new span inside the registry"
+    );
+}
+
+#[tokio::test]
+async fn two_replicas_in_one_queue_group_both_serve() {
+    let m = Mesh::start(2).await;
+    let mut ids = Vec::new();
+    for i in 0..200 {
+        let id = format!("r-{i}");
+        m.ok(s::CREATE, json!({"sessionId": id})).await;
+        ids.push(id);
+    }
+    let stats = relay_testkit::micro_replies(&m.client, "STATS", "session-registry").await;
+    assert_eq!(stats.len(), 2);
+    let per_replica: Vec<i64> = stats
+        .iter()
+        .map(|st| {
+            st["endpoints"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|e| e["subject"] == s::CREATE)
+                .unwrap()["num_requests"]
+                .as_i64()
+                .unwrap()
+        })
+        .collect();
+    assert_eq!(per_replica.iter().sum::<i64>(), 200);
+    assert!(
+        per_replica.iter().all(|n| *n > 0),
+        "both replicas served: {per_replica:?}"
+    );
+    // Either replica reads what the other wrote.
+    assert_eq!(m.ok(s::LIST, json!({"limit": 500})).await["total"], 200);
+}
+
+#[tokio::test]
+async fn sigterm_shuts_down_cleanly_and_a_restart_finds_everything() {
+    let mut m = Mesh::start(1).await;
+    let claude = json!({"kind": "adapter", "adapterName": "claude"});
+    m.ok(
+        s::SEND_MESSAGE,
+        json!({"sessionId": "keep", "agent": claude, "message": "remember me"}),
+    )
+    .await;
+    m.ok(s::CLOSE, json!({"sessionId": "keep"})).await;
+    let before = m.ok(s::GET, json!({"sessionId": "keep"})).await;
+
+    assert!(
+        m.replicas[0].terminate().await,
+        "exit status 0 after SIGTERM"
+    );
+    m.replicas.clear();
+    m.err(s::GET, json!({"sessionId": "keep"}), "unavailable")
+        .await;
+    m.add_replica().await;
+
+    assert_eq!(m.ok(s::GET, json!({"sessionId": "keep"})).await, before);
+    let msgs = m.ok(s::MESSAGES, json!({"sessionId": "keep"})).await;
+    assert_eq!(msgs["messages"][0]["contentText"], "remember me");
+}
+
+/// kill -9 of one of two replicas while 8 callers send messages. Each caller retries a failed
+/// send with the same messageId until it is acknowledged. Afterwards every acknowledged message
+/// is stored (lost = 0) and none is stored twice (duplicated = 0).
+#[tokio::test]
+async fn a_replica_killed_mid_load_loses_and_duplicates_nothing() {
+    let mut m = Mesh::start(2).await;
+    let claude = json!({"kind": "adapter", "adapterName": "claude"});
+    for c in 0..8 {
+        m.ok(
+            s::SEND_MESSAGE,
+            json!({"sessionId": format!("load-{c}"), "agent": claude, "message": "start"}),
+        )
+        .await;
+    }
+    let per_caller = 150;
+    let mut callers = Vec::new();
+    for c in 0..8 {
+        let client = m.client.clone();
+        callers.push(tokio::spawn(async move {
+            let (mut acked, mut retries) = (Vec::new(), 0u32);
+            for i in 0..per_caller {
+                let id = format!("m-{c}-{i}");
+                let req = json!({"sessionId": format!("load-{c}"), "message": format!("message {i}"), "messageId": id});
+                loop {
+                    match relay_bus::client::request::<_, Value>(&client, s::SEND_MESSAGE, &req, Duration::from_secs(2)).await {
+                        Ok(_) => break,
+                        Err(e) => {
+                            assert!(e.error.retryable || e.code().as_str() == "conflict", "unexpected {e}");
+                            retries += 1;
+                            tokio::time::sleep(Duration::from_millis(50)).await;
+                        }
+                    }
+                }
+                acked.push(id);
+            }
+            (acked, retries)
+        }));
+    }
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    m.replicas[0].kill9().await;
+    m.add_replica_after_kill().await;
+
+    let mut acked = Vec::new();
+    let mut retries = 0;
+    for c in callers {
+        let (a, r) = c.await.unwrap();
+        acked.extend(a);
+        retries += r;
+    }
+    let pool = m.db.pool().await;
+    let stored: Vec<(String, i64)> = sqlx::query_as(
+        "SELECT message_id, count(*) FROM registry_messages WHERE message_id LIKE 'm-%' GROUP BY message_id",
+    )
+    .fetch_all(&pool)
+    .await
+    .unwrap();
+    let stored_ids: HashSet<&str> = stored.iter().map(|(id, _)| id.as_str()).collect();
+    let lost = acked
+        .iter()
+        .filter(|id| !stored_ids.contains(id.as_str()))
+        .count();
+    let duplicated = stored.iter().filter(|(_, n)| *n > 1).count();
+    let per_session: Vec<i64> = sqlx::query_scalar(
+        "SELECT count(*) FROM registry_messages WHERE session_id LIKE 'load-%' GROUP BY session_id ORDER BY session_id",
+    )
+    .fetch_all(&pool)
+    .await
+    .unwrap();
+    eprintln!(
+        "kill -9 under load: acked={} lost={lost} duplicated={duplicated} retries={retries}",
+        acked.len()
+    );
+    assert_eq!(acked.len(), 8 * per_caller);
+    assert_eq!(lost, 0);
+    assert_eq!(duplicated, 0);
+    assert_eq!(
+        per_session,
+        vec![1 + per_caller as i64; 8],
+        "start message plus each acked send, once"
+    );
+}
