@@ -15,12 +15,8 @@ pub async fn request<Req: Serialize, Resp: DeserializeOwned>(
     req: &Req,
     timeout: Duration,
 ) -> Result<Resp, WireError> {
-    let payload = serde_json::to_vec(req).map_err(|e| {
-        WireError::new(
-            ErrorCode::InvalidRequest,
-            format!("cannot encode request: {e}"),
-        )
-    })?;
+    let payload = serde_json::to_vec(req)
+        .map_err(|e| WireError::new(ErrorCode::InvalidRequest, format!("cannot encode request: {e}")))?;
     let reply = request_bytes(client, subject, payload, timeout).await?;
     serde_json::from_slice(&reply).map_err(|e| {
         WireError::new(
@@ -51,20 +47,12 @@ pub async fn request_bytes(
                 ErrorCode::Timeout,
                 format!("{subject} did not answer within {timeout:?}"),
             ),
-            RequestErrorKind::NoResponders => WireError::new(
-                ErrorCode::Unavailable,
-                format!("no service answers {subject}"),
-            ),
-            _ => WireError::new(
-                ErrorCode::Unavailable,
-                format!("request to {subject} failed: {e}"),
-            ),
+            RequestErrorKind::NoResponders => {
+                WireError::new(ErrorCode::Unavailable, format!("no service answers {subject}"))
+            }
+            _ => WireError::new(ErrorCode::Unavailable, format!("request to {subject} failed: {e}")),
         })?;
-    match message
-        .headers
-        .as_ref()
-        .and_then(|h| h.get(NATS_SERVICE_ERROR_CODE))
-    {
+    match message.headers.as_ref().and_then(|h| h.get(NATS_SERVICE_ERROR_CODE)) {
         None => Ok(message.payload),
         Some(status) => Err(
             serde_json::from_slice::<WireError>(&message.payload).unwrap_or_else(|_| {
@@ -91,11 +79,7 @@ fn code_from_status(status: &str) -> ErrorCode {
 
 /// Publishes an event as JSON with the current trace context. Core NATS publish is
 /// fire-and-forget: callers persist first, then publish.
-pub async fn publish<T: Serialize>(
-    client: &Client,
-    subject: String,
-    event: &T,
-) -> Result<(), WireError> {
+pub async fn publish<T: Serialize>(client: &Client, subject: String, event: &T) -> Result<(), WireError> {
     let payload = serde_json::to_vec(event)
         .map_err(|e| WireError::new(ErrorCode::Internal, format!("cannot encode event: {e}")))?;
     let mut headers = HeaderMap::new();

@@ -43,10 +43,7 @@ pub async fn connect(settings: &DatabaseSettings) -> Result<PgPool, DbError> {
     };
     if settings.migrate {
         MIGRATOR.run(&pool).await?;
-        tracing::info!(
-            migrations = MIGRATOR.iter().count(),
-            "database schema is current"
-        );
+        tracing::info!(migrations = MIGRATOR.iter().count(), "database schema is current");
     }
     Ok(pool)
 }
@@ -66,10 +63,7 @@ fn redact(url: &str) -> String {
 mod tests {
     #[test]
     fn redact_hides_only_the_password() {
-        assert_eq!(
-            super::redact("postgres://u:secret@h/db"),
-            "postgres://u:***@h/db"
-        );
+        assert_eq!(super::redact("postgres://u:secret@h/db"), "postgres://u:***@h/db");
         assert_eq!(super::redact("postgres://u@h/db"), "postgres://u@h/db");
     }
 }

@@ -39,12 +39,7 @@ pub struct ServiceHost {
 
 impl ServiceHost {
     /// Registers `name` as a NATS micro service; `nats micro ls` lists it from here on.
-    pub async fn start(
-        client: Client,
-        name: &str,
-        version: &str,
-        description: &str,
-    ) -> Result<Self, ServiceError> {
+    pub async fn start(client: Client, name: &str, version: &str, description: &str) -> Result<Self, ServiceError> {
         let service = client
             .service_builder()
             .description(description)
@@ -119,10 +114,7 @@ impl ServiceHost {
         }
         let drained = tokio::time::timeout(grace, self.inflight.acquire_many(MAX_IN_FLIGHT)).await;
         if drained.is_err() {
-            tracing::warn!(
-                ?grace,
-                "requests still in flight at the end of the grace period"
-            );
+            tracing::warn!(?grace, "requests still in flight at the end of the grace period");
         }
         let _ = self.client.flush().await;
     }
@@ -132,8 +124,8 @@ async fn shutdown_signal() {
     let ctrl_c = tokio::signal::ctrl_c();
     #[cfg(unix)]
     {
-        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
-            .expect("install SIGTERM handler");
+        let mut term =
+            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).expect("install SIGTERM handler");
         tokio::select! {
             _ = ctrl_c => {}
             _ = term.recv() => {}
@@ -155,20 +147,12 @@ async fn serve<S, Req, Resp, E, F, Fut>(
     F: Fn(S, Req) -> Fut,
     Fut: Future<Output = Result<Resp, E>>,
 {
-    let span = tracing::info_span!(
-        "rpc",
-        subject,
-        otel.kind = "server",
-        error.code = tracing::field::Empty
-    );
+    let span = tracing::info_span!("rpc", subject, otel.kind = "server", error.code = tracing::field::Empty);
     trace::set_parent_from(&span, request.message.headers.as_ref());
     let result = async {
         let req = decode::<Req>(subject, &request.message.payload)?;
         // A panicking handler answers `internal` instead of leaving the caller to time out.
-        match std::panic::AssertUnwindSafe(handler(state, req))
-            .catch_unwind()
-            .await
-        {
+        match std::panic::AssertUnwindSafe(handler(state, req)).catch_unwind().await {
             Ok(result) => result.map_err(Into::into),
             Err(_) => Err(WireError::new(
                 ErrorCode::Internal,
@@ -180,8 +164,7 @@ async fn serve<S, Req, Resp, E, F, Fut>(
     .await;
 
     let (body, headers) = match result.and_then(|resp| {
-        serde_json::to_vec(&resp)
-            .map_err(|e| WireError::new(ErrorCode::Internal, format!("cannot encode reply: {e}")))
+        serde_json::to_vec(&resp).map_err(|e| WireError::new(ErrorCode::Internal, format!("cannot encode reply: {e}")))
     }) {
         Ok(body) => (body, HeaderMap::new()),
         Err(err) => {
@@ -192,16 +175,10 @@ async fn serve<S, Req, Resp, E, F, Fut>(
             } else {
                 tracing::debug!(subject, error = %err, "request rejected");
             }
-            (
-                serde_json::to_vec(&err).unwrap_or_default(),
-                error_headers(&err),
-            )
+            (serde_json::to_vec(&err).unwrap_or_default(), error_headers(&err))
         }
     };
-    if let Err(e) = request
-        .respond_with_headers(Ok(Bytes::from(body)), headers)
-        .await
-    {
+    if let Err(e) = request.respond_with_headers(Ok(Bytes::from(body)), headers).await {
         tracing::warn!(subject, error = %e, "could not send reply");
     }
 }
@@ -215,9 +192,7 @@ fn decode<Req: DeserializeOwned>(subject: &str, payload: &[u8]) -> Result<Req, W
     };
     serde_json::from_slice(payload).map_err(|e| {
         let kind = match e.classify() {
-            serde_json::error::Category::Syntax | serde_json::error::Category::Eof => {
-                "malformed JSON"
-            }
+            serde_json::error::Category::Syntax | serde_json::error::Category::Eof => "malformed JSON",
             _ => "request does not match the contract",
         };
         WireError::new(ErrorCode::InvalidRequest, format!("{subject}: {kind}: {e}"))
@@ -236,9 +211,6 @@ pub fn error_headers(err: &WireError) -> HeaderMap {
         .map(|c| if c.is_control() { ' ' } else { c })
         .collect();
     headers.insert(NATS_SERVICE_ERROR, message.as_str());
-    headers.insert(
-        NATS_SERVICE_ERROR_CODE,
-        err.code().status().to_string().as_str(),
-    );
+    headers.insert(NATS_SERVICE_ERROR_CODE, err.code().status().to_string().as_str());
     headers
 }

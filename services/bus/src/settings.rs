@@ -79,11 +79,17 @@ pub struct SettingsError(#[from] config::ConfigError);
 /// Loads `T` from its defaults, then the file named by `RELAY_CONFIG` (or `relay.toml` in the
 /// working directory when it exists), then `RELAY_*` environment variables.
 pub fn load<T: Serialize + DeserializeOwned + Default>() -> Result<T, SettingsError> {
-    let file = std::env::var("RELAY_CONFIG").ok();
-    let mut builder =
-        config::Config::builder().add_source(config::Config::try_from(&T::default())?);
+    load_from(std::env::var("RELAY_CONFIG").ok().as_deref(), None)
+}
+
+/// [`load`] with the file and environment given explicitly (`env: None` reads the process's).
+pub fn load_from<T: Serialize + DeserializeOwned + Default>(
+    file: Option<&str>,
+    env: Option<config::Map<String, String>>,
+) -> Result<T, SettingsError> {
+    let mut builder = config::Config::builder().add_source(config::Config::try_from(&T::default())?);
     builder = match file {
-        Some(path) => builder.add_source(config::File::with_name(&path).required(true)),
+        Some(path) => builder.add_source(config::File::with_name(path).required(true)),
         None => builder.add_source(config::File::with_name("relay.toml").required(false)),
     };
     let cfg = builder
@@ -91,8 +97,54 @@ pub fn load<T: Serialize + DeserializeOwned + Default>() -> Result<T, SettingsEr
             config::Environment::with_prefix("RELAY")
                 .prefix_separator("_")
                 .separator("__")
-                .try_parsing(true),
+                .try_parsing(true)
+                .source(env),
         )
         .build()?;
     Ok(cfg.try_deserialize()?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug, Default, Serialize, Deserialize)]
+    #[serde(default)]
+    struct Sample {
+        nats: NatsSettings,
+        database: DatabaseSettings,
+    }
+
+    #[test]
+    fn env_overrides_file_which_overrides_defaults() {
+        let dir = std::env::temp_dir().join(format!("relay-settings-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("relay.toml");
+        let toml =
+            "[nats]\nurl = \"nats://127.0.0.1:5000\"\nrequest_timeout_ms = 42\n[database]\nmax_connections = 3\n";
+        std::fs::write(&file, toml).unwrap();
+        let env = [
+            ("RELAY_NATS__URL", "nats://127.0.0.1:6000"),
+            ("RELAY_DATABASE__MIGRATE", "false"),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+        let s: Sample = load_from(Some(file.to_str().unwrap()), Some(env)).unwrap();
+        assert_eq!(s.nats.url, "nats://127.0.0.1:6000", "env wins over the file");
+        assert_eq!(s.nats.request_timeout_ms, 42, "file wins over defaults");
+        assert_eq!(s.database.max_connections, 3);
+        assert!(!s.database.migrate, "env values are parsed");
+        assert_eq!(
+            s.nats.connect_attempts,
+            NatsSettings::default().connect_attempts,
+            "defaults fill the rest"
+        );
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn a_named_config_file_that_is_missing_is_an_error() {
+        assert!(load_from::<Sample>(Some("/nonexistent/relay.toml"), Some(Default::default())).is_err());
+    }
 }

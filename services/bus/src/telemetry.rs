@@ -27,13 +27,8 @@ pub enum TelemetryError {
     AlreadyInstalled,
 }
 
-pub fn init(
-    service_name: &'static str,
-    settings: &TelemetrySettings,
-) -> Result<TelemetryGuard, TelemetryError> {
-    opentelemetry::global::set_text_map_propagator(
-        opentelemetry_sdk::propagation::TraceContextPropagator::new(),
-    );
+pub fn init(service_name: &'static str, settings: &TelemetrySettings) -> Result<TelemetryGuard, TelemetryError> {
+    opentelemetry::global::set_text_map_propagator(opentelemetry_sdk::propagation::TraceContextPropagator::new());
 
     let resource = opentelemetry_sdk::Resource::builder()
         .with_service_name(service_name)

@@ -27,15 +27,12 @@ impl Extractor for HeaderExtractor<'_> {
 /// Writes the current span's context into `headers`.
 pub(crate) fn inject_current(headers: &mut HeaderMap) {
     let cx = tracing::Span::current().context();
-    opentelemetry::global::get_text_map_propagator(|p| {
-        p.inject_context(&cx, &mut HeaderInjector(headers))
-    });
+    opentelemetry::global::get_text_map_propagator(|p| p.inject_context(&cx, &mut HeaderInjector(headers)));
 }
 
 /// Makes the context found in `headers` (if any) the parent of `span`.
 pub(crate) fn set_parent_from(span: &tracing::Span, headers: Option<&HeaderMap>) {
     let Some(headers) = headers else { return };
-    let cx =
-        opentelemetry::global::get_text_map_propagator(|p| p.extract(&HeaderExtractor(headers)));
+    let cx = opentelemetry::global::get_text_map_propagator(|p| p.extract(&HeaderExtractor(headers)));
     let _ = span.set_parent(cx);
 }

@@ -215,9 +215,7 @@ impl AgentSessionCapabilities {
     pub fn validate(&self) -> Result<(), Vec<String>> {
         let mut problems = Vec::new();
         if !self.messaging.receive {
-            problems.push(
-                "messaging.receive must be true: every agent session receives messages".into(),
-            );
+            problems.push("messaging.receive must be true: every agent session receives messages".into());
         }
         if self.delivery.modes.is_empty() {
             problems.push("delivery.modes must name at least one delivery mode".into());
@@ -233,11 +231,7 @@ impl AgentSessionCapabilities {
         {
             problems.push("messaging.attachments lists a kind twice".into());
         }
-        if problems.is_empty() {
-            Ok(())
-        } else {
-            Err(problems)
-        }
+        if problems.is_empty() { Ok(()) } else { Err(problems) }
     }
 
     pub fn supports_mode(&self, mode: DeliveryMode) -> bool {
@@ -246,12 +240,7 @@ impl AgentSessionCapabilities {
 
     /// Text is always receivable; other kinds only when declared.
     pub fn accepts_attachment(&self, kind: AttachmentKind) -> bool {
-        kind == AttachmentKind::Text
-            || self
-                .messaging
-                .attachments
-                .as_ref()
-                .is_some_and(|a| a.contains(&kind))
+        kind == AttachmentKind::Text || self.messaging.attachments.as_ref().is_some_and(|a| a.contains(&kind))
     }
 
     pub fn supports(&self, op: LifecycleOp) -> bool {
@@ -267,10 +256,7 @@ impl AgentSessionCapabilities {
 }
 
 fn has_duplicates<T: PartialEq>(items: &[T]) -> bool {
-    items
-        .iter()
-        .enumerate()
-        .any(|(i, a)| items[..i].contains(a))
+    items.iter().enumerate().any(|(i, a)| items[..i].contains(a))
 }
 
 /// AG-UI `AgentCapabilities` (seed 004): discovery only, absent means unknown. Known categories

@@ -999,8 +999,7 @@ mod tests {
             json!({"blocks": {"type": "text", "text": "hi"}}),
             json!({"blocks": [{"type": "text", "text": "hi"}], "role": "user"}),
         ] {
-            serde_json::from_value::<MessageContent>(v.clone())
-                .unwrap_or_else(|e| panic!("{v}: {e}"));
+            serde_json::from_value::<MessageContent>(v.clone()).unwrap_or_else(|e| panic!("{v}: {e}"));
         }
     }
 
@@ -1019,22 +1018,16 @@ mod tests {
         let absent: UpdateRequest = serde_json::from_value(json!({"sessionId": "s"})).unwrap();
         assert_eq!(absent.approval_policy_override, None);
         let null: UpdateRequest =
-            serde_json::from_value(json!({"sessionId": "s", "approvalPolicyOverride": null}))
-                .unwrap();
+            serde_json::from_value(json!({"sessionId": "s", "approvalPolicyOverride": null})).unwrap();
         assert_eq!(null.approval_policy_override, Some(None));
     }
 
     #[test]
     fn agent_selection_keeps_unknown_keys() {
-        let sel: AgentSelection = serde_json::from_value(
-            json!({"kind": "adapter", "adapterName": "x", "temperature": 0.2}),
-        )
-        .unwrap();
+        let sel: AgentSelection =
+            serde_json::from_value(json!({"kind": "adapter", "adapterName": "x", "temperature": 0.2})).unwrap();
         assert_eq!(sel.extra.get("temperature"), Some(&json!(0.2)));
-        assert_eq!(
-            serde_json::to_value(&sel).unwrap()["temperature"],
-            json!(0.2)
-        );
+        assert_eq!(serde_json::to_value(&sel).unwrap()["temperature"], json!(0.2));
     }
 
     #[test]

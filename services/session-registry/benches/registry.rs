@@ -59,7 +59,10 @@ async fn measure(
                 let payload = body(REQUESTS.fetch_add(1, Ordering::Relaxed));
                 let reply = client.request(subject, payload.into()).await;
                 let failed = match &reply {
-                    Ok(msg) => msg.headers.as_ref().is_some_and(|h| h.get("Nats-Service-Error-Code").is_some()),
+                    Ok(msg) => msg
+                        .headers
+                        .as_ref()
+                        .is_some_and(|h| h.get("Nats-Service-Error-Code").is_some()),
                     Err(_) => true,
                 };
                 if now >= measure_from {
@@ -77,20 +80,38 @@ async fn measure(
         errors += e;
     }
     lat.sort_unstable();
-    let pct = |p: f64| lat.get(((lat.len() as f64 * p) as usize).min(lat.len().saturating_sub(1))).copied().unwrap_or(0);
-    Case { name, concurrency, requests: lat.len(), errors, seconds: secs, p50_us: pct(0.50), p99_us: pct(0.99) }
+    let pct = |p: f64| {
+        lat.get(((lat.len() as f64 * p) as usize).min(lat.len().saturating_sub(1)))
+            .copied()
+            .unwrap_or(0)
+    };
+    Case {
+        name,
+        concurrency,
+        requests: lat.len(),
+        errors,
+        seconds: secs,
+        p50_us: pct(0.50),
+        p99_us: pct(0.99),
+    }
 }
 
 #[tokio::main]
 async fn main() {
-    let secs: f64 = std::env::var("RELAY_BENCH_SECONDS").ok().and_then(|s| s.parse().ok()).unwrap_or(3.0);
+    let secs: f64 = std::env::var("RELAY_BENCH_SECONDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(3.0);
     let nats = Nats::start().await;
     let db = Database::create().await;
     let mut registry = ServiceProcess::spawn(
         BIN,
         &nats,
         &db,
-        &[("RELAY_DATABASE__MAX_CONNECTIONS", "16"), ("RELAY_TELEMETRY__LOG_LEVEL", "warn")],
+        &[
+            ("RELAY_DATABASE__MAX_CONNECTIONS", "16"),
+            ("RELAY_TELEMETRY__LOG_LEVEL", "warn"),
+        ],
     );
     let client = nats.client().await;
     relay_testkit::wait_for_instances(&client, "session-registry", 1).await;
@@ -109,7 +130,9 @@ async fn main() {
     let run = uuid_prefix();
     for i in 0..GET_POOL {
         let body = json!({"sessionId": format!("{run}-get-{i}"), "title": "bench"});
-        relay_testkit::call_json(&client, "session.create", body).await.expect("seed session");
+        relay_testkit::call_json(&client, "session.create", body)
+            .await
+            .expect("seed session");
     }
     eprintln!("seeded {GET_POOL} sessions; {secs} s per case");
 
@@ -124,15 +147,56 @@ async fn main() {
 
     let mut cases = Vec::new();
     for concurrency in [1, 32] {
-        cases.push(measure(&client, "nats echo (baseline)", "bench.echo", concurrency, secs, echo_body.clone()).await);
-        cases.push(measure(&client, "session.create", "session.create", concurrency, secs, create_body.clone()).await);
-        cases.push(measure(&client, "session.get", "session.get", concurrency, secs, get_body.clone()).await);
+        cases.push(
+            measure(
+                &client,
+                "nats echo (baseline)",
+                "bench.echo",
+                concurrency,
+                secs,
+                echo_body.clone(),
+            )
+            .await,
+        );
+        cases.push(
+            measure(
+                &client,
+                "session.create",
+                "session.create",
+                concurrency,
+                secs,
+                create_body.clone(),
+            )
+            .await,
+        );
+        cases.push(
+            measure(
+                &client,
+                "session.get",
+                "session.get",
+                concurrency,
+                secs,
+                get_body.clone(),
+            )
+            .await,
+        );
     }
     registry.terminate().await;
 
-    println!("\n{:<22} {:>5} {:>10} {:>10} {:>10} {:>7}", "case", "conc", "req/s", "p50 µs", "p99 µs", "errors");
+    println!(
+        "\n{:<22} {:>5} {:>10} {:>10} {:>10} {:>7}",
+        "case", "conc", "req/s", "p50 µs", "p99 µs", "errors"
+    );
     for c in &cases {
-        println!("{:<22} {:>5} {:>10.0} {:>10} {:>10} {:>7}", c.name, c.concurrency, c.rps(), c.p50_us, c.p99_us, c.errors);
+        println!(
+            "{:<22} {:>5} {:>10.0} {:>10} {:>10} {:>7}",
+            c.name,
+            c.concurrency,
+            c.rps(),
+            c.p50_us,
+            c.p99_us,
+            c.errors
+        );
     }
 
     let results: Vec<_> = cases

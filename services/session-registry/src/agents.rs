@@ -10,11 +10,10 @@ use serde_json::json;
 
 /// Rejects capabilities serde accepted but the seed forbids, listing every reason.
 fn validate_capabilities(caps: &AgentSessionCapabilities) -> Result<()> {
-    caps.validate()
-        .map_err(|problems| RegistryError::InvalidWith {
-            message: format!("invalid capabilities: {}", problems.join("; ")),
-            details: json!({ "problems": problems }),
-        })
+    caps.validate().map_err(|problems| RegistryError::InvalidWith {
+        message: format!("invalid capabilities: {}", problems.join("; ")),
+        details: json!({ "problems": problems }),
+    })
 }
 
 /// What an agent needs to be able to do for an operation; `capability_unsupported` otherwise.
@@ -76,14 +75,10 @@ pub(crate) async fn attach_agent(
     }
     let resolved = resolve(reg, &a.selection)?;
     let mut agents = store::session_agents(change.conn(), &session.session_id).await?;
-    let has_lead = agents
-        .iter()
-        .any(|x| is_attached(x) && x.role == AgentRole::Lead);
-    let role = a.role.unwrap_or(if has_lead {
-        AgentRole::Member
-    } else {
-        AgentRole::Lead
-    });
+    let has_lead = agents.iter().any(|x| is_attached(x) && x.role == AgentRole::Lead);
+    let role = a
+        .role
+        .unwrap_or(if has_lead { AgentRole::Member } else { AgentRole::Lead });
     if role == AgentRole::Lead {
         for old in agents
             .iter_mut()
@@ -131,10 +126,7 @@ pub(crate) async fn attach_agent(
         provider_config_id: resolved.provider_config_id,
         role,
         status: AgentRecordStatus::Active,
-        capabilities: Some(
-            a.capabilities
-                .unwrap_or_else(AgentSessionCapabilities::minimum),
-        ),
+        capabilities: Some(a.capabilities.unwrap_or_else(AgentSessionCapabilities::minimum)),
         agent_capabilities: a.agent_capabilities,
     };
     store::insert_agent(change.conn(), &agent).await?;
@@ -256,10 +248,7 @@ pub async fn capabilities(reg: Registry, req: AgentRef) -> Result<CapabilitiesRe
 }
 
 /// A harness re-declares what a session can do (capabilities change with connection state).
-pub async fn declare_capabilities(
-    reg: Registry,
-    req: DeclareCapabilitiesRequest,
-) -> Result<CapabilitiesResponse> {
+pub async fn declare_capabilities(reg: Registry, req: DeclareCapabilitiesRequest) -> Result<CapabilitiesResponse> {
     if req.capabilities.is_none() && req.agent_capabilities.is_none() {
         return Err(RegistryError::Invalid(
             "give capabilities, agentCapabilities or both".into(),
@@ -269,9 +258,7 @@ pub async fn declare_capabilities(
         validate_capabilities(caps)?;
     }
     let mut change = Change::begin(&reg).await?;
-    let session_id = store::find_agent(change.conn(), &req.agent_id)
-        .await?
-        .session_id;
+    let session_id = store::find_agent(change.conn(), &req.agent_id).await?.session_id;
     let mut session = store::lock_live(change.conn(), &session_id).await?;
     // Re-read under the session lock.
     let mut agent = store::find_agent(change.conn(), &req.agent_id).await?;
@@ -323,17 +310,17 @@ pub(crate) fn resolve(reg: &Registry, sel: &AgentSelection) -> Result<ResolveAge
     };
     let adapter_name = match sel.kind.as_str() {
         "" => {
-            return Err(RegistryError::Invalid(
-                "agent selection kind must not be empty".into(),
-            ));
+            return Err(RegistryError::Invalid("agent selection kind must not be empty".into()));
         }
-        "adapter" => sel.adapter_name.clone().ok_or_else(|| {
-            RegistryError::Invalid("a selection of kind `adapter` needs adapterName".into())
-        })?,
+        "adapter" => sel
+            .adapter_name
+            .clone()
+            .ok_or_else(|| RegistryError::Invalid("a selection of kind `adapter` needs adapterName".into()))?,
         "canonical-model" => {
-            let model = sel.model.as_deref().ok_or_else(|| {
-                RegistryError::Invalid("a selection of kind `canonical-model` needs model".into())
-            })?;
+            let model = sel
+                .model
+                .as_deref()
+                .ok_or_else(|| RegistryError::Invalid("a selection of kind `canonical-model` needs model".into()))?;
             by_model(model).ok_or_else(|| {
                 RegistryError::Invalid(format!(
                     "no adapter is configured for model {model} (registry.model_adapters)"
@@ -364,9 +351,6 @@ pub(crate) fn resolve(reg: &Registry, sel: &AgentSelection) -> Result<ResolveAge
     })
 }
 
-pub async fn resolve_agent_config(
-    reg: Registry,
-    req: ResolveAgentConfigRequest,
-) -> Result<ResolveAgentConfigResponse> {
+pub async fn resolve_agent_config(reg: Registry, req: ResolveAgentConfigRequest) -> Result<ResolveAgentConfigResponse> {
     resolve(&reg, &req.selection)
 }

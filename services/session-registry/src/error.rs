@@ -50,9 +50,7 @@ impl From<RegistryError> for WireError {
             RegistryError::InvalidWith { message, details } => {
                 WireError::new(ErrorCode::InvalidRequest, message).with_details(details)
             }
-            e @ RegistryError::NotFound { .. } => {
-                WireError::new(ErrorCode::NotFound, e.to_string())
-            }
+            e @ RegistryError::NotFound { .. } => WireError::new(ErrorCode::NotFound, e.to_string()),
             RegistryError::Conflict(m) => WireError::new(ErrorCode::Conflict, m),
             RegistryError::Capability {
                 ref agent_id,
@@ -60,8 +58,7 @@ impl From<RegistryError> for WireError {
                 ..
             } => {
                 let details = json!({ "agentId": agent_id, "capability": capability });
-                WireError::new(ErrorCode::CapabilityUnsupported, e.to_string())
-                    .with_details(details)
+                WireError::new(ErrorCode::CapabilityUnsupported, e.to_string()).with_details(details)
             }
             RegistryError::Db(e) => db_error(e),
         }

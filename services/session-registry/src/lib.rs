@@ -88,24 +88,18 @@ pub async fn serve(nats: async_nats::Client, reg: Registry) -> Result<ServiceHos
     )
     .await?;
     let r = reg;
-    host.endpoint(s::CREATE, r.clone(), lifecycle::create)
-        .await?;
+    host.endpoint(s::CREATE, r.clone(), lifecycle::create).await?;
     host.endpoint(s::GET, r.clone(), query::get).await?;
     host.endpoint(s::LIST, r.clone(), query::list).await?;
-    host.endpoint(s::UPDATE, r.clone(), lifecycle::update)
-        .await?;
+    host.endpoint(s::UPDATE, r.clone(), lifecycle::update).await?;
     host.endpoint(s::CLOSE, r.clone(), lifecycle::close).await?;
-    host.endpoint(s::RESUME, r.clone(), lifecycle::resume)
-        .await?;
-    host.endpoint(s::ARCHIVE, r.clone(), lifecycle::archive)
-        .await?;
+    host.endpoint(s::RESUME, r.clone(), lifecycle::resume).await?;
+    host.endpoint(s::ARCHIVE, r.clone(), lifecycle::archive).await?;
     host.endpoint(s::PURGE, r.clone(), lifecycle::purge).await?;
     host.endpoint(s::FORK, r.clone(), lifecycle::fork).await?;
     host.endpoint(s::MERGE, r.clone(), lifecycle::merge).await?;
-    host.endpoint(s::ABANDON, r.clone(), lifecycle::abandon)
-        .await?;
-    host.endpoint(s::GET_CHILDREN, r.clone(), query::get_children)
-        .await?;
+    host.endpoint(s::ABANDON, r.clone(), lifecycle::abandon).await?;
+    host.endpoint(s::GET_CHILDREN, r.clone(), query::get_children).await?;
     host.endpoint(s::GET_STATUS_COUNTS, r.clone(), query::status_counts)
         .await?;
     host.endpoint(
@@ -115,43 +109,24 @@ pub async fn serve(nats: async_nats::Client, reg: Registry) -> Result<ServiceHos
     )
     .await?;
     host.endpoint(s::SEARCH, r.clone(), query::search).await?;
-    host.endpoint(s::AGENT_ATTACH, r.clone(), agents::attach)
-        .await?;
-    host.endpoint(s::AGENT_RELEASE, r.clone(), agents::release)
-        .await?;
+    host.endpoint(s::AGENT_ATTACH, r.clone(), agents::attach).await?;
+    host.endpoint(s::AGENT_RELEASE, r.clone(), agents::release).await?;
     host.endpoint(s::AGENT_CAPABILITIES, r.clone(), agents::capabilities)
         .await?;
-    host.endpoint(
-        s::AGENT_DECLARE_CAPABILITIES,
-        r.clone(),
-        agents::declare_capabilities,
-    )
-    .await?;
-    host.endpoint(
-        s::RESOLVE_AGENT_CONFIG,
-        r.clone(),
-        agents::resolve_agent_config,
-    )
-    .await?;
-    host.endpoint(s::SEND_MESSAGE, r.clone(), messages::send)
+    host.endpoint(s::AGENT_DECLARE_CAPABILITIES, r.clone(), agents::declare_capabilities)
         .await?;
-    host.endpoint(
-        s::USER_MESSAGE_ACKNOWLEDGE,
-        r.clone(),
-        messages::acknowledge,
-    )
-    .await?;
+    host.endpoint(s::RESOLVE_AGENT_CONFIG, r.clone(), agents::resolve_agent_config)
+        .await?;
+    host.endpoint(s::SEND_MESSAGE, r.clone(), messages::send).await?;
+    host.endpoint(s::USER_MESSAGE_ACKNOWLEDGE, r.clone(), messages::acknowledge)
+        .await?;
     host.endpoint(s::USER_MESSAGE_COMPLETE, r.clone(), messages::complete)
         .await?;
     host.endpoint(s::TURNS, r.clone(), messages::turns).await?;
-    host.endpoint(s::MESSAGES, r.clone(), messages::list)
-        .await?;
+    host.endpoint(s::MESSAGES, r.clone(), messages::list).await?;
     host.endpoint(s::USAGE, r.clone(), messages::usage).await?;
-    host.endpoint(s::SNAPSHOT_EXPORT, r.clone(), snapshot::export)
-        .await?;
-    host.endpoint(s::SNAPSHOT_IMPORT, r.clone(), snapshot::import)
-        .await?;
-    host.endpoint(s::SNAPSHOT_VALIDATE, r, snapshot::validate)
-        .await?;
+    host.endpoint(s::SNAPSHOT_EXPORT, r.clone(), snapshot::export).await?;
+    host.endpoint(s::SNAPSHOT_IMPORT, r.clone(), snapshot::import).await?;
+    host.endpoint(s::SNAPSHOT_VALIDATE, r, snapshot::validate).await?;
     Ok(host)
 }

@@ -185,12 +185,7 @@ pub async fn close(reg: Registry, req: CloseRequest) -> Result<SuccessResponse> 
         id,
         &[SessionStatus::Active, SessionStatus::Discovered],
         SessionStatus::Closed,
-        |st| {
-            format!(
-                "session {id} is {}; only an active session can be closed",
-                st.as_str()
-            )
-        },
+        |st| format!("session {id} is {}; only an active session can be closed", st.as_str()),
     )
     .await?;
     if moved.is_some() {
@@ -225,14 +220,7 @@ pub async fn resume(reg: Registry, req: SessionRef) -> Result<SuccessResponse> {
     )
     .await?;
     if moved.is_some() {
-        change
-            .emit(
-                id,
-                Resumed {
-                    session_id: id.clone(),
-                },
-            )
-            .await?;
+        change.emit(id, Resumed { session_id: id.clone() }).await?;
     }
     change.commit().await?;
     Ok(OK)
@@ -250,14 +238,7 @@ pub async fn archive(reg: Registry, req: SessionRef) -> Result<SuccessResponse> 
     )
     .await?;
     if moved.is_some() {
-        change
-            .emit(
-                id,
-                Archived {
-                    session_id: id.clone(),
-                },
-            )
-            .await?;
+        change.emit(id, Archived { session_id: id.clone() }).await?;
     }
     change.commit().await?;
     Ok(OK)
@@ -293,14 +274,7 @@ pub async fn purge(reg: Registry, req: SessionRef) -> Result<PurgeResponse> {
         )));
     }
     let events_deleted = store::purge(change.conn(), id).await?;
-    change
-        .emit(
-            id,
-            Purged {
-                session_id: id.clone(),
-            },
-        )
-        .await?;
+    change.emit(id, Purged { session_id: id.clone() }).await?;
     change.commit().await?;
     Ok(PurgeResponse {
         success: true,
@@ -339,9 +313,7 @@ pub async fn fork(reg: Registry, req: ForkRequest) -> Result<SessionIdResponse> 
     child.fork_point_message_id = fork_point.clone();
     child.fork_transforms = req.transforms;
     child.title = req.name.or(source.title.clone());
-    child.target_working_directory = req
-        .target_working_directory
-        .or(source.target_working_directory.clone());
+    child.target_working_directory = req.target_working_directory.or(source.target_working_directory.clone());
     child.execution_target_id = source.execution_target_id.clone();
     child.approval_policy_override = source.approval_policy_override;
     insert_new(&mut change, &child).await?;
@@ -356,18 +328,12 @@ pub async fn fork(reg: Registry, req: ForkRequest) -> Result<SessionIdResponse> 
         )
         .await?;
     change.commit().await?;
-    Ok(SessionIdResponse {
-        session_id: child_id,
-    })
+    Ok(SessionIdResponse { session_id: child_id })
 }
 
 /// Locks parent and child (in id order, so two merges cannot deadlock) and checks that the
 /// child is an open branch of the parent.
-async fn lock_branch(
-    change: &mut Change,
-    parent_id: &str,
-    child_id: &str,
-) -> Result<(Session, Session)> {
+async fn lock_branch(change: &mut Change, parent_id: &str, child_id: &str) -> Result<(Session, Session)> {
     if parent_id == child_id {
         return Err(RegistryError::Invalid(
             "childSessionId and parentSessionId are the same session".into(),
@@ -394,14 +360,8 @@ async fn lock_branch(
 }
 
 /// Closes a finished branch (if still open) and marks how it ended.
-async fn end_branch(
-    change: &mut Change,
-    mut child: Session,
-    state: &str,
-    handoff: Option<&str>,
-) -> Result<()> {
-    let was_open =
-        child.status == SessionStatus::Active || child.status == SessionStatus::Discovered;
+async fn end_branch(change: &mut Change, mut child: Session, state: &str, handoff: Option<&str>) -> Result<()> {
+    let was_open = child.status == SessionStatus::Active || child.status == SessionStatus::Discovered;
     if was_open {
         child.status = SessionStatus::Closed;
     }
@@ -429,8 +389,7 @@ async fn end_branch(
 
 pub async fn merge(reg: Registry, req: MergeRequest) -> Result<MergeResponse> {
     let mut change = Change::begin(&reg).await?;
-    let (mut parent, child) =
-        lock_branch(&mut change, &req.parent_session_id, &req.child_session_id).await?;
+    let (mut parent, child) = lock_branch(&mut change, &req.parent_session_id, &req.child_session_id).await?;
     if parent.status == SessionStatus::Archived {
         return Err(RegistryError::Conflict(format!(
             "parent session {} is archived and read-only",
@@ -470,8 +429,7 @@ pub async fn merge(reg: Registry, req: MergeRequest) -> Result<MergeResponse> {
 
 pub async fn abandon(reg: Registry, req: AbandonRequest) -> Result<SuccessResponse> {
     let mut change = Change::begin(&reg).await?;
-    let (_, child) =
-        lock_branch(&mut change, &req.parent_session_id, &req.child_session_id).await?;
+    let (_, child) = lock_branch(&mut change, &req.parent_session_id, &req.child_session_id).await?;
     end_branch(&mut change, child, "abandoned", None).await?;
     change
         .emit(

@@ -28,19 +28,11 @@ pub(crate) struct Post {
 /// Blocks, searchable text and role of a message; `invalid_request` for empty or malformed content.
 fn parse_content(content: &MessageContent) -> Result<(Vec<Value>, String, MessageRole)> {
     let (blocks, role) = match content {
-        MessageContent::Text(text) => (
-            vec![json!({ "type": "text", "text": text })],
-            MessageRole::User,
-        ),
-        MessageContent::Structured(s) => (
-            s.blocks.clone().into_vec(),
-            s.role.unwrap_or(MessageRole::User),
-        ),
+        MessageContent::Text(text) => (vec![json!({ "type": "text", "text": text })], MessageRole::User),
+        MessageContent::Structured(s) => (s.blocks.clone().into_vec(), s.role.unwrap_or(MessageRole::User)),
     };
     if blocks.is_empty() {
-        return Err(RegistryError::Invalid(
-            "message has no content blocks".into(),
-        ));
+        return Err(RegistryError::Invalid("message has no content blocks".into()));
     }
     let mut texts = Vec::new();
     for (i, block) in blocks.iter().enumerate() {
@@ -51,9 +43,7 @@ fn parse_content(content: &MessageContent) -> Result<(Vec<Value>, String, Messag
         };
         if kind == "text" {
             let Some(text) = block.get("text").and_then(Value::as_str) else {
-                return Err(RegistryError::Invalid(format!(
-                    "text block {i} needs a string `text`"
-                )));
+                return Err(RegistryError::Invalid(format!("text block {i} needs a string `text`")));
             };
             texts.push(text);
         }
@@ -95,11 +85,7 @@ fn check_targets(targets: &[Agent], blocks: &[Value], mode: Option<DeliveryMode>
 
 /// Stores a message in a locked session: opens a turn if none is active, records
 /// `turn.started` and `user_message.sent`.
-pub(crate) async fn post(
-    change: &mut Change,
-    session: &mut Session,
-    post: Post,
-) -> Result<SendMessageResponse> {
+pub(crate) async fn post(change: &mut Change, session: &mut Session, post: Post) -> Result<SendMessageResponse> {
     let content = post
         .content
         .ok_or_else(|| RegistryError::Invalid("message is required".into()))?;
@@ -116,9 +102,7 @@ pub(crate) async fn post(
                 )));
             }
             Some(t) if t.status != TurnStatus::Active => {
-                return Err(RegistryError::Conflict(format!(
-                    "turn {turn_id} is already complete"
-                )));
+                return Err(RegistryError::Conflict(format!("turn {turn_id} is already complete")));
             }
             Some(t) => (t, false),
             None => (open_turn(change, session, Some(turn_id)).await?, true),
@@ -181,11 +165,7 @@ pub(crate) async fn post(
     })
 }
 
-async fn open_turn(
-    change: &mut Change,
-    session: &Session,
-    turn_id: Option<String>,
-) -> Result<Turn> {
+async fn open_turn(change: &mut Change, session: &Session, turn_id: Option<String>) -> Result<Turn> {
     let turn = Turn {
         turn_id: turn_id.unwrap_or_else(new_id),
         session_id: session.session_id.clone(),
@@ -290,18 +270,17 @@ pub async fn send(reg: Registry, req: SendMessageRequest) -> Result<SendMessageR
         Some(AgentTargets::All(_)) => attached.clone(),
         Some(AgentTargets::Ids(ids)) => {
             if ids.is_empty() {
-                return Err(RegistryError::Invalid(
-                    "agentIds must name at least one agent".into(),
-                ));
+                return Err(RegistryError::Invalid("agentIds must name at least one agent".into()));
             }
             let mut out = Vec::with_capacity(ids.len());
             for id in ids {
-                let agent = attached.iter().find(|a| a.agent_id == id).ok_or_else(|| {
-                    RegistryError::NotFound {
+                let agent = attached
+                    .iter()
+                    .find(|a| a.agent_id == id)
+                    .ok_or_else(|| RegistryError::NotFound {
                         what: "agent",
                         id: format!("{id} in session {}", session.session_id),
-                    }
-                })?;
+                    })?;
                 out.push(agent.clone());
             }
             out
@@ -364,8 +343,7 @@ async fn turn_of(change: &mut Change, message: &Message) -> Result<Turn> {
 /// An agent has received the message and begun on it.
 pub async fn acknowledge(reg: Registry, req: AcknowledgeRequest) -> Result<SuccessResponse> {
     let mut change = Change::begin(&reg).await?;
-    let (message, target) =
-        locate(&mut change, &req.session_id, &req.message_id, &req.agent_id).await?;
+    let (message, target) = locate(&mut change, &req.session_id, &req.message_id, &req.agent_id).await?;
     if !target.acknowledged {
         let turn = turn_of(&mut change, &message).await?;
         store::acknowledge_target(change.conn(), &req.message_id, &req.agent_id).await?;
@@ -386,8 +364,7 @@ pub async fn acknowledge(reg: Registry, req: AcknowledgeRequest) -> Result<Succe
 /// completes: success unless some agent reported `error` (cancelled/superseded/merged are neutral).
 pub async fn complete(reg: Registry, req: CompleteRequest) -> Result<CompleteResponse> {
     let mut change = Change::begin(&reg).await?;
-    let (message, target) =
-        locate(&mut change, &req.session_id, &req.message_id, &req.agent_id).await?;
+    let (message, target) = locate(&mut change, &req.session_id, &req.message_id, &req.agent_id).await?;
     if let Some(previous) = target.outcome {
         if previous == req.outcome {
             return Ok(CompleteResponse {
@@ -489,11 +466,7 @@ pub(crate) async fn conversation(
 }
 
 /// `invalid_request` unless `message_id` is part of `session_id`'s full conversation.
-pub(crate) async fn require_in_conversation(
-    conn: &mut PgConnection,
-    session_id: &str,
-    message_id: &str,
-) -> Result<()> {
+pub(crate) async fn require_in_conversation(conn: &mut PgConnection, session_id: &str, message_id: &str) -> Result<()> {
     let session = store::require_session(conn, session_id).await?;
     if conversation(conn, &session, true)
         .await?
@@ -526,9 +499,7 @@ pub async fn usage(reg: Registry, req: UsageRequest) -> Result<UsageResponse> {
         req.total_tokens,
     ];
     if counts.iter().any(|n| *n < 0) {
-        return Err(RegistryError::Invalid(
-            "usage counts must not be negative".into(),
-        ));
+        return Err(RegistryError::Invalid("usage counts must not be negative".into()));
     }
     let mut change = Change::begin(&reg).await?;
     store::lock_live(change.conn(), &req.session_id).await?;

@@ -15,9 +15,7 @@ fn page(reg: &Registry, limit: Option<i64>, offset: Option<i64>) -> Result<(i64,
     let max = reg.settings.max_page_size;
     let limit = limit.unwrap_or(reg.settings.default_page_size);
     if !(1..=max).contains(&limit) {
-        return Err(RegistryError::Invalid(format!(
-            "limit must be between 1 and {max}"
-        )));
+        return Err(RegistryError::Invalid(format!("limit must be between 1 and {max}")));
     }
     let offset = offset.unwrap_or(0);
     if offset < 0 {
@@ -42,18 +40,19 @@ pub async fn list(reg: Registry, req: ListRequest) -> Result<ListResponse> {
     .bind(offset)
     .fetch_all(&mut *conn)
     .await?;
-    let total = match rows.first() {
-        Some((_, total)) => *total,
-        // An offset past the end returns no rows, but the total is still asked for.
-        None => sqlx::query_scalar(
-            "SELECT count(*) FROM registry_sessions WHERE status <> 'purged' AND ($1::text IS NULL OR status = $1)
+    let total =
+        match rows.first() {
+            Some((_, total)) => *total,
+            // An offset past the end returns no rows, but the total is still asked for.
+            None => sqlx::query_scalar(
+                "SELECT count(*) FROM registry_sessions WHERE status <> 'purged' AND ($1::text IS NULL OR status = $1)
                AND ($2::text IS NULL OR execution_target_id = $2)",
-        )
-        .bind(status)
-        .bind(&req.execution_target_id)
-        .fetch_one(&mut *conn)
-        .await?,
-    };
+            )
+            .bind(status)
+            .bind(&req.execution_target_id)
+            .fetch_one(&mut *conn)
+            .await?,
+        };
     let ids: Vec<String> = rows.into_iter().map(|(id, _)| id).collect();
     let mut sessions = store::load_sessions(&mut conn, &ids).await?;
     if req.include_preview == Some(true) {
@@ -70,13 +69,9 @@ pub async fn get_children(reg: Registry, req: SessionRef) -> Result<GetChildrenR
     let mut previews = store::previews(&mut conn, &ids).await?;
     let mut out = Vec::with_capacity(children.len());
     for child in children {
-        let has_children = !store::child_ids(&mut conn, &child.session_id)
-            .await?
-            .is_empty();
+        let has_children = !store::child_ids(&mut conn, &child.session_id).await?.is_empty();
         out.push(ChildSession {
-            message_count: previews
-                .remove(&child.session_id)
-                .map_or(0, |p| p.message_count),
+            message_count: previews.remove(&child.session_id).map_or(0, |p| p.message_count),
             session_id: child.session_id,
             branch_kind: child.branch_kind,
             fork_point_message_id: child.fork_point_message_id,
@@ -89,11 +84,10 @@ pub async fn get_children(reg: Registry, req: SessionRef) -> Result<GetChildrenR
 }
 
 pub async fn status_counts(reg: Registry, _req: StatusCountsRequest) -> Result<StatusCounts> {
-    let rows: Vec<(String, i64)> = sqlx::query_as(
-        "SELECT status, count(*) FROM registry_sessions WHERE status <> 'purged' GROUP BY status",
-    )
-    .fetch_all(&reg.db)
-    .await?;
+    let rows: Vec<(String, i64)> =
+        sqlx::query_as("SELECT status, count(*) FROM registry_sessions WHERE status <> 'purged' GROUP BY status")
+            .fetch_all(&reg.db)
+            .await?;
     let mut counts = StatusCounts::default();
     for (status, n) in rows {
         counts.all += n;
@@ -108,10 +102,7 @@ pub async fn status_counts(reg: Registry, _req: StatusCountsRequest) -> Result<S
     Ok(counts)
 }
 
-pub async fn get_by_adapter_session_id(
-    reg: Registry,
-    req: GetByAdapterSessionIdRequest,
-) -> Result<GetResponse> {
+pub async fn get_by_adapter_session_id(reg: Registry, req: GetByAdapterSessionIdRequest) -> Result<GetResponse> {
     let mut conn = reg.db.acquire().await?;
     // The session's own adapter id first, then any agent attached with it.
     let id: Option<String> = sqlx::query_scalar(

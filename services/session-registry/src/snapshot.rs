@@ -76,10 +76,7 @@ fn problems(snapshot: &Value) -> (Option<Snapshot>, Vec<String>) {
     let snap: Snapshot = match serde_json::from_value(snapshot.clone()) {
         Ok(s) => s,
         Err(e) => {
-            return (
-                None,
-                vec![format!("snapshot does not match the schema: {e}")],
-            );
+            return (None, vec![format!("snapshot does not match the schema: {e}")]);
         }
     };
     let mut errors = Vec::new();
@@ -92,10 +89,7 @@ fn problems(snapshot: &Value) -> (Option<Snapshot>, Vec<String>) {
     let mut sessions = HashSet::new();
     for s in &snap.sessions {
         if check_id("sessionId", &s.session_id).is_err() {
-            errors.push(format!(
-                "session id {:?} is empty or too long",
-                s.session_id
-            ));
+            errors.push(format!("session id {:?} is empty or too long", s.session_id));
         }
         if !sessions.insert(s.session_id.as_str()) {
             errors.push(format!("session {} appears twice", s.session_id));
@@ -162,8 +156,7 @@ pub async fn validate(_reg: Registry, req: ValidateRequest) -> Result<ValidateRe
 /// that cannot be written (e.g. a message id already used elsewhere) is reported in `errors`
 /// and rolled back on its own savepoint; the others still land.
 pub async fn import(reg: Registry, req: ImportRequest) -> Result<ImportResponse> {
-    let raw =
-        serde_json::to_value(&req.snapshot).map_err(|e| RegistryError::Invalid(e.to_string()))?;
+    let raw = serde_json::to_value(&req.snapshot).map_err(|e| RegistryError::Invalid(e.to_string()))?;
     let (_, errors) = problems(&raw);
     if !errors.is_empty() {
         return Err(RegistryError::InvalidWith {
@@ -176,10 +169,7 @@ pub async fn import(reg: Registry, req: ImportRequest) -> Result<ImportResponse>
     let mut out = ImportResponse::default();
     let mut existing = Vec::new();
     for s in &snap.sessions {
-        if store::lock_session(change.conn(), &s.session_id)
-            .await?
-            .is_some()
-        {
+        if store::lock_session(change.conn(), &s.session_id).await?.is_some() {
             existing.push(s.session_id.clone());
         }
     }
@@ -210,11 +200,7 @@ pub async fn import(reg: Registry, req: ImportRequest) -> Result<ImportResponse>
             }
         }
     }
-    for s in snap
-        .sessions
-        .iter()
-        .filter(|s| out.imported.contains(&s.session_id))
-    {
+    for s in snap.sessions.iter().filter(|s| out.imported.contains(&s.session_id)) {
         let created = Created {
             session_id: s.session_id.clone(),
             created_at: s.created_at,
@@ -228,12 +214,7 @@ pub async fn import(reg: Registry, req: ImportRequest) -> Result<ImportResponse>
     Ok(out)
 }
 
-async fn import_one(
-    conn: &mut sqlx::PgConnection,
-    snap: &Snapshot,
-    s: &Session,
-    replace: bool,
-) -> Result<()> {
+async fn import_one(conn: &mut sqlx::PgConnection, snap: &Snapshot, s: &Session, replace: bool) -> Result<()> {
     if replace {
         store::delete_session(conn, &s.session_id).await?;
     }
@@ -242,35 +223,21 @@ async fn import_one(
     session.preview = None;
     store::insert_session(conn, &session).await?;
     let agents = snap.agents.iter().filter(|a| a.session_id == s.session_id);
-    for agent in s
-        .agents
-        .iter()
-        .chain(agents)
-        .fold(Vec::<&Agent>::new(), |mut v, a| {
-            if !v.iter().any(|x| x.agent_id == a.agent_id) {
-                v.push(a);
-            }
-            v
-        })
-    {
+    for agent in s.agents.iter().chain(agents).fold(Vec::<&Agent>::new(), |mut v, a| {
+        if !v.iter().any(|x| x.agent_id == a.agent_id) {
+            v.push(a);
+        }
+        v
+    }) {
         store::insert_agent(conn, agent).await?;
     }
     for turn in snap.turns.iter().filter(|t| t.session_id == s.session_id) {
         store::insert_turn(conn, turn).await?;
     }
-    for message in snap
-        .messages
-        .iter()
-        .filter(|m| m.session_id == s.session_id)
-    {
+    for message in snap.messages.iter().filter(|m| m.session_id == s.session_id) {
         store::insert_message(conn, message).await?;
     }
-    for e in snap
-        .events
-        .iter()
-        .flatten()
-        .filter(|e| e.session_id == s.session_id)
-    {
+    for e in snap.events.iter().flatten().filter(|e| e.session_id == s.session_id) {
         sqlx::query(
             "INSERT INTO registry_events (event_id, session_id, type, ts, payload) VALUES ($1, $2, $3, $4, $5)
              ON CONFLICT (event_id) DO NOTHING",

@@ -39,8 +39,7 @@ impl Change {
     }
 
     pub async fn emit<P: EventPayload>(&mut self, session_id: &str, payload: P) -> Result<()> {
-        let payload =
-            serde_json::to_value(&payload).map_err(|e| RegistryError::Invalid(e.to_string()))?;
+        let payload = serde_json::to_value(&payload).map_err(|e| RegistryError::Invalid(e.to_string()))?;
         let (event_id, ts) = (new_id(), now_ms());
         let seq: i64 = sqlx::query_scalar(
             "INSERT INTO registry_events (event_id, session_id, type, ts, payload) VALUES ($1, $2, $3, $4, $5) RETURNING seq",
@@ -70,12 +69,7 @@ impl Change {
             let typed = relay_contracts::subjects::session::event_subject(&event.event_type);
             let published = async {
                 relay_bus::client::publish(&self.nats, typed, &event.payload).await?;
-                relay_bus::client::publish(
-                    &self.nats,
-                    relay_contracts::subjects::session::EVENT.into(),
-                    event,
-                )
-                .await
+                relay_bus::client::publish(&self.nats, relay_contracts::subjects::session::EVENT.into(), event).await
             };
             // The change is committed and its event stored; a failed publish must not turn into
             // an error reply, or a retrying caller would apply the change twice.
@@ -99,11 +93,10 @@ pub enum Stored {
 /// `SELECT … FOR UPDATE`: every mutation of a session goes through this row lock, so replicas
 /// serialise on the session, not on a process-local mutex.
 pub async fn lock_session(conn: &mut PgConnection, id: &str) -> Result<Option<Stored>> {
-    let row =
-        sqlx::query("SELECT status, doc FROM registry_sessions WHERE session_id = $1 FOR UPDATE")
-            .bind(id)
-            .fetch_optional(conn)
-            .await?;
+    let row = sqlx::query("SELECT status, doc FROM registry_sessions WHERE session_id = $1 FOR UPDATE")
+        .bind(id)
+        .fetch_optional(conn)
+        .await?;
     Ok(row.map(|r| match r.get::<Option<Json<Session>>, _>("doc") {
         Some(Json(s)) if r.get::<String, _>("status") != "purged" => Stored::Live(Box::new(s)),
         _ => Stored::Purged,
@@ -199,8 +192,7 @@ pub async fn load_sessions(conn: &mut PgConnection, ids: &[String]) -> Result<Ve
     .bind(ids)
     .fetch_all(&mut *conn)
     .await?;
-    let mut by_id: HashMap<String, Session> =
-        rows.into_iter().map(|(id, Json(s))| (id, s)).collect();
+    let mut by_id: HashMap<String, Session> = rows.into_iter().map(|(id, Json(s))| (id, s)).collect();
     let mut agents = agents_of(conn, ids).await?;
     Ok(ids
         .iter()
@@ -249,10 +241,7 @@ pub async fn previews(conn: &mut PgConnection, ids: &[String]) -> Result<HashMap
         .collect())
 }
 
-pub async fn with_previews(
-    conn: &mut PgConnection,
-    mut sessions: Vec<Session>,
-) -> Result<Vec<Session>> {
+pub async fn with_previews(conn: &mut PgConnection, mut sessions: Vec<Session>) -> Result<Vec<Session>> {
     let ids: Vec<String> = sessions.iter().map(|s| s.session_id.clone()).collect();
     let mut previews = previews(conn, &ids).await?;
     for s in &mut sessions {
@@ -274,16 +263,12 @@ pub async fn child_ids(conn: &mut PgConnection, id: &str) -> Result<Vec<String>>
 // ---------------------------------------------------------------------------------------------
 // Agents
 
-pub async fn agents_of(
-    conn: &mut PgConnection,
-    session_ids: &[String],
-) -> Result<HashMap<String, Vec<Agent>>> {
-    let rows: Vec<(String, Json<Agent>)> = sqlx::query_as(
-        "SELECT session_id, doc FROM registry_agents WHERE session_id = ANY($1) ORDER BY attach_seq",
-    )
-    .bind(session_ids)
-    .fetch_all(conn)
-    .await?;
+pub async fn agents_of(conn: &mut PgConnection, session_ids: &[String]) -> Result<HashMap<String, Vec<Agent>>> {
+    let rows: Vec<(String, Json<Agent>)> =
+        sqlx::query_as("SELECT session_id, doc FROM registry_agents WHERE session_id = ANY($1) ORDER BY attach_seq")
+            .bind(session_ids)
+            .fetch_all(conn)
+            .await?;
     let mut out: HashMap<String, Vec<Agent>> = HashMap::new();
     for (sid, Json(a)) in rows {
         out.entry(sid).or_default().push(a);
@@ -299,11 +284,10 @@ pub async fn session_agents(conn: &mut PgConnection, session_id: &str) -> Result
 }
 
 pub async fn find_agent(conn: &mut PgConnection, agent_id: &str) -> Result<Agent> {
-    let row: Option<Json<Agent>> =
-        sqlx::query_scalar("SELECT doc FROM registry_agents WHERE agent_id = $1")
-            .bind(agent_id)
-            .fetch_optional(conn)
-            .await?;
+    let row: Option<Json<Agent>> = sqlx::query_scalar("SELECT doc FROM registry_agents WHERE agent_id = $1")
+        .bind(agent_id)
+        .fetch_optional(conn)
+        .await?;
     row.map(|Json(a)| a)
         .ok_or_else(|| RegistryError::agent_not_found(agent_id))
 }
@@ -333,31 +317,29 @@ pub async fn save_agent(conn: &mut PgConnection, a: &Agent) -> Result<()> {
 // Turns and messages
 
 pub async fn active_turn(conn: &mut PgConnection, session_id: &str) -> Result<Option<Turn>> {
-    let row: Option<Json<Turn>> = sqlx::query_scalar(
-        "SELECT doc FROM registry_turns WHERE session_id = $1 AND status = 'active'",
-    )
-    .bind(session_id)
-    .fetch_optional(conn)
-    .await?;
-    Ok(row.map(|Json(t)| t))
-}
-
-pub async fn find_turn(conn: &mut PgConnection, turn_id: &str) -> Result<Option<Turn>> {
     let row: Option<Json<Turn>> =
-        sqlx::query_scalar("SELECT doc FROM registry_turns WHERE turn_id = $1")
-            .bind(turn_id)
+        sqlx::query_scalar("SELECT doc FROM registry_turns WHERE session_id = $1 AND status = 'active'")
+            .bind(session_id)
             .fetch_optional(conn)
             .await?;
     Ok(row.map(|Json(t)| t))
 }
 
+pub async fn find_turn(conn: &mut PgConnection, turn_id: &str) -> Result<Option<Turn>> {
+    let row: Option<Json<Turn>> = sqlx::query_scalar("SELECT doc FROM registry_turns WHERE turn_id = $1")
+        .bind(turn_id)
+        .fetch_optional(conn)
+        .await?;
+    Ok(row.map(|Json(t)| t))
+}
+
 pub async fn next_turn_number(conn: &mut PgConnection, session_id: &str) -> Result<i64> {
-    Ok(sqlx::query_scalar(
-        "SELECT coalesce(max(turn_number), 0) + 1 FROM registry_turns WHERE session_id = $1",
+    Ok(
+        sqlx::query_scalar("SELECT coalesce(max(turn_number), 0) + 1 FROM registry_turns WHERE session_id = $1")
+            .bind(session_id)
+            .fetch_one(conn)
+            .await?,
     )
-    .bind(session_id)
-    .fetch_one(conn)
-    .await?)
 }
 
 fn turn_status(t: &Turn) -> &'static str {
@@ -369,14 +351,16 @@ fn turn_status(t: &Turn) -> &'static str {
 }
 
 pub async fn insert_turn(conn: &mut PgConnection, t: &Turn) -> Result<()> {
-    sqlx::query("INSERT INTO registry_turns (turn_id, session_id, turn_number, status, doc) VALUES ($1, $2, $3, $4, $5)")
-        .bind(&t.turn_id)
-        .bind(&t.session_id)
-        .bind(t.turn_number)
-        .bind(turn_status(t))
-        .bind(Json(t))
-        .execute(conn)
-        .await?;
+    sqlx::query(
+        "INSERT INTO registry_turns (turn_id, session_id, turn_number, status, doc) VALUES ($1, $2, $3, $4, $5)",
+    )
+    .bind(&t.turn_id)
+    .bind(&t.session_id)
+    .bind(t.turn_number)
+    .bind(turn_status(t))
+    .bind(Json(t))
+    .execute(conn)
+    .await?;
     Ok(())
 }
 
@@ -432,10 +416,7 @@ pub async fn insert_message(conn: &mut PgConnection, m: &Message) -> Result<()> 
     Ok(())
 }
 
-pub async fn find_message(
-    conn: &mut PgConnection,
-    message_id: &str,
-) -> Result<Option<(Message, i64)>> {
+pub async fn find_message(conn: &mut PgConnection, message_id: &str) -> Result<Option<(Message, i64)>> {
     let row: Option<(Json<Message>, i64)> =
         sqlx::query_as("SELECT doc, seq FROM registry_messages WHERE message_id = $1")
             .bind(message_id)
@@ -445,11 +426,7 @@ pub async fn find_message(
 }
 
 /// Messages of a session in order, optionally only up to (and including) commit order `upto`.
-pub async fn messages_of(
-    conn: &mut PgConnection,
-    session_id: &str,
-    upto: Option<i64>,
-) -> Result<Vec<Message>> {
+pub async fn messages_of(conn: &mut PgConnection, session_id: &str, upto: Option<i64>) -> Result<Vec<Message>> {
     let rows: Vec<Json<Message>> = sqlx::query_scalar(
         "SELECT doc FROM registry_messages WHERE session_id = $1 AND ($2::bigint IS NULL OR seq <= $2) ORDER BY seq",
     )
@@ -461,12 +438,12 @@ pub async fn messages_of(
 }
 
 pub async fn last_message_id(conn: &mut PgConnection, session_id: &str) -> Result<Option<String>> {
-    Ok(sqlx::query_scalar(
-        "SELECT message_id FROM registry_messages WHERE session_id = $1 ORDER BY seq DESC LIMIT 1",
+    Ok(
+        sqlx::query_scalar("SELECT message_id FROM registry_messages WHERE session_id = $1 ORDER BY seq DESC LIMIT 1")
+            .bind(session_id)
+            .fetch_optional(conn)
+            .await?,
     )
-    .bind(session_id)
-    .fetch_optional(conn)
-    .await?)
 }
 
 /// Per-agent progress on one message.
@@ -475,11 +452,7 @@ pub struct Target {
     pub outcome: Option<Outcome>,
 }
 
-pub async fn target(
-    conn: &mut PgConnection,
-    message_id: &str,
-    agent_id: &str,
-) -> Result<Option<Target>> {
+pub async fn target(conn: &mut PgConnection, message_id: &str, agent_id: &str) -> Result<Option<Target>> {
     let row: Option<(Option<i64>, Option<String>)> = sqlx::query_as(
         "SELECT acknowledged_at, outcome FROM registry_message_targets WHERE message_id = $1 AND agent_id = $2 FOR UPDATE",
     )
@@ -493,11 +466,7 @@ pub async fn target(
     }))
 }
 
-pub async fn acknowledge_target(
-    conn: &mut PgConnection,
-    message_id: &str,
-    agent_id: &str,
-) -> Result<()> {
+pub async fn acknowledge_target(conn: &mut PgConnection, message_id: &str, agent_id: &str) -> Result<()> {
     sqlx::query("UPDATE registry_message_targets SET acknowledged_at = $3 WHERE message_id = $1 AND agent_id = $2")
         .bind(message_id)
         .bind(agent_id)
@@ -533,10 +502,7 @@ pub async fn complete_target(
 }
 
 /// (targets still pending, first error among completed ones) for every message of a turn.
-pub async fn turn_progress(
-    conn: &mut PgConnection,
-    turn_id: &str,
-) -> Result<(i64, Option<String>)> {
+pub async fn turn_progress(conn: &mut PgConnection, turn_id: &str) -> Result<(i64, Option<String>)> {
     let row: (i64, Option<String>) = sqlx::query_as(
         "SELECT count(*) FILTER (WHERE t.outcome IS NULL),
                 min(coalesce(t.error, 'agent ' || t.agent_id || ' failed')) FILTER (WHERE t.outcome = 'error')
@@ -552,10 +518,7 @@ pub async fn turn_progress(
 // ---------------------------------------------------------------------------------------------
 // Events
 
-pub async fn events_of(
-    conn: &mut PgConnection,
-    session_ids: &[String],
-) -> Result<Vec<SessionEvent>> {
+pub async fn events_of(conn: &mut PgConnection, session_ids: &[String]) -> Result<Vec<SessionEvent>> {
     let rows: Vec<(String, String, i64, String, serde_json::Value, i64)> = sqlx::query_as(
         "SELECT event_id, session_id, ts, type, payload, seq FROM registry_events WHERE session_id = ANY($1) ORDER BY seq",
     )
@@ -597,10 +560,12 @@ pub async fn purge(conn: &mut PgConnection, session_id: &str) -> Result<i64> {
         .execute(&mut *conn)
         .await?
         .rows_affected();
-    sqlx::query("UPDATE registry_sessions SET status = 'purged', doc = NULL, adapter_session_id = NULL WHERE session_id = $1")
-        .bind(session_id)
-        .execute(&mut *conn)
-        .await?;
+    sqlx::query(
+        "UPDATE registry_sessions SET status = 'purged', doc = NULL, adapter_session_id = NULL WHERE session_id = $1",
+    )
+    .bind(session_id)
+    .execute(&mut *conn)
+    .await?;
     Ok(events as i64)
 }
 

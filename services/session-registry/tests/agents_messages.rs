@@ -22,22 +22,12 @@ async fn attach_assigns_lead_then_member_and_a_new_lead_demotes_the_old() {
     let m = Mesh::start(1).await;
     let id = m.create().await;
     let first = m
-        .ok(
-            "session.agent.attach",
-            json!({"sessionId": id, "agent": claude()}),
-        )
+        .ok("session.agent.attach", json!({"sessionId": id, "agent": claude()}))
         .await;
     assert_eq!(first["role"], "lead");
-    assert!(
-        first["adapterSessionId"]
-            .as_str()
-            .is_some_and(|s| !s.is_empty())
-    );
+    assert!(first["adapterSessionId"].as_str().is_some_and(|s| !s.is_empty()));
     let second = m
-        .ok(
-            "session.agent.attach",
-            json!({"sessionId": id, "agent": claude()}),
-        )
+        .ok("session.agent.attach", json!({"sessionId": id, "agent": claude()}))
         .await;
     assert_eq!(second["role"], "member");
 
@@ -91,12 +81,8 @@ async fn attach_rejects_bad_selections_and_invalid_capabilities() {
         "invalid_request",
     )
     .await;
-    m.err(
-        "session.agent.attach",
-        json!({"sessionId": id}),
-        "invalid_request",
-    )
-    .await;
+    m.err("session.agent.attach", json!({"sessionId": id}), "invalid_request")
+        .await;
     m.err(
         "session.agent.attach",
         json!({"sessionId": "ghost", "agent": claude()}),
@@ -115,7 +101,12 @@ async fn attach_rejects_bad_selections_and_invalid_capabilities() {
         )
         .await;
     assert!(e.error.message.contains("release"), "{e}");
-    m.err("session.agent.attach", json!({"sessionId": id, "agent": claude(), "capabilities": caps(&["interrupt"], false, &[])}), "invalid_request").await;
+    m.err(
+        "session.agent.attach",
+        json!({"sessionId": id, "agent": claude(), "capabilities": caps(&["interrupt"], false, &[])}),
+        "invalid_request",
+    )
+    .await;
     // Rules: receive must be true, modes must not be empty; every reason is reported.
     let mut bad = caps(&[], false, &[]);
     bad["messaging"]["receive"] = json!(false);
@@ -127,10 +118,7 @@ async fn attach_rejects_bad_selections_and_invalid_capabilities() {
         )
         .await;
     assert_eq!(
-        e.error.details.as_ref().unwrap()["problems"]
-            .as_array()
-            .unwrap()
-            .len(),
+        e.error.details.as_ref().unwrap()["problems"].as_array().unwrap().len(),
         2,
         "{e:?}"
     );
@@ -158,12 +146,13 @@ async fn declared_capabilities_are_discoverable_and_can_be_redeclared() {
     let agui = json!({"identity": {"name": "Coder", "type": "claude-code"}, "tools": {"supported": true, "parallelCalls": true}});
     let declared = caps(&["immediate", "on-idle"], true, &["text", "image"]);
     let a = m
-        .ok("session.agent.attach", json!({"sessionId": id, "agent": claude(), "capabilities": declared, "agentCapabilities": agui}))
+        .ok(
+            "session.agent.attach",
+            json!({"sessionId": id, "agent": claude(), "capabilities": declared, "agentCapabilities": agui}),
+        )
         .await;
     let agent_id = a["agentId"].clone();
-    let got = m
-        .ok("session.agent.capabilities", json!({"agentId": agent_id}))
-        .await;
+    let got = m.ok("session.agent.capabilities", json!({"agentId": agent_id})).await;
     assert_eq!(got["sessionId"], json!(id));
     assert_eq!(got["capabilities"], declared);
     assert_eq!(got["agentCapabilities"], agui);
@@ -174,21 +163,15 @@ async fn declared_capabilities_are_discoverable_and_can_be_redeclared() {
         json!({"agentId": agent_id, "capabilities": narrower}),
     )
     .await;
-    let got = m
-        .ok("session.agent.capabilities", json!({"agentId": agent_id}))
-        .await;
+    let got = m.ok("session.agent.capabilities", json!({"agentId": agent_id})).await;
     assert_eq!(got["capabilities"], narrower);
     assert_eq!(
         got["agentCapabilities"], agui,
         "AG-UI document kept when not re-declared"
     );
 
-    m.err(
-        "session.agent.capabilities",
-        json!({"agentId": "ghost"}),
-        "not_found",
-    )
-    .await;
+    m.err("session.agent.capabilities", json!({"agentId": "ghost"}), "not_found")
+        .await;
     m.err(
         "session.agent.declareCapabilities",
         json!({"agentId": agent_id}),
@@ -208,14 +191,14 @@ async fn release_needs_the_release_capability() {
     let m = Mesh::start(1).await;
     let id = m.create().await;
     let cannot = m
-        .ok(
-            "session.agent.attach",
-            json!({"sessionId": id, "agent": claude()}),
-        )
+        .ok("session.agent.attach", json!({"sessionId": id, "agent": claude()}))
         .await["agentId"]
         .clone();
     let can = m
-        .ok("session.agent.attach", json!({"sessionId": id, "agent": claude(), "capabilities": caps(&["immediate"], true, &[])}))
+        .ok(
+            "session.agent.attach",
+            json!({"sessionId": id, "agent": claude(), "capabilities": caps(&["immediate"], true, &[])}),
+        )
         .await["agentId"]
         .clone();
 
@@ -226,31 +209,17 @@ async fn release_needs_the_release_capability() {
             "capability_unsupported",
         )
         .await;
-    assert_eq!(
-        e.error.details.as_ref().unwrap()["capability"],
-        "lifecycle.release"
-    );
+    assert_eq!(e.error.details.as_ref().unwrap()["capability"], "lifecycle.release");
     assert_eq!(e.error.details.as_ref().unwrap()["agentId"], cannot);
 
-    m.ok(
-        "session.agent.release",
-        json!({"sessionId": id, "agentId": can}),
-    )
-    .await;
+    m.ok("session.agent.release", json!({"sessionId": id, "agentId": can}))
+        .await;
     let agents = m.ok("session.get", json!({"sessionId": id})).await["session"]["agents"].clone();
-    let released = agents
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|a| a["agentId"] == can)
-        .unwrap();
+    let released = agents.as_array().unwrap().iter().find(|a| a["agentId"] == can).unwrap();
     assert_eq!(released["status"], "disposed");
     // Released twice is still released.
-    m.ok(
-        "session.agent.release",
-        json!({"sessionId": id, "agentId": can}),
-    )
-    .await;
+    m.ok("session.agent.release", json!({"sessionId": id, "agentId": can}))
+        .await;
     m.err(
         "session.agent.release",
         json!({"sessionId": id, "agentId": "ghost"}),
@@ -288,17 +257,11 @@ async fn send_message_creates_session_attaches_agent_and_opens_a_turn() {
         )
         .await;
     assert_eq!(follow["turnId"], sent["turnId"]);
-    let msgs = m
-        .ok("session.messages", json!({"sessionId": "new-1"}))
-        .await["messages"]
-        .clone();
+    let msgs = m.ok("session.messages", json!({"sessionId": "new-1"})).await["messages"].clone();
     assert_eq!(msgs.as_array().unwrap().len(), 2);
     assert_eq!(msgs[1]["contentText"], "Follow-up");
     assert_eq!(msgs[1]["role"], "user");
-    assert_eq!(
-        msgs[1]["blocks"],
-        json!([{"type": "text", "text": "Follow-up"}])
-    );
+    assert_eq!(msgs[1]["blocks"], json!([{"type": "text", "text": "Follow-up"}]));
 }
 
 #[tokio::test]
@@ -375,10 +338,7 @@ async fn messages_needing_undeclared_capabilities_fail_and_store_nothing() {
     let m = Mesh::start(1).await;
     let id = m.create().await;
     let text_only = m
-        .ok(
-            "session.agent.attach",
-            json!({"sessionId": id, "agent": claude()}),
-        )
+        .ok("session.agent.attach", json!({"sessionId": id, "agent": claude()}))
         .await["agentId"]
         .clone();
     let image = json!({"blocks": [{"type": "text", "text": "look"}, {"type": "image", "data": "iVBORw0", "mimeType": "image/png"}]});
@@ -414,7 +374,10 @@ async fn messages_needing_undeclared_capabilities_fail_and_store_nothing() {
     )
     .await;
     let sent = m
-        .ok("session.sendMessage", json!({"sessionId": id, "message": "later", "agentIds": [seeing], "delivery": {"mode": "on-idle"}}))
+        .ok(
+            "session.sendMessage",
+            json!({"sessionId": id, "message": "later", "agentIds": [seeing], "delivery": {"mode": "on-idle"}}),
+        )
         .await;
     let msgs = m.ok("session.messages", json!({"sessionId": id})).await["messages"].clone();
     assert_eq!(msgs.as_array().unwrap().len(), 2);
@@ -425,8 +388,7 @@ async fn messages_needing_undeclared_capabilities_fail_and_store_nothing() {
 #[tokio::test]
 async fn a_retried_send_with_the_same_message_id_is_stored_once() {
     let m = Mesh::start(1).await;
-    let req =
-        json!({"sessionId": "idem", "agent": claude(), "message": "once", "messageId": "msg-1"});
+    let req = json!({"sessionId": "idem", "agent": claude(), "message": "once", "messageId": "msg-1"});
     let first = m.ok("session.sendMessage", req.clone()).await;
     let again = m.ok("session.sendMessage", req).await;
     assert_eq!(first, again);
@@ -452,17 +414,11 @@ async fn broadcast_turn_completes_when_every_target_reports_and_fails_if_one_err
     let m = Mesh::start(1).await;
     let id = m.create().await;
     let a = m
-        .ok(
-            "session.agent.attach",
-            json!({"sessionId": id, "agent": claude()}),
-        )
+        .ok("session.agent.attach", json!({"sessionId": id, "agent": claude()}))
         .await["agentId"]
         .clone();
     let b = m
-        .ok(
-            "session.agent.attach",
-            json!({"sessionId": id, "agent": claude()}),
-        )
+        .ok("session.agent.attach", json!({"sessionId": id, "agent": claude()}))
         .await["agentId"]
         .clone();
 
@@ -511,10 +467,7 @@ async fn broadcast_turn_completes_when_every_target_reports_and_fails_if_one_err
 
     // The next message opens turn 2; an error outcome fails it.
     let next = m
-        .ok(
-            "session.sendMessage",
-            json!({"sessionId": id, "message": "again"}),
-        )
+        .ok("session.sendMessage", json!({"sessionId": id, "message": "again"}))
         .await;
     assert_ne!(next["turnId"], sent["turnId"]);
     m.ok("session.user_message.complete", json!({"sessionId": id, "messageId": next["messageId"], "agentId": a, "outcome": "error", "error": "model overloaded"}))
@@ -548,19 +501,24 @@ async fn broadcast_turn_completes_when_every_target_reports_and_fails_if_one_err
 #[tokio::test]
 async fn search_finds_sessions_by_message_content_with_stemming() {
     let m = Mesh::start(1).await;
-    m.ok("session.sendMessage", json!({"sessionId": "auth", "agent": claude(), "message": "The authentication bug breaks login"})).await;
+    m.ok(
+        "session.sendMessage",
+        json!({"sessionId": "auth", "agent": claude(), "message": "The authentication bug breaks login"}),
+    )
+    .await;
     m.ok(
         "session.sendMessage",
         json!({"sessionId": "css", "agent": claude(), "message": "Fix the button colours"}),
     )
     .await;
-    m.ok("session.sendMessage", json!({"sessionId": "both", "agent": claude(), "message": "bugs everywhere, also the buttons"})).await;
+    m.ok(
+        "session.sendMessage",
+        json!({"sessionId": "both", "agent": claude(), "message": "bugs everywhere, also the buttons"}),
+    )
+    .await;
 
     let hits = m
-        .ok(
-            "session.search",
-            json!({"query": "authentication bug", "limit": 20}),
-        )
+        .ok("session.search", json!({"query": "authentication bug", "limit": 20}))
         .await;
     assert_eq!(hits["total"], 1);
     assert_eq!(hits["sessions"][0]["sessionId"], "auth");
@@ -581,22 +539,17 @@ async fn search_finds_sessions_by_message_content_with_stemming() {
 
     m.ok("session.close", json!({"sessionId": "both"})).await;
     assert_eq!(
-        m.ok(
-            "session.search",
-            json!({"query": "bug", "status": "active"})
-        )
-        .await["total"],
+        m.ok("session.search", json!({"query": "bug", "status": "active"}))
+            .await["total"],
         1
     );
     assert_eq!(
-        m.ok("session.search", json!({"query": "nothing matches this"}))
-            .await["total"],
+        m.ok("session.search", json!({"query": "nothing matches this"})).await["total"],
         0
     );
     // Garbage query syntax is not an error: web-search syntax never fails to parse.
     m.ok("session.search", json!({"query": "&&(( !!"})).await;
-    m.err("session.search", json!({"query": "  "}), "invalid_request")
-        .await;
+    m.err("session.search", json!({"query": "  "}), "invalid_request").await;
     m.err("session.search", json!({}), "invalid_request").await;
 }
 
@@ -618,11 +571,8 @@ async fn get_by_adapter_session_id_finds_the_session_of_an_attached_agent() {
     assert_eq!(got["session"]["sessionId"], json!(id));
     assert_eq!(got["session"]["adapterSessionId"], "claude-code-abc");
     assert_eq!(
-        m.ok(
-            "session.getByAdapterSessionId",
-            json!({"adapterSessionId": "nope"})
-        )
-        .await,
+        m.ok("session.getByAdapterSessionId", json!({"adapterSessionId": "nope"}))
+            .await,
         json!({"session": null})
     );
 }

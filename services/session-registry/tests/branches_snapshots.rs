@@ -58,10 +58,7 @@ async fn fork_references_the_parent_without_copying_messages() {
         ["one", "two"]
     );
     assert_eq!(
-        texts(
-            &m.ok("session.messages", json!({"sessionId": "early"}))
-                .await
-        ),
+        texts(&m.ok("session.messages", json!({"sessionId": "early"})).await),
         ["one"]
     );
     assert_eq!(
@@ -76,23 +73,14 @@ async fn fork_references_the_parent_without_copying_messages() {
     );
 
     // Continue the fork, then fork the fork: the chain is walked up to the root.
-    m.ok(
-        "session.agent.attach",
-        json!({"sessionId": whole, "agent": claude()}),
-    )
-    .await;
+    m.ok("session.agent.attach", json!({"sessionId": whole, "agent": claude()}))
+        .await;
     say(&m, whole.as_str().unwrap(), "branch-a").await;
-    let grandchild = m
-        .ok("session.fork", json!({"sourceSessionId": whole}))
-        .await["sessionId"]
-        .clone();
+    let grandchild = m.ok("session.fork", json!({"sourceSessionId": whole})).await["sessionId"].clone();
     let g = m.ok("session.get", json!({"sessionId": grandchild})).await["session"].clone();
     assert_eq!(g["rootSessionId"], "main");
     assert_eq!(
-        texts(
-            &m.ok("session.messages", json!({"sessionId": grandchild}))
-                .await
-        ),
+        texts(&m.ok("session.messages", json!({"sessionId": grandchild})).await),
         ["one", "two", "branch-a"]
     );
 
@@ -102,10 +90,7 @@ async fn fork_references_the_parent_without_copying_messages() {
         ["one", "two", "three"]
     );
 
-    let kids = m
-        .ok("session.getChildren", json!({"sessionId": "main"}))
-        .await["children"]
-        .clone();
+    let kids = m.ok("session.getChildren", json!({"sessionId": "main"})).await["children"].clone();
     assert_eq!(kids.as_array().unwrap().len(), 2);
     let w = kids
         .as_array()
@@ -126,12 +111,8 @@ async fn fork_references_the_parent_without_copying_messages() {
     assert_eq!(e["branchKind"], "aside");
     assert_eq!(e["forkPointMessageId"], json!(one));
 
-    m.err(
-        "session.fork",
-        json!({"sourceSessionId": "ghost"}),
-        "not_found",
-    )
-    .await;
+    m.err("session.fork", json!({"sourceSessionId": "ghost"}), "not_found")
+        .await;
     m.err(
         "session.fork",
         json!({"sourceSessionId": "main", "fromMessageId": "ghost"}),
@@ -156,20 +137,18 @@ async fn fork_references_the_parent_without_copying_messages() {
 async fn merge_hands_off_the_branch_result_and_closes_it() {
     let m = Mesh::start(1).await;
     say(&m, "parent", "plan").await;
-    let child = m
-        .ok("session.fork", json!({"sourceSessionId": "parent"}))
-        .await["sessionId"]
+    let child = m.ok("session.fork", json!({"sourceSessionId": "parent"})).await["sessionId"]
         .as_str()
         .unwrap()
         .to_string();
 
     let merged = m
-        .ok("session.merge", json!({"parentSessionId": "parent", "childSessionId": child, "summary": "Use approach B"}))
+        .ok(
+            "session.merge",
+            json!({"parentSessionId": "parent", "childSessionId": child, "summary": "Use approach B"}),
+        )
         .await;
-    assert_eq!(
-        merged,
-        json!({"success": true, "handoff": "Use approach B"})
-    );
+    assert_eq!(merged, json!({"success": true, "handoff": "Use approach B"}));
     let c = m.ok("session.get", json!({"sessionId": child})).await["session"].clone();
     assert_eq!(c["status"], "closed");
     assert_eq!(c["summary"], "Use approach B");
@@ -188,8 +167,7 @@ async fn merge_hands_off_the_branch_result_and_closes_it() {
         "conflict",
     )
     .await;
-    m.ok("session.create", json!({"sessionId": "stranger"}))
-        .await;
+    m.ok("session.create", json!({"sessionId": "stranger"})).await;
     let e = m
         .err(
             "session.merge",
@@ -248,9 +226,7 @@ async fn purge_of_a_parent_with_live_children_is_refused() {
     let c = m.ok("session.fork", json!({"sourceSessionId": "p"})).await["sessionId"].clone();
     m.ok("session.close", json!({"sessionId": "p"})).await;
     m.ok("session.archive", json!({"sessionId": "p"})).await;
-    let e = m
-        .err("session.purge", json!({"sessionId": "p"}), "conflict")
-        .await;
+    let e = m.err("session.purge", json!({"sessionId": "p"}), "conflict").await;
     assert!(e.error.message.contains("child"), "{e}");
     for step in ["session.close", "session.archive", "session.purge"] {
         m.ok(step, json!({"sessionId": c})).await;
@@ -269,22 +245,14 @@ async fn snapshot_export_then_import_elsewhere_restores_the_session() {
         )
         .await["sessionId"]
         .clone();
-    src.ok(
-        "session.agent.attach",
-        json!({"sessionId": child, "agent": claude()}),
-    )
-    .await;
-    let tool = json!({"blocks": [{"type": "text", "text": "with tool"}, {"type": "tool_result", "output": "secret output"}]});
-    src.ok(
-        "session.sendMessage",
-        json!({"sessionId": child, "message": tool}),
-    )
-    .await;
+    src.ok("session.agent.attach", json!({"sessionId": child, "agent": claude()}))
+        .await;
+    let tool =
+        json!({"blocks": [{"type": "text", "text": "with tool"}, {"type": "tool_result", "output": "secret output"}]});
+    src.ok("session.sendMessage", json!({"sessionId": child, "message": tool}))
+        .await;
 
-    let plain = src
-        .ok("session.snapshot.export", json!({"sessionId": child}))
-        .await["snapshot"]
-        .clone();
+    let plain = src.ok("session.snapshot.export", json!({"sessionId": child})).await["snapshot"].clone();
     assert_eq!(plain["version"], "1.0");
     let ids: Vec<_> = plain["sessions"]
         .as_array()
@@ -315,23 +283,14 @@ async fn snapshot_export_then_import_elsewhere_restores_the_session() {
         .await["snapshot"]
         .clone();
     assert_eq!(full["sessions"].as_array().unwrap().len(), 2);
-    assert!(
-        full["events"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|e| e["type"] == "forked")
-    );
+    assert!(full["events"].as_array().unwrap().iter().any(|e| e["type"] == "forked"));
     assert_eq!(
-        src.ok("session.snapshot.validate", json!({"snapshot": full}))
-            .await,
+        src.ok("session.snapshot.validate", json!({"snapshot": full})).await,
         json!({"valid": true, "errors": []})
     );
 
     let dst = Mesh::start(1).await;
-    let imported = dst
-        .ok("session.snapshot.import", json!({"snapshot": full}))
-        .await;
+    let imported = dst.ok("session.snapshot.import", json!({"snapshot": full})).await;
     assert_eq!(
         imported,
         json!({"imported": ["root", "kid"], "skipped": [], "errors": []})
@@ -340,10 +299,7 @@ async fn snapshot_export_then_import_elsewhere_restores_the_session() {
     assert_eq!(kid["isImported"], true);
     assert_eq!(kid["agents"].as_array().unwrap().len(), 1);
     assert_eq!(
-        texts(
-            &dst.ok("session.messages", json!({"sessionId": "kid"}))
-                .await
-        ),
+        texts(&dst.ok("session.messages", json!({"sessionId": "kid"})).await),
         ["in the root", "with tool"]
     );
     assert_eq!(
@@ -354,20 +310,13 @@ async fn snapshot_export_then_import_elsewhere_restores_the_session() {
         1
     );
     let found = dst
-        .ok(
-            "session.search",
-            json!({"query": "root", "isImported": true}),
-        )
+        .ok("session.search", json!({"query": "root", "isImported": true}))
         .await;
     assert_eq!(found["total"], 1);
 
     // Conflicts: fail imports nothing, skip leaves existing ones, overwrite replaces them.
     let e = dst
-        .err(
-            "session.snapshot.import",
-            json!({"snapshot": full}),
-            "conflict",
-        )
+        .err("session.snapshot.import", json!({"snapshot": full}), "conflict")
         .await;
     assert!(
         e.error.message.contains("root") && e.error.message.contains("kid"),
@@ -401,10 +350,7 @@ async fn snapshot_export_then_import_elsewhere_restores_the_session() {
             .is_none()
     );
     assert_eq!(
-        texts(
-            &dst.ok("session.messages", json!({"sessionId": "kid"}))
-                .await
-        ),
+        texts(&dst.ok("session.messages", json!({"sessionId": "kid"})).await),
         ["in the root", "with tool"]
     );
 }
@@ -413,40 +359,23 @@ async fn snapshot_export_then_import_elsewhere_restores_the_session() {
 async fn snapshot_validate_lists_every_problem() {
     let m = Mesh::start(1).await;
     let r = m
-        .ok(
-            "session.snapshot.validate",
-            json!({"snapshot": {"version": "1.0"}}),
-        )
+        .ok("session.snapshot.validate", json!({"snapshot": {"version": "1.0"}}))
         .await;
     assert_eq!(r["valid"], false);
-    assert!(
-        r["errors"][0].as_str().unwrap().contains("missing field"),
-        "{r}"
-    );
+    assert!(r["errors"][0].as_str().unwrap().contains("missing field"), "{r}");
 
     say(&m, "s", "hello").await;
-    let mut snap = m
-        .ok("session.snapshot.export", json!({"sessionId": "s"}))
-        .await["snapshot"]
-        .clone();
+    let mut snap = m.ok("session.snapshot.export", json!({"sessionId": "s"})).await["snapshot"].clone();
     snap["version"] = json!("2.0");
     let dup = snap["messages"][0].clone();
     snap["messages"].as_array_mut().unwrap().push(dup);
     snap["turns"] = json!([]);
-    let r = m
-        .ok("session.snapshot.validate", json!({"snapshot": snap}))
-        .await;
+    let r = m.ok("session.snapshot.validate", json!({"snapshot": snap})).await;
     let errors: Vec<String> = serde_json::from_value(r["errors"].clone()).unwrap();
     assert_eq!(r["valid"], false);
     assert!(errors.iter().any(|e| e.contains("version")), "{errors:?}");
-    assert!(
-        errors.iter().any(|e| e.contains("appears twice")),
-        "{errors:?}"
-    );
-    assert!(
-        errors.iter().any(|e| e.contains("not in the snapshot")),
-        "{errors:?}"
-    );
+    assert!(errors.iter().any(|e| e.contains("appears twice")), "{errors:?}");
+    assert!(errors.iter().any(|e| e.contains("not in the snapshot")), "{errors:?}");
 
     // Import refuses the same snapshot with the same reasons.
     let e = m
@@ -457,10 +386,7 @@ async fn snapshot_validate_lists_every_problem() {
         )
         .await;
     assert_eq!(
-        e.error.details.as_ref().unwrap()["errors"]
-            .as_array()
-            .unwrap()
-            .len(),
+        e.error.details.as_ref().unwrap()["errors"].as_array().unwrap().len(),
         errors.len()
     );
     m.err(
@@ -469,10 +395,6 @@ async fn snapshot_validate_lists_every_problem() {
         "invalid_request",
     )
     .await;
-    m.err(
-        "session.snapshot.export",
-        json!({"sessionId": "ghost"}),
-        "not_found",
-    )
-    .await;
+    m.err("session.snapshot.export", json!({"sessionId": "ghost"}), "not_found")
+        .await;
 }

@@ -45,27 +45,17 @@ async fn get_of_unknown_session_is_null_not_an_error() {
 async fn create_with_taken_id_is_a_conflict() {
     let m = Mesh::start(1).await;
     m.ok("session.create", json!({"sessionId": "dup"})).await;
-    let e = m
-        .err("session.create", json!({"sessionId": "dup"}), "conflict")
-        .await;
+    let e = m.err("session.create", json!({"sessionId": "dup"}), "conflict").await;
     assert!(e.error.message.contains("already exists"), "{e}");
 }
 
 #[tokio::test]
 async fn create_with_unknown_parent_is_not_found() {
     let m = Mesh::start(1).await;
-    m.err(
-        "session.create",
-        json!({"parentSessionId": "ghost"}),
-        "not_found",
-    )
-    .await;
-    m.err(
-        "session.create",
-        json!({"forkPointMessageId": "m"}),
-        "invalid_request",
-    )
-    .await;
+    m.err("session.create", json!({"parentSessionId": "ghost"}), "not_found")
+        .await;
+    m.err("session.create", json!({"forkPointMessageId": "m"}), "invalid_request")
+        .await;
 }
 
 #[tokio::test]
@@ -78,54 +68,30 @@ async fn close_resume_archive_purge_follow_the_state_rules() {
     let e = m.err("session.archive", sid.clone(), "conflict").await;
     assert!(e.error.message.contains("close it before archiving"), "{e}");
     let e = m.err("session.purge", sid.clone(), "conflict").await;
-    assert!(
-        e.error
-            .message
-            .contains("purge requires an archived session"),
-        "{e}"
-    );
+    assert!(e.error.message.contains("purge requires an archived session"), "{e}");
 
     assert_eq!(
-        m.ok("session.close", json!({"sessionId": id, "reason": "done"}))
-            .await,
+        m.ok("session.close", json!({"sessionId": id, "reason": "done"})).await,
         json!({"success": true})
     );
-    assert_eq!(
-        m.ok("session.get", sid.clone()).await["session"]["status"],
-        "closed"
-    );
+    assert_eq!(m.ok("session.get", sid.clone()).await["session"]["status"], "closed");
     // Repeating a transition that already happened is harmless.
     m.ok("session.close", sid.clone()).await;
 
     m.ok("session.resume", sid.clone()).await;
-    assert_eq!(
-        m.ok("session.get", sid.clone()).await["session"]["status"],
-        "active"
-    );
+    assert_eq!(m.ok("session.get", sid.clone()).await["session"]["status"], "active");
     m.ok("session.resume", sid.clone()).await;
 
     m.ok("session.close", sid.clone()).await;
     m.ok("session.archive", sid.clone()).await;
-    assert_eq!(
-        m.ok("session.get", sid.clone()).await["session"]["status"],
-        "archived"
-    );
+    assert_eq!(m.ok("session.get", sid.clone()).await["session"]["status"], "archived");
 
     // Archived sessions are read-only.
     let e = m.err("session.resume", sid.clone(), "conflict").await;
-    assert!(
-        e.error
-            .message
-            .contains("archived sessions cannot be resumed"),
-        "{e}"
-    );
+    assert!(e.error.message.contains("archived sessions cannot be resumed"), "{e}");
     m.err("session.close", sid.clone(), "conflict").await;
-    m.err(
-        "session.update",
-        json!({"sessionId": id, "title": "x"}),
-        "conflict",
-    )
-    .await;
+    m.err("session.update", json!({"sessionId": id, "title": "x"}), "conflict")
+        .await;
     let e = m
         .err(
             "session.agent.attach",
@@ -139,10 +105,7 @@ async fn close_resume_archive_purge_follow_the_state_rules() {
     assert_eq!(purged["success"], true);
     // created, closed, resumed, closed, archived: five events existed before the purge.
     assert_eq!(purged["eventsDeleted"], 5);
-    assert_eq!(
-        m.ok("session.get", sid.clone()).await,
-        json!({"session": null})
-    );
+    assert_eq!(m.ok("session.get", sid.clone()).await, json!({"session": null}));
 
     // The id stays taken and every mutation says why it fails.
     let e = m.err("session.resume", sid.clone(), "conflict").await;
@@ -171,8 +134,7 @@ async fn lifecycle_calls_on_unknown_sessions_are_not_found() {
         "session.turns",
         "session.messages",
     ] {
-        m.err(subject, json!({"sessionId": "ghost"}), "not_found")
-            .await;
+        m.err(subject, json!({"sessionId": "ghost"}), "not_found").await;
     }
 }
 
@@ -180,8 +142,11 @@ async fn lifecycle_calls_on_unknown_sessions_are_not_found() {
 async fn update_changes_only_given_fields_and_null_clears() {
     let m = Mesh::start(1).await;
     let id = m.create().await;
-    m.ok("session.update", json!({"sessionId": id, "approvalPolicyOverride": "full-access", "executionTargetId": "box-1"}))
-        .await;
+    m.ok(
+        "session.update",
+        json!({"sessionId": id, "approvalPolicyOverride": "full-access", "executionTargetId": "box-1"}),
+    )
+    .await;
     let s = m.ok("session.get", json!({"sessionId": id})).await["session"].clone();
     assert_eq!(s["approvalPolicyOverride"], "full-access");
     assert_eq!(s["executionTargetId"], "box-1");
@@ -193,10 +158,7 @@ async fn update_changes_only_given_fields_and_null_clears() {
     .await;
     let s = m.ok("session.get", json!({"sessionId": id})).await["session"].clone();
     assert!(s.get("approvalPolicyOverride").is_none(), "{s}");
-    assert_eq!(
-        s["executionTargetId"], "box-1",
-        "absent key leaves the field alone"
-    );
+    assert_eq!(s["executionTargetId"], "box-1", "absent key leaves the field alone");
 
     m.err(
         "session.update",
@@ -238,13 +200,9 @@ async fn list_filters_by_status_pages_and_counts() {
             .iter()
             .all(|s| s["status"] == "active")
     );
+    assert_eq!(m.ok("session.list", json!({"status": "archived"})).await["total"], 1);
     assert_eq!(
-        m.ok("session.list", json!({"status": "archived"})).await["total"],
-        1
-    );
-    assert_eq!(
-        m.ok("session.list", json!({"executionTargetId": "a"}))
-            .await["total"],
+        m.ok("session.list", json!({"executionTargetId": "a"})).await["total"],
         2
     );
 
@@ -253,13 +211,7 @@ async fn list_filters_by_status_pages_and_counts() {
     let page3 = m.ok("session.list", json!({"limit": 2, "offset": 4})).await;
     let paged: Vec<_> = [&page1, &page2, &page3]
         .iter()
-        .flat_map(|p| {
-            p["sessions"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|s| s["sessionId"].clone())
-        })
+        .flat_map(|p| p["sessions"].as_array().unwrap().iter().map(|s| s["sessionId"].clone()))
         .collect();
     let unpaged: Vec<_> = all["sessions"]
         .as_array()
@@ -271,18 +223,11 @@ async fn list_filters_by_status_pages_and_counts() {
     let beyond = m.ok("session.list", json!({"offset": 100})).await;
     assert_eq!(beyond, json!({"sessions": [], "total": 5}));
 
-    m.err("session.list", json!({"limit": 0}), "invalid_request")
+    m.err("session.list", json!({"limit": 0}), "invalid_request").await;
+    m.err("session.list", json!({"limit": 100000}), "invalid_request").await;
+    m.err("session.list", json!({"offset": -1}), "invalid_request").await;
+    m.err("session.list", json!({"status": "sleeping"}), "invalid_request")
         .await;
-    m.err("session.list", json!({"limit": 100000}), "invalid_request")
-        .await;
-    m.err("session.list", json!({"offset": -1}), "invalid_request")
-        .await;
-    m.err(
-        "session.list",
-        json!({"status": "sleeping"}),
-        "invalid_request",
-    )
-    .await;
 
     let counts = m.ok("session.getStatusCounts", json!({})).await;
     assert_eq!(
@@ -300,11 +245,8 @@ async fn list_with_preview_reports_message_count_and_first_user_message() {
         json!({"sessionId": "p", "agent": agent, "message": "first question"}),
     )
     .await;
-    m.ok(
-        "session.sendMessage",
-        json!({"sessionId": "p", "message": "second"}),
-    )
-    .await;
+    m.ok("session.sendMessage", json!({"sessionId": "p", "message": "second"}))
+        .await;
     m.ok("session.create", json!({"sessionId": "empty"})).await;
 
     let list = m.ok("session.list", json!({"includePreview": true})).await;

@@ -55,12 +55,7 @@ async fn raw(m: &Mesh, subject: &str, body: &[u8]) -> async_nats::Message {
 #[tokio::test]
 async fn every_subject_answers_garbage_with_invalid_request_and_micro_error_headers() {
     let m = Mesh::start(1).await;
-    let garbage: [&[u8]; 4] = [
-        b"{not json",
-        b"\xff\xfe\x00binary",
-        b"[1,2,3]",
-        b"\"a string\"",
-    ];
+    let garbage: [&[u8]; 4] = [b"{not json", b"\xff\xfe\x00binary", b"[1,2,3]", b"\"a string\""];
     for subject in SUBJECTS {
         for body in garbage {
             let reply = raw(&m, subject, body).await;
@@ -100,9 +95,7 @@ async fn every_subject_names_the_missing_field() {
         m.ok(subject, json!({})).await;
     }
     // Wrong types are named too.
-    let e = m
-        .err(s::GET, json!({"sessionId": 42}), "invalid_request")
-        .await;
+    let e = m.err(s::GET, json!({"sessionId": 42}), "invalid_request").await;
     assert!(e.error.message.contains("invalid type"), "{e}");
     assert!(e.error.details.as_ref().unwrap()["column"].is_u64());
 }
@@ -181,8 +174,7 @@ async fn events_are_published_after_commit_on_typed_subjects_and_the_catch_all()
         "not_found",
     )
     .await;
-    m.ok(s::CLOSE, json!({"sessionId": "ev", "reason": "bye"}))
-        .await;
+    m.ok(s::CLOSE, json!({"sessionId": "ev", "reason": "bye"})).await;
 
     let msgs = drain(&mut typed, Duration::from_millis(500)).await;
     let envelopes: Vec<Value> = msgs
@@ -190,28 +182,13 @@ async fn events_are_published_after_commit_on_typed_subjects_and_the_catch_all()
         .filter(|m| m.subject.as_str() == s::EVENT)
         .map(|m| serde_json::from_slice(&m.payload).unwrap())
         .collect();
-    let types: Vec<&str> = envelopes
-        .iter()
-        .map(|e| e["type"].as_str().unwrap())
-        .collect();
+    let types: Vec<&str> = envelopes.iter().map(|e| e["type"].as_str().unwrap()).collect();
     assert_eq!(
         types,
-        [
-            "created",
-            "agent.added",
-            "turn.started",
-            "user_message.sent",
-            "closed"
-        ]
+        ["created", "agent.added", "turn.started", "user_message.sent", "closed"]
     );
-    let seqs: Vec<i64> = envelopes
-        .iter()
-        .map(|e| e["seq"].as_i64().unwrap())
-        .collect();
-    assert!(
-        seqs.windows(2).all(|w| w[0] < w[1]),
-        "seq increases: {seqs:?}"
-    );
+    let seqs: Vec<i64> = envelopes.iter().map(|e| e["seq"].as_i64().unwrap()).collect();
+    assert!(seqs.windows(2).all(|w| w[0] < w[1]), "seq increases: {seqs:?}");
     assert!(
         envelopes
             .iter()
@@ -265,10 +242,7 @@ async fn the_callers_trace_context_reaches_the_events_the_request_caused() {
 
     let trace_id = "4bf92f3577b34da6a3ce929d0e0e4736";
     let mut headers = async_nats::HeaderMap::new();
-    headers.insert(
-        "traceparent",
-        format!("00-{trace_id}-00f067aa0ba902b7-01").as_str(),
-    );
+    headers.insert("traceparent", format!("00-{trace_id}-00f067aa0ba902b7-01").as_str());
     let reply = m
         .client
         .request_with_headers(
@@ -292,10 +266,7 @@ async fn the_callers_trace_context_reaches_the_events_the_request_caused() {
         .to_string();
     let parts: Vec<&str> = traceparent.split('-').collect();
     assert_eq!(parts[1], trace_id, "same trace: {traceparent}");
-    assert_ne!(
-        parts[2], "00f067aa0ba902b7",
-        "a new span inside the registry"
-    );
+    assert_ne!(parts[2], "00f067aa0ba902b7", "a new span inside the registry");
 }
 
 #[tokio::test]
@@ -343,13 +314,9 @@ async fn sigterm_shuts_down_cleanly_and_a_restart_finds_everything() {
     m.ok(s::CLOSE, json!({"sessionId": "keep"})).await;
     let before = m.ok(s::GET, json!({"sessionId": "keep"})).await;
 
-    assert!(
-        m.replicas[0].terminate().await,
-        "exit status 0 after SIGTERM"
-    );
+    assert!(m.replicas[0].terminate().await, "exit status 0 after SIGTERM");
     m.replicas.clear();
-    m.err(s::GET, json!({"sessionId": "keep"}), "unavailable")
-        .await;
+    m.err(s::GET, json!({"sessionId": "keep"}), "unavailable").await;
     m.add_replica().await;
 
     assert_eq!(m.ok(s::GET, json!({"sessionId": "keep"})).await, before);
@@ -381,7 +348,9 @@ async fn a_replica_killed_mid_load_loses_and_duplicates_nothing() {
                 let id = format!("m-{c}-{i}");
                 let req = json!({"sessionId": format!("load-{c}"), "message": format!("message {i}"), "messageId": id});
                 loop {
-                    match relay_bus::client::request::<_, Value>(&client, s::SEND_MESSAGE, &req, Duration::from_secs(2)).await {
+                    match relay_bus::client::request::<_, Value>(&client, s::SEND_MESSAGE, &req, Duration::from_secs(2))
+                        .await
+                    {
                         Ok(_) => break,
                         Err(e) => {
                             assert!(e.error.retryable || e.code().as_str() == "conflict", "unexpected {e}");
@@ -414,10 +383,7 @@ async fn a_replica_killed_mid_load_loses_and_duplicates_nothing() {
     .await
     .unwrap();
     let stored_ids: HashSet<&str> = stored.iter().map(|(id, _)| id.as_str()).collect();
-    let lost = acked
-        .iter()
-        .filter(|id| !stored_ids.contains(id.as_str()))
-        .count();
+    let lost = acked.iter().filter(|id| !stored_ids.contains(id.as_str())).count();
     let duplicated = stored.iter().filter(|(_, n)| *n > 1).count();
     let per_session: Vec<i64> = sqlx::query_scalar(
         "SELECT count(*) FROM registry_messages WHERE session_id LIKE 'load-%' GROUP BY session_id ORDER BY session_id",

@@ -35,11 +35,11 @@ fn nats_server_bin() -> PathBuf {
     if let Ok(p) = std::env::var("RELAY_NATS_SERVER") {
         return p.into();
     }
-    for dir in std::env::var("PATH").unwrap_or_default().split(':').chain([
-        "/usr/sbin",
-        "/usr/local/bin",
-        "/usr/bin",
-    ]) {
+    for dir in std::env::var("PATH")
+        .unwrap_or_default()
+        .split(':')
+        .chain(["/usr/sbin", "/usr/local/bin", "/usr/bin"])
+    {
         let p = Path::new(dir).join("nats-server");
         if p.exists() {
             return p;
@@ -50,14 +50,8 @@ fn nats_server_bin() -> PathBuf {
 
 async fn wait_for_port(port: u16, what: &str) {
     let deadline = Instant::now() + Duration::from_secs(15);
-    while tokio::net::TcpStream::connect(("127.0.0.1", port))
-        .await
-        .is_err()
-    {
-        assert!(
-            Instant::now() < deadline,
-            "{what} did not listen on 127.0.0.1:{port}"
-        );
+    while tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_err() {
+        assert!(Instant::now() < deadline, "{what} did not listen on 127.0.0.1:{port}");
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
@@ -85,14 +79,7 @@ impl Nats {
 
     async fn spawn(&mut self) {
         let child = Command::new(nats_server_bin())
-            .args([
-                "-a",
-                "127.0.0.1",
-                "-p",
-                &self.port.to_string(),
-                "-js",
-                "-sd",
-            ])
+            .args(["-a", "127.0.0.1", "-p", &self.port.to_string(), "-js", "-sd"])
             .arg(&self.store)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
@@ -147,9 +134,7 @@ impl Database {
             .execute(&mut admin)
             .await
             .expect("create test database");
-        let base = admin_url
-            .rsplit_once('/')
-            .map_or(admin_url.as_str(), |(b, _)| b);
+        let base = admin_url.rsplit_once('/').map_or(admin_url.as_str(), |(b, _)| b);
         Database {
             url: format!("{base}/{name}"),
             name,
@@ -187,18 +172,10 @@ pub struct ServiceProcess {
 }
 
 impl ServiceProcess {
-    pub fn spawn(
-        bin: &str,
-        nats: &Nats,
-        db: &Database,
-        extra_env: &[(&str, &str)],
-    ) -> ServiceProcess {
+    pub fn spawn(bin: &str, nats: &Nats, db: &Database, extra_env: &[(&str, &str)]) -> ServiceProcess {
         let log_dir = std::env::temp_dir().join("relay-test-logs");
         std::fs::create_dir_all(&log_dir).expect("log dir");
-        let name = Path::new(bin)
-            .file_name()
-            .and_then(|n| n.to_str())
-            .unwrap_or("service");
+        let name = Path::new(bin).file_name().and_then(|n| n.to_str()).unwrap_or("service");
         let log = log_dir.join(format!("{name}-{}.log", uuid::Uuid::new_v4().simple()));
         let file = std::fs::File::create(&log).expect("log file");
         let mut cmd = Command::new(bin);
@@ -255,11 +232,7 @@ pub async fn wait_for_instances(client: &async_nats::Client, name: &str, n: usiz
 }
 
 /// Replies of every instance of `name` to `$SRV.<verb>.<name>` within 300 ms.
-pub async fn micro_replies(
-    client: &async_nats::Client,
-    verb: &str,
-    name: &str,
-) -> Vec<serde_json::Value> {
+pub async fn micro_replies(client: &async_nats::Client, verb: &str, name: &str) -> Vec<serde_json::Value> {
     let inbox = client.new_inbox();
     let mut sub = client.subscribe(inbox.clone()).await.expect("subscribe");
     client

@@ -35,8 +35,7 @@ impl Mesh {
     pub async fn add_replica(&mut self) {
         self.replicas
             .push(ServiceProcess::spawn(BIN, &self.nats, &self.db, &[]));
-        relay_testkit::wait_for_instances(&self.client, "session-registry", self.replicas.len())
-            .await;
+        relay_testkit::wait_for_instances(&self.client, "session-registry", self.replicas.len()).await;
     }
 
     /// Starts a replacement after a replica was killed: the dead one may still be counted by
