@@ -130,3 +130,19 @@ pub async fn serve(nats: async_nats::Client, reg: Registry) -> Result<ServiceHos
     host.endpoint(s::SNAPSHOT_VALIDATE, r, snapshot::validate).await?;
     Ok(host)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_example_config_file_loads_and_matches_the_defaults() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../config/relay.example.toml");
+        let loaded: Settings = relay_bus::settings::load_from(Some(path), Some(Default::default())).unwrap();
+        let defaults = Settings::default();
+        assert_eq!(loaded.registry.model_adapters, defaults.registry.model_adapters);
+        assert_eq!(loaded.registry.max_page_size, defaults.registry.max_page_size);
+        assert_eq!(loaded.nats.url, defaults.nats.url);
+        assert_eq!(loaded.database.url, defaults.database.url);
+    }
+}

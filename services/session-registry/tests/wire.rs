@@ -404,3 +404,17 @@ async fn a_replica_killed_mid_load_loses_and_duplicates_nothing() {
         "start message plus each acked send, once"
     );
 }
+
+#[test]
+fn the_readme_subject_table_lists_exactly_the_served_subjects() {
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md")).unwrap();
+    let documented: BTreeSet<String> = readme
+        .lines()
+        .filter_map(|l| l.strip_prefix("| `"))
+        .filter_map(|l| l.split('`').next())
+        .filter(|subject| subject.starts_with("session."))
+        .map(String::from)
+        .collect();
+    let served: BTreeSet<String> = SUBJECTS.iter().map(|s| s.to_string()).collect();
+    assert_eq!(documented, served, "README's subject table and the registry disagree");
+}
