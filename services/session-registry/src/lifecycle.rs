@@ -155,18 +155,20 @@ pub async fn update(reg: Registry, req: UpdateRequest) -> Result<SuccessResponse
     Ok(OK)
 }
 
-/// Moves a session from one of `from` to `to`, or does nothing if it is already there.
-/// Returns whether it moved.
-async fn transition(
-    change: &mut Change,
+/// Moves a session from one of `from` to `to` and records `event`; does nothing (and emits
+/// nothing) if it is already in `to`; `conflict` with `refuse(current)` from any other state.
+async fn transition<P: EventPayload>(
+    reg: &Registry,
     id: &str,
     from: &[SessionStatus],
     to: SessionStatus,
     refuse: impl Fn(SessionStatus) -> String,
-) -> Result<Option<Session>> {
+    event: P,
+) -> Result<SuccessResponse> {
+    let mut change = Change::begin(reg).await?;
     let mut s = store::lock_live(change.conn(), id).await?;
     if s.status == to {
-        return Ok(None);
+        return Ok(OK);
     }
     if !from.contains(&s.status) {
         return Err(RegistryError::Conflict(refuse(s.status)));
@@ -174,74 +176,66 @@ async fn transition(
     s.status = to;
     s.last_activity_at = now_ms();
     store::save_session(change.conn(), &s).await?;
-    Ok(Some(s))
+    change.emit(id, event).await?;
+    change.commit().await?;
+    Ok(OK)
 }
 
 pub async fn close(reg: Registry, req: CloseRequest) -> Result<SuccessResponse> {
-    let mut change = Change::begin(&reg).await?;
-    let id = &req.session_id;
-    let moved = transition(
-        &mut change,
+    let id = req.session_id.as_str();
+    let refuse = |st: SessionStatus| format!("session {id} is {}; only an active session can be closed", st.as_str());
+    let event = Closed {
+        session_id: id.to_string(),
+        reason: req.reason.clone(),
+    };
+    transition(
+        &reg,
         id,
         &[SessionStatus::Active, SessionStatus::Discovered],
         SessionStatus::Closed,
-        |st| format!("session {id} is {}; only an active session can be closed", st.as_str()),
+        refuse,
+        event,
     )
-    .await?;
-    if moved.is_some() {
-        change
-            .emit(
-                id,
-                Closed {
-                    session_id: id.clone(),
-                    reason: req.reason,
-                },
-            )
-            .await?;
-    }
-    change.commit().await?;
-    Ok(OK)
+    .await
 }
 
 pub async fn resume(reg: Registry, req: SessionRef) -> Result<SuccessResponse> {
-    let mut change = Change::begin(&reg).await?;
-    let id = &req.session_id;
-    let moved = transition(
-        &mut change,
+    let id = req.session_id.as_str();
+    let refuse = |st: SessionStatus| {
+        format!(
+            "session {id} is {}; archived sessions cannot be resumed (fork it to continue)",
+            st.as_str()
+        )
+    };
+    let event = Resumed {
+        session_id: id.to_string(),
+    };
+    transition(
+        &reg,
         id,
         &[SessionStatus::Closed, SessionStatus::Discovered],
         SessionStatus::Active,
-        |st| {
-            format!(
-                "session {id} is {}; archived sessions cannot be resumed (fork it to continue)",
-                st.as_str()
-            )
-        },
+        refuse,
+        event,
     )
-    .await?;
-    if moved.is_some() {
-        change.emit(id, Resumed { session_id: id.clone() }).await?;
-    }
-    change.commit().await?;
-    Ok(OK)
+    .await
 }
 
 pub async fn archive(reg: Registry, req: SessionRef) -> Result<SuccessResponse> {
-    let mut change = Change::begin(&reg).await?;
-    let id = &req.session_id;
-    let moved = transition(
-        &mut change,
+    let id = req.session_id.as_str();
+    let refuse = |st: SessionStatus| format!("session {id} is {}; close it before archiving", st.as_str());
+    let event = Archived {
+        session_id: id.to_string(),
+    };
+    transition(
+        &reg,
         id,
         &[SessionStatus::Closed],
         SessionStatus::Archived,
-        |st| format!("session {id} is {}; close it before archiving", st.as_str()),
+        refuse,
+        event,
     )
-    .await?;
-    if moved.is_some() {
-        change.emit(id, Archived { session_id: id.clone() }).await?;
-    }
-    change.commit().await?;
-    Ok(OK)
+    .await
 }
 
 pub async fn purge(reg: Registry, req: SessionRef) -> Result<PurgeResponse> {
