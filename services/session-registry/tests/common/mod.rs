@@ -38,8 +38,8 @@ impl Mesh {
         relay_testkit::wait_for_instances(&self.client, "session-registry", self.replicas.len()).await;
     }
 
-    /// Starts a replacement after a replica was killed: the dead one may still be counted by
-    /// nobody, so wait for as many as are alive.
+    /// Replaces the first replica (already killed) with a fresh one and waits until the
+    /// survivors plus the newcomer all answer `$SRV.PING`.
     pub async fn add_replica_after_kill(&mut self) {
         self.replicas.remove(0);
         self.add_replica().await;
