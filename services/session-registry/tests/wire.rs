@@ -418,3 +418,22 @@ fn the_readme_subject_table_lists_exactly_the_served_subjects() {
     let served: BTreeSet<String> = SUBJECTS.iter().map(|s| s.to_string()).collect();
     assert_eq!(documented, served, "README's subject table and the registry disagree");
 }
+
+#[tokio::test]
+async fn an_unreachable_otlp_collector_does_not_stop_the_registry_serving() {
+    let mut m = Mesh::start(0).await;
+    let closed_port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let endpoint = format!("http://127.0.0.1:{closed_port}");
+    let env = [("RELAY_TELEMETRY__OTLP_ENDPOINT", endpoint.as_str())];
+    m.replicas
+        .push(relay_testkit::ServiceProcess::spawn(common::BIN, &m.nats, &m.db, &env));
+    relay_testkit::wait_for_instances(&m.client, "session-registry", 1).await;
+    for _ in 0..20 {
+        m.create().await;
+    }
+    assert_eq!(m.ok(s::GET_STATUS_COUNTS, json!({})).await["all"], 20);
+}
