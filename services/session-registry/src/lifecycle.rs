@@ -59,18 +59,31 @@ pub(crate) async fn insert_new(change: &mut Change, session: &Session) -> Result
             session.session_id
         )));
     }
-    change
-        .emit(
-            &session.session_id,
-            Created {
-                session_id: session.session_id.clone(),
-                created_at: session.created_at,
-                branch_kind: session.branch_kind,
-                parent_session_id: session.parent_session_id.clone(),
-                origin_window_id: session.origin_window_id.clone(),
-            },
-        )
-        .await
+    change.emit(&session.session_id, created_event(session)).await
+}
+
+/// Locks a session, creating it (and recording `created`) when it does not exist yet.
+pub(crate) async fn lock_or_create(change: &mut Change, id: &str) -> Result<Session> {
+    if store::lock_session(change.conn(), id).await?.is_none() {
+        let session = new_session(id.to_string(), now_ms());
+        // Two first messages racing for a new session: the loser's insert waits for the winner
+        // to commit, inserts nothing, and both then lock the one row below.
+        if store::insert_session(change.conn(), &session).await? {
+            change.emit(id, created_event(&session)).await?;
+            return Ok(session);
+        }
+    }
+    store::lock_live(change.conn(), id).await
+}
+
+pub(crate) fn created_event(s: &Session) -> Created {
+    Created {
+        session_id: s.session_id.clone(),
+        created_at: s.created_at,
+        branch_kind: s.branch_kind,
+        parent_session_id: s.parent_session_id.clone(),
+        origin_window_id: s.origin_window_id.clone(),
+    }
 }
 
 pub async fn create(reg: Registry, req: CreateRequest) -> Result<SessionIdResponse> {

@@ -6,7 +6,7 @@
 use crate::Registry;
 use crate::agents::{self, Attach, capabilities_of, is_attached};
 use crate::error::{RegistryError, Result};
-use crate::lifecycle::{check_id, insert_new, new_session};
+use crate::lifecycle::{check_id, lock_or_create};
 use crate::store::{self, Change, new_id, now_ms};
 use relay_contracts::capabilities::{AttachmentKind, DeliveryMode};
 use relay_contracts::session::{events::*, *};
@@ -195,20 +195,7 @@ pub async fn send(reg: Registry, req: SendMessageRequest) -> Result<SendMessageR
         check_id("messageId", id)?;
     }
     let mut change = Change::begin(&reg).await?;
-    let mut session = match store::lock_session(change.conn(), &req.session_id).await? {
-        Some(store::Stored::Live(s)) => *s,
-        Some(store::Stored::Purged) => {
-            return Err(RegistryError::Conflict(format!(
-                "session {} was purged; its data is gone",
-                req.session_id
-            )));
-        }
-        None => {
-            let s = new_session(req.session_id.clone(), now_ms());
-            insert_new(&mut change, &s).await?;
-            s
-        }
-    };
+    let mut session = lock_or_create(&mut change, &req.session_id).await?;
     if session.status != SessionStatus::Active {
         return Err(RegistryError::Conflict(format!(
             "session {} is {}; only an active session takes messages{}",

@@ -2,10 +2,10 @@
 
 use crate::Registry;
 use crate::error::{RegistryError, Result};
-use crate::lifecycle::check_id;
+use crate::lifecycle::{check_id, created_event};
 use crate::messages::conversation;
 use crate::store::{self, Change, now_ms};
-use relay_contracts::session::{events::Created, *};
+use relay_contracts::session::*;
 use serde_json::Value;
 use std::collections::HashSet;
 
@@ -201,13 +201,7 @@ pub async fn import(reg: Registry, req: ImportRequest) -> Result<ImportResponse>
         }
     }
     for s in snap.sessions.iter().filter(|s| out.imported.contains(&s.session_id)) {
-        let created = Created {
-            session_id: s.session_id.clone(),
-            created_at: s.created_at,
-            branch_kind: s.branch_kind,
-            parent_session_id: s.parent_session_id.clone(),
-            origin_window_id: s.origin_window_id.clone(),
-        };
+        let created = created_event(s);
         change.emit(&s.session_id, created).await?;
     }
     change.commit().await?;

@@ -637,3 +637,37 @@ async fn usage_is_acknowledged_for_known_sessions_only() {
     negative["totalTokens"] = json!(-1);
     m.err("session.usage", negative, "invalid_request").await;
 }
+
+#[tokio::test]
+async fn concurrent_first_messages_to_a_new_session_create_it_once() {
+    let m = Mesh::start(2).await;
+    let mut sends = Vec::new();
+    for i in 0..16 {
+        let client = m.client.clone();
+        let body = json!({"sessionId": "racy", "agent": claude(), "message": format!("hello {i}")});
+        sends.push(tokio::spawn(async move {
+            relay_testkit::call_json(&client, "session.sendMessage", body).await
+        }));
+    }
+    let mut turns = std::collections::HashSet::new();
+    for s in sends {
+        let sent = s.await.unwrap().expect("every first message succeeds");
+        turns.insert(sent["turnId"].as_str().unwrap().to_string());
+    }
+    assert_eq!(turns.len(), 1, "one turn for all of them");
+    let s = m.ok("session.get", json!({"sessionId": "racy"})).await["session"].clone();
+    assert_eq!(s["agents"].as_array().unwrap().len(), 1, "auto-attached once");
+    assert_eq!(
+        m.ok("session.messages", json!({"sessionId": "racy"})).await["messages"]
+            .as_array()
+            .unwrap()
+            .len(),
+        16
+    );
+    let pool = m.db.pool().await;
+    let created: i64 = sqlx::query_scalar("SELECT count(*) FROM registry_events WHERE type = 'created'")
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    assert_eq!(created, 1);
+}
