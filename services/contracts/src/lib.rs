@@ -5,6 +5,7 @@
 
 pub mod capabilities;
 pub mod error;
+pub mod events;
 pub mod session;
 pub mod subjects;
 

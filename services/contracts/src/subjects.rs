@@ -40,3 +40,17 @@ pub mod session {
         format!("session.{event_type}")
     }
 }
+
+/// The event log (event ingestion service).
+pub mod event {
+    pub const APPEND: &str = "event.append";
+    pub const QUERY: &str = "event.query";
+    pub const SINCE: &str = "event.since";
+    pub const PURGE_SESSION: &str = "event.purgeSession";
+
+    /// Every committed event is published on `event.committed.<type>`, with its seq; subscribe
+    /// to `event.committed.>` for all of them.
+    pub fn committed_subject(event_type: &str) -> String {
+        format!("event.committed.{event_type}")
+    }
+}

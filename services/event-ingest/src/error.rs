@@ -1,0 +1,53 @@
+use relay_contracts::{ErrorCode, WireError};
+
+/// Everything an ingest handler can fail with; mapped once onto the wire error below.
+#[derive(Debug, thiserror::Error)]
+pub enum IngestError {
+    #[error("{0}")]
+    Invalid(String),
+    #[error("{message}")]
+    InvalidEvents {
+        message: String,
+        details: serde_json::Value,
+    },
+    #[error("the writer stopped; retry")]
+    WriterGone,
+    /// The group commit this request was part of failed; nothing of it was stored.
+    #[error("append not committed: {message}")]
+    CommitFailed { message: String, retryable: bool },
+    #[error("database: {0}")]
+    Db(#[from] sqlx::Error),
+}
+
+pub type Result<T> = std::result::Result<T, IngestError>;
+
+impl IngestError {
+    /// Whether the same request may succeed later (the database was down or busy).
+    pub fn is_transient(&self) -> bool {
+        matches!(
+            self,
+            IngestError::Db(sqlx::Error::PoolTimedOut | sqlx::Error::Io(_) | sqlx::Error::PoolClosed)
+        )
+    }
+}
+
+impl From<IngestError> for WireError {
+    fn from(e: IngestError) -> Self {
+        match e {
+            IngestError::Invalid(m) => WireError::new(ErrorCode::InvalidRequest, m),
+            IngestError::InvalidEvents { message, details } => {
+                WireError::new(ErrorCode::InvalidRequest, message).with_details(details)
+            }
+            IngestError::WriterGone => WireError::new(ErrorCode::Unavailable, e.to_string()),
+            IngestError::CommitFailed { retryable: true, .. } => WireError::new(ErrorCode::Unavailable, e.to_string()),
+            IngestError::CommitFailed { retryable: false, .. } => WireError::new(ErrorCode::Internal, e.to_string()),
+            ref e @ IngestError::Db(_) if e.is_transient() => {
+                WireError::new(ErrorCode::Unavailable, "database unavailable, retry later")
+            }
+            IngestError::Db(e) => {
+                tracing::error!(error = %e, "database error");
+                WireError::new(ErrorCode::Internal, "internal database error")
+            }
+        }
+    }
+}

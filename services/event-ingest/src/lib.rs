@@ -1,0 +1,337 @@
+//! Event ingestion: every agent and session event, validated, redacted, given a global seq and
+//! a per-session order, committed to Postgres, then published live. Queryable and replayable
+//! from any seq.
+
+mod error;
+mod redact;
+mod store;
+
+pub use error::IngestError;
+
+use error::Result;
+use relay_bus::service::{ServiceError, ServiceHost};
+use relay_bus::settings::{DatabaseSettings, NatsSettings, TelemetrySettings};
+use relay_contracts::events::*;
+use relay_contracts::subjects::event as subjects;
+use serde::{Deserialize, Serialize};
+use sqlx::PgPool;
+use std::sync::Arc;
+use std::time::Duration;
+use store::{Filter, Prepared};
+use tokio::sync::{mpsc, oneshot};
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Settings {
+    pub nats: NatsSettings,
+    pub database: DatabaseSettings,
+    pub telemetry: TelemetrySettings,
+    pub ingest: IngestSettings,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(default)]
+pub struct IngestSettings {
+    /// Events older than this (by `ts`) are deleted by the retention job. Default 7 days.
+    pub retention_ms: i64,
+    pub retention_interval_ms: u64,
+    /// Rows per retention delete: small enough that appends never queue behind it.
+    pub retention_batch: i64,
+    /// Most events one append request may carry.
+    pub max_request_events: usize,
+    /// Most events the writer commits in one transaction (several requests are grouped).
+    pub max_commit_events: usize,
+    pub default_page_size: i64,
+    pub max_page_size: i64,
+    pub redaction: RedactionSettings,
+}
+
+impl Default for IngestSettings {
+    fn default() -> Self {
+        IngestSettings {
+            retention_ms: 7 * 24 * 3600 * 1000,
+            retention_interval_ms: 60_000,
+            retention_batch: 5_000,
+            max_request_events: 10_000,
+            max_commit_events: 20_000,
+            default_page_size: 500,
+            max_page_size: 10_000,
+            redaction: RedactionSettings::default(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(default)]
+pub struct RedactionSettings {
+    pub enabled: bool,
+    /// Regexes; named groups `pre`/`post` are kept around `[REDACTED]`.
+    pub patterns: Vec<String>,
+    /// Event-type prefixes whose payload strings are scrubbed.
+    pub types: Vec<String>,
+}
+
+impl Default for RedactionSettings {
+    fn default() -> Self {
+        RedactionSettings {
+            enabled: true,
+            patterns: redact::DEFAULT_PATTERNS.iter().map(|s| s.to_string()).collect(),
+            types: redact::DEFAULT_TYPES.iter().map(|s| s.to_string()).collect(),
+        }
+    }
+}
+
+/// One append request waiting for the writer.
+struct Job {
+    events: Vec<Prepared>,
+    reply: oneshot::Sender<Result<Vec<Appended>>>,
+}
+
+/// Handler state.
+#[derive(Clone)]
+pub struct Ingest {
+    db: PgPool,
+    writer: mpsc::Sender<Job>,
+    redactor: Option<Arc<redact::Redactor>>,
+    settings: Arc<IngestSettings>,
+}
+
+impl Ingest {
+    /// Starts the writer (group commit) and the retention job.
+    pub fn start(
+        db: PgPool,
+        nats: async_nats::Client,
+        settings: IngestSettings,
+    ) -> std::result::Result<Self, regex::Error> {
+        let redactor = match settings.redaction.enabled {
+            true => Some(Arc::new(redact::Redactor::new(
+                &settings.redaction.patterns,
+                &settings.redaction.types,
+            )?)),
+            false => None,
+        };
+        let (tx, rx) = mpsc::channel(1024);
+        tokio::spawn(writer(db.clone(), nats, rx, settings.max_commit_events));
+        tokio::spawn(retention(db.clone(), settings.clone()));
+        Ok(Ingest {
+            db,
+            writer: tx,
+            redactor,
+            settings: Arc::new(settings),
+        })
+    }
+}
+
+/// The single writer of this replica: takes every queued request (up to `max` events), commits
+/// them in one transaction, answers each caller, then publishes the new events in seq order.
+async fn writer(db: PgPool, nats: async_nats::Client, mut rx: mpsc::Receiver<Job>, max: usize) {
+    while let Some(first) = rx.recv().await {
+        let mut jobs = vec![first];
+        let mut n = jobs[0].events.len();
+        while n < max {
+            match rx.try_recv() {
+                Ok(job) => {
+                    n += job.events.len();
+                    jobs.push(job);
+                }
+                Err(_) => break,
+            }
+        }
+        let batch: Vec<Prepared> = jobs.iter().flat_map(|j| j.events.iter().cloned()).collect();
+        let result = match db.acquire().await {
+            Ok(mut conn) => store::append(&mut conn, &batch).await,
+            Err(e) => Err(e.into()),
+        };
+        match result {
+            Ok((appended, events)) => {
+                let mut rest = appended.into_iter();
+                for job in jobs {
+                    let mine: Vec<Appended> = rest.by_ref().take(job.events.len()).collect();
+                    let _ = job.reply.send(Ok(mine));
+                }
+                for e in &events {
+                    if let Err(err) =
+                        relay_bus::client::publish(&nats, subjects::committed_subject(&e.event_type), e).await
+                    {
+                        tracing::warn!(seq = e.seq, error = %err, "event committed but not published live");
+                    }
+                }
+            }
+            Err(e) => {
+                tracing::error!(error = %e, events = batch.len(), "append transaction failed");
+                let retryable = e.is_transient();
+                let message = e.to_string();
+                for job in jobs {
+                    let _ = job.reply.send(Err(IngestError::CommitFailed {
+                        message: message.clone(),
+                        retryable,
+                    }));
+                }
+            }
+        }
+    }
+}
+
+/// Deletes expired events in small batches, forever.
+async fn retention(db: PgPool, settings: IngestSettings) {
+    let mut tick = tokio::time::interval(Duration::from_millis(settings.retention_interval_ms.max(10)));
+    loop {
+        tick.tick().await;
+        let cutoff = relay_bus::now_ms() - settings.retention_ms;
+        let mut deleted = 0u64;
+        loop {
+            match store::expire(&db, cutoff, settings.retention_batch).await {
+                Ok(n) => {
+                    deleted += n;
+                    if (n as i64) < settings.retention_batch {
+                        break;
+                    }
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, "retention pass failed; retrying next interval");
+                    break;
+                }
+            }
+        }
+        if deleted > 0 {
+            tracing::info!(deleted, cutoff, "retention removed expired events");
+        }
+    }
+}
+
+pub const SERVICE_NAME: &str = "event-ingest";
+
+pub async fn serve(nats: async_nats::Client, ingest: Ingest) -> std::result::Result<ServiceHost, ServiceError> {
+    let mut host = ServiceHost::start(
+        nats,
+        SERVICE_NAME,
+        env!("CARGO_PKG_VERSION"),
+        "The event log (event.* subjects)",
+    )
+    .await?;
+    host.endpoint(subjects::APPEND, ingest.clone(), append).await?;
+    host.endpoint(subjects::QUERY, ingest.clone(), query).await?;
+    host.endpoint(subjects::SINCE, ingest.clone(), since).await?;
+    host.endpoint(subjects::PURGE_SESSION, ingest, purge_session).await?;
+    Ok(host)
+}
+
+/// Validates every event (all or nothing), redacts, and waits for the commit.
+pub async fn append(ingest: Ingest, req: AppendRequest) -> Result<AppendResponse> {
+    let events = req.into_events();
+    if events.is_empty() {
+        return Err(IngestError::Invalid("no events to append".into()));
+    }
+    if events.len() > ingest.settings.max_request_events {
+        return Err(IngestError::Invalid(format!(
+            "{} events in one request; at most {}",
+            events.len(),
+            ingest.settings.max_request_events
+        )));
+    }
+    let mut problems = Vec::new();
+    let now = relay_bus::now_ms();
+    let mut prepared = Vec::with_capacity(events.len());
+    for (i, e) in events.into_iter().enumerate() {
+        if let Err(reason) = validate(&e) {
+            problems.push(serde_json::json!({ "index": i, "type": e.event_type, "reason": reason }));
+            continue;
+        }
+        if e.event_id.as_ref().is_some_and(|id| id.is_empty() || id.len() > 256) {
+            problems.push(serde_json::json!({ "index": i, "reason": "eventId must be 1 to 256 characters" }));
+            continue;
+        }
+        let mut payload = e.payload;
+        if let Some(r) = &ingest.redactor
+            && r.applies_to(&e.event_type)
+        {
+            r.scrub(&mut payload);
+        }
+        prepared.push(Prepared {
+            event_id: e.event_id.unwrap_or_else(|| uuid::Uuid::now_v7().to_string()),
+            event_type: e.event_type,
+            ts: e.ts.unwrap_or(now),
+            session_id: e.session_id,
+            agent_name: e.agent_name,
+            agent_id: e.agent_id,
+            payload,
+        });
+    }
+    if !problems.is_empty() {
+        return Err(IngestError::InvalidEvents {
+            message: format!("{} invalid event(s); nothing was stored", problems.len()),
+            details: serde_json::json!({ "problems": problems }),
+        });
+    }
+    let (reply, answer) = oneshot::channel();
+    ingest
+        .writer
+        .send(Job {
+            events: prepared,
+            reply,
+        })
+        .await
+        .map_err(|_| IngestError::WriterGone)?;
+    let appended = answer.await.map_err(|_| IngestError::WriterGone)??;
+    Ok(AppendResponse { appended })
+}
+
+fn page_size(ingest: &Ingest, limit: Option<i64>) -> Result<i64> {
+    let max = ingest.settings.max_page_size;
+    let limit = limit.unwrap_or(ingest.settings.default_page_size);
+    if !(1..=max).contains(&limit) {
+        return Err(IngestError::Invalid(format!("limit must be between 1 and {max}")));
+    }
+    Ok(limit)
+}
+
+pub async fn query(ingest: Ingest, req: QueryRequest) -> Result<QueryResponse> {
+    let limit = page_size(&ingest, req.limit)?;
+    let filter = Filter {
+        types: req.types.as_deref(),
+        agents: req.agents.as_deref(),
+        session_ids: req.session_ids.as_deref(),
+        since_ts: req.since,
+        until_ts: req.until,
+    };
+    let events = store::page(&ingest.db, &filter, req.cursor.unwrap_or(0), limit).await?;
+    let next_cursor = (events.len() as i64 == limit)
+        .then(|| events.last().map(|e| e.seq))
+        .flatten();
+    Ok(QueryResponse { events, next_cursor })
+}
+
+pub async fn since(ingest: Ingest, req: SinceRequest) -> Result<SinceResponse> {
+    if req.seq < 0 {
+        return Err(IngestError::Invalid("seq must not be negative".into()));
+    }
+    let limit = page_size(&ingest, req.limit)?;
+    // Read the head first: every event up to it is committed, so the page is gap-free up to it.
+    let head_seq = store::head(&ingest.db).await?;
+    let filter = Filter {
+        types: req.types.as_deref(),
+        agents: req.agents.as_deref(),
+        session_ids: req.session_ids.as_deref(),
+        since_ts: None,
+        until_ts: None,
+    };
+    let events = store::page(&ingest.db, &filter, req.seq, limit).await?;
+    // A short page means every event up to the head was looked at, matching or not.
+    let last = events.last().map_or(req.seq, |e| e.seq);
+    let next_seq = if (events.len() as i64) < limit {
+        last.max(head_seq)
+    } else {
+        last
+    };
+    Ok(SinceResponse {
+        events,
+        next_seq,
+        head_seq,
+    })
+}
+
+pub async fn purge_session(ingest: Ingest, req: PurgeSessionRequest) -> Result<PurgeSessionResponse> {
+    Ok(PurgeSessionResponse {
+        events_deleted: store::purge_session(&ingest.db, &req.session_id).await?,
+    })
+}
