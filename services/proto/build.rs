@@ -1,19 +1,27 @@
 //! Compiles proto/ with protox (pure Rust: no system protoc) and generates prost messages plus
-//! tonic client and server traits. The encoded descriptor set is kept for gRPC reflection.
+//! tonic client and server code. The encoded descriptor set is kept for gRPC reflection and for
+//! the drift test.
 
 use prost::Message;
 use std::path::PathBuf;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../proto");
+    // A directory: cargo rescans every file under it.
     println!("cargo:rerun-if-changed={}", root.display());
+    println!("cargo:rerun-if-changed=build.rs");
+
     let fds = protox::compile([root.join("relay/v1/session.proto")], [&root])?;
     let out = PathBuf::from(std::env::var("OUT_DIR")?);
     std::fs::write(out.join("relay_descriptor.bin"), fds.encode_to_vec())?;
+
     tonic_prost_build::configure()
         .build_client(true)
         .build_server(true)
+        // No `connect()` helper on the client: that would need tonic's `transport` feature.
         .build_transport(false)
+        // Our own rerun-if-changed above covers the proto dir.
+        .emit_rerun_if_changed(false)
         .compile_fds(fds)?;
     Ok(())
 }
