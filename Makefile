@@ -25,6 +25,7 @@ up: run
 ## Benchmarks; figures printed and written to bench/results/*.json.
 bench: services
 	$(CARGO) bench -p session-registry --bench registry
+	$(CARGO) bench -p event-ingest --bench events
 
 fmt:
 	$(CARGO) fmt --all

@@ -86,6 +86,7 @@ impl ServiceHost {
                 reason: e.to_string(),
             })?;
         let inflight = self.inflight.clone();
+        let max_payload = self.client.server_info().max_payload;
         self.readers.push(tokio::spawn(async move {
             while let Some(request) = requests.next().await {
                 let Ok(permit) = inflight.clone().acquire_owned().await else {
@@ -93,7 +94,7 @@ impl ServiceHost {
                 };
                 let (state, handler) = (state.clone(), handler.clone());
                 tokio::spawn(async move {
-                    serve(subject, request, state, handler).await;
+                    serve(subject, request, state, handler, max_payload).await;
                     drop(permit);
                 });
             }
@@ -140,6 +141,7 @@ async fn serve<S, Req, Resp, E, F, Fut>(
     request: async_nats::service::Request,
     state: S,
     handler: F,
+    max_payload: usize,
 ) where
     Req: DeserializeOwned,
     Resp: Serialize,
@@ -163,9 +165,22 @@ async fn serve<S, Req, Resp, E, F, Fut>(
     .instrument(span.clone())
     .await;
 
-    let (body, headers) = match result.and_then(|resp| {
-        serde_json::to_vec(&resp).map_err(|e| WireError::new(ErrorCode::Internal, format!("cannot encode reply: {e}")))
-    }) {
+    let encoded = result.and_then(|resp| {
+        let body = serde_json::to_vec(&resp)
+            .map_err(|e| WireError::new(ErrorCode::Internal, format!("cannot encode reply: {e}")))?;
+        // NATS would refuse to carry it and the caller would only see a timeout.
+        if body.len() > max_payload {
+            return Err(WireError::new(
+                ErrorCode::Internal,
+                format!(
+                    "reply of {} bytes exceeds the NATS max_payload of {max_payload} bytes",
+                    body.len()
+                ),
+            ));
+        }
+        Ok(body)
+    });
+    let (body, headers) = match encoded {
         Ok(body) => (body, HeaderMap::new()),
         Err(err) => {
             span.record("error.code", err.code().as_str());

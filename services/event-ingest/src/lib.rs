@@ -43,6 +43,9 @@ pub struct IngestSettings {
     pub max_commit_events: usize,
     pub default_page_size: i64,
     pub max_page_size: i64,
+    /// Pages are cut short to stay under this many bytes of JSON: a NATS message carries at
+    /// most the server's max_payload (1 MiB by default). The reply says where to go on from.
+    pub max_reply_bytes: usize,
     pub redaction: RedactionSettings,
 }
 
@@ -56,6 +59,7 @@ impl Default for IngestSettings {
             max_commit_events: 20_000,
             default_page_size: 500,
             max_page_size: 10_000,
+            max_reply_bytes: 900_000,
             redaction: RedactionSettings::default(),
         }
     }
@@ -294,10 +298,10 @@ pub async fn query(ingest: Ingest, req: QueryRequest) -> Result<QueryResponse> {
         since_ts: req.since,
         until_ts: req.until,
     };
-    let events = store::page(&ingest.db, &filter, req.cursor.unwrap_or(0), limit).await?;
-    let next_cursor = (events.len() as i64 == limit)
-        .then(|| events.last().map(|e| e.seq))
-        .flatten();
+    let mut events = store::page(&ingest.db, &filter, req.cursor.unwrap_or(0), limit).await?;
+    let cut = fit(&mut events, ingest.settings.max_reply_bytes);
+    let full = cut || events.len() as i64 == limit;
+    let next_cursor = if full { events.last().map(|e| e.seq) } else { None };
     Ok(QueryResponse { events, next_cursor })
 }
 
@@ -315,10 +319,11 @@ pub async fn since(ingest: Ingest, req: SinceRequest) -> Result<SinceResponse> {
         since_ts: None,
         until_ts: None,
     };
-    let events = store::page(&ingest.db, &filter, req.seq, limit).await?;
+    let mut events = store::page(&ingest.db, &filter, req.seq, limit).await?;
+    let cut = fit(&mut events, ingest.settings.max_reply_bytes);
     // A short page means every event up to the head was looked at, matching or not.
     let last = events.last().map_or(req.seq, |e| e.seq);
-    let next_seq = if (events.len() as i64) < limit {
+    let next_seq = if !cut && (events.len() as i64) < limit {
         last.max(head_seq)
     } else {
         last
@@ -328,6 +333,31 @@ pub async fn since(ingest: Ingest, req: SinceRequest) -> Result<SinceResponse> {
         next_seq,
         head_seq,
     })
+}
+
+/// Keeps the longest prefix of `events` whose JSON fits in `budget` bytes (never less than one
+/// event); returns whether it cut.
+fn fit(events: &mut Vec<Event>, budget: usize) -> bool {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut used = Count(0);
+    for (i, e) in events.iter().enumerate() {
+        let _ = serde_json::to_writer(&mut used, e);
+        used.0 += 1; // the comma
+        if used.0 > budget && i > 0 {
+            events.truncate(i);
+            return true;
+        }
+    }
+    false
 }
 
 pub async fn purge_session(ingest: Ingest, req: PurgeSessionRequest) -> Result<PurgeSessionResponse> {

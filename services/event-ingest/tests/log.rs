@@ -319,3 +319,23 @@ async fn retention_deletes_expired_events_and_purge_deletes_a_sessions_events() 
     );
     assert_eq!(log.replay_all().await.len(), 1);
 }
+
+#[tokio::test]
+async fn pages_larger_than_a_nats_message_are_cut_and_continue_where_they_stopped() {
+    let log = Log::start(1, &[]).await;
+    let text = "x".repeat(1000);
+    for chunk in 0..3 {
+        let events: Vec<Value> = (0..600)
+            .map(|i| json!({"type": "terminal.output", "payload": {"text": format!("{chunk}-{i} {text}")}}))
+            .collect();
+        log.ok("event.append", json!({"events": events})).await;
+    }
+    let first = log.ok("event.since", json!({"seq": 0, "limit": 10000})).await;
+    let n = first["events"].as_array().unwrap().len();
+    assert!(n > 0 && n < 1800, "a 1.8 MB page was cut ({n} events)");
+    assert_eq!(first["nextSeq"], n as i64);
+    assert_eq!(log.replay_all().await.len(), 1800);
+
+    let page = log.ok("event.query", json!({"limit": 10000})).await;
+    assert_eq!(page["nextCursor"], page["events"].as_array().unwrap().len() as i64);
+}
