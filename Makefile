@@ -15,9 +15,10 @@ build:
 services:
 	./scripts/ensure-services.sh
 
-## Run the session registry against the local NATS and Postgres (database `relay`).
+## Run every service against the local NATS and Postgres (database `relay`), until Ctrl-C.
 run: services
-	$(CARGO) run -p session-registry
+	$(CARGO) build -p session-registry -p event-ingest
+	./scripts/run-local.sh
 
 ## Until docker compose is wired up (issue 7): the same as `run`.
 up: run
