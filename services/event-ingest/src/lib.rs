@@ -365,3 +365,22 @@ pub async fn purge_session(ingest: Ingest, req: PurgeSessionRequest) -> Result<P
         events_deleted: store::purge_session(&ingest.db, &req.session_id).await?,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_example_config_file_loads_with_the_default_ingest_settings() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../config/relay.example.toml");
+        let loaded: Settings = relay_bus::settings::load_from(Some(path), Some(Default::default())).unwrap();
+        let d = IngestSettings::default();
+        assert_eq!(loaded.ingest.retention_ms, d.retention_ms);
+        assert_eq!(loaded.ingest.max_reply_bytes, d.max_reply_bytes);
+        assert_eq!(loaded.ingest.redaction.types, d.redaction.types);
+        assert_eq!(
+            loaded.ingest.redaction.patterns, d.redaction.patterns,
+            "defaults kept when not set"
+        );
+    }
+}

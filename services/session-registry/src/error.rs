@@ -23,6 +23,9 @@ pub enum RegistryError {
     },
     #[error("database: {0}")]
     Db(#[from] sqlx::Error),
+    /// Another service refused or could not be reached; passed on as it came.
+    #[error("{0}")]
+    Upstream(WireError),
 }
 
 pub type Result<T> = std::result::Result<T, RegistryError>;
@@ -61,6 +64,7 @@ impl From<RegistryError> for WireError {
                 WireError::new(ErrorCode::CapabilityUnsupported, e.to_string()).with_details(details)
             }
             RegistryError::Db(e) => db_error(e),
+            RegistryError::Upstream(e) => e,
         }
     }
 }

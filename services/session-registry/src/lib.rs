@@ -36,6 +36,9 @@ pub struct RegistrySettings {
     /// Page size of `session.list` when the caller gives none, and the largest it may ask for.
     pub default_page_size: i64,
     pub max_page_size: i64,
+    /// `session.purge` also deletes the session's events from the event log (event-ingest)
+    /// and fails with `unavailable` while it cannot. Off only for a registry running alone.
+    pub purge_event_log: bool,
 }
 
 impl Default for RegistrySettings {
@@ -54,6 +57,7 @@ impl Default for RegistrySettings {
             model_adapters,
             default_page_size: 50,
             max_page_size: 500,
+            purge_event_log: true,
         }
     }
 }

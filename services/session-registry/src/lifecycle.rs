@@ -280,7 +280,13 @@ pub async fn purge(reg: Registry, req: SessionRef) -> Result<PurgeResponse> {
             children.join(", ")
         )));
     }
-    let events_deleted = store::purge(change.conn(), id).await?;
+    // The event log first: if it cannot delete, the session stays archived and the caller may
+    // retry, rather than being told it is purged while its events live on.
+    let log_deleted = match reg.settings.purge_event_log {
+        true => purge_event_log(&reg, id).await?,
+        false => 0,
+    };
+    let events_deleted = store::purge(change.conn(), id).await? + log_deleted;
     change.emit(id, Purged { session_id: id.clone() }).await?;
     change.commit().await?;
     Ok(PurgeResponse {
@@ -288,6 +294,19 @@ pub async fn purge(reg: Registry, req: SessionRef) -> Result<PurgeResponse> {
         events_deleted: Some(events_deleted),
         error: None,
     })
+}
+
+async fn purge_event_log(reg: &Registry, session_id: &str) -> Result<i64> {
+    use relay_contracts::events::{PurgeSessionRequest, PurgeSessionResponse};
+    let req = PurgeSessionRequest {
+        session_id: session_id.to_string(),
+    };
+    let timeout = std::time::Duration::from_secs(30);
+    let subject = relay_contracts::subjects::event::PURGE_SESSION;
+    let reply: PurgeSessionResponse = relay_bus::client::request(&reg.nats, subject, &req, timeout)
+        .await
+        .map_err(RegistryError::Upstream)?;
+    Ok(reply.events_deleted)
 }
 
 pub async fn fork(reg: Registry, req: ForkRequest) -> Result<SessionIdResponse> {

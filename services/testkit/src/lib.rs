@@ -279,3 +279,20 @@ pub async fn call_json(
 ) -> Result<serde_json::Value, WireError> {
     call(client, subject, &body).await
 }
+
+/// The path of another workspace binary, built next to the running test executable
+/// (`target/<profile>/<name>`). `make test` builds every binary first.
+pub fn bin_path(name: &str) -> String {
+    let exe = std::env::current_exe().expect("current test executable");
+    let profile_dir = exe
+        .parent()
+        .and_then(Path::parent)
+        .expect("target/<profile>/deps/<test>");
+    let path = profile_dir.join(name);
+    assert!(
+        path.exists(),
+        "{} is not built: run `cargo build --workspace` first",
+        path.display()
+    );
+    path.to_string_lossy().into_owned()
+}

@@ -1,0 +1,59 @@
+//! The registry together with the event log: purge deletes the session's events from both.
+
+use relay_testkit::{Database, Nats, ServiceProcess, call_json};
+use serde_json::{Value, json};
+
+const REGISTRY: &str = env!("CARGO_BIN_EXE_session-registry");
+
+#[tokio::test]
+async fn purge_deletes_the_sessions_events_from_the_event_log_and_waits_for_it() {
+    let nats = Nats::start().await;
+    let db = Database::create().await;
+    let client = nats.client().await;
+    let _registry = ServiceProcess::spawn(REGISTRY, &nats, &db, &[]);
+    let mut ingest = ServiceProcess::spawn(&relay_testkit::bin_path("event-ingest"), &nats, &db, &[]);
+    relay_testkit::wait_for_instances(&client, "session-registry", 1).await;
+    relay_testkit::wait_for_instances(&client, "event-ingest", 1).await;
+    let ok = |subject: &'static str, body: Value| {
+        let client = client.clone();
+        async move {
+            call_json(&client, subject, body)
+                .await
+                .unwrap_or_else(|e| panic!("{subject}: {e}"))
+        }
+    };
+
+    for id in ["gone", "kept"] {
+        ok("session.create", json!({"sessionId": id})).await;
+        let events: Vec<Value> = (0..5)
+            .map(|i| json!({"type": "log", "sessionId": id, "payload": {"level": "info", "message": format!("{i}")}}))
+            .collect();
+        ok("event.append", json!({"events": events})).await;
+        ok("session.close", json!({"sessionId": id})).await;
+        ok("session.archive", json!({"sessionId": id})).await;
+    }
+
+    let purged = ok("session.purge", json!({"sessionId": "gone"})).await;
+    // created, closed, archived in the registry + 5 in the event log.
+    assert_eq!(purged, json!({"success": true, "eventsDeleted": 8}));
+    let left = ok("event.query", json!({"sessionIds": ["gone", "kept"]})).await;
+    let sessions: Vec<&str> = left["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["sessionId"].as_str().unwrap())
+        .collect();
+    assert_eq!(sessions, ["kept"; 5]);
+
+    // With the event log down, purge refuses (retryably) and the session stays archived.
+    ingest.kill9().await;
+    let e = call_json(&client, "session.purge", json!({"sessionId": "kept"}))
+        .await
+        .unwrap_err();
+    assert_eq!(e.code().as_str(), "unavailable", "{e}");
+    assert!(e.error.retryable);
+    assert_eq!(
+        ok("session.get", json!({"sessionId": "kept"})).await["session"]["status"],
+        "archived"
+    );
+}
