@@ -347,6 +347,31 @@ pub fn validate(event: &NewEvent) -> Result<bool, String> {
     Ok(true)
 }
 
+/// The catalogue as the Markdown table the README carries (a test keeps the two identical).
+pub fn catalogue_markdown() -> String {
+    let mut out = String::from("| type | live subject | from | required payload fields |\n| --- | --- | --- | --- |\n");
+    for e in CATALOGUE {
+        let fields: Vec<String> = e
+            .required
+            .iter()
+            .map(|(f, k)| format!("`{f}` ({})", k.name()))
+            .collect();
+        let fields = if fields.is_empty() {
+            "–".to_string()
+        } else {
+            fields.join(", ")
+        };
+        out.push_str(&format!(
+            "| `{}` | `{}` | {} | {} |\n",
+            e.name,
+            crate::subjects::event::committed_subject(e.name),
+            e.source,
+            fields
+        ));
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -423,29 +448,4 @@ mod tests {
         assert!(validate(&ev("a..b", json!({}))).is_err());
         assert!(validate(&ev("x", json!([1]))).is_err());
     }
-}
-
-/// The catalogue as the Markdown table the README carries (a test keeps the two identical).
-pub fn catalogue_markdown() -> String {
-    let mut out = String::from("| type | live subject | from | required payload fields |\n| --- | --- | --- | --- |\n");
-    for e in CATALOGUE {
-        let fields: Vec<String> = e
-            .required
-            .iter()
-            .map(|(f, k)| format!("`{f}` ({})", k.name()))
-            .collect();
-        let fields = if fields.is_empty() {
-            "–".to_string()
-        } else {
-            fields.join(", ")
-        };
-        out.push_str(&format!(
-            "| `{}` | `{}` | {} | {} |\n",
-            e.name,
-            crate::subjects::event::committed_subject(e.name),
-            e.source,
-            fields
-        ));
-    }
-    out
 }

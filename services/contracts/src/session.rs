@@ -883,6 +883,8 @@ pub mod events {
     event!(Resumed, "resumed", { pub session_id: String });
     event!(Updated, "updated", { pub session_id: String, pub changed_properties: Vec<String> });
     event!(Forked, "forked", {
+        /// The new (child) session, as seed 000's `session.forked` names it.
+        pub session_id: String,
         pub child_session_id: String,
         pub parent_session_id: String,
         pub fork_point: Option<String>,

@@ -3,6 +3,7 @@
 
 mod agents;
 mod error;
+mod forward;
 mod lifecycle;
 mod messages;
 mod query;
@@ -36,6 +37,8 @@ pub struct RegistrySettings {
     /// Page size of `session.list` when the caller gives none, and the largest it may ask for.
     pub default_page_size: i64,
     pub max_page_size: i64,
+    /// Append every registry event to the event log (event-ingest) as `session.<type>`.
+    pub forward_events: bool,
     /// `session.purge` also deletes the session's events from the event log (event-ingest)
     /// and fails with `unavailable` while it cannot. Off only for a registry running alone.
     pub purge_event_log: bool,
@@ -58,6 +61,7 @@ impl Default for RegistrySettings {
             default_page_size: 50,
             max_page_size: 500,
             purge_event_log: true,
+            forward_events: true,
         }
     }
 }
@@ -68,14 +72,22 @@ pub struct Registry {
     db: PgPool,
     nats: async_nats::Client,
     settings: Arc<RegistrySettings>,
+    /// Poked after each commit so the forwarder sends new events at once.
+    forward_wake: Arc<tokio::sync::Notify>,
 }
 
 impl Registry {
+    /// Builds the handler state and, when configured, starts forwarding events to the log.
     pub fn new(db: PgPool, nats: async_nats::Client, settings: RegistrySettings) -> Self {
+        let forward_wake = Arc::new(tokio::sync::Notify::new());
+        if settings.forward_events {
+            tokio::spawn(forward::run(db.clone(), nats.clone(), forward_wake.clone()));
+        }
         Registry {
             db,
             nats,
             settings: Arc::new(settings),
+            forward_wake,
         }
     }
 }

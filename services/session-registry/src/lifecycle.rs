@@ -281,12 +281,15 @@ pub async fn purge(reg: Registry, req: SessionRef) -> Result<PurgeResponse> {
         )));
     }
     // The event log first: if it cannot delete, the session stays archived and the caller may
-    // retry, rather than being told it is purged while its events live on.
-    let log_deleted = match reg.settings.purge_event_log {
-        true => purge_event_log(&reg, id).await?,
-        false => 0,
+    // retry, rather than being told it is purged while its events live on. The session's
+    // outbox rows are locked first, so the forwarder cannot re-send one into the log meanwhile.
+    let unforwarded = store::lock_session_events(change.conn(), id).await?;
+    let events_deleted = match reg.settings.purge_event_log {
+        // Forwarded registry events were counted by the log; count the rest once.
+        true => purge_event_log(&reg, id).await? + unforwarded,
+        false => store::count_session_events(change.conn(), id).await?,
     };
-    let events_deleted = store::purge(change.conn(), id).await? + log_deleted;
+    store::purge(change.conn(), id).await?;
     change.emit(id, Purged { session_id: id.clone() }).await?;
     change.commit().await?;
     Ok(PurgeResponse {
@@ -347,6 +350,7 @@ pub async fn fork(reg: Registry, req: ForkRequest) -> Result<SessionIdResponse> 
         .emit(
             &source.session_id,
             Forked {
+                session_id: child_id.clone(),
                 child_session_id: child_id.clone(),
                 parent_session_id: source.session_id.clone(),
                 fork_point,

@@ -23,6 +23,7 @@ pub struct Change {
     pub tx: Transaction<'static, Postgres>,
     events: Vec<SessionEvent>,
     nats: async_nats::Client,
+    forward_wake: std::sync::Arc<tokio::sync::Notify>,
 }
 
 impl Change {
@@ -31,6 +32,7 @@ impl Change {
             tx: reg.db.begin().await?,
             events: Vec::new(),
             nats: reg.nats.clone(),
+            forward_wake: reg.forward_wake.clone(),
         })
     }
 
@@ -65,6 +67,9 @@ impl Change {
     /// Commits, then publishes each event on `session.<type>` and on the `session.event` catch-all.
     pub async fn commit(self) -> Result<()> {
         self.tx.commit().await?;
+        if !self.events.is_empty() {
+            self.forward_wake.notify_one();
+        }
         for event in &self.events {
             let typed = relay_contracts::subjects::session::event_subject(&event.event_type);
             let published = async {
@@ -540,8 +545,26 @@ pub async fn events_of(conn: &mut PgConnection, session_ids: &[String]) -> Resul
         .collect())
 }
 
-/// Deletes a session's data but keeps its row as a `purged` tombstone. Returns events deleted.
-pub async fn purge(conn: &mut PgConnection, session_id: &str) -> Result<i64> {
+/// Locks a session's stored events against the forwarder; returns how many are not forwarded.
+pub async fn lock_session_events(conn: &mut PgConnection, session_id: &str) -> Result<i64> {
+    let rows: Vec<bool> = sqlx::query_scalar("SELECT forwarded FROM registry_events WHERE session_id = $1 FOR UPDATE")
+        .bind(session_id)
+        .fetch_all(conn)
+        .await?;
+    Ok(rows.iter().filter(|f| !**f).count() as i64)
+}
+
+pub async fn count_session_events(conn: &mut PgConnection, session_id: &str) -> Result<i64> {
+    Ok(
+        sqlx::query_scalar("SELECT count(*) FROM registry_events WHERE session_id = $1")
+            .bind(session_id)
+            .fetch_one(conn)
+            .await?,
+    )
+}
+
+/// Deletes a session's data and events but keeps its row as a `purged` tombstone.
+pub async fn purge(conn: &mut PgConnection, session_id: &str) -> Result<()> {
     for table in [
         "registry_messages",
         "registry_turns",
@@ -555,18 +578,17 @@ pub async fn purge(conn: &mut PgConnection, session_id: &str) -> Result<i64> {
         .execute(&mut *conn)
         .await?;
     }
-    let events = sqlx::query("DELETE FROM registry_events WHERE session_id = $1")
+    sqlx::query("DELETE FROM registry_events WHERE session_id = $1")
         .bind(session_id)
         .execute(&mut *conn)
-        .await?
-        .rows_affected();
+        .await?;
     sqlx::query(
         "UPDATE registry_sessions SET status = 'purged', doc = NULL, adapter_session_id = NULL WHERE session_id = $1",
     )
     .bind(session_id)
     .execute(&mut *conn)
     .await?;
-    Ok(events as i64)
+    Ok(())
 }
 
 /// Removes a session row and everything under it (snapshot import with `overwrite`).

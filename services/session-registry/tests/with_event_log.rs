@@ -33,17 +33,62 @@ async fn purge_deletes_the_sessions_events_from_the_event_log_and_waits_for_it()
         ok("session.archive", json!({"sessionId": id})).await;
     }
 
+    // The registry's own events reach the log as session.<type>, in order.
+    ok("session.create", json!({"sessionId": "base"})).await;
+    ok(
+        "session.fork",
+        json!({"sourceSessionId": "base", "existingSessionId": "child"}),
+    )
+    .await;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let forwarded = loop {
+        let page = ok("event.query", json!({"sessionIds": ["gone", "kept", "base", "child"], "types": ["session.created", "session.closed", "session.archived", "session.forked"]})).await;
+        let types: Vec<String> = page["events"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| format!("{} {}", e["sessionId"].as_str().unwrap(), e["type"].as_str().unwrap()))
+            .collect();
+        if types.len() == 9 || std::time::Instant::now() > deadline {
+            break types;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    };
+    assert_eq!(
+        forwarded,
+        [
+            "gone session.created",
+            "gone session.closed",
+            "gone session.archived",
+            "kept session.created",
+            "kept session.closed",
+            "kept session.archived",
+            "base session.created",
+            "child session.created",
+            "base session.forked"
+        ]
+    );
+
     let purged = ok("session.purge", json!({"sessionId": "gone"})).await;
-    // created, closed, archived in the registry + 5 in the event log.
+    // 5 appended directly + created, closed, archived forwarded by the registry, each counted once.
     assert_eq!(purged, json!({"success": true, "eventsDeleted": 8}));
-    let left = ok("event.query", json!({"sessionIds": ["gone", "kept"]})).await;
-    let sessions: Vec<&str> = left["events"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| e["sessionId"].as_str().unwrap())
-        .collect();
-    assert_eq!(sessions, ["kept"; 5]);
+    // Left in the log: kept's 8 events, and of gone only the record that it was purged.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let left = loop {
+        let page = ok("event.query", json!({"sessionIds": ["gone", "kept"]})).await;
+        let left: Vec<String> = page["events"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| format!("{} {}", e["sessionId"].as_str().unwrap(), e["type"].as_str().unwrap()))
+            .collect();
+        if left.len() == 9 || std::time::Instant::now() > deadline {
+            break left;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    };
+    assert_eq!(left.iter().filter(|e| e.starts_with("kept ")).count(), 8, "{left:?}");
+    assert_eq!(left.last().unwrap(), "gone session.purged", "{left:?}");
 
     // With the event log down, purge refuses (retryably) and the session stays archived.
     ingest.kill9().await;

@@ -32,9 +32,13 @@ impl Mesh {
         mesh
     }
 
-    /// A registry on its own: purge does not reach for the event log (see with_event_log.rs).
+    /// A registry on its own: it neither forwards to nor purges from the event log (that is
+    /// tested with event-ingest running in with_event_log.rs).
     pub async fn add_replica(&mut self) {
-        let env = [("RELAY_REGISTRY__PURGE_EVENT_LOG", "false")];
+        let env = [
+            ("RELAY_REGISTRY__PURGE_EVENT_LOG", "false"),
+            ("RELAY_REGISTRY__FORWARD_EVENTS", "false"),
+        ];
         self.replicas
             .push(ServiceProcess::spawn(BIN, &self.nats, &self.db, &env));
         relay_testkit::wait_for_instances(&self.client, "session-registry", self.replicas.len()).await;

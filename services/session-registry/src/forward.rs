@@ -1,0 +1,114 @@
+//! Forwards the registry's events to the event log (event-ingest), oldest first.
+//!
+//! Events are written to `registry_events` in the same transaction as the change they report
+//! (an outbox); this loop appends them to `event.append` and marks them forwarded. The log
+//! deduplicates on the event id, so a crash between the two steps re-sends harmlessly. An
+//! advisory lock lets one replica forward at a time, which keeps the log in commit order.
+
+use crate::error::{RegistryError, Result};
+use relay_contracts::events::{AppendRequest, AppendResponse, NewEvent};
+use relay_contracts::subjects::event as subjects;
+use relay_contracts::{ErrorCode, WireError};
+use sqlx::PgPool;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::Notify;
+
+const BATCH: i64 = 500;
+const LOCK_KEY: i64 = 0x7265_6c61_7966_7764; // "relayfwd"
+const TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Runs forever: forwards whatever is pending, then sleeps until woken by a commit or 1 s.
+pub async fn run(db: PgPool, nats: async_nats::Client, wake: Arc<Notify>) {
+    let mut backoff = Duration::from_millis(200);
+    loop {
+        match forward_batch(&db, &nats).await {
+            Ok(n) if n > 0 => backoff = Duration::from_millis(200),
+            Ok(_) => {
+                tokio::select! {
+                    _ = wake.notified() => {}
+                    _ = tokio::time::sleep(Duration::from_secs(1)) => {}
+                }
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, retry_in = ?backoff, "cannot forward events to the event log yet");
+                tokio::time::sleep(backoff).await;
+                backoff = (backoff * 2).min(Duration::from_secs(10));
+            }
+        }
+    }
+}
+
+type Row = (i64, String, String, String, i64, serde_json::Value);
+
+async fn forward_batch(db: &PgPool, nats: &async_nats::Client) -> Result<usize> {
+    let mut tx = db.begin().await?;
+    let mine: bool = sqlx::query_scalar("SELECT pg_try_advisory_xact_lock($1)")
+        .bind(LOCK_KEY)
+        .fetch_one(&mut *tx)
+        .await?;
+    if !mine {
+        return Ok(0);
+    }
+    let rows: Vec<Row> = sqlx::query_as(
+        "SELECT seq, event_id, session_id, type, ts, payload FROM registry_events
+         WHERE NOT forwarded ORDER BY seq LIMIT $1 FOR UPDATE",
+    )
+    .bind(BATCH)
+    .fetch_all(&mut *tx)
+    .await?;
+    if rows.is_empty() {
+        return Ok(0);
+    }
+    let events: Vec<NewEvent> = rows.iter().map(to_log_event).collect();
+    let seqs: Vec<i64> = rows.iter().map(|r| r.0).collect();
+    match append(nats, events.clone()).await {
+        Ok(()) => mark(&mut tx, &seqs, None).await?,
+        // One bad event must not hold back the rest: send them one by one and keep the
+        // reason for each the log refuses.
+        Err(e) if e.code() == ErrorCode::InvalidRequest => {
+            for (seq, event) in seqs.iter().zip(events) {
+                let id = event.event_id.clone().unwrap_or_default();
+                match append(nats, vec![event]).await {
+                    Ok(()) => mark(&mut tx, &[*seq], None).await?,
+                    Err(e) if e.code() == ErrorCode::InvalidRequest => {
+                        tracing::error!(event_id = %id, error = %e, "event log refused a registry event; not retried");
+                        mark(&mut tx, &[*seq], Some(&e.to_string())).await?;
+                    }
+                    Err(e) => return Err(RegistryError::Upstream(e)),
+                }
+            }
+        }
+        Err(e) => return Err(RegistryError::Upstream(e)),
+    }
+    tx.commit().await?;
+    Ok(rows.len())
+}
+
+/// The registry's `created` becomes the log's `session.created`, and so on.
+fn to_log_event((_, event_id, session_id, event_type, ts, payload): &Row) -> NewEvent {
+    NewEvent {
+        event_id: Some(event_id.clone()),
+        event_type: relay_contracts::subjects::session::event_subject(event_type),
+        ts: Some(*ts),
+        session_id: Some(session_id.clone()),
+        agent_name: None,
+        agent_id: payload.get("agentId").and_then(|v| v.as_str()).map(String::from),
+        payload: payload.clone(),
+    }
+}
+
+async fn append(nats: &async_nats::Client, events: Vec<NewEvent>) -> std::result::Result<(), WireError> {
+    let _: AppendResponse =
+        relay_bus::client::request(nats, subjects::APPEND, &AppendRequest::Batch { events }, TIMEOUT).await?;
+    Ok(())
+}
+
+async fn mark(conn: &mut sqlx::PgConnection, seqs: &[i64], error: Option<&str>) -> Result<()> {
+    sqlx::query("UPDATE registry_events SET forwarded = true, forward_error = $2 WHERE seq = ANY($1)")
+        .bind(seqs)
+        .bind(error)
+        .execute(conn)
+        .await?;
+    Ok(())
+}
