@@ -296,3 +296,22 @@ pub fn bin_path(name: &str) -> String {
     );
     path.to_string_lossy().into_owned()
 }
+
+/// A call that must succeed; panics naming the subject, request and error otherwise.
+pub async fn expect_ok(client: &async_nats::Client, subject: &str, body: serde_json::Value) -> serde_json::Value {
+    match call_json(client, subject, body.clone()).await {
+        Ok(v) => v,
+        Err(e) => panic!("{subject} {body} failed: {e}"),
+    }
+}
+
+/// A call that must fail with `code`; returns the error for further checks.
+pub async fn expect_err(client: &async_nats::Client, subject: &str, body: serde_json::Value, code: &str) -> WireError {
+    match call_json(client, subject, body.clone()).await {
+        Ok(v) => panic!("{subject} {body} succeeded with {v}, expected {code}"),
+        Err(e) => {
+            assert_eq!(e.code().as_str(), code, "{subject} {body}: {e}");
+            e
+        }
+    }
+}

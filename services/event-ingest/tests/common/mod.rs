@@ -42,20 +42,11 @@ impl Log {
     }
 
     pub async fn ok(&self, subject: &str, body: Value) -> Value {
-        match self.call(subject, body.clone()).await {
-            Ok(v) => v,
-            Err(e) => panic!("{subject} {body} failed: {e}"),
-        }
+        relay_testkit::expect_ok(&self.client, subject, body).await
     }
 
     pub async fn err(&self, subject: &str, body: Value, code: &str) -> WireError {
-        match self.call(subject, body.clone()).await {
-            Ok(v) => panic!("{subject} {body} succeeded with {v}, expected {code}"),
-            Err(e) => {
-                assert_eq!(e.code().as_str(), code, "{subject}: {e}");
-                e
-            }
-        }
+        relay_testkit::expect_err(&self.client, subject, body, code).await
     }
 
     /// Every event from seq 0, page by page through `event.since`.

@@ -57,21 +57,12 @@ impl Mesh {
 
     /// A call that must succeed.
     pub async fn ok(&self, subject: &str, body: Value) -> Value {
-        match self.call(subject, body.clone()).await {
-            Ok(v) => v,
-            Err(e) => panic!("{subject} {body} failed: {e}"),
-        }
+        relay_testkit::expect_ok(&self.client, subject, body).await
     }
 
     /// A call that must fail with `code`; returns the error.
     pub async fn err(&self, subject: &str, body: Value, code: &str) -> WireError {
-        match self.call(subject, body.clone()).await {
-            Ok(v) => panic!("{subject} {body} succeeded with {v}, expected {code}"),
-            Err(e) => {
-                assert_eq!(e.code().as_str(), code, "{subject} {body}: {e}");
-                e
-            }
-        }
+        relay_testkit::expect_err(&self.client, subject, body, code).await
     }
 
     pub async fn create(&self) -> String {
