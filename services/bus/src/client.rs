@@ -33,6 +33,17 @@ pub async fn request_bytes(
     payload: Vec<u8>,
     timeout: Duration,
 ) -> Result<bytes::Bytes, WireError> {
+    // Too big for NATS: retrying can never help, so this is the caller's error, not `unavailable`.
+    let max = client.server_info().max_payload;
+    if payload.len() > max {
+        return Err(WireError::new(
+            ErrorCode::InvalidRequest,
+            format!(
+                "request of {} bytes to {subject} exceeds the NATS max_payload of {max} bytes",
+                payload.len()
+            ),
+        ));
+    }
     let mut headers = HeaderMap::new();
     trace::inject_current(&mut headers);
     let request = async_nats::Request::new()

@@ -117,7 +117,8 @@ impl ServiceHost {
         if drained.is_err() {
             tracing::warn!(?grace, "requests still in flight at the end of the grace period");
         }
-        let _ = self.client.flush().await;
+        // NATS may be down at this point; do not hang the exit on it.
+        let _ = tokio::time::timeout(Duration::from_secs(5), self.client.flush()).await;
     }
 }
 
@@ -190,6 +191,7 @@ async fn serve<S, Req, Resp, E, F, Fut>(
             } else {
                 tracing::debug!(subject, error = %err, "request rejected");
             }
+            let err = fit_error(err, max_payload);
             (serde_json::to_vec(&err).unwrap_or_default(), error_headers(&err))
         }
     };
@@ -213,6 +215,24 @@ fn decode<Req: DeserializeOwned>(subject: &str, payload: &[u8]) -> Result<Req, W
         WireError::new(ErrorCode::InvalidRequest, format!("{subject}: {kind}: {e}"))
             .with_details(serde_json::json!({ "line": e.line(), "column": e.column() }))
     })
+}
+
+/// Keeps an error reply sendable: a huge message or details (e.g. every problem of a big
+/// request) would exceed max_payload and leave the caller with a timeout instead.
+fn fit_error(mut err: WireError, max_payload: usize) -> WireError {
+    const MAX_MESSAGE: usize = 2048;
+    if err.error.message.len() > MAX_MESSAGE {
+        let mut cut = MAX_MESSAGE;
+        while !err.error.message.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        err.error.message.truncate(cut);
+        err.error.message.push_str(" …(truncated)");
+    }
+    if serde_json::to_vec(&err).map_or(0, |b| b.len()) > max_payload / 2 {
+        err.error.details = Some(serde_json::json!({ "truncated": true }));
+    }
+    err
 }
 
 /// The NATS micro error headers: `Nats-Service-Error` (message) and `-Code` (numeric status).

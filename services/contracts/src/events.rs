@@ -332,6 +332,13 @@ pub fn validate(event: &NewEvent) -> Result<bool, String> {
     let Some(payload) = event.payload.as_object() else {
         return Err("payload must be a JSON object".into());
     };
+    let fields = [&event.event_id, &event.session_id, &event.agent_name, &event.agent_id];
+    if event.event_type.contains('\0')
+        || fields.iter().any(|f| f.as_ref().is_some_and(|v| v.contains('\0')))
+        || has_nul(&event.payload)
+    {
+        return Err("strings must not contain the NUL character (\\u0000)".into());
+    }
     let Some(known) = lookup(&event.event_type) else {
         return Ok(false);
     };
@@ -370,6 +377,15 @@ pub fn catalogue_markdown() -> String {
         ));
     }
     out
+}
+
+fn has_nul(v: &Value) -> bool {
+    match v {
+        Value::String(s) => s.contains('\0'),
+        Value::Array(items) => items.iter().any(has_nul),
+        Value::Object(map) => map.iter().any(|(k, v)| k.contains('\0') || has_nul(v)),
+        _ => false,
+    }
 }
 
 #[cfg(test)]
@@ -447,5 +463,11 @@ mod tests {
         assert_eq!(validate(&ev("vendor.custom", json!({"anything": 1}))), Ok(false));
         assert!(validate(&ev("a..b", json!({}))).is_err());
         assert!(validate(&ev("x", json!([1]))).is_err());
+        assert!(
+            validate(&ev("log", json!({"level": "info", "message": "a\0b"})))
+                .unwrap_err()
+                .contains("NUL")
+        );
+        assert!(validate(&ev("x", json!({"deep": [{"k\0": 1}]}))).is_err());
     }
 }

@@ -12,9 +12,10 @@ pub enum IngestError {
     },
     #[error("the writer stopped; retry")]
     WriterGone,
-    /// The group commit this request was part of failed; nothing of it was stored.
-    #[error("append not committed: {message}")]
-    CommitFailed { message: String, retryable: bool },
+    /// The transaction holding this request failed; nothing of it was stored. The cause is
+    /// logged, not sent: it may hold other callers' data.
+    #[error("append not committed; nothing was stored")]
+    CommitFailed { retryable: bool },
     #[error("database: {0}")]
     Db(#[from] sqlx::Error),
 }
@@ -24,10 +25,12 @@ pub type Result<T> = std::result::Result<T, IngestError>;
 impl IngestError {
     /// Whether the same request may succeed later (the database was down or busy).
     pub fn is_transient(&self) -> bool {
-        matches!(
-            self,
-            IngestError::Db(sqlx::Error::PoolTimedOut | sqlx::Error::Io(_) | sqlx::Error::PoolClosed)
-        )
+        match self {
+            IngestError::Db(sqlx::Error::PoolTimedOut | sqlx::Error::Io(_) | sqlx::Error::PoolClosed) => true,
+            // Deadlock or serialization failure: Postgres rolled back one side; a retry succeeds.
+            IngestError::Db(sqlx::Error::Database(db)) => matches!(db.code().as_deref(), Some("40P01" | "40001")),
+            _ => false,
+        }
     }
 }
 

@@ -153,25 +153,47 @@ async fn writer(db: PgPool, nats: async_nats::Client, mut rx: mpsc::Receiver<Job
                     let mine: Vec<Appended> = rest.by_ref().take(job.events.len()).collect();
                     let _ = job.reply.send(Ok(mine));
                 }
-                for e in &events {
-                    if let Err(err) =
-                        relay_bus::client::publish(&nats, subjects::committed_subject(&e.event_type), e).await
-                    {
-                        tracing::warn!(seq = e.seq, error = %err, "event committed but not published live");
-                    }
+                publish(&nats, &events).await;
+            }
+            // A transient failure fails the group: every caller may retry. Anything else is
+            // retried request by request, so one bad request cannot fail the others with it.
+            Err(e) if e.is_transient() || jobs.len() == 1 => {
+                tracing::error!(error = %e, events = batch.len(), "append transaction failed");
+                let retryable = e.is_transient();
+                for job in jobs {
+                    let _ = job.reply.send(Err(IngestError::CommitFailed { retryable }));
                 }
             }
             Err(e) => {
-                tracing::error!(error = %e, events = batch.len(), "append transaction failed");
-                let retryable = e.is_transient();
-                let message = e.to_string();
+                tracing::warn!(error = %e, requests = jobs.len(), "group commit failed; committing requests one by one");
                 for job in jobs {
-                    let _ = job.reply.send(Err(IngestError::CommitFailed {
-                        message: message.clone(),
-                        retryable,
-                    }));
+                    let result = match db.acquire().await {
+                        Ok(mut conn) => store::append(&mut conn, &job.events).await,
+                        Err(e) => Err(e.into()),
+                    };
+                    match result {
+                        Ok((appended, events)) => {
+                            let _ = job.reply.send(Ok(appended));
+                            publish(&nats, &events).await;
+                        }
+                        Err(e) => {
+                            tracing::error!(error = %e, events = job.events.len(), "append transaction failed");
+                            let _ = job.reply.send(Err(IngestError::CommitFailed {
+                                retryable: e.is_transient(),
+                            }));
+                        }
+                    }
                 }
             }
+        }
+    }
+}
+
+/// Publishes committed events live, in seq order.
+async fn publish(nats: &async_nats::Client, events: &[Event]) {
+    for e in events {
+        if let Err(err) = relay_bus::client::publish(nats, subjects::committed_subject(&e.event_type), e).await {
+            tracing::warn!(seq = e.seq, error = %err, "event committed but not published live");
         }
     }
 }
@@ -204,6 +226,9 @@ async fn retention(db: PgPool, settings: IngestSettings) {
 }
 
 pub const SERVICE_NAME: &str = "event-ingest";
+
+/// Room for an event's envelope (ids, type, names, numbers) beside its payload.
+const ENVELOPE_BYTES: usize = 2048;
 
 pub async fn serve(nats: async_nats::Client, ingest: Ingest) -> std::result::Result<ServiceHost, ServiceError> {
     let mut host = ServiceHost::start(
@@ -250,6 +275,13 @@ pub async fn append(ingest: Ingest, req: AppendRequest) -> Result<AppendResponse
             && r.applies_to(&e.event_type)
         {
             r.scrub(&mut payload);
+        }
+        // What cannot be read back in one page must not be stored: replay would stop at it.
+        let size = serde_json::to_vec(&payload).map_or(0, |b| b.len()) + ENVELOPE_BYTES;
+        if size > ingest.settings.max_reply_bytes {
+            let max = ingest.settings.max_reply_bytes;
+            problems.push(serde_json::json!({ "index": i, "reason": format!("event of about {size} bytes exceeds the {max} bytes a replay page can carry") }));
+            continue;
         }
         prepared.push(Prepared {
             event_id: e.event_id.unwrap_or_else(|| uuid::Uuid::now_v7().to_string()),

@@ -349,3 +349,51 @@ fn the_readme_event_catalogue_is_the_one_in_the_contracts() {
         "README's event catalogue is stale; replace it with:\n{table}"
     );
 }
+
+#[tokio::test]
+async fn events_postgres_or_replay_could_not_carry_are_refused_up_front() {
+    let log = Log::start(1, &[]).await;
+    // NUL cannot be stored in Postgres text or JSONB.
+    let e = log
+        .err(
+            "event.append",
+            json!({"events": [tool(0, "s"), {"type": "log", "payload": {"level": "info", "message": "a\u{0}b"}}]}),
+            "invalid_request",
+        )
+        .await;
+    assert!(e.error.message.contains("1 invalid"), "{e}");
+    // An event too big to come back in one replay page would stop every reader at its seq.
+    let big = "y".repeat(950_000);
+    let e = log
+        .err(
+            "event.append",
+            json!({"type": "log", "payload": {"level": "info", "message": big}}),
+            "invalid_request",
+        )
+        .await;
+    assert!(
+        e.error.details.as_ref().unwrap()["problems"][0]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("replay page"),
+        "{e:?}"
+    );
+    assert_eq!(log.replay_all().await.len(), 0);
+}
+
+#[tokio::test]
+async fn a_huge_list_of_problems_still_comes_back_as_invalid_request() {
+    let log = Log::start(1, &[]).await;
+    let events: Vec<Value> = (0..10_000)
+        .map(|_| json!({"type": "tool.called", "payload": {}}))
+        .collect();
+    let e = log
+        .err("event.append", json!({"events": events}), "invalid_request")
+        .await;
+    assert!(e.error.message.contains("10000 invalid"), "{e}");
+    assert_eq!(
+        e.error.details,
+        Some(json!({"truncated": true})),
+        "details cut to fit one NATS message"
+    );
+}

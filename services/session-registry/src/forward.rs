@@ -15,8 +15,10 @@ use std::time::Duration;
 use tokio::sync::Notify;
 
 const BATCH: i64 = 500;
+/// Bytes of events per append: well under the NATS max_payload (1 MiB by default).
+const BATCH_BYTES: usize = 512 * 1024;
 const LOCK_KEY: i64 = 0x7265_6c61_7966_7764; // "relayfwd"
-const TIMEOUT: Duration = Duration::from_secs(10);
+const TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Runs forever: forwards whatever is pending, then sleeps until woken by a commit or 1 s.
 pub async fn run(db: PgPool, nats: async_nats::Client, wake: Arc<Notify>) {
@@ -60,8 +62,25 @@ async fn forward_batch(db: &PgPool, nats: &async_nats::Client) -> Result<usize> 
     if rows.is_empty() {
         return Ok(0);
     }
-    let events: Vec<NewEvent> = rows.iter().map(to_log_event).collect();
-    let seqs: Vec<i64> = rows.iter().map(|r| r.0).collect();
+    let mut events: Vec<NewEvent> = rows.iter().map(to_log_event).collect();
+    // As many as fit in one request; one that fits in none is recorded and skipped.
+    let mut bytes = 0;
+    let take = events
+        .iter()
+        .take_while(|e| {
+            bytes += serde_json::to_vec(e).map_or(0, |b| b.len()) + 1;
+            bytes <= BATCH_BYTES
+        })
+        .count();
+    if take == 0 {
+        let reason = format!("event larger than {BATCH_BYTES} bytes cannot be sent to the event log");
+        tracing::error!(event_id = %rows[0].1, "{reason}; not retried");
+        mark(&mut tx, &[rows[0].0], Some(&reason)).await?;
+        tx.commit().await?;
+        return Ok(1);
+    }
+    events.truncate(take);
+    let seqs: Vec<i64> = rows[..take].iter().map(|r| r.0).collect();
     match append(nats, events.clone()).await {
         Ok(()) => mark(&mut tx, &seqs, None).await?,
         // One bad event must not hold back the rest: send them one by one and keep the
@@ -82,7 +101,7 @@ async fn forward_batch(db: &PgPool, nats: &async_nats::Client) -> Result<usize> 
         Err(e) => return Err(RegistryError::Upstream(e)),
     }
     tx.commit().await?;
-    Ok(rows.len())
+    Ok(take)
 }
 
 /// The registry's `created` becomes the log's `session.created`, and so on.

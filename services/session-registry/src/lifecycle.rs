@@ -92,7 +92,8 @@ pub async fn create(reg: Registry, req: CreateRequest) -> Result<SessionIdRespon
     let mut change = Change::begin(&reg).await?;
     let mut session = new_session(id.clone(), now_ms());
     if let Some(parent_id) = &req.parent_session_id {
-        let parent = store::require_session(change.conn(), parent_id).await?;
+        // Locked, so a concurrent purge of the parent cannot miss this child.
+        let parent = store::lock_live(change.conn(), parent_id).await?;
         session.root_session_id = Some(parent.root_session_id.unwrap_or(parent.session_id));
         if let Some(point) = &req.fork_point_message_id {
             messages::require_in_conversation(change.conn(), parent_id, point).await?;

@@ -259,8 +259,11 @@ pub async fn send(reg: Registry, req: SendMessageRequest) -> Result<SendMessageR
             if ids.is_empty() {
                 return Err(RegistryError::Invalid("agentIds must name at least one agent".into()));
             }
-            let mut out = Vec::with_capacity(ids.len());
+            let mut out: Vec<Agent> = Vec::with_capacity(ids.len());
             for id in ids {
+                if out.iter().any(|a| a.agent_id == id) {
+                    return Err(RegistryError::Invalid(format!("agentIds lists agent {id} twice")));
+                }
                 let agent = attached
                     .iter()
                     .find(|a| a.agent_id == id)
@@ -432,7 +435,12 @@ pub(crate) async fn conversation(
 ) -> Result<Vec<Message>> {
     let mut chain = vec![(session.session_id.clone(), None)];
     let mut cursor = session.clone();
-    while include_ancestors && let Some(parent_id) = cursor.parent_session_id.clone() {
+    // `seen` stops at a cycle (imported data may contain one) instead of looping forever.
+    let mut seen = std::collections::HashSet::from([session.session_id.clone()]);
+    while include_ancestors
+        && let Some(parent_id) = cursor.parent_session_id.clone()
+        && seen.insert(parent_id.clone())
+    {
         let Some(point) = cursor.fork_point_message_id.clone() else {
             break;
         };

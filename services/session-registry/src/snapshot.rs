@@ -22,6 +22,7 @@ pub async fn export(reg: Registry, req: ExportRequest) -> Result<ExportResponse>
     let mut cursor = root.parent_session_id.clone();
     while options.include_ancestors
         && let Some(pid) = cursor
+        && !ids.contains(&pid)
     {
         let Some(parent) = store::load_session(&mut conn, &pid).await? else {
             break;
@@ -93,6 +94,23 @@ fn problems(snapshot: &Value) -> (Option<Snapshot>, Vec<String>) {
         }
         if !sessions.insert(s.session_id.as_str()) {
             errors.push(format!("session {} appears twice", s.session_id));
+        }
+    }
+    // Parent links inside the snapshot must end (at a session outside it or a root).
+    let parents: std::collections::HashMap<&str, &str> = snap
+        .sessions
+        .iter()
+        .filter_map(|s| Some((s.session_id.as_str(), s.parent_session_id.as_deref()?)))
+        .collect();
+    for start in parents.keys() {
+        let (mut at, mut steps) = (*start, 0);
+        while let Some(p) = parents.get(at) {
+            at = p;
+            steps += 1;
+            if at == *start || steps > parents.len() {
+                errors.push(format!("session {start} is its own ancestor (parentSessionId cycle)"));
+                break;
+            }
         }
     }
     let mut check_unique = |kind: &str, ids: Vec<(&str, &str)>| {
@@ -168,9 +186,15 @@ pub async fn import(reg: Registry, req: ImportRequest) -> Result<ImportResponse>
     let mut change = Change::begin(&reg).await?;
     let mut out = ImportResponse::default();
     let mut existing = Vec::new();
-    for s in &snap.sessions {
-        if store::lock_session(change.conn(), &s.session_id).await?.is_some() {
-            existing.push(s.session_id.clone());
+    // Locked in id order, as merge does, so concurrent imports and merges cannot deadlock.
+    let mut ids: Vec<&str> = snap.sessions.iter().map(|s| s.session_id.as_str()).collect();
+    ids.sort_unstable();
+    let mut purged = Vec::new();
+    for id in ids {
+        match store::lock_session(change.conn(), id).await? {
+            Some(store::Stored::Purged) => purged.push(id.to_string()),
+            Some(store::Stored::Live(_)) => existing.push(id.to_string()),
+            None => {}
         }
     }
     if req.on_conflict == OnConflict::Fail && !existing.is_empty() {
@@ -180,6 +204,15 @@ pub async fn import(reg: Registry, req: ImportRequest) -> Result<ImportResponse>
         )));
     }
     for s in &snap.sessions {
+        // A purged id stays taken: not even overwrite brings it back.
+        if purged.contains(&s.session_id) {
+            let error = format!("session {} was purged; its id cannot be reused", s.session_id);
+            out.errors.push(ImportError {
+                session_id: s.session_id.clone(),
+                error,
+            });
+            continue;
+        }
         let exists = existing.contains(&s.session_id);
         if exists && req.on_conflict == OnConflict::Skip {
             out.skipped.push(s.session_id.clone());

@@ -591,12 +591,9 @@ pub async fn purge(conn: &mut PgConnection, session_id: &str) -> Result<()> {
     Ok(())
 }
 
-/// Removes a session row and everything under it (snapshot import with `overwrite`).
+/// Removes a session row and everything under it (snapshot import with `overwrite`). Its
+/// events stay: they are history, and the outbox may not have forwarded them yet.
 pub async fn delete_session(conn: &mut PgConnection, session_id: &str) -> Result<()> {
-    sqlx::query("DELETE FROM registry_events WHERE session_id = $1")
-        .bind(session_id)
-        .execute(&mut *conn)
-        .await?;
     sqlx::query("DELETE FROM registry_sessions WHERE session_id = $1")
         .bind(session_id)
         .execute(conn)

@@ -671,3 +671,24 @@ async fn concurrent_first_messages_to_a_new_session_create_it_once() {
         .unwrap();
     assert_eq!(created, 1);
 }
+
+#[tokio::test]
+async fn naming_an_agent_twice_in_agent_ids_is_invalid() {
+    let m = Mesh::start(1).await;
+    let sent = m
+        .ok(
+            "session.sendMessage",
+            json!({"sessionId": "d", "agent": claude(), "message": "hi"}),
+        )
+        .await;
+    let lead = m.ok("session.get", json!({"sessionId": "d"})).await["session"]["leadAgentId"].clone();
+    let e = m
+        .err(
+            "session.sendMessage",
+            json!({"sessionId": "d", "message": "x", "agentIds": [lead, lead]}),
+            "invalid_request",
+        )
+        .await;
+    assert!(e.error.message.contains("twice"), "{e}");
+    assert_eq!(sent["sessionId"], "d");
+}

@@ -398,3 +398,38 @@ async fn snapshot_validate_lists_every_problem() {
     m.err("session.snapshot.export", json!({"sessionId": "ghost"}), "not_found")
         .await;
 }
+
+#[tokio::test]
+async fn snapshots_with_parent_cycles_or_purged_ids_are_refused() {
+    let m = Mesh::start(1).await;
+    say(&m, "a", "hi").await;
+    let mut snap = m.ok("session.snapshot.export", json!({"sessionId": "a"})).await["snapshot"].clone();
+    snap["sessions"][0]["parentSessionId"] = json!("a");
+    let r = m.ok("session.snapshot.validate", json!({"snapshot": snap})).await;
+    assert!(
+        r["errors"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e.as_str().unwrap().contains("own ancestor")),
+        "{r}"
+    );
+
+    // A purged id stays taken, even for overwrite.
+    let clean = m.ok("session.snapshot.export", json!({"sessionId": "a"})).await["snapshot"].clone();
+    for step in ["session.close", "session.archive", "session.purge"] {
+        m.ok(step, json!({"sessionId": "a"})).await;
+    }
+    let r = m
+        .ok(
+            "session.snapshot.import",
+            json!({"snapshot": clean, "onConflict": "overwrite"}),
+        )
+        .await;
+    assert_eq!(r["imported"], json!([]));
+    assert!(r["errors"][0]["error"].as_str().unwrap().contains("purged"), "{r}");
+    assert_eq!(
+        m.ok("session.get", json!({"sessionId": "a"})).await,
+        json!({"session": null})
+    );
+}

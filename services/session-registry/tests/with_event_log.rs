@@ -102,3 +102,64 @@ async fn purge_deletes_the_sessions_events_from_the_event_log_and_waits_for_it()
         "archived"
     );
 }
+
+/// A backlog bigger than one NATS message (600 messages of 3 KB queued while the log was
+/// down) is forwarded in several requests once it is back, none lost.
+#[tokio::test]
+async fn a_large_backlog_reaches_the_event_log_once_it_is_back() {
+    let nats = Nats::start().await;
+    let db = Database::create().await;
+    let client = nats.client().await;
+    let _registry = ServiceProcess::spawn(REGISTRY, &nats, &db, &[]);
+    relay_testkit::wait_for_instances(&client, "session-registry", 1).await;
+    let text = "z".repeat(3000);
+    let agent = json!({"kind": "adapter", "adapterName": "claude"});
+    for i in 0..600 {
+        let body = json!({"sessionId": format!("b{}", i % 10), "agent": agent, "message": format!("{i} {text}")});
+        call_json(&client, "session.sendMessage", body).await.unwrap();
+    }
+    let _ingest = ServiceProcess::spawn(&relay_testkit::bin_path("event-ingest"), &nats, &db, &[]);
+    relay_testkit::wait_for_instances(&client, "event-ingest", 1).await;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        let page = call_json(
+            &client,
+            "event.query",
+            json!({"types": ["session.user_message.sent"], "limit": 10000}),
+        )
+        .await
+        .unwrap();
+        let (n, more) = (
+            page["events"].as_array().unwrap().len(),
+            page.get("nextCursor").is_some(),
+        );
+        if n == 600 || more {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "only {n} of 600 forwarded");
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+    // Count across pages (each page fits one NATS message).
+    let (mut total, mut cursor) = (0, None::<i64>);
+    loop {
+        let page = call_json(
+            &client,
+            "event.query",
+            json!({"types": ["session.user_message.sent"], "cursor": cursor}),
+        )
+        .await
+        .unwrap();
+        total += page["events"].as_array().unwrap().len();
+        match page.get("nextCursor").and_then(Value::as_i64) {
+            Some(c) => cursor = Some(c),
+            None => break,
+        }
+    }
+    assert_eq!(total, 600);
+    let pool = db.pool().await;
+    let pending: i64 = sqlx::query_scalar("SELECT count(*) FROM registry_events WHERE NOT forwarded")
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    assert_eq!(pending, 0);
+}
