@@ -24,6 +24,31 @@ pub fn now_ms() -> i64 {
         .unwrap_or_default()
 }
 
+/// Keeps the longest prefix of `items` whose JSON fits in `budget` bytes (never fewer than one
+/// item), so a page fits in one NATS message; returns whether it cut.
+pub fn fit_json<T: serde::Serialize>(items: &mut Vec<T>, budget: usize) -> bool {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut used = Count(0);
+    for (i, item) in items.iter().enumerate() {
+        let _ = serde_json::to_writer(&mut used, item);
+        used.0 += 1; // the comma
+        if used.0 > budget && i > 0 {
+            items.truncate(i);
+            return true;
+        }
+    }
+    false
+}
+
 /// Connects to NATS, retrying until it answers: a service started before NATS waits for it
 /// instead of dying. Once connected, async-nats reconnects by itself.
 pub async fn connect_nats(

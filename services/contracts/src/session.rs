@@ -683,12 +683,19 @@ pub struct MessagesRequest {
     pub session_id: String,
     /// Walk the parent chain up to each fork point (the full conversation). Default true.
     pub include_ancestors: Option<bool>,
+    /// Page size (default 500, at most 5,000); pages are also cut to fit one NATS message.
+    pub limit: Option<i64>,
+    /// `nextCursor` of the previous page: the number of messages already read.
+    pub cursor: Option<i64>,
 }
 
+#[skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct MessagesResponse {
     pub messages: Vec<Message>,
+    /// Present when there are more: pass it as `cursor`.
+    pub next_cursor: Option<i64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

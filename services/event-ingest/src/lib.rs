@@ -115,7 +115,11 @@ impl Ingest {
             false => None,
         };
         let (tx, rx) = mpsc::channel(1024);
-        tokio::spawn(writer(db.clone(), nats, rx, settings.max_commit_events));
+        // The publisher runs beside the writer, so the next commit need not wait for the
+        // previous one's events to go out; the channel keeps them in seq order.
+        let (live_tx, live_rx) = mpsc::channel(64);
+        tokio::spawn(publisher(nats, live_rx));
+        tokio::spawn(writer(db.clone(), live_tx, rx, settings.max_commit_events));
         tokio::spawn(retention(db.clone(), settings.clone()));
         Ok(Ingest {
             db,
@@ -128,7 +132,7 @@ impl Ingest {
 
 /// The single writer of this replica: takes every queued request (up to `max` events), commits
 /// them in one transaction, answers each caller, then publishes the new events in seq order.
-async fn writer(db: PgPool, nats: async_nats::Client, mut rx: mpsc::Receiver<Job>, max: usize) {
+async fn writer(db: PgPool, live: mpsc::Sender<Vec<Event>>, mut rx: mpsc::Receiver<Job>, max: usize) {
     while let Some(first) = rx.recv().await {
         let mut jobs = vec![first];
         let mut n = jobs[0].events.len();
@@ -153,7 +157,7 @@ async fn writer(db: PgPool, nats: async_nats::Client, mut rx: mpsc::Receiver<Job
                     let mine: Vec<Appended> = rest.by_ref().take(job.events.len()).collect();
                     let _ = job.reply.send(Ok(mine));
                 }
-                publish(&nats, &events).await;
+                let _ = live.send(events).await;
             }
             // A transient failure fails the group: every caller may retry. Anything else is
             // retried request by request, so one bad request cannot fail the others with it.
@@ -174,7 +178,7 @@ async fn writer(db: PgPool, nats: async_nats::Client, mut rx: mpsc::Receiver<Job
                     match result {
                         Ok((appended, events)) => {
                             let _ = job.reply.send(Ok(appended));
-                            publish(&nats, &events).await;
+                            let _ = live.send(events).await;
                         }
                         Err(e) => {
                             tracing::error!(error = %e, events = job.events.len(), "append transaction failed");
@@ -189,11 +193,31 @@ async fn writer(db: PgPool, nats: async_nats::Client, mut rx: mpsc::Receiver<Job
     }
 }
 
+/// The JSON size of `v`, computed exactly only when a cheap estimate says it might come near
+/// `budget`: an escaped string is at most 6 bytes per input byte, so small payloads (nearly
+/// all) skip the serialization.
+fn json_len(v: &serde_json::Value, budget: usize) -> usize {
+    fn rough(v: &serde_json::Value) -> usize {
+        match v {
+            serde_json::Value::String(s) => s.len() + 2,
+            serde_json::Value::Array(a) => 2 + a.iter().map(|x| rough(x) + 1).sum::<usize>(),
+            serde_json::Value::Object(m) => 2 + m.iter().map(|(k, x)| k.len() + 4 + rough(x)).sum::<usize>(),
+            _ => 24,
+        }
+    }
+    if rough(v) * 6 < budget {
+        return rough(v);
+    }
+    serde_json::to_vec(v).map_or(usize::MAX, |b| b.len())
+}
+
 /// Publishes committed events live, in seq order.
-async fn publish(nats: &async_nats::Client, events: &[Event]) {
-    for e in events {
-        if let Err(err) = relay_bus::client::publish(nats, subjects::committed_subject(&e.event_type), e).await {
-            tracing::warn!(seq = e.seq, error = %err, "event committed but not published live");
+async fn publisher(nats: async_nats::Client, mut rx: mpsc::Receiver<Vec<Event>>) {
+    while let Some(events) = rx.recv().await {
+        for e in &events {
+            if let Err(err) = relay_bus::client::publish(&nats, subjects::committed_subject(&e.event_type), e).await {
+                tracing::warn!(seq = e.seq, error = %err, "event committed but not published live");
+            }
         }
     }
 }
@@ -277,7 +301,7 @@ pub async fn append(ingest: Ingest, req: AppendRequest) -> Result<AppendResponse
             r.scrub(&mut payload);
         }
         // What cannot be read back in one page must not be stored: replay would stop at it.
-        let size = serde_json::to_vec(&payload).map_or(0, |b| b.len()) + ENVELOPE_BYTES;
+        let size = json_len(&payload, ingest.settings.max_reply_bytes) + ENVELOPE_BYTES;
         if size > ingest.settings.max_reply_bytes {
             let max = ingest.settings.max_reply_bytes;
             problems.push(serde_json::json!({ "index": i, "reason": format!("event of about {size} bytes exceeds the {max} bytes a replay page can carry") }));
@@ -331,7 +355,7 @@ pub async fn query(ingest: Ingest, req: QueryRequest) -> Result<QueryResponse> {
         until_ts: req.until,
     };
     let mut events = store::page(&ingest.db, &filter, req.cursor.unwrap_or(0), limit).await?;
-    let cut = fit(&mut events, ingest.settings.max_reply_bytes);
+    let cut = relay_bus::fit_json(&mut events, ingest.settings.max_reply_bytes);
     let full = cut || events.len() as i64 == limit;
     let next_cursor = if full { events.last().map(|e| e.seq) } else { None };
     Ok(QueryResponse { events, next_cursor })
@@ -352,7 +376,7 @@ pub async fn since(ingest: Ingest, req: SinceRequest) -> Result<SinceResponse> {
         until_ts: None,
     };
     let mut events = store::page(&ingest.db, &filter, req.seq, limit).await?;
-    let cut = fit(&mut events, ingest.settings.max_reply_bytes);
+    let cut = relay_bus::fit_json(&mut events, ingest.settings.max_reply_bytes);
     // A short page means every event up to the head was looked at, matching or not.
     let last = events.last().map_or(req.seq, |e| e.seq);
     let next_seq = if !cut && (events.len() as i64) < limit {
@@ -365,31 +389,6 @@ pub async fn since(ingest: Ingest, req: SinceRequest) -> Result<SinceResponse> {
         next_seq,
         head_seq,
     })
-}
-
-/// Keeps the longest prefix of `events` whose JSON fits in `budget` bytes (never less than one
-/// event); returns whether it cut.
-fn fit(events: &mut Vec<Event>, budget: usize) -> bool {
-    struct Count(usize);
-    impl std::io::Write for Count {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.0 += buf.len();
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let mut used = Count(0);
-    for (i, e) in events.iter().enumerate() {
-        let _ = serde_json::to_writer(&mut used, e);
-        used.0 += 1; // the comma
-        if used.0 > budget && i > 0 {
-            events.truncate(i);
-            return true;
-        }
-    }
-    false
 }
 
 pub async fn purge_session(ingest: Ingest, req: PurgeSessionRequest) -> Result<PurgeSessionResponse> {

@@ -4,7 +4,7 @@
 //! A pattern may name groups `pre` and `post`; they are kept around `[REDACTED]`, so
 //! `Bearer abc` becomes `Bearer [REDACTED]` rather than losing the word that says what it was.
 
-use regex::Regex;
+use regex::{Regex, RegexSet};
 use serde_json::Value;
 
 pub const DEFAULT_PATTERNS: &[&str] = &[
@@ -25,14 +25,18 @@ pub const DEFAULT_PATTERNS: &[&str] = &[
 pub const DEFAULT_TYPES: &[&str] = &["terminal.", "transcript.", "tool.", "command.", "file.", "item."];
 
 pub struct Redactor {
+    /// One pass over a string tells whether any pattern matches (most strings: none).
+    any: RegexSet,
     patterns: Vec<Regex>,
     types: Vec<String>,
 }
 
 impl Redactor {
     pub fn new(patterns: &[String], types: &[String]) -> Result<Self, regex::Error> {
+        let any = RegexSet::new(patterns)?;
         let patterns = patterns.iter().map(|p| Regex::new(p)).collect::<Result<_, _>>()?;
         Ok(Redactor {
+            any,
             patterns,
             types: types.to_vec(),
         })
@@ -46,10 +50,9 @@ impl Redactor {
     pub fn scrub(&self, value: &mut Value) {
         match value {
             Value::String(s) => {
-                for re in &self.patterns {
-                    if re.is_match(s) {
-                        *s = re.replace_all(s, "${pre}[REDACTED]${post}").into_owned();
-                    }
+                for i in self.any.matches(s).iter() {
+                    let re = &self.patterns[i];
+                    *s = re.replace_all(s, "${pre}[REDACTED]${post}").into_owned();
                 }
             }
             Value::Array(items) => items.iter_mut().for_each(|v| self.scrub(v)),

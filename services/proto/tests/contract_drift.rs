@@ -217,9 +217,12 @@ fn contracts() -> Vec<Contract> {
         contract(MessagesRequest {
             session_id: "s1".into(),
             include_ancestors: Some(false),
+            limit: Some(100),
+            cursor: Some(200),
         }),
         contract(MessagesResponse {
             messages: vec![message()],
+            next_cursor: Some(300),
         }),
     ]
 }

@@ -37,6 +37,9 @@ pub struct RegistrySettings {
     /// Page size of `session.list` when the caller gives none, and the largest it may ask for.
     pub default_page_size: i64,
     pub max_page_size: i64,
+    /// Replies are cut to stay under this many bytes of JSON (NATS max_payload is 1 MiB by
+    /// default): list and search return fewer sessions, messages pages sooner.
+    pub max_reply_bytes: usize,
     /// Append every registry event to the event log (event-ingest) as `session.<type>`.
     pub forward_events: bool,
     /// `session.purge` also deletes the session's events from the event log (event-ingest)
@@ -62,6 +65,7 @@ impl Default for RegistrySettings {
             max_page_size: 500,
             purge_event_log: true,
             forward_events: true,
+            max_reply_bytes: 900_000,
         }
     }
 }

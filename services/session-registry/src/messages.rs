@@ -478,9 +478,23 @@ pub(crate) async fn require_in_conversation(conn: &mut PgConnection, session_id:
 
 pub async fn list(reg: Registry, req: MessagesRequest) -> Result<MessagesResponse> {
     let mut conn = reg.db.acquire().await?;
+    let limit = req.limit.unwrap_or(500);
+    if !(1..=5000).contains(&limit) {
+        return Err(RegistryError::Invalid("limit must be between 1 and 5000".into()));
+    }
+    let skip = req.cursor.unwrap_or(0);
+    if skip < 0 {
+        return Err(RegistryError::Invalid("cursor must not be negative".into()));
+    }
     let session = store::require_session(&mut conn, &req.session_id).await?;
+    let all = conversation(&mut conn, &session, req.include_ancestors.unwrap_or(true)).await?;
+    let total = all.len() as i64;
+    let mut messages: Vec<Message> = all.into_iter().skip(skip as usize).take(limit as usize).collect();
+    relay_bus::fit_json(&mut messages, reg.settings.max_reply_bytes);
+    let read = skip + messages.len() as i64;
     Ok(MessagesResponse {
-        messages: conversation(&mut conn, &session, req.include_ancestors.unwrap_or(true)).await?,
+        messages,
+        next_cursor: (read < total).then_some(read),
     })
 }
 

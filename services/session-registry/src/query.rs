@@ -58,6 +58,9 @@ pub async fn list(reg: Registry, req: ListRequest) -> Result<ListResponse> {
     if req.include_preview == Some(true) {
         sessions = store::with_previews(&mut conn, sessions).await?;
     }
+    // Fewer than `limit` when they would not fit one NATS message; `total` tells the caller
+    // there is more, and the next offset is offset + sessions returned.
+    relay_bus::fit_json(&mut sessions, reg.settings.max_reply_bytes);
     Ok(ListResponse { sessions, total })
 }
 
@@ -153,6 +156,7 @@ pub async fn search(reg: Registry, req: SearchRequest) -> Result<ListResponse> {
     let total = rows.first().map_or(0, |(_, t)| *t);
     let ids: Vec<String> = rows.into_iter().map(|(id, _)| id).collect();
     let sessions = store::load_sessions(&mut conn, &ids).await?;
-    let sessions = store::with_previews(&mut conn, sessions).await?;
+    let mut sessions = store::with_previews(&mut conn, sessions).await?;
+    relay_bus::fit_json(&mut sessions, reg.settings.max_reply_bytes);
     Ok(ListResponse { sessions, total })
 }

@@ -692,3 +692,77 @@ async fn naming_an_agent_twice_in_agent_ids_is_invalid() {
     assert!(e.error.message.contains("twice"), "{e}");
     assert_eq!(sent["sessionId"], "d");
 }
+
+#[tokio::test]
+async fn messages_and_lists_page_and_never_exceed_one_nats_message() {
+    let m = Mesh::start(1).await;
+    for i in 0..7 {
+        m.ok(
+            "session.sendMessage",
+            json!({"sessionId": "p", "agent": claude(), "message": format!("m{i}")}),
+        )
+        .await;
+    }
+    let mut texts = Vec::new();
+    let mut cursor = None::<i64>;
+    let mut pages = 0;
+    loop {
+        let page = m
+            .ok(
+                "session.messages",
+                json!({"sessionId": "p", "limit": 3, "cursor": cursor}),
+            )
+            .await;
+        texts.extend(
+            page["messages"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|x| x["contentText"].as_str().unwrap().to_string()),
+        );
+        pages += 1;
+        match page.get("nextCursor").and_then(Value::as_i64) {
+            Some(c) => cursor = Some(c),
+            None => break,
+        }
+    }
+    assert_eq!(pages, 3);
+    assert_eq!(texts, (0..7).map(|i| format!("m{i}")).collect::<Vec<_>>());
+    m.err(
+        "session.messages",
+        json!({"sessionId": "p", "limit": 0}),
+        "invalid_request",
+    )
+    .await;
+    m.err(
+        "session.messages",
+        json!({"sessionId": "p", "cursor": -1}),
+        "invalid_request",
+    )
+    .await;
+
+    // Three 400 kB messages and three sessions with 400 kB titles: 1.2 MB would not fit.
+    let big = "w".repeat(400_000);
+    for i in 0..3 {
+        m.ok(
+            "session.sendMessage",
+            json!({"sessionId": "big", "agent": claude(), "message": format!("{i}{big}")}),
+        )
+        .await;
+        m.ok("session.create", json!({"sessionId": format!("t{i}"), "title": big}))
+            .await;
+    }
+    let page = m.ok("session.messages", json!({"sessionId": "big"})).await;
+    let n = page["messages"].as_array().unwrap().len() as i64;
+    assert!(
+        n < 3 && page["nextCursor"] == json!(n),
+        "{n} messages, nextCursor {}",
+        page["nextCursor"]
+    );
+    let list = m.ok("session.list", json!({"limit": 10})).await;
+    assert_eq!(list["total"], 5);
+    assert!(
+        list["sessions"].as_array().unwrap().len() < 5,
+        "cut to fit; the caller pages on with offset"
+    );
+}
