@@ -2,14 +2,14 @@
 //! redaction, live publishing, retention.
 
 mod common;
-use common::{Log, tool};
+use common::tool;
 use futures::StreamExt;
 use serde_json::{Value, json};
 use std::time::Duration;
 
 #[tokio::test]
 async fn append_then_query_then_since_return_the_events_with_their_envelope() {
-    let log = Log::start(1, &[]).await;
+    let log = common::start(1, &[]).await;
     let one = log.ok("event.append", json!({"eventId": "e-1", "type": "status.changed", "sessionId": "s1", "agentName": "coder", "payload": {"status": "active"}})).await;
     assert_eq!(
         one,
@@ -73,7 +73,7 @@ async fn append_then_query_then_since_return_the_events_with_their_envelope() {
 
 #[tokio::test]
 async fn filters_select_by_type_agent_session_and_time_and_pages_walk_everything() {
-    let log = Log::start(1, &[]).await;
+    let log = common::start(1, &[]).await;
     let mut events = Vec::new();
     for i in 0..30 {
         let (t, payload) = if i % 3 == 0 {
@@ -130,7 +130,7 @@ async fn filters_select_by_type_agent_session_and_time_and_pages_walk_everything
 
 #[tokio::test]
 async fn a_retried_append_is_stored_once() {
-    let log = Log::start(1, &[]).await;
+    let log = common::start(1, &[]).await;
     let req = json!({"events": [{"eventId": "x", "type": "log", "payload": {"level": "info", "message": "hi"}}, {"eventId": "y", "type": "tool.called", "payload": {"tool": "ls"}}]});
     let first = log.ok("event.append", req.clone()).await;
     let again = log.ok("event.append", req).await;
@@ -160,7 +160,7 @@ async fn a_retried_append_is_stored_once() {
         mixed["appended"],
         json!([{"eventId": "z", "seq": 3, "duplicate": false}, {"eventId": "z", "seq": 3, "duplicate": true}])
     );
-    assert_eq!(log.replay_all().await.len(), 3);
+    assert_eq!(common::replay_all(&log).await.len(), 3);
     assert_eq!(
         log.ok("event.since", json!({"seq": 0})).await["headSeq"],
         3,
@@ -170,7 +170,7 @@ async fn a_retried_append_is_stored_once() {
 
 #[tokio::test]
 async fn invalid_events_reject_the_request_and_unknown_types_are_kept() {
-    let log = Log::start(1, &[]).await;
+    let log = common::start(1, &[]).await;
     let e = log
         .err("event.append", json!({"events": [tool(0, "s"), {"type": "tool.called", "payload": {}}, {"type": "status.changed", "payload": {"status": 1}}]}), "invalid_request")
         .await;
@@ -183,7 +183,7 @@ async fn invalid_events_reject_the_request_and_unknown_types_are_kept() {
     assert!(problems[0]["reason"].as_str().unwrap().contains("payload.tool"));
     assert_eq!(problems[1]["index"], 2);
     assert_eq!(
-        log.replay_all().await.len(),
+        common::replay_all(&log).await.len(),
         0,
         "nothing stored from a rejected request"
     );
@@ -193,7 +193,7 @@ async fn invalid_events_reject_the_request_and_unknown_types_are_kept() {
         json!({"type": "vendor.thing.happened", "payload": {"anything": [1, 2]}}),
     )
     .await;
-    let kept = log.replay_all().await;
+    let kept = common::replay_all(&log).await;
     assert_eq!(kept[0]["type"], "vendor.thing.happened");
     assert_eq!(kept[0]["payload"], json!({"anything": [1, 2]}));
 
@@ -216,13 +216,13 @@ async fn invalid_events_reject_the_request_and_unknown_types_are_kept() {
 
 #[tokio::test]
 async fn secrets_in_terminal_and_tool_events_are_redacted_before_storage() {
-    let log = Log::start(1, &[]).await;
+    let log = common::start(1, &[]).await;
     log.ok("event.append", json!({"events": [
         {"type": "terminal.output", "payload": {"text": "$ export OPENAI_API_KEY=sk-proj-abcdefghijklmnopqrstuvwx\nok"}},
         {"type": "tool.called", "payload": {"tool": "bash", "input": {"command": "psql postgres://app:hunter2@db/app"}}},
         {"type": "status.changed", "payload": {"status": "active", "reason": "sk-proj-abcdefghijklmnopqrstuvwx stays: not a redacted type"}},
     ]})).await;
-    let stored = log.replay_all().await;
+    let stored = common::replay_all(&log).await;
     let text = stored[0]["payload"]["text"].as_str().unwrap();
     assert!(!text.contains("sk-proj") && text.contains("[REDACTED]"), "{text}");
     assert_eq!(
@@ -241,7 +241,7 @@ async fn secrets_in_terminal_and_tool_events_are_redacted_before_storage() {
 
 #[tokio::test]
 async fn committed_events_are_published_live_with_their_seq() {
-    let log = Log::start(1, &[]).await;
+    let log = common::start(1, &[]).await;
     let mut live = log.client.subscribe("event.committed.>").await.unwrap();
     log.client.flush().await.unwrap();
     log.ok("event.append", json!({"events": [tool(0, "s"), tool(1, "s")]}))
@@ -280,7 +280,7 @@ async fn retention_deletes_expired_events_and_purge_deletes_a_sessions_events() 
         ("RELAY_INGEST__RETENTION_INTERVAL_MS", "100"),
         ("RELAY_INGEST__RETENTION_BATCH", "7"),
     ];
-    let log = Log::start(1, &env).await;
+    let log = common::start(1, &env).await;
     let now = relay_bus::now_ms();
     let mut events = Vec::new();
     for i in 0..50 {
@@ -294,7 +294,7 @@ async fn retention_deletes_expired_events_and_purge_deletes_a_sessions_events() 
     log.ok("event.append", json!({"events": events})).await;
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
     loop {
-        let left = log.replay_all().await.len();
+        let left = common::replay_all(&log).await.len();
         if left == 5 {
             break;
         }
@@ -317,12 +317,12 @@ async fn retention_deletes_expired_events_and_purge_deletes_a_sessions_events() 
         log.ok("event.purgeSession", json!({"sessionId": "keep"})).await,
         json!({"eventsDeleted": 5})
     );
-    assert_eq!(log.replay_all().await.len(), 1);
+    assert_eq!(common::replay_all(&log).await.len(), 1);
 }
 
 #[tokio::test]
 async fn pages_larger_than_a_nats_message_are_cut_and_continue_where_they_stopped() {
-    let log = Log::start(1, &[]).await;
+    let log = common::start(1, &[]).await;
     let text = "x".repeat(1000);
     for chunk in 0..3 {
         let events: Vec<Value> = (0..600)
@@ -334,7 +334,7 @@ async fn pages_larger_than_a_nats_message_are_cut_and_continue_where_they_stoppe
     let n = first["events"].as_array().unwrap().len();
     assert!(n > 0 && n < 1800, "a 1.8 MB page was cut ({n} events)");
     assert_eq!(first["nextSeq"], n as i64);
-    assert_eq!(log.replay_all().await.len(), 1800);
+    assert_eq!(common::replay_all(&log).await.len(), 1800);
 
     let page = log.ok("event.query", json!({"limit": 10000})).await;
     assert_eq!(page["nextCursor"], page["events"].as_array().unwrap().len() as i64);
@@ -352,7 +352,7 @@ fn the_readme_event_catalogue_is_the_one_in_the_contracts() {
 
 #[tokio::test]
 async fn events_postgres_or_replay_could_not_carry_are_refused_up_front() {
-    let log = Log::start(1, &[]).await;
+    let log = common::start(1, &[]).await;
     // NUL cannot be stored in Postgres text or JSONB.
     let e = log
         .err(
@@ -378,12 +378,12 @@ async fn events_postgres_or_replay_could_not_carry_are_refused_up_front() {
             .contains("replay page"),
         "{e:?}"
     );
-    assert_eq!(log.replay_all().await.len(), 0);
+    assert_eq!(common::replay_all(&log).await.len(), 0);
 }
 
 #[tokio::test]
 async fn a_huge_list_of_problems_still_comes_back_as_invalid_request() {
-    let log = Log::start(1, &[]).await;
+    let log = common::start(1, &[]).await;
     let events: Vec<Value> = (0..10_000)
         .map(|_| json!({"type": "tool.called", "payload": {}}))
         .collect();

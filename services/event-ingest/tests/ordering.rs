@@ -1,7 +1,7 @@
 //! The ordering and durability guarantees, tested by racing and breaking things.
 
 mod common;
-use common::{Log, tool};
+use common::tool;
 use serde_json::{Value, json};
 use std::collections::{HashMap, HashSet};
 use std::time::Duration;
@@ -23,7 +23,7 @@ impl Rng {
 /// nothing out of order, which holds only if commit order equals seq order.
 #[tokio::test]
 async fn a_tailing_reader_never_sees_a_gap_while_replicas_append_concurrently() {
-    let log = Log::start(2, &[]).await;
+    let log = common::start(2, &[]).await;
     let mut appenders = Vec::new();
     for a in 0..8u64 {
         let client = log.client.clone();
@@ -76,7 +76,7 @@ async fn a_tailing_reader_never_sees_a_gap_while_replicas_append_concurrently() 
     assert_eq!(last, total as i64);
 
     // Per-session order is dense too.
-    let all = log.replay_all().await;
+    let all = common::replay_all(&log).await;
     let mut per_session: HashMap<String, Vec<i64>> = HashMap::new();
     for e in &all {
         per_session
@@ -93,7 +93,7 @@ async fn a_tailing_reader_never_sees_a_gap_while_replicas_append_concurrently() 
 /// is acknowledged. Every acknowledged event is in the log exactly once.
 #[tokio::test]
 async fn a_replica_killed_mid_load_loses_no_acknowledged_event() {
-    let mut log = Log::start(2, &[]).await;
+    let mut log = common::start(2, &[]).await;
     let per_caller = 200;
     let mut callers = Vec::new();
     for c in 0..6 {
@@ -120,8 +120,7 @@ async fn a_replica_killed_mid_load_loses_no_acknowledged_event() {
     }
     tokio::time::sleep(Duration::from_millis(300)).await;
     log.replicas[0].kill9().await;
-    log.replicas.remove(0);
-    log.add_replica(&[]).await;
+    log.replace_first_replica().await;
 
     let (mut acked, mut retries) = (Vec::new(), 0);
     for c in callers {
@@ -129,7 +128,7 @@ async fn a_replica_killed_mid_load_loses_no_acknowledged_event() {
         acked.extend(a);
         retries += r;
     }
-    let all = log.replay_all().await;
+    let all = common::replay_all(&log).await;
     let stored: Vec<&str> = all.iter().map(|e| e["eventId"].as_str().unwrap()).collect();
     let unique: HashSet<&str> = stored.iter().copied().collect();
     let lost = acked.iter().filter(|id| !unique.contains(id.as_str())).count();

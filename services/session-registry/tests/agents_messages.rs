@@ -1,7 +1,6 @@
 //! Agents, capabilities, messages and turns over the wire.
 
 mod common;
-use common::Mesh;
 use serde_json::{Value, json};
 
 fn claude() -> Value {
@@ -19,8 +18,8 @@ fn caps(modes: &[&str], release: bool, attachments: &[&str]) -> Value {
 
 #[tokio::test]
 async fn attach_assigns_lead_then_member_and_a_new_lead_demotes_the_old() {
-    let m = Mesh::start(1).await;
-    let id = m.create().await;
+    let m = common::start(1).await;
+    let id = common::create(&m).await;
     let first = m
         .ok("session.agent.attach", json!({"sessionId": id, "agent": claude()}))
         .await;
@@ -67,8 +66,8 @@ async fn attach_assigns_lead_then_member_and_a_new_lead_demotes_the_old() {
 
 #[tokio::test]
 async fn attach_rejects_bad_selections_and_invalid_capabilities() {
-    let m = Mesh::start(1).await;
-    let id = m.create().await;
+    let m = common::start(1).await;
+    let id = common::create(&m).await;
     m.err(
         "session.agent.attach",
         json!({"sessionId": id, "agent": {"kind": "adapter"}}),
@@ -141,8 +140,8 @@ async fn attach_rejects_bad_selections_and_invalid_capabilities() {
 
 #[tokio::test]
 async fn declared_capabilities_are_discoverable_and_can_be_redeclared() {
-    let m = Mesh::start(1).await;
-    let id = m.create().await;
+    let m = common::start(1).await;
+    let id = common::create(&m).await;
     let agui = json!({"identity": {"name": "Coder", "type": "claude-code"}, "tools": {"supported": true, "parallelCalls": true}});
     let declared = caps(&["immediate", "on-idle"], true, &["text", "image"]);
     let a = m
@@ -188,8 +187,8 @@ async fn declared_capabilities_are_discoverable_and_can_be_redeclared() {
 
 #[tokio::test]
 async fn release_needs_the_release_capability() {
-    let m = Mesh::start(1).await;
-    let id = m.create().await;
+    let m = common::start(1).await;
+    let id = common::create(&m).await;
     let cannot = m
         .ok("session.agent.attach", json!({"sessionId": id, "agent": claude()}))
         .await["agentId"]
@@ -230,7 +229,7 @@ async fn release_needs_the_release_capability() {
 
 #[tokio::test]
 async fn send_message_creates_session_attaches_agent_and_opens_a_turn() {
-    let m = Mesh::start(1).await;
+    let m = common::start(1).await;
     let sent = m
         .ok(
             "session.sendMessage",
@@ -266,7 +265,7 @@ async fn send_message_creates_session_attaches_agent_and_opens_a_turn() {
 
 #[tokio::test]
 async fn send_message_without_agents_or_to_unknown_agents_is_rejected() {
-    let m = Mesh::start(1).await;
+    let m = common::start(1).await;
     let e = m
         .err(
             "session.sendMessage",
@@ -335,8 +334,8 @@ async fn send_message_without_agents_or_to_unknown_agents_is_rejected() {
 
 #[tokio::test]
 async fn messages_needing_undeclared_capabilities_fail_and_store_nothing() {
-    let m = Mesh::start(1).await;
-    let id = m.create().await;
+    let m = common::start(1).await;
+    let id = common::create(&m).await;
     let text_only = m
         .ok("session.agent.attach", json!({"sessionId": id, "agent": claude()}))
         .await["agentId"]
@@ -387,7 +386,7 @@ async fn messages_needing_undeclared_capabilities_fail_and_store_nothing() {
 
 #[tokio::test]
 async fn a_retried_send_with_the_same_message_id_is_stored_once() {
-    let m = Mesh::start(1).await;
+    let m = common::start(1).await;
     let req = json!({"sessionId": "idem", "agent": claude(), "message": "once", "messageId": "msg-1"});
     let first = m.ok("session.sendMessage", req.clone()).await;
     let again = m.ok("session.sendMessage", req).await;
@@ -411,8 +410,8 @@ async fn a_retried_send_with_the_same_message_id_is_stored_once() {
 
 #[tokio::test]
 async fn broadcast_turn_completes_when_every_target_reports_and_fails_if_one_errors() {
-    let m = Mesh::start(1).await;
-    let id = m.create().await;
+    let m = common::start(1).await;
+    let id = common::create(&m).await;
     let a = m
         .ok("session.agent.attach", json!({"sessionId": id, "agent": claude()}))
         .await["agentId"]
@@ -500,7 +499,7 @@ async fn broadcast_turn_completes_when_every_target_reports_and_fails_if_one_err
 
 #[tokio::test]
 async fn search_finds_sessions_by_message_content_with_stemming() {
-    let m = Mesh::start(1).await;
+    let m = common::start(1).await;
     m.ok(
         "session.sendMessage",
         json!({"sessionId": "auth", "agent": claude(), "message": "The authentication bug breaks login"}),
@@ -555,8 +554,8 @@ async fn search_finds_sessions_by_message_content_with_stemming() {
 
 #[tokio::test]
 async fn get_by_adapter_session_id_finds_the_session_of_an_attached_agent() {
-    let m = Mesh::start(1).await;
-    let id = m.create().await;
+    let m = common::start(1).await;
+    let id = common::create(&m).await;
     m.ok(
         "session.agent.attach",
         json!({"sessionId": id, "agent": claude(), "adapterSessionId": "claude-code-abc"}),
@@ -579,7 +578,7 @@ async fn get_by_adapter_session_id_finds_the_session_of_an_attached_agent() {
 
 #[tokio::test]
 async fn resolve_agent_config_maps_selections_to_adapters() {
-    let m = Mesh::start(1).await;
+    let m = common::start(1).await;
     let r = m
         .ok("session.resolveAgentConfig", json!({"selection": {"kind": "adapter", "adapterName": "openai-node", "model": "gpt-4o", "providerConfigId": "p"}}))
         .await;
@@ -623,8 +622,8 @@ async fn resolve_agent_config_maps_selections_to_adapters() {
 
 #[tokio::test]
 async fn usage_is_acknowledged_for_known_sessions_only() {
-    let m = Mesh::start(1).await;
-    let id = m.create().await;
+    let m = common::start(1).await;
+    let id = common::create(&m).await;
     let usage = json!({"sessionId": id, "adapterCount": 1, "totalCalls": 3, "totalInputTokens": 100, "totalOutputTokens": 50, "totalTokens": 150});
     assert_eq!(
         m.ok("session.usage", usage.clone()).await,
@@ -640,7 +639,7 @@ async fn usage_is_acknowledged_for_known_sessions_only() {
 
 #[tokio::test]
 async fn concurrent_first_messages_to_a_new_session_create_it_once() {
-    let m = Mesh::start(2).await;
+    let m = common::start(2).await;
     let mut sends = Vec::new();
     for i in 0..16 {
         let client = m.client.clone();
@@ -674,7 +673,7 @@ async fn concurrent_first_messages_to_a_new_session_create_it_once() {
 
 #[tokio::test]
 async fn naming_an_agent_twice_in_agent_ids_is_invalid() {
-    let m = Mesh::start(1).await;
+    let m = common::start(1).await;
     let sent = m
         .ok(
             "session.sendMessage",
@@ -695,7 +694,7 @@ async fn naming_an_agent_twice_in_agent_ids_is_invalid() {
 
 #[tokio::test]
 async fn messages_and_lists_page_and_never_exceed_one_nats_message() {
-    let m = Mesh::start(1).await;
+    let m = common::start(1).await;
     for i in 0..7 {
         m.ok(
             "session.sendMessage",

@@ -27,7 +27,7 @@ fn texts(messages: &Value) -> Vec<String> {
 
 #[tokio::test]
 async fn fork_references_the_parent_without_copying_messages() {
-    let m = Mesh::start(1).await;
+    let m = common::start(1).await;
     let one = say(&m, "main", "one").await;
     say(&m, "main", "two").await;
 
@@ -135,7 +135,7 @@ async fn fork_references_the_parent_without_copying_messages() {
 
 #[tokio::test]
 async fn merge_hands_off_the_branch_result_and_closes_it() {
-    let m = Mesh::start(1).await;
+    let m = common::start(1).await;
     say(&m, "parent", "plan").await;
     let child = m.ok("session.fork", json!({"sourceSessionId": "parent"})).await["sessionId"]
         .as_str()
@@ -192,7 +192,7 @@ async fn merge_hands_off_the_branch_result_and_closes_it() {
 
 #[tokio::test]
 async fn abandon_closes_the_branch_without_a_handoff() {
-    let m = Mesh::start(1).await;
+    let m = common::start(1).await;
     m.ok("session.create", json!({"sessionId": "p"})).await;
     m.ok(
         "session.create",
@@ -221,7 +221,7 @@ async fn abandon_closes_the_branch_without_a_handoff() {
 
 #[tokio::test]
 async fn purge_of_a_parent_with_live_children_is_refused() {
-    let m = Mesh::start(1).await;
+    let m = common::start(1).await;
     say(&m, "p", "x").await;
     let c = m.ok("session.fork", json!({"sourceSessionId": "p"})).await["sessionId"].clone();
     m.ok("session.close", json!({"sessionId": "p"})).await;
@@ -236,7 +236,7 @@ async fn purge_of_a_parent_with_live_children_is_refused() {
 
 #[tokio::test]
 async fn snapshot_export_then_import_elsewhere_restores_the_session() {
-    let src = Mesh::start(1).await;
+    let src = common::start(1).await;
     say(&src, "root", "in the root").await;
     let child = src
         .ok(
@@ -289,7 +289,7 @@ async fn snapshot_export_then_import_elsewhere_restores_the_session() {
         json!({"valid": true, "errors": []})
     );
 
-    let dst = Mesh::start(1).await;
+    let dst = common::start(1).await;
     let imported = dst.ok("session.snapshot.import", json!({"snapshot": full})).await;
     assert_eq!(
         imported,
@@ -357,7 +357,7 @@ async fn snapshot_export_then_import_elsewhere_restores_the_session() {
 
 #[tokio::test]
 async fn snapshot_validate_lists_every_problem() {
-    let m = Mesh::start(1).await;
+    let m = common::start(1).await;
     let r = m
         .ok("session.snapshot.validate", json!({"snapshot": {"version": "1.0"}}))
         .await;
@@ -401,7 +401,7 @@ async fn snapshot_validate_lists_every_problem() {
 
 #[tokio::test]
 async fn snapshots_with_parent_cycles_or_purged_ids_are_refused() {
-    let m = Mesh::start(1).await;
+    let m = common::start(1).await;
     say(&m, "a", "hi").await;
     let mut snap = m.ok("session.snapshot.export", json!({"sessionId": "a"})).await["snapshot"].clone();
     snap["sessions"][0]["parentSessionId"] = json!("a");

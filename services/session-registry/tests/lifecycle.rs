@@ -2,12 +2,11 @@
 //! and the conflicts for illegal transitions.
 
 mod common;
-use common::Mesh;
 use serde_json::json;
 
 #[tokio::test]
 async fn create_then_get_returns_the_stored_session() {
-    let m = Mesh::start(1).await;
+    let m = common::start(1).await;
     let created = m
         .ok(
             "session.create",
@@ -28,13 +27,13 @@ async fn create_then_get_returns_the_stored_session() {
     );
 
     // A generated id when none is given.
-    let generated = m.create().await;
+    let generated = common::create(&m).await;
     assert!(!generated.is_empty() && generated != "s-1");
 }
 
 #[tokio::test]
 async fn get_of_unknown_session_is_null_not_an_error() {
-    let m = Mesh::start(1).await;
+    let m = common::start(1).await;
     assert_eq!(
         m.ok("session.get", json!({"sessionId": "nope"})).await,
         json!({"session": null})
@@ -43,7 +42,7 @@ async fn get_of_unknown_session_is_null_not_an_error() {
 
 #[tokio::test]
 async fn create_with_taken_id_is_a_conflict() {
-    let m = Mesh::start(1).await;
+    let m = common::start(1).await;
     m.ok("session.create", json!({"sessionId": "dup"})).await;
     let e = m.err("session.create", json!({"sessionId": "dup"}), "conflict").await;
     assert!(e.error.message.contains("already exists"), "{e}");
@@ -51,7 +50,7 @@ async fn create_with_taken_id_is_a_conflict() {
 
 #[tokio::test]
 async fn create_with_unknown_parent_is_not_found() {
-    let m = Mesh::start(1).await;
+    let m = common::start(1).await;
     m.err("session.create", json!({"parentSessionId": "ghost"}), "not_found")
         .await;
     m.err("session.create", json!({"forkPointMessageId": "m"}), "invalid_request")
@@ -60,8 +59,8 @@ async fn create_with_unknown_parent_is_not_found() {
 
 #[tokio::test]
 async fn close_resume_archive_purge_follow_the_state_rules() {
-    let m = Mesh::start(1).await;
-    let id = m.create().await;
+    let m = common::start(1).await;
+    let id = common::create(&m).await;
     let sid = json!({"sessionId": id});
 
     // Archive and purge need a closed, then archived, session.
@@ -123,7 +122,7 @@ async fn close_resume_archive_purge_follow_the_state_rules() {
 
 #[tokio::test]
 async fn lifecycle_calls_on_unknown_sessions_are_not_found() {
-    let m = Mesh::start(1).await;
+    let m = common::start(1).await;
     for subject in [
         "session.close",
         "session.resume",
@@ -140,8 +139,8 @@ async fn lifecycle_calls_on_unknown_sessions_are_not_found() {
 
 #[tokio::test]
 async fn update_changes_only_given_fields_and_null_clears() {
-    let m = Mesh::start(1).await;
-    let id = m.create().await;
+    let m = common::start(1).await;
+    let id = common::create(&m).await;
     m.ok(
         "session.update",
         json!({"sessionId": id, "approvalPolicyOverride": "full-access", "executionTargetId": "box-1"}),
@@ -170,7 +169,7 @@ async fn update_changes_only_given_fields_and_null_clears() {
 
 #[tokio::test]
 async fn list_filters_by_status_pages_and_counts() {
-    let m = Mesh::start(1).await;
+    let m = common::start(1).await;
     let mut ids = Vec::new();
     for i in 0..5 {
         let id = format!("l-{i}");
@@ -238,7 +237,7 @@ async fn list_filters_by_status_pages_and_counts() {
 
 #[tokio::test]
 async fn list_with_preview_reports_message_count_and_first_user_message() {
-    let m = Mesh::start(1).await;
+    let m = common::start(1).await;
     let agent = json!({"kind": "adapter", "adapterName": "claude"});
     m.ok(
         "session.sendMessage",

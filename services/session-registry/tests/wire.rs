@@ -54,7 +54,7 @@ async fn raw(m: &Mesh, subject: &str, body: &[u8]) -> async_nats::Message {
 
 #[tokio::test]
 async fn every_subject_answers_garbage_with_invalid_request_and_micro_error_headers() {
-    let m = Mesh::start(1).await;
+    let m = common::start(1).await;
     let garbage: [&[u8]; 4] = [b"{not json", b"\xff\xfe\x00binary", b"[1,2,3]", b"\"a string\""];
     for subject in SUBJECTS {
         for body in garbage {
@@ -86,7 +86,7 @@ async fn every_subject_answers_garbage_with_invalid_request_and_micro_error_head
 
 #[tokio::test]
 async fn every_subject_names_the_missing_field() {
-    let m = Mesh::start(1).await;
+    let m = common::start(1).await;
     for subject in SUBJECTS.iter().filter(|s| !NO_REQUIRED_FIELDS.contains(s)) {
         let e = m.err(subject, json!({}), "invalid_request").await;
         assert!(e.error.message.contains("missing field"), "{subject}: {e}");
@@ -102,7 +102,7 @@ async fn every_subject_names_the_missing_field() {
 
 #[tokio::test]
 async fn an_empty_body_is_an_empty_request() {
-    let m = Mesh::start(1).await;
+    let m = common::start(1).await;
     let reply = raw(&m, s::GET_STATUS_COUNTS, b"").await;
     assert!(reply.headers.is_none());
     let counts: Value = serde_json::from_slice(&reply.payload).unwrap();
@@ -111,7 +111,7 @@ async fn an_empty_body_is_an_empty_request() {
 
 #[tokio::test]
 async fn the_registry_is_a_nats_micro_service_listing_every_subject() {
-    let m = Mesh::start(1).await;
+    let m = common::start(1).await;
     let pings = relay_testkit::micro_replies(&m.client, "PING", "session-registry").await;
     assert_eq!(pings.len(), 1);
     assert_eq!(pings[0]["type"], "io.nats.micro.v1.ping_response");
@@ -133,8 +133,8 @@ async fn the_registry_is_a_nats_micro_service_listing_every_subject() {
             .all(|e| e["queue_group"] == "q")
     );
 
-    m.create().await;
-    m.create().await;
+    common::create(&m).await;
+    common::create(&m).await;
     let stats = &relay_testkit::micro_replies(&m.client, "STATS", "session-registry").await[0];
     let create = stats["endpoints"]
         .as_array()
@@ -156,7 +156,7 @@ async fn drain(sub: &mut async_nats::Subscriber, quiet: Duration) -> Vec<async_n
 
 #[tokio::test]
 async fn events_are_published_after_commit_on_typed_subjects_and_the_catch_all() {
-    let m = Mesh::start(1).await;
+    let m = common::start(1).await;
     let mut typed = m.client.subscribe("session.>").await.unwrap();
     m.client.flush().await.unwrap();
 
@@ -236,7 +236,7 @@ async fn events_are_published_after_commit_on_typed_subjects_and_the_catch_all()
 
 #[tokio::test]
 async fn the_callers_trace_context_reaches_the_events_the_request_caused() {
-    let m = Mesh::start(1).await;
+    let m = common::start(1).await;
     let mut created = m.client.subscribe("session.created").await.unwrap();
     m.client.flush().await.unwrap();
 
@@ -271,7 +271,7 @@ async fn the_callers_trace_context_reaches_the_events_the_request_caused() {
 
 #[tokio::test]
 async fn two_replicas_in_one_queue_group_both_serve() {
-    let m = Mesh::start(2).await;
+    let m = common::start(2).await;
     let mut ids = Vec::new();
     for i in 0..200 {
         let id = format!("r-{i}");
@@ -304,7 +304,7 @@ async fn two_replicas_in_one_queue_group_both_serve() {
 
 #[tokio::test]
 async fn sigterm_shuts_down_cleanly_and_a_restart_finds_everything() {
-    let mut m = Mesh::start(1).await;
+    let mut m = common::start(1).await;
     let claude = json!({"kind": "adapter", "adapterName": "claude"});
     m.ok(
         s::SEND_MESSAGE,
@@ -329,7 +329,7 @@ async fn sigterm_shuts_down_cleanly_and_a_restart_finds_everything() {
 /// is stored (lost = 0) and none is stored twice (duplicated = 0).
 #[tokio::test]
 async fn a_replica_killed_mid_load_loses_and_duplicates_nothing() {
-    let mut m = Mesh::start(2).await;
+    let mut m = common::start(2).await;
     let claude = json!({"kind": "adapter", "adapterName": "claude"});
     for c in 0..8 {
         m.ok(
@@ -366,7 +366,7 @@ async fn a_replica_killed_mid_load_loses_and_duplicates_nothing() {
     }
     tokio::time::sleep(Duration::from_millis(400)).await;
     m.replicas[0].kill9().await;
-    m.add_replica_after_kill().await;
+    m.replace_first_replica().await;
 
     let mut acked = Vec::new();
     let mut retries = 0;
@@ -429,19 +429,19 @@ fn the_readme_subject_table_lists_exactly_the_served_subjects() {
 
 #[tokio::test]
 async fn an_unreachable_otlp_collector_does_not_stop_the_registry_serving() {
-    let mut m = Mesh::start(0).await;
     let closed_port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
         .unwrap()
         .port();
     let endpoint = format!("http://127.0.0.1:{closed_port}");
-    let env = [("RELAY_TELEMETRY__OTLP_ENDPOINT", endpoint.as_str())];
-    m.replicas
-        .push(relay_testkit::ServiceProcess::spawn(common::BIN, &m.nats, &m.db, &env));
-    relay_testkit::wait_for_instances(&m.client, "session-registry", 1).await;
+    let env = [
+        ("RELAY_TELEMETRY__OTLP_ENDPOINT", endpoint.as_str()),
+        ("RELAY_REGISTRY__FORWARD_EVENTS", "false"),
+    ];
+    let m = relay_testkit::Cluster::start(common::BIN, "session-registry", 1, &env).await;
     for _ in 0..20 {
-        m.create().await;
+        common::create(&m).await;
     }
     assert_eq!(m.ok(s::GET_STATUS_COUNTS, json!({})).await["all"], 20);
 }

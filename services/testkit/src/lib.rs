@@ -315,3 +315,67 @@ pub async fn expect_err(client: &async_nats::Client, subject: &str, body: serde_
         }
     }
 }
+
+/// A service under test: a private nats-server, a fresh database and `n` replicas of one
+/// binary, all serving, plus a client to call them with.
+pub struct Cluster {
+    pub nats: Nats,
+    pub db: Database,
+    pub replicas: Vec<ServiceProcess>,
+    pub client: async_nats::Client,
+    bin: String,
+    service: &'static str,
+    env: Vec<(String, String)>,
+}
+
+impl Cluster {
+    /// `service` is the micro service name the binary registers (for `$SRV.PING`); `env` is
+    /// given to every replica.
+    pub async fn start(bin: &str, service: &'static str, n: usize, env: &[(&str, &str)]) -> Cluster {
+        let nats = Nats::start().await;
+        let db = Database::create().await;
+        let client = nats.client().await;
+        let env = env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        let mut cluster = Cluster {
+            nats,
+            db,
+            replicas: Vec::new(),
+            client,
+            bin: bin.to_string(),
+            service,
+            env,
+        };
+        for _ in 0..n {
+            cluster.add_replica().await;
+        }
+        cluster
+    }
+
+    /// Starts one more replica and waits until every replica in `replicas` answers.
+    pub async fn add_replica(&mut self) {
+        let env: Vec<(&str, &str)> = self.env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        self.replicas
+            .push(ServiceProcess::spawn(&self.bin, &self.nats, &self.db, &env));
+        wait_for_instances(&self.client, self.service, self.replicas.len()).await;
+    }
+
+    /// Replaces the first replica (already killed) with a fresh one.
+    pub async fn replace_first_replica(&mut self) {
+        self.replicas.remove(0);
+        self.add_replica().await;
+    }
+
+    pub async fn call(&self, subject: &str, body: serde_json::Value) -> Result<serde_json::Value, WireError> {
+        call_json(&self.client, subject, body).await
+    }
+
+    /// A call that must succeed.
+    pub async fn ok(&self, subject: &str, body: serde_json::Value) -> serde_json::Value {
+        expect_ok(&self.client, subject, body).await
+    }
+
+    /// A call that must fail with `code`; returns the error.
+    pub async fn err(&self, subject: &str, body: serde_json::Value, code: &str) -> WireError {
+        expect_err(&self.client, subject, body, code).await
+    }
+}
