@@ -33,17 +33,6 @@ pub async fn request_bytes(
     payload: Vec<u8>,
     timeout: Duration,
 ) -> Result<bytes::Bytes, WireError> {
-    // Too big for NATS: retrying can never help, so this is the caller's error, not `unavailable`.
-    let max = client.server_info().max_payload;
-    if payload.len() > max {
-        return Err(WireError::new(
-            ErrorCode::InvalidRequest,
-            format!(
-                "request of {} bytes to {subject} exceeds the NATS max_payload of {max} bytes",
-                payload.len()
-            ),
-        ));
-    }
     let mut headers = HeaderMap::new();
     trace::inject_current(&mut headers);
     let request = async_nats::Request::new()
@@ -57,6 +46,11 @@ pub async fn request_bytes(
             RequestErrorKind::TimedOut => WireError::new(
                 ErrorCode::Timeout,
                 format!("{subject} did not answer within {timeout:?}"),
+            ),
+            // Too big for NATS (payload plus headers): retrying can never help.
+            RequestErrorKind::MaxPayloadExceeded => WireError::new(
+                ErrorCode::InvalidRequest,
+                format!("request to {subject} exceeds the NATS max_payload"),
             ),
             RequestErrorKind::NoResponders => {
                 WireError::new(ErrorCode::Unavailable, format!("no service answers {subject}"))

@@ -9,8 +9,6 @@ pub struct NatsSettings {
     pub url: String,
     /// How many times to try the first connection (500 ms apart) before giving up.
     pub connect_attempts: u32,
-    /// Timeout of requests this service makes to others.
-    pub request_timeout_ms: u64,
 }
 
 impl Default for NatsSettings {
@@ -18,7 +16,6 @@ impl Default for NatsSettings {
         NatsSettings {
             url: "nats://127.0.0.1:4222".into(),
             connect_attempts: 120,
-            request_timeout_ms: 5_000,
         }
     }
 }
@@ -120,8 +117,7 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("relay-settings-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let file = dir.join("relay.toml");
-        let toml =
-            "[nats]\nurl = \"nats://127.0.0.1:5000\"\nrequest_timeout_ms = 42\n[database]\nmax_connections = 3\n";
+        let toml = "[nats]\nurl = \"nats://127.0.0.1:5000\"\nconnect_attempts = 42\n[database]\nmax_connections = 3\n";
         std::fs::write(&file, toml).unwrap();
         let env = [
             ("RELAY_NATS__URL", "nats://127.0.0.1:6000"),
@@ -132,12 +128,12 @@ mod tests {
         .collect();
         let s: Sample = load_from(Some(file.to_str().unwrap()), Some(env)).unwrap();
         assert_eq!(s.nats.url, "nats://127.0.0.1:6000", "env wins over the file");
-        assert_eq!(s.nats.request_timeout_ms, 42, "file wins over defaults");
+        assert_eq!(s.nats.connect_attempts, 42, "file wins over defaults");
         assert_eq!(s.database.max_connections, 3);
         assert!(!s.database.migrate, "env values are parsed");
         assert_eq!(
-            s.nats.connect_attempts,
-            NatsSettings::default().connect_attempts,
+            s.database.connect_attempts,
+            DatabaseSettings::default().connect_attempts,
             "defaults fill the rest"
         );
         std::fs::remove_dir_all(dir).unwrap();

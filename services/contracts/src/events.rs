@@ -28,10 +28,29 @@ fn empty_object() -> Value {
 /// `event.append`: one event, or `{"events": [...]}`. All or nothing: an invalid event rejects
 /// the request and nothing is stored.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(untagged)]
+#[serde(untagged, try_from = "Value")]
 pub enum AppendRequest {
     Batch { events: Vec<NewEvent> },
     One(NewEvent),
+}
+
+/// Chooses the form by the `events` key, so a decode error names the field that is wrong
+/// rather than "did not match any variant".
+impl TryFrom<Value> for AppendRequest {
+    type Error = serde_json::Error;
+
+    fn try_from(v: Value) -> Result<Self, Self::Error> {
+        #[derive(Deserialize)]
+        struct Batch {
+            events: Vec<NewEvent>,
+        }
+        if v.get("events").is_some() {
+            return Ok(AppendRequest::Batch {
+                events: serde_json::from_value::<Batch>(v)?.events,
+            });
+        }
+        Ok(AppendRequest::One(serde_json::from_value(v)?))
+    }
 }
 
 impl AppendRequest {
@@ -332,6 +351,15 @@ pub fn validate(event: &NewEvent) -> Result<bool, String> {
     let Some(payload) = event.payload.as_object() else {
         return Err("payload must be a JSON object".into());
     };
+    for (name, value) in [
+        ("sessionId", &event.session_id),
+        ("agentName", &event.agent_name),
+        ("agentId", &event.agent_id),
+    ] {
+        if value.as_ref().is_some_and(|v| v.is_empty() || v.len() > 256) {
+            return Err(format!("{name} must be 1 to 256 characters"));
+        }
+    }
     let fields = [&event.event_id, &event.session_id, &event.agent_name, &event.agent_id];
     if event.event_type.contains('\0')
         || fields.iter().any(|f| f.as_ref().is_some_and(|v| v.contains('\0')))
@@ -469,5 +497,17 @@ mod tests {
                 .contains("NUL")
         );
         assert!(validate(&ev("x", json!({"deep": [{"k\0": 1}]}))).is_err());
+    }
+
+    #[test]
+    fn append_request_errors_name_the_bad_field() {
+        let e = serde_json::from_value::<AppendRequest>(json!({"events": [{"payload": {}}]})).unwrap_err();
+        assert!(e.to_string().contains("missing field `type`"), "{e}");
+        let e = serde_json::from_value::<AppendRequest>(json!({"type": 5})).unwrap_err();
+        assert!(e.to_string().contains("invalid type"), "{e}");
+        assert!(matches!(
+            serde_json::from_value::<AppendRequest>(json!({"type": "log"})).unwrap(),
+            AppendRequest::One(_)
+        ));
     }
 }

@@ -539,6 +539,8 @@ pub struct SearchRequest {
     pub status: Option<StatusFilter>,
     pub is_imported: Option<bool>,
     pub limit: Option<i64>,
+    /// Relay extension: skip this many results (paging, as in `list`).
+    pub offset: Option<i64>,
 }
 
 #[skip_serializing_none]

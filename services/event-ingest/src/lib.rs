@@ -193,9 +193,8 @@ async fn writer(db: PgPool, live: mpsc::Sender<Vec<Event>>, mut rx: mpsc::Receiv
     }
 }
 
-/// The JSON size of `v`, computed exactly only when a cheap estimate says it might come near
-/// `budget`: an escaped string is at most 6 bytes per input byte, so small payloads (nearly
-/// all) skip the serialization.
+/// An upper bound of the JSON size of `v`: cheap when small, exact when it might be near
+/// `budget` (an escaped string is at most 6 bytes per input byte).
 fn json_len(v: &serde_json::Value, budget: usize) -> usize {
     fn rough(v: &serde_json::Value) -> usize {
         match v {
@@ -205,8 +204,9 @@ fn json_len(v: &serde_json::Value, budget: usize) -> usize {
             _ => 24,
         }
     }
-    if rough(v) * 6 < budget {
-        return rough(v);
+    let bound = rough(v) * 6;
+    if bound < budget {
+        return bound;
     }
     serde_json::to_vec(v).map_or(usize::MAX, |b| b.len())
 }
@@ -251,8 +251,12 @@ async fn retention(db: PgPool, settings: IngestSettings) {
 
 pub const SERVICE_NAME: &str = "event-ingest";
 
-/// Room for an event's envelope (ids, type, names, numbers) beside its payload.
-const ENVELOPE_BYTES: usize = 2048;
+/// Room for an event's envelope beside its payload: ids, type and names are at most 256
+/// bytes each (escaped, up to 6×), plus numbers and keys.
+const ENVELOPE_BYTES: usize = 5 * 256 * 6 + 512;
+
+/// An append's reply lists every event: `{"eventId":…,"seq":…,"duplicate":…}`.
+const REPLY_BYTES_PER_EVENT: usize = 64;
 
 pub async fn serve(nats: async_nats::Client, ingest: Ingest) -> std::result::Result<ServiceHost, ServiceError> {
     let mut host = ServiceHost::start(
@@ -316,6 +320,15 @@ pub async fn append(ingest: Ingest, req: AppendRequest) -> Result<AppendResponse
             agent_id: e.agent_id,
             payload,
         });
+    }
+    // The reply must fit one NATS message too, or the caller would see an error for an
+    // append that was committed.
+    let reply_bytes: usize = prepared.iter().map(|e| e.event_id.len() + REPLY_BYTES_PER_EVENT).sum();
+    if problems.is_empty() && reply_bytes > ingest.settings.max_reply_bytes {
+        return Err(IngestError::Invalid(format!(
+            "the reply to {} events would be about {reply_bytes} bytes, more than one NATS message; send fewer per request",
+            prepared.len()
+        )));
     }
     if !problems.is_empty() {
         return Err(IngestError::InvalidEvents {

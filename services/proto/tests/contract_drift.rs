@@ -149,6 +149,7 @@ fn contracts() -> Vec<Contract> {
             status: Some(StatusFilter::All),
             is_imported: Some(false),
             limit: Some(5),
+            offset: Some(10),
         }),
         contract(AttachRequest {
             session_id: "s1".into(),

@@ -34,8 +34,10 @@ pub async fn run(db: PgPool, nats: async_nats::Client, wake: Arc<Notify>) {
             }
             Err(e) => {
                 tracing::warn!(error = %e, retry_in = ?backoff, "cannot forward events to the event log yet");
+                // Commits do not cut this short (that would retry at the commit rate); the cap
+                // bounds how long forwarding lags once the log is back.
                 tokio::time::sleep(backoff).await;
-                backoff = (backoff * 2).min(Duration::from_secs(10));
+                backoff = (backoff * 2).min(Duration::from_secs(2));
             }
         }
     }
@@ -72,13 +74,8 @@ async fn forward_batch(db: &PgPool, nats: &async_nats::Client) -> Result<usize> 
             bytes <= BATCH_BYTES
         })
         .count();
-    if take == 0 {
-        let reason = format!("event larger than {BATCH_BYTES} bytes cannot be sent to the event log");
-        tracing::error!(event_id = %rows[0].1, "{reason}; not retried");
-        mark(&mut tx, &[rows[0].0], Some(&reason)).await?;
-        tx.commit().await?;
-        return Ok(1);
-    }
+    // One event bigger than a batch goes alone; only the log's own refusal skips it.
+    let take = take.max(1);
     events.truncate(take);
     let seqs: Vec<i64> = rows[..take].iter().map(|r| r.0).collect();
     match append(nats, events.clone()).await {

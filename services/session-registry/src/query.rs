@@ -132,7 +132,7 @@ pub async fn search(reg: Registry, req: SearchRequest) -> Result<ListResponse> {
     if req.query.trim().is_empty() {
         return Err(RegistryError::Invalid("query must not be empty".into()));
     }
-    let (limit, _) = page(&reg, req.limit.or(Some(20)), None)?;
+    let (limit, offset) = page(&reg, req.limit.or(Some(20)), req.offset)?;
     let status = req.status.unwrap_or_default().status().map(|s| s.as_str());
     let mut conn = reg.db.acquire().await?;
     let rows: Vec<(String, i64)> = sqlx::query_as(
@@ -145,12 +145,13 @@ pub async fn search(reg: Registry, req: SearchRequest) -> Result<ListResponse> {
          FROM hits h JOIN registry_sessions s USING (session_id)
          WHERE s.status <> 'purged' AND ($2::text IS NULL OR s.status = $2) AND ($3::bool IS NULL OR s.is_imported = $3)
          ORDER BY h.rank DESC, s.last_activity_at DESC, s.session_id
-         LIMIT $4",
+         LIMIT $4 OFFSET $5",
     )
     .bind(req.query.trim())
     .bind(status)
     .bind(req.is_imported)
     .bind(limit)
+    .bind(offset)
     .fetch_all(&mut *conn)
     .await?;
     let total = rows.first().map_or(0, |(_, t)| *t);

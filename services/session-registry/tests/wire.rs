@@ -112,11 +112,11 @@ async fn an_empty_body_is_an_empty_request() {
 #[tokio::test]
 async fn the_registry_is_a_nats_micro_service_listing_every_subject() {
     let m = common::start(1).await;
-    let pings = relay_testkit::micro_replies(&m.client, "PING", "session-registry").await;
+    let pings = relay_testkit::micro_replies(&m.client, "PING", "session-registry", 1).await;
     assert_eq!(pings.len(), 1);
     assert_eq!(pings[0]["type"], "io.nats.micro.v1.ping_response");
 
-    let info = &relay_testkit::micro_replies(&m.client, "INFO", "session-registry").await[0];
+    let info = &relay_testkit::micro_replies(&m.client, "INFO", "session-registry", 1).await[0];
     let served: BTreeSet<&str> = info["endpoints"]
         .as_array()
         .unwrap()
@@ -135,7 +135,7 @@ async fn the_registry_is_a_nats_micro_service_listing_every_subject() {
 
     common::create(&m).await;
     common::create(&m).await;
-    let stats = &relay_testkit::micro_replies(&m.client, "STATS", "session-registry").await[0];
+    let stats = &relay_testkit::micro_replies(&m.client, "STATS", "session-registry", 1).await[0];
     let create = stats["endpoints"]
         .as_array()
         .unwrap()
@@ -278,7 +278,7 @@ async fn two_replicas_in_one_queue_group_both_serve() {
         m.ok(s::CREATE, json!({"sessionId": id})).await;
         ids.push(id);
     }
-    let stats = relay_testkit::micro_replies(&m.client, "STATS", "session-registry").await;
+    let stats = relay_testkit::micro_replies(&m.client, "STATS", "session-registry", 2).await;
     assert_eq!(stats.len(), 2);
     let per_replica: Vec<i64> = stats
         .iter()

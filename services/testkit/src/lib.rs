@@ -48,14 +48,6 @@ fn nats_server_bin() -> PathBuf {
     panic!("nats-server not found: install it or set RELAY_NATS_SERVER");
 }
 
-async fn wait_for_port(port: u16, what: &str) {
-    let deadline = Instant::now() + Duration::from_secs(15);
-    while tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_err() {
-        assert!(Instant::now() < deadline, "{what} did not listen on 127.0.0.1:{port}");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-}
-
 /// A private nats-server with JetStream, stopped on drop.
 pub struct Nats {
     child: Option<Child>,
@@ -66,19 +58,26 @@ pub struct Nats {
 
 impl Nats {
     pub async fn start() -> Nats {
-        let port = free_port();
-        let mut nats = Nats {
-            child: None,
-            port,
-            url: format!("nats://127.0.0.1:{port}"),
-            store: scratch_dir("nats"),
-        };
-        nats.spawn().await;
-        nats
+        // The free port may be taken between probing and binding (tests run in parallel):
+        // then our nats-server exits, and we try another port.
+        for _ in 0..10 {
+            let port = free_port();
+            let mut nats = Nats {
+                child: None,
+                port,
+                url: format!("nats://127.0.0.1:{port}"),
+                store: scratch_dir("nats"),
+            };
+            if nats.spawn().await {
+                return nats;
+            }
+        }
+        panic!("could not start nats-server on a free loopback port in 10 attempts");
     }
 
-    async fn spawn(&mut self) {
-        let child = Command::new(nats_server_bin())
+    /// Starts nats-server on `self.port`; false if it exited instead (the port was taken).
+    async fn spawn(&mut self) -> bool {
+        let mut child = Command::new(nats_server_bin())
             .args(["-a", "127.0.0.1", "-p", &self.port.to_string(), "-js", "-sd"])
             .arg(&self.store)
             .stdout(Stdio::null())
@@ -86,8 +85,27 @@ impl Nats {
             .kill_on_drop(true)
             .spawn()
             .expect("start nats-server");
-        self.child = Some(child);
-        wait_for_port(self.port, "nats-server").await;
+        let deadline = Instant::now() + Duration::from_secs(15);
+        loop {
+            if !matches!(child.try_wait(), Ok(None)) {
+                return false;
+            }
+            if tokio::net::TcpStream::connect(("127.0.0.1", self.port)).await.is_ok() {
+                // Listening, but maybe another test's server: ours must still be alive.
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                if matches!(child.try_wait(), Ok(None)) {
+                    self.child = Some(child);
+                    return true;
+                }
+                return false;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "nats-server did not listen on 127.0.0.1:{}",
+                self.port
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
     }
 
     /// Kills the server and starts it again on the same port and store.
@@ -95,7 +113,11 @@ impl Nats {
         if let Some(mut c) = self.child.take() {
             let _ = c.kill().await;
         }
-        self.spawn().await;
+        assert!(
+            self.spawn().await,
+            "nats-server did not come back on port {}",
+            self.port
+        );
     }
 
     pub async fn client(&self) -> async_nats::Client {
@@ -219,7 +241,7 @@ impl ServiceProcess {
 pub async fn wait_for_instances(client: &async_nats::Client, name: &str, n: usize) {
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
-        let found = instances(client, name).await.len();
+        let found = instances(client, name, n).await.len();
         if found >= n {
             return;
         }
@@ -231,8 +253,24 @@ pub async fn wait_for_instances(client: &async_nats::Client, name: &str, n: usiz
     }
 }
 
-/// Replies of every instance of `name` to `$SRV.<verb>.<name>` within 300 ms.
-pub async fn micro_replies(client: &async_nats::Client, verb: &str, name: &str) -> Vec<serde_json::Value> {
+/// Replies of instances of `name` to `$SRV.<verb>.<name>`: waits up to 5 s for `expect` of
+/// them, then 100 ms more for any others.
+pub async fn micro_replies(
+    client: &async_nats::Client,
+    verb: &str,
+    name: &str,
+    expect: usize,
+) -> Vec<serde_json::Value> {
+    micro_replies_within(client, verb, name, expect, Duration::from_secs(5)).await
+}
+
+async fn micro_replies_within(
+    client: &async_nats::Client,
+    verb: &str,
+    name: &str,
+    expect: usize,
+    patience: Duration,
+) -> Vec<serde_json::Value> {
     let inbox = client.new_inbox();
     let mut sub = client.subscribe(inbox.clone()).await.expect("subscribe");
     client
@@ -240,22 +278,25 @@ pub async fn micro_replies(client: &async_nats::Client, verb: &str, name: &str) 
         .await
         .expect("publish");
     let mut out = Vec::new();
-    let deadline = tokio::time::sleep(Duration::from_millis(300));
-    tokio::pin!(deadline);
+    let deadline = Instant::now() + patience;
     loop {
-        tokio::select! {
-            _ = &mut deadline => break,
-            msg = sub.next() => match msg {
-                Some(m) => out.extend(serde_json::from_slice::<serde_json::Value>(&m.payload)),
-                None => break,
-            },
+        let wait = if out.len() >= expect {
+            Duration::from_millis(100)
+        } else {
+            deadline.saturating_duration_since(Instant::now())
+        };
+        match tokio::time::timeout(wait, sub.next()).await {
+            Ok(Some(m)) => out.extend(serde_json::from_slice::<serde_json::Value>(&m.payload)),
+            _ => break,
         }
     }
     out
 }
 
-pub async fn instances(client: &async_nats::Client, name: &str) -> HashSet<String> {
-    micro_replies(client, "PING", name)
+/// Ids of the instances of `name` answering `$SRV.PING` (waiting for up to `expect`).
+pub async fn instances(client: &async_nats::Client, name: &str, expect: usize) -> HashSet<String> {
+    // Short: callers poll this while services start.
+    micro_replies_within(client, "PING", name, expect, Duration::from_millis(300))
         .await
         .into_iter()
         .filter_map(|v| v["id"].as_str().map(String::from))
