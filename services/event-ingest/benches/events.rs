@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 const BIN: &str = env!("CARGO_BIN_EXE_event-ingest");
 const BATCH: usize = 1000;
 const APPENDERS: usize = 4;
+const ROUNDS: usize = 3;
 
 fn event(i: usize) -> Value {
     json!({
@@ -71,33 +72,46 @@ async fn main() {
     relay_testkit::wait_for_instances(&client, "event-ingest", 1).await;
 
     // Batched appenders: each sends its share in requests of BATCH events, one at a time.
-    let start = Instant::now();
-    let mut tasks = Vec::new();
-    for a in 0..APPENDERS {
-        let client = client.clone();
-        tasks.push(tokio::spawn(async move {
-            let mut i = a * BATCH;
-            let mut acked = 0;
-            while i < n {
-                let events: Vec<Value> = (i..(i + BATCH).min(n)).map(event).collect();
-                let body = json!({ "events": events });
-                let reply: Value = relay_bus::client::request(&client, "event.append", &body, Duration::from_secs(60))
-                    .await
-                    .unwrap();
-                acked += reply["appended"].as_array().unwrap().len();
-                i += APPENDERS * BATCH;
-            }
-            acked
-        }));
+    // Three rounds of n events each (fresh ids); the median is reported, the spread kept.
+    let mut rounds = Vec::new();
+    for round in 0..ROUNDS {
+        // Request bodies are encoded before the clock starts: the two cores are for the
+        // service, Postgres and NATS, not for generating input.
+        let mut bodies: Vec<Vec<Vec<u8>>> = vec![Vec::new(); APPENDERS];
+        for (b, start) in (0..n).step_by(BATCH).enumerate() {
+            let events: Vec<Value> = (start..(start + BATCH).min(n)).map(|k| event(round * n + k)).collect();
+            bodies[b % APPENDERS].push(serde_json::to_vec(&json!({ "events": events })).unwrap());
+        }
+        let start = Instant::now();
+        let mut tasks = Vec::new();
+        for mine in bodies {
+            let client = client.clone();
+            tasks.push(tokio::spawn(async move {
+                let mut acked = 0;
+                for body in mine {
+                    let reply =
+                        relay_bus::client::request_bytes(&client, "event.append", body, Duration::from_secs(60))
+                            .await
+                            .unwrap();
+                    let reply: Value = serde_json::from_slice(&reply).unwrap();
+                    acked += reply["appended"].as_array().unwrap().len();
+                }
+                acked
+            }));
+        }
+        let mut acked = 0;
+        for t in tasks {
+            acked += t.await.unwrap();
+        }
+        let secs = start.elapsed().as_secs_f64();
+        assert_eq!(acked, n);
+        eprintln!("round {round}: appended {n} events in {secs:.2} s");
+        rounds.push(n as f64 / secs);
     }
-    let mut acked = 0;
-    for t in tasks {
-        acked += t.await.unwrap();
-    }
-    let append_secs = start.elapsed().as_secs_f64();
-    assert_eq!(acked, n);
-    let append_rate = n as f64 / append_secs;
-    eprintln!("appended {n} events in {append_secs:.2} s");
+    let mut sorted = rounds.clone();
+    sorted.sort_by(f64::total_cmp);
+    let append_rate = sorted[ROUNDS / 2];
+    let append_secs = n as f64 / append_rate;
 
     // Replay from seq 0 in pages.
     let start = Instant::now();
@@ -119,7 +133,7 @@ async fn main() {
         from = page["nextSeq"].as_i64().unwrap();
     }
     let replay_rate = replayed as f64 / start.elapsed().as_secs_f64();
-    assert_eq!(replayed, n);
+    assert_eq!(replayed, n * ROUNDS);
     ingest.terminate().await;
 
     let copy_rate = copy_baseline(&db, n).await;
@@ -146,7 +160,7 @@ async fn main() {
         "machine": { "cpus": std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0), "os": std::env::consts::OS },
         "setup": format!("private nats-server and a fresh Postgres database on loopback; one event-ingest release process; {n} tool.called events (~150 B payload) over 64 sessions; COPY into a table LIKE events INCLUDING ALL (same indexes)"),
         "results": [
-            { "case": "event.append batched", "appenders": APPENDERS, "batch": BATCH, "events": n, "seconds": append_secs, "eventsPerSec": append_rate.round() },
+            { "case": "event.append batched", "appenders": APPENDERS, "batch": BATCH, "events": n, "seconds": append_secs, "eventsPerSec": append_rate.round(), "rounds": rounds.iter().map(|r| r.round()).collect::<Vec<_>>() },
             { "case": "postgres COPY baseline", "events": n, "eventsPerSec": copy_rate.round() },
             { "case": "replay from seq 0", "pageSize": 10000, "events": replayed, "eventsPerSec": replay_rate.round() },
         ],

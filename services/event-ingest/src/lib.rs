@@ -145,7 +145,7 @@ async fn writer(db: PgPool, live: mpsc::Sender<Vec<Event>>, mut rx: mpsc::Receiv
                 Err(_) => break,
             }
         }
-        let batch: Vec<Prepared> = jobs.iter().flat_map(|j| j.events.iter().cloned()).collect();
+        let batch: Vec<&Prepared> = jobs.iter().flat_map(|j| j.events.iter()).collect();
         let result = match db.acquire().await {
             Ok(mut conn) => store::append(&mut conn, &batch).await,
             Err(e) => Err(e.into()),
@@ -172,7 +172,7 @@ async fn writer(db: PgPool, live: mpsc::Sender<Vec<Event>>, mut rx: mpsc::Receiv
                 tracing::warn!(error = %e, requests = jobs.len(), "group commit failed; committing requests one by one");
                 for job in jobs {
                     let result = match db.acquire().await {
-                        Ok(mut conn) => store::append(&mut conn, &job.events).await,
+                        Ok(mut conn) => store::append(&mut conn, &job.events.iter().collect::<Vec<_>>()).await,
                         Err(e) => Err(e.into()),
                     };
                     match result {

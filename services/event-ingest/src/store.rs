@@ -20,7 +20,7 @@ pub struct Prepared {
 /// Stores `batch` in one transaction and returns, per input event, its seq (new or existing).
 /// The head row's lock is taken first and held to commit: appends from every replica commit one
 /// at a time, in seq order, with dense seqs.
-pub async fn append(conn: &mut PgConnection, batch: &[Prepared]) -> Result<(Vec<Appended>, Vec<Event>)> {
+pub async fn append(conn: &mut PgConnection, batch: &[&Prepared]) -> Result<(Vec<Appended>, Vec<Event>)> {
     let mut tx = sqlx::Connection::begin(conn).await?;
     let head: i64 = sqlx::query_scalar("SELECT last_seq FROM event_log_head FOR UPDATE")
         .fetch_one(&mut *tx)
@@ -40,7 +40,7 @@ pub async fn append(conn: &mut PgConnection, batch: &[Prepared]) -> Result<(Vec<
     let mut appended = Vec::with_capacity(batch.len());
     let mut fresh: Vec<&Prepared> = Vec::new();
     let mut next = head;
-    for e in batch {
+    for &e in batch {
         if let Some(seq) = existing.get(&e.event_id).or(seen.get(e.event_id.as_str())) {
             appended.push(Appended {
                 event_id: e.event_id.clone(),
