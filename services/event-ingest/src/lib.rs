@@ -211,11 +211,31 @@ fn json_len(v: &serde_json::Value, budget: usize) -> usize {
     serde_json::to_vec(v).map_or(usize::MAX, |b| b.len())
 }
 
-/// Publishes committed events live, in seq order.
+/// Publishes committed events live, in seq order: every event on `event.committed.<type>`,
+/// and an agent's event about a session also on the `session.event` catch-all (seed 002), so one
+/// subscription sees all of a session. `session.*` events are the registry's, which publishes
+/// them there itself.
 async fn publisher(nats: async_nats::Client, mut rx: mpsc::Receiver<Vec<Event>>) {
     while let Some(events) = rx.recv().await {
         for e in &events {
-            if let Err(err) = relay_bus::client::publish(&nats, subjects::committed_subject(&e.event_type), e).await {
+            let mut published = relay_bus::client::publish(&nats, subjects::committed_subject(&e.event_type), e).await;
+            if let Some(session_id) = &e.session_id
+                && !e.event_type.starts_with("session.")
+                && published.is_ok()
+            {
+                let envelope = relay_contracts::session::SessionEvent {
+                    event_id: e.event_id.clone(),
+                    session_id: session_id.clone(),
+                    timestamp: e.ts,
+                    event_type: e.event_type.clone(),
+                    payload: e.payload.clone(),
+                    seq: Some(e.seq),
+                };
+                published =
+                    relay_bus::client::publish(&nats, relay_contracts::subjects::session::EVENT.into(), &envelope)
+                        .await;
+            }
+            if let Err(err) = published {
                 tracing::warn!(seq = e.seq, error = %err, "event committed but not published live");
             }
         }

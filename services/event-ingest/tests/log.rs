@@ -274,6 +274,38 @@ async fn committed_events_are_published_live_with_their_seq() {
 }
 
 #[tokio::test]
+async fn an_agents_session_events_also_reach_the_session_event_catch_all() {
+    let log = common::start(1, &[]).await;
+    let mut catch_all = log.client.subscribe("session.event").await.unwrap();
+    log.client.flush().await.unwrap();
+    log.ok(
+        "event.append",
+        json!({"events": [
+            tool(0, "s1"),
+            {"type": "log", "payload": {"level": "info", "message": "no session"}},
+            {"type": "session.created", "sessionId": "s1", "payload": {"sessionId": "s1", "createdAt": 1}},
+        ]}),
+    )
+    .await;
+    let msg = tokio::time::timeout(Duration::from_secs(5), catch_all.next())
+        .await
+        .unwrap()
+        .unwrap();
+    let envelope: Value = serde_json::from_slice(&msg.payload).unwrap();
+    assert_eq!(envelope["type"], "tool.called");
+    assert_eq!(envelope["sessionId"], "s1");
+    assert_eq!(envelope["seq"], 1);
+    assert_eq!(envelope["payload"]["tool"], "bash");
+    assert!(envelope["eventId"].is_string() && envelope["timestamp"].is_i64());
+    // Neither the sessionless log line nor the registry's own session.created comes here.
+    assert!(
+        tokio::time::timeout(Duration::from_millis(500), catch_all.next())
+            .await
+            .is_err()
+    );
+}
+
+#[tokio::test]
 async fn retention_deletes_expired_events_and_purge_deletes_a_sessions_events() {
     let env = [
         ("RELAY_INGEST__RETENTION_MS", "60000"),
