@@ -17,7 +17,7 @@ services:
 
 ## Run every service against the local NATS and Postgres (database `relay`), until Ctrl-C.
 run: services
-	$(CARGO) build -p session-registry -p event-ingest
+	$(CARGO) build -p session-registry -p event-ingest -p delivery-runner
 	./scripts/run-local.sh
 
 ## Until docker compose is wired up (issue 7): the same as `run`.

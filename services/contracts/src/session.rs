@@ -634,12 +634,16 @@ pub struct SendMessageRequest {
     pub skip_connector_swap_warning: Option<bool>,
 }
 
+#[skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SendMessageResponse {
     pub message_id: String,
     pub session_id: String,
     pub turn_id: String,
+    /// Relay extension: one delivery per target agent, committed with the message (absent on
+    /// the reply to a retried send).
+    pub delivery_ids: Option<Vec<String>>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -54,3 +54,10 @@ pub mod event {
         format!("event.committed.{event_type}")
     }
 }
+
+/// Deliveries (delivery runner).
+pub mod delivery {
+    pub const GET: &str = "delivery.get";
+    pub const LIST: &str = "delivery.list";
+    pub const CANCEL: &str = "delivery.cancel";
+}

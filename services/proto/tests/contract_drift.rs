@@ -213,6 +213,7 @@ fn contracts() -> Vec<Contract> {
             message_id: "m1".into(),
             session_id: "s1".into(),
             turn_id: "t1".into(),
+            delivery_ids: Some(vec!["d1".into()]),
         }),
         contract(TurnsResponse { turns: vec![turn()] }),
         contract(MessagesRequest {

@@ -130,6 +130,7 @@ pub(crate) async fn post(change: &mut Change, session: &mut Session, post: Post)
         delivery_mode: post.delivery_mode,
     };
     store::insert_message(change.conn(), &message).await?;
+    let delivery_ids = store::insert_deliveries(change.conn(), &message).await?;
     session.last_activity_at = now;
     store::save_session(change.conn(), session).await?;
     let sid = session.session_id.clone();
@@ -162,6 +163,7 @@ pub(crate) async fn post(change: &mut Change, session: &mut Session, post: Post)
         message_id: message.message_id,
         session_id: sid,
         turn_id: turn.turn_id,
+        delivery_ids: Some(delivery_ids),
     })
 }
 
@@ -217,10 +219,12 @@ pub async fn send(reg: Registry, req: SendMessageRequest) -> Result<SendMessageR
                 "message {id} belongs to another session"
             )));
         }
+        let delivery_ids = store::delivery_ids_of(change.conn(), &m.message_id).await?;
         return Ok(SendMessageResponse {
             message_id: m.message_id,
             session_id: m.session_id,
             turn_id: m.turn_id.unwrap_or_default(),
+            delivery_ids: Some(delivery_ids),
         });
     }
 

@@ -421,6 +421,41 @@ pub async fn insert_message(conn: &mut PgConnection, m: &Message) -> Result<()> 
     Ok(())
 }
 
+/// One delivery per target agent, in the message's transaction (the delivery runner takes it
+/// from there). Returns the delivery ids in target order.
+pub async fn insert_deliveries(conn: &mut PgConnection, m: &Message) -> Result<Vec<String>> {
+    let mode = m
+        .delivery_mode
+        .unwrap_or(relay_contracts::capabilities::DeliveryMode::Immediate);
+    let mut ids = Vec::new();
+    for agent_id in m.target_agent_ids.iter().flatten() {
+        let id = new_id();
+        sqlx::query(
+            "INSERT INTO deliveries (delivery_id, message_id, session_id, agent_id, mode, status, available_at, created_at, updated_at)
+             VALUES ($1, $2, $3, $4, $5, 'pending', $6, $6, $6)",
+        )
+        .bind(&id)
+        .bind(&m.message_id)
+        .bind(&m.session_id)
+        .bind(agent_id)
+        .bind(mode.as_str())
+        .bind(m.timestamp)
+        .execute(&mut *conn)
+        .await?;
+        ids.push(id);
+    }
+    Ok(ids)
+}
+
+pub async fn delivery_ids_of(conn: &mut PgConnection, message_id: &str) -> Result<Vec<String>> {
+    Ok(
+        sqlx::query_scalar("SELECT delivery_id FROM deliveries WHERE message_id = $1 ORDER BY seq")
+            .bind(message_id)
+            .fetch_all(conn)
+            .await?,
+    )
+}
+
 pub async fn find_message(conn: &mut PgConnection, message_id: &str) -> Result<Option<(Message, i64)>> {
     let row: Option<(Json<Message>, i64)> =
         sqlx::query_as("SELECT doc, seq FROM registry_messages WHERE message_id = $1")
