@@ -96,3 +96,70 @@ pub struct CancelDeliveryRequest {
     pub delivery_id: String,
     pub reason: Option<String>,
 }
+
+/// Why a message exists and how to treat it (seed 001). `id` is the delivery id: a harness
+/// that sees the same id twice acknowledges without surfacing it again.
+#[skip_serializing_none]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MessageContext {
+    pub id: String,
+    pub mode: DeliveryMode,
+    /// message | mention | dm | thread-reply | action-result | notification
+    pub reason: String,
+    pub priority: Option<String>,
+    pub deadline: Option<String>,
+    pub idempotency_key: Option<String>,
+    pub metadata: Option<Value>,
+}
+
+/// What the runner sends a harness on `agent.<agentId>.deliver`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DeliverRequest {
+    pub context: MessageContext,
+    pub message: crate::session::Message,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ReceiptStatus {
+    Accepted,
+    Delivered,
+    Deferred,
+    Failed,
+}
+
+/// The harness's answer (seed 001 MessageReceipt).
+#[skip_serializing_none]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Receipt {
+    pub status: ReceiptStatus,
+    pub delivery_id: Option<String>,
+    /// Deferred: when to try again, Unix ms (a number, or a string of digits).
+    pub available_at: Option<Value>,
+    pub reason: Option<String>,
+    pub retryable: Option<bool>,
+    pub metadata: Option<Value>,
+}
+
+/// `delivery.flush`: releases held (manual) deliveries of an agent, oldest first.
+#[skip_serializing_none]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FlushRequest {
+    pub agent_id: String,
+    pub mode: Option<DeliveryMode>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FlushResponse {
+    pub flushed: i64,
+}
+
+/// The subject a harness serves deliveries for one agent session on.
+pub fn deliver_subject(agent_id: &str) -> String {
+    format!("agent.{agent_id}.deliver")
+}

@@ -60,4 +60,6 @@ pub mod delivery {
     pub const GET: &str = "delivery.get";
     pub const LIST: &str = "delivery.list";
     pub const CANCEL: &str = "delivery.cancel";
+    pub const RETRY: &str = "delivery.retry";
+    pub const FLUSH: &str = "delivery.flush";
 }

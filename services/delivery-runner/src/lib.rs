@@ -1,8 +1,11 @@
 //! The delivery runner (seed 001). Deliveries are created by `session.sendMessage` in the same
 //! transaction as their message; this service owns their state from there.
 //!
-//! So far it serves reads and cancellation; claiming and delivering to harnesses, receipts,
-//! retries, defer and flush come with the agent harness (issue 4).
+//! It claims due deliveries and hands them to harnesses on `agent.<agentId>.deliver`
+//! (run.rs), stores their receipts, retries with backoff, honours deferrals, holds `manual`
+//! deliveries until `delivery.flush`, and serves get/list/cancel/retry.
+
+mod run;
 
 use relay_bus::service::{ServiceError, ServiceHost};
 use relay_bus::settings::{DatabaseSettings, NatsSettings, TelemetrySettings};
@@ -18,6 +21,37 @@ pub struct Settings {
     pub nats: NatsSettings,
     pub database: DatabaseSettings,
     pub telemetry: TelemetrySettings,
+    pub runner: RunnerSettings,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(default)]
+pub struct RunnerSettings {
+    /// How long a claimed delivery is ours; a runner that dies lets it expire and it is retried.
+    pub lease_ms: i64,
+    pub poll_interval_ms: u64,
+    /// Deliveries claimed per round.
+    pub batch: i64,
+    /// Attempts before a retryable failure becomes final.
+    pub max_attempts: i64,
+    pub backoff_base_ms: i64,
+    pub backoff_max_ms: i64,
+    /// How long a harness has to answer a delivery.
+    pub deliver_timeout_ms: u64,
+}
+
+impl Default for RunnerSettings {
+    fn default() -> Self {
+        RunnerSettings {
+            lease_ms: 30_000,
+            poll_interval_ms: 100,
+            batch: 50,
+            max_attempts: 5,
+            backoff_base_ms: 500,
+            backoff_max_ms: 60_000,
+            deliver_timeout_ms: 10_000,
+        }
+    }
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -57,7 +91,9 @@ pub struct Runner {
 }
 
 impl Runner {
-    pub fn new(db: PgPool) -> Self {
+    /// Starts the delivery loop and returns the handler state.
+    pub fn start(db: PgPool, nats: async_nats::Client, settings: RunnerSettings) -> Self {
+        tokio::spawn(run::run(db.clone(), nats, settings));
         Runner { db }
     }
 }
@@ -74,7 +110,9 @@ pub async fn serve(nats: async_nats::Client, runner: Runner) -> std::result::Res
     .await?;
     host.endpoint(subjects::GET, runner.clone(), get).await?;
     host.endpoint(subjects::LIST, runner.clone(), list).await?;
-    host.endpoint(subjects::CANCEL, runner, cancel).await?;
+    host.endpoint(subjects::CANCEL, runner.clone(), cancel).await?;
+    host.endpoint(subjects::RETRY, runner.clone(), retry).await?;
+    host.endpoint(subjects::FLUSH, runner, flush).await?;
     Ok(host)
 }
 
@@ -183,4 +221,59 @@ pub async fn cancel(runner: Runner, req: CancelDeliveryRequest) -> Result<Delive
         )));
     }
     Ok(delivery)
+}
+
+/// Makes a failed (or deferred) delivery due again now, with a fresh attempt budget.
+pub async fn retry(runner: Runner, req: DeliveryRef) -> Result<Delivery> {
+    let done = sqlx::query(
+        "UPDATE deliveries SET status = 'pending', attempts = 0, available_at = $2, lease_until = NULL, updated_at = $2
+         WHERE delivery_id = $1 AND status IN ('failed', 'deferred')",
+    )
+    .bind(&req.delivery_id)
+    .bind(relay_bus::now_ms())
+    .execute(&runner.db)
+    .await?;
+    let delivery = find(&runner.db, &req.delivery_id).await?;
+    if done.rows_affected() == 0 {
+        return Err(DeliveryError::Conflict(format!(
+            "delivery {} is {}; only a failed or deferred delivery can be retried",
+            req.delivery_id,
+            delivery.status.as_str()
+        )));
+    }
+    Ok(delivery)
+}
+
+/// Releases an agent's held deliveries (manual mode, or the given mode), oldest first, and
+/// makes deferred ones due now.
+pub async fn flush(runner: Runner, req: FlushRequest) -> Result<FlushResponse> {
+    let done = sqlx::query(
+        "UPDATE deliveries SET released = true, available_at = least(available_at, $3), updated_at = $3
+         WHERE agent_id = $1 AND status IN ('pending', 'deferred') AND ($2::text IS NULL OR mode = $2)",
+    )
+    .bind(&req.agent_id)
+    .bind(req.mode.map(|m| m.as_str()))
+    .bind(relay_bus::now_ms())
+    .execute(&runner.db)
+    .await?;
+    Ok(FlushResponse {
+        flushed: done.rows_affected() as i64,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_example_config_file_loads_with_the_default_runner_settings() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../config/relay.example.toml");
+        let loaded: Settings = relay_bus::settings::load_from(Some(path), Some(Default::default())).unwrap();
+        let d = RunnerSettings::default();
+        assert_eq!(
+            (loaded.runner.lease_ms, loaded.runner.max_attempts),
+            (d.lease_ms, d.max_attempts)
+        );
+        assert_eq!(loaded.runner.deliver_timeout_ms, d.deliver_timeout_ms);
+    }
 }

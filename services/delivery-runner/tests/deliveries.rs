@@ -127,3 +127,171 @@ async fn cancel_stops_a_pending_delivery_once_and_purge_removes_deliveries() {
     }
     m.err("delivery.get", json!({"deliveryId": id}), "not_found").await;
 }
+
+/// A harness for one agent: answers `agent.<id>.deliver` with the scripted receipts in turn
+/// (the last one repeats) and reports each request it got.
+async fn harness(
+    client: &async_nats::Client,
+    agent_id: &str,
+    script: Vec<Value>,
+) -> tokio::sync::mpsc::UnboundedReceiver<(std::time::Instant, Value)> {
+    use futures::StreamExt;
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    let client = client.clone();
+    let subject = format!("agent.{agent_id}.deliver");
+    let (ready_tx, ready_rx) = tokio::sync::oneshot::channel();
+    tokio::spawn(async move {
+        let mut sub = client.subscribe(subject).await.unwrap();
+        client.flush().await.unwrap();
+        ready_tx.send(()).unwrap();
+        let mut n = 0;
+        while let Some(msg) = sub.next().await {
+            let req: Value = serde_json::from_slice(&msg.payload).unwrap();
+            let mut receipt = script[n.min(script.len() - 1)].clone();
+            receipt["deliveryId"] = req["context"]["id"].clone();
+            n += 1;
+            let _ = tx.send((std::time::Instant::now(), req));
+            client
+                .publish(msg.reply.unwrap(), serde_json::to_vec(&receipt).unwrap().into())
+                .await
+                .unwrap();
+        }
+    });
+    ready_rx.await.unwrap();
+    rx
+}
+
+async fn attached(m: &Cluster, session: &str, modes: &[&str]) -> String {
+    let caps = json!({"messaging": {"receive": true}, "delivery": {"modes": modes}, "events": {"emits": []}, "lifecycle": {"release": false}});
+    m.ok("session.create", json!({"sessionId": session})).await;
+    let agent = json!({"kind": "adapter", "adapterName": "claude"});
+    let a = m
+        .ok(
+            "session.agent.attach",
+            json!({"sessionId": session, "agent": agent, "capabilities": caps}),
+        )
+        .await;
+    a["agentId"].as_str().unwrap().to_string()
+}
+
+async fn wait_status(m: &Cluster, id: &str, status: &str) -> Value {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(15);
+    loop {
+        let d = m.ok("delivery.get", json!({"deliveryId": id})).await;
+        if d["status"] == status {
+            return d;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "delivery stayed {}, expected {status}",
+            d["status"]
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test]
+async fn an_immediate_message_reaches_the_harness_with_its_delivery_id_and_is_delivered() {
+    let (m, _registry) = mesh().await;
+    let agent = attached(&m, "s", &["immediate"]).await;
+    let mut seen = harness(&m.client, &agent, vec![json!({"status": "delivered"})]).await;
+    let sent = m
+        .ok(
+            "session.sendMessage",
+            json!({"sessionId": "s", "message": "do the thing"}),
+        )
+        .await;
+    let id = ids(&sent["deliveryIds"]).remove(0);
+    let d = wait_status(&m, &id, "delivered").await;
+    assert_eq!(d["attempts"], 1);
+    let (_, req) = seen.recv().await.unwrap();
+    assert_eq!(req["context"]["id"], json!(id));
+    assert_eq!(req["context"]["mode"], "immediate");
+    assert_eq!(req["message"]["contentText"], "do the thing");
+}
+
+#[tokio::test]
+async fn a_retryable_failure_is_retried_and_a_final_one_waits_for_delivery_retry() {
+    let (m, _registry) = mesh().await;
+    let agent = attached(&m, "s", &["immediate"]).await;
+    let script = vec![
+        json!({"status": "failed", "reason": "busy", "retryable": true}),
+        json!({"status": "failed", "reason": "cannot parse", "retryable": false}),
+        json!({"status": "delivered"}),
+    ];
+    let _seen = harness(&m.client, &agent, script).await;
+    let sent = m
+        .ok("session.sendMessage", json!({"sessionId": "s", "message": "x"}))
+        .await;
+    let id = ids(&sent["deliveryIds"]).remove(0);
+    let failed = wait_status(&m, &id, "failed").await;
+    assert_eq!(failed["attempts"], 2, "retried once after the retryable failure");
+    assert_eq!(failed["reason"], "cannot parse");
+    m.err("delivery.cancel", json!({"deliveryId": id}), "conflict").await;
+
+    m.ok("delivery.retry", json!({"deliveryId": id})).await;
+    wait_status(&m, &id, "delivered").await;
+    m.err("delivery.retry", json!({"deliveryId": id}), "conflict").await;
+}
+
+#[tokio::test]
+async fn deferred_deliveries_wait_for_available_at_and_later_ones_keep_their_order() {
+    let (m, _registry) = mesh().await;
+    let agent = attached(&m, "s", &["immediate"]).await;
+    let at = relay_bus::now_ms() + 700;
+    let script = vec![
+        json!({"status": "deferred", "availableAt": at, "reason": "agent busy"}),
+        json!({"status": "delivered"}),
+    ];
+    let mut seen = harness(&m.client, &agent, script).await;
+    let mut sent = Vec::new();
+    for i in 0..3 {
+        let s = m
+            .ok(
+                "session.sendMessage",
+                json!({"sessionId": "s", "message": format!("m{i}")}),
+            )
+            .await;
+        sent.push(ids(&s["deliveryIds"]).remove(0));
+    }
+    for id in &sent {
+        wait_status(&m, id, "delivered").await;
+    }
+    let mut order = Vec::new();
+    while let Ok((when, req)) = seen.try_recv() {
+        order.push((when, req["message"]["contentText"].as_str().unwrap().to_string()));
+    }
+    let texts: Vec<&str> = order.iter().map(|(_, t)| t.as_str()).collect();
+    assert_eq!(texts, ["m0", "m0", "m1", "m2"], "m1 and m2 wait behind the deferred m0");
+    let redelivered_at = order[1].0;
+    assert!(
+        redelivered_at >= order[0].0 + std::time::Duration::from_millis(500),
+        "availableAt was honoured"
+    );
+}
+
+#[tokio::test]
+async fn manual_deliveries_are_held_until_flushed() {
+    let (m, _registry) = mesh().await;
+    let agent = attached(&m, "s", &["immediate", "manual"]).await;
+    let mut seen = harness(&m.client, &agent, vec![json!({"status": "delivered"})]).await;
+    let sent = m
+        .ok(
+            "session.sendMessage",
+            json!({"sessionId": "s", "message": "later", "delivery": {"mode": "manual"}}),
+        )
+        .await;
+    let id = ids(&sent["deliveryIds"]).remove(0);
+    tokio::time::sleep(std::time::Duration::from_millis(600)).await;
+    assert!(seen.try_recv().is_err(), "nothing surfaced before the flush");
+    assert_eq!(
+        m.ok("delivery.get", json!({"deliveryId": id})).await["status"],
+        "pending"
+    );
+    assert_eq!(
+        m.ok("delivery.flush", json!({"agentId": agent})).await,
+        json!({"flushed": 1})
+    );
+    wait_status(&m, &id, "delivered").await;
+    assert_eq!(seen.recv().await.unwrap().1["context"]["mode"], "manual");
+}
