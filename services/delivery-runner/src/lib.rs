@@ -74,7 +74,7 @@ impl From<DeliveryError> for WireError {
             DeliveryError::Invalid(m) => WireError::new(ErrorCode::InvalidRequest, m),
             e @ DeliveryError::NotFound(_) => WireError::new(ErrorCode::NotFound, e.to_string()),
             DeliveryError::Conflict(m) => WireError::new(ErrorCode::Conflict, m),
-            DeliveryError::Db(sqlx::Error::PoolTimedOut | sqlx::Error::Io(_) | sqlx::Error::PoolClosed) => {
+            DeliveryError::Db(e) if relay_bus::db::is_transient(&e) => {
                 WireError::new(ErrorCode::Unavailable, "database unavailable, retry later")
             }
             DeliveryError::Db(e) => {

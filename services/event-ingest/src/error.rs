@@ -25,12 +25,7 @@ pub type Result<T> = std::result::Result<T, IngestError>;
 impl IngestError {
     /// Whether the same request may succeed later (the database was down or busy).
     pub fn is_transient(&self) -> bool {
-        match self {
-            IngestError::Db(sqlx::Error::PoolTimedOut | sqlx::Error::Io(_) | sqlx::Error::PoolClosed) => true,
-            // Deadlock or serialization failure: Postgres rolled back one side; a retry succeeds.
-            IngestError::Db(sqlx::Error::Database(db)) => matches!(db.code().as_deref(), Some("40P01" | "40001")),
-            _ => false,
-        }
+        matches!(self, IngestError::Db(e) if relay_bus::db::is_transient(e))
     }
 }
 

@@ -71,12 +71,8 @@ impl From<RegistryError> for WireError {
 
 fn db_error(e: sqlx::Error) -> WireError {
     match &e {
-        sqlx::Error::PoolTimedOut | sqlx::Error::Io(_) | sqlx::Error::PoolClosed => {
-            WireError::new(ErrorCode::Unavailable, "database unavailable, retry later")
-        }
-        // Deadlock or serialization failure: Postgres rolled back one side; a retry succeeds.
-        sqlx::Error::Database(db) if matches!(db.code().as_deref(), Some("40P01" | "40001")) => {
-            WireError::new(ErrorCode::Unavailable, "transaction conflicted with another, retry")
+        e if relay_bus::db::is_transient(e) => {
+            WireError::new(ErrorCode::Unavailable, "database unavailable or busy, retry")
         }
         // Two replicas racing to create the same row: the loser reports what a caller can act on.
         sqlx::Error::Database(db) if db.is_unique_violation() => WireError::new(
