@@ -59,15 +59,6 @@ fn redact(url: &str) -> String {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn redact_hides_only_the_password() {
-        assert_eq!(super::redact("postgres://u:secret@h/db"), "postgres://u:***@h/db");
-        assert_eq!(super::redact("postgres://u@h/db"), "postgres://u@h/db");
-    }
-}
-
 /// Whether a database error may go away on retry: Postgres down or busy, or a deadlock or
 /// serialization failure that rolled this transaction back. Such errors map to `unavailable`.
 pub fn is_transient(e: &sqlx::Error) -> bool {
@@ -75,5 +66,14 @@ pub fn is_transient(e: &sqlx::Error) -> bool {
         sqlx::Error::PoolTimedOut | sqlx::Error::Io(_) | sqlx::Error::PoolClosed => true,
         sqlx::Error::Database(db) => matches!(db.code().as_deref(), Some("40P01" | "40001")),
         _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn redact_hides_only_the_password() {
+        assert_eq!(super::redact("postgres://u:secret@h/db"), "postgres://u:***@h/db");
+        assert_eq!(super::redact("postgres://u@h/db"), "postgres://u@h/db");
     }
 }
