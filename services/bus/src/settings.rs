@@ -101,6 +101,13 @@ pub fn load_from<T: Serialize + DeserializeOwned + Default>(
     Ok(cfg.try_deserialize()?)
 }
 
+/// `config/relay.example.toml` loaded alone (no environment), for tests that check the example
+/// file against each service's defaults.
+pub fn load_example<T: Serialize + DeserializeOwned + Default>() -> Result<T, SettingsError> {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../config/relay.example.toml");
+    load_from(Some(path), Some(Default::default()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

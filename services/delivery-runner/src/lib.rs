@@ -267,8 +267,7 @@ mod tests {
 
     #[test]
     fn the_example_config_file_loads_with_the_default_runner_settings() {
-        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../config/relay.example.toml");
-        let loaded: Settings = relay_bus::settings::load_from(Some(path), Some(Default::default())).unwrap();
+        let loaded: Settings = relay_bus::settings::load_example().unwrap();
         let d = RunnerSettings::default();
         assert_eq!(
             (loaded.runner.lease_ms, loaded.runner.max_attempts),

@@ -436,8 +436,7 @@ mod tests {
 
     #[test]
     fn the_example_config_file_loads_with_the_default_ingest_settings() {
-        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../config/relay.example.toml");
-        let loaded: Settings = relay_bus::settings::load_from(Some(path), Some(Default::default())).unwrap();
+        let loaded: Settings = relay_bus::settings::load_example().unwrap();
         let d = IngestSettings::default();
         assert_eq!(loaded.ingest.retention_ms, d.retention_ms);
         assert_eq!(loaded.ingest.max_reply_bytes, d.max_reply_bytes);

@@ -157,8 +157,7 @@ mod tests {
 
     #[test]
     fn the_example_config_file_loads_and_matches_the_defaults() {
-        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../config/relay.example.toml");
-        let loaded: Settings = relay_bus::settings::load_from(Some(path), Some(Default::default())).unwrap();
+        let loaded: Settings = relay_bus::settings::load_example().unwrap();
         let defaults = Settings::default();
         assert_eq!(loaded.registry.model_adapters, defaults.registry.model_adapters);
         assert_eq!(loaded.registry.max_page_size, defaults.registry.max_page_size);
