@@ -6,9 +6,11 @@
 //! - [`settings`]: layered configuration (defaults → file → `RELAY_*` env).
 //! - [`telemetry`]: JSON logs, W3C trace context, opt-in OTLP export.
 //! - [`db`]: Postgres pool with start-up retries and the embedded migrations.
+//! - [`outbox`]: forwards a service's outbox table of events to the event log.
 
 pub mod client;
 pub mod db;
+pub mod outbox;
 pub mod service;
 pub mod settings;
 pub mod telemetry;

@@ -159,7 +159,143 @@ pub struct FlushResponse {
     pub flushed: i64,
 }
 
+/// Postgres NOTIFY channel that wakes the delivery runners: new deliveries, flush, resume.
+pub const WAKE_CHANNEL: &str = "relay_deliveries";
+
 /// The subject a harness serves deliveries for one agent session on.
 pub fn deliver_subject(agent_id: &str) -> String {
-    format!("agent.{agent_id}.deliver")
+    agent_subject(agent_id, "deliver")
+}
+
+/// `delivery.report`: a harness that accepted a delivery (`delivery.queue`) reports what became
+/// of it later: delivered, deferred or failed.
+#[skip_serializing_none]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ReportRequest {
+    pub delivery_id: String,
+    pub status: ReceiptStatus,
+    pub available_at: Option<Value>,
+    pub reason: Option<String>,
+    pub retryable: Option<bool>,
+    pub metadata: Option<Value>,
+}
+
+/// A delivery event (seed 001 DeliveryEvent), published on `delivery.<kind>` and appended to
+/// the event log as type `delivery.<kind>`.
+#[skip_serializing_none]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DeliveryEvent {
+    #[serde(rename = "type")]
+    pub event_type: String,
+    pub delivery_id: String,
+    pub message_id: String,
+    pub session_id: String,
+    pub agent_id: String,
+    pub mode: DeliveryMode,
+    pub attempt: i64,
+    pub available_at: Option<i64>,
+    pub reason: Option<String>,
+    pub retryable: Option<bool>,
+}
+
+/// Seed 000 AgentStatus: reported through events; `on-idle` deliveries wait for a safe one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum AgentStatus {
+    Starting,
+    Active,
+    Idle,
+    Waiting,
+    Blocked,
+    Paused,
+    Releasing,
+    Released,
+    Offline,
+    Failed,
+}
+
+impl AgentStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AgentStatus::Starting => "starting",
+            AgentStatus::Active => "active",
+            AgentStatus::Idle => "idle",
+            AgentStatus::Waiting => "waiting",
+            AgentStatus::Blocked => "blocked",
+            AgentStatus::Paused => "paused",
+            AgentStatus::Releasing => "releasing",
+            AgentStatus::Released => "released",
+            AgentStatus::Offline => "offline",
+            AgentStatus::Failed => "failed",
+        }
+    }
+}
+
+/// `agent.pause` / `agent.resume`: names one agent session.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentRef {
+    pub agent_id: String,
+}
+
+/// The agent's delivery hold after `agent.pause` / `agent.resume`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentHold {
+    pub agent_id: String,
+    pub paused: bool,
+    /// Deliveries waiting for the agent (pending or deferred).
+    pub waiting: i64,
+}
+
+/// `agent.stop`: release the agent session; its undelivered deliveries are cancelled.
+#[skip_serializing_none]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StopAgentRequest {
+    pub agent_id: String,
+    pub reason: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StopAgentResponse {
+    /// The harness answered the release.
+    pub released: bool,
+    pub cancelled: i64,
+}
+
+/// `agent.input` (and the harness's `agent.<id>.input`): raw input for the agent's terminal.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct InputRequest {
+    pub agent_id: String,
+    pub data: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct InputResponse {
+    pub accepted: bool,
+}
+
+/// `agent.<id>.release`.
+#[skip_serializing_none]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct ReleaseRequest {
+    pub reason: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ReleaseResponse {
+    pub released: bool,
+}
+
+/// Subjects a harness serves for one agent session: `agent.<agentId>.<verb>`.
+pub fn agent_subject(agent_id: &str, verb: &str) -> String {
+    format!("agent.{agent_id}.{verb}")
 }

@@ -62,4 +62,19 @@ pub mod delivery {
     pub const CANCEL: &str = "delivery.cancel";
     pub const RETRY: &str = "delivery.retry";
     pub const FLUSH: &str = "delivery.flush";
+    pub const REPORT: &str = "delivery.report";
+
+    /// Delivery events: `delivery.created`, `delivery.accepted`, `delivery.delivered`,
+    /// `delivery.deferred`, `delivery.failed` (and `delivery.cancelled`).
+    pub fn event_subject(kind: &str) -> String {
+        format!("delivery.{kind}")
+    }
+}
+
+/// Agent control (served by the delivery runner, which owns what an agent is sent).
+pub mod agent {
+    pub const PAUSE: &str = "agent.pause";
+    pub const RESUME: &str = "agent.resume";
+    pub const STOP: &str = "agent.stop";
+    pub const INPUT: &str = "agent.input";
 }

@@ -1,19 +1,29 @@
 //! The delivery runner (seed 001). Deliveries are created by `session.sendMessage` in the same
 //! transaction as their message; this service owns their state from there.
 //!
-//! It claims due deliveries and hands them to harnesses on `agent.<agentId>.deliver`
-//! (run.rs), stores their receipts, retries with backoff, honours deferrals, holds `manual`
-//! deliveries until `delivery.flush`, and serves get/list/cancel/retry.
+//! - run.rs: claims agents with due work (a lease, `FOR UPDATE SKIP LOCKED`) and walks each
+//!   one's deliveries in order: capability check, boundary and hold rules, hand-over to the
+//!   harness on `agent.<agentId>.deliver`.
+//! - settle.rs: receipts become delivery states and events, group-committed.
+//! - boundary.rs: follows the event log for status and tool-call boundaries.
+//! - control.rs: agent pause/resume/stop/input.
+//! - This file: settings, the error type, and the `delivery.*` handlers.
 
+mod boundary;
+mod control;
 mod run;
+mod settle;
 
 use relay_bus::service::{ServiceError, ServiceHost};
 use relay_bus::settings::{DatabaseSettings, NatsSettings, TelemetrySettings};
+use relay_contracts::capabilities::DeliveryMode;
 use relay_contracts::delivery::*;
-use relay_contracts::subjects::delivery as subjects;
+use relay_contracts::subjects::{agent as agent_subjects, delivery as subjects};
 use relay_contracts::{ErrorCode, WireError};
 use serde::{Deserialize, Serialize};
+use settle::{Outcome, Settler};
 use sqlx::PgPool;
+use std::sync::Arc;
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(default)]
@@ -27,29 +37,42 @@ pub struct Settings {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(default)]
 pub struct RunnerSettings {
-    /// How long a claimed delivery is ours; a runner that dies lets it expire and it is retried.
+    /// How long a claimed agent is ours; a runner that dies lets it expire and another takes over.
     pub lease_ms: i64,
+    /// Fallback when no wake-up arrives (new deliveries, flush and resume wake the runners).
     pub poll_interval_ms: u64,
-    /// Deliveries claimed per round.
+    /// Deliveries walked per agent per round.
     pub batch: i64,
+    /// Agents one runner works on at once.
+    pub max_agents: i64,
     /// Attempts before a retryable failure becomes final.
     pub max_attempts: i64,
     pub backoff_base_ms: i64,
     pub backoff_max_ms: i64,
     /// How long a harness has to answer a delivery.
     pub deliver_timeout_ms: u64,
+    /// Agent statuses in which `on-idle` deliveries go out (seed 000: idle, waiting, blocked).
+    pub safe_states: Vec<AgentStatus>,
+    /// Append delivery events to the event log (outbox forwarder); false only for a runner alone.
+    pub forward_events: bool,
+    /// Follow the event log for status and tool-call boundaries (needs event-ingest).
+    pub follow_events: bool,
 }
 
 impl Default for RunnerSettings {
     fn default() -> Self {
         RunnerSettings {
             lease_ms: 30_000,
-            poll_interval_ms: 100,
+            poll_interval_ms: 500,
             batch: 50,
+            max_agents: 256,
             max_attempts: 5,
             backoff_base_ms: 500,
             backoff_max_ms: 60_000,
             deliver_timeout_ms: 10_000,
+            safe_states: vec![AgentStatus::Idle, AgentStatus::Waiting, AgentStatus::Blocked],
+            forward_events: true,
+            follow_events: true,
         }
     }
 }
@@ -58,12 +81,15 @@ impl Default for RunnerSettings {
 pub enum DeliveryError {
     #[error("{0}")]
     Invalid(String),
-    #[error("delivery {0} not found")]
+    #[error("{0} not found")]
     NotFound(String),
     #[error("{0}")]
     Conflict(String),
     #[error("database: {0}")]
     Db(#[from] sqlx::Error),
+    /// A harness or another service refused or could not be reached; passed on as it came.
+    #[error("{0}")]
+    Upstream(WireError),
 }
 
 type Result<T> = std::result::Result<T, DeliveryError>;
@@ -81,22 +107,49 @@ impl From<DeliveryError> for WireError {
                 tracing::error!(error = %e, "database error");
                 WireError::new(ErrorCode::Internal, "internal database error")
             }
+            DeliveryError::Upstream(e) => e,
         }
     }
 }
 
+/// Handler state, shared with the delivery loop.
 #[derive(Clone)]
 pub struct Runner {
     db: PgPool,
+    nats: async_nats::Client,
+    settings: Arc<RunnerSettings>,
+    settler: Settler,
 }
 
 impl Runner {
-    /// Starts the delivery loop and returns the handler state.
-    pub fn start(db: PgPool, nats: async_nats::Client, settings: RunnerSettings) -> Self {
-        tokio::spawn(run::run(db.clone(), nats, settings));
-        Runner { db }
+    /// Starts the delivery loop, the settler, the boundary follower and the event forwarder.
+    pub async fn start(db: PgPool, nats: async_nats::Client, settings: RunnerSettings) -> Self {
+        let settings = Arc::new(settings);
+        let forward_wake = Arc::new(tokio::sync::Notify::new());
+        if settings.forward_events {
+            tokio::spawn(relay_bus::outbox::run(OUTBOX, db.clone(), nats.clone(), forward_wake.clone()));
+        }
+        let settler = Settler::start(db.clone(), nats.clone(), forward_wake);
+        let runner = Runner {
+            db,
+            nats,
+            settings,
+            settler,
+        };
+        if runner.settings.follow_events {
+            tokio::spawn(boundary::run(runner.db.clone(), runner.nats.clone()));
+        }
+        tokio::spawn(run::run(runner.clone()));
+        runner
     }
 }
+
+/// `delivery_events` rows are already typed `delivery.<kind>`.
+const OUTBOX: relay_bus::outbox::Outbox = relay_bus::outbox::Outbox {
+    table: "delivery_events",
+    type_prefix: "",
+    lock_key: 0x7265_6c61_7964_6c76, // "relaydlv"
+};
 
 pub const SERVICE_NAME: &str = "delivery-runner";
 
@@ -105,14 +158,21 @@ pub async fn serve(nats: async_nats::Client, runner: Runner) -> std::result::Res
         nats,
         SERVICE_NAME,
         env!("CARGO_PKG_VERSION"),
-        "Deliveries (delivery.* subjects)",
+        "Deliveries and agent control (delivery.*, agent.pause|resume|stop|input)",
     )
     .await?;
     host.endpoint(subjects::GET, runner.clone(), get).await?;
     host.endpoint(subjects::LIST, runner.clone(), list).await?;
     host.endpoint(subjects::CANCEL, runner.clone(), cancel).await?;
     host.endpoint(subjects::RETRY, runner.clone(), retry).await?;
-    host.endpoint(subjects::FLUSH, runner, flush).await?;
+    host.endpoint(subjects::FLUSH, runner.clone(), flush).await?;
+    host.endpoint(subjects::REPORT, runner.clone(), report).await?;
+    host.endpoint(agent_subjects::PAUSE, runner.clone(), control::pause)
+        .await?;
+    host.endpoint(agent_subjects::RESUME, runner.clone(), control::resume)
+        .await?;
+    host.endpoint(agent_subjects::STOP, runner.clone(), control::stop).await?;
+    host.endpoint(agent_subjects::INPUT, runner, control::input).await?;
     Ok(host)
 }
 
@@ -135,16 +195,19 @@ type Row = (
     i64,
 );
 
-/// A row as the contract type; the CHECK constraints guarantee the enum values.
+/// A mode or status column as its enum; the CHECK constraints guarantee the values.
+fn parse_enum<T: serde::de::DeserializeOwned>(s: String) -> T {
+    serde_json::from_value(serde_json::Value::String(s)).expect("CHECK constraint")
+}
+
 fn to_delivery(r: Row) -> (Delivery, i64) {
-    let text = |s: String| serde_json::Value::String(s);
     let delivery = Delivery {
         delivery_id: r.0,
         message_id: r.1,
         session_id: r.2,
         agent_id: r.3,
-        mode: serde_json::from_value(text(r.4)).expect("mode CHECK constraint"),
-        status: serde_json::from_value(text(r.5)).expect("status CHECK constraint"),
+        mode: parse_enum(r.4),
+        status: parse_enum(r.5),
         attempts: r.6,
         available_at: r.7,
         reason: r.8,
@@ -164,7 +227,16 @@ async fn find(db: &PgPool, id: &str) -> Result<Delivery> {
     .fetch_optional(db)
     .await?;
     row.map(|r| to_delivery(r).0)
-        .ok_or_else(|| DeliveryError::NotFound(id.to_string()))
+        .ok_or_else(|| DeliveryError::NotFound(format!("delivery {id}")))
+}
+
+/// Wakes every runner replica (at commit, when run inside a transaction).
+async fn wake_runners<'e, E: sqlx::PgExecutor<'e>>(db: E) -> std::result::Result<(), sqlx::Error> {
+    sqlx::query("SELECT pg_notify($1, '')")
+        .bind(WAKE_CHANNEL)
+        .execute(db)
+        .await?;
+    Ok(())
 }
 
 pub async fn get(runner: Runner, req: DeliveryRef) -> Result<Delivery> {
@@ -200,20 +272,13 @@ pub async fn list(runner: Runner, req: ListDeliveriesRequest) -> Result<ListDeli
     })
 }
 
-/// Cancels a delivery that has not reached its agent. Cancelling twice is harmless; a delivery
-/// already delivered or failed cannot be cancelled.
+/// Cancels a delivery that has not reached its agent, with a `delivery.cancelled` event.
+/// Cancelling twice is harmless; a delivery already delivered or failed cannot be cancelled.
 pub async fn cancel(runner: Runner, req: CancelDeliveryRequest) -> Result<Delivery> {
-    let done = sqlx::query(
-        "UPDATE deliveries SET status = 'cancelled', reason = coalesce($2, 'cancelled'), lease_until = NULL, updated_at = $3
-         WHERE delivery_id = $1 AND status IN ('pending', 'accepted', 'deferred')",
-    )
-    .bind(&req.delivery_id)
-    .bind(&req.reason)
-    .bind(relay_bus::now_ms())
-    .execute(&runner.db)
-    .await?;
+    let reason = req.reason.unwrap_or_else(|| "cancelled".into());
+    let cancelled = control::cancel_where(&runner, "delivery_id = $1", &req.delivery_id, &reason).await?;
     let delivery = find(&runner.db, &req.delivery_id).await?;
-    if done.rows_affected() == 0 && delivery.status != DeliveryStatus::Cancelled {
+    if cancelled == 0 && delivery.status != DeliveryStatus::Cancelled {
         return Err(DeliveryError::Conflict(format!(
             "delivery {} is {}; only a delivery not yet delivered can be cancelled",
             req.delivery_id,
@@ -225,14 +290,17 @@ pub async fn cancel(runner: Runner, req: CancelDeliveryRequest) -> Result<Delive
 
 /// Makes a failed (or deferred) delivery due again now, with a fresh attempt budget.
 pub async fn retry(runner: Runner, req: DeliveryRef) -> Result<Delivery> {
+    let mut tx = runner.db.begin().await?;
     let done = sqlx::query(
-        "UPDATE deliveries SET status = 'pending', attempts = 0, available_at = $2, lease_until = NULL, updated_at = $2
+        "UPDATE deliveries SET status = 'pending', attempts = 0, available_at = $2, updated_at = $2
          WHERE delivery_id = $1 AND status IN ('failed', 'deferred')",
     )
     .bind(&req.delivery_id)
     .bind(relay_bus::now_ms())
-    .execute(&runner.db)
+    .execute(&mut *tx)
     .await?;
+    wake_runners(&mut *tx).await?;
+    tx.commit().await?;
     let delivery = find(&runner.db, &req.delivery_id).await?;
     if done.rows_affected() == 0 {
         return Err(DeliveryError::Conflict(format!(
@@ -244,21 +312,63 @@ pub async fn retry(runner: Runner, req: DeliveryRef) -> Result<Delivery> {
     Ok(delivery)
 }
 
-/// Releases an agent's held deliveries (manual mode, or the given mode), oldest first, and
-/// makes deferred ones due now.
+/// Releases an agent's held deliveries (all modes, or the given one) in order, and makes
+/// deferred ones due now.
 pub async fn flush(runner: Runner, req: FlushRequest) -> Result<FlushResponse> {
+    let mut tx = runner.db.begin().await?;
     let done = sqlx::query(
         "UPDATE deliveries SET released = true, available_at = least(available_at, $3), updated_at = $3
          WHERE agent_id = $1 AND status IN ('pending', 'deferred') AND ($2::text IS NULL OR mode = $2)",
     )
     .bind(&req.agent_id)
-    .bind(req.mode.map(|m| m.as_str()))
+    .bind(req.mode.map(DeliveryMode::as_str))
     .bind(relay_bus::now_ms())
-    .execute(&runner.db)
+    .execute(&mut *tx)
     .await?;
+    wake_runners(&mut *tx).await?;
+    tx.commit().await?;
     Ok(FlushResponse {
         flushed: done.rows_affected() as i64,
     })
+}
+
+/// A harness reports what became of a delivery it accepted (`delivery.queue`).
+pub async fn report(runner: Runner, req: ReportRequest) -> Result<Delivery> {
+    let delivery = find(&runner.db, &req.delivery_id).await?;
+    if delivery.status.is_final() {
+        // A repeated report of the same outcome is harmless; a different one is a conflict.
+        let same = delivery.status.as_str() == settle::receipt_status_name(req.status);
+        if same {
+            return Ok(delivery);
+        }
+        return Err(DeliveryError::Conflict(format!(
+            "delivery {} is already {}",
+            req.delivery_id,
+            delivery.status.as_str()
+        )));
+    }
+    let receipt = Receipt {
+        status: req.status,
+        delivery_id: Some(req.delivery_id.clone()),
+        available_at: req.available_at,
+        reason: req.reason,
+        retryable: req.retryable,
+        metadata: req.metadata,
+    };
+    let outcome = Outcome::from_receipt(&delivery_ref(&delivery), receipt, &runner.settings);
+    runner.settler.settle(vec![outcome]).await?;
+    find(&runner.db, &req.delivery_id).await
+}
+
+fn delivery_ref(d: &Delivery) -> settle::DeliveryKey {
+    settle::DeliveryKey {
+        delivery_id: d.delivery_id.clone(),
+        message_id: d.message_id.clone(),
+        session_id: d.session_id.clone(),
+        agent_id: d.agent_id.clone(),
+        mode: d.mode,
+        attempts: d.attempts.max(1),
+    }
 }
 
 #[cfg(test)]
@@ -274,5 +384,7 @@ mod tests {
             (d.lease_ms, d.max_attempts)
         );
         assert_eq!(loaded.runner.deliver_timeout_ms, d.deliver_timeout_ms);
+        assert_eq!(loaded.runner.safe_states, d.safe_states);
+        assert_eq!(loaded.runner.max_agents, d.max_agents);
     }
 }

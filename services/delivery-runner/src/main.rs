@@ -8,7 +8,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let db = relay_bus::db::connect(&settings.database).await?;
     let nats = relay_bus::connect_nats(&settings.nats, "delivery-runner").await?;
 
-    let runner = Runner::start(db, nats.clone(), settings.runner);
+    let runner = Runner::start(db, nats.clone(), settings.runner).await;
     let host = delivery_runner::serve(nats, runner).await?;
     tracing::info!("delivery-runner serving delivery.* subjects");
     host.run_until_shutdown(Duration::from_secs(10)).await;

@@ -1,157 +1,349 @@
-//! The delivery loop: claim due deliveries, hand each to its agent's harness, persist the
-//! receipt.
+//! The delivery loop.
 //!
-//! Claims use `FOR UPDATE SKIP LOCKED` (replicas share the work) and a lease: a runner killed
-//! mid-delivery leaves a lease that expires, and another runner retries. The delivery id goes
-//! to the harness as the context id, so a retried delivery is recognised there. Per agent,
-//! a delivery waits while an earlier one is still pending or deferred (order is kept).
+//! Work is claimed per agent: a runner leases agents that have a delivery ready (`FOR UPDATE
+//! SKIP LOCKED`, so replicas share the agents), then walks each leased agent's deliveries in
+//! order. One walker per agent keeps per-agent order across replicas; a runner killed
+//! mid-walk leaves a lease that expires, another runner takes the agent over and re-sends what
+//! had no stored receipt, and the harness recognises the delivery id (seed 001: the context id
+//! is the idempotency key).
+//!
+//! Which waiting deliveries may go (seed 001 modes):
+//! - `immediate`: at once;
+//! - `on-idle`: when the agent's last status (boundary.rs) is a configured safe state;
+//! - `next-tool-call`: after the agent's next `tool.called` (boundary.rs releases it);
+//! - `next-message`: just ahead of the agent's next message of another mode;
+//! - `manual`: after `delivery.flush`;
+//! - boundary modes go at once to a harness that declared `delivery.queue`: it accepts them
+//!   and reports delivery at the boundary itself (`delivery.report`);
+//! - nothing while the agent is paused (`agent.pause`).
+//!
+//! A delivery that may go but is not due yet (deferred, or a retry in backoff) holds back the
+//! agent's later ones.
 
-use crate::RunnerSettings;
-use relay_contracts::capabilities::DeliveryMode;
+use crate::Runner;
+use crate::settle::{DeliveryKey, Outcome};
+use relay_contracts::capabilities::{AgentSessionCapabilities, AttachmentKind, DeliveryMode};
 use relay_contracts::delivery::*;
-use relay_contracts::session::Message;
-use sqlx::PgPool;
+use relay_contracts::session::{Agent, AgentRecordStatus, Message};
 use sqlx::types::Json;
+use std::sync::Arc;
 use std::time::Duration;
+use tokio::sync::{Notify, Semaphore};
 
-struct Claimed {
-    delivery_id: String,
-    agent_id: String,
-    mode: DeliveryMode,
-    attempts: i64,
-    message: Message,
-}
+/// SQL: may waiting delivery `d` of agent `a` (a LEFT JOINed `delivery_agents` row) go now,
+/// apart from its time? `$safe` is the array of safe states.
+const MAY_GO: &str = "(d.mode = 'immediate' OR d.released
+    OR (d.mode = 'on-idle' AND a.status = ANY($safe))
+    OR (d.mode IN ('next-message', 'next-tool-call') AND EXISTS (
+        SELECT 1 FROM registry_agents r WHERE r.agent_id = d.agent_id
+          AND r.doc #>> '{capabilities,delivery,queue}' = 'true')))";
 
-pub async fn run(db: PgPool, nats: async_nats::Client, settings: RunnerSettings) {
+pub async fn run(runner: Runner) {
+    let wake = Arc::new(Notify::new());
+    tokio::spawn(listen(runner.db.clone(), wake.clone()));
+    let owner = uuid::Uuid::new_v4().to_string();
+    let slots = Arc::new(Semaphore::new(runner.settings.max_agents.max(1) as usize));
+    let poll = Duration::from_millis(runner.settings.poll_interval_ms);
     loop {
-        match claim(&db, &settings).await {
-            Ok(batch) if !batch.is_empty() => {
-                for d in batch {
-                    let receipt = deliver(&nats, &d, &settings).await;
-                    if let Err(e) = settle(&db, &d, receipt, &settings).await {
-                        tracing::warn!(delivery_id = %d.delivery_id, error = %e, "receipt not stored; the lease will expire and it is retried");
+        let free = slots.available_permits() as i64;
+        if free > 0 {
+            match claim(&runner, &owner, free).await {
+                Ok(agents) => {
+                    for agent_id in agents {
+                        let permit = slots.clone().try_acquire_owned().expect("claimed within free slots");
+                        let (runner, owner, wake) = (runner.clone(), owner.clone(), wake.clone());
+                        tokio::spawn(async move {
+                            walk(&runner, &owner, &agent_id).await;
+                            drop(permit);
+                            // Work that arrived while we held the agent is claimed next round.
+                            wake.notify_one();
+                        });
                     }
                 }
+                Err(e) => {
+                    tracing::warn!(error = %e, "cannot claim deliveries");
+                    tokio::time::sleep(Duration::from_secs(1)).await;
+                }
             }
-            Ok(_) => tokio::time::sleep(Duration::from_millis(settings.poll_interval_ms)).await,
-            Err(e) => {
-                tracing::warn!(error = %e, "cannot claim deliveries");
-                tokio::time::sleep(Duration::from_secs(1)).await;
-            }
+        }
+        tokio::select! {
+            _ = wake.notified() => {}
+            _ = tokio::time::sleep(poll) => {}
         }
     }
 }
 
-type ClaimRow = (String, String, String, i32, Json<Message>);
-
-async fn claim(db: &PgPool, s: &RunnerSettings) -> Result<Vec<Claimed>, sqlx::Error> {
-    let now = relay_bus::now_ms();
-    let rows: Vec<ClaimRow> = sqlx::query_as(
-        "WITH due AS (
-             SELECT c.delivery_id FROM deliveries c
-             WHERE c.status IN ('pending', 'deferred') AND c.available_at <= $1
-               AND (c.lease_until IS NULL OR c.lease_until < $1)
-               AND (c.mode <> 'manual' OR c.released)
-               AND NOT EXISTS (SELECT 1 FROM deliveries e WHERE e.agent_id = c.agent_id AND e.seq < c.seq
-                               AND e.status IN ('pending', 'deferred'))
-             ORDER BY c.seq LIMIT $2 FOR UPDATE SKIP LOCKED)
-         UPDATE deliveries d SET lease_until = $1 + $3, attempts = d.attempts + 1, updated_at = $1
-         FROM due, registry_messages m
-         WHERE d.delivery_id = due.delivery_id AND m.message_id = d.message_id
-         RETURNING d.delivery_id, d.agent_id, d.mode, d.attempts, m.doc",
-    )
-    .bind(now)
-    .bind(s.batch)
-    .bind(s.lease_ms)
-    .fetch_all(db)
-    .await?;
-    Ok(rows
-        .into_iter()
-        .map(|(delivery_id, agent_id, mode, attempts, Json(message))| Claimed {
-            delivery_id,
-            agent_id,
-            mode: serde_json::from_value(serde_json::Value::String(mode)).unwrap_or(DeliveryMode::Immediate),
-            attempts: attempts as i64,
-            message,
-        })
-        .collect())
+/// Wakes the loop on `NOTIFY relay_deliveries` (new deliveries, flush, retry, resume,
+/// boundaries), from any replica.
+async fn listen(db: sqlx::PgPool, wake: Arc<Notify>) {
+    loop {
+        let e = listen_until_lost(&db, &wake).await;
+        tracing::warn!(error = %e, "wake-up listener lost; polling until it is back");
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    }
 }
 
-/// A harness that cannot be reached gives a retryable failure, never a silent drop.
-async fn deliver(nats: &async_nats::Client, d: &Claimed, s: &RunnerSettings) -> Receipt {
+async fn listen_until_lost(db: &sqlx::PgPool, wake: &Notify) -> sqlx::Error {
+    let mut listener = match sqlx::postgres::PgListener::connect_with(db).await {
+        Ok(l) => l,
+        Err(e) => return e,
+    };
+    if let Err(e) = listener.listen(WAKE_CHANNEL).await {
+        return e;
+    }
+    loop {
+        match listener.recv().await {
+            Ok(_) => wake.notify_one(),
+            Err(e) => return e,
+        }
+    }
+}
+
+/// Leases up to `n` agents that have a delivery ready now.
+async fn claim(runner: &Runner, owner: &str, n: i64) -> Result<Vec<String>, sqlx::Error> {
+    let now = relay_bus::now_ms();
+    let safe: Vec<&str> = runner.settings.safe_states.iter().map(|s| s.as_str()).collect();
+    let ready: Vec<String> = sqlx::query_scalar(sqlx::AssertSqlSafe(format!(
+        "SELECT DISTINCT d.agent_id FROM deliveries d LEFT JOIN delivery_agents a ON a.agent_id = d.agent_id
+         WHERE d.status IN ('pending', 'deferred') AND d.available_at <= $1
+           AND (a.agent_id IS NULL OR (NOT a.paused AND (a.lease_until IS NULL OR a.lease_until < $1)))
+           AND {}
+           AND NOT EXISTS (SELECT 1 FROM deliveries e WHERE e.agent_id = d.agent_id AND e.seq < d.seq
+                             AND e.status IN ('pending', 'deferred') AND e.available_at > $1 AND {})
+         LIMIT $2",
+        MAY_GO.replace("$safe", "$3"),
+        MAY_GO.replace("$safe", "$3").replace("d.", "e.")
+    )))
+    .bind(now)
+    .bind(n)
+    .bind(&safe)
+    .fetch_all(&runner.db)
+    .await?;
+    if ready.is_empty() {
+        return Ok(ready);
+    }
+    let mut tx = runner.db.begin().await?;
+    sqlx::query(
+        "INSERT INTO delivery_agents (agent_id, updated_at) SELECT unnest($1::text[]), $2 ON CONFLICT DO NOTHING",
+    )
+    .bind(&ready)
+    .bind(now)
+    .execute(&mut *tx)
+    .await?;
+    let claimed = sqlx::query_scalar(
+        "UPDATE delivery_agents SET lease_until = $2 + $3, owner = $4, updated_at = $2
+         WHERE agent_id IN (SELECT agent_id FROM delivery_agents
+                            WHERE agent_id = ANY($1) AND NOT paused AND (lease_until IS NULL OR lease_until < $2)
+                            FOR UPDATE SKIP LOCKED)
+         RETURNING agent_id",
+    )
+    .bind(&ready)
+    .bind(now)
+    .bind(runner.settings.lease_ms)
+    .bind(owner)
+    .fetch_all(&mut *tx)
+    .await?;
+    tx.commit().await?;
+    Ok(claimed)
+}
+
+struct Waiting {
+    key: DeliveryKey,
+    may_go: bool,
+    available_at: i64,
+    message: Message,
+}
+
+type WaitingRow = (String, String, String, String, i32, bool, i64, Json<Message>);
+
+/// Walks one leased agent's deliveries until none is ready, then gives the lease back.
+async fn walk(runner: &Runner, owner: &str, agent_id: &str) {
+    loop {
+        match walk_once(runner, owner, agent_id).await {
+            Ok(true) => continue,
+            Ok(false) => break,
+            Err(e) => {
+                // The lease stays: it expires and the agent's work is retried, by us or another runner.
+                tracing::warn!(agent_id, error = %e, "delivery walk interrupted");
+                return;
+            }
+        }
+    }
+    let released = sqlx::query("UPDATE delivery_agents SET lease_until = NULL, owner = NULL WHERE agent_id = $1 AND owner = $2")
+        .bind(agent_id)
+        .bind(owner)
+        .execute(&runner.db)
+        .await;
+    if let Err(e) = released {
+        tracing::warn!(agent_id, error = %e, "cannot give the agent's lease back; it will expire");
+    }
+}
+
+/// One batch: returns whether anything was delivered (and the agent should be walked again).
+async fn walk_once(runner: &Runner, owner: &str, agent_id: &str) -> Result<bool, crate::DeliveryError> {
+    let s = &runner.settings;
+    let now = relay_bus::now_ms();
+    // Renewing the lease also tells us whether it is still ours and whether we were paused.
+    let still_ours: Option<bool> = sqlx::query_scalar(
+        "UPDATE delivery_agents SET lease_until = $3 + $4 WHERE agent_id = $1 AND owner = $2 RETURNING paused",
+    )
+    .bind(agent_id)
+    .bind(owner)
+    .bind(now)
+    .bind(s.lease_ms)
+    .fetch_optional(&runner.db)
+    .await?;
+    if still_ours != Some(false) {
+        return Ok(false);
+    }
+    let safe: Vec<&str> = s.safe_states.iter().map(|s| s.as_str()).collect();
+    let rows: Vec<WaitingRow> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        "SELECT d.delivery_id, d.message_id, d.session_id, d.mode, d.attempts, {} AS may_go, d.available_at, m.doc
+         FROM deliveries d JOIN registry_messages m ON m.message_id = d.message_id
+              LEFT JOIN delivery_agents a ON a.agent_id = d.agent_id
+         WHERE d.agent_id = $1 AND d.status IN ('pending', 'deferred')
+         ORDER BY d.seq LIMIT $2",
+        MAY_GO.replace("$safe", "$3")
+    )))
+    .bind(agent_id)
+    .bind(s.batch)
+    .bind(&safe)
+    .fetch_all(&runner.db)
+    .await?;
+    let mut waiting: Vec<Waiting> = rows
+        .into_iter()
+        .map(|(delivery_id, message_id, session_id, mode, attempts, may_go, available_at, Json(message))| Waiting {
+            key: DeliveryKey {
+                delivery_id,
+                message_id,
+                session_id,
+                agent_id: agent_id.to_string(),
+                mode: crate::parse_enum(mode),
+                attempts: attempts as i64 + 1,
+            },
+            may_go,
+            available_at,
+            message,
+        })
+        .collect();
+    // next-message deliveries ride just ahead of the agent's next message of another mode.
+    if let Some(last) = waiting
+        .iter()
+        .rposition(|w| w.may_go && w.key.mode != DeliveryMode::NextMessage)
+    {
+        for w in &mut waiting[..last] {
+            if w.key.mode == DeliveryMode::NextMessage {
+                w.may_go = true;
+            }
+        }
+    }
+    let go: Vec<&Waiting> = waiting
+        .iter()
+        .filter(|w| w.may_go)
+        .take_while(|w| w.available_at <= now)
+        .collect();
+    if go.is_empty() {
+        return Ok(false);
+    }
+    let agent = load_agent(runner, agent_id).await?;
+    let mut pending_settle = None;
+    let mut outcomes = Vec::new();
+    for w in go {
+        let outcome = match refusal(agent.as_ref(), &w.key, &w.message) {
+            Some(reason) => Outcome::refused(&w.key, reason),
+            None => Outcome::from_receipt(&w.key, deliver(runner, &w.key, &w.message).await, s),
+        };
+        let holds_back = outcome.holds_back();
+        outcomes.push(outcome);
+        // Settle in small groups while walking: the first receipts are stored without
+        // waiting for the whole batch, the settler commits the next group meanwhile.
+        if outcomes.len() >= 8 || holds_back {
+            if let Some(prev) = pending_settle.take() {
+                crate::settle::wait(prev).await?;
+            }
+            pending_settle = Some(runner.settler.clone().submit(std::mem::take(&mut outcomes)));
+        }
+        if holds_back {
+            break;
+        }
+    }
+    if let Some(prev) = pending_settle.take() {
+        crate::settle::wait(prev).await?;
+    }
+    if !outcomes.is_empty() {
+        runner.settler.settle(outcomes).await?;
+    }
+    Ok(true)
+}
+
+/// The agent as the registry knows it (None when it was never attached).
+async fn load_agent(runner: &Runner, agent_id: &str) -> Result<Option<Agent>, sqlx::Error> {
+    let doc: Option<Json<Agent>> = sqlx::query_scalar("SELECT doc FROM registry_agents WHERE agent_id = $1")
+        .bind(agent_id)
+        .fetch_optional(&runner.db)
+        .await?;
+    Ok(doc.map(|Json(a)| a))
+}
+
+/// Why the agent cannot take this message at all (seed 001 step 2), checked again at delivery
+/// time because capabilities may have been re-declared since the message was sent.
+fn refusal(agent: Option<&Agent>, key: &DeliveryKey, message: &Message) -> Option<String> {
+    let Some(agent) = agent else {
+        return Some(format!("agent {} is not attached to any session", key.agent_id));
+    };
+    if matches!(agent.status, AgentRecordStatus::Disposed | AgentRecordStatus::Dead) {
+        return Some(format!("agent {} was released", key.agent_id));
+    }
+    let caps = agent
+        .capabilities
+        .clone()
+        .unwrap_or_else(AgentSessionCapabilities::minimum);
+    if !caps.supports_mode(key.mode) {
+        return Some(format!(
+            "capability_unsupported: agent {} does not declare delivery mode {}",
+            key.agent_id,
+            key.mode.as_str()
+        ));
+    }
+    let has_image = message
+        .blocks
+        .iter()
+        .any(|b| b.get("type").and_then(|t| t.as_str()) == Some("image"));
+    if has_image && !caps.accepts_attachment(AttachmentKind::Image) {
+        return Some(format!(
+            "capability_unsupported: agent {} does not accept image attachments",
+            key.agent_id
+        ));
+    }
+    None
+}
+
+/// Hands the message to the agent's harness. A harness that cannot be reached gives a
+/// retryable failure, never a silent drop.
+async fn deliver(runner: &Runner, key: &DeliveryKey, message: &Message) -> Receipt {
     let req = DeliverRequest {
         context: MessageContext {
-            id: d.delivery_id.clone(),
-            mode: d.mode,
+            id: key.delivery_id.clone(),
+            mode: key.mode,
             reason: "message".into(),
             priority: None,
             deadline: None,
-            idempotency_key: Some(d.delivery_id.clone()),
-            metadata: None,
+            idempotency_key: Some(key.delivery_id.clone()),
+            metadata: Some(serde_json::json!({ "attempt": key.attempts })),
         },
-        message: d.message.clone(),
+        message: message.clone(),
     };
-    let timeout = Duration::from_millis(s.deliver_timeout_ms);
-    match relay_bus::client::request::<_, Receipt>(nats, &deliver_subject(&d.agent_id), &req, timeout).await {
+    let timeout = Duration::from_millis(runner.settings.deliver_timeout_ms);
+    match relay_bus::client::request::<_, Receipt>(&runner.nats, &deliver_subject(&key.agent_id), &req, timeout).await
+    {
         Ok(r) => r,
         Err(e) => Receipt {
             status: ReceiptStatus::Failed,
-            delivery_id: Some(d.delivery_id.clone()),
+            delivery_id: Some(key.delivery_id.clone()),
             available_at: None,
             reason: Some(e.to_string()),
             retryable: Some(e.error.retryable),
             metadata: None,
         },
     }
-}
-
-/// Exponential backoff with jitter: base · 2^(attempt-1), capped, ±25 %.
-fn backoff_ms(attempt: i64, s: &RunnerSettings) -> i64 {
-    let exp = s
-        .backoff_base_ms
-        .saturating_mul(1 << (attempt - 1).clamp(0, 20))
-        .min(s.backoff_max_ms);
-    let jitter = (relay_bus::now_ms() % 1000) as f64 / 1000.0 * 0.5 - 0.25;
-    (exp as f64 * (1.0 + jitter)) as i64
-}
-
-fn parse_ms(v: &serde_json::Value) -> Option<i64> {
-    v.as_i64().or_else(|| v.as_str().and_then(|s| s.parse().ok()))
-}
-
-/// Stores the receipt unless the delivery was cancelled meanwhile.
-async fn settle(db: &PgPool, d: &Claimed, r: Receipt, s: &RunnerSettings) -> Result<(), sqlx::Error> {
-    let now = relay_bus::now_ms();
-    let (status, available_at, retryable) = match r.status {
-        ReceiptStatus::Accepted => (DeliveryStatus::Accepted, now, r.retryable),
-        ReceiptStatus::Delivered => (DeliveryStatus::Delivered, now, None),
-        ReceiptStatus::Deferred => {
-            let at = r
-                .available_at
-                .as_ref()
-                .and_then(parse_ms)
-                .unwrap_or(now + s.backoff_base_ms);
-            (DeliveryStatus::Deferred, at, None)
-        }
-        ReceiptStatus::Failed if r.retryable == Some(true) && d.attempts < s.max_attempts => {
-            (DeliveryStatus::Pending, now + backoff_ms(d.attempts, s), Some(true))
-        }
-        ReceiptStatus::Failed => (DeliveryStatus::Failed, now, r.retryable),
-    };
-    tracing::info!(delivery_id = %d.delivery_id, status = status.as_str(), attempt = d.attempts, "receipt");
-    sqlx::query(
-        "UPDATE deliveries SET status = $2, available_at = $3, reason = $4, retryable = $5, metadata = $6,
-             lease_until = NULL, updated_at = $7
-         WHERE delivery_id = $1 AND status <> 'cancelled'",
-    )
-    .bind(&d.delivery_id)
-    .bind(status.as_str())
-    .bind(available_at)
-    .bind(&r.reason)
-    .bind(retryable)
-    .bind(&r.metadata)
-    .bind(now)
-    .execute(db)
-    .await?;
-    Ok(())
 }

@@ -3,7 +3,6 @@
 
 mod agents;
 mod error;
-mod forward;
 mod lifecycle;
 mod messages;
 mod query;
@@ -80,12 +79,19 @@ pub struct Registry {
     forward_wake: Arc<tokio::sync::Notify>,
 }
 
+/// `registry_events` rows become `session.<type>` events in the log.
+const OUTBOX: relay_bus::outbox::Outbox = relay_bus::outbox::Outbox {
+    table: "registry_events",
+    type_prefix: "session.",
+    lock_key: 0x7265_6c61_7966_7764, // "relayfwd"
+};
+
 impl Registry {
     /// Builds the handler state and, when configured, starts forwarding events to the log.
     pub fn new(db: PgPool, nats: async_nats::Client, settings: RegistrySettings) -> Self {
         let forward_wake = Arc::new(tokio::sync::Notify::new());
         if settings.forward_events {
-            tokio::spawn(forward::run(db.clone(), nats.clone(), forward_wake.clone()));
+            tokio::spawn(relay_bus::outbox::run(OUTBOX, db.clone(), nats.clone(), forward_wake.clone()));
         }
         Registry {
             db,

@@ -130,7 +130,7 @@ pub(crate) async fn post(change: &mut Change, session: &mut Session, post: Post)
         delivery_mode: post.delivery_mode,
     };
     store::insert_message(change.conn(), &message).await?;
-    let delivery_ids = store::insert_deliveries(change.conn(), &message).await?;
+    let delivery_ids = change.insert_deliveries(&message).await?;
     session.last_activity_at = now;
     store::save_session(change.conn(), session).await?;
     let sid = session.session_id.clone();

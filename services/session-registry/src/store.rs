@@ -5,6 +5,8 @@
 
 use crate::Registry;
 use crate::error::{RegistryError, Result};
+use relay_contracts::capabilities::DeliveryMode;
+use relay_contracts::delivery::DeliveryEvent;
 use relay_contracts::session::*;
 use sqlx::types::Json;
 use sqlx::{PgConnection, Postgres, Row, Transaction};
@@ -22,6 +24,8 @@ pub use relay_bus::now_ms;
 pub struct Change {
     pub tx: Transaction<'static, Postgres>,
     events: Vec<SessionEvent>,
+    /// `delivery.created` events, published after commit like `events`.
+    deliveries: Vec<DeliveryEvent>,
     nats: async_nats::Client,
     forward_wake: std::sync::Arc<tokio::sync::Notify>,
 }
@@ -31,6 +35,7 @@ impl Change {
         Ok(Change {
             tx: reg.db.begin().await?,
             events: Vec::new(),
+            deliveries: Vec::new(),
             nats: reg.nats.clone(),
             forward_wake: reg.forward_wake.clone(),
         })
@@ -64,9 +69,67 @@ impl Change {
         Ok(())
     }
 
+    /// One delivery per target agent, in the message's transaction (the delivery runner takes
+    /// it from there), each with its `delivery.created` event in the runner's outbox, and a
+    /// NOTIFY that wakes the runners at commit. Returns the delivery ids in target order.
+    pub async fn insert_deliveries(&mut self, m: &Message) -> Result<Vec<String>> {
+        let mode = m.delivery_mode.unwrap_or(DeliveryMode::Immediate);
+        let mut ids = Vec::new();
+        for agent_id in m.target_agent_ids.iter().flatten() {
+            let id = new_id();
+            sqlx::query(
+                "INSERT INTO deliveries (delivery_id, message_id, session_id, agent_id, mode, status, available_at, created_at, updated_at)
+                 VALUES ($1, $2, $3, $4, $5, 'pending', $6, $6, $6)",
+            )
+            .bind(&id)
+            .bind(&m.message_id)
+            .bind(&m.session_id)
+            .bind(agent_id)
+            .bind(mode.as_str())
+            .bind(m.timestamp)
+            .execute(&mut *self.tx)
+            .await?;
+            let event = DeliveryEvent {
+                event_type: "delivery.created".into(),
+                delivery_id: id.clone(),
+                message_id: m.message_id.clone(),
+                session_id: m.session_id.clone(),
+                agent_id: agent_id.clone(),
+                mode,
+                attempt: 0,
+                available_at: None,
+                reason: None,
+                retryable: None,
+            };
+            sqlx::query("INSERT INTO delivery_events (event_id, session_id, type, ts, payload) VALUES ($1, $2, $3, $4, $5)")
+                .bind(new_id())
+                .bind(&m.session_id)
+                .bind(&event.event_type)
+                .bind(m.timestamp)
+                .bind(serde_json::to_value(&event).map_err(|e| RegistryError::Invalid(e.to_string()))?)
+                .execute(&mut *self.tx)
+                .await?;
+            self.deliveries.push(event);
+            ids.push(id);
+        }
+        if !ids.is_empty() {
+            sqlx::query("SELECT pg_notify($1, '')")
+                .bind(relay_contracts::delivery::WAKE_CHANNEL)
+                .execute(&mut *self.tx)
+                .await?;
+        }
+        Ok(ids)
+    }
+
     /// Commits, then publishes each event on `session.<type>` and on the `session.event` catch-all.
     pub async fn commit(self) -> Result<()> {
         self.tx.commit().await?;
+        for d in &self.deliveries {
+            let subject = relay_contracts::subjects::delivery::event_subject("created");
+            if let Err(e) = relay_bus::client::publish(&self.nats, subject, d).await {
+                tracing::warn!(delivery_id = %d.delivery_id, error = %e, "delivery.created stored but not published");
+            }
+        }
         if !self.events.is_empty() {
             self.forward_wake.notify_one();
         }
@@ -419,32 +482,6 @@ pub async fn insert_message(conn: &mut PgConnection, m: &Message) -> Result<()> 
             .await?;
     }
     Ok(())
-}
-
-/// One delivery per target agent, in the message's transaction (the delivery runner takes it
-/// from there). Returns the delivery ids in target order.
-pub async fn insert_deliveries(conn: &mut PgConnection, m: &Message) -> Result<Vec<String>> {
-    let mode = m
-        .delivery_mode
-        .unwrap_or(relay_contracts::capabilities::DeliveryMode::Immediate);
-    let mut ids = Vec::new();
-    for agent_id in m.target_agent_ids.iter().flatten() {
-        let id = new_id();
-        sqlx::query(
-            "INSERT INTO deliveries (delivery_id, message_id, session_id, agent_id, mode, status, available_at, created_at, updated_at)
-             VALUES ($1, $2, $3, $4, $5, 'pending', $6, $6, $6)",
-        )
-        .bind(&id)
-        .bind(&m.message_id)
-        .bind(&m.session_id)
-        .bind(agent_id)
-        .bind(mode.as_str())
-        .bind(m.timestamp)
-        .execute(&mut *conn)
-        .await?;
-        ids.push(id);
-    }
-    Ok(ids)
 }
 
 pub async fn delivery_ids_of(conn: &mut PgConnection, message_id: &str) -> Result<Vec<String>> {

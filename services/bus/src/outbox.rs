@@ -1,11 +1,14 @@
-//! Forwards the registry's events to the event log (event-ingest), oldest first.
+//! Forwards a service's outbox table of events to the event log (event-ingest), oldest first.
 //!
-//! Events are written to `registry_events` in the same transaction as the change they report
-//! (an outbox); this loop appends them to `event.append` and marks them forwarded. The log
-//! deduplicates on the event id, so a crash between the two steps re-sends harmlessly. An
-//! advisory lock lets one replica forward at a time, which keeps the log in commit order.
+//! A service writes its events to its outbox (`registry_events`, `delivery_events`) in the same
+//! transaction as the change they report; this loop appends them to `event.append` and marks
+//! them forwarded. The log deduplicates on the event id, so a crash between the two steps
+//! re-sends harmlessly. An advisory lock per outbox lets one replica forward at a time, which
+//! keeps the log in commit order.
+//!
+//! An outbox table has the columns `seq, event_id, session_id, type, ts, payload, forwarded,
+//! forward_error`; the agent id, when there is one, is the payload's `agentId`.
 
-use crate::error::{RegistryError, Result};
 use relay_contracts::events::{AppendRequest, AppendResponse, NewEvent};
 use relay_contracts::subjects::event as subjects;
 use relay_contracts::{ErrorCode, WireError};
@@ -17,14 +20,31 @@ use tokio::sync::Notify;
 const BATCH: i64 = 500;
 /// Bytes of events per append: well under the NATS max_payload (1 MiB by default).
 const BATCH_BYTES: usize = 512 * 1024;
-const LOCK_KEY: i64 = 0x7265_6c61_7966_7764; // "relayfwd"
 const TIMEOUT: Duration = Duration::from_secs(5);
 
+/// One outbox table and how its rows become log events.
+#[derive(Debug, Clone, Copy)]
+pub struct Outbox {
+    pub table: &'static str,
+    /// Prefixed to the stored type: the registry stores `created`, the log wants `session.created`.
+    pub type_prefix: &'static str,
+    /// Advisory lock key: one forwarder per outbox at a time.
+    pub lock_key: i64,
+}
+
+#[derive(Debug, thiserror::Error)]
+enum ForwardError {
+    #[error("database: {0}")]
+    Db(#[from] sqlx::Error),
+    #[error("event log: {0}")]
+    Upstream(WireError),
+}
+
 /// Runs forever: forwards whatever is pending, then sleeps until woken by a commit or 1 s.
-pub async fn run(db: PgPool, nats: async_nats::Client, wake: Arc<Notify>) {
+pub async fn run(outbox: Outbox, db: PgPool, nats: async_nats::Client, wake: Arc<Notify>) {
     let mut backoff = Duration::from_millis(200);
     loop {
-        match forward_batch(&db, &nats).await {
+        match forward_batch(&outbox, &db, &nats).await {
             Ok(n) if n > 0 => backoff = Duration::from_millis(200),
             Ok(_) => {
                 tokio::select! {
@@ -33,7 +53,7 @@ pub async fn run(db: PgPool, nats: async_nats::Client, wake: Arc<Notify>) {
                 }
             }
             Err(e) => {
-                tracing::warn!(error = %e, retry_in = ?backoff, "cannot forward events to the event log yet");
+                tracing::warn!(outbox = outbox.table, error = %e, retry_in = ?backoff, "cannot forward events to the event log yet");
                 // Commits do not cut this short (that would retry at the commit rate); the cap
                 // bounds how long forwarding lags once the log is back.
                 tokio::time::sleep(backoff).await;
@@ -45,20 +65,22 @@ pub async fn run(db: PgPool, nats: async_nats::Client, wake: Arc<Notify>) {
 
 type Row = (i64, String, String, String, i64, serde_json::Value);
 
-async fn forward_batch(db: &PgPool, nats: &async_nats::Client) -> Result<usize> {
+async fn forward_batch(outbox: &Outbox, db: &PgPool, nats: &async_nats::Client) -> Result<usize, ForwardError> {
     let mut tx = db.begin().await?;
     let mine: bool = sqlx::query_scalar("SELECT pg_try_advisory_xact_lock($1)")
-        .bind(LOCK_KEY)
+        .bind(outbox.lock_key)
         .fetch_one(&mut *tx)
         .await?;
     if !mine {
         return Ok(0);
     }
-    let rows: Vec<Row> = sqlx::query_as(
-        "SELECT seq, event_id, session_id, type, ts, payload FROM registry_events
+    let rows: Vec<Row> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        "SELECT seq, event_id, session_id, $2 || type, ts, payload FROM {}
          WHERE NOT forwarded ORDER BY seq LIMIT $1 FOR UPDATE",
-    )
+        outbox.table
+    )))
     .bind(BATCH)
+    .bind(outbox.type_prefix)
     .fetch_all(&mut *tx)
     .await?;
     if rows.is_empty() {
@@ -79,33 +101,32 @@ async fn forward_batch(db: &PgPool, nats: &async_nats::Client) -> Result<usize> 
     events.truncate(take);
     let seqs: Vec<i64> = rows[..take].iter().map(|r| r.0).collect();
     match append(nats, events.clone()).await {
-        Ok(()) => mark(&mut tx, &seqs, None).await?,
+        Ok(()) => mark(outbox, &mut tx, &seqs, None).await?,
         // One bad event must not hold back the rest: send them one by one and keep the
         // reason for each the log refuses.
         Err(e) if e.code() == ErrorCode::InvalidRequest => {
             for (seq, event) in seqs.iter().zip(events) {
                 let id = event.event_id.clone().unwrap_or_default();
                 match append(nats, vec![event]).await {
-                    Ok(()) => mark(&mut tx, &[*seq], None).await?,
+                    Ok(()) => mark(outbox, &mut tx, &[*seq], None).await?,
                     Err(e) if e.code() == ErrorCode::InvalidRequest => {
-                        tracing::error!(event_id = %id, error = %e, "event log refused a registry event; not retried");
-                        mark(&mut tx, &[*seq], Some(&e.to_string())).await?;
+                        tracing::error!(outbox = outbox.table, event_id = %id, error = %e, "event log refused an event; not retried");
+                        mark(outbox, &mut tx, &[*seq], Some(&e.to_string())).await?;
                     }
-                    Err(e) => return Err(RegistryError::Upstream(e)),
+                    Err(e) => return Err(ForwardError::Upstream(e)),
                 }
             }
         }
-        Err(e) => return Err(RegistryError::Upstream(e)),
+        Err(e) => return Err(ForwardError::Upstream(e)),
     }
     tx.commit().await?;
     Ok(take)
 }
 
-/// The registry's `created` becomes the log's `session.created`, and so on.
 fn to_log_event((_, event_id, session_id, event_type, ts, payload): &Row) -> NewEvent {
     NewEvent {
         event_id: Some(event_id.clone()),
-        event_type: relay_contracts::subjects::session::event_subject(event_type),
+        event_type: event_type.clone(),
         ts: Some(*ts),
         session_id: Some(session_id.clone()),
         agent_name: None,
@@ -114,17 +135,20 @@ fn to_log_event((_, event_id, session_id, event_type, ts, payload): &Row) -> New
     }
 }
 
-async fn append(nats: &async_nats::Client, events: Vec<NewEvent>) -> std::result::Result<(), WireError> {
+async fn append(nats: &async_nats::Client, events: Vec<NewEvent>) -> Result<(), WireError> {
     let _: AppendResponse =
-        relay_bus::client::request(nats, subjects::APPEND, &AppendRequest::Batch { events }, TIMEOUT).await?;
+        crate::client::request(nats, subjects::APPEND, &AppendRequest::Batch { events }, TIMEOUT).await?;
     Ok(())
 }
 
-async fn mark(conn: &mut sqlx::PgConnection, seqs: &[i64], error: Option<&str>) -> Result<()> {
-    sqlx::query("UPDATE registry_events SET forwarded = true, forward_error = $2 WHERE seq = ANY($1)")
-        .bind(seqs)
-        .bind(error)
-        .execute(conn)
-        .await?;
+async fn mark(outbox: &Outbox, conn: &mut sqlx::PgConnection, seqs: &[i64], error: Option<&str>) -> Result<(), sqlx::Error> {
+    sqlx::query(sqlx::AssertSqlSafe(format!(
+        "UPDATE {} SET forwarded = true, forward_error = $2 WHERE seq = ANY($1)",
+        outbox.table
+    )))
+    .bind(seqs)
+    .bind(error)
+    .execute(conn)
+    .await?;
     Ok(())
 }

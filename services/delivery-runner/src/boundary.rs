@@ -1,0 +1,150 @@
+//! Follows the event log for the boundaries delivery modes wait for: an agent's status (for
+//! `on-idle`) and its tool calls (for `next-tool-call`).
+//!
+//! The cursor lives in `delivery_cursor` and moves in the same transaction as the agent state
+//! it derives, so a crash neither skips nor re-applies an event. One replica follows at a time
+//! (advisory lock); live `event.committed.*` messages only make it look sooner.
+
+use futures::StreamExt;
+use relay_contracts::events::{Event, SinceRequest, SinceResponse};
+use relay_contracts::subjects::event as subjects;
+use sqlx::PgPool;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::Notify;
+
+const LOCK_KEY: i64 = 0x7265_6c61_7962_6e64; // "relaybnd"
+const PAGE: i64 = 1000;
+const TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Event types that move a boundary.
+const TYPES: [&str; 7] = [
+    "status.changed",
+    "status.idle",
+    "status.active",
+    "status.blocked",
+    "status.waiting",
+    "status.offline",
+    "tool.called",
+];
+
+pub async fn run(db: PgPool, nats: async_nats::Client) {
+    let wake = Arc::new(Notify::new());
+    tokio::spawn(watch_live(nats.clone(), wake.clone()));
+    let mut backoff = Duration::from_millis(200);
+    loop {
+        match follow(&db, &nats).await {
+            Ok(true) => backoff = Duration::from_millis(200),
+            Ok(false) => {
+                tokio::select! {
+                    _ = wake.notified() => {}
+                    _ = tokio::time::sleep(Duration::from_secs(1)) => {}
+                }
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, retry_in = ?backoff, "cannot follow the event log for delivery boundaries");
+                tokio::time::sleep(backoff).await;
+                backoff = (backoff * 2).min(Duration::from_secs(5));
+            }
+        }
+    }
+}
+
+async fn watch_live(nats: async_nats::Client, wake: Arc<Notify>) {
+    let subscribe = async {
+        let a = nats.subscribe("event.committed.status.>").await?;
+        let b = nats.subscribe(subjects::committed_subject("tool.called")).await?;
+        Ok::<_, async_nats::SubscribeError>(futures::stream::select(a, b))
+    };
+    match subscribe.await {
+        Ok(mut live) => {
+            while live.next().await.is_some() {
+                wake.notify_one();
+            }
+        }
+        Err(e) => tracing::warn!(error = %e, "no live boundary events; polling the log every second"),
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+enum FollowError {
+    #[error("database: {0}")]
+    Db(#[from] sqlx::Error),
+    #[error("event log: {0}")]
+    Log(#[from] relay_contracts::WireError),
+}
+
+/// Applies one page; true when it was full (more may be waiting).
+async fn follow(db: &PgPool, nats: &async_nats::Client) -> Result<bool, FollowError> {
+    let mut tx = db.begin().await?;
+    let mine: bool = sqlx::query_scalar("SELECT pg_try_advisory_xact_lock($1)")
+        .bind(LOCK_KEY)
+        .fetch_one(&mut *tx)
+        .await?;
+    if !mine {
+        return Ok(false);
+    }
+    let cursor: i64 = sqlx::query_scalar("SELECT seq FROM delivery_cursor WHERE id = 1 FOR UPDATE")
+        .fetch_one(&mut *tx)
+        .await?;
+    let req = SinceRequest {
+        seq: cursor,
+        types: Some(TYPES.iter().map(|t| t.to_string()).collect()),
+        agents: None,
+        session_ids: None,
+        limit: Some(PAGE),
+    };
+    let page: SinceResponse = relay_bus::client::request(nats, subjects::SINCE, &req, TIMEOUT).await?;
+    if page.next_seq == cursor {
+        return Ok(false);
+    }
+    let mut moved = false;
+    for e in &page.events {
+        moved |= apply(&mut tx, e).await?;
+    }
+    sqlx::query("UPDATE delivery_cursor SET seq = $1 WHERE id = 1")
+        .bind(page.next_seq)
+        .execute(&mut *tx)
+        .await?;
+    if moved {
+        crate::wake_runners(&mut *tx).await?;
+    }
+    tx.commit().await?;
+    Ok(page.events.len() as i64 >= PAGE)
+}
+
+/// The status an event reports, if it is a status event.
+fn status_of(e: &Event) -> Option<String> {
+    match e.event_type.as_str() {
+        "status.changed" => e.payload.get("status").and_then(|s| s.as_str()).map(String::from),
+        t => t.strip_prefix("status.").map(String::from),
+    }
+}
+
+async fn apply(conn: &mut sqlx::PgConnection, e: &Event) -> Result<bool, sqlx::Error> {
+    let Some(agent_id) = &e.agent_id else {
+        return Ok(false);
+    };
+    if let Some(status) = status_of(e) {
+        sqlx::query(
+            "INSERT INTO delivery_agents (agent_id, status, updated_at) VALUES ($1, $2, $3)
+             ON CONFLICT (agent_id) DO UPDATE SET status = EXCLUDED.status, updated_at = EXCLUDED.updated_at",
+        )
+        .bind(agent_id)
+        .bind(&status)
+        .bind(e.ts)
+        .execute(&mut *conn)
+        .await?;
+        return Ok(true);
+    }
+    // tool.called: the next-tool-call deliveries sent before it may go now.
+    let released = sqlx::query(
+        "UPDATE deliveries SET released = true WHERE agent_id = $1 AND mode = 'next-tool-call'
+           AND status IN ('pending', 'deferred') AND NOT released AND created_at <= $2",
+    )
+    .bind(agent_id)
+    .bind(e.ts)
+    .execute(&mut *conn)
+    .await?;
+    Ok(released.rows_affected() > 0)
+}

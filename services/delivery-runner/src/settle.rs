@@ -1,0 +1,297 @@
+//! Receipts become delivery states and `delivery.*` events.
+//!
+//! One settler task per runner group-commits whatever outcomes are queued: one transaction
+//! updates the deliveries and writes their events to the `delivery_events` outbox; after commit
+//! the events are published live on `delivery.<kind>` and the forwarder appends them to the
+//! event log. Submitters wait for the commit, so a worker never walks past an unsaved receipt.
+
+use crate::{DeliveryError, RunnerSettings};
+use relay_contracts::capabilities::DeliveryMode;
+use relay_contracts::delivery::*;
+use std::collections::HashSet;
+use std::sync::Arc;
+use tokio::sync::{Notify, mpsc, oneshot};
+
+/// Which delivery an outcome is about, and which attempt produced it.
+#[derive(Debug, Clone)]
+pub struct DeliveryKey {
+    pub delivery_id: String,
+    pub message_id: String,
+    pub session_id: String,
+    pub agent_id: String,
+    pub mode: DeliveryMode,
+    pub attempts: i64,
+}
+
+/// The new state of one delivery and the event that reports it.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    pub key: DeliveryKey,
+    pub status: DeliveryStatus,
+    pub available_at: i64,
+    pub reason: Option<String>,
+    pub retryable: Option<bool>,
+    pub metadata: Option<serde_json::Value>,
+    /// accepted | delivered | deferred | failed | cancelled
+    pub event: &'static str,
+}
+
+pub fn receipt_status_name(s: ReceiptStatus) -> &'static str {
+    match s {
+        ReceiptStatus::Accepted => "accepted",
+        ReceiptStatus::Delivered => "delivered",
+        ReceiptStatus::Deferred => "deferred",
+        ReceiptStatus::Failed => "failed",
+    }
+}
+
+/// Exponential backoff with jitter: base · 2^(attempt-1), capped, ±25 %.
+fn backoff_ms(attempt: i64, s: &RunnerSettings) -> i64 {
+    let exp = s
+        .backoff_base_ms
+        .saturating_mul(1 << (attempt - 1).clamp(0, 20))
+        .min(s.backoff_max_ms);
+    let jitter = (uuid::Uuid::new_v4().as_u128() % 1000) as f64 / 1000.0 * 0.5 - 0.25;
+    (exp as f64 * (1.0 + jitter)) as i64
+}
+
+/// `availableAt` as Unix ms: a number or a string of digits.
+fn parse_ms(v: &serde_json::Value) -> Option<i64> {
+    v.as_i64().or_else(|| v.as_str().and_then(|s| s.trim().parse().ok()))
+}
+
+impl Outcome {
+    pub fn from_receipt(key: &DeliveryKey, r: Receipt, s: &RunnerSettings) -> Outcome {
+        let now = relay_bus::now_ms();
+        let (status, available_at, retryable, event) = match r.status {
+            ReceiptStatus::Accepted => (DeliveryStatus::Accepted, now, r.retryable, "accepted"),
+            ReceiptStatus::Delivered => (DeliveryStatus::Delivered, now, None, "delivered"),
+            ReceiptStatus::Deferred => {
+                let at = r.available_at.as_ref().and_then(parse_ms).unwrap_or(now + s.backoff_base_ms);
+                (DeliveryStatus::Deferred, at, None, "deferred")
+            }
+            ReceiptStatus::Failed if r.retryable == Some(true) && key.attempts < s.max_attempts => (
+                DeliveryStatus::Pending,
+                now + backoff_ms(key.attempts, s),
+                Some(true),
+                "failed",
+            ),
+            ReceiptStatus::Failed => (DeliveryStatus::Failed, now, Some(false), "failed"),
+        };
+        let reason = match (event, r.reason) {
+            ("failed", None) => Some("the harness gave no reason".into()),
+            (_, reason) => reason,
+        };
+        Outcome {
+            key: key.clone(),
+            status,
+            available_at,
+            reason,
+            retryable,
+            metadata: r.metadata,
+            event,
+        }
+    }
+
+    /// A final failure without asking the harness (capability mismatch, agent gone).
+    pub fn refused(key: &DeliveryKey, reason: String) -> Outcome {
+        Outcome {
+            key: key.clone(),
+            status: DeliveryStatus::Failed,
+            available_at: relay_bus::now_ms(),
+            reason: Some(reason),
+            retryable: Some(false),
+            metadata: None,
+            event: "failed",
+        }
+    }
+
+    /// Later deliveries to the agent wait behind this one (per-agent order).
+    pub fn holds_back(&self) -> bool {
+        matches!(self.status, DeliveryStatus::Pending | DeliveryStatus::Deferred)
+    }
+
+    fn to_event(&self) -> DeliveryEvent {
+        DeliveryEvent {
+            event_type: format!("delivery.{}", self.event),
+            delivery_id: self.key.delivery_id.clone(),
+            message_id: self.key.message_id.clone(),
+            session_id: self.key.session_id.clone(),
+            agent_id: self.key.agent_id.clone(),
+            mode: self.key.mode,
+            attempt: self.key.attempts,
+            available_at: (self.event == "deferred" || self.status == DeliveryStatus::Pending)
+                .then_some(self.available_at),
+            reason: self.reason.clone(),
+            retryable: self.retryable,
+        }
+    }
+}
+
+type Job = (Vec<Outcome>, oneshot::Sender<Result<(), String>>);
+
+/// Handle to the runner's settler task.
+#[derive(Clone)]
+pub struct Settler {
+    jobs: mpsc::UnboundedSender<Job>,
+}
+
+/// Outcomes committed per transaction at most.
+const MAX_GROUP: usize = 2000;
+
+impl Settler {
+    pub fn start(db: sqlx::PgPool, nats: async_nats::Client, forward_wake: Arc<Notify>) -> Settler {
+        let (jobs, rx) = mpsc::unbounded_channel();
+        tokio::spawn(group_commit(db, nats, forward_wake, rx));
+        Settler { jobs }
+    }
+
+    /// Queues outcomes; the receiver answers once they are committed.
+    pub fn submit(self, outcomes: Vec<Outcome>) -> oneshot::Receiver<Result<(), String>> {
+        let (tx, rx) = oneshot::channel();
+        // The task lives as long as the runner; a closed channel shows up as a dropped sender.
+        let _ = self.jobs.send((outcomes, tx));
+        rx
+    }
+
+    /// Stores the outcomes and publishes their events; returns once committed.
+    pub async fn settle(&self, outcomes: Vec<Outcome>) -> Result<(), DeliveryError> {
+        wait(self.clone().submit(outcomes)).await
+    }
+}
+
+/// Waits for a submitted group's commit.
+pub async fn wait(rx: oneshot::Receiver<Result<(), String>>) -> Result<(), DeliveryError> {
+    let failed = match rx.await {
+        Ok(Ok(())) => return Ok(()),
+        Ok(Err(e)) => format!("receipts not stored: {e}"),
+        Err(_) => "receipts not stored: the settler stopped".into(),
+    };
+    Err(DeliveryError::Upstream(relay_contracts::WireError::new(
+        relay_contracts::ErrorCode::Unavailable,
+        failed,
+    )))
+}
+
+async fn group_commit(
+    db: sqlx::PgPool,
+    nats: async_nats::Client,
+    forward_wake: Arc<Notify>,
+    mut rx: mpsc::UnboundedReceiver<Job>,
+) {
+    while let Some(first) = rx.recv().await {
+        let mut group = vec![first];
+        let mut n = group[0].0.len();
+        while n < MAX_GROUP {
+            match rx.try_recv() {
+                Ok(job) => {
+                    n += job.0.len();
+                    group.push(job);
+                }
+                Err(_) => break,
+            }
+        }
+        let outcomes: Vec<&Outcome> = group.iter().flat_map(|(o, _)| o).collect();
+        let result = commit(&db, &outcomes).await;
+        match &result {
+            Ok(events) => {
+                if !events.is_empty() {
+                    forward_wake.notify_one();
+                }
+                for e in events {
+                    let subject = format!("delivery.{}", e.event_type.trim_start_matches("delivery."));
+                    if let Err(err) = relay_bus::client::publish(&nats, subject, e).await {
+                        tracing::warn!(delivery_id = %e.delivery_id, error = %err, "delivery event stored but not published");
+                    }
+                }
+            }
+            Err(e) => tracing::warn!(error = %e, outcomes = outcomes.len(), "cannot store receipts"),
+        }
+        for (_, done) in group {
+            let _ = done.send(result.as_ref().map(|_| ()).map_err(|e| e.to_string()));
+        }
+    }
+}
+
+/// One transaction for the group; returns the events of the deliveries it changed. A delivery
+/// cancelled or settled meanwhile is left alone.
+async fn commit(db: &sqlx::PgPool, outcomes: &[&Outcome]) -> Result<Vec<DeliveryEvent>, sqlx::Error> {
+    let now = relay_bus::now_ms();
+    let mut tx = db.begin().await?;
+    let mut events = Vec::new();
+    // A delivery may appear twice (accepted by the worker, then reported delivered): split into
+    // rounds so each UPDATE sees every id once, in order.
+    let mut rest = outcomes;
+    while !rest.is_empty() {
+        let mut seen = HashSet::new();
+        let cut = rest
+            .iter()
+            .position(|o| !seen.insert(o.key.delivery_id.as_str()))
+            .unwrap_or(rest.len());
+        let (round, tail) = rest.split_at(cut);
+        rest = tail;
+        let col = |f: fn(&Outcome) -> Option<String>| round.iter().map(|o| f(o)).collect::<Vec<_>>();
+        let ids = col(|o| Some(o.key.delivery_id.clone()));
+        let statuses = col(|o| Some(o.status.as_str().to_string()));
+        let reasons = col(|o| o.reason.clone());
+        let metadata = col(|o| o.metadata.as_ref().map(|m| m.to_string()));
+        let at: Vec<i64> = round.iter().map(|o| o.available_at).collect();
+        let retryable: Vec<Option<bool>> = round.iter().map(|o| o.retryable).collect();
+        let attempts: Vec<i32> = round.iter().map(|o| o.key.attempts as i32).collect();
+        let changed: Vec<String> = sqlx::query_scalar(
+            "UPDATE deliveries d SET status = u.status, available_at = u.available_at, reason = u.reason,
+                 retryable = u.retryable, metadata = u.metadata::jsonb, attempts = greatest(d.attempts, u.attempts),
+                 updated_at = $8
+             FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::bool[], $6::text[], $7::int[])
+                  AS u(id, status, available_at, reason, retryable, metadata, attempts)
+             WHERE d.delivery_id = u.id AND d.status IN ('pending', 'deferred', 'accepted')
+             RETURNING d.delivery_id",
+        )
+        .bind(&ids)
+        .bind(&statuses)
+        .bind(&at)
+        .bind(&reasons)
+        .bind(&retryable)
+        .bind(&metadata)
+        .bind(&attempts)
+        .bind(now)
+        .fetch_all(&mut *tx)
+        .await?;
+        let changed: HashSet<String> = changed.into_iter().collect();
+        events.extend(
+            round
+                .iter()
+                .filter(|o| changed.contains(&o.key.delivery_id))
+                .map(|o| o.to_event()),
+        );
+    }
+    insert_events(&mut tx, &events, now).await?;
+    tx.commit().await?;
+    Ok(events)
+}
+
+/// Writes events to the outbox (forwarded to the event log by relay_bus::outbox).
+pub async fn insert_events(conn: &mut sqlx::PgConnection, events: &[DeliveryEvent], ts: i64) -> Result<(), sqlx::Error> {
+    if events.is_empty() {
+        return Ok(());
+    }
+    let ids: Vec<String> = events.iter().map(|_| uuid::Uuid::now_v7().to_string()).collect();
+    let sessions: Vec<&str> = events.iter().map(|e| e.session_id.as_str()).collect();
+    let types: Vec<&str> = events.iter().map(|e| e.event_type.as_str()).collect();
+    let payloads: Vec<String> = events
+        .iter()
+        .map(|e| serde_json::to_string(e).expect("delivery event encodes"))
+        .collect();
+    sqlx::query(
+        "INSERT INTO delivery_events (event_id, session_id, type, ts, payload)
+         SELECT id, s, t, $4, p::jsonb FROM unnest($1::text[], $2::text[], $3::text[], $5::text[]) AS u(id, s, t, p)",
+    )
+    .bind(&ids)
+    .bind(&sessions)
+    .bind(&types)
+    .bind(ts)
+    .bind(&payloads)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
