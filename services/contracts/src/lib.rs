@@ -7,6 +7,7 @@ pub mod capabilities;
 pub mod delivery;
 pub mod error;
 pub mod events;
+pub mod permission;
 pub mod session;
 pub mod subjects;
 

@@ -158,6 +158,7 @@ type WaitingRow = (String, String, String, String, i32, bool, i64, Json<Message>
 
 /// Walks one leased agent's deliveries until none is ready, then gives the lease back.
 async fn walk(runner: &Runner, owner: &str, agent_id: &str) {
+    tracing::debug!(agent_id, "walking the agent's deliveries");
     loop {
         match walk_once(runner, owner, agent_id).await {
             Ok(true) => continue,
@@ -251,7 +252,7 @@ async fn walk_once(runner: &Runner, owner: &str, agent_id: &str) -> Result<bool,
     for w in go {
         let outcome = match refusal(agent.as_ref(), &w.key, &w.message) {
             Some(reason) => Outcome::refused(&w.key, reason),
-            None => Outcome::from_receipt(&w.key, deliver(runner, &w.key, &w.message).await, s),
+            None => Outcome::from_receipt(&w.key, deliver(runner, owner, &w.key, &w.message).await, s),
         };
         let holds_back = outcome.holds_back();
         outcomes.push(outcome);
@@ -320,7 +321,7 @@ fn refusal(agent: Option<&Agent>, key: &DeliveryKey, message: &Message) -> Optio
 
 /// Hands the message to the agent's harness. A harness that cannot be reached gives a
 /// retryable failure, never a silent drop.
-async fn deliver(runner: &Runner, key: &DeliveryKey, message: &Message) -> Receipt {
+async fn deliver(runner: &Runner, owner: &str, key: &DeliveryKey, message: &Message) -> Receipt {
     let req = DeliverRequest {
         context: MessageContext {
             id: key.delivery_id.clone(),
@@ -329,7 +330,7 @@ async fn deliver(runner: &Runner, key: &DeliveryKey, message: &Message) -> Recei
             priority: None,
             deadline: None,
             idempotency_key: Some(key.delivery_id.clone()),
-            metadata: Some(serde_json::json!({ "attempt": key.attempts })),
+            metadata: Some(serde_json::json!({ "attempt": key.attempts, "runner": owner })),
         },
         message: message.clone(),
     };

@@ -379,3 +379,139 @@ async fn a_runner_killed_mid_load_leaves_every_message_delivered_and_none_surfac
     assert_eq!(lost, 0);
     assert_eq!(surfaced.len(), 1000);
 }
+
+/// A mode the agent no longer declares when its turn comes is an explicit `failed` receipt
+/// with the reason, and a `delivery.failed` event, never a silent drop.
+#[tokio::test]
+async fn a_capability_mismatch_at_delivery_time_is_an_explicit_failure_with_its_event() {
+    let (m, _registry) = mesh().await;
+    let agent = attached(&m, "s", &["immediate", "manual"]).await;
+    let mut seen = harness(&m.client, &agent, vec![json!({"status": "delivered"})]).await;
+    let mut failed_events = m.client.subscribe("delivery.failed").await.unwrap();
+    let sent = m
+        .ok(
+            "session.sendMessage",
+            json!({"sessionId": "s", "message": "held", "delivery": {"mode": "manual"}}),
+        )
+        .await;
+    let id = ids(&sent["deliveryIds"]).remove(0);
+    let caps = json!({"messaging": {"receive": true}, "delivery": {"modes": ["immediate"]}, "events": {"emits": []}, "lifecycle": {"release": false}});
+    m.ok(
+        "session.agent.declareCapabilities",
+        json!({"agentId": agent, "capabilities": caps}),
+    )
+    .await;
+    m.ok("delivery.flush", json!({"agentId": agent})).await;
+    let d = wait_status(&m, &id, "failed").await;
+    assert!(
+        d["reason"].as_str().unwrap().contains("capability_unsupported"),
+        "{d}"
+    );
+    assert_eq!(d["retryable"], false);
+    assert!(seen.try_recv().is_err(), "the harness was never asked");
+    use futures::StreamExt;
+    let event = tokio::time::timeout(std::time::Duration::from_secs(5), failed_events.next())
+        .await
+        .unwrap()
+        .unwrap();
+    let event: Value = serde_json::from_slice(&event.payload).unwrap();
+    assert_eq!(event["deliveryId"], json!(id));
+    assert_eq!(event["agentId"], json!(agent));
+}
+
+/// Every state change is a `delivery.*` event in the durable log, in order, once.
+#[tokio::test]
+async fn delivery_events_reach_the_event_log_in_order() {
+    let (m, _registry) = mesh().await;
+    let _ingest = ServiceProcess::spawn(&relay_testkit::bin_path("event-ingest"), &m.nats, &m.db, &[]);
+    relay_testkit::wait_for_instances(&m.client, "event-ingest", 1).await;
+    let agent = attached(&m, "s", &["immediate"]).await;
+    let script = vec![
+        json!({"status": "failed", "reason": "busy", "retryable": true}),
+        json!({"status": "delivered"}),
+    ];
+    let _seen = harness(&m.client, &agent, script).await;
+    let sent = m
+        .ok("session.sendMessage", json!({"sessionId": "s", "message": "x"}))
+        .await;
+    let id = ids(&sent["deliveryIds"]).remove(0);
+    wait_status(&m, &id, "delivered").await;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(15);
+    loop {
+        let page = m
+            .ok(
+                "event.query",
+                json!({"types": ["delivery.created", "delivery.failed", "delivery.delivered"], "sessionIds": ["s"]}),
+            )
+            .await;
+        let types: Vec<String> = page["events"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["type"].as_str().unwrap().to_string())
+            .collect();
+        if types.len() == 3 {
+            assert_eq!(types, ["delivery.created", "delivery.failed", "delivery.delivered"]);
+            let failed = &page["events"][1]["payload"];
+            assert_eq!(failed["retryable"], true);
+            assert_eq!(failed["reason"], "busy");
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "log has {types:?}");
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+}
+
+/// Two runners share the agents: each delivers some, none delivers twice.
+#[tokio::test]
+async fn two_runners_share_the_work_across_agents() {
+    let mut m = Cluster::start(RUNNER, "delivery-runner", 2, &[]).await;
+    let reg_env = [
+        ("RELAY_REGISTRY__PURGE_EVENT_LOG", "false"),
+        ("RELAY_REGISTRY__FORWARD_EVENTS", "false"),
+    ];
+    let _registry = ServiceProcess::spawn(&relay_testkit::bin_path("session-registry"), &m.nats, &m.db, &reg_env);
+    relay_testkit::wait_for_instances(&m.client, "session-registry", 1).await;
+    let mut inboxes = Vec::new();
+    for a in 0..8 {
+        let agent = attached(&m, &format!("t{a}"), &["immediate"]).await;
+        inboxes.push(harness(&m.client, &agent, vec![json!({"status": "delivered", "pauseMs": 2})]).await);
+    }
+    for i in 0..25 {
+        for a in 0..8 {
+            m.ok(
+                "session.sendMessage",
+                json!({"sessionId": format!("t{a}"), "message": format!("{i}")}),
+            )
+            .await;
+        }
+    }
+    let pool = m.db.pool().await;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while sqlx::query_scalar::<_, i64>("SELECT count(*) FROM deliveries WHERE status <> 'delivered'")
+        .fetch_one(&pool)
+        .await
+        .unwrap()
+        > 0
+    {
+        assert!(std::time::Instant::now() < deadline, "not all delivered");
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    let mut by_runner = std::collections::HashMap::<String, usize>::new();
+    let mut total = 0;
+    for inbox in &mut inboxes {
+        let mut texts = Vec::new();
+        while let Ok((_, req)) = inbox.try_recv() {
+            *by_runner
+                .entry(req["context"]["metadata"]["runner"].as_str().unwrap().to_string())
+                .or_default() += 1;
+            texts.push(req["message"]["contentText"].as_str().unwrap().parse::<u32>().unwrap());
+            total += 1;
+        }
+        assert_eq!(texts, (0..25).collect::<Vec<_>>(), "per-agent order, each once");
+    }
+    eprintln!("deliveries per runner: {by_runner:?}");
+    assert_eq!(total, 200);
+    assert_eq!(by_runner.len(), 2, "both runners delivered: {by_runner:?}");
+    m.replicas.clear();
+}

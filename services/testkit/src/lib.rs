@@ -195,13 +195,25 @@ pub struct ServiceProcess {
 
 impl ServiceProcess {
     pub fn spawn(bin: &str, nats: &Nats, db: &Database, extra_env: &[(&str, &str)]) -> ServiceProcess {
+        Self::spawn_with_args(bin, &[], nats, db, extra_env)
+    }
+
+    /// Like [`ServiceProcess::spawn`], with command-line arguments.
+    pub fn spawn_with_args(
+        bin: &str,
+        args: &[&str],
+        nats: &Nats,
+        db: &Database,
+        extra_env: &[(&str, &str)],
+    ) -> ServiceProcess {
         let log_dir = std::env::temp_dir().join("relay-test-logs");
         std::fs::create_dir_all(&log_dir).expect("log dir");
         let name = Path::new(bin).file_name().and_then(|n| n.to_str()).unwrap_or("service");
         let log = log_dir.join(format!("{name}-{}.log", uuid::Uuid::new_v4().simple()));
         let file = std::fs::File::create(&log).expect("log file");
         let mut cmd = Command::new(bin);
-        cmd.env("RELAY_NATS__URL", &nats.url)
+        cmd.args(args)
+            .env("RELAY_NATS__URL", &nats.url)
             .env("RELAY_DATABASE__URL", &db.url)
             .env("RELAY_DATABASE__MAX_CONNECTIONS", "8")
             .env_remove("RELAY_CONFIG")
@@ -223,6 +235,14 @@ impl ServiceProcess {
     /// SIGKILL: no shutdown hook runs, as when a machine dies.
     pub async fn kill9(&mut self) {
         let _ = self.child.kill().await;
+    }
+
+    /// Waits for the process to exit on its own; Some(success) or None on timeout.
+    pub async fn wait_exit(&mut self, within: Duration) -> Option<bool> {
+        match tokio::time::timeout(within, self.child.wait()).await {
+            Ok(Ok(status)) => Some(status.success()),
+            _ => None,
+        }
     }
 
     /// SIGTERM and wait for a clean exit; returns whether it exited successfully.

@@ -1,0 +1,53 @@
+//! The agent harness: a command under a PTY, bound to the bus as one agent session.
+//!
+//! - parse.rs: per-CLI output patterns (seed 003 §1.6, §6.3) and the fake agent's formats;
+//! - session.rs: the PTY agent as a seed-001 `AgentSession` (typing messages at their
+//!   boundary, permission prompts and questions);
+//! - run.rs: attach, route decisions, pump output, exit.
+
+pub mod parse;
+mod run;
+mod session;
+
+pub use run::{HarnessError, capabilities, run};
+
+use relay_bus::settings::{NatsSettings, TelemetrySettings};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Settings {
+    pub nats: NatsSettings,
+    pub telemetry: TelemetrySettings,
+    pub harness: HarnessSettings,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(default)]
+pub struct HarnessSettings {
+    /// The relay session to attach to (created when missing); a new id when unset.
+    pub session_id: Option<String>,
+    /// Which output patterns to use: claude, codex, gemini or generic.
+    pub cli: String,
+    /// The adapter name the agent is attached as (default: `cli`).
+    pub adapter: Option<String>,
+    pub cwd: Option<String>,
+    /// The command and its arguments (the command line's `-- COMMAND …` wins).
+    pub command: Vec<String>,
+    /// Per-CLI pattern overrides: `[harness.patterns.claude] permission = "…"`.
+    pub patterns: BTreeMap<String, parse::PatternSet>,
+}
+
+impl Default for HarnessSettings {
+    fn default() -> Self {
+        HarnessSettings {
+            session_id: None,
+            cli: "generic".into(),
+            adapter: None,
+            cwd: None,
+            command: Vec::new(),
+            patterns: BTreeMap::new(),
+        }
+    }
+}

@@ -1,0 +1,45 @@
+//! `agent-harness [--session ID] [--cli claude|codex|gemini|generic] [--adapter NAME] [--cwd DIR] -- COMMAND [ARGS…]`
+//!
+//! Runs COMMAND under a PTY as one agent session of relay session ID: attaches it with its
+//! capabilities, types delivered messages into it, turns its output into events, and answers
+//! its permission prompts and questions with the permission manager's decisions.
+
+use agent_harness::{HarnessSettings, Settings};
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let mut settings: Settings = relay_bus::settings::load()?;
+    apply_args(&mut settings.harness, std::env::args().skip(1))?;
+    let _telemetry = relay_bus::telemetry::init("agent-harness", &settings.telemetry)?;
+    let nats = relay_bus::connect_nats(&settings.nats, "agent-harness").await?;
+    let code = agent_harness::run(nats, settings.harness).await?;
+    std::process::exit(code as i32);
+}
+
+/// Command-line flags override the configuration; everything after `--` is the command.
+fn apply_args(h: &mut HarnessSettings, mut args: impl Iterator<Item = String>) -> Result<(), String> {
+    while let Some(arg) = args.next() {
+        let mut value = |name: &str| args.next().ok_or_else(|| format!("{name} needs a value"));
+        match arg.as_str() {
+            "--session" => h.session_id = Some(value("--session")?),
+            "--cli" => h.cli = value("--cli")?,
+            "--adapter" => h.adapter = Some(value("--adapter")?),
+            "--cwd" => h.cwd = Some(value("--cwd")?),
+            "--" => {
+                h.command = args.collect();
+                break;
+            }
+            other => {
+                return Err(format!(
+                    "unknown argument {other}; usage: agent-harness [--session ID] [--cli NAME] [--adapter NAME] [--cwd DIR] -- COMMAND [ARGS…]"
+                ));
+            }
+        }
+    }
+    if h.command.is_empty() {
+        return Err(
+            "no command to run: agent-harness … -- COMMAND [ARGS…] (or harness.command in the configuration)".into(),
+        );
+    }
+    Ok(())
+}

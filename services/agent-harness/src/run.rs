@@ -1,0 +1,168 @@
+//! Wires one PTY agent to the bus: attach, decisions, output, exit.
+
+use crate::parse::{OutputParser, PatternSet};
+use crate::session::{PtyAgent, Spawn};
+use crate::HarnessSettings;
+use futures::StreamExt;
+use relay_contracts::capabilities::*;
+use relay_contracts::delivery::{AgentStatus, agent_subject};
+use relay_contracts::permission::{Decision, PermissionDecision, QuestionAnswer};
+use relay_contracts::{ErrorCode, WireError};
+use relay_harness::{AttachOptions, Binding};
+use std::sync::Arc;
+
+/// What a PTY agent can do: every delivery mode (boundary modes queued in the harness and
+/// reported when typed), text only, release.
+pub fn capabilities() -> AgentSessionCapabilities {
+    use AgentSessionEventType::*;
+    AgentSessionCapabilities {
+        messaging: MessagingCapabilities {
+            receive: true,
+            send: None,
+            attachments: Some(vec![AttachmentKind::Text]),
+        },
+        delivery: DeliveryCapabilities {
+            modes: vec![
+                DeliveryMode::Immediate,
+                DeliveryMode::NextMessage,
+                DeliveryMode::NextToolCall,
+                DeliveryMode::OnIdle,
+                DeliveryMode::Manual,
+            ],
+            queue: Some(true),
+        },
+        events: EventCapabilities {
+            emits: vec![
+                StatusChanged,
+                ToolCalled,
+                ToolCompleted,
+                MessageReceived,
+                FileChanged,
+                TerminalOutput,
+                SessionStarted,
+                SessionReleased,
+            ],
+        },
+        actions: None,
+        lifecycle: LifecycleCapabilities {
+            release: true,
+            pause: None,
+            resume: None,
+            fork: None,
+            snapshot: None,
+        },
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum HarnessError {
+    #[error("patterns: {0}")]
+    Patterns(String),
+    #[error("cannot start the command: {0}")]
+    Spawn(#[from] std::io::Error),
+    #[error("{0}")]
+    Bus(#[from] relay_contracts::WireError),
+}
+
+/// Runs until the command exits or the session is released; returns the command's exit code.
+pub async fn run(nats: async_nats::Client, h: HarnessSettings) -> Result<u32, HarnessError> {
+    let patterns = PatternSet::builtin(&h.cli).merged(&h.patterns.get(&h.cli).cloned().unwrap_or_default());
+    let mut parser = OutputParser::new(&patterns).map_err(HarnessError::Patterns)?;
+    let (program, args) = h.command.split_first().expect("command checked at start");
+    let spawn = Spawn {
+        program: program.clone(),
+        args: args.to_vec(),
+        cwd: h.cwd.clone(),
+        rows: 40,
+        cols: 200,
+    };
+    let (agent, mut output, exit) = PtyAgent::spawn(&spawn, nats.clone())?;
+    let session_id = h
+        .session_id
+        .clone()
+        .unwrap_or_else(|| uuid::Uuid::now_v7().to_string());
+    let adapter = h.adapter.clone().unwrap_or_else(|| h.cli.clone());
+    let opts = AttachOptions {
+        session_id,
+        agent: serde_json::json!({ "kind": "adapter", "adapterName": adapter, "cwd": h.cwd }),
+        capabilities: capabilities(),
+        adapter_session_id: None,
+    };
+    let binding = Binding::attach(nats.clone(), opts, agent.clone()).await?;
+    let events = binding.events();
+    events.status(AgentStatus::Starting);
+    agent.set_events(events.clone());
+    // Decisions for prompts the permission manager could not decide at once.
+    let decisions = nats
+        .subscribe(agent_subject(&binding.agent_id, "permission"))
+        .await
+        .map_err(|e| WireError::new(ErrorCode::Unavailable, e.to_string()))?;
+    let answers = nats
+        .subscribe(agent_subject(&binding.agent_id, "question"))
+        .await
+        .map_err(|e| WireError::new(ErrorCode::Unavailable, e.to_string()))?;
+    tokio::spawn(route_decisions(nats.clone(), agent.clone(), decisions, answers));
+    println!(
+        "{}",
+        serde_json::json!({ "message": "agent session attached", "agentId": binding.agent_id, "sessionId": binding.session_id })
+    );
+
+    let mut exit = exit;
+    let code = loop {
+        tokio::select! {
+            chunk = output.recv() => match chunk {
+                Some(bytes) => agent.on_output(parser.feed(&bytes)),
+                None => break (&mut exit).await.unwrap_or(1),
+            },
+            code = &mut exit => {
+                // Drain what the command printed before it exited.
+                while let Ok(bytes) = output.try_recv() {
+                    agent.on_output(parser.feed(&bytes));
+                }
+                break code.unwrap_or(1);
+            }
+            _ = binding.released() => break 0,
+        }
+    };
+    events.status(AgentStatus::Offline);
+    events.emit(
+        "session.ended",
+        serde_json::json!({ "sessionId": binding.session_id, "exitCode": code }),
+    );
+    events.flush().await;
+    tracing::info!(code, "agent process ended");
+    Ok(code)
+}
+
+/// `agent.<id>.permission` {requestId, decision} and `agent.<id>.question` {questionId, answer}.
+async fn route_decisions(
+    nats: async_nats::Client,
+    agent: Arc<PtyAgent>,
+    decisions: async_nats::Subscriber,
+    answers: async_nats::Subscriber,
+) {
+    let mut both = futures::stream::select(decisions.map(|m| (true, m)), answers.map(|m| (false, m)));
+    while let Some((is_permission, msg)) = both.next().await {
+        let resolved = if is_permission {
+            serde_json::from_slice::<PermissionDecision>(&msg.payload).map(|d| {
+                let value = if d.decision == Decision::Approved { "approved" } else { "denied" };
+                agent.resolve(&d.request_id, value.into())
+            })
+        } else {
+            serde_json::from_slice::<QuestionAnswer>(&msg.payload).map(|a| agent.resolve(&a.question_id, a.answer))
+        };
+        let Some(reply) = msg.reply else { continue };
+        let err = match resolved {
+            Ok(true) => {
+                let _ = nats.publish(reply, r#"{"success":true}"#.into()).await;
+                continue;
+            }
+            Ok(false) => WireError::new(ErrorCode::NotFound, "no prompt of this agent waits for that id"),
+            Err(e) => WireError::new(ErrorCode::InvalidRequest, e.to_string()),
+        };
+        let headers = relay_bus::service::error_headers(&err);
+        let _ = nats
+            .publish_with_headers(reply, headers, serde_json::to_vec(&err).unwrap_or_default().into())
+            .await;
+    }
+}

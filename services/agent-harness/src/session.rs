@@ -1,0 +1,350 @@
+//! One agent CLI under a PTY as a seed-001 agent session.
+//!
+//! Output is parsed into events (parse.rs); messages are typed into the terminal at the
+//! boundary their mode asks for; permission prompts and questions go to the permission
+//! manager and its decision is typed back (`y`/`n`, or the answer).
+
+use crate::parse::Detected;
+use relay_contracts::capabilities::DeliveryMode;
+use relay_contracts::delivery::*;
+use relay_contracts::permission::*;
+use relay_contracts::session::Message;
+use relay_harness::{AgentSession, EventSink, receipt};
+use serde_json::json;
+use std::collections::{HashMap, VecDeque};
+use std::io::{Read, Write};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::sync::oneshot;
+
+/// What the harness was told to run.
+pub struct Spawn {
+    pub program: String,
+    pub args: Vec<String>,
+    pub cwd: Option<String>,
+    pub rows: u16,
+    pub cols: u16,
+}
+
+/// Where a held message waits inside the harness (it declared `delivery.queue`).
+#[derive(Default)]
+struct Held {
+    next_tool_call: VecDeque<(String, String)>,
+    next_message: VecDeque<(String, String)>,
+    on_idle: VecDeque<(String, String)>,
+}
+
+pub struct PtyAgent {
+    writer: Mutex<Box<dyn Write + Send>>,
+    killer: Mutex<Box<dyn portable_pty::ChildKiller + Send + Sync>>,
+    held: Mutex<Held>,
+    idle: Mutex<bool>,
+    /// Permission requests and questions waiting for a decision: id → where to send it.
+    pending: Mutex<HashMap<String, oneshot::Sender<String>>>,
+    events: Mutex<Option<EventSink>>,
+    nats: async_nats::Client,
+}
+
+/// Terminal input for a message: one line, submitted with Enter (a PTY takes one line per
+/// submit, so inner newlines become spaces).
+fn as_line(text: &str) -> String {
+    format!("{}\r", text.replace(['\r', '\n'], " "))
+}
+
+impl PtyAgent {
+    /// Starts the command under a PTY. Returns the agent, the raw output and the exit status.
+    #[allow(clippy::type_complexity)]
+    pub fn spawn(
+        spawn: &Spawn,
+        nats: async_nats::Client,
+    ) -> std::io::Result<(
+        Arc<PtyAgent>,
+        tokio::sync::mpsc::UnboundedReceiver<Vec<u8>>,
+        oneshot::Receiver<u32>,
+    )> {
+        use portable_pty::{CommandBuilder, PtySize, native_pty_system};
+        let pair = native_pty_system()
+            .openpty(PtySize {
+                rows: spawn.rows,
+                cols: spawn.cols,
+                pixel_width: 0,
+                pixel_height: 0,
+            })
+            .map_err(io_err)?;
+        let mut cmd = CommandBuilder::new(&spawn.program);
+        cmd.args(&spawn.args);
+        if let Some(cwd) = &spawn.cwd {
+            cmd.cwd(cwd);
+        }
+        let mut child = pair.slave.spawn_command(cmd).map_err(io_err)?;
+        drop(pair.slave);
+        let mut reader = pair.master.try_clone_reader().map_err(io_err)?;
+        let writer = pair.master.take_writer().map_err(io_err)?;
+        let killer = child.clone_killer();
+        let (out_tx, out_rx) = tokio::sync::mpsc::unbounded_channel();
+        // The PTY is blocking I/O: one thread reads it, one waits for the child.
+        std::thread::spawn(move || {
+            let _master = pair.master; // closing the master early would hang up the child
+            let mut buf = [0u8; 8192];
+            loop {
+                match reader.read(&mut buf) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => {
+                        if out_tx.send(buf[..n].to_vec()).is_err() {
+                            break;
+                        }
+                    }
+                }
+            }
+        });
+        let (exit_tx, exit_rx) = oneshot::channel();
+        std::thread::spawn(move || {
+            let code = child.wait().map(|s| s.exit_code()).unwrap_or(1);
+            let _ = exit_tx.send(code);
+        });
+        let agent = Arc::new(PtyAgent {
+            writer: Mutex::new(writer),
+            killer: Mutex::new(killer),
+            held: Mutex::new(Held::default()),
+            idle: Mutex::new(false),
+            pending: Mutex::new(HashMap::new()),
+            events: Mutex::new(None),
+            nats,
+        });
+        Ok((agent, out_rx, exit_rx))
+    }
+
+    /// The event sink exists once the session is attached.
+    pub fn set_events(&self, events: EventSink) {
+        *self.events.lock().expect("events lock") = Some(events);
+    }
+
+    fn events(&self) -> Option<EventSink> {
+        self.events.lock().expect("events lock").clone()
+    }
+
+    pub fn write(&self, data: &str) -> std::io::Result<()> {
+        let mut w = self.writer.lock().expect("writer lock");
+        w.write_all(data.as_bytes())?;
+        w.flush()
+    }
+
+    fn set_idle(&self, idle: bool) {
+        *self.idle.lock().expect("idle lock") = idle;
+        if let Some(ev) = self.events() {
+            ev.status(if idle { AgentStatus::Idle } else { AgentStatus::Active });
+        }
+    }
+
+    /// Types a message into the terminal now.
+    fn inject(&self, text: &str) -> std::io::Result<()> {
+        self.set_idle(false);
+        self.write(&as_line(text))
+    }
+
+    /// Types held messages whose boundary came, and reports each delivered.
+    fn release_held(self: &Arc<Self>, which: impl FnOnce(&mut Held) -> Vec<(String, String)>) {
+        let due = which(&mut self.held.lock().expect("held lock"));
+        for (delivery_id, text) in due {
+            let outcome = self.inject(&text);
+            let nats = self.nats.clone();
+            tokio::spawn(async move {
+                let (status, reason) = match outcome {
+                    Ok(()) => (ReceiptStatus::Delivered, None),
+                    Err(e) => (ReceiptStatus::Failed, Some(format!("cannot write to the terminal: {e}"))),
+                };
+                if let Err(e) = relay_harness::report(&nats, &delivery_id, status, reason).await {
+                    tracing::error!(delivery_id, error = %e, "delivery report refused");
+                }
+            });
+        }
+    }
+
+    /// Turns what the parser found into events and actions.
+    pub fn on_output(self: &Arc<Self>, found: Vec<Detected>) {
+        let Some(ev) = self.events() else { return };
+        for d in found {
+            match d {
+                Detected::Line(text) => {
+                    ev.emit("terminal.output", json!({ "stream": "combined", "text": text }));
+                }
+                Detected::Idle => {
+                    self.set_idle(true);
+                    self.release_held(|h| h.on_idle.drain(..).collect());
+                }
+                Detected::ToolStarted { tool, input } => {
+                    let item_id = uuid::Uuid::now_v7().to_string();
+                    ev.emit("item.started", json!({ "itemId": item_id, "kind": "tool", "tool": tool, "input": input }));
+                    ev.emit("tool.called", json!({ "tool": tool, "input": input }));
+                    // The tool-call boundary: messages waiting for it are typed now.
+                    self.release_held(|h| h.next_tool_call.drain(..).collect());
+                }
+                Detected::ToolCompleted { tool } => {
+                    ev.emit("tool.completed", json!({ "tool": tool }));
+                }
+                Detected::Tokens { input, output } => {
+                    ev.emit(
+                        "tokens.used",
+                        json!({ "inputTokens": input, "outputTokens": output, "totalTokens": input + output }),
+                    );
+                }
+                Detected::FileOperation { path, operation } => {
+                    ev.emit("file.operation", json!({ "path": path, "operation": operation }));
+                    if matches!(operation.as_str(), "create" | "update" | "delete") {
+                        ev.emit("file.changed", json!({ "path": path, "operation": operation }));
+                    }
+                }
+                Detected::Command { command } => {
+                    ev.emit("command.executed", json!({ "command": command }));
+                }
+                Detected::Permission {
+                    tool,
+                    command,
+                    file_path,
+                    description,
+                } => {
+                    let req = PermissionRequest {
+                        agent_id: ev.agent_id().to_string(),
+                        session_id: Some(ev.session_id().to_string()),
+                        tool,
+                        command,
+                        file_path,
+                        description,
+                    };
+                    tokio::spawn(self.clone().ask_permission(req));
+                }
+                Detected::Question { question, options } => {
+                    let req = QuestionRequest {
+                        agent_id: ev.agent_id().to_string(),
+                        session_id: Some(ev.session_id().to_string()),
+                        question,
+                        options,
+                    };
+                    tokio::spawn(self.clone().ask_question(req));
+                }
+            }
+        }
+    }
+
+    /// A permission prompt: the manager's decision now, or a human's later; typed back as y/n.
+    async fn ask_permission(self: Arc<Self>, req: PermissionRequest) {
+        let Some(ev) = self.events() else { return };
+        ev.status(AgentStatus::Blocked);
+        let reply: Result<PermissionReply, _> =
+            relay_bus::client::request(&self.nats, REQUEST, &req, Duration::from_secs(10)).await;
+        let decision = match reply {
+            Ok(r) if r.decision != Decision::Pending => r.decision,
+            Ok(r) => self.wait_decision(&r.request_id).await,
+            Err(e) => {
+                // No manager reachable: the prompt stays visible in the log and can still be
+                // decided on agent.<id>.permission.
+                let request_id = uuid::Uuid::now_v7().to_string();
+                tracing::warn!(error = %e, request_id, "permission manager not reachable; waiting for a decision on agent.<id>.permission");
+                ev.emit(
+                    "permission.requested",
+                    json!({ "requestId": request_id, "tool": req.tool, "command": req.command, "filePath": req.file_path, "description": req.description }),
+                );
+                self.wait_decision(&request_id).await
+            }
+        };
+        let answer = if decision == Decision::Approved { "y\r" } else { "n\r" };
+        if let Err(e) = self.write(answer) {
+            tracing::error!(error = %e, "cannot type the permission decision");
+        }
+        ev.status(AgentStatus::Active);
+    }
+
+    async fn wait_decision(&self, request_id: &str) -> Decision {
+        match self.wait_for(request_id).await.as_str() {
+            "approved" => Decision::Approved,
+            _ => Decision::Denied,
+        }
+    }
+
+    async fn ask_question(self: Arc<Self>, req: QuestionRequest) {
+        let Some(ev) = self.events() else { return };
+        ev.status(AgentStatus::Waiting);
+        let reply: Result<QuestionReply, _> =
+            relay_bus::client::request(&self.nats, ASK, &req, Duration::from_secs(10)).await;
+        let answer = match reply {
+            Ok(QuestionReply { answer: Some(a), .. }) => a,
+            Ok(r) => self.wait_for(&r.question_id).await,
+            Err(e) => {
+                let question_id = uuid::Uuid::now_v7().to_string();
+                tracing::warn!(error = %e, question_id, "permission manager not reachable; waiting for an answer on agent.<id>.question");
+                ev.emit(
+                    "question.requested",
+                    json!({ "questionId": question_id, "question": req.question, "options": req.options }),
+                );
+                self.wait_for(&question_id).await
+            }
+        };
+        if let Err(e) = self.write(&as_line(&answer)) {
+            tracing::error!(error = %e, "cannot type the answer");
+        }
+        ev.status(AgentStatus::Active);
+    }
+
+    async fn wait_for(&self, id: &str) -> String {
+        let (tx, rx) = oneshot::channel();
+        self.pending.lock().expect("pending lock").insert(id.to_string(), tx);
+        rx.await.unwrap_or_default()
+    }
+
+    /// A decision or answer arrived for `id`; false when nothing waits for it.
+    pub fn resolve(&self, id: &str, value: String) -> bool {
+        match self.pending.lock().expect("pending lock").remove(id) {
+            Some(tx) => tx.send(value).is_ok(),
+            None => false,
+        }
+    }
+}
+
+fn io_err(e: impl std::fmt::Display) -> std::io::Error {
+    std::io::Error::other(e.to_string())
+}
+
+impl AgentSession for PtyAgent {
+    async fn receive_message(&self, message: Message, ctx: MessageContext) -> Receipt {
+        let text = message.content_text.clone();
+        let held = |queue: fn(&mut Held) -> &mut VecDeque<(String, String)>| {
+            queue(&mut self.held.lock().expect("held lock")).push_back((ctx.id.clone(), text.clone()));
+            receipt(ReceiptStatus::Accepted, &ctx.id)
+        };
+        match ctx.mode {
+            DeliveryMode::NextToolCall => return held(|h| &mut h.next_tool_call),
+            DeliveryMode::NextMessage => return held(|h| &mut h.next_message),
+            DeliveryMode::OnIdle if !*self.idle.lock().expect("idle lock") => return held(|h| &mut h.on_idle),
+            _ => {}
+        }
+        // A message of another mode is the next-message boundary: those waiting go first.
+        let waiting: Vec<(String, String)> = self.held.lock().expect("held lock").next_message.drain(..).collect();
+        for (id, t) in waiting {
+            let status = match self.inject(&t) {
+                Ok(()) => ReceiptStatus::Delivered,
+                Err(_) => ReceiptStatus::Failed,
+            };
+            let nats = self.nats.clone();
+            tokio::spawn(async move {
+                let _ = relay_harness::report(&nats, &id, status, None).await;
+            });
+        }
+        match self.inject(&text) {
+            Ok(()) => receipt(ReceiptStatus::Delivered, &ctx.id),
+            Err(e) => Receipt {
+                reason: Some(format!("cannot write to the terminal: {e}")),
+                retryable: Some(false),
+                ..receipt(ReceiptStatus::Failed, &ctx.id)
+            },
+        }
+    }
+
+    async fn input(&self, data: String) -> Result<(), String> {
+        self.write(&data).map_err(|e| format!("cannot write to the terminal: {e}"))
+    }
+
+    async fn release(&self, reason: Option<String>) {
+        tracing::info!(?reason, "releasing: stopping the agent process");
+        let _ = self.killer.lock().expect("killer lock").kill();
+    }
+}

@@ -1,0 +1,387 @@
+//! The whole delivery path with a real agent process: registry, event log, delivery runner and
+//! the agent harness running the fake agent CLI under a PTY, all over a private NATS and a
+//! fresh database. What the agent surfaced is read from the fake agent's own log file.
+
+use futures::StreamExt;
+use relay_testkit::{Cluster, ServiceProcess};
+use serde_json::{Value, json};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+const HARNESS: &str = env!("CARGO_BIN_EXE_agent-harness");
+const FAKE: &str = env!("CARGO_BIN_EXE_fake-agent");
+
+struct Mesh {
+    m: Cluster,
+    _services: Vec<ServiceProcess>,
+    harness: ServiceProcess,
+    agent: String,
+    surfaced: PathBuf,
+}
+
+async fn mesh(session: &str) -> Mesh {
+    let m = Cluster::start(&relay_testkit::bin_path("delivery-runner"), "delivery-runner", 1, &[]).await;
+    let services = vec![
+        ServiceProcess::spawn(&relay_testkit::bin_path("session-registry"), &m.nats, &m.db, &[]),
+        ServiceProcess::spawn(&relay_testkit::bin_path("event-ingest"), &m.nats, &m.db, &[]),
+    ];
+    relay_testkit::wait_for_instances(&m.client, "session-registry", 1).await;
+    relay_testkit::wait_for_instances(&m.client, "event-ingest", 1).await;
+    let surfaced = std::env::temp_dir().join(format!("fake-agent-{}.log", uuid::Uuid::new_v4().simple()));
+    let harness = ServiceProcess::spawn_with_args(
+        HARNESS,
+        &[
+            "--session",
+            session,
+            "--cli",
+            "claude",
+            "--",
+            FAKE,
+            "--style",
+            "claude",
+            "--log",
+            surfaced.to_str().unwrap(),
+        ],
+        &m.nats,
+        &m.db,
+        &[],
+    );
+    let agent = wait_for(|| async {
+        let s = m.call("session.get", json!({"sessionId": session})).await.ok()?;
+        s["session"]["agents"][0]["agentId"].as_str().map(String::from)
+    })
+    .await;
+    // Ready once the fake agent showed its prompt and the runner learned it is idle.
+    let pool = m.db.pool().await;
+    wait_for(|| async { (runner_sees(&pool, &agent).await.as_deref() == Some("idle")).then_some(()) }).await;
+    Mesh {
+        m,
+        _services: services,
+        harness,
+        agent,
+        surfaced,
+    }
+}
+
+/// The agent status the delivery runner learned from the event log.
+async fn runner_sees(pool: &sqlx::PgPool, agent: &str) -> Option<String> {
+    let status: Option<Option<String>> = sqlx::query_scalar("SELECT status FROM delivery_agents WHERE agent_id = $1")
+        .bind(agent)
+        .fetch_optional(pool)
+        .await
+        .ok()?;
+    status.flatten()
+}
+
+async fn wait_for<T, F: std::future::Future<Output = Option<T>>>(mut f: impl FnMut() -> F) -> T {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        if let Some(v) = f().await {
+            return v;
+        }
+        assert!(Instant::now() < deadline, "condition not met in 20 s");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+impl Mesh {
+    /// Lines the agent surfaced as user messages, in order.
+    fn surfaced(&self) -> Vec<String> {
+        std::fs::read_to_string(&self.surfaced)
+            .unwrap_or_default()
+            .lines()
+            .map(String::from)
+            .collect()
+    }
+
+    async fn wait_surfaced(&self, n: usize) -> Vec<String> {
+        wait_for(|| async {
+            let s = self.surfaced();
+            (s.len() >= n).then_some(s)
+        })
+        .await
+    }
+
+    async fn send(&self, session: &str, text: &str, mode: &str) -> String {
+        let sent = self
+            .m
+            .ok(
+                "session.sendMessage",
+                json!({"sessionId": session, "message": text, "delivery": {"mode": mode}}),
+            )
+            .await;
+        sent["deliveryIds"][0].as_str().unwrap().to_string()
+    }
+
+    async fn status(&self, id: &str) -> String {
+        self.m.ok("delivery.get", json!({"deliveryId": id})).await["status"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    }
+
+    async fn wait_status(&self, id: &str, want: &str) {
+        wait_for(|| async { (self.status(id).await == want).then_some(()) }).await
+    }
+
+    /// Events of `types` in the session, from the durable log.
+    async fn events(&self, session: &str, types: &[&str]) -> Vec<Value> {
+        self.m
+            .ok("event.query", json!({"types": types, "sessionIds": [session]}))
+            .await["events"]
+            .as_array()
+            .unwrap()
+            .clone()
+    }
+
+    async fn wait_output(&self, session: &str, needle: &str) {
+        wait_for(|| async {
+            let lines = self.events(session, &["terminal.output"]).await;
+            lines
+                .iter()
+                .any(|e| e["payload"]["text"].as_str().unwrap_or("").contains(needle))
+                .then_some(())
+        })
+        .await
+    }
+}
+
+#[tokio::test]
+async fn immediate_messages_reach_the_agent_process_in_order_and_are_delivered() {
+    let h = mesh("imm").await;
+    let mut ids = Vec::new();
+    for i in 0..5 {
+        ids.push(h.send("imm", &format!("hello {i}"), "immediate").await);
+    }
+    for id in &ids {
+        h.wait_status(id, "delivered").await;
+    }
+    assert_eq!(
+        h.wait_surfaced(5).await,
+        ["hello 0", "hello 1", "hello 2", "hello 3", "hello 4"]
+    );
+    let received = h.events("imm", &["message.received"]).await;
+    assert_eq!(received.len(), 5, "one message.received per delivery");
+}
+
+#[tokio::test]
+async fn manual_messages_wait_for_flush() {
+    let h = mesh("man").await;
+    let id = h.send("man", "when you are ready", "manual").await;
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    assert!(h.surfaced().is_empty());
+    assert_eq!(h.status(&id).await, "pending");
+    h.m.ok("delivery.flush", json!({"agentId": h.agent})).await;
+    h.wait_status(&id, "delivered").await;
+    assert_eq!(h.wait_surfaced(1).await, ["when you are ready"]);
+}
+
+/// The harness declared `delivery.queue`: it accepts a next-tool-call message, holds it, types
+/// it when the agent's next tool call shows on the terminal, and reports it delivered.
+#[tokio::test]
+async fn next_tool_call_messages_are_typed_at_the_agents_next_tool_call() {
+    let h = mesh("ntc").await;
+    let id = h.send("ntc", "coordinate before acting", "next-tool-call").await;
+    h.wait_status(&id, "accepted").await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert!(h.surfaced().is_empty(), "held until a tool call");
+    h.send("ntc", "tool Bash ls -la", "immediate").await;
+    h.wait_status(&id, "delivered").await;
+    assert_eq!(h.wait_surfaced(1).await, ["coordinate before acting"]);
+    let called = h.events("ntc", &["tool.called"]).await;
+    assert_eq!(called[0]["payload"]["tool"], "Bash");
+}
+
+#[tokio::test]
+async fn next_message_messages_ride_ahead_of_the_next_message() {
+    let h = mesh("nm").await;
+    let early = h.send("nm", "fyi: build is green", "next-message").await;
+    h.wait_status(&early, "accepted").await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(h.surfaced().is_empty());
+    let later = h.send("nm", "please deploy", "immediate").await;
+    h.wait_status(&later, "delivered").await;
+    h.wait_status(&early, "delivered").await;
+    assert_eq!(h.wait_surfaced(2).await, ["fyi: build is green", "please deploy"]);
+}
+
+/// on-idle waits while the agent works (status learned from its status events) and goes out
+/// when it shows its prompt again.
+#[tokio::test]
+async fn on_idle_messages_wait_until_the_agent_is_idle() {
+    let h = mesh("idle").await;
+    h.send("idle", "sleep 1500", "immediate").await;
+    // The runner sees the agent active before the on-idle message is sent.
+    let pool = h.m.db.pool().await;
+    wait_for(|| async { (runner_sees(&pool, &h.agent).await.as_deref() == Some("active")).then_some(()) }).await;
+    let sent_at = Instant::now();
+    let id = h.send("idle", "when you have a moment", "on-idle").await;
+    h.wait_status(&id, "delivered").await;
+    assert!(
+        sent_at.elapsed() >= Duration::from_millis(900),
+        "held while the agent was busy ({:?})",
+        sent_at.elapsed()
+    );
+    assert_eq!(h.wait_surfaced(1).await, ["when you have a moment"]);
+}
+
+#[tokio::test]
+async fn pause_holds_deliveries_and_resume_sends_them_in_order() {
+    let h = mesh("pause").await;
+    let hold = h.m.ok("agent.pause", json!({"agentId": h.agent})).await;
+    assert_eq!(hold["paused"], true);
+    let mut ids = Vec::new();
+    for i in 0..4 {
+        ids.push(h.send("pause", &format!("queued {i}"), "immediate").await);
+    }
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    assert!(h.surfaced().is_empty(), "nothing while paused");
+    let resumed = h.m.ok("agent.resume", json!({"agentId": h.agent})).await;
+    assert_eq!(resumed["waiting"], 4);
+    for id in &ids {
+        h.wait_status(id, "delivered").await;
+    }
+    assert_eq!(
+        h.wait_surfaced(4).await,
+        ["queued 0", "queued 1", "queued 2", "queued 3"]
+    );
+    h.m.err("agent.pause", json!({"agentId": "ghost"}), "not_found").await;
+}
+
+/// A runner retrying the same delivery id (as after a crash) reaches the agent once.
+#[tokio::test]
+async fn a_delivery_id_seen_twice_is_acknowledged_but_surfaced_once() {
+    let h = mesh("dup").await;
+    let id = h.send("dup", "exactly once", "immediate").await;
+    h.wait_status(&id, "delivered").await;
+    let d = h.m.ok("delivery.get", json!({"deliveryId": id})).await;
+    let message = h.m.ok("session.messages", json!({"sessionId": "dup"})).await["messages"][0].clone();
+    let again = json!({"context": {"id": id, "mode": "immediate", "reason": "message"}, "message": message});
+    let subject = format!("agent.{}.deliver", h.agent);
+    for _ in 0..2 {
+        let receipt = h.m.ok(&subject, again.clone()).await;
+        assert_eq!(receipt["status"], "delivered");
+        assert_eq!(receipt["deliveryId"], d["deliveryId"]);
+    }
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(h.surfaced(), ["exactly once"]);
+}
+
+/// A permission prompt goes to the permission manager (played here by a responder on
+/// `permission.request`); a pending request decided later and an immediate denial both reach
+/// the agent's terminal as y/n.
+#[tokio::test]
+async fn permission_prompts_are_decided_over_the_bus_and_typed_back_as_y_or_n() {
+    let h = mesh("perm").await;
+    let mut requests = h.m.client.subscribe("permission.request").await.unwrap();
+    h.m.client.flush().await.unwrap();
+    h.send("perm", "ask-permission Bash rm -rf build", "immediate").await;
+    let req = tokio::time::timeout(Duration::from_secs(10), requests.next())
+        .await
+        .unwrap()
+        .unwrap();
+    let body: Value = serde_json::from_slice(&req.payload).unwrap();
+    assert_eq!(body["tool"], "bash");
+    assert_eq!(body["command"], "rm -rf build");
+    assert_eq!(body["agentId"], json!(h.agent));
+    let reply = json!({"requestId": "r-1", "decision": "pending"}).to_string();
+    h.m.client.publish(req.reply.unwrap(), reply.into()).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let decided = h
+        .m
+        .ok(
+            &format!("agent.{}.permission", h.agent),
+            json!({"requestId": "r-1", "decision": "approved"}),
+        )
+        .await;
+    assert_eq!(decided["success"], true);
+    h.wait_output("perm", "Permission granted: Bash(rm -rf build)").await;
+
+    h.send("perm", "ask-permission Bash git push --force", "immediate").await;
+    let req = tokio::time::timeout(Duration::from_secs(10), requests.next())
+        .await
+        .unwrap()
+        .unwrap();
+    let reply = json!({"requestId": "r-2", "decision": "denied", "reason": "policy"}).to_string();
+    h.m.client.publish(req.reply.unwrap(), reply.into()).await.unwrap();
+    h.wait_output("perm", "Permission denied: Bash(git push --force)").await;
+    h.m.err(
+        &format!("agent.{}.permission", h.agent),
+        json!({"requestId": "r-1", "decision": "approved"}),
+        "not_found",
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn questions_are_answered_over_the_bus_and_typed_back() {
+    let h = mesh("q").await;
+    let mut asks = h.m.client.subscribe("question.ask").await.unwrap();
+    h.m.client.flush().await.unwrap();
+    h.send("q", "ask Which database should I use? postgres/mysql", "immediate").await;
+    let ask = tokio::time::timeout(Duration::from_secs(10), asks.next())
+        .await
+        .unwrap()
+        .unwrap();
+    let body: Value = serde_json::from_slice(&ask.payload).unwrap();
+    assert_eq!(body["options"], json!(["postgres", "mysql"]));
+    let reply = json!({"questionId": "q-1"}).to_string();
+    h.m.client.publish(ask.reply.unwrap(), reply.into()).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    h.m.ok(
+        &format!("agent.{}.question", h.agent),
+        json!({"questionId": "q-1", "answer": "postgres"}),
+    )
+    .await;
+    h.wait_output("q", "Answer received: postgres").await;
+}
+
+/// Tool calls, token lines, file operations and commands on the terminal become events.
+#[tokio::test]
+async fn agent_output_becomes_typed_events_and_input_reaches_the_terminal() {
+    let h = mesh("out").await;
+    h.send("out", "tool Grep TODO src", "immediate").await;
+    h.send("out", "edit src/main.rs", "immediate").await;
+    h.send("out", "run cargo test", "immediate").await;
+    let input = h
+        .m
+        .ok("agent.input", json!({"agentId": h.agent, "data": "tokens 1500 800\r"}))
+        .await;
+    assert_eq!(input["accepted"], true);
+    let tokens = wait_for(|| async {
+        let e = h.events("out", &["tokens.used"]).await;
+        (!e.is_empty()).then_some(e)
+    })
+    .await;
+    assert_eq!(tokens[0]["payload"]["inputTokens"], 1500);
+    assert_eq!(tokens[0]["payload"]["outputTokens"], 800);
+    let found = wait_for(|| async {
+        let e = h
+            .events("out", &["tool.called", "item.started", "file.operation", "command.executed"])
+            .await;
+        (e.len() >= 4).then_some(e)
+    })
+    .await;
+    let kinds: std::collections::HashSet<&str> = found.iter().map(|e| e["type"].as_str().unwrap()).collect();
+    for k in ["tool.called", "item.started", "file.operation", "command.executed"] {
+        assert!(kinds.contains(k), "{k} missing from {kinds:?}");
+    }
+}
+
+#[tokio::test]
+async fn stop_releases_the_agent_and_cancels_what_it_was_not_sent() {
+    let mut h = mesh("stop").await;
+    h.m.ok("agent.pause", json!({"agentId": h.agent})).await;
+    let id = h.send("stop", "never surfaced", "immediate").await;
+    let stopped = h
+        .m
+        .ok("agent.stop", json!({"agentId": h.agent, "reason": "done for today"}))
+        .await;
+    assert_eq!(stopped, json!({"released": true, "cancelled": 1}));
+    assert_eq!(h.status(&id).await, "cancelled");
+    let exited = h.harness.wait_exit(Duration::from_secs(10)).await;
+    assert_eq!(exited, Some(true), "the harness exits once released");
+    let released = h.events("stop", &["session.released"]).await;
+    assert_eq!(released.len(), 1);
+    assert!(h.surfaced().is_empty());
+}

@@ -1,0 +1,145 @@
+//! The session's events, in order, to the event log (`event.append`).
+//!
+//! Events get their id when emitted, so a batch retried after a lost reply is stored once.
+//! One task sends them in emission order, batching whatever is queued; while the log cannot be
+//! reached it retries with backoff and loses nothing.
+
+use relay_contracts::delivery::AgentStatus;
+use relay_contracts::events::{AppendRequest, AppendResponse, NewEvent};
+use serde_json::{Value, json};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::sync::{mpsc, oneshot};
+
+const BATCH: usize = 500;
+
+enum Item {
+    Event(NewEvent),
+    Flush(oneshot::Sender<()>),
+}
+
+#[derive(Clone)]
+pub struct EventSink {
+    tx: mpsc::UnboundedSender<Item>,
+    session_id: Arc<str>,
+    agent_id: Arc<str>,
+    status: Arc<Mutex<Option<AgentStatus>>>,
+}
+
+impl EventSink {
+    pub fn start(nats: async_nats::Client, session_id: String, agent_id: String) -> EventSink {
+        let (tx, rx) = mpsc::unbounded_channel();
+        tokio::spawn(send(nats, rx));
+        EventSink {
+            tx,
+            session_id: session_id.into(),
+            agent_id: agent_id.into(),
+            status: Arc::new(Mutex::new(None)),
+        }
+    }
+
+    pub fn session_id(&self) -> &str {
+        &self.session_id
+    }
+
+    pub fn agent_id(&self) -> &str {
+        &self.agent_id
+    }
+
+    /// Queues one event of this agent session.
+    pub fn emit(&self, event_type: &str, payload: Value) {
+        let event = NewEvent {
+            event_id: Some(uuid::Uuid::now_v7().to_string()),
+            event_type: event_type.to_string(),
+            ts: Some(relay_bus::now_ms()),
+            session_id: Some(self.session_id.to_string()),
+            agent_name: None,
+            agent_id: Some(self.agent_id.to_string()),
+            payload,
+        };
+        let _ = self.tx.send(Item::Event(event));
+    }
+
+    /// Reports a status change (`status.changed` with the previous status); repeats are dropped.
+    pub fn status(&self, status: AgentStatus) {
+        let previous = {
+            let mut current = self.status.lock().expect("status lock");
+            if *current == Some(status) {
+                return;
+            }
+            current.replace(status)
+        };
+        self.emit(
+            "status.changed",
+            json!({ "status": status.as_str(), "previousStatus": previous.map(AgentStatus::as_str) }),
+        );
+    }
+
+    pub fn current_status(&self) -> Option<AgentStatus> {
+        *self.status.lock().expect("status lock")
+    }
+
+    /// Waits until every event emitted so far is stored in the log.
+    pub async fn flush(&self) {
+        let (tx, rx) = oneshot::channel();
+        if self.tx.send(Item::Flush(tx)).is_ok() {
+            let _ = rx.await;
+        }
+    }
+}
+
+async fn send(nats: async_nats::Client, mut rx: mpsc::UnboundedReceiver<Item>) {
+    let mut batch = Vec::new();
+    let mut waiting = Vec::new();
+    while let Some(item) = rx.recv().await {
+        let mut next = Some(item);
+        while let Some(item) = next.take() {
+            match item {
+                Item::Event(e) => batch.push(e),
+                Item::Flush(done) => waiting.push(done),
+            }
+            if batch.len() < BATCH {
+                next = rx.try_recv().ok();
+            }
+        }
+        if !batch.is_empty() {
+            append(&nats, std::mem::take(&mut batch)).await;
+        }
+        for done in waiting.drain(..) {
+            let _ = done.send(());
+        }
+    }
+}
+
+/// Appends a batch, retrying while the log cannot be reached. A batch the log refuses is sent
+/// again one event at a time, so only the invalid event is dropped (and logged).
+async fn append(nats: &async_nats::Client, events: Vec<NewEvent>) {
+    if let Err(e) = append_retrying(nats, &events).await {
+        if events.len() == 1 {
+            tracing::error!(error = %e, event_type = %events[0].event_type, "event log refused an agent event");
+            return;
+        }
+        for event in events {
+            if let Err(e) = append_retrying(nats, std::slice::from_ref(&event)).await {
+                tracing::error!(error = %e, event_type = %event.event_type, "event log refused an agent event");
+            }
+        }
+    }
+}
+
+async fn append_retrying(nats: &async_nats::Client, events: &[NewEvent]) -> Result<(), relay_contracts::WireError> {
+    let req = AppendRequest::Batch { events: events.to_vec() };
+    let mut wait = Duration::from_millis(100);
+    loop {
+        match relay_bus::client::request::<_, AppendResponse>(nats, "event.append", &req, Duration::from_secs(5)).await {
+            Ok(_) => return Ok(()),
+            // Refused: retrying the same request cannot help.
+            Err(e) if !e.error.retryable => return Err(e),
+            Err(e) => {
+                tracing::warn!(error = %e, retry_in = ?wait, "event log not reachable; events kept and retried");
+                tokio::time::sleep(wait).await;
+                wait = (wait * 2).min(Duration::from_secs(5));
+            }
+        }
+    }
+}

@@ -1,0 +1,301 @@
+//! The harness SDK: what an agent session implements (seed 001 `AgentSession`) and the
+//! plumbing that binds it to the bus.
+//!
+//! [`Binding::attach`] attaches the session to a relay session with its declared capabilities,
+//! then serves its subjects: `agent.<id>.deliver` (deliveries, one at a time, in order, each
+//! delivery id surfaced once), `agent.<id>.input` and `agent.<id>.release`. [`EventSink`]
+//! sends the session's events to the event log in order, batched, retried until stored.
+
+mod events;
+
+pub use events::EventSink;
+
+use futures::StreamExt;
+use relay_contracts::capabilities::AgentSessionCapabilities;
+use relay_contracts::delivery::*;
+use relay_contracts::session::Message;
+use relay_contracts::{ErrorCode, WireError};
+use serde_json::{Value, json};
+use std::collections::{HashMap, VecDeque};
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+const CALL_TIMEOUT: Duration = Duration::from_secs(10);
+/// Delivery ids remembered for deduplication.
+const SEEN: usize = 100_000;
+
+/// One agent session, as a harness implements it (seed 001).
+pub trait AgentSession: Send + Sync + 'static {
+    /// Surfaces the message at the boundary `ctx.mode` asks for (or queues it, when the session
+    /// declared `delivery.queue`) and says what happened.
+    fn receive_message(&self, message: Message, ctx: MessageContext) -> impl Future<Output = Receipt> + Send;
+
+    /// Raw terminal input (`agent.input`).
+    fn input(&self, data: String) -> impl Future<Output = Result<(), String>> + Send {
+        let _ = data;
+        async { Err("this agent session takes no raw input".to_string()) }
+    }
+
+    /// Ends the session (seed 001 `release`).
+    fn release(&self, reason: Option<String>) -> impl Future<Output = ()> + Send;
+}
+
+/// Where and how to attach.
+#[derive(Debug, Clone)]
+pub struct AttachOptions {
+    /// Created when it does not exist yet.
+    pub session_id: String,
+    /// The `agent` selection of `session.agent.attach` (e.g. `{"kind":"adapter","adapterName":"claude"}`).
+    pub agent: Value,
+    pub capabilities: AgentSessionCapabilities,
+    pub adapter_session_id: Option<String>,
+}
+
+/// A session bound to the bus. Dropping it stops serving.
+pub struct Binding {
+    pub agent_id: String,
+    pub session_id: String,
+    nats: async_nats::Client,
+    events: EventSink,
+    released: Arc<tokio::sync::Notify>,
+    tasks: Vec<tokio::task::JoinHandle<()>>,
+}
+
+impl Drop for Binding {
+    fn drop(&mut self) {
+        for t in &self.tasks {
+            t.abort();
+        }
+    }
+}
+
+/// A receipt for `id`.
+pub fn receipt(status: ReceiptStatus, id: &str) -> Receipt {
+    Receipt {
+        status,
+        delivery_id: Some(id.to_string()),
+        available_at: None,
+        reason: None,
+        retryable: None,
+        metadata: None,
+    }
+}
+
+impl Binding {
+    pub async fn attach<S: AgentSession>(
+        nats: async_nats::Client,
+        opts: AttachOptions,
+        session: Arc<S>,
+    ) -> Result<Binding, WireError> {
+        let create = json!({ "sessionId": opts.session_id });
+        match relay_bus::client::request::<_, Value>(&nats, "session.create", &create, CALL_TIMEOUT).await {
+            Ok(_) => {}
+            Err(e) if e.code() == ErrorCode::Conflict => {} // it exists: attach to it
+            Err(e) => return Err(e),
+        }
+        let attach = json!({
+            "sessionId": opts.session_id,
+            "agent": opts.agent,
+            "capabilities": opts.capabilities,
+            "adapterSessionId": opts.adapter_session_id,
+        });
+        let attached: Value = relay_bus::client::request(&nats, "session.agent.attach", &attach, CALL_TIMEOUT).await?;
+        let agent_id = attached["agentId"]
+            .as_str()
+            .ok_or_else(|| WireError::new(ErrorCode::Internal, "session.agent.attach answered no agentId"))?
+            .to_string();
+        let events = EventSink::start(nats.clone(), opts.session_id.clone(), agent_id.clone());
+        let released = Arc::new(tokio::sync::Notify::new());
+        let subscribe = |verb: &str| nats.subscribe(agent_subject(&agent_id, verb));
+        let deliveries = subscribe("deliver").await.map_err(unavailable)?;
+        let inputs = subscribe("input").await.map_err(unavailable)?;
+        let releases = subscribe("release").await.map_err(unavailable)?;
+        nats.flush().await.map_err(unavailable)?;
+        let tasks = vec![
+            tokio::spawn(serve_deliveries(nats.clone(), deliveries, session.clone(), events.clone())),
+            tokio::spawn(serve_inputs(nats.clone(), inputs, session.clone())),
+            tokio::spawn(serve_release(
+                nats.clone(),
+                releases,
+                session,
+                events.clone(),
+                released.clone(),
+                opts.capabilities.lifecycle.release,
+            )),
+        ];
+        events.emit("session.started", json!({ "sessionId": opts.session_id }));
+        tracing::info!(agent_id, session_id = %opts.session_id, "agent session attached");
+        Ok(Binding {
+            agent_id,
+            session_id: opts.session_id,
+            nats,
+            events,
+            released,
+            tasks,
+        })
+    }
+
+    pub fn events(&self) -> EventSink {
+        self.events.clone()
+    }
+
+    pub fn client(&self) -> &async_nats::Client {
+        &self.nats
+    }
+
+    /// Resolves once the session was released over the bus (`agent.<id>.release`).
+    pub async fn released(&self) {
+        self.released.notified().await
+    }
+
+    /// Reports the outcome of a delivery the session accepted earlier (`delivery.report`),
+    /// retrying while the runner cannot be reached.
+    pub async fn report(&self, delivery_id: &str, status: ReceiptStatus, reason: Option<String>) -> Result<(), WireError> {
+        report(&self.nats, delivery_id, status, reason).await
+    }
+}
+
+/// `delivery.report`, retried while no runner answers.
+pub async fn report(
+    nats: &async_nats::Client,
+    delivery_id: &str,
+    status: ReceiptStatus,
+    reason: Option<String>,
+) -> Result<(), WireError> {
+    let req = ReportRequest {
+        delivery_id: delivery_id.to_string(),
+        status,
+        available_at: None,
+        reason,
+        retryable: None,
+        metadata: None,
+    };
+    let mut wait = Duration::from_millis(100);
+    loop {
+        match relay_bus::client::request::<_, Value>(nats, relay_contracts::subjects::delivery::REPORT, &req, CALL_TIMEOUT)
+            .await
+        {
+            Ok(_) => return Ok(()),
+            Err(e) if e.error.retryable => {
+                tracing::warn!(delivery_id, error = %e, "delivery report not taken yet, retrying");
+                tokio::time::sleep(wait).await;
+                wait = (wait * 2).min(Duration::from_secs(5));
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+fn unavailable(e: impl std::fmt::Display) -> WireError {
+    WireError::new(ErrorCode::Unavailable, format!("cannot serve the agent's subjects: {e}"))
+}
+
+async fn reply<T: serde::Serialize>(nats: &async_nats::Client, msg: &async_nats::Message, body: &T) {
+    if let Some(to) = &msg.reply {
+        let payload = serde_json::to_vec(body).unwrap_or_default();
+        if let Err(e) = nats.publish(to.clone(), payload.into()).await {
+            tracing::warn!(error = %e, "cannot reply");
+        }
+    }
+}
+
+/// Bad requests get the wire error shape with the micro error headers, like every service.
+async fn reply_error(nats: &async_nats::Client, msg: &async_nats::Message, err: WireError) {
+    if let Some(to) = &msg.reply {
+        let headers = relay_bus::service::error_headers(&err);
+        let payload = serde_json::to_vec(&err).unwrap_or_default();
+        let _ = nats.publish_with_headers(to.clone(), headers, payload.into()).await;
+    }
+}
+
+/// Deliveries one at a time, in arrival order. A delivery id seen before is answered with the
+/// receipt it got then, without surfacing the message again.
+async fn serve_deliveries<S: AgentSession>(
+    nats: async_nats::Client,
+    mut sub: async_nats::Subscriber,
+    session: Arc<S>,
+    events: EventSink,
+) {
+    let mut seen: HashMap<String, Receipt> = HashMap::new();
+    let mut order: VecDeque<String> = VecDeque::new();
+    while let Some(msg) = sub.next().await {
+        let req: DeliverRequest = match serde_json::from_slice(&msg.payload) {
+            Ok(r) => r,
+            Err(e) => {
+                let err = WireError::new(ErrorCode::InvalidRequest, format!("deliver: {e}"));
+                reply_error(&nats, &msg, err).await;
+                continue;
+            }
+        };
+        let id = req.context.id.clone();
+        if let Some(r) = seen.get(&id) {
+            tracing::info!(delivery_id = %id, "delivery seen before; acknowledged, not surfaced again");
+            reply(&nats, &msg, r).await;
+            continue;
+        }
+        let message_id = req.message.message_id.clone();
+        let mut r = session.receive_message(req.message, req.context).await;
+        r.delivery_id = Some(id.clone());
+        if matches!(r.status, ReceiptStatus::Delivered | ReceiptStatus::Accepted) {
+            events.emit("message.received", json!({ "messageId": message_id, "deliveryId": id }));
+        }
+        // Only outcomes that surfaced or took the message are final for this id; a deferral
+        // or failure is asked again.
+        if matches!(r.status, ReceiptStatus::Delivered | ReceiptStatus::Accepted) {
+            seen.insert(id.clone(), r.clone());
+            order.push_back(id);
+            if order.len() > SEEN
+                && let Some(old) = order.pop_front()
+            {
+                seen.remove(&old);
+            }
+        }
+        reply(&nats, &msg, &r).await;
+    }
+}
+
+async fn serve_inputs<S: AgentSession>(nats: async_nats::Client, mut sub: async_nats::Subscriber, session: Arc<S>) {
+    while let Some(msg) = sub.next().await {
+        let req: InputRequest = match serde_json::from_slice(&msg.payload) {
+            Ok(r) => r,
+            Err(e) => {
+                reply_error(&nats, &msg, WireError::new(ErrorCode::InvalidRequest, format!("input: {e}"))).await;
+                continue;
+            }
+        };
+        match session.input(req.data).await {
+            Ok(()) => reply(&nats, &msg, &InputResponse { accepted: true }).await,
+            Err(e) => reply_error(&nats, &msg, WireError::new(ErrorCode::CapabilityUnsupported, e)).await,
+        }
+    }
+}
+
+async fn serve_release<S: AgentSession>(
+    nats: async_nats::Client,
+    mut sub: async_nats::Subscriber,
+    session: Arc<S>,
+    events: EventSink,
+    released: Arc<tokio::sync::Notify>,
+    registry_release: bool,
+) {
+    let Some(msg) = sub.next().await else { return };
+    let req: ReleaseRequest = serde_json::from_slice(&msg.payload).unwrap_or_default();
+    events.status(AgentStatus::Releasing);
+    session.release(req.reason.clone()).await;
+    events.emit(
+        "session.released",
+        json!({ "sessionId": events.session_id(), "reason": req.reason }),
+    );
+    events.status(AgentStatus::Released);
+    if registry_release {
+        let body = json!({ "sessionId": events.session_id(), "agentId": events.agent_id() });
+        if let Err(e) = relay_bus::client::request::<_, Value>(&nats, "session.agent.release", &body, CALL_TIMEOUT).await {
+            tracing::warn!(error = %e, "registry did not record the release");
+        }
+    }
+    events.flush().await;
+    reply(&nats, &msg, &ReleaseResponse { released: true }).await;
+    released.notify_waiters();
+    released.notify_one();
+}
