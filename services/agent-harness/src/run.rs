@@ -124,6 +124,13 @@ pub async fn run(nats: async_nats::Client, h: HarnessSettings) -> Result<u32, Ha
             _ = binding.released() => break 0,
         }
     };
+    // Killed by a release: let the release finish (events, registry, reply) before exiting.
+    let code = if agent.is_releasing() {
+        let _ = tokio::time::timeout(std::time::Duration::from_secs(10), binding.released()).await;
+        0
+    } else {
+        code
+    };
     events.status(AgentStatus::Offline);
     events.emit(
         "session.ended",

@@ -43,6 +43,8 @@ pub struct PtyAgent {
     pending: Mutex<HashMap<String, oneshot::Sender<String>>>,
     events: Mutex<Option<EventSink>>,
     nats: async_nats::Client,
+    /// Set by `release`: the process exit that follows is the release, not a crash.
+    releasing: std::sync::atomic::AtomicBool,
 }
 
 /// Terminal input for a message: one line, submitted with Enter (a PTY takes one line per
@@ -110,8 +112,13 @@ impl PtyAgent {
             pending: Mutex::new(HashMap::new()),
             events: Mutex::new(None),
             nats,
+            releasing: Default::default(),
         });
         Ok((agent, out_rx, exit_rx))
+    }
+
+    pub fn is_releasing(&self) -> bool {
+        self.releasing.load(std::sync::atomic::Ordering::SeqCst)
     }
 
     /// The event sink exists once the session is attached.
@@ -345,6 +352,7 @@ impl AgentSession for PtyAgent {
 
     async fn release(&self, reason: Option<String>) {
         tracing::info!(?reason, "releasing: stopping the agent process");
+        self.releasing.store(true, std::sync::atomic::Ordering::SeqCst);
         let _ = self.killer.lock().expect("killer lock").kill();
     }
 }
