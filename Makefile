@@ -17,7 +17,7 @@ services:
 
 ## Run every service against the local NATS and Postgres (database `relay`), until Ctrl-C.
 run: services
-	$(CARGO) build -p session-registry -p event-ingest -p delivery-runner
+	$(CARGO) build -p session-registry -p event-ingest -p delivery-runner -p agent-harness
 	./scripts/run-local.sh
 
 ## Until docker compose is wired up (issue 7): the same as `run`.
@@ -25,8 +25,10 @@ up: run
 
 ## Benchmarks; figures printed and written to bench/results/*.json.
 bench: services
+	$(CARGO) build --release -p session-registry -p event-ingest -p delivery-runner
 	$(CARGO) bench -p session-registry --bench registry
 	$(CARGO) bench -p event-ingest --bench events
+	$(CARGO) bench -p delivery-runner --bench delivery
 
 fmt:
 	$(CARGO) fmt --all

@@ -1,8 +1,8 @@
 //! Wires one PTY agent to the bus: attach, decisions, output, exit.
 
+use crate::HarnessSettings;
 use crate::parse::{OutputParser, PatternSet};
 use crate::session::{PtyAgent, Spawn};
-use crate::HarnessSettings;
 use futures::StreamExt;
 use relay_contracts::capabilities::*;
 use relay_contracts::delivery::{AgentStatus, agent_subject};
@@ -77,10 +77,7 @@ pub async fn run(nats: async_nats::Client, h: HarnessSettings) -> Result<u32, Ha
         cols: 200,
     };
     let (agent, mut output, exit) = PtyAgent::spawn(&spawn, nats.clone())?;
-    let session_id = h
-        .session_id
-        .clone()
-        .unwrap_or_else(|| uuid::Uuid::now_v7().to_string());
+    let session_id = h.session_id.clone().unwrap_or_else(|| uuid::Uuid::now_v7().to_string());
     let adapter = h.adapter.clone().unwrap_or_else(|| h.cli.clone());
     let opts = AttachOptions {
         session_id,
@@ -152,7 +149,11 @@ async fn route_decisions(
     while let Some((is_permission, msg)) = both.next().await {
         let resolved = if is_permission {
             serde_json::from_slice::<PermissionDecision>(&msg.payload).map(|d| {
-                let value = if d.decision == Decision::Approved { "approved" } else { "denied" };
+                let value = if d.decision == Decision::Approved {
+                    "approved"
+                } else {
+                    "denied"
+                };
                 agent.resolve(&d.request_id, value.into())
             })
         } else {

@@ -158,7 +158,10 @@ impl PtyAgent {
             tokio::spawn(async move {
                 let (status, reason) = match outcome {
                     Ok(()) => (ReceiptStatus::Delivered, None),
-                    Err(e) => (ReceiptStatus::Failed, Some(format!("cannot write to the terminal: {e}"))),
+                    Err(e) => (
+                        ReceiptStatus::Failed,
+                        Some(format!("cannot write to the terminal: {e}")),
+                    ),
                 };
                 if let Err(e) = relay_harness::report(&nats, &delivery_id, status, reason).await {
                     tracing::error!(delivery_id, error = %e, "delivery report refused");
@@ -181,7 +184,10 @@ impl PtyAgent {
                 }
                 Detected::ToolStarted { tool, input } => {
                     let item_id = uuid::Uuid::now_v7().to_string();
-                    ev.emit("item.started", json!({ "itemId": item_id, "kind": "tool", "tool": tool, "input": input }));
+                    ev.emit(
+                        "item.started",
+                        json!({ "itemId": item_id, "kind": "tool", "tool": tool, "input": input }),
+                    );
                     ev.emit("tool.called", json!({ "tool": tool, "input": input }));
                     // The tool-call boundary: messages waiting for it are typed now.
                     self.release_held(|h| h.next_tool_call.drain(..).collect());
@@ -347,7 +353,8 @@ impl AgentSession for PtyAgent {
     }
 
     async fn input(&self, data: String) -> Result<(), String> {
-        self.write(&data).map_err(|e| format!("cannot write to the terminal: {e}"))
+        self.write(&data)
+            .map_err(|e| format!("cannot write to the terminal: {e}"))
     }
 
     async fn release(&self, reason: Option<String>) {

@@ -287,9 +287,8 @@ async fn permission_prompts_are_decided_over_the_bus_and_typed_back_as_y_or_n() 
     let reply = json!({"requestId": "r-1", "decision": "pending"}).to_string();
     h.m.client.publish(req.reply.unwrap(), reply.into()).await.unwrap();
     tokio::time::sleep(Duration::from_millis(300)).await;
-    let decided = h
-        .m
-        .ok(
+    let decided =
+        h.m.ok(
             &format!("agent.{}.permission", h.agent),
             json!({"requestId": "r-1", "decision": "approved"}),
         )
@@ -297,7 +296,8 @@ async fn permission_prompts_are_decided_over_the_bus_and_typed_back_as_y_or_n() 
     assert_eq!(decided["success"], true);
     h.wait_output("perm", "Permission granted: Bash(rm -rf build)").await;
 
-    h.send("perm", "ask-permission Bash git push --force", "immediate").await;
+    h.send("perm", "ask-permission Bash git push --force", "immediate")
+        .await;
     let req = tokio::time::timeout(Duration::from_secs(10), requests.next())
         .await
         .unwrap()
@@ -318,7 +318,8 @@ async fn questions_are_answered_over_the_bus_and_typed_back() {
     let h = mesh("q").await;
     let mut asks = h.m.client.subscribe("question.ask").await.unwrap();
     h.m.client.flush().await.unwrap();
-    h.send("q", "ask Which database should I use? postgres/mysql", "immediate").await;
+    h.send("q", "ask Which database should I use? postgres/mysql", "immediate")
+        .await;
     let ask = tokio::time::timeout(Duration::from_secs(10), asks.next())
         .await
         .unwrap()
@@ -343,10 +344,9 @@ async fn agent_output_becomes_typed_events_and_input_reaches_the_terminal() {
     h.send("out", "tool Grep TODO src", "immediate").await;
     h.send("out", "edit src/main.rs", "immediate").await;
     h.send("out", "run cargo test", "immediate").await;
-    let input = h
-        .m
-        .ok("agent.input", json!({"agentId": h.agent, "data": "tokens 1500 800\r"}))
-        .await;
+    let input =
+        h.m.ok("agent.input", json!({"agentId": h.agent, "data": "tokens 1500 800\r"}))
+            .await;
     assert_eq!(input["accepted"], true);
     let tokens = wait_for(|| async {
         let e = h.events("out", &["tokens.used"]).await;
@@ -357,7 +357,10 @@ async fn agent_output_becomes_typed_events_and_input_reaches_the_terminal() {
     assert_eq!(tokens[0]["payload"]["outputTokens"], 800);
     let found = wait_for(|| async {
         let e = h
-            .events("out", &["tool.called", "item.started", "file.operation", "command.executed"])
+            .events(
+                "out",
+                &["tool.called", "item.started", "file.operation", "command.executed"],
+            )
             .await;
         (e.len() >= 4).then_some(e)
     })
@@ -373,10 +376,9 @@ async fn stop_releases_the_agent_and_cancels_what_it_was_not_sent() {
     let mut h = mesh("stop").await;
     h.m.ok("agent.pause", json!({"agentId": h.agent})).await;
     let id = h.send("stop", "never surfaced", "immediate").await;
-    let stopped = h
-        .m
-        .ok("agent.stop", json!({"agentId": h.agent, "reason": "done for today"}))
-        .await;
+    let stopped =
+        h.m.ok("agent.stop", json!({"agentId": h.agent, "reason": "done for today"}))
+            .await;
     assert_eq!(stopped, json!({"released": true, "cancelled": 1}));
     assert_eq!(h.status(&id).await, "cancelled");
     let exited = h.harness.wait_exit(Duration::from_secs(10)).await;

@@ -141,7 +141,12 @@ async fn append(nats: &async_nats::Client, events: Vec<NewEvent>) -> Result<(), 
     Ok(())
 }
 
-async fn mark(outbox: &Outbox, conn: &mut sqlx::PgConnection, seqs: &[i64], error: Option<&str>) -> Result<(), sqlx::Error> {
+async fn mark(
+    outbox: &Outbox,
+    conn: &mut sqlx::PgConnection,
+    seqs: &[i64],
+    error: Option<&str>,
+) -> Result<(), sqlx::Error> {
     sqlx::query(sqlx::AssertSqlSafe(format!(
         "UPDATE {} SET forwarded = true, forward_error = $2 WHERE seq = ANY($1)",
         outbox.table

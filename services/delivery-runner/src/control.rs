@@ -83,22 +83,24 @@ pub async fn cancel_where(runner: &Runner, filter: &str, arg: &str, reason: &str
     let n = keys.len() as i64;
     let outcomes = keys
         .into_iter()
-        .map(|(delivery_id, message_id, session_id, agent_id, mode, attempts)| Outcome {
-            key: DeliveryKey {
-                delivery_id,
-                message_id,
-                session_id,
-                agent_id,
-                mode: crate::parse_enum(mode),
-                attempts: attempts as i64,
+        .map(
+            |(delivery_id, message_id, session_id, agent_id, mode, attempts)| Outcome {
+                key: DeliveryKey {
+                    delivery_id,
+                    message_id,
+                    session_id,
+                    agent_id,
+                    mode: crate::parse_enum(mode),
+                    attempts: attempts as i64,
+                },
+                status: DeliveryStatus::Cancelled,
+                available_at: relay_bus::now_ms(),
+                reason: Some(reason.to_string()),
+                retryable: None,
+                metadata: None,
+                event: "cancelled",
             },
-            status: DeliveryStatus::Cancelled,
-            available_at: relay_bus::now_ms(),
-            reason: Some(reason.to_string()),
-            retryable: None,
-            metadata: None,
-            event: "cancelled",
-        })
+        )
         .collect();
     runner.settler.settle(outcomes).await?;
     Ok(n)
@@ -115,16 +117,22 @@ pub async fn stop(runner: Runner, req: StopAgentRequest) -> Result<StopAgentResp
         reason: Some(reason.clone()),
     };
     let subject = agent_subject(&req.agent_id, "release");
-    let released = match relay_bus::client::request::<_, ReleaseResponse>(&runner.nats, &subject, &release, HARNESS_TIMEOUT)
-        .await
-    {
-        Ok(r) => r.released,
-        Err(e) => {
-            tracing::warn!(agent_id = %req.agent_id, error = %e, "harness did not answer the release");
-            false
-        }
-    };
-    let cancelled = cancel_where(&runner, "agent_id = $1", &req.agent_id, &format!("agent stopped: {reason}")).await?;
+    let released =
+        match relay_bus::client::request::<_, ReleaseResponse>(&runner.nats, &subject, &release, HARNESS_TIMEOUT).await
+        {
+            Ok(r) => r.released,
+            Err(e) => {
+                tracing::warn!(agent_id = %req.agent_id, error = %e, "harness did not answer the release");
+                false
+            }
+        };
+    let cancelled = cancel_where(
+        &runner,
+        "agent_id = $1",
+        &req.agent_id,
+        &format!("agent stopped: {reason}"),
+    )
+    .await?;
     Ok(StopAgentResponse { released, cancelled })
 }
 
@@ -137,7 +145,10 @@ pub async fn input(runner: Runner, req: InputRequest) -> Result<InputResponse> {
         .map_err(|e| match e.code() {
             ErrorCode::Unavailable => DeliveryError::Upstream(WireError::new(
                 ErrorCode::Unavailable,
-                format!("the harness of agent {} cannot be reached: {}", req.agent_id, e.error.message),
+                format!(
+                    "the harness of agent {} cannot be reached: {}",
+                    req.agent_id, e.error.message
+                ),
             )),
             _ => DeliveryError::Upstream(e),
         })

@@ -127,7 +127,12 @@ impl Runner {
         let settings = Arc::new(settings);
         let forward_wake = Arc::new(tokio::sync::Notify::new());
         if settings.forward_events {
-            tokio::spawn(relay_bus::outbox::run(OUTBOX, db.clone(), nats.clone(), forward_wake.clone()));
+            tokio::spawn(relay_bus::outbox::run(
+                OUTBOX,
+                db.clone(),
+                nats.clone(),
+                forward_wake.clone(),
+            ));
         }
         let settler = Settler::start(db.clone(), nats.clone(), forward_wake);
         let runner = Runner {
@@ -171,7 +176,8 @@ pub async fn serve(nats: async_nats::Client, runner: Runner) -> std::result::Res
         .await?;
     host.endpoint(agent_subjects::RESUME, runner.clone(), control::resume)
         .await?;
-    host.endpoint(agent_subjects::STOP, runner.clone(), control::stop).await?;
+    host.endpoint(agent_subjects::STOP, runner.clone(), control::stop)
+        .await?;
     host.endpoint(agent_subjects::INPUT, runner, control::input).await?;
     Ok(host)
 }

@@ -170,11 +170,12 @@ async fn walk(runner: &Runner, owner: &str, agent_id: &str) {
             }
         }
     }
-    let released = sqlx::query("UPDATE delivery_agents SET lease_until = NULL, owner = NULL WHERE agent_id = $1 AND owner = $2")
-        .bind(agent_id)
-        .bind(owner)
-        .execute(&runner.db)
-        .await;
+    let released =
+        sqlx::query("UPDATE delivery_agents SET lease_until = NULL, owner = NULL WHERE agent_id = $1 AND owner = $2")
+            .bind(agent_id)
+            .bind(owner)
+            .execute(&runner.db)
+            .await;
     if let Err(e) = released {
         tracing::warn!(agent_id, error = %e, "cannot give the agent's lease back; it will expire");
     }
@@ -213,19 +214,21 @@ async fn walk_once(runner: &Runner, owner: &str, agent_id: &str) -> Result<bool,
     .await?;
     let mut waiting: Vec<Waiting> = rows
         .into_iter()
-        .map(|(delivery_id, message_id, session_id, mode, attempts, may_go, available_at, Json(message))| Waiting {
-            key: DeliveryKey {
-                delivery_id,
-                message_id,
-                session_id,
-                agent_id: agent_id.to_string(),
-                mode: crate::parse_enum(mode),
-                attempts: attempts as i64 + 1,
+        .map(
+            |(delivery_id, message_id, session_id, mode, attempts, may_go, available_at, Json(message))| Waiting {
+                key: DeliveryKey {
+                    delivery_id,
+                    message_id,
+                    session_id,
+                    agent_id: agent_id.to_string(),
+                    mode: crate::parse_enum(mode),
+                    attempts: attempts as i64 + 1,
+                },
+                may_go,
+                available_at,
+                message,
             },
-            may_go,
-            available_at,
-            message,
-        })
+        )
         .collect();
     // next-message deliveries ride just ahead of the agent's next message of another mode.
     if let Some(last) = waiting
@@ -335,8 +338,7 @@ async fn deliver(runner: &Runner, owner: &str, key: &DeliveryKey, message: &Mess
         message: message.clone(),
     };
     let timeout = Duration::from_millis(runner.settings.deliver_timeout_ms);
-    match relay_bus::client::request::<_, Receipt>(&runner.nats, &deliver_subject(&key.agent_id), &req, timeout).await
-    {
+    match relay_bus::client::request::<_, Receipt>(&runner.nats, &deliver_subject(&key.agent_id), &req, timeout).await {
         Ok(r) => r,
         Err(e) => Receipt {
             status: ReceiptStatus::Failed,

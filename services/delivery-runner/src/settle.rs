@@ -67,7 +67,11 @@ impl Outcome {
             ReceiptStatus::Accepted => (DeliveryStatus::Accepted, now, r.retryable, "accepted"),
             ReceiptStatus::Delivered => (DeliveryStatus::Delivered, now, None, "delivered"),
             ReceiptStatus::Deferred => {
-                let at = r.available_at.as_ref().and_then(parse_ms).unwrap_or(now + s.backoff_base_ms);
+                let at = r
+                    .available_at
+                    .as_ref()
+                    .and_then(parse_ms)
+                    .unwrap_or(now + s.backoff_base_ms);
                 (DeliveryStatus::Deferred, at, None, "deferred")
             }
             ReceiptStatus::Failed if r.retryable == Some(true) && key.attempts < s.max_attempts => (
@@ -271,7 +275,11 @@ async fn commit(db: &sqlx::PgPool, outcomes: &[&Outcome]) -> Result<Vec<Delivery
 }
 
 /// Writes events to the outbox (forwarded to the event log by relay_bus::outbox).
-pub async fn insert_events(conn: &mut sqlx::PgConnection, events: &[DeliveryEvent], ts: i64) -> Result<(), sqlx::Error> {
+pub async fn insert_events(
+    conn: &mut sqlx::PgConnection,
+    events: &[DeliveryEvent],
+    ts: i64,
+) -> Result<(), sqlx::Error> {
     if events.is_empty() {
         return Ok(());
     }

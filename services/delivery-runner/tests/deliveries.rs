@@ -403,10 +403,7 @@ async fn a_capability_mismatch_at_delivery_time_is_an_explicit_failure_with_its_
     .await;
     m.ok("delivery.flush", json!({"agentId": agent})).await;
     let d = wait_status(&m, &id, "failed").await;
-    assert!(
-        d["reason"].as_str().unwrap().contains("capability_unsupported"),
-        "{d}"
-    );
+    assert!(d["reason"].as_str().unwrap().contains("capability_unsupported"), "{d}");
     assert_eq!(d["retryable"], false);
     assert!(seen.try_recv().is_err(), "the harness was never asked");
     use futures::StreamExt;

@@ -128,10 +128,13 @@ async fn append(nats: &async_nats::Client, events: Vec<NewEvent>) {
 }
 
 async fn append_retrying(nats: &async_nats::Client, events: &[NewEvent]) -> Result<(), relay_contracts::WireError> {
-    let req = AppendRequest::Batch { events: events.to_vec() };
+    let req = AppendRequest::Batch {
+        events: events.to_vec(),
+    };
     let mut wait = Duration::from_millis(100);
     loop {
-        match relay_bus::client::request::<_, AppendResponse>(nats, "event.append", &req, Duration::from_secs(5)).await {
+        match relay_bus::client::request::<_, AppendResponse>(nats, "event.append", &req, Duration::from_secs(5)).await
+        {
             Ok(_) => return Ok(()),
             // Refused: retrying the same request cannot help.
             Err(e) if !e.error.retryable => return Err(e),

@@ -113,7 +113,12 @@ impl Binding {
         let releases = subscribe("release").await.map_err(unavailable)?;
         nats.flush().await.map_err(unavailable)?;
         let tasks = vec![
-            tokio::spawn(serve_deliveries(nats.clone(), deliveries, session.clone(), events.clone())),
+            tokio::spawn(serve_deliveries(
+                nats.clone(),
+                deliveries,
+                session.clone(),
+                events.clone(),
+            )),
             tokio::spawn(serve_inputs(nats.clone(), inputs, session.clone())),
             tokio::spawn(serve_release(
                 nats.clone(),
@@ -151,7 +156,12 @@ impl Binding {
 
     /// Reports the outcome of a delivery the session accepted earlier (`delivery.report`),
     /// retrying while the runner cannot be reached.
-    pub async fn report(&self, delivery_id: &str, status: ReceiptStatus, reason: Option<String>) -> Result<(), WireError> {
+    pub async fn report(
+        &self,
+        delivery_id: &str,
+        status: ReceiptStatus,
+        reason: Option<String>,
+    ) -> Result<(), WireError> {
         report(&self.nats, delivery_id, status, reason).await
     }
 }
@@ -173,8 +183,13 @@ pub async fn report(
     };
     let mut wait = Duration::from_millis(100);
     loop {
-        match relay_bus::client::request::<_, Value>(nats, relay_contracts::subjects::delivery::REPORT, &req, CALL_TIMEOUT)
-            .await
+        match relay_bus::client::request::<_, Value>(
+            nats,
+            relay_contracts::subjects::delivery::REPORT,
+            &req,
+            CALL_TIMEOUT,
+        )
+        .await
         {
             Ok(_) => return Ok(()),
             Err(e) if e.error.retryable => {
@@ -188,7 +203,10 @@ pub async fn report(
 }
 
 fn unavailable(e: impl std::fmt::Display) -> WireError {
-    WireError::new(ErrorCode::Unavailable, format!("cannot serve the agent's subjects: {e}"))
+    WireError::new(
+        ErrorCode::Unavailable,
+        format!("cannot serve the agent's subjects: {e}"),
+    )
 }
 
 async fn reply<T: serde::Serialize>(nats: &async_nats::Client, msg: &async_nats::Message, body: &T) {
@@ -260,7 +278,12 @@ async fn serve_inputs<S: AgentSession>(nats: async_nats::Client, mut sub: async_
         let req: InputRequest = match serde_json::from_slice(&msg.payload) {
             Ok(r) => r,
             Err(e) => {
-                reply_error(&nats, &msg, WireError::new(ErrorCode::InvalidRequest, format!("input: {e}"))).await;
+                reply_error(
+                    &nats,
+                    &msg,
+                    WireError::new(ErrorCode::InvalidRequest, format!("input: {e}")),
+                )
+                .await;
                 continue;
             }
         };
@@ -290,7 +313,9 @@ async fn serve_release<S: AgentSession>(
     events.status(AgentStatus::Released);
     if registry_release {
         let body = json!({ "sessionId": events.session_id(), "agentId": events.agent_id() });
-        if let Err(e) = relay_bus::client::request::<_, Value>(&nats, "session.agent.release", &body, CALL_TIMEOUT).await {
+        if let Err(e) =
+            relay_bus::client::request::<_, Value>(&nats, "session.agent.release", &body, CALL_TIMEOUT).await
+        {
             tracing::warn!(error = %e, "registry did not record the release");
         }
     }

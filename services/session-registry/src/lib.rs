@@ -91,7 +91,12 @@ impl Registry {
     pub fn new(db: PgPool, nats: async_nats::Client, settings: RegistrySettings) -> Self {
         let forward_wake = Arc::new(tokio::sync::Notify::new());
         if settings.forward_events {
-            tokio::spawn(relay_bus::outbox::run(OUTBOX, db.clone(), nats.clone(), forward_wake.clone()));
+            tokio::spawn(relay_bus::outbox::run(
+                OUTBOX,
+                db.clone(),
+                nats.clone(),
+                forward_wake.clone(),
+            ));
         }
         Registry {
             db,

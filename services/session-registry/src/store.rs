@@ -101,14 +101,16 @@ impl Change {
                 reason: None,
                 retryable: None,
             };
-            sqlx::query("INSERT INTO delivery_events (event_id, session_id, type, ts, payload) VALUES ($1, $2, $3, $4, $5)")
-                .bind(new_id())
-                .bind(&m.session_id)
-                .bind(&event.event_type)
-                .bind(m.timestamp)
-                .bind(serde_json::to_value(&event).map_err(|e| RegistryError::Invalid(e.to_string()))?)
-                .execute(&mut *self.tx)
-                .await?;
+            sqlx::query(
+                "INSERT INTO delivery_events (event_id, session_id, type, ts, payload) VALUES ($1, $2, $3, $4, $5)",
+            )
+            .bind(new_id())
+            .bind(&m.session_id)
+            .bind(&event.event_type)
+            .bind(m.timestamp)
+            .bind(serde_json::to_value(&event).map_err(|e| RegistryError::Invalid(e.to_string()))?)
+            .execute(&mut *self.tx)
+            .await?;
             self.deliveries.push(event);
             ids.push(id);
         }
