@@ -160,6 +160,9 @@ async fn immediate_messages_reach_the_agent_process_in_order_and_are_delivered()
         h.wait_surfaced(5).await,
         ["hello 0", "hello 1", "hello 2", "hello 3", "hello 4"]
     );
+    // Events reach the log shortly after the receipts: wait for five, then check none more came.
+    wait_for(|| async { (h.events("imm", &["message.received"]).await.len() >= 5).then_some(()) }).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
     let received = h.events("imm", &["message.received"]).await;
     assert_eq!(received.len(), 5, "one message.received per delivery");
 }

@@ -157,7 +157,7 @@ async fn main() {
     let missing = committed.len() - lat.len();
 
     // Baseline: the bare claim/ack loop on the same table and rows, 10 workers, batches of 50.
-    sqlx::query("UPDATE deliveries SET status = 'pending'")
+    sqlx::query("UPDATE deliveries SET status = 'pending', lease_until = NULL")
         .execute(&pool)
         .await
         .unwrap();
@@ -175,7 +175,7 @@ async fn main() {
             loop {
                 let claimed: Vec<String> = sqlx::query_scalar(
                     "UPDATE deliveries SET lease_until = 1 WHERE delivery_id IN (
-                         SELECT delivery_id FROM deliveries WHERE status = 'pending'
+                         SELECT delivery_id FROM deliveries WHERE status = 'pending' AND lease_until IS NULL
                          ORDER BY seq LIMIT 50 FOR UPDATE SKIP LOCKED) RETURNING delivery_id",
                 )
                 .fetch_all(&pool)

@@ -22,7 +22,7 @@
 
 use crate::Runner;
 use crate::settle::{DeliveryKey, Outcome};
-use relay_contracts::capabilities::{AgentSessionCapabilities, AttachmentKind, DeliveryMode};
+use relay_contracts::capabilities::{AgentSessionCapabilities, AttachmentKind};
 use relay_contracts::delivery::*;
 use relay_contracts::session::{Agent, AgentRecordStatus, Message};
 use sqlx::types::Json;
@@ -30,13 +30,27 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{Notify, Semaphore};
 
-/// SQL: may waiting delivery `d` of agent `a` (a LEFT JOINed `delivery_agents` row) go now,
-/// apart from its time? `$safe` is the array of safe states.
-const MAY_GO: &str = "(d.mode = 'immediate' OR d.released
-    OR (d.mode = 'on-idle' AND a.status = ANY($safe))
-    OR (d.mode IN ('next-message', 'next-tool-call') AND EXISTS (
-        SELECT 1 FROM registry_agents r WHERE r.agent_id = d.agent_id
-          AND r.doc #>> '{capabilities,delivery,queue}' = 'true')))";
+/// SQL: may waiting delivery `{d}` go now, apart from its time? `a` is the agent's
+/// `delivery_agents` row (LEFT JOINed), `$3` the array of safe states.
+fn may_go(d: &str) -> String {
+    let own = |x: &str| {
+        format!(
+            "({x}.mode = 'immediate' OR {x}.released
+             OR ({x}.mode = 'on-idle' AND a.status = ANY($3))
+             OR ({x}.mode IN ('next-message', 'next-tool-call') AND EXISTS (
+                 SELECT 1 FROM registry_agents r WHERE r.agent_id = {x}.agent_id
+                   AND r.doc #>> '{{capabilities,delivery,queue}}' = 'true')))"
+        )
+    };
+    // next-message deliveries ride just ahead of the agent's next message of another mode.
+    format!(
+        "({} OR ({d}.mode = 'next-message' AND EXISTS (
+             SELECT 1 FROM deliveries l WHERE l.agent_id = {d}.agent_id AND l.seq > {d}.seq
+               AND l.status IN ('pending', 'deferred') AND l.mode <> 'next-message' AND {})))",
+        own(d),
+        own("l")
+    )
+}
 
 pub async fn run(runner: Runner) {
     let wake = Arc::new(Notify::new());
@@ -103,16 +117,23 @@ async fn listen_until_lost(db: &sqlx::PgPool, wake: &Notify) -> sqlx::Error {
 async fn claim(runner: &Runner, owner: &str, n: i64) -> Result<Vec<String>, sqlx::Error> {
     let now = relay_bus::now_ms();
     let safe: Vec<&str> = runner.settings.safe_states.iter().map(|s| s.as_str()).collect();
+    // Agents with waiting deliveries, one index probe each (a loose index scan), then each
+    // one's first delivery that may go: the agent is ready when that one is due.
     let ready: Vec<String> = sqlx::query_scalar(sqlx::AssertSqlSafe(format!(
-        "SELECT DISTINCT d.agent_id FROM deliveries d LEFT JOIN delivery_agents a ON a.agent_id = d.agent_id
-         WHERE d.status IN ('pending', 'deferred') AND d.available_at <= $1
+        "WITH RECURSIVE waiting (agent_id) AS (
+             (SELECT agent_id FROM deliveries WHERE status IN ('pending', 'deferred') ORDER BY agent_id LIMIT 1)
+             UNION ALL
+             SELECT (SELECT agent_id FROM deliveries WHERE status IN ('pending', 'deferred') AND agent_id > w.agent_id
+                     ORDER BY agent_id LIMIT 1)
+             FROM waiting w WHERE w.agent_id IS NOT NULL)
+         SELECT w.agent_id FROM waiting w LEFT JOIN delivery_agents a ON a.agent_id = w.agent_id
+         CROSS JOIN LATERAL (SELECT d.available_at FROM deliveries d
+                             WHERE d.agent_id = w.agent_id AND d.status IN ('pending', 'deferred') AND {}
+                             ORDER BY d.seq LIMIT 1) first
+         WHERE w.agent_id IS NOT NULL AND first.available_at <= $1
            AND (a.agent_id IS NULL OR (NOT a.paused AND (a.lease_until IS NULL OR a.lease_until < $1)))
-           AND {}
-           AND NOT EXISTS (SELECT 1 FROM deliveries e WHERE e.agent_id = d.agent_id AND e.seq < d.seq
-                             AND e.status IN ('pending', 'deferred') AND e.available_at > $1 AND {})
          LIMIT $2",
-        MAY_GO.replace("$safe", "$3"),
-        MAY_GO.replace("$safe", "$3").replace("d.", "e.")
+        may_go("d")
     )))
     .bind(now)
     .bind(n)
@@ -149,12 +170,10 @@ async fn claim(runner: &Runner, owner: &str, n: i64) -> Result<Vec<String>, sqlx
 
 struct Waiting {
     key: DeliveryKey,
-    may_go: bool,
-    available_at: i64,
     message: Message,
 }
 
-type WaitingRow = (String, String, String, String, i32, bool, i64, Json<Message>);
+type WaitingRow = (String, String, String, String, i32, i64, Json<Message>);
 
 /// Walks one leased agent's deliveries until none is ready, then gives the lease back.
 async fn walk(runner: &Runner, owner: &str, agent_id: &str) {
@@ -200,22 +219,24 @@ async fn walk_once(runner: &Runner, owner: &str, agent_id: &str) -> Result<bool,
     }
     let safe: Vec<&str> = s.safe_states.iter().map(|s| s.as_str()).collect();
     let rows: Vec<WaitingRow> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
-        "SELECT d.delivery_id, d.message_id, d.session_id, d.mode, d.attempts, {} AS may_go, d.available_at, m.doc
+        "SELECT d.delivery_id, d.message_id, d.session_id, d.mode, d.attempts, d.available_at, m.doc
          FROM deliveries d JOIN registry_messages m ON m.message_id = d.message_id
               LEFT JOIN delivery_agents a ON a.agent_id = d.agent_id
-         WHERE d.agent_id = $1 AND d.status IN ('pending', 'deferred')
+         WHERE d.agent_id = $1 AND d.status IN ('pending', 'deferred') AND {}
          ORDER BY d.seq LIMIT $2",
-        MAY_GO.replace("$safe", "$3")
+        may_go("d")
     )))
     .bind(agent_id)
     .bind(s.batch)
     .bind(&safe)
     .fetch_all(&runner.db)
     .await?;
-    let mut waiting: Vec<Waiting> = rows
+    // Those that may go, in order; the first one not due yet holds back the rest.
+    let go: Vec<Waiting> = rows
         .into_iter()
+        .take_while(|r| r.5 <= now)
         .map(
-            |(delivery_id, message_id, session_id, mode, attempts, may_go, available_at, Json(message))| Waiting {
+            |(delivery_id, message_id, session_id, mode, attempts, _, Json(message))| Waiting {
                 key: DeliveryKey {
                     delivery_id,
                     message_id,
@@ -224,27 +245,9 @@ async fn walk_once(runner: &Runner, owner: &str, agent_id: &str) -> Result<bool,
                     mode: crate::parse_enum(mode),
                     attempts: attempts as i64 + 1,
                 },
-                may_go,
-                available_at,
                 message,
             },
         )
-        .collect();
-    // next-message deliveries ride just ahead of the agent's next message of another mode.
-    if let Some(last) = waiting
-        .iter()
-        .rposition(|w| w.may_go && w.key.mode != DeliveryMode::NextMessage)
-    {
-        for w in &mut waiting[..last] {
-            if w.key.mode == DeliveryMode::NextMessage {
-                w.may_go = true;
-            }
-        }
-    }
-    let go: Vec<&Waiting> = waiting
-        .iter()
-        .filter(|w| w.may_go)
-        .take_while(|w| w.available_at <= now)
         .collect();
     if go.is_empty() {
         return Ok(false);
@@ -252,7 +255,7 @@ async fn walk_once(runner: &Runner, owner: &str, agent_id: &str) -> Result<bool,
     let agent = load_agent(runner, agent_id).await?;
     let mut pending_settle = None;
     let mut outcomes = Vec::new();
-    for w in go {
+    for w in &go {
         let outcome = match refusal(agent.as_ref(), &w.key, &w.message) {
             Some(reason) => Outcome::refused(&w.key, reason),
             None => Outcome::from_receipt(&w.key, deliver(runner, owner, &w.key, &w.message).await, s),
