@@ -107,33 +107,46 @@ async fn listen_until_lost(db: &sqlx::PgPool, wake: &Notify) -> sqlx::Error {
     }
     loop {
         match listener.recv().await {
-            Ok(_) => wake.notify_one(),
+            Ok(_) => {
+                tracing::debug!("woken");
+                wake.notify_one()
+            }
             Err(e) => return e,
         }
     }
+}
+
+/// SQL: is the first delivery of agent `{agent}` that may go due now? (`$1` = now, `$3` = the
+/// safe states, `a` = the agent's `delivery_agents` row.)
+fn ready(agent: &str) -> String {
+    format!(
+        "EXISTS (SELECT 1 FROM (SELECT d.available_at FROM deliveries d
+                                WHERE d.agent_id = {agent} AND d.status IN ('pending', 'deferred') AND {}
+                                ORDER BY d.seq LIMIT 1) first
+                 WHERE first.available_at <= $1)",
+        may_go("d")
+    )
 }
 
 /// Leases up to `n` agents that have a delivery ready now.
 async fn claim(runner: &Runner, owner: &str, n: i64) -> Result<Vec<String>, sqlx::Error> {
     let now = relay_bus::now_ms();
     let safe: Vec<&str> = runner.settings.safe_states.iter().map(|s| s.as_str()).collect();
-    // Agents with waiting deliveries, one index probe each (a loose index scan), then each
-    // one's first delivery that may go: the agent is ready when that one is due.
-    let ready: Vec<String> = sqlx::query_scalar(sqlx::AssertSqlSafe(format!(
+    // Agents with waiting deliveries, one index probe each (a loose index scan), kept when
+    // free to lease and ready.
+    let ready: Vec<(String, bool)> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
         "WITH RECURSIVE waiting (agent_id) AS (
              (SELECT agent_id FROM deliveries WHERE status IN ('pending', 'deferred') ORDER BY agent_id LIMIT 1)
              UNION ALL
              SELECT (SELECT agent_id FROM deliveries WHERE status IN ('pending', 'deferred') AND agent_id > w.agent_id
                      ORDER BY agent_id LIMIT 1)
              FROM waiting w WHERE w.agent_id IS NOT NULL)
-         SELECT w.agent_id FROM waiting w LEFT JOIN delivery_agents a ON a.agent_id = w.agent_id
-         CROSS JOIN LATERAL (SELECT d.available_at FROM deliveries d
-                             WHERE d.agent_id = w.agent_id AND d.status IN ('pending', 'deferred') AND {}
-                             ORDER BY d.seq LIMIT 1) first
-         WHERE w.agent_id IS NOT NULL AND first.available_at <= $1
+         SELECT w.agent_id, a.agent_id IS NULL FROM waiting w LEFT JOIN delivery_agents a ON a.agent_id = w.agent_id
+         WHERE w.agent_id IS NOT NULL
            AND (a.agent_id IS NULL OR (NOT a.paused AND (a.lease_until IS NULL OR a.lease_until < $1)))
+           AND {}
          LIMIT $2",
-        may_go("d")
+        ready("w.agent_id")
     )))
     .bind(now)
     .bind(n)
@@ -141,31 +154,32 @@ async fn claim(runner: &Runner, owner: &str, n: i64) -> Result<Vec<String>, sqlx
     .fetch_all(&runner.db)
     .await?;
     if ready.is_empty() {
-        return Ok(ready);
+        return Ok(Vec::new());
     }
-    let mut tx = runner.db.begin().await?;
-    sqlx::query(
-        "INSERT INTO delivery_agents (agent_id, updated_at) SELECT unnest($1::text[]), $2 ON CONFLICT DO NOTHING",
-    )
-    .bind(&ready)
-    .bind(now)
-    .execute(&mut *tx)
-    .await?;
-    let claimed = sqlx::query_scalar(
+    let new: Vec<&String> = ready.iter().filter(|(_, new)| *new).map(|(id, _)| id).collect();
+    if !new.is_empty() {
+        sqlx::query(
+            "INSERT INTO delivery_agents (agent_id, updated_at) SELECT unnest($1::text[]), $2 ON CONFLICT DO NOTHING",
+        )
+        .bind(&new)
+        .bind(now)
+        .execute(&runner.db)
+        .await?;
+    }
+    let ids: Vec<&String> = ready.iter().map(|(id, _)| id).collect();
+    sqlx::query_scalar(
         "UPDATE delivery_agents SET lease_until = $2 + $3, owner = $4, updated_at = $2
          WHERE agent_id IN (SELECT agent_id FROM delivery_agents
                             WHERE agent_id = ANY($1) AND NOT paused AND (lease_until IS NULL OR lease_until < $2)
                             FOR UPDATE SKIP LOCKED)
          RETURNING agent_id",
     )
-    .bind(&ready)
+    .bind(&ids)
     .bind(now)
     .bind(runner.settings.lease_ms)
     .bind(owner)
-    .fetch_all(&mut *tx)
-    .await?;
-    tx.commit().await?;
-    Ok(claimed)
+    .fetch_all(&runner.db)
+    .await
 }
 
 struct Waiting {
@@ -173,70 +187,100 @@ struct Waiting {
     message: Message,
 }
 
-type WaitingRow = (String, String, String, String, i32, i64, Json<Message>);
+type WaitingRow = (
+    String,
+    String,
+    String,
+    String,
+    i32,
+    i64,
+    Json<Message>,
+    Option<Json<Agent>>,
+);
 
 /// Walks one leased agent's deliveries until none is ready, then gives the lease back.
 async fn walk(runner: &Runner, owner: &str, agent_id: &str) {
     tracing::debug!(agent_id, "walking the agent's deliveries");
+    // The claim has just set the lease: the first round need not renew it.
+    let mut renew = false;
     loop {
-        match walk_once(runner, owner, agent_id).await {
-            Ok(true) => continue,
-            Ok(false) => break,
+        if let Err(e) = walk_once(runner, owner, agent_id, renew).await {
+            // The lease stays: it expires and the agent's work is retried, by us or another runner.
+            tracing::warn!(agent_id, error = %e, "delivery walk interrupted");
+            return;
+        }
+        renew = true;
+        match release_if_done(runner, owner, agent_id).await {
+            Ok(true) => return,
+            Ok(false) => continue,
             Err(e) => {
-                // The lease stays: it expires and the agent's work is retried, by us or another runner.
-                tracing::warn!(agent_id, error = %e, "delivery walk interrupted");
+                tracing::warn!(agent_id, error = %e, "cannot give the agent's lease back; it will expire");
                 return;
             }
         }
     }
-    let released =
-        sqlx::query("UPDATE delivery_agents SET lease_until = NULL, owner = NULL WHERE agent_id = $1 AND owner = $2")
-            .bind(agent_id)
-            .bind(owner)
-            .execute(&runner.db)
-            .await;
-    if let Err(e) = released {
-        tracing::warn!(agent_id, error = %e, "cannot give the agent's lease back; it will expire");
-    }
 }
 
-/// One batch: returns whether anything was delivered (and the agent should be walked again).
-async fn walk_once(runner: &Runner, owner: &str, agent_id: &str) -> Result<bool, crate::DeliveryError> {
-    let s = &runner.settings;
-    let now = relay_bus::now_ms();
-    // Renewing the lease also tells us whether it is still ours and whether we were paused.
-    let still_ours: Option<bool> = sqlx::query_scalar(
-        "UPDATE delivery_agents SET lease_until = $3 + $4 WHERE agent_id = $1 AND owner = $2 RETURNING paused",
-    )
+/// Gives the lease back unless more is ready; true when the walk is over (released, paused
+/// meanwhile, or the lease is no longer ours). One statement, so work that arrives meanwhile
+/// is either seen here or finds the agent free to claim.
+async fn release_if_done(runner: &Runner, owner: &str, agent_id: &str) -> Result<bool, sqlx::Error> {
+    let safe: Vec<&str> = runner.settings.safe_states.iter().map(|s| s.as_str()).collect();
+    let (mine, released): (i64, i64) = sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        "WITH mine AS (SELECT agent_id FROM delivery_agents WHERE agent_id = $2 AND owner = $4),
+              released AS (UPDATE delivery_agents a SET lease_until = NULL, owner = NULL FROM mine
+                           WHERE a.agent_id = mine.agent_id AND (a.paused OR NOT {})
+                           RETURNING 1)
+         SELECT (SELECT count(*) FROM mine), (SELECT count(*) FROM released)",
+        ready("a.agent_id")
+    )))
+    .bind(relay_bus::now_ms())
     .bind(agent_id)
+    .bind(&safe)
     .bind(owner)
-    .bind(now)
-    .bind(s.lease_ms)
-    .fetch_optional(&runner.db)
+    .fetch_one(&runner.db)
     .await?;
-    if still_ours != Some(false) {
-        return Ok(false);
-    }
+    Ok(mine == 0 || released > 0)
+}
+
+/// One batch: the agent's deliveries that may go, in order, up to the first not due yet.
+async fn walk_once(runner: &Runner, owner: &str, agent_id: &str, renew: bool) -> Result<(), crate::DeliveryError> {
+    let s = &runner.settings;
     let safe: Vec<&str> = s.safe_states.iter().map(|s| s.as_str()).collect();
-    let rows: Vec<WaitingRow> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
-        "SELECT d.delivery_id, d.message_id, d.session_id, d.mode, d.attempts, d.available_at, m.doc
+    // Renewing the lease in the same statement: no rows when it is no longer ours or paused.
+    let lease = if renew {
+        "WITH lease AS (UPDATE delivery_agents SET lease_until = $5 + $6
+                        WHERE agent_id = $1 AND owner = $4 AND NOT paused RETURNING 1)"
+    } else {
+        ""
+    };
+    let query = format!(
+        "{lease}
+         SELECT d.delivery_id, d.message_id, d.session_id, d.mode, d.attempts, d.available_at, m.doc, r.doc
          FROM deliveries d JOIN registry_messages m ON m.message_id = d.message_id
               LEFT JOIN delivery_agents a ON a.agent_id = d.agent_id
-         WHERE d.agent_id = $1 AND d.status IN ('pending', 'deferred') AND {}
+              LEFT JOIN registry_agents r ON r.agent_id = d.agent_id
+         WHERE d.agent_id = $1 AND d.status IN ('pending', 'deferred') AND {} {}
          ORDER BY d.seq LIMIT $2",
-        may_go("d")
-    )))
-    .bind(agent_id)
-    .bind(s.batch)
-    .bind(&safe)
-    .fetch_all(&runner.db)
-    .await?;
-    // Those that may go, in order; the first one not due yet holds back the rest.
+        may_go("d"),
+        if renew { "AND EXISTS (SELECT 1 FROM lease)" } else { "" }
+    );
+    let mut q = sqlx::query_as::<_, WaitingRow>(sqlx::AssertSqlSafe(query))
+        .bind(agent_id)
+        .bind(s.batch)
+        .bind(&safe);
+    let now = relay_bus::now_ms();
+    if renew {
+        q = q.bind(owner).bind(now).bind(s.lease_ms);
+    }
+    let rows = q.fetch_all(&runner.db).await?;
+    let agent = rows.first().and_then(|r| r.7.as_ref()).map(|Json(a)| a.clone());
+    // The first one not due yet holds back the rest.
     let go: Vec<Waiting> = rows
         .into_iter()
         .take_while(|r| r.5 <= now)
         .map(
-            |(delivery_id, message_id, session_id, mode, attempts, _, Json(message))| Waiting {
+            |(delivery_id, message_id, session_id, mode, attempts, _, Json(message), _)| Waiting {
                 key: DeliveryKey {
                     delivery_id,
                     message_id,
@@ -249,13 +293,10 @@ async fn walk_once(runner: &Runner, owner: &str, agent_id: &str) -> Result<bool,
             },
         )
         .collect();
-    if go.is_empty() {
-        return Ok(false);
-    }
-    let agent = load_agent(runner, agent_id).await?;
     let mut pending_settle = None;
     let mut outcomes = Vec::new();
     for w in &go {
+        tracing::debug!(delivery_id = %w.key.delivery_id, "delivering");
         let outcome = match refusal(agent.as_ref(), &w.key, &w.message) {
             Some(reason) => Outcome::refused(&w.key, reason),
             None => Outcome::from_receipt(&w.key, deliver(runner, owner, &w.key, &w.message).await, s),
@@ -280,16 +321,7 @@ async fn walk_once(runner: &Runner, owner: &str, agent_id: &str) -> Result<bool,
     if !outcomes.is_empty() {
         runner.settler.settle(outcomes).await?;
     }
-    Ok(true)
-}
-
-/// The agent as the registry knows it (None when it was never attached).
-async fn load_agent(runner: &Runner, agent_id: &str) -> Result<Option<Agent>, sqlx::Error> {
-    let doc: Option<Json<Agent>> = sqlx::query_scalar("SELECT doc FROM registry_agents WHERE agent_id = $1")
-        .bind(agent_id)
-        .fetch_optional(&runner.db)
-        .await?;
-    Ok(doc.map(|Json(a)| a))
+    Ok(())
 }
 
 /// Why the agent cannot take this message at all (seed 001 step 2), checked again at delivery

@@ -197,6 +197,7 @@ async fn group_commit(
         }
         let outcomes: Vec<&Outcome> = group.iter().flat_map(|(o, _)| o).collect();
         let result = commit(&db, &outcomes).await;
+        tracing::debug!(outcomes = outcomes.len(), ok = result.is_ok(), "receipts committed");
         match &result {
             Ok(events) => {
                 if !events.is_empty() {
@@ -217,14 +218,12 @@ async fn group_commit(
     }
 }
 
-/// One transaction for the group; returns the events of the deliveries it changed. A delivery
+/// Stores the group atomically; returns the events of the deliveries it changed. A delivery
 /// cancelled or settled meanwhile is left alone.
 async fn commit(db: &sqlx::PgPool, outcomes: &[&Outcome]) -> Result<Vec<DeliveryEvent>, sqlx::Error> {
-    let now = relay_bus::now_ms();
-    let mut tx = db.begin().await?;
-    let mut events = Vec::new();
-    // A delivery may appear twice (accepted by the worker, then reported delivered): split into
-    // rounds so each UPDATE sees every id once, in order.
+    // A delivery may appear twice (accepted by the walker, then reported delivered): split into
+    // rounds so each statement sees every id once, in order.
+    let mut rounds = Vec::new();
     let mut rest = outcomes;
     while !rest.is_empty() {
         let mut seen = HashSet::new();
@@ -233,73 +232,75 @@ async fn commit(db: &sqlx::PgPool, outcomes: &[&Outcome]) -> Result<Vec<Delivery
             .position(|o| !seen.insert(o.key.delivery_id.as_str()))
             .unwrap_or(rest.len());
         let (round, tail) = rest.split_at(cut);
+        rounds.push(round);
         rest = tail;
-        let col = |f: fn(&Outcome) -> Option<String>| round.iter().map(|o| f(o)).collect::<Vec<_>>();
-        let ids = col(|o| Some(o.key.delivery_id.clone()));
-        let statuses = col(|o| Some(o.status.as_str().to_string()));
-        let reasons = col(|o| o.reason.clone());
-        let metadata = col(|o| o.metadata.as_ref().map(|m| m.to_string()));
-        let at: Vec<i64> = round.iter().map(|o| o.available_at).collect();
-        let retryable: Vec<Option<bool>> = round.iter().map(|o| o.retryable).collect();
-        let attempts: Vec<i32> = round.iter().map(|o| o.key.attempts as i32).collect();
-        let changed: Vec<String> = sqlx::query_scalar(
-            "UPDATE deliveries d SET status = u.status, available_at = u.available_at, reason = u.reason,
-                 retryable = u.retryable, metadata = u.metadata::jsonb, attempts = greatest(d.attempts, u.attempts),
-                 updated_at = $8
-             FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::bool[], $6::text[], $7::int[])
-                  AS u(id, status, available_at, reason, retryable, metadata, attempts)
-             WHERE d.delivery_id = u.id AND d.status IN ('pending', 'deferred', 'accepted')
-             RETURNING d.delivery_id",
-        )
-        .bind(&ids)
-        .bind(&statuses)
-        .bind(&at)
-        .bind(&reasons)
-        .bind(&retryable)
-        .bind(&metadata)
-        .bind(&attempts)
-        .bind(now)
-        .fetch_all(&mut *tx)
-        .await?;
-        let changed: HashSet<String> = changed.into_iter().collect();
-        events.extend(
-            round
-                .iter()
-                .filter(|o| changed.contains(&o.key.delivery_id))
-                .map(|o| o.to_event()),
-        );
     }
-    insert_events(&mut tx, &events, now).await?;
+    // The common case is one round: one statement, no explicit transaction.
+    if let [round] = rounds[..] {
+        return apply(db, round).await;
+    }
+    let mut tx = db.begin().await?;
+    let mut events = Vec::new();
+    for round in rounds {
+        events.extend(apply(&mut *tx, round).await?);
+    }
     tx.commit().await?;
     Ok(events)
 }
 
-/// Writes events to the outbox (forwarded to the event log by relay_bus::outbox).
-pub async fn insert_events(
-    conn: &mut sqlx::PgConnection,
-    events: &[DeliveryEvent],
-    ts: i64,
-) -> Result<(), sqlx::Error> {
-    if events.is_empty() {
-        return Ok(());
-    }
-    let ids: Vec<String> = events.iter().map(|_| uuid::Uuid::now_v7().to_string()).collect();
-    let sessions: Vec<&str> = events.iter().map(|e| e.session_id.as_str()).collect();
+/// One statement: the state changes and, for each delivery actually changed, its event in the
+/// outbox.
+async fn apply<'e, E: sqlx::PgExecutor<'e>>(db: E, round: &[&Outcome]) -> Result<Vec<DeliveryEvent>, sqlx::Error> {
+    let now = relay_bus::now_ms();
+    let events: Vec<DeliveryEvent> = round.iter().map(|o| o.to_event()).collect();
+    let col = |f: fn(&Outcome) -> Option<String>| round.iter().map(|o| f(o)).collect::<Vec<_>>();
+    let ids = col(|o| Some(o.key.delivery_id.clone()));
+    let statuses = col(|o| Some(o.status.as_str().to_string()));
+    let reasons = col(|o| o.reason.clone());
+    let metadata = col(|o| o.metadata.as_ref().map(|m| m.to_string()));
+    let sessions = col(|o| Some(o.key.session_id.clone()));
+    let at: Vec<i64> = round.iter().map(|o| o.available_at).collect();
+    let retryable: Vec<Option<bool>> = round.iter().map(|o| o.retryable).collect();
+    let attempts: Vec<i32> = round.iter().map(|o| o.key.attempts as i32).collect();
+    let event_ids: Vec<String> = round.iter().map(|_| uuid::Uuid::now_v7().to_string()).collect();
     let types: Vec<&str> = events.iter().map(|e| e.event_type.as_str()).collect();
     let payloads: Vec<String> = events
         .iter()
         .map(|e| serde_json::to_string(e).expect("delivery event encodes"))
         .collect();
-    sqlx::query(
-        "INSERT INTO delivery_events (event_id, session_id, type, ts, payload)
-         SELECT id, s, t, $4, p::jsonb FROM unnest($1::text[], $2::text[], $3::text[], $5::text[]) AS u(id, s, t, p)",
+    let changed: Vec<String> = sqlx::query_scalar(
+        "WITH u AS (
+             SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::bool[], $6::text[],
+                                  $7::int[], $9::text[], $10::text[], $11::text[], $12::text[])
+                 AS u(id, status, available_at, reason, retryable, metadata, attempts, event_id, session_id, type, payload)),
+         changed AS (
+             UPDATE deliveries d SET status = u.status, available_at = u.available_at, reason = u.reason,
+                 retryable = u.retryable, metadata = u.metadata::jsonb, attempts = greatest(d.attempts, u.attempts),
+                 updated_at = $8
+             FROM u WHERE d.delivery_id = u.id AND d.status IN ('pending', 'deferred', 'accepted')
+             RETURNING d.delivery_id),
+         logged AS (
+             INSERT INTO delivery_events (event_id, session_id, type, ts, payload)
+             SELECT u.event_id, u.session_id, u.type, $8, u.payload::jsonb FROM u JOIN changed c ON c.delivery_id = u.id)
+         SELECT delivery_id FROM changed",
     )
     .bind(&ids)
+    .bind(&statuses)
+    .bind(&at)
+    .bind(&reasons)
+    .bind(&retryable)
+    .bind(&metadata)
+    .bind(&attempts)
+    .bind(now)
+    .bind(&event_ids)
     .bind(&sessions)
     .bind(&types)
-    .bind(ts)
     .bind(&payloads)
-    .execute(conn)
+    .fetch_all(db)
     .await?;
-    Ok(())
+    let changed: HashSet<String> = changed.into_iter().collect();
+    Ok(events
+        .into_iter()
+        .filter(|e| changed.contains(&e.delivery_id))
+        .collect())
 }
