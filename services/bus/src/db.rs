@@ -4,7 +4,7 @@
 //! migrator at start. sqlx takes an advisory lock, so replicas starting together are safe.
 
 use crate::settings::DatabaseSettings;
-use sqlx::postgres::{PgPool, PgPoolOptions};
+use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
 use std::time::Duration;
 
 pub static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../../migrations");
@@ -19,12 +19,17 @@ pub enum DbError {
 
 /// Opens the pool, waiting for Postgres to come up, and migrates when configured to.
 pub async fn connect(settings: &DatabaseSettings) -> Result<PgPool, DbError> {
+    let invalid = |source| DbError::Connect {
+        url: redact(&settings.url),
+        source,
+    };
+    let options = connect_options(&settings.url).map_err(invalid)?;
     let mut attempt = 1u32;
     let pool = loop {
         let opened = PgPoolOptions::new()
             .max_connections(settings.max_connections)
             .acquire_timeout(Duration::from_secs(5))
-            .connect(&settings.url)
+            .connect_with(options.clone())
             .await;
         match opened {
             Ok(pool) => break pool,
@@ -46,6 +51,15 @@ pub async fn connect(settings: &DatabaseSettings) -> Result<PgPool, DbError> {
         tracing::info!(migrations = MIGRATOR.iter().count(), "database schema is current");
     }
     Ok(pool)
+}
+
+/// Connection options for `url` with the session settings every service runs with.
+pub fn connect_options(url: &str) -> Result<PgConnectOptions, sqlx::Error> {
+    let options: PgConnectOptions = url.parse()?;
+    // Planner costs for SSD storage (what managed Postgres runs on). With the default 4.0 the
+    // planner walks the whole `seq` index past every delivered row instead of the small
+    // partial index of waiting deliveries (40× slower at 20,000 rows, worse as the table grows).
+    Ok(options.options([("random_page_cost", "1.1")]))
 }
 
 /// Hides a password in a connection URL before it reaches a log line.

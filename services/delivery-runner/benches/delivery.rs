@@ -166,6 +166,21 @@ async fn main() {
         "{n} messages committed in {:.1} s",
         started_sending.elapsed().as_secs_f64()
     );
+    // Let the event log catch up with the sends first (the outboxes drained), so the clock
+    // measures deliveries, not the backlog of the sends' own events.
+    let drained = Instant::now();
+    while sqlx::query_scalar::<_, i64>(
+        "SELECT (SELECT count(*) FROM registry_events WHERE NOT forwarded) + (SELECT count(*) FROM delivery_events WHERE NOT forwarded)",
+    )
+    .fetch_one(&pool)
+    .await
+    .unwrap()
+        > 0
+        && drained.elapsed() < Duration::from_secs(180)
+    {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    eprintln!("event log caught up in {:.1} s", drained.elapsed().as_secs_f64());
     let start = Instant::now();
     for b in &agents {
         relay_testkit::expect_ok(&client, "agent.resume", json!({"agentId": b.agent_id})).await;

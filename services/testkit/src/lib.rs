@@ -164,8 +164,10 @@ impl Database {
         }
     }
 
+    /// A pool with the same session settings as the services'.
     pub async fn pool(&self) -> sqlx::PgPool {
-        sqlx::PgPool::connect(&self.url)
+        let options = relay_bus::db::connect_options(&self.url).expect("test database url");
+        sqlx::PgPool::connect_with(options)
             .await
             .expect("connect to test database")
     }
