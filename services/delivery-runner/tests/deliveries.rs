@@ -305,27 +305,65 @@ async fn manual_deliveries_are_held_until_flushed() {
     assert_eq!(seen.recv().await.unwrap().1["context"]["mode"], "manual");
 }
 
+/// A harness-SDK agent session that records how often each delivery id reached it.
+struct Recording {
+    surfaced: std::sync::Arc<std::sync::Mutex<std::collections::HashMap<String, usize>>>,
+}
+
+impl relay_harness::AgentSession for Recording {
+    async fn receive_message(
+        &self,
+        _message: relay_contracts::session::Message,
+        ctx: relay_contracts::delivery::MessageContext,
+    ) -> relay_contracts::delivery::Receipt {
+        // An agent taking a moment, so the kill lands mid-walk.
+        tokio::time::sleep(std::time::Duration::from_millis(3)).await;
+        *self.surfaced.lock().unwrap().entry(ctx.id.clone()).or_default() += 1;
+        relay_harness::receipt(relay_contracts::delivery::ReceiptStatus::Delivered, &ctx.id)
+    }
+
+    async fn release(&self, _reason: Option<String>) {}
+}
+
 /// Two runners share 1,000 deliveries to four agents; one is killed with SIGKILL part way.
-/// Its claims expire (lease 1 s here) and are retried by the survivor or its replacement:
-/// every delivery ends delivered, and the harnesses, which deduplicate on the delivery id,
-/// surface each message once.
+/// Its leases expire (1 s here) and its agents are taken over by the survivor or its
+/// replacement, which re-send what had no stored receipt. The agents are real harness-SDK
+/// sessions: the SDK recognises a delivery id it has seen, so each message reaches the agent
+/// once.
 #[tokio::test]
 async fn a_runner_killed_mid_load_leaves_every_message_delivered_and_none_surfaced_twice() {
+    use futures::StreamExt;
     let env = [("RELAY_RUNNER__LEASE_MS", "1000")];
     let mut m = Cluster::start(RUNNER, "delivery-runner", 2, &env).await;
-    let reg_env = [
-        ("RELAY_REGISTRY__PURGE_EVENT_LOG", "false"),
-        ("RELAY_REGISTRY__FORWARD_EVENTS", "false"),
-    ];
-    let _registry = ServiceProcess::spawn(&relay_testkit::bin_path("session-registry"), &m.nats, &m.db, &reg_env);
+    let _registry = ServiceProcess::spawn(&relay_testkit::bin_path("session-registry"), &m.nats, &m.db, &[]);
+    let _ingest = ServiceProcess::spawn(&relay_testkit::bin_path("event-ingest"), &m.nats, &m.db, &[]);
     relay_testkit::wait_for_instances(&m.client, "session-registry", 1).await;
+    relay_testkit::wait_for_instances(&m.client, "event-ingest", 1).await;
 
-    let mut agents = Vec::new();
-    let mut inboxes = Vec::new();
+    // Every hand-over, repeats included, as seen on the wire.
+    let mut wire = m.client.subscribe("agent.*.deliver").await.unwrap();
+    let surfaced = std::sync::Arc::new(std::sync::Mutex::new(std::collections::HashMap::new()));
+    let caps: relay_contracts::capabilities::AgentSessionCapabilities = serde_json::from_value(json!({
+        "messaging": {"receive": true}, "delivery": {"modes": ["immediate"]},
+        "events": {"emits": ["status.changed"]}, "lifecycle": {"release": false}
+    }))
+    .unwrap();
+    let mut bindings = Vec::new();
     for a in 0..4 {
-        let agent = attached(&m, &format!("k{a}"), &["immediate"]).await;
-        inboxes.push(harness(&m.client, &agent, vec![json!({"status": "delivered", "pauseMs": 3})]).await);
-        agents.push(agent);
+        let opts = relay_harness::AttachOptions {
+            session_id: format!("k{a}"),
+            agent: json!({"kind": "adapter", "adapterName": "claude"}),
+            capabilities: caps.clone(),
+            adapter_session_id: None,
+        };
+        let session = std::sync::Arc::new(Recording {
+            surfaced: surfaced.clone(),
+        });
+        bindings.push(
+            relay_harness::Binding::attach(m.client.clone(), opts, session)
+                .await
+                .unwrap(),
+        );
     }
     let mut senders = Vec::new();
     for a in 0..4 {
@@ -362,22 +400,23 @@ async fn a_runner_killed_mid_load_leaves_every_message_delivered_and_none_surfac
         assert!(std::time::Instant::now() < deadline, "{left} deliveries not delivered");
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     }
-    // What the harnesses saw: surfaced = distinct delivery ids; repeats are acknowledged only.
-    let (mut surfaced, mut repeats) = (std::collections::HashSet::new(), 0);
-    for inbox in &mut inboxes {
-        while let Ok((_, req)) = inbox.try_recv() {
-            if !surfaced.insert(req["context"]["id"].as_str().unwrap().to_string()) {
-                repeats += 1;
-            }
-        }
+    let mut handed_over = 0;
+    while let Ok(Some(_)) = tokio::time::timeout(std::time::Duration::from_millis(200), wire.next()).await {
+        handed_over += 1;
     }
-    let lost = all_ids.difference(&surfaced).count();
+    let surfaced = surfaced.lock().unwrap().clone();
+    let lost = all_ids.iter().filter(|id| !surfaced.contains_key(*id)).count();
+    let twice = surfaced.values().filter(|n| **n > 1).count();
     eprintln!(
-        "kill -9 of a runner under 1,000 deliveries: delivered={} lost={lost} surfaced twice=0 redelivered (deduplicated)={repeats}",
-        surfaced.len()
+        "kill -9 of a runner under 1,000 deliveries: delivered={} lost={lost} surfaced twice={twice} \
+         redelivered (deduplicated by the harness SDK)={}",
+        surfaced.len(),
+        handed_over - 1000
     );
     assert_eq!(lost, 0);
+    assert_eq!(twice, 0);
     assert_eq!(surfaced.len(), 1000);
+    assert!(handed_over >= 1000);
 }
 
 /// A mode the agent no longer declares when its turn comes is an explicit `failed` receipt
