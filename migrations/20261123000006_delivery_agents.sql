@@ -38,3 +38,5 @@ CREATE INDEX delivery_events_unforwarded ON delivery_events (seq) WHERE NOT forw
 CREATE INDEX deliveries_waiting ON deliveries (agent_id, seq) WHERE status IN ('pending', 'deferred');
 DROP INDEX deliveries_due;
 CREATE INDEX deliveries_due ON deliveries (available_at, agent_id) WHERE status IN ('pending', 'deferred');
+-- Accepted deliveries a harness never reported on are handed over again after a while.
+CREATE INDEX deliveries_accepted ON deliveries (updated_at) WHERE status = 'accepted';

@@ -2,7 +2,7 @@
 //! order, stop releases the agent session and cancels what it was never sent, input passes raw
 //! terminal input to its harness.
 
-use crate::settle::{DeliveryKey, Outcome};
+use crate::settle::Outcome;
 use crate::{DeliveryError, Result, Runner};
 use relay_contracts::delivery::*;
 use relay_contracts::{ErrorCode, WireError};
@@ -72,35 +72,22 @@ pub async fn resume(runner: Runner, req: AgentRef) -> Result<AgentHold> {
 /// Cancels the waiting deliveries matching `filter` (SQL on `deliveries`, `$1` bound to `arg`),
 /// each with a `delivery.cancelled` event; returns how many.
 pub async fn cancel_where(runner: &Runner, filter: &str, arg: &str, reason: &str) -> Result<i64> {
-    type Key = (String, String, String, String, String, i32);
-    let keys: Vec<Key> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
-        "SELECT delivery_id, message_id, session_id, agent_id, mode, attempts FROM deliveries
-         WHERE {filter} AND status IN ('pending', 'accepted', 'deferred') ORDER BY seq"
-    )))
-    .bind(arg)
-    .fetch_all(&runner.db)
-    .await?;
+    let filter = format!("{filter} AND status IN ('pending', 'accepted', 'deferred')");
+    let keys = crate::keys_where(runner, &filter, arg).await?;
     let n = keys.len() as i64;
     let outcomes = keys
         .into_iter()
-        .map(
-            |(delivery_id, message_id, session_id, agent_id, mode, attempts)| Outcome {
-                key: DeliveryKey {
-                    delivery_id,
-                    message_id,
-                    session_id,
-                    agent_id,
-                    mode: crate::parse_enum(mode),
-                    attempts: attempts as i64,
-                },
-                status: DeliveryStatus::Cancelled,
-                available_at: relay_bus::now_ms(),
-                reason: Some(reason.to_string()),
-                retryable: None,
-                metadata: None,
-                event: "cancelled",
-            },
-        )
+        .map(|key| Outcome {
+            status: DeliveryStatus::Cancelled,
+            available_at: relay_bus::now_ms(),
+            reason: Some(reason.to_string()),
+            retryable: None,
+            metadata: None,
+            event: "cancelled",
+            attempts: key.attempts,
+            owner: None,
+            key,
+        })
         .collect();
     runner.settler.settle(outcomes).await?;
     Ok(n)

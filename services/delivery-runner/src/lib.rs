@@ -51,6 +51,9 @@ pub struct RunnerSettings {
     pub backoff_max_ms: i64,
     /// How long a harness has to answer a delivery.
     pub deliver_timeout_ms: u64,
+    /// An `accepted` delivery never reported on is handed over again after this long (the
+    /// harness may have restarted and lost its queue; the delivery id makes it harmless).
+    pub accept_timeout_ms: i64,
     /// Agent statuses in which `on-idle` deliveries go out (seed 000: idle, waiting, blocked).
     pub safe_states: Vec<AgentStatus>,
     /// Append delivery events to the event log (outbox forwarder); false only for a runner alone.
@@ -70,6 +73,7 @@ impl Default for RunnerSettings {
             backoff_base_ms: 500,
             backoff_max_ms: 60_000,
             deliver_timeout_ms: 10_000,
+            accept_timeout_ms: 600_000,
             safe_states: vec![AgentStatus::Idle, AgentStatus::Waiting, AgentStatus::Blocked],
             forward_events: true,
             follow_events: true,
@@ -236,6 +240,29 @@ async fn find(db: &PgPool, id: &str) -> Result<Delivery> {
         .ok_or_else(|| DeliveryError::NotFound(format!("delivery {id}")))
 }
 
+/// Keys of the deliveries matching `filter` (SQL on `deliveries`, `$1` bound to `arg`), in order.
+async fn keys_where(runner: &Runner, filter: &str, arg: &str) -> Result<Vec<settle::DeliveryKey>> {
+    type Key = (String, String, String, String, String, i32);
+    let keys: Vec<Key> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        "SELECT delivery_id, message_id, session_id, agent_id, mode, attempts FROM deliveries
+         WHERE {filter} ORDER BY seq"
+    )))
+    .bind(arg)
+    .fetch_all(&runner.db)
+    .await?;
+    Ok(keys
+        .into_iter()
+        .map(|(delivery_id, message_id, session_id, agent_id, mode, attempts)| settle::DeliveryKey {
+            delivery_id,
+            message_id,
+            session_id,
+            agent_id,
+            mode: parse_enum(mode),
+            attempts: attempts as i64,
+        })
+        .collect())
+}
+
 /// Wakes every runner replica (at commit, when run inside a transaction).
 async fn wake_runners<'e, E: sqlx::PgExecutor<'e>>(db: E) -> std::result::Result<(), sqlx::Error> {
     sqlx::query("SELECT pg_notify($1, '')")
@@ -341,6 +368,12 @@ pub async fn flush(runner: Runner, req: FlushRequest) -> Result<FlushResponse> {
 /// A harness reports what became of a delivery it accepted (`delivery.queue`).
 pub async fn report(runner: Runner, req: ReportRequest) -> Result<Delivery> {
     let delivery = find(&runner.db, &req.delivery_id).await?;
+    if delivery.status == DeliveryStatus::Pending && delivery.attempts == 0 {
+        return Err(DeliveryError::Conflict(format!(
+            "delivery {} was never handed to a harness; nothing to report on",
+            req.delivery_id
+        )));
+    }
     if delivery.status.is_final() {
         // A repeated report of the same outcome is harmless; a different one is a conflict.
         let same = delivery.status.as_str() == settle::receipt_status_name(req.status);

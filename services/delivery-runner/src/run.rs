@@ -33,9 +33,14 @@ use tokio::sync::{Notify, Semaphore};
 /// SQL: may waiting delivery `{d}` go now, apart from its time? `a` is the agent's
 /// `delivery_agents` row (LEFT JOINed), `$3` the array of safe states.
 fn may_go(d: &str) -> String {
+    // An agent that is gone (released, failed, or no live registry record) gets everything at
+    // once: the capability check then fails each delivery explicitly instead of holding it.
     let own = |x: &str| {
         format!(
             "({x}.mode = 'immediate' OR {x}.released
+             OR a.status IN ('released', 'failed')
+             OR NOT EXISTS (SELECT 1 FROM registry_agents g WHERE g.agent_id = {x}.agent_id
+                              AND g.doc->>'status' NOT IN ('disposed', 'dead'))
              OR ({x}.mode = 'on-idle' AND a.status = ANY($3))
              OR ({x}.mode IN ('next-message', 'next-tool-call') AND EXISTS (
                  SELECT 1 FROM registry_agents r WHERE r.agent_id = {x}.agent_id
@@ -58,7 +63,14 @@ pub async fn run(runner: Runner) {
     let owner = uuid::Uuid::new_v4().to_string();
     let slots = Arc::new(Semaphore::new(runner.settings.max_agents.max(1) as usize));
     let poll = Duration::from_millis(runner.settings.poll_interval_ms);
+    let mut last_requeue = std::time::Instant::now();
     loop {
+        if last_requeue.elapsed() >= poll {
+            last_requeue = std::time::Instant::now();
+            if let Err(e) = requeue_stale_accepted(&runner).await {
+                tracing::warn!(error = %e, "cannot hand stale accepted deliveries over again");
+            }
+        }
         let free = slots.available_permits() as i64;
         if free > 0 {
             match claim(&runner, &owner, free).await {
@@ -85,6 +97,34 @@ pub async fn run(runner: Runner) {
             _ = tokio::time::sleep(poll) => {}
         }
     }
+}
+
+/// Hands `accepted` deliveries that were never reported on (`runner.accept_timeout_ms`) back
+/// to the walkers, each with a retryable `delivery.failed` event saying why.
+async fn requeue_stale_accepted(runner: &Runner) -> Result<i64, crate::DeliveryError> {
+    let before = relay_bus::now_ms() - runner.settings.accept_timeout_ms;
+    let stale = crate::keys_where(runner, "status = 'accepted' AND updated_at < $1::bigint", &before.to_string()).await?;
+    let n = stale.len() as i64;
+    let outcomes = stale
+        .into_iter()
+        .map(|key| Outcome {
+            status: relay_contracts::delivery::DeliveryStatus::Pending,
+            available_at: relay_bus::now_ms(),
+            reason: Some("accepted but never reported on; handed over again".into()),
+            retryable: Some(true),
+            metadata: None,
+            event: "failed",
+            attempts: key.attempts,
+            owner: None,
+            key,
+        })
+        .collect();
+    runner.settler.settle(outcomes).await?;
+    if n > 0 {
+        tracing::warn!(deliveries = n, "accepted deliveries never reported on were handed over again");
+        crate::wake_runners(&runner.db).await?;
+    }
+    Ok(n)
 }
 
 /// Wakes the loop on `NOTIFY relay_deliveries` (new deliveries, flush, retry, resume,
@@ -221,6 +261,23 @@ async fn walk(runner: &Runner, owner: &str, agent_id: &str) {
     }
 }
 
+/// Deliveries handed over between two stored groups of receipts and lease checks.
+const SETTLE_EVERY: usize = 8;
+
+/// Extends the lease; false when it is no longer ours or the agent was paused.
+async fn renew_lease(runner: &Runner, owner: &str, agent_id: &str) -> Result<bool, sqlx::Error> {
+    let renewed = sqlx::query(
+        "UPDATE delivery_agents SET lease_until = $3 + $4 WHERE agent_id = $1 AND owner = $2 AND NOT paused",
+    )
+    .bind(agent_id)
+    .bind(owner)
+    .bind(relay_bus::now_ms())
+    .bind(runner.settings.lease_ms)
+    .execute(&runner.db)
+    .await?;
+    Ok(renewed.rows_affected() == 1)
+}
+
 /// Gives the lease back unless more is ready; true when the walk is over (released, paused
 /// meanwhile, or the lease is no longer ours). One statement, so work that arrives meanwhile
 /// is either seen here or finds the agent free to claim.
@@ -229,7 +286,7 @@ async fn release_if_done(runner: &Runner, owner: &str, agent_id: &str) -> Result
     let (mine, released): (i64, i64) = sqlx::query_as(sqlx::AssertSqlSafe(format!(
         "WITH mine AS (SELECT agent_id FROM delivery_agents WHERE agent_id = $2 AND owner = $4),
               released AS (UPDATE delivery_agents a SET lease_until = NULL, owner = NULL FROM mine
-                           WHERE a.agent_id = mine.agent_id AND (a.paused OR NOT {})
+                           WHERE a.agent_id = mine.agent_id AND a.owner = $4 AND (a.paused OR NOT {})
                            RETURNING 1)
          SELECT (SELECT count(*) FROM mine), (SELECT count(*) FROM released)",
         ready("a.agent_id")
@@ -297,19 +354,25 @@ async fn walk_once(runner: &Runner, owner: &str, agent_id: &str, renew: bool) ->
     let mut outcomes = Vec::new();
     for w in &go {
         tracing::debug!(delivery_id = %w.key.delivery_id, "delivering");
-        let outcome = match refusal(agent.as_ref(), &w.key, &w.message) {
+        let mut outcome = match refusal(agent.as_ref(), &w.key, &w.message) {
             Some(reason) => Outcome::refused(&w.key, reason),
             None => Outcome::from_receipt(&w.key, deliver(runner, owner, &w.key, &w.message).await, s),
         };
+        outcome.owner = Some(owner.to_string());
         let holds_back = outcome.holds_back();
         outcomes.push(outcome);
         // Settle in small groups while walking: the first receipts are stored without
         // waiting for the whole batch, the settler commits the next group meanwhile.
-        if outcomes.len() >= 8 || holds_back {
+        if outcomes.len() >= SETTLE_EVERY || holds_back {
             if let Some(prev) = pending_settle.take() {
                 crate::settle::wait(prev).await?;
             }
             pending_settle = Some(runner.settler.clone().submit(std::mem::take(&mut outcomes)));
+            // Keep the lease fresh on a slow agent, and notice a pause or a lost lease within
+            // a few deliveries rather than at the end of the batch.
+            if !holds_back && !renew_lease(runner, owner, agent_id).await? {
+                break;
+            }
         }
         if holds_back {
             break;

@@ -34,6 +34,11 @@ pub struct Outcome {
     pub metadata: Option<serde_json::Value>,
     /// accepted | delivered | deferred | failed | cancelled
     pub event: &'static str,
+    /// Attempts to store: a deferral does not use up the retry budget.
+    pub attempts: i64,
+    /// The runner whose walk produced it: stored only while that runner still holds the
+    /// agent's lease (a walker whose lease expired must not overwrite its successor's work).
+    pub owner: Option<String>,
 }
 
 pub fn receipt_status_name(s: ReceiptStatus) -> &'static str {
@@ -55,6 +60,9 @@ fn backoff_ms(attempt: i64, s: &RunnerSettings) -> i64 {
     (exp as f64 * (1.0 + jitter)) as i64
 }
 
+/// The earliest a deferral is tried again, so `availableAt: now` cannot spin the walker.
+const MIN_DEFER_MS: i64 = 100;
+
 /// `availableAt` as Unix ms: a number or a string of digits.
 fn parse_ms(v: &serde_json::Value) -> Option<i64> {
     v.as_i64().or_else(|| v.as_str().and_then(|s| s.trim().parse().ok()))
@@ -67,12 +75,11 @@ impl Outcome {
             ReceiptStatus::Accepted => (DeliveryStatus::Accepted, now, r.retryable, "accepted"),
             ReceiptStatus::Delivered => (DeliveryStatus::Delivered, now, None, "delivered"),
             ReceiptStatus::Deferred => {
-                let at = r
-                    .available_at
-                    .as_ref()
-                    .and_then(parse_ms)
-                    .unwrap_or(now + s.backoff_base_ms);
-                (DeliveryStatus::Deferred, at, None, "deferred")
+                let at = r.available_at.as_ref().and_then(parse_ms).unwrap_or_else(|| {
+                    tracing::warn!(delivery_id = %key.delivery_id, available_at = ?r.available_at, "deferral without a Unix-ms availableAt; retrying after the base backoff");
+                    now + s.backoff_base_ms
+                });
+                (DeliveryStatus::Deferred, at.max(now + MIN_DEFER_MS), None, "deferred")
             }
             ReceiptStatus::Failed if r.retryable == Some(true) && key.attempts < s.max_attempts => (
                 DeliveryStatus::Pending,
@@ -94,6 +101,8 @@ impl Outcome {
             retryable,
             metadata: r.metadata,
             event,
+            attempts: if event == "deferred" { key.attempts - 1 } else { key.attempts },
+            owner: None,
         }
     }
 
@@ -107,6 +116,8 @@ impl Outcome {
             retryable: Some(false),
             metadata: None,
             event: "failed",
+            attempts: key.attempts,
+            owner: None,
         }
     }
 
@@ -198,22 +209,36 @@ async fn group_commit(
         let outcomes: Vec<&Outcome> = group.iter().flat_map(|(o, _)| o).collect();
         let result = commit(&db, &outcomes).await;
         tracing::debug!(outcomes = outcomes.len(), ok = result.is_ok(), "receipts committed");
-        match &result {
+        match result {
             Ok(events) => {
-                if !events.is_empty() {
-                    forward_wake.notify_one();
-                }
-                for e in events {
-                    let subject = format!("delivery.{}", e.event_type.trim_start_matches("delivery."));
-                    if let Err(err) = relay_bus::client::publish(&nats, subject, e).await {
-                        tracing::warn!(delivery_id = %e.delivery_id, error = %err, "delivery event stored but not published");
-                    }
+                publish(&nats, &forward_wake, &events).await;
+                for (_, done) in group {
+                    let _ = done.send(Ok(()));
                 }
             }
-            Err(e) => tracing::warn!(error = %e, outcomes = outcomes.len(), "cannot store receipts"),
+            // One job's bad outcome (or a deadlock) must not fail the others: each alone.
+            Err(e) => {
+                tracing::warn!(error = %e, outcomes = outcomes.len(), "cannot store receipts as a group; storing each job alone");
+                for (job, done) in group {
+                    let alone: Vec<&Outcome> = job.iter().collect();
+                    let result = commit(&db, &alone).await;
+                    if let Ok(events) = &result {
+                        publish(&nats, &forward_wake, events).await;
+                    }
+                    let _ = done.send(result.map(|_| ()).map_err(|e| e.to_string()));
+                }
+            }
         }
-        for (_, done) in group {
-            let _ = done.send(result.as_ref().map(|_| ()).map_err(|e| e.to_string()));
+    }
+}
+
+async fn publish(nats: &async_nats::Client, forward_wake: &Notify, events: &[DeliveryEvent]) {
+    if !events.is_empty() {
+        forward_wake.notify_one();
+    }
+    for e in events {
+        if let Err(err) = relay_bus::client::publish(nats, e.event_type.clone(), e).await {
+            tracing::warn!(delivery_id = %e.delivery_id, error = %err, "delivery event stored but not published");
         }
     }
 }
@@ -232,16 +257,19 @@ async fn commit(db: &sqlx::PgPool, outcomes: &[&Outcome]) -> Result<Vec<Delivery
             .position(|o| !seen.insert(o.key.delivery_id.as_str()))
             .unwrap_or(rest.len());
         let (round, tail) = rest.split_at(cut);
+        // The same lock order in every settler (ids are unique within a round): no deadlocks.
+        let mut round = round.to_vec();
+        round.sort_by(|a, b| a.key.delivery_id.cmp(&b.key.delivery_id));
         rounds.push(round);
         rest = tail;
     }
     // The common case is one round: one statement, no explicit transaction.
-    if let [round] = rounds[..] {
+    if let [round] = &rounds[..] {
         return apply(db, round).await;
     }
     let mut tx = db.begin().await?;
     let mut events = Vec::new();
-    for round in rounds {
+    for round in &rounds {
         events.extend(apply(&mut *tx, round).await?);
     }
     tx.commit().await?;
@@ -256,12 +284,14 @@ async fn apply<'e, E: sqlx::PgExecutor<'e>>(db: E, round: &[&Outcome]) -> Result
     let col = |f: fn(&Outcome) -> Option<String>| round.iter().map(|o| f(o)).collect::<Vec<_>>();
     let ids = col(|o| Some(o.key.delivery_id.clone()));
     let statuses = col(|o| Some(o.status.as_str().to_string()));
-    let reasons = col(|o| o.reason.clone());
-    let metadata = col(|o| o.metadata.as_ref().map(|m| m.to_string()));
+    // Postgres stores no NUL in text or jsonb; a harness's reason must not fail the group.
+    let reasons = col(|o| o.reason.as_ref().map(|r| r.replace('\0', "")));
+    let metadata = col(|o| o.metadata.as_ref().map(|m| strip_nul(m).to_string()));
     let sessions = col(|o| Some(o.key.session_id.clone()));
+    let owners = col(|o| o.owner.clone());
     let at: Vec<i64> = round.iter().map(|o| o.available_at).collect();
     let retryable: Vec<Option<bool>> = round.iter().map(|o| o.retryable).collect();
-    let attempts: Vec<i32> = round.iter().map(|o| o.key.attempts as i32).collect();
+    let attempts: Vec<i32> = round.iter().map(|o| o.attempts as i32).collect();
     let event_ids: Vec<String> = round.iter().map(|_| uuid::Uuid::now_v7().to_string()).collect();
     let types: Vec<&str> = events.iter().map(|e| e.event_type.as_str()).collect();
     let payloads: Vec<String> = events
@@ -271,13 +301,16 @@ async fn apply<'e, E: sqlx::PgExecutor<'e>>(db: E, round: &[&Outcome]) -> Result
     let changed: Vec<String> = sqlx::query_scalar(
         "WITH u AS (
              SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::bool[], $6::text[],
-                                  $7::int[], $9::text[], $10::text[], $11::text[], $12::text[])
-                 AS u(id, status, available_at, reason, retryable, metadata, attempts, event_id, session_id, type, payload)),
+                                  $7::int[], $9::text[], $10::text[], $11::text[], $12::text[], $13::text[])
+                 AS u(id, status, available_at, reason, retryable, metadata, attempts, event_id, session_id, type, payload,
+                      owner)),
          changed AS (
              UPDATE deliveries d SET status = u.status, available_at = u.available_at, reason = u.reason,
                  retryable = u.retryable, metadata = u.metadata::jsonb, attempts = greatest(d.attempts, u.attempts),
                  updated_at = $8
              FROM u WHERE d.delivery_id = u.id AND d.status IN ('pending', 'deferred', 'accepted')
+               AND (u.owner IS NULL OR EXISTS (SELECT 1 FROM delivery_agents g
+                                               WHERE g.agent_id = d.agent_id AND g.owner = u.owner))
              RETURNING d.delivery_id),
          logged AS (
              INSERT INTO delivery_events (event_id, session_id, type, ts, payload)
@@ -296,6 +329,7 @@ async fn apply<'e, E: sqlx::PgExecutor<'e>>(db: E, round: &[&Outcome]) -> Result
     .bind(&sessions)
     .bind(&types)
     .bind(&payloads)
+    .bind(&owners)
     .fetch_all(db)
     .await?;
     let changed: HashSet<String> = changed.into_iter().collect();
@@ -303,4 +337,15 @@ async fn apply<'e, E: sqlx::PgExecutor<'e>>(db: E, round: &[&Outcome]) -> Result
         .into_iter()
         .filter(|e| changed.contains(&e.delivery_id))
         .collect())
+}
+
+/// The value without NUL characters in any string or key.
+fn strip_nul(v: &serde_json::Value) -> serde_json::Value {
+    use serde_json::Value;
+    match v {
+        Value::String(s) => Value::String(s.replace('\0', "")),
+        Value::Array(a) => Value::Array(a.iter().map(strip_nul).collect()),
+        Value::Object(o) => Value::Object(o.iter().map(|(k, v)| (k.replace('\0', ""), strip_nul(v))).collect()),
+        other => other.clone(),
+    }
 }
