@@ -2,7 +2,8 @@
 //!
 //! Output is parsed into events (parse.rs); messages are typed into the terminal at the
 //! boundary their mode asks for; permission prompts and questions go to the permission
-//! manager and its decision is typed back (`y`/`n`, or the answer).
+//! manager and its decision is typed back (`y`/`n`, or the answer). While a prompt shows,
+//! nothing else is typed: text would answer it.
 
 use crate::parse::Detected;
 use relay_contracts::capabilities::DeliveryMode;
@@ -26,19 +27,42 @@ pub struct Spawn {
     pub cols: u16,
 }
 
-/// Where a held message waits inside the harness (it declared `delivery.queue`).
+/// A message accepted and waiting for its boundary: (delivery id, text).
+type Held = VecDeque<(String, String)>;
+
+/// What the terminal shows and what waits for it, under one lock so a boundary and a new
+/// message cannot miss each other.
 #[derive(Default)]
-struct Held {
-    next_tool_call: VecDeque<(String, String)>,
-    next_message: VecDeque<(String, String)>,
-    on_idle: VecDeque<(String, String)>,
+struct State {
+    idle: bool,
+    /// A permission prompt or question is showing.
+    prompt_open: bool,
+    next_tool_call: Held,
+    next_message: Held,
+    on_idle: Held,
+    after_prompt: Held,
+    /// Output parsed before the session was attached (no event sink yet).
+    early: Vec<Detected>,
+}
+
+impl State {
+    fn holds(&self, id: &str) -> bool {
+        [
+            &self.next_tool_call,
+            &self.next_message,
+            &self.on_idle,
+            &self.after_prompt,
+        ]
+        .iter()
+        .any(|q| q.iter().any(|(held, _)| held == id))
+    }
 }
 
 pub struct PtyAgent {
-    writer: Mutex<Box<dyn Write + Send>>,
+    /// Bytes for the terminal, written by a thread of their own (PTY writes block).
+    writer: std::sync::mpsc::Sender<Vec<u8>>,
     killer: Mutex<Box<dyn portable_pty::ChildKiller + Send + Sync>>,
-    held: Mutex<Held>,
-    idle: Mutex<bool>,
+    state: Mutex<State>,
     /// Permission requests and questions waiting for a decision: id → where to send it.
     pending: Mutex<HashMap<String, oneshot::Sender<String>>>,
     events: Mutex<Option<EventSink>>,
@@ -81,10 +105,10 @@ impl PtyAgent {
         let mut child = pair.slave.spawn_command(cmd).map_err(io_err)?;
         drop(pair.slave);
         let mut reader = pair.master.try_clone_reader().map_err(io_err)?;
-        let writer = pair.master.take_writer().map_err(io_err)?;
+        let mut writer = pair.master.take_writer().map_err(io_err)?;
         let killer = child.clone_killer();
         let (out_tx, out_rx) = tokio::sync::mpsc::unbounded_channel();
-        // The PTY is blocking I/O: one thread reads it, one waits for the child.
+        // The PTY is blocking I/O: one thread reads it, one writes it, one waits for the child.
         std::thread::spawn(move || {
             let _master = pair.master; // closing the master early would hang up the child
             let mut buf = [0u8; 8192];
@@ -99,16 +123,24 @@ impl PtyAgent {
                 }
             }
         });
+        let (in_tx, in_rx) = std::sync::mpsc::channel::<Vec<u8>>();
+        std::thread::spawn(move || {
+            while let Ok(bytes) = in_rx.recv() {
+                if let Err(e) = writer.write_all(&bytes).and_then(|_| writer.flush()) {
+                    tracing::error!(error = %e, "cannot write to the agent's terminal");
+                    break;
+                }
+            }
+        });
         let (exit_tx, exit_rx) = oneshot::channel();
         std::thread::spawn(move || {
             let code = child.wait().map(|s| s.exit_code()).unwrap_or(1);
             let _ = exit_tx.send(code);
         });
         let agent = Arc::new(PtyAgent {
-            writer: Mutex::new(writer),
+            writer: in_tx,
             killer: Mutex::new(killer),
-            held: Mutex::new(Held::default()),
-            idle: Mutex::new(false),
+            state: Mutex::new(State::default()),
             pending: Mutex::new(HashMap::new()),
             events: Mutex::new(None),
             nats,
@@ -121,42 +153,45 @@ impl PtyAgent {
         self.releasing.load(std::sync::atomic::Ordering::SeqCst)
     }
 
-    /// The event sink exists once the session is attached.
-    pub fn set_events(&self, events: EventSink) {
+    /// The event sink exists once the session is attached; what was parsed before is handled now.
+    pub fn set_events(self: &Arc<Self>, events: EventSink) {
         *self.events.lock().expect("events lock") = Some(events);
+        let early = std::mem::take(&mut self.state.lock().expect("state lock").early);
+        self.on_output(early);
     }
 
     fn events(&self) -> Option<EventSink> {
         self.events.lock().expect("events lock").clone()
     }
 
+    /// Queues bytes for the terminal; fails once the terminal is gone.
     pub fn write(&self, data: &str) -> std::io::Result<()> {
-        let mut w = self.writer.lock().expect("writer lock");
-        w.write_all(data.as_bytes())?;
-        w.flush()
+        self.writer
+            .send(data.as_bytes().to_vec())
+            .map_err(|_| std::io::Error::other("the agent's terminal is closed"))
     }
 
-    fn set_idle(&self, idle: bool) {
-        *self.idle.lock().expect("idle lock") = idle;
-        if let Some(ev) = self.events() {
-            ev.status(if idle { AgentStatus::Idle } else { AgentStatus::Active });
+    /// Types a message now (the caller holds the state lock).
+    fn inject(&self, st: &mut State, text: &str) -> std::io::Result<()> {
+        if st.idle {
+            st.idle = false;
+            if let Some(ev) = self.events() {
+                ev.status(AgentStatus::Active);
+            }
         }
-    }
-
-    /// Types a message into the terminal now.
-    fn inject(&self, text: &str) -> std::io::Result<()> {
-        self.set_idle(false);
         self.write(&as_line(text))
     }
 
-    /// Types held messages whose boundary came, and reports each delivered.
-    fn release_held(self: &Arc<Self>, which: impl FnOnce(&mut Held) -> Vec<(String, String)>) {
-        let due = which(&mut self.held.lock().expect("held lock"));
+    /// Types held messages whose boundary came and reports each (`delivery.report`).
+    fn type_and_report(self: &Arc<Self>, due: Vec<(String, String)>) {
         for (delivery_id, text) in due {
-            let outcome = self.inject(&text);
+            let typed = {
+                let mut st = self.state.lock().expect("state lock");
+                self.inject(&mut st, &text)
+            };
             let nats = self.nats.clone();
             tokio::spawn(async move {
-                let (status, reason) = match outcome {
+                let (status, reason) = match typed {
                     Ok(()) => (ReceiptStatus::Delivered, None),
                     Err(e) => (
                         ReceiptStatus::Failed,
@@ -172,15 +207,28 @@ impl PtyAgent {
 
     /// Turns what the parser found into events and actions.
     pub fn on_output(self: &Arc<Self>, found: Vec<Detected>) {
-        let Some(ev) = self.events() else { return };
+        let Some(ev) = self.events() else {
+            self.state.lock().expect("state lock").early.extend(found);
+            return;
+        };
         for d in found {
             match d {
                 Detected::Line(text) => {
                     ev.emit("terminal.output", json!({ "stream": "combined", "text": text }));
                 }
                 Detected::Idle => {
-                    self.set_idle(true);
-                    self.release_held(|h| h.on_idle.drain(..).collect());
+                    // The ready prompt means no other prompt shows any more (it may have been
+                    // answered with agent.input): what waited for either goes now, in order.
+                    let due = {
+                        let mut st = self.state.lock().expect("state lock");
+                        st.idle = true;
+                        st.prompt_open = false;
+                        let mut due: Vec<_> = st.after_prompt.drain(..).collect();
+                        due.extend(st.on_idle.drain(..));
+                        due
+                    };
+                    ev.status(AgentStatus::Idle);
+                    self.type_and_report(due);
                 }
                 Detected::ToolStarted { tool, input } => {
                     let item_id = uuid::Uuid::now_v7().to_string();
@@ -190,7 +238,14 @@ impl PtyAgent {
                     );
                     ev.emit("tool.called", json!({ "tool": tool, "input": input }));
                     // The tool-call boundary: messages waiting for it are typed now.
-                    self.release_held(|h| h.next_tool_call.drain(..).collect());
+                    let due = self
+                        .state
+                        .lock()
+                        .expect("state lock")
+                        .next_tool_call
+                        .drain(..)
+                        .collect();
+                    self.type_and_report(due);
                 }
                 Detected::ToolCompleted { tool } => {
                     ev.emit("tool.completed", json!({ "tool": tool }));
@@ -216,6 +271,7 @@ impl PtyAgent {
                     file_path,
                     description,
                 } => {
+                    self.open_prompt();
                     let req = PermissionRequest {
                         agent_id: ev.agent_id().to_string(),
                         session_id: Some(ev.session_id().to_string()),
@@ -227,6 +283,7 @@ impl PtyAgent {
                     tokio::spawn(self.clone().ask_permission(req));
                 }
                 Detected::Question { question, options } => {
+                    self.open_prompt();
                     let req = QuestionRequest {
                         agent_id: ev.agent_id().to_string(),
                         session_id: Some(ev.session_id().to_string()),
@@ -237,6 +294,12 @@ impl PtyAgent {
                 }
             }
         }
+    }
+
+    fn open_prompt(&self) {
+        let mut st = self.state.lock().expect("state lock");
+        st.prompt_open = true;
+        st.idle = false;
     }
 
     /// A permission prompt: the manager's decision now, or a human's later; typed back as y/n.
@@ -261,10 +324,7 @@ impl PtyAgent {
             }
         };
         let answer = if decision == Decision::Approved { "y\r" } else { "n\r" };
-        if let Err(e) = self.write(answer) {
-            tracing::error!(error = %e, "cannot type the permission decision");
-        }
-        ev.status(AgentStatus::Active);
+        self.answer_prompt(answer);
     }
 
     async fn wait_decision(&self, request_id: &str) -> Decision {
@@ -292,10 +352,23 @@ impl PtyAgent {
                 self.wait_for(&question_id).await
             }
         };
-        if let Err(e) = self.write(&as_line(&answer)) {
-            tracing::error!(error = %e, "cannot type the answer");
+        self.answer_prompt(&as_line(&answer));
+    }
+
+    /// Types the answer to the prompt showing, then what waited for the prompt to close.
+    fn answer_prompt(self: &Arc<Self>, answer: &str) {
+        if let Err(e) = self.write(answer) {
+            tracing::error!(error = %e, "cannot type the answer to the prompt");
         }
-        ev.status(AgentStatus::Active);
+        let waiting = {
+            let mut st = self.state.lock().expect("state lock");
+            st.prompt_open = false;
+            st.after_prompt.drain(..).collect()
+        };
+        if let Some(ev) = self.events() {
+            ev.status(AgentStatus::Active);
+        }
+        self.type_and_report(waiting);
     }
 
     async fn wait_for(&self, id: &str) -> String {
@@ -319,30 +392,45 @@ fn io_err(e: impl std::fmt::Display) -> std::io::Error {
 
 impl AgentSession for PtyAgent {
     async fn receive_message(&self, message: Message, ctx: MessageContext) -> Receipt {
-        let text = message.content_text.clone();
-        let held = |queue: fn(&mut Held) -> &mut VecDeque<(String, String)>| {
-            queue(&mut self.held.lock().expect("held lock")).push_back((ctx.id.clone(), text.clone()));
-            receipt(ReceiptStatus::Accepted, &ctx.id)
+        let text = message.content_text;
+        let accepted = receipt(ReceiptStatus::Accepted, &ctx.id);
+        let mut st = self.state.lock().expect("state lock");
+        // Asked again while still held (the runner re-sent it): already ours.
+        if st.holds(&ctx.id) {
+            return accepted;
+        }
+        let prompt_open = st.prompt_open;
+        let idle = st.idle;
+        let hold = match ctx.mode {
+            DeliveryMode::NextToolCall => Some(&mut st.next_tool_call),
+            DeliveryMode::NextMessage => Some(&mut st.next_message),
+            DeliveryMode::OnIdle if !idle || prompt_open => Some(&mut st.on_idle),
+            _ if prompt_open => Some(&mut st.after_prompt),
+            _ => None,
         };
-        match ctx.mode {
-            DeliveryMode::NextToolCall => return held(|h| &mut h.next_tool_call),
-            DeliveryMode::NextMessage => return held(|h| &mut h.next_message),
-            DeliveryMode::OnIdle if !*self.idle.lock().expect("idle lock") => return held(|h| &mut h.on_idle),
-            _ => {}
+        if let Some(queue) = hold {
+            queue.push_back((ctx.id, text));
+            return accepted;
         }
         // A message of another mode is the next-message boundary: those waiting go first.
-        let waiting: Vec<(String, String)> = self.held.lock().expect("held lock").next_message.drain(..).collect();
-        for (id, t) in waiting {
-            let status = match self.inject(&t) {
+        let riding: Vec<(String, String)> = st.next_message.drain(..).collect();
+        let mut reports = Vec::new();
+        for (id, t) in riding {
+            let status = match self.inject(&mut st, &t) {
                 Ok(()) => ReceiptStatus::Delivered,
                 Err(_) => ReceiptStatus::Failed,
             };
+            reports.push((id, status));
+        }
+        let typed = self.inject(&mut st, &text);
+        drop(st);
+        for (id, status) in reports {
             let nats = self.nats.clone();
             tokio::spawn(async move {
                 let _ = relay_harness::report(&nats, &id, status, None).await;
             });
         }
-        match self.inject(&text) {
+        match typed {
             Ok(()) => receipt(ReceiptStatus::Delivered, &ctx.id),
             Err(e) => Receipt {
                 reason: Some(format!("cannot write to the terminal: {e}")),

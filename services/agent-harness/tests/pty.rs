@@ -390,3 +390,31 @@ async fn stop_releases_the_agent_and_cancels_what_it_was_not_sent() {
     assert_eq!(released.len(), 1);
     assert!(h.surfaced().is_empty());
 }
+
+/// Text typed while a y/n prompt shows would answer it: a message that arrives then waits
+/// (accepted) and is typed once the decision is.
+#[tokio::test]
+async fn a_message_arriving_during_a_permission_prompt_waits_for_the_decision() {
+    let h = mesh("hold").await;
+    let mut requests = h.m.client.subscribe("permission.request").await.unwrap();
+    h.m.client.flush().await.unwrap();
+    h.send("hold", "ask-permission Bash rm -rf build", "immediate").await;
+    let req = tokio::time::timeout(Duration::from_secs(10), requests.next())
+        .await
+        .unwrap()
+        .unwrap();
+    let reply = json!({"requestId": "r-9", "decision": "pending"}).to_string();
+    h.m.client.publish(req.reply.unwrap(), reply.into()).await.unwrap();
+    let id = h.send("hold", "meanwhile, a note", "immediate").await;
+    h.wait_status(&id, "accepted").await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(h.surfaced().is_empty(), "not typed into the prompt");
+    h.m.ok(
+        &format!("agent.{}.permission", h.agent),
+        json!({"requestId": "r-9", "decision": "approved"}),
+    )
+    .await;
+    h.wait_output("hold", "Permission granted: Bash(rm -rf build)").await;
+    h.wait_status(&id, "delivered").await;
+    assert_eq!(h.wait_surfaced(1).await, ["meanwhile, a note"]);
+}

@@ -252,14 +252,16 @@ async fn keys_where(runner: &Runner, filter: &str, arg: &str) -> Result<Vec<sett
     .await?;
     Ok(keys
         .into_iter()
-        .map(|(delivery_id, message_id, session_id, agent_id, mode, attempts)| settle::DeliveryKey {
-            delivery_id,
-            message_id,
-            session_id,
-            agent_id,
-            mode: parse_enum(mode),
-            attempts: attempts as i64,
-        })
+        .map(
+            |(delivery_id, message_id, session_id, agent_id, mode, attempts)| settle::DeliveryKey {
+                delivery_id,
+                message_id,
+                session_id,
+                agent_id,
+                mode: parse_enum(mode),
+                attempts: attempts as i64,
+            },
+        )
         .collect())
 }
 

@@ -103,7 +103,12 @@ pub async fn run(runner: Runner) {
 /// to the walkers, each with a retryable `delivery.failed` event saying why.
 async fn requeue_stale_accepted(runner: &Runner) -> Result<i64, crate::DeliveryError> {
     let before = relay_bus::now_ms() - runner.settings.accept_timeout_ms;
-    let stale = crate::keys_where(runner, "status = 'accepted' AND updated_at < $1::bigint", &before.to_string()).await?;
+    let stale = crate::keys_where(
+        runner,
+        "status = 'accepted' AND updated_at < $1::bigint",
+        &before.to_string(),
+    )
+    .await?;
     let n = stale.len() as i64;
     let outcomes = stale
         .into_iter()
@@ -121,7 +126,10 @@ async fn requeue_stale_accepted(runner: &Runner) -> Result<i64, crate::DeliveryE
         .collect();
     runner.settler.settle(outcomes).await?;
     if n > 0 {
-        tracing::warn!(deliveries = n, "accepted deliveries never reported on were handed over again");
+        tracing::warn!(
+            deliveries = n,
+            "accepted deliveries never reported on were handed over again"
+        );
         crate::wake_runners(&runner.db).await?;
     }
     Ok(n)

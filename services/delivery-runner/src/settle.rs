@@ -101,7 +101,11 @@ impl Outcome {
             retryable,
             metadata: r.metadata,
             event,
-            attempts: if event == "deferred" { key.attempts - 1 } else { key.attempts },
+            attempts: if event == "deferred" {
+                key.attempts - 1
+            } else {
+                key.attempts
+            },
             owner: None,
         }
     }

@@ -258,9 +258,10 @@ async fn serve_deliveries<S: AgentSession>(
         if matches!(r.status, ReceiptStatus::Delivered | ReceiptStatus::Accepted) {
             events.emit("message.received", json!({ "messageId": message_id, "deliveryId": id }));
         }
-        // Only outcomes that surfaced or took the message are final for this id; a deferral
-        // or failure is asked again.
-        if matches!(r.status, ReceiptStatus::Delivered | ReceiptStatus::Accepted) {
+        // Only a surfaced message is final for this id. A deferral or failure is asked again,
+        // and so is an accepted one (the session may have reported it deferred or failed
+        // since, or lost it): the session recognises an id it still holds.
+        if r.status == ReceiptStatus::Delivered {
             seen.insert(id.clone(), r.clone());
             order.push_back(id);
             if order.len() > SEEN
