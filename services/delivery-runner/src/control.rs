@@ -30,7 +30,7 @@ async fn set_paused(runner: &Runner, agent_id: &str, paused: bool) -> Result<Age
             .fetch_one(&mut *tx)
             .await?;
     if !paused {
-        crate::wake_runners(&mut *tx).await?;
+        crate::wake_agent(&mut *tx, agent_id).await?;
     }
     tx.commit().await?;
     tracing::info!(agent_id, paused, waiting, "agent delivery hold changed");

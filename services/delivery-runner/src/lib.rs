@@ -45,6 +45,9 @@ pub struct RunnerSettings {
     pub batch: i64,
     /// Agents one runner works on at once.
     pub max_agents: i64,
+    /// How long a walker keeps an agent's lease after its last delivery, waiting for the next
+    /// message (which then skips the claim); released at once when other agents wait.
+    pub linger_ms: u64,
     /// Attempts before a retryable failure becomes final.
     pub max_attempts: i64,
     pub backoff_base_ms: i64,
@@ -69,6 +72,7 @@ impl Default for RunnerSettings {
             poll_interval_ms: 500,
             batch: 50,
             max_agents: 256,
+            linger_ms: 1000,
             max_attempts: 5,
             backoff_base_ms: 500,
             backoff_max_ms: 60_000,
@@ -267,8 +271,14 @@ async fn keys_where(runner: &Runner, filter: &str, arg: &str) -> Result<Vec<sett
 
 /// Wakes every runner replica (at commit, when run inside a transaction).
 async fn wake_runners<'e, E: sqlx::PgExecutor<'e>>(db: E) -> std::result::Result<(), sqlx::Error> {
-    sqlx::query("SELECT pg_notify($1, '')")
+    wake_agent(db, "").await
+}
+
+/// Wakes the walker of `agent_id` (or the claim loops when no runner walks it); "" wakes all.
+async fn wake_agent<'e, E: sqlx::PgExecutor<'e>>(db: E, agent_id: &str) -> std::result::Result<(), sqlx::Error> {
+    sqlx::query("SELECT pg_notify($1, $2)")
         .bind(WAKE_CHANNEL)
+        .bind(agent_id)
         .execute(db)
         .await?;
     Ok(())
@@ -360,7 +370,7 @@ pub async fn flush(runner: Runner, req: FlushRequest) -> Result<FlushResponse> {
     .bind(relay_bus::now_ms())
     .execute(&mut *tx)
     .await?;
-    wake_runners(&mut *tx).await?;
+    wake_agent(&mut *tx, &req.agent_id).await?;
     tx.commit().await?;
     Ok(FlushResponse {
         flushed: done.rows_affected() as i64,

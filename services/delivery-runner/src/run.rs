@@ -22,10 +22,12 @@
 
 use crate::Runner;
 use crate::settle::{DeliveryKey, Outcome};
+use futures::FutureExt;
 use relay_contracts::capabilities::{AgentSessionCapabilities, AttachmentKind};
 use relay_contracts::delivery::*;
 use relay_contracts::session::{Agent, AgentRecordStatus, Message};
 use sqlx::types::Json;
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{Notify, Semaphore};
@@ -57,9 +59,45 @@ fn may_go(d: &str) -> String {
     )
 }
 
+/// The agents this runner is walking, each with the wake-up for its next message.
+#[derive(Clone, Default)]
+struct Walkers(Arc<std::sync::Mutex<HashMap<String, Arc<Notify>>>>);
+
+impl Walkers {
+    fn register(&self, agent_id: &str) -> Arc<Notify> {
+        let wake = Arc::new(Notify::new());
+        self.0
+            .lock()
+            .expect("walkers lock")
+            .insert(agent_id.to_string(), wake.clone());
+        wake
+    }
+
+    /// True when a wake-up arrived that the walker did not see (the main loop must look).
+    fn unregister(&self, agent_id: &str, wake: &Notify) -> bool {
+        self.0.lock().expect("walkers lock").remove(agent_id);
+        wake.notified().now_or_never().is_some()
+    }
+
+    /// Routes a wake-up: to the agent's walker when there is one, else to the claim loop.
+    /// An empty payload (no agent named) goes to everyone.
+    fn wake(&self, agent_id: &str, main: &Notify) {
+        let walkers = self.0.lock().expect("walkers lock");
+        if agent_id.is_empty() {
+            walkers.values().for_each(|w| w.notify_one());
+            main.notify_one();
+        } else if let Some(w) = walkers.get(agent_id) {
+            w.notify_one();
+        } else {
+            main.notify_one();
+        }
+    }
+}
+
 pub async fn run(runner: Runner) {
     let wake = Arc::new(Notify::new());
-    tokio::spawn(listen(runner.db.clone(), wake.clone()));
+    let walkers = Walkers::default();
+    tokio::spawn(listen(runner.db.clone(), wake.clone(), walkers.clone()));
     let owner = uuid::Uuid::new_v4().to_string();
     let slots = Arc::new(Semaphore::new(runner.settings.max_agents.max(1) as usize));
     let poll = Duration::from_millis(runner.settings.poll_interval_ms);
@@ -78,11 +116,13 @@ pub async fn run(runner: Runner) {
                     for agent_id in agents {
                         let permit = slots.clone().try_acquire_owned().expect("claimed within free slots");
                         let (runner, owner, wake) = (runner.clone(), owner.clone(), wake.clone());
+                        let (walkers, slots) = (walkers.clone(), slots.clone());
                         tokio::spawn(async move {
-                            walk(&runner, &owner, &agent_id).await;
+                            let missed = walk(&runner, &owner, &agent_id, &walkers, &slots).await;
                             drop(permit);
-                            // Work that arrived while we held the agent is claimed next round.
-                            wake.notify_one();
+                            if missed {
+                                wake.notify_one();
+                            }
                         });
                     }
                 }
@@ -137,15 +177,15 @@ async fn requeue_stale_accepted(runner: &Runner) -> Result<i64, crate::DeliveryE
 
 /// Wakes the loop on `NOTIFY relay_deliveries` (new deliveries, flush, retry, resume,
 /// boundaries), from any replica.
-async fn listen(db: sqlx::PgPool, wake: Arc<Notify>) {
+async fn listen(db: sqlx::PgPool, wake: Arc<Notify>, walkers: Walkers) {
     loop {
-        let e = listen_until_lost(&db, &wake).await;
+        let e = listen_until_lost(&db, &wake, &walkers).await;
         tracing::warn!(error = %e, "wake-up listener lost; polling until it is back");
         tokio::time::sleep(Duration::from_secs(1)).await;
     }
 }
 
-async fn listen_until_lost(db: &sqlx::PgPool, wake: &Notify) -> sqlx::Error {
+async fn listen_until_lost(db: &sqlx::PgPool, wake: &Notify, walkers: &Walkers) -> sqlx::Error {
     let mut listener = match sqlx::postgres::PgListener::connect_with(db).await {
         Ok(l) => l,
         Err(e) => return e,
@@ -155,9 +195,9 @@ async fn listen_until_lost(db: &sqlx::PgPool, wake: &Notify) -> sqlx::Error {
     }
     loop {
         match listener.recv().await {
-            Ok(_) => {
-                tracing::debug!("woken");
-                wake.notify_one()
+            Ok(n) => {
+                tracing::debug!(agent_id = n.payload(), "woken");
+                walkers.wake(n.payload(), wake)
             }
             Err(e) => return e,
         }
@@ -246,27 +286,52 @@ type WaitingRow = (
     Option<Json<Agent>>,
 );
 
-/// Walks one leased agent's deliveries until none is ready, then gives the lease back.
-async fn walk(runner: &Runner, owner: &str, agent_id: &str) {
+/// Walks one leased agent's deliveries until none is ready, lingers a moment for its next
+/// message, then gives the lease back. Returns whether a wake-up arrived unseen at the end.
+async fn walk(runner: &Runner, owner: &str, agent_id: &str, walkers: &Walkers, slots: &Semaphore) -> bool {
     tracing::debug!(agent_id, "walking the agent's deliveries");
+    let wake = walkers.register(agent_id);
+    let linger = Duration::from_millis(runner.settings.linger_ms);
     // The claim has just set the lease: the first round need not renew it.
     let mut renew = false;
     loop {
-        if let Err(e) = walk_once(runner, owner, agent_id, renew).await {
-            // The lease stays: it expires and the agent's work is retried, by us or another runner.
-            tracing::warn!(agent_id, error = %e, "delivery walk interrupted");
-            return;
+        let mut wait = linger;
+        match walk_once(runner, owner, agent_id, renew).await {
+            Ok(Walked { more: true, .. }) => {
+                renew = true;
+                continue;
+            }
+            Ok(Walked { next_due, .. }) => {
+                renew = true;
+                // Wake up in time for a deferral or retry that falls due while we linger.
+                if let Some(at) = next_due {
+                    wait = wait.min(Duration::from_millis((at - relay_bus::now_ms()).max(0) as u64));
+                }
+            }
+            Err(e) => {
+                // The lease stays: it expires and the agent's work is retried, by us or another runner.
+                tracing::warn!(agent_id, error = %e, "delivery walk interrupted");
+                break;
+            }
         }
-        renew = true;
+        // Holding the lease a moment makes the agent's next message cost one statement to find
+        // instead of a claim, a load and a release; not while other agents wait for a slot.
+        if slots.available_permits() > 0 {
+            tokio::select! {
+                _ = wake.notified() => continue,
+                _ = tokio::time::sleep(wait) => {}
+            }
+        }
         match release_if_done(runner, owner, agent_id).await {
-            Ok(true) => return,
+            Ok(true) => break,
             Ok(false) => continue,
             Err(e) => {
                 tracing::warn!(agent_id, error = %e, "cannot give the agent's lease back; it will expire");
-                return;
+                break;
             }
         }
     }
+    walkers.unregister(agent_id, &wake)
 }
 
 /// Deliveries handed over between two stored groups of receipts and lease checks.
@@ -309,7 +374,15 @@ async fn release_if_done(runner: &Runner, owner: &str, agent_id: &str) -> Result
 }
 
 /// One batch: the agent's deliveries that may go, in order, up to the first not due yet.
-async fn walk_once(runner: &Runner, owner: &str, agent_id: &str, renew: bool) -> Result<(), crate::DeliveryError> {
+/// What one batch found.
+struct Walked {
+    /// A full batch went out and the lease holds: more may be ready at once.
+    more: bool,
+    /// When the first delivery that held the others back is due (Unix ms).
+    next_due: Option<i64>,
+}
+
+async fn walk_once(runner: &Runner, owner: &str, agent_id: &str, renew: bool) -> Result<Walked, crate::DeliveryError> {
     let s = &runner.settings;
     let safe: Vec<&str> = s.safe_states.iter().map(|s| s.as_str()).collect();
     // Renewing the lease in the same statement: no rows when it is no longer ours or paused.
@@ -340,6 +413,8 @@ async fn walk_once(runner: &Runner, owner: &str, agent_id: &str, renew: bool) ->
     }
     let rows = q.fetch_all(&runner.db).await?;
     let agent = rows.first().and_then(|r| r.7.as_ref()).map(|Json(a)| a.clone());
+    let full = rows.len() as i64 == s.batch;
+    let mut next_due = rows.iter().map(|r| r.5).find(|at| *at > now);
     // The first one not due yet holds back the rest.
     let go: Vec<Waiting> = rows
         .into_iter()
@@ -360,6 +435,8 @@ async fn walk_once(runner: &Runner, owner: &str, agent_id: &str, renew: bool) ->
         .collect();
     let mut pending_settle = None;
     let mut outcomes = Vec::new();
+    let mut stopped = false;
+    let mut held_until = None;
     for w in &go {
         tracing::debug!(delivery_id = %w.key.delivery_id, "delivering");
         let mut outcome = match refusal(agent.as_ref(), &w.key, &w.message) {
@@ -368,6 +445,9 @@ async fn walk_once(runner: &Runner, owner: &str, agent_id: &str, renew: bool) ->
         };
         outcome.owner = Some(owner.to_string());
         let holds_back = outcome.holds_back();
+        if holds_back {
+            held_until = Some(outcome.available_at);
+        }
         outcomes.push(outcome);
         // Settle in small groups while walking: the first receipts are stored without
         // waiting for the whole batch, the settler commits the next group meanwhile.
@@ -379,10 +459,12 @@ async fn walk_once(runner: &Runner, owner: &str, agent_id: &str, renew: bool) ->
             // Keep the lease fresh on a slow agent, and notice a pause or a lost lease within
             // a few deliveries rather than at the end of the batch.
             if !holds_back && !renew_lease(runner, owner, agent_id).await? {
+                stopped = true;
                 break;
             }
         }
         if holds_back {
+            stopped = true;
             break;
         }
     }
@@ -392,7 +474,12 @@ async fn walk_once(runner: &Runner, owner: &str, agent_id: &str, renew: bool) ->
     if !outcomes.is_empty() {
         runner.settler.settle(outcomes).await?;
     }
-    Ok(())
+    // A deferral or retry just stored: its new time is the next one due.
+    next_due = held_until.or(next_due);
+    Ok(Walked {
+        more: full && !stopped && go.len() as i64 == s.batch,
+        next_due,
+    })
 }
 
 /// Why the agent cannot take this message at all (seed 001 step 2), checked again at delivery

@@ -71,7 +71,7 @@ impl Change {
 
     /// One delivery per target agent, in the message's transaction (the delivery runner takes
     /// it from there), each with its `delivery.created` event in the runner's outbox, and a
-    /// NOTIFY that wakes the runners at commit. Returns the delivery ids in target order.
+    /// NOTIFY per agent that wakes the runners at commit. Returns the delivery ids in target order.
     pub async fn insert_deliveries(&mut self, m: &Message) -> Result<Vec<String>> {
         let mode = m.delivery_mode.unwrap_or(DeliveryMode::Immediate);
         let mut ids = Vec::new();
@@ -114,9 +114,11 @@ impl Change {
             self.deliveries.push(event);
             ids.push(id);
         }
-        if !ids.is_empty() {
-            sqlx::query("SELECT pg_notify($1, '')")
+        if let Some(agents) = &m.target_agent_ids {
+            // The payload names the agent, so the runner walking it (if any) hears it directly.
+            sqlx::query("SELECT pg_notify($1, a) FROM unnest($2::text[]) AS a")
                 .bind(relay_contracts::delivery::WAKE_CHANNEL)
+                .bind(agents)
                 .execute(&mut *self.tx)
                 .await?;
         }
