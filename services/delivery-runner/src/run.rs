@@ -334,7 +334,7 @@ async fn walk(runner: &Runner, owner: &str, agent_id: &str, walkers: &Walkers, s
     walkers.unregister(agent_id, &wake)
 }
 
-/// Deliveries handed over between two stored groups of receipts and lease checks.
+/// Deliveries handed over between two stored groups of receipts.
 const SETTLE_EVERY: usize = 8;
 
 /// Extends the lease; false when it is no longer ours or the agent was paused.
@@ -437,6 +437,8 @@ async fn walk_once(runner: &Runner, owner: &str, agent_id: &str, renew: bool) ->
     let mut outcomes = Vec::new();
     let mut stopped = false;
     let mut held_until = None;
+    let lease = Duration::from_millis(s.lease_ms.max(0) as u64);
+    let mut renewed = std::time::Instant::now();
     for w in &go {
         tracing::debug!(delivery_id = %w.key.delivery_id, "delivering");
         let mut outcome = match refusal(agent.as_ref(), &w.key, &w.message) {
@@ -456,11 +458,14 @@ async fn walk_once(runner: &Runner, owner: &str, agent_id: &str, renew: bool) ->
                 crate::settle::wait(prev).await?;
             }
             pending_settle = Some(runner.settler.clone().submit(std::mem::take(&mut outcomes)));
-            // Keep the lease fresh on a slow agent, and notice a pause or a lost lease within
-            // a few deliveries rather than at the end of the batch.
-            if !holds_back && !renew_lease(runner, owner, agent_id).await? {
-                stopped = true;
-                break;
+            // A slow agent must not outlive the lease mid-batch: renew it (which also notices
+            // a pause or a lost lease) once a quarter of it has gone by.
+            if !holds_back && renewed.elapsed() > lease / 4 {
+                renewed = std::time::Instant::now();
+                if !renew_lease(runner, owner, agent_id).await? {
+                    stopped = true;
+                    break;
+                }
             }
         }
         if holds_back {

@@ -261,19 +261,16 @@ async fn commit(db: &sqlx::PgPool, outcomes: &[&Outcome]) -> Result<Vec<Delivery
             .position(|o| !seen.insert(o.key.delivery_id.as_str()))
             .unwrap_or(rest.len());
         let (round, tail) = rest.split_at(cut);
-        // The same lock order in every settler (ids are unique within a round): no deadlocks.
-        let mut round = round.to_vec();
-        round.sort_by(|a, b| a.key.delivery_id.cmp(&b.key.delivery_id));
         rounds.push(round);
         rest = tail;
     }
     // The common case is one round: one statement, no explicit transaction.
-    if let [round] = &rounds[..] {
+    if let [round] = rounds[..] {
         return apply(db, round).await;
     }
     let mut tx = db.begin().await?;
     let mut events = Vec::new();
-    for round in &rounds {
+    for round in rounds {
         events.extend(apply(&mut *tx, round).await?);
     }
     tx.commit().await?;
@@ -293,6 +290,7 @@ async fn apply<'e, E: sqlx::PgExecutor<'e>>(db: E, round: &[&Outcome]) -> Result
     let metadata = col(|o| o.metadata.as_ref().map(|m| strip_nul(m).to_string()));
     let sessions = col(|o| Some(o.key.session_id.clone()));
     let owners = col(|o| o.owner.clone());
+    let agents = col(|o| Some(o.key.agent_id.clone()));
     let at: Vec<i64> = round.iter().map(|o| o.available_at).collect();
     let retryable: Vec<Option<bool>> = round.iter().map(|o| o.retryable).collect();
     let attempts: Vec<i32> = round.iter().map(|o| o.attempts as i32).collect();
@@ -305,16 +303,17 @@ async fn apply<'e, E: sqlx::PgExecutor<'e>>(db: E, round: &[&Outcome]) -> Result
     let changed: Vec<String> = sqlx::query_scalar(
         "WITH u AS (
              SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::bool[], $6::text[],
-                                  $7::int[], $9::text[], $10::text[], $11::text[], $12::text[], $13::text[])
+                                  $7::int[], $9::text[], $10::text[], $11::text[], $12::text[], $13::text[], $14::text[])
                  AS u(id, status, available_at, reason, retryable, metadata, attempts, event_id, session_id, type, payload,
-                      owner)),
+                      owner, agent_id)
+             -- A walker's outcomes count only while it still holds the agent's lease.
+             WHERE u.owner IS NULL OR EXISTS (SELECT 1 FROM delivery_agents g
+                                              WHERE g.agent_id = u.agent_id AND g.owner = u.owner)),
          changed AS (
              UPDATE deliveries d SET status = u.status, available_at = u.available_at, reason = u.reason,
                  retryable = u.retryable, metadata = u.metadata::jsonb, attempts = greatest(d.attempts, u.attempts),
                  updated_at = $8
              FROM u WHERE d.delivery_id = u.id AND d.status IN ('pending', 'deferred', 'accepted')
-               AND (u.owner IS NULL OR EXISTS (SELECT 1 FROM delivery_agents g
-                                               WHERE g.agent_id = d.agent_id AND g.owner = u.owner))
              RETURNING d.delivery_id),
          logged AS (
              INSERT INTO delivery_events (event_id, session_id, type, ts, payload)
@@ -334,6 +333,7 @@ async fn apply<'e, E: sqlx::PgExecutor<'e>>(db: E, round: &[&Outcome]) -> Result
     .bind(&types)
     .bind(&payloads)
     .bind(&owners)
+    .bind(&agents)
     .fetch_all(db)
     .await?;
     let changed: HashSet<String> = changed.into_iter().collect();
