@@ -217,15 +217,30 @@ async fn on_idle_messages_wait_until_the_agent_is_idle() {
     // The runner sees the agent active before the on-idle message is sent.
     let pool = h.m.db.pool().await;
     wait_for(|| async { (runner_sees(&pool, &h.agent).await.as_deref() == Some("active")).then_some(()) }).await;
-    let sent_at = Instant::now();
     let id = h.send("idle", "when you have a moment", "on-idle").await;
     h.wait_status(&id, "delivered").await;
-    assert!(
-        sent_at.elapsed() >= Duration::from_millis(900),
-        "held while the agent was busy ({:?})",
-        sent_at.elapsed()
-    );
     assert_eq!(h.wait_surfaced(1).await, ["when you have a moment"]);
+    // Causal order in the log, not timing: the agent went active (the sleep), idle again, and
+    // only then was the message delivered.
+    let order = wait_for(|| async {
+        let events = h.events("idle", &["status.changed", "delivery.delivered"]).await;
+        let marks: Vec<String> = events
+            .iter()
+            .filter_map(|e| match e["type"].as_str() {
+                Some("status.changed") => e["payload"]["status"].as_str().map(String::from),
+                _ if e["payload"]["deliveryId"] == json!(id) => Some("delivered".into()),
+                _ => None,
+            })
+            .collect();
+        marks.contains(&"delivered".to_string()).then_some(marks)
+    })
+    .await;
+    let active = order.iter().position(|m| m == "active").expect("went active");
+    let delivered = order.iter().position(|m| m == "delivered").unwrap();
+    assert!(
+        active < delivered && order[active..delivered].iter().any(|m| m == "idle"),
+        "delivered while busy: {order:?}"
+    );
 }
 
 #[tokio::test]
