@@ -306,7 +306,7 @@ impl PtyAgent {
     async fn ask_permission(self: Arc<Self>, req: PermissionRequest) {
         let Some(ev) = self.events() else { return };
         ev.status(AgentStatus::Blocked);
-        let reply: Result<PermissionReply, _> =
+        let reply: Result<PermissionDecision, _> =
             relay_bus::client::request(&self.nats, REQUEST, &req, Duration::from_secs(10)).await;
         let decision = match reply {
             Ok(r) if r.decision != Decision::Pending => r.decision,

@@ -130,7 +130,9 @@ pub enum ReceiptStatus {
     Failed,
 }
 
-/// The harness's answer (seed 001 MessageReceipt).
+/// The harness's answer (seed 001 MessageReceipt); also the body of `delivery.report`, where a
+/// harness that accepted a delivery (`delivery.queue`) says later what became of it
+/// (`deliveryId` required there).
 #[skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -165,20 +167,6 @@ pub const WAKE_CHANNEL: &str = "relay_deliveries";
 /// The subject a harness serves deliveries for one agent session on.
 pub fn deliver_subject(agent_id: &str) -> String {
     agent_subject(agent_id, "deliver")
-}
-
-/// `delivery.report`: a harness that accepted a delivery (`delivery.queue`) reports what became
-/// of it later: delivered, deferred or failed.
-#[skip_serializing_none]
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ReportRequest {
-    pub delivery_id: String,
-    pub status: ReceiptStatus,
-    pub available_at: Option<Value>,
-    pub reason: Option<String>,
-    pub retryable: Option<bool>,
-    pub metadata: Option<Value>,
 }
 
 /// A delivery event (seed 001 DeliveryEvent), published on `delivery.<kind>` and appended to

@@ -29,17 +29,8 @@ pub struct PermissionRequest {
     pub description: String,
 }
 
-/// The manager's answer: a decision now, or `pending` (decided later on `agent.<id>.permission`).
-#[skip_serializing_none]
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct PermissionReply {
-    pub request_id: String,
-    pub decision: Decision,
-    pub reason: Option<String>,
-}
-
-/// Sent to the harness on `agent.<agentId>.permission` once a pending request is decided.
+/// The manager's answer to `permission.request` (a decision now, or `pending`), and what it
+/// sends the harness on `agent.<agentId>.permission` once a pending request is decided.
 #[skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

@@ -378,12 +378,14 @@ pub async fn flush(runner: Runner, req: FlushRequest) -> Result<FlushResponse> {
 }
 
 /// A harness reports what became of a delivery it accepted (`delivery.queue`).
-pub async fn report(runner: Runner, req: ReportRequest) -> Result<Delivery> {
-    let delivery = find(&runner.db, &req.delivery_id).await?;
+pub async fn report(runner: Runner, req: Receipt) -> Result<Delivery> {
+    let Some(id) = req.delivery_id.clone() else {
+        return Err(DeliveryError::Invalid("delivery.report needs the deliveryId".into()));
+    };
+    let delivery = find(&runner.db, &id).await?;
     if delivery.status == DeliveryStatus::Pending && delivery.attempts == 0 {
         return Err(DeliveryError::Conflict(format!(
-            "delivery {} was never handed to a harness; nothing to report on",
-            req.delivery_id
+            "delivery {id} was never handed to a harness; nothing to report on"
         )));
     }
     if delivery.status.is_final() {
@@ -393,22 +395,13 @@ pub async fn report(runner: Runner, req: ReportRequest) -> Result<Delivery> {
             return Ok(delivery);
         }
         return Err(DeliveryError::Conflict(format!(
-            "delivery {} is already {}",
-            req.delivery_id,
+            "delivery {id} is already {}",
             delivery.status.as_str()
         )));
     }
-    let receipt = Receipt {
-        status: req.status,
-        delivery_id: Some(req.delivery_id.clone()),
-        available_at: req.available_at,
-        reason: req.reason,
-        retryable: req.retryable,
-        metadata: req.metadata,
-    };
-    let outcome = Outcome::from_receipt(&delivery_ref(&delivery), receipt, &runner.settings);
+    let outcome = Outcome::from_receipt(&delivery_ref(&delivery), req, &runner.settings);
     runner.settler.settle(vec![outcome]).await?;
-    find(&runner.db, &req.delivery_id).await
+    find(&runner.db, &id).await
 }
 
 fn delivery_ref(d: &Delivery) -> settle::DeliveryKey {

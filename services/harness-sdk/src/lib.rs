@@ -173,13 +173,9 @@ pub async fn report(
     status: ReceiptStatus,
     reason: Option<String>,
 ) -> Result<(), WireError> {
-    let req = ReportRequest {
-        delivery_id: delivery_id.to_string(),
-        status,
-        available_at: None,
+    let req = Receipt {
         reason,
-        retryable: None,
-        metadata: None,
+        ..receipt(status, delivery_id)
     };
     let mut wait = Duration::from_millis(100);
     loop {
