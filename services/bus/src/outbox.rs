@@ -40,8 +40,18 @@ enum ForwardError {
     Upstream(WireError),
 }
 
+/// Starts forwarding `outbox` when `enabled`; returns the wake-up its writers poke after each
+/// commit (harmless to poke when forwarding is off).
+pub fn start(outbox: Outbox, db: &PgPool, nats: &async_nats::Client, enabled: bool) -> Arc<Notify> {
+    let wake = Arc::new(Notify::new());
+    if enabled {
+        tokio::spawn(run(outbox, db.clone(), nats.clone(), wake.clone()));
+    }
+    wake
+}
+
 /// Runs forever: forwards whatever is pending, then sleeps until woken by a commit or 1 s.
-pub async fn run(outbox: Outbox, db: PgPool, nats: async_nats::Client, wake: Arc<Notify>) {
+async fn run(outbox: Outbox, db: PgPool, nats: async_nats::Client, wake: Arc<Notify>) {
     let mut backoff = Duration::from_millis(200);
     loop {
         match forward_batch(&outbox, &db, &nats).await {

@@ -130,6 +130,17 @@ pub enum ReceiptStatus {
     Failed,
 }
 
+impl ReceiptStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ReceiptStatus::Accepted => "accepted",
+            ReceiptStatus::Delivered => "delivered",
+            ReceiptStatus::Deferred => "deferred",
+            ReceiptStatus::Failed => "failed",
+        }
+    }
+}
+
 /// The harness's answer (seed 001 MessageReceipt); also the body of `delivery.report`, where a
 /// harness that accepted a delivery (`delivery.queue`) says later what became of it
 /// (`deliveryId` required there).

@@ -133,15 +133,7 @@ impl Runner {
     /// Starts the delivery loop, the settler, the boundary follower and the event forwarder.
     pub async fn start(db: PgPool, nats: async_nats::Client, settings: RunnerSettings) -> Self {
         let settings = Arc::new(settings);
-        let forward_wake = Arc::new(tokio::sync::Notify::new());
-        if settings.forward_events {
-            tokio::spawn(relay_bus::outbox::run(
-                OUTBOX,
-                db.clone(),
-                nats.clone(),
-                forward_wake.clone(),
-            ));
-        }
+        let forward_wake = relay_bus::outbox::start(OUTBOX, &db, &nats, settings.forward_events);
         let settler = Settler::start(db.clone(), nats.clone(), forward_wake);
         let runner = Runner {
             db,
@@ -390,7 +382,7 @@ pub async fn report(runner: Runner, req: Receipt) -> Result<Delivery> {
     }
     if delivery.status.is_final() {
         // A repeated report of the same outcome is harmless; a different one is a conflict.
-        let same = delivery.status.as_str() == settle::receipt_status_name(req.status);
+        let same = delivery.status.as_str() == req.status.as_str();
         if same {
             return Ok(delivery);
         }

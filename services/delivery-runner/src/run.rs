@@ -496,10 +496,14 @@ fn refusal(agent: Option<&Agent>, key: &DeliveryKey, message: &Message) -> Optio
     if matches!(agent.status, AgentRecordStatus::Disposed | AgentRecordStatus::Dead) {
         return Some(format!("agent {} was released", key.agent_id));
     }
-    let caps = agent
-        .capabilities
-        .clone()
-        .unwrap_or_else(AgentSessionCapabilities::minimum);
+    let minimum;
+    let caps = match &agent.capabilities {
+        Some(caps) => caps,
+        None => {
+            minimum = AgentSessionCapabilities::minimum();
+            &minimum
+        }
+    };
     if !caps.supports_mode(key.mode) {
         return Some(format!(
             "capability_unsupported: agent {} does not declare delivery mode {}",

@@ -41,15 +41,6 @@ pub struct Outcome {
     pub owner: Option<String>,
 }
 
-pub fn receipt_status_name(s: ReceiptStatus) -> &'static str {
-    match s {
-        ReceiptStatus::Accepted => "accepted",
-        ReceiptStatus::Delivered => "delivered",
-        ReceiptStatus::Deferred => "deferred",
-        ReceiptStatus::Failed => "failed",
-    }
-}
-
 /// Exponential backoff with jitter: base · 2^(attempt-1), capped, ±25 %.
 fn backoff_ms(attempt: i64, s: &RunnerSettings) -> i64 {
     let exp = s
@@ -250,6 +241,9 @@ async fn publish(nats: &async_nats::Client, forward_wake: &Notify, events: &[Del
 /// Stores the group atomically; returns the events of the deliveries it changed. A delivery
 /// cancelled or settled meanwhile is left alone.
 async fn commit(db: &sqlx::PgPool, outcomes: &[&Outcome]) -> Result<Vec<DeliveryEvent>, sqlx::Error> {
+    if outcomes.is_empty() {
+        return Ok(Vec::new());
+    }
     // A delivery may appear twice (accepted by the walker, then reported delivered): split into
     // rounds so each statement sees every id once, in order.
     let mut rounds = Vec::new();

@@ -89,15 +89,7 @@ const OUTBOX: relay_bus::outbox::Outbox = relay_bus::outbox::Outbox {
 impl Registry {
     /// Builds the handler state and, when configured, starts forwarding events to the log.
     pub fn new(db: PgPool, nats: async_nats::Client, settings: RegistrySettings) -> Self {
-        let forward_wake = Arc::new(tokio::sync::Notify::new());
-        if settings.forward_events {
-            tokio::spawn(relay_bus::outbox::run(
-                OUTBOX,
-                db.clone(),
-                nats.clone(),
-                forward_wake.clone(),
-            ));
-        }
+        let forward_wake = relay_bus::outbox::start(OUTBOX, &db, &nats, settings.forward_events);
         Registry {
             db,
             nats,
