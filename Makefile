@@ -17,7 +17,7 @@ services:
 
 ## Run every service against the local NATS and Postgres (database `relay`), until Ctrl-C.
 run: services
-	$(CARGO) build -p session-registry -p event-ingest -p delivery-runner -p agent-harness
+	$(CARGO) build -p session-registry -p event-ingest -p delivery-runner -p permission-manager -p cost-aggregator -p agent-harness
 	./scripts/run-local.sh
 
 ## Until docker compose is wired up (issue 7): the same as `run`.
@@ -25,10 +25,11 @@ up: run
 
 ## Benchmarks; figures printed and written to bench/results/*.json.
 bench: services
-	$(CARGO) build --release -p session-registry -p event-ingest -p delivery-runner
+	$(CARGO) build --release -p session-registry -p event-ingest -p delivery-runner -p cost-aggregator
 	$(CARGO) bench -p session-registry --bench registry
 	$(CARGO) bench -p event-ingest --bench events
 	$(CARGO) bench -p delivery-runner --bench delivery
+	$(CARGO) bench -p cost-aggregator --bench costs
 
 fmt:
 	$(CARGO) fmt --all

@@ -274,7 +274,8 @@ impl PtyAgent {
                     self.open_prompt();
                     let req = PermissionRequest {
                         agent_id: ev.agent_id().to_string(),
-                        session_id: Some(ev.session_id().to_string()),
+                        request_id: None,
+                        session_id: ev.session_id().to_string(),
                         tool,
                         command,
                         file_path,
@@ -286,7 +287,8 @@ impl PtyAgent {
                     self.open_prompt();
                     let req = QuestionRequest {
                         agent_id: ev.agent_id().to_string(),
-                        session_id: Some(ev.session_id().to_string()),
+                        question_id: None,
+                        session_id: ev.session_id().to_string(),
                         question,
                         options,
                     };
@@ -303,53 +305,57 @@ impl PtyAgent {
     }
 
     /// A permission prompt: the manager's decision now, or a human's later; typed back as y/n.
-    async fn ask_permission(self: Arc<Self>, req: PermissionRequest) {
+    /// The id is ours and registered before asking, so a decision cannot outrun the reply.
+    async fn ask_permission(self: Arc<Self>, mut req: PermissionRequest) {
         let Some(ev) = self.events() else { return };
         ev.status(AgentStatus::Blocked);
+        let request_id = uuid::Uuid::now_v7().to_string();
+        req.request_id = Some(request_id.clone());
+        let later = self.register(&request_id);
         let reply: Result<PermissionDecision, _> =
             relay_bus::client::request(&self.nats, REQUEST, &req, Duration::from_secs(10)).await;
         let decision = match reply {
-            Ok(r) if r.decision != Decision::Pending => r.decision,
-            Ok(r) => self.wait_decision(&r.request_id).await,
+            Ok(r) if r.decision != Decision::Pending => {
+                self.forget(&request_id);
+                r.decision
+            }
+            Ok(_) => decision_of(later.await.unwrap_or_default()),
             Err(e) => {
                 // No manager reachable: the prompt stays visible in the log and can still be
                 // decided on agent.<id>.permission.
-                let request_id = uuid::Uuid::now_v7().to_string();
                 tracing::warn!(error = %e, request_id, "permission manager not reachable; waiting for a decision on agent.<id>.permission");
                 ev.emit(
                     "permission.requested",
                     json!({ "requestId": request_id, "tool": req.tool, "command": req.command, "filePath": req.file_path, "description": req.description }),
                 );
-                self.wait_decision(&request_id).await
+                decision_of(later.await.unwrap_or_default())
             }
         };
         let answer = if decision == Decision::Approved { "y\r" } else { "n\r" };
         self.answer_prompt(answer);
     }
 
-    async fn wait_decision(&self, request_id: &str) -> Decision {
-        match self.wait_for(request_id).await.as_str() {
-            "approved" => Decision::Approved,
-            _ => Decision::Denied,
-        }
-    }
-
-    async fn ask_question(self: Arc<Self>, req: QuestionRequest) {
+    async fn ask_question(self: Arc<Self>, mut req: QuestionRequest) {
         let Some(ev) = self.events() else { return };
         ev.status(AgentStatus::Waiting);
+        let question_id = uuid::Uuid::now_v7().to_string();
+        req.question_id = Some(question_id.clone());
+        let later = self.register(&question_id);
         let reply: Result<QuestionReply, _> =
             relay_bus::client::request(&self.nats, ASK, &req, Duration::from_secs(10)).await;
         let answer = match reply {
-            Ok(QuestionReply { answer: Some(a), .. }) => a,
-            Ok(r) => self.wait_for(&r.question_id).await,
+            Ok(QuestionReply { answer: Some(a), .. }) => {
+                self.forget(&question_id);
+                a
+            }
+            Ok(_) => later.await.unwrap_or_default(),
             Err(e) => {
-                let question_id = uuid::Uuid::now_v7().to_string();
                 tracing::warn!(error = %e, question_id, "permission manager not reachable; waiting for an answer on agent.<id>.question");
                 ev.emit(
                     "question.requested",
                     json!({ "questionId": question_id, "question": req.question, "options": req.options }),
                 );
-                self.wait_for(&question_id).await
+                later.await.unwrap_or_default()
             }
         };
         self.answer_prompt(&as_line(&answer));
@@ -371,10 +377,15 @@ impl PtyAgent {
         self.type_and_report(waiting);
     }
 
-    async fn wait_for(&self, id: &str) -> String {
+    /// Where the decision or answer for `id` will arrive.
+    fn register(&self, id: &str) -> oneshot::Receiver<String> {
         let (tx, rx) = oneshot::channel();
         self.pending.lock().expect("pending lock").insert(id.to_string(), tx);
-        rx.await.unwrap_or_default()
+        rx
+    }
+
+    fn forget(&self, id: &str) {
+        self.pending.lock().expect("pending lock").remove(id);
     }
 
     /// A decision or answer arrived for `id`; false when nothing waits for it.
@@ -383,6 +394,13 @@ impl PtyAgent {
             Some(tx) => tx.send(value).is_ok(),
             None => false,
         }
+    }
+}
+
+fn decision_of(value: String) -> Decision {
+    match value.as_str() {
+        "approved" => Decision::Approved,
+        _ => Decision::Denied,
     }
 }
 

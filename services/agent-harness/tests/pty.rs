@@ -2,11 +2,10 @@
 //! the agent harness running the fake agent CLI under a PTY, all over a private NATS and a
 //! fresh database. What the agent surfaced is read from the fake agent's own log file.
 
-use futures::StreamExt;
-use relay_testkit::{Cluster, ServiceProcess};
+use relay_testkit::{Cluster, ServiceProcess, wait_for};
 use serde_json::{Value, json};
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 const HARNESS: &str = env!("CARGO_BIN_EXE_agent-harness");
 const FAKE: &str = env!("CARGO_BIN_EXE_fake-agent");
@@ -24,9 +23,11 @@ async fn mesh(session: &str) -> Mesh {
     let services = vec![
         ServiceProcess::spawn(&relay_testkit::bin_path("session-registry"), &m.nats, &m.db, &[]),
         ServiceProcess::spawn(&relay_testkit::bin_path("event-ingest"), &m.nats, &m.db, &[]),
+        ServiceProcess::spawn(&relay_testkit::bin_path("permission-manager"), &m.nats, &m.db, &[]),
     ];
-    relay_testkit::wait_for_instances(&m.client, "session-registry", 1).await;
-    relay_testkit::wait_for_instances(&m.client, "event-ingest", 1).await;
+    for name in ["session-registry", "event-ingest", "permission-manager"] {
+        relay_testkit::wait_for_instances(&m.client, name, 1).await;
+    }
     let surfaced = std::env::temp_dir().join(format!("fake-agent-{}.log", uuid::Uuid::new_v4().simple()));
     let harness = ServiceProcess::spawn_with_args(
         HARNESS,
@@ -71,17 +72,6 @@ async fn runner_sees(pool: &sqlx::PgPool, agent: &str) -> Option<String> {
         .await
         .ok()?;
     status.flatten()
-}
-
-async fn wait_for<T, F: std::future::Future<Output = Option<T>>>(mut f: impl FnMut() -> F) -> T {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
-        if let Some(v) = f().await {
-            return v;
-        }
-        assert!(Instant::now() < deadline, "condition not met in 20 s");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
 }
 
 impl Mesh {
@@ -132,6 +122,15 @@ impl Mesh {
             .as_array()
             .unwrap()
             .clone()
+    }
+
+    /// The agent's one pending permission request, once the manager has it.
+    async fn pending_permission(&self) -> Value {
+        wait_for(|| async {
+            let l = self.m.ok("permission.list", json!({"agentId": self.agent})).await;
+            l["permissions"].as_array().unwrap().first().cloned()
+        })
+        .await
     }
 
     async fn wait_output(&self, session: &str, needle: &str) {
@@ -285,73 +284,65 @@ async fn a_delivery_id_seen_twice_is_acknowledged_but_surfaced_once() {
     assert_eq!(h.surfaced(), ["exactly once"]);
 }
 
-/// A permission prompt goes to the permission manager (played here by a responder on
-/// `permission.request`); a pending request decided later and an immediate denial both reach
-/// the agent's terminal as y/n.
+/// A permission prompt goes to the real permission manager: a safe command is approved by
+/// policy at once; a destructive one waits pending until a human approves it; another waits
+/// until denied. Each decision reaches the agent's terminal as y/n.
 #[tokio::test]
-async fn permission_prompts_are_decided_over_the_bus_and_typed_back_as_y_or_n() {
+async fn permission_prompts_are_decided_by_policy_or_a_human_and_typed_back_as_y_or_n() {
     let h = mesh("perm").await;
-    let mut requests = h.m.client.subscribe("permission.request").await.unwrap();
-    h.m.client.flush().await.unwrap();
+    h.send("perm", "ask-permission Bash git status", "immediate").await;
+    h.wait_output("perm", "Permission granted: Bash(git status)").await;
+
     h.send("perm", "ask-permission Bash rm -rf build", "immediate").await;
-    let req = tokio::time::timeout(Duration::from_secs(10), requests.next())
-        .await
-        .unwrap()
-        .unwrap();
-    let body: Value = serde_json::from_slice(&req.payload).unwrap();
-    assert_eq!(body["tool"], "bash");
-    assert_eq!(body["command"], "rm -rf build");
-    assert_eq!(body["agentId"], json!(h.agent));
-    let reply = json!({"requestId": "r-1", "decision": "pending"}).to_string();
-    h.m.client.publish(req.reply.unwrap(), reply.into()).await.unwrap();
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    let decided =
+    let pending = h.pending_permission().await;
+    assert_eq!(pending["tool"], "bash");
+    assert_eq!(pending["command"], "rm -rf build");
+    assert_eq!(pending["riskLevel"], "critical");
+    let approved =
         h.m.ok(
-            &format!("agent.{}.permission", h.agent),
-            json!({"requestId": "r-1", "decision": "approved"}),
+            "permission.approve",
+            json!({"requestId": pending["requestId"], "reason": "build dir only"}),
         )
         .await;
-    assert_eq!(decided["success"], true);
+    assert_eq!(approved["harnessNotified"], true);
     h.wait_output("perm", "Permission granted: Bash(rm -rf build)").await;
 
     h.send("perm", "ask-permission Bash git push --force", "immediate")
         .await;
-    let req = tokio::time::timeout(Duration::from_secs(10), requests.next())
-        .await
-        .unwrap()
-        .unwrap();
-    let reply = json!({"requestId": "r-2", "decision": "denied", "reason": "policy"}).to_string();
-    h.m.client.publish(req.reply.unwrap(), reply.into()).await.unwrap();
-    h.wait_output("perm", "Permission denied: Bash(git push --force)").await;
-    h.m.err(
-        &format!("agent.{}.permission", h.agent),
-        json!({"requestId": "r-1", "decision": "approved"}),
-        "not_found",
+    let pending = h.pending_permission().await;
+    assert_eq!(pending["riskLevel"], "medium");
+    h.m.ok(
+        "permission.deny",
+        json!({"requestId": pending["requestId"], "reason": "not on main"}),
     )
     .await;
+    h.wait_output("perm", "Permission denied: Bash(git push --force)").await;
+    let resolved = h.events("perm", &["permission.resolved"]).await;
+    let decisions: Vec<&str> = resolved
+        .iter()
+        .map(|e| e["payload"]["decision"].as_str().unwrap())
+        .collect();
+    assert_eq!(decisions, ["approved", "approved", "denied"]);
 }
 
 #[tokio::test]
-async fn questions_are_answered_over_the_bus_and_typed_back() {
+async fn questions_are_answered_by_a_human_and_typed_back() {
     let h = mesh("q").await;
-    let mut asks = h.m.client.subscribe("question.ask").await.unwrap();
-    h.m.client.flush().await.unwrap();
     h.send("q", "ask Which database should I use? postgres/mysql", "immediate")
         .await;
-    let ask = tokio::time::timeout(Duration::from_secs(10), asks.next())
-        .await
-        .unwrap()
-        .unwrap();
-    let body: Value = serde_json::from_slice(&ask.payload).unwrap();
-    assert_eq!(body["options"], json!(["postgres", "mysql"]));
-    let reply = json!({"questionId": "q-1"}).to_string();
-    h.m.client.publish(ask.reply.unwrap(), reply.into()).await.unwrap();
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    h.m.ok(
-        &format!("agent.{}.question", h.agent),
-        json!({"questionId": "q-1", "answer": "postgres"}),
-    )
+    let question = wait_for(|| async {
+        let l = h.m.ok("question.list", json!({"agentId": h.agent})).await;
+        l["questions"].as_array().unwrap().first().cloned()
+    })
     .await;
+    assert_eq!(question["options"], json!(["postgres", "mysql"]));
+    let answered =
+        h.m.ok(
+            "question.answer",
+            json!({"questionId": question["questionId"], "answer": "postgres"}),
+        )
+        .await;
+    assert_eq!(answered["harnessNotified"], true);
     h.wait_output("q", "Answer received: postgres").await;
 }
 
@@ -389,6 +380,32 @@ async fn agent_output_becomes_typed_events_and_input_reaches_the_terminal() {
     }
 }
 
+/// Token lines the agent prints become tokens.used events, which the cost aggregator prices:
+/// the report for this agent matches the hand-computed cost.
+#[tokio::test]
+async fn token_lines_printed_by_the_agent_are_priced_by_the_cost_aggregator() {
+    let h = mesh("cost").await;
+    let _costs = ServiceProcess::spawn(
+        &relay_testkit::bin_path("cost-aggregator"),
+        &h.m.nats,
+        &h.m.db,
+        &[("RELAY_COSTS__DEFAULT_MODEL", "claude-sonnet-4-5")],
+    );
+    relay_testkit::wait_for_instances(&h.m.client, "cost-aggregator", 1).await;
+    h.send("cost", "tokens 1500 800", "immediate").await;
+    h.send("cost", "tokens 120000 4000", "immediate").await;
+    let report = wait_for(|| async {
+        let r = h.m.ok("cost.report", json!({"agent": h.agent})).await;
+        (r["total"]["events"] == 2).then_some(r)
+    })
+    .await;
+    // 121,500 input × $3/M + 4,800 output × $15/M = $0.3645 + $0.072
+    let usd = report["total"]["estimatedCostUsd"].as_f64().unwrap();
+    assert!((usd - 0.4365).abs() < 1e-9, "{report:#}");
+    assert_eq!(report["byModel"]["claude-sonnet-4-5"]["inputTokens"], 121_500);
+    assert_eq!(report["bySession"]["cost"]["outputTokens"], 4_800);
+}
+
 #[tokio::test]
 async fn stop_releases_the_agent_and_cancels_what_it_was_not_sent() {
     let mut h = mesh("stop").await;
@@ -411,24 +428,14 @@ async fn stop_releases_the_agent_and_cancels_what_it_was_not_sent() {
 #[tokio::test]
 async fn a_message_arriving_during_a_permission_prompt_waits_for_the_decision() {
     let h = mesh("hold").await;
-    let mut requests = h.m.client.subscribe("permission.request").await.unwrap();
-    h.m.client.flush().await.unwrap();
     h.send("hold", "ask-permission Bash rm -rf build", "immediate").await;
-    let req = tokio::time::timeout(Duration::from_secs(10), requests.next())
-        .await
-        .unwrap()
-        .unwrap();
-    let reply = json!({"requestId": "r-9", "decision": "pending"}).to_string();
-    h.m.client.publish(req.reply.unwrap(), reply.into()).await.unwrap();
+    let pending = h.pending_permission().await;
     let id = h.send("hold", "meanwhile, a note", "immediate").await;
     h.wait_status(&id, "accepted").await;
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert!(h.surfaced().is_empty(), "not typed into the prompt");
-    h.m.ok(
-        &format!("agent.{}.permission", h.agent),
-        json!({"requestId": "r-9", "decision": "approved"}),
-    )
-    .await;
+    h.m.ok("permission.approve", json!({"requestId": pending["requestId"]}))
+        .await;
     h.wait_output("hold", "Permission granted: Bash(rm -rf build)").await;
     h.wait_status(&id, "delivered").await;
     assert_eq!(h.wait_surfaced(1).await, ["meanwhile, a note"]);

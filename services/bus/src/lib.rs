@@ -7,9 +7,11 @@
 //! - [`telemetry`]: JSON logs, W3C trace context, opt-in OTLP export.
 //! - [`db`]: Postgres pool with start-up retries and the embedded migrations.
 //! - [`outbox`]: forwards a service's outbox table of events to the event log.
+//! - [`follow`]: reads the event log from a service's own cursor, one replica at a time.
 
 pub mod client;
 pub mod db;
+pub mod follow;
 pub mod outbox;
 pub mod service;
 pub mod settings;

@@ -211,6 +211,8 @@ use Kind::*;
 const S000: &str = "seed 000";
 const S002: &str = "seed 002";
 const S003: &str = "seed 003";
+/// Relay's own additions (issue 5).
+const RELAY: &str = "relay-mesh";
 
 /// Every typed event. Types not listed are kept as generic events with their payload.
 pub const CATALOGUE: &[EventType] = &[
@@ -282,6 +284,11 @@ pub const CATALOGUE: &[EventType] = &[
     t("tokens.used", S003, &[("inputTokens", Num), ("outputTokens", Num)]),
     t("file.operation", S003, &[("path", Str), ("operation", Str)]),
     t("command.executed", S003, &[("command", Str)]),
+    t(
+        "budget.exceeded",
+        RELAY,
+        &[("budget", Str), ("scope", Str), ("limitUsd", Num), ("spentUsd", Num)],
+    ),
     // Seed 002: the session registry's events.
     t("session.created", S002, &[("sessionId", Str), ("createdAt", Num)]),
     t("session.closed", S002, &[("sessionId", Str)]),

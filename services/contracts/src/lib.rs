@@ -4,6 +4,7 @@
 //! it, so a field renamed here is renamed everywhere at once.
 
 pub mod capabilities;
+pub mod cost;
 pub mod delivery;
 pub mod error;
 pub mod events;

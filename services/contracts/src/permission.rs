@@ -6,7 +6,14 @@ use serde::{Deserialize, Serialize};
 use serde_with::skip_serializing_none;
 
 pub const REQUEST: &str = "permission.request";
+pub const GET: &str = "permission.get";
+pub const LIST: &str = "permission.list";
+pub const APPROVE: &str = "permission.approve";
+pub const DENY: &str = "permission.deny";
 pub const ASK: &str = "question.ask";
+pub const QUESTION_GET: &str = "question.get";
+pub const QUESTION_LIST: &str = "question.list";
+pub const ANSWER: &str = "question.answer";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -16,13 +23,47 @@ pub enum Decision {
     Pending,
 }
 
+impl Decision {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Decision::Approved => "approved",
+            Decision::Denied => "denied",
+            Decision::Pending => "pending",
+        }
+    }
+}
+
+/// Seed 003 §2.3 risk levels, lowest first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Risk {
+    Low,
+    Medium,
+    High,
+    Critical,
+}
+
+impl Risk {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Risk::Low => "low",
+            Risk::Medium => "medium",
+            Risk::High => "high",
+            Risk::Critical => "critical",
+        }
+    }
+}
+
 /// `permission.request`, sent by a harness that saw a permission prompt.
 #[skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PermissionRequest {
+    /// Chosen by the harness so it can listen for the decision before asking; asking again with
+    /// the same id returns the request already stored. A new id is made when absent.
+    pub request_id: Option<String>,
     pub agent_id: String,
-    pub session_id: Option<String>,
+    pub session_id: String,
     pub tool: String,
     pub command: Option<String>,
     pub file_path: Option<String>,
@@ -38,6 +79,74 @@ pub struct PermissionDecision {
     pub request_id: String,
     pub decision: Decision,
     pub reason: Option<String>,
+    pub risk_level: Option<Risk>,
+    /// What decided: `policy:<name>`, `session:<override>`, `human` or `expiry`.
+    pub decided_by: Option<String>,
+}
+
+/// A stored permission request, as `permission.get` and `permission.list` return it.
+#[skip_serializing_none]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Permission {
+    pub request_id: String,
+    pub agent_id: String,
+    pub session_id: String,
+    pub tool: String,
+    pub command: Option<String>,
+    pub file_path: Option<String>,
+    pub description: String,
+    pub risk_level: Risk,
+    pub status: Decision,
+    pub decided_by: Option<String>,
+    pub reason: Option<String>,
+    pub requested_at: i64,
+    pub decided_at: Option<i64>,
+    /// When a pending request is decided by the expiry action.
+    pub expires_at: Option<i64>,
+}
+
+/// Filters of `permission.list` and `question.list`. Without `status`, pending ones only.
+#[skip_serializing_none]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ListRequest {
+    pub agent_id: Option<String>,
+    pub session_id: Option<String>,
+    /// `pending` (default), a final status, or `all`.
+    pub status: Option<String>,
+    pub limit: Option<i64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PermissionList {
+    pub permissions: Vec<Permission>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GetPermissionRequest {
+    pub request_id: String,
+}
+
+/// `permission.approve` / `permission.deny` by a human (or any client acting for one).
+#[skip_serializing_none]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DecideRequest {
+    pub request_id: String,
+    pub reason: Option<String>,
+}
+
+#[skip_serializing_none]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DecideResponse {
+    pub success: bool,
+    pub permission: Permission,
+    /// Whether the harness that asked took the decision (it may have gone away; the
+    /// decision is stored either way).
+    pub harness_notified: bool,
 }
 
 /// `question.ask`, sent by a harness that saw a question prompt.
@@ -45,9 +154,12 @@ pub struct PermissionDecision {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct QuestionRequest {
+    /// As `PermissionRequest::request_id`.
+    pub question_id: Option<String>,
     pub agent_id: String,
-    pub session_id: Option<String>,
+    pub session_id: String,
     pub question: String,
+    #[serde(default)]
     pub options: Vec<String>,
 }
 
@@ -67,4 +179,55 @@ pub struct QuestionReply {
 pub struct QuestionAnswer {
     pub question_id: String,
     pub answer: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum QuestionStatus {
+    Pending,
+    Answered,
+    Expired,
+}
+
+/// A stored question, as `question.get` and `question.list` return it.
+#[skip_serializing_none]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Question {
+    pub question_id: String,
+    pub agent_id: String,
+    pub session_id: String,
+    pub question: String,
+    pub options: Vec<String>,
+    pub status: QuestionStatus,
+    pub answer: Option<String>,
+    pub asked_at: i64,
+    pub answered_at: Option<i64>,
+    pub expires_at: Option<i64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct QuestionList {
+    pub questions: Vec<Question>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GetQuestionRequest {
+    pub question_id: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AnswerRequest {
+    pub question_id: String,
+    pub answer: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AnswerResponse {
+    pub success: bool,
+    pub question: Question,
+    pub harness_notified: bool,
 }

@@ -25,11 +25,19 @@ use std::time::{Duration, Instant};
 
 const RUNNER: &str = env!("CARGO_BIN_EXE_delivery-runner");
 const AGENTS: usize = 10;
+/// Immediate messages sent (at the same 200/s) before the latency is measured.
+const WARM_UP: usize = 200;
+
+/// When each delivery reached its harness: splits the latency into runner and settle parts.
+static REACHED: std::sync::Mutex<Option<HashMap<String, Instant>>> = std::sync::Mutex::new(None);
 
 struct Instant_;
 
 impl AgentSession for Instant_ {
     async fn receive_message(&self, _message: Message, ctx: MessageContext) -> Receipt {
+        if let Some(m) = REACHED.lock().unwrap().as_mut() {
+            m.insert(ctx.id.clone(), Instant::now());
+        }
         relay_harness::receipt(ReceiptStatus::Delivered, &ctx.id)
     }
 
@@ -48,6 +56,77 @@ async fn delivered(pool: &sqlx::PgPool) -> i64 {
         .fetch_one(pool)
         .await
         .unwrap()
+}
+
+/// The latency floor of a delivery on this machine, measured in the same run: a row committed
+/// with a NOTIFY (the message), a LISTEN connection that takes it, one NATS round trip (the
+/// harness), an UPDATE committed (the receipt); 1,000 at 200/s after the same warm-up as the
+/// immediate case. No
+/// relay code runs: this is what Postgres, NATS and the scheduler alone cost.
+async fn bare_latency(pool: &sqlx::PgPool, client: &async_nats::Client) -> Vec<u64> {
+    sqlx::query("CREATE TABLE bench_floor (id BIGINT PRIMARY KEY, done BOOLEAN NOT NULL)")
+        .execute(pool)
+        .await
+        .unwrap();
+    let mut echo = client.subscribe("bench.floor.echo").await.unwrap();
+    let responder = client.clone();
+    tokio::spawn(async move {
+        while let Some(m) = echo.next().await {
+            if let Some(reply) = m.reply {
+                let _ = responder.publish(reply, m.payload).await;
+            }
+        }
+    });
+    client.flush().await.unwrap();
+    let mut listener = sqlx::postgres::PgListener::connect_with(pool).await.unwrap();
+    listener.listen("bench_floor").await.unwrap();
+    let (done_tx, mut done_rx) = tokio::sync::mpsc::unbounded_channel::<(i64, Instant)>();
+    let (pool2, client2) = (pool.clone(), client.clone());
+    let taker = tokio::spawn(async move {
+        while let Ok(Ok(n)) = tokio::time::timeout(Duration::from_secs(3), listener.recv()).await {
+            let id: i64 = n.payload().parse().unwrap();
+            let (pool, client, done_tx) = (pool2.clone(), client2.clone(), done_tx.clone());
+            tokio::spawn(async move {
+                client.request("bench.floor.echo", id.to_string().into()).await.unwrap();
+                sqlx::query("UPDATE bench_floor SET done = true WHERE id = $1")
+                    .bind(id)
+                    .execute(&pool)
+                    .await
+                    .unwrap();
+                let _ = done_tx.send((id, Instant::now()));
+            });
+        }
+    });
+    let mut sent = HashMap::new();
+    let mut tick = tokio::time::interval(Duration::from_millis(5));
+    let (sent_tx, mut sent_rx) = tokio::sync::mpsc::unbounded_channel::<(i64, Instant)>();
+    for i in 0..(WARM_UP + 1000) as i64 {
+        tick.tick().await;
+        let (pool, sent_tx) = (pool.clone(), sent_tx.clone());
+        tokio::spawn(async move {
+            sqlx::query(
+                "WITH i AS (INSERT INTO bench_floor VALUES ($1, false)) SELECT pg_notify('bench_floor', $1::text)",
+            )
+            .bind(i)
+            .execute(&pool)
+            .await
+            .unwrap();
+            let _ = sent_tx.send((i, Instant::now()));
+        });
+    }
+    drop(sent_tx);
+    while let Some((id, at)) = sent_rx.recv().await {
+        sent.insert(id, at);
+    }
+    taker.await.unwrap();
+    let mut lat = Vec::new();
+    while let Ok((id, t1)) = done_rx.try_recv() {
+        if let Some(t0) = sent.get(&id).filter(|_| id >= WARM_UP as i64) {
+            lat.push(t1.saturating_duration_since(*t0).as_micros() as u64);
+        }
+    }
+    lat.sort_unstable();
+    lat
 }
 
 #[tokio::main]
@@ -90,6 +169,7 @@ async fn main() {
     }
 
     // Latency first, on a quiet mesh: immediate messages at a steady 200/s for 5 s.
+    *REACHED.lock().unwrap() = Some(HashMap::new());
     let mut delivered_events = client.subscribe("delivery.delivered").await.unwrap();
     client.flush().await.unwrap();
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<(String, Instant)>();
@@ -102,14 +182,18 @@ async fn main() {
         at
     });
     let mut tick = tokio::time::interval(Duration::from_millis(5));
-    for i in 0..1000 {
+    // The first second warms up (agents claimed, connections opened) and is not measured.
+    for i in 0..WARM_UP + 1000 {
         tick.tick().await;
         let client = client.clone();
         let tx = tx.clone();
         tokio::spawn(async move {
-            let body = json!({"sessionId": format!("bench-{}", i % AGENTS), "message": format!("l{i}")});
+            let text = if i < WARM_UP { format!("w{i}") } else { format!("l{i}") };
+            let body = json!({"sessionId": format!("bench-{}", i % AGENTS), "message": text});
             let sent = relay_testkit::expect_ok(&client, "session.sendMessage", body).await;
-            let _ = tx.send((sent["deliveryIds"][0].as_str().unwrap().to_string(), Instant::now()));
+            if i >= WARM_UP {
+                let _ = tx.send((sent["deliveryIds"][0].as_str().unwrap().to_string(), Instant::now()));
+            }
         });
     }
     drop(tx);
@@ -128,6 +212,38 @@ async fn main() {
         .collect();
     lat.sort_unstable();
     let missing = committed.len() - lat.len();
+    // Where the time goes: committed → at the harness (claim, load, hand-over), and at the
+    // harness → delivered event (receipt reply, group commit, publish).
+    let reached = REACHED.lock().unwrap().take().unwrap_or_default();
+    let mut to_harness: Vec<u64> = Vec::new();
+    let mut to_receipt: Vec<u64> = Vec::new();
+    for (id, t0) in &committed {
+        if let (Some(r), Some(t1)) = (reached.get(id), arrived.get(id)) {
+            to_harness.push(r.saturating_duration_since(*t0).as_micros() as u64);
+            to_receipt.push(t1.saturating_duration_since(*r).as_micros() as u64);
+        }
+    }
+    to_harness.sort_unstable();
+    to_receipt.sort_unstable();
+    if std::env::var("RELAY_BENCH_DUMP").is_ok() {
+        let first = committed.values().min().copied().unwrap();
+        let mut slow: Vec<(u128, u128, u128)> = committed
+            .iter()
+            .filter_map(|(id, t0)| {
+                let r = reached.get(id)?;
+                let t1 = arrived.get(id)?;
+                Some((
+                    t0.duration_since(first).as_millis(),
+                    r.duration_since(*t0).as_micros(),
+                    t1.duration_since(*r).as_micros(),
+                ))
+            })
+            .collect();
+        slow.sort_by_key(|x| std::cmp::Reverse(x.1 + x.2));
+        for x in slow.iter().take(25) {
+            eprintln!("slow: at {} ms: to harness {} us, to event {} us", x.0, x.1, x.2);
+        }
+    }
     // The same from the database's clock: message committed → receipt stored (ms resolution).
     let mut db_lat: Vec<i64> = sqlx::query_scalar(
         "SELECT d.updated_at - m.created_at FROM deliveries d JOIN registry_messages m USING (message_id)
@@ -143,6 +259,8 @@ async fn main() {
             .copied()
             .unwrap_or(0)
     };
+
+    let floor = bare_latency(&pool, &client).await;
 
     // Throughput: commit N messages while the agents are paused, then release them all at once.
     for b in &agents {
@@ -181,11 +299,13 @@ async fn main() {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     eprintln!("event log caught up in {:.1} s", drained.elapsed().as_secs_f64());
+    // The latency phase's deliveries are in the table too: count only the new ones.
+    let before = delivered(&pool).await;
     let start = Instant::now();
     for b in &agents {
         relay_testkit::expect_ok(&client, "agent.resume", json!({"agentId": b.agent_id})).await;
     }
-    while delivered(&pool).await < n as i64 {
+    while delivered(&pool).await - before < n as i64 {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     let e2e_secs = start.elapsed().as_secs_f64();
@@ -243,6 +363,21 @@ async fn main() {
         percentile(&lat, 0.50) as f64 / 1000.0,
         percentile(&lat, 0.99) as f64 / 1000.0
     );
+    println!(
+        "| bare path latency p50 / p99 (ms): INSERT+NOTIFY → LISTEN → NATS round trip → UPDATE (baseline) | {:.2} / {:.2} |",
+        percentile(&floor, 0.50) as f64 / 1000.0,
+        percentile(&floor, 0.99) as f64 / 1000.0
+    );
+    println!(
+        "| of which committed → at the harness, p50 / p99 (ms) | {:.2} / {:.2} |",
+        percentile(&to_harness, 0.50) as f64 / 1000.0,
+        percentile(&to_harness, 0.99) as f64 / 1000.0
+    );
+    println!(
+        "| of which at the harness → delivered event, p50 / p99 (ms) | {:.2} / {:.2} |",
+        percentile(&to_receipt, 0.50) as f64 / 1000.0,
+        percentile(&to_receipt, 0.99) as f64 / 1000.0
+    );
     println!("| latency samples without a delivered event | {missing} |");
     println!(
         "| same, database clock (message created_at → receipt updated_at) p50 / p99 (ms) | {} / {} |",
@@ -259,6 +394,9 @@ async fn main() {
         "baselineRows": total,
         "immediateLatencyUs": {"p50": percentile(&lat, 0.50), "p99": percentile(&lat, 0.99), "max": lat.last().copied().unwrap_or(0), "samples": lat.len(), "missing": missing},
         "immediateLatencyDbClockMs": {"p50": db_pct(0.50), "p99": db_pct(0.99)},
+        "immediateSplitUs": {"committedToHarness": {"p50": percentile(&to_harness, 0.50), "p99": percentile(&to_harness, 0.99)},
+                             "harnessToDeliveredEvent": {"p50": percentile(&to_receipt, 0.50), "p99": percentile(&to_receipt, 0.99)}},
+        "barePathLatencyUs": {"p50": percentile(&floor, 0.50), "p99": percentile(&floor, 0.99), "max": floor.last().copied().unwrap_or(0), "samples": floor.len()},
         "command": "make bench (cargo bench -p delivery-runner --bench delivery)",
     });
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench/results");

@@ -2,35 +2,40 @@
 //! `on-idle`) and its tool calls (for `next-tool-call`).
 //!
 //! The cursor lives in `delivery_cursor` and moves in the same transaction as the agent state
-//! it derives, so a crash neither skips nor re-applies an event. One replica follows at a time
-//! (advisory lock); live `event.committed.*` messages only make it look sooner.
+//! it derives (relay_bus::follow), so a crash neither skips nor re-applies an event.
 
-use futures::StreamExt;
-use relay_contracts::events::{Event, SinceRequest, SinceResponse};
+use relay_bus::follow::{FollowError, Follower};
+use relay_contracts::events::Event;
 use relay_contracts::subjects::event as subjects;
 use sqlx::PgPool;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::Notify;
 
-const LOCK_KEY: i64 = 0x7265_6c61_7962_6e64; // "relaybnd"
 const PAGE: i64 = 1000;
-const TIMEOUT: Duration = Duration::from_secs(5);
 
-/// Event types that move a boundary.
-const TYPES: [&str; 7] = [
-    "status.changed",
-    "status.idle",
-    "status.active",
-    "status.blocked",
-    "status.waiting",
-    "status.offline",
-    "tool.called",
-];
+/// The events that move a boundary, read from the runner's own cursor.
+const FOLLOWER: Follower = Follower {
+    lock_key: 0x7265_6c61_7962_6e64, // "relaybnd"
+    cursor_table: "delivery_cursor",
+    types: &[
+        "status.changed",
+        "status.idle",
+        "status.active",
+        "status.blocked",
+        "status.waiting",
+        "status.offline",
+        "tool.called",
+    ],
+};
 
 pub async fn run(db: PgPool, nats: async_nats::Client) {
     let wake = Arc::new(Notify::new());
-    tokio::spawn(watch_live(nats.clone(), wake.clone()));
+    let live = vec![
+        "event.committed.status.>".to_string(),
+        subjects::committed_subject("tool.called"),
+    ];
+    tokio::spawn(relay_bus::follow::watch_live(nats.clone(), live, wake.clone()));
     let mut backoff = Duration::from_millis(200);
     loop {
         match follow(&db, &nats).await {
@@ -50,62 +55,17 @@ pub async fn run(db: PgPool, nats: async_nats::Client) {
     }
 }
 
-async fn watch_live(nats: async_nats::Client, wake: Arc<Notify>) {
-    let subscribe = async {
-        let a = nats.subscribe("event.committed.status.>").await?;
-        let b = nats.subscribe(subjects::committed_subject("tool.called")).await?;
-        Ok::<_, async_nats::SubscribeError>(futures::stream::select(a, b))
-    };
-    match subscribe.await {
-        Ok(mut live) => {
-            while live.next().await.is_some() {
-                wake.notify_one();
-            }
-        }
-        Err(e) => tracing::warn!(error = %e, "no live boundary events; polling the log every second"),
-    }
-}
-
-#[derive(Debug, thiserror::Error)]
-enum FollowError {
-    #[error("database: {0}")]
-    Db(#[from] sqlx::Error),
-    #[error("event log: {0}")]
-    Log(#[from] relay_contracts::WireError),
-}
-
 /// Applies one page; true when it was full (more may be waiting).
 async fn follow(db: &PgPool, nats: &async_nats::Client) -> Result<bool, FollowError> {
     let mut tx = db.begin().await?;
-    let mine: bool = sqlx::query_scalar("SELECT pg_try_advisory_xact_lock($1)")
-        .bind(LOCK_KEY)
-        .fetch_one(&mut *tx)
-        .await?;
-    if !mine {
+    let Some(page) = FOLLOWER.next_page(&mut tx, nats, PAGE).await? else {
         return Ok(false);
-    }
-    let cursor: i64 = sqlx::query_scalar("SELECT seq FROM delivery_cursor WHERE id = 1 FOR UPDATE")
-        .fetch_one(&mut *tx)
-        .await?;
-    let req = SinceRequest {
-        seq: cursor,
-        types: Some(TYPES.iter().map(|t| t.to_string()).collect()),
-        agents: None,
-        session_ids: None,
-        limit: Some(PAGE),
     };
-    let page: SinceResponse = relay_bus::client::request(nats, subjects::SINCE, &req, TIMEOUT).await?;
-    if page.next_seq == cursor {
-        return Ok(false);
-    }
     let mut moved = false;
     for e in &page.events {
         moved |= apply(&mut tx, e).await?;
     }
-    sqlx::query("UPDATE delivery_cursor SET seq = $1 WHERE id = 1")
-        .bind(page.next_seq)
-        .execute(&mut *tx)
-        .await?;
+    FOLLOWER.advance(&mut tx, page.next_seq).await?;
     if moved {
         crate::wake_runners(&mut *tx).await?;
     }

@@ -292,17 +292,22 @@ async fn walk(runner: &Runner, owner: &str, agent_id: &str, walkers: &Walkers, s
     tracing::debug!(agent_id, "walking the agent's deliveries");
     let wake = walkers.register(agent_id);
     let linger = Duration::from_millis(runner.settings.linger_ms);
-    // The claim has just set the lease: the first round need not renew it.
-    let mut renew = false;
+    let quarter = Duration::from_millis(runner.settings.lease_ms.max(0) as u64) / 4;
+    // The claim has just set the lease. Renewing it is a write (a commit on the path of the
+    // next message), so it is renewed once a quarter of it has gone by; each round still
+    // checks, by reading, that the lease is ours and the agent not paused.
+    let mut renewed = std::time::Instant::now();
     loop {
         let mut wait = linger;
+        let renew = renewed.elapsed() >= quarter;
+        if renew {
+            renewed = std::time::Instant::now();
+        }
         match walk_once(runner, owner, agent_id, renew).await {
             Ok(Walked { more: true, .. }) => {
-                renew = true;
                 continue;
             }
             Ok(Walked { next_due, .. }) => {
-                renew = true;
                 // Wake up in time for a deferral or retry that falls due while we linger.
                 if let Some(at) = next_due {
                     wait = wait.min(Duration::from_millis((at - relay_bus::now_ms()).max(0) as u64));
@@ -385,7 +390,8 @@ struct Walked {
 async fn walk_once(runner: &Runner, owner: &str, agent_id: &str, renew: bool) -> Result<Walked, crate::DeliveryError> {
     let s = &runner.settings;
     let safe: Vec<&str> = s.safe_states.iter().map(|s| s.as_str()).collect();
-    // Renewing the lease in the same statement: no rows when it is no longer ours or paused.
+    // No rows when the lease is no longer ours or the agent is paused; renewing the lease, when
+    // due, in the same statement.
     let lease = if renew {
         "WITH lease AS (UPDATE delivery_agents SET lease_until = $5 + $6
                         WHERE agent_id = $1 AND owner = $4 AND NOT paused RETURNING 1)"
@@ -399,6 +405,7 @@ async fn walk_once(runner: &Runner, owner: &str, agent_id: &str, renew: bool) ->
               LEFT JOIN delivery_agents a ON a.agent_id = d.agent_id
               LEFT JOIN registry_agents r ON r.agent_id = d.agent_id
          WHERE d.agent_id = $1 AND d.status IN ('pending', 'deferred') AND {} {}
+           AND a.owner = $4 AND NOT a.paused
          ORDER BY d.seq LIMIT $2",
         may_go("d"),
         if renew { "AND EXISTS (SELECT 1 FROM lease)" } else { "" }
@@ -406,10 +413,11 @@ async fn walk_once(runner: &Runner, owner: &str, agent_id: &str, renew: bool) ->
     let mut q = sqlx::query_as::<_, WaitingRow>(sqlx::AssertSqlSafe(query))
         .bind(agent_id)
         .bind(s.batch)
-        .bind(&safe);
+        .bind(&safe)
+        .bind(owner);
     let now = relay_bus::now_ms();
     if renew {
-        q = q.bind(owner).bind(now).bind(s.lease_ms);
+        q = q.bind(now).bind(s.lease_ms);
     }
     let rows = q.fetch_all(&runner.db).await?;
     let agent = rows.first().and_then(|r| r.7.as_ref()).map(|Json(a)| a.clone());

@@ -260,6 +260,19 @@ impl ServiceProcess {
 }
 
 /// Waits until `n` instances of micro service `name` answer `$SRV.PING`.
+/// Polls `f` every 50 ms until it gives a value; panics after 20 s. For state that another
+/// process changes (a fold, a PTY, an expiry), where the test can only look again.
+pub async fn wait_for<T, F: std::future::Future<Output = Option<T>>>(mut f: impl FnMut() -> F) -> T {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        if let Some(v) = f().await {
+            return v;
+        }
+        assert!(Instant::now() < deadline, "condition not met in 20 s");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
 pub async fn wait_for_instances(client: &async_nats::Client, name: &str, n: usize) {
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {

@@ -1,0 +1,185 @@
+//! Cost models (seed 003 §6.4): prices per million tokens, from a JSON file when present, else
+//! built-in defaults, so a stale table is fixed by editing a file rather than the code.
+
+use relay_contracts::cost::CostModel;
+use serde::Deserialize;
+use std::path::{Path, PathBuf};
+
+fn m(model: &str, input: f64, output: f64, cache_read: f64, cache_write: Option<f64>, window: i64) -> CostModel {
+    CostModel {
+        model: model.into(),
+        input_per1_m: input,
+        output_per1_m: output,
+        cache_read_per1_m: Some(cache_read),
+        cache_write_per1_m: cache_write,
+        context_window: Some(window),
+    }
+}
+
+/// Built-in prices (USD per 1M tokens, the vendors' published list prices for standard
+/// requests when this was written); override them with a cost-models.json.
+pub fn defaults() -> Vec<CostModel> {
+    vec![
+        // Anthropic: cache writes are the 5-minute TTL price.
+        m("claude-opus-4-5", 5.0, 25.0, 0.50, Some(6.25), 200_000),
+        m("claude-opus-4-1", 15.0, 75.0, 1.50, Some(18.75), 200_000),
+        m("claude-opus-4", 15.0, 75.0, 1.50, Some(18.75), 200_000),
+        m("claude-sonnet-4-5", 3.0, 15.0, 0.30, Some(3.75), 200_000),
+        m("claude-sonnet-4", 3.0, 15.0, 0.30, Some(3.75), 200_000),
+        m("claude-haiku-4-5", 1.0, 5.0, 0.10, Some(1.25), 200_000),
+        m("claude-3-5-haiku", 0.80, 4.0, 0.08, Some(1.0), 200_000),
+        // OpenAI: cached input is the read price; there is no write surcharge.
+        m("gpt-5.1", 1.25, 10.0, 0.125, None, 400_000),
+        m("gpt-5", 1.25, 10.0, 0.125, None, 400_000),
+        m("gpt-5-mini", 0.25, 2.0, 0.025, None, 400_000),
+        m("gpt-5-nano", 0.05, 0.40, 0.005, None, 400_000),
+        m("gpt-5-codex", 1.25, 10.0, 0.125, None, 400_000),
+        m("gpt-4.1", 2.0, 8.0, 0.50, None, 1_047_576),
+        m("gpt-4o", 2.50, 10.0, 1.25, None, 128_000),
+        m("o3", 2.0, 8.0, 0.50, None, 200_000),
+        // Google: prompts up to 200k tokens.
+        m("gemini-3-pro", 2.0, 12.0, 0.20, None, 1_048_576),
+        m("gemini-2.5-pro", 1.25, 10.0, 0.125, None, 1_048_576),
+        m("gemini-2.5-flash", 0.30, 2.50, 0.03, None, 1_048_576),
+        m("gemini-2.5-flash-lite", 0.10, 0.40, 0.01, None, 1_048_576),
+    ]
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ModelsError {
+    #[error("cannot read cost models from {path}: {source}")]
+    Read { path: String, source: std::io::Error },
+    #[error("cost models in {path} are not valid: {reason}")]
+    Invalid { path: String, reason: String },
+}
+
+/// The file is either a list of models or `{"models": [...]}`.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum File {
+    List(Vec<CostModel>),
+    Wrapped { models: Vec<CostModel> },
+}
+
+fn expand(path: &str) -> PathBuf {
+    match (path.strip_prefix("~/"), std::env::var_os("HOME")) {
+        (Some(rest), Some(home)) => Path::new(&home).join(rest),
+        _ => PathBuf::from(path),
+    }
+}
+
+/// The models and where they came from. A missing file means the built-in defaults; a file
+/// that is present but unreadable or invalid is an error, never a silent fallback.
+pub fn load(path: &str) -> Result<(Vec<CostModel>, String), ModelsError> {
+    let file = expand(path);
+    let text = match std::fs::read_to_string(&file) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((defaults(), "built-in".into())),
+        Err(source) => {
+            return Err(ModelsError::Read {
+                path: file.display().to_string(),
+                source,
+            });
+        }
+    };
+    let invalid = |reason: String| ModelsError::Invalid {
+        path: file.display().to_string(),
+        reason,
+    };
+    let models = match serde_json::from_str::<File>(&text).map_err(|e| invalid(e.to_string()))? {
+        File::List(m) | File::Wrapped { models: m } => m,
+    };
+    for m in &models {
+        let prices = [
+            Some(m.input_per1_m),
+            Some(m.output_per1_m),
+            m.cache_read_per1_m,
+            m.cache_write_per1_m,
+        ];
+        if m.model.trim().is_empty() || prices.iter().flatten().any(|p| !p.is_finite() || *p < 0.0) {
+            return Err(invalid(format!("model {:?} needs a name and prices >= 0", m.model)));
+        }
+    }
+    Ok((models, file.display().to_string()))
+}
+
+/// Prices a model: an exact name first, else the longest configured prefix of it.
+pub fn find<'a>(models: &'a [CostModel], model: &str) -> Option<&'a CostModel> {
+    models.iter().find(|m| m.model == model).or_else(|| {
+        models
+            .iter()
+            .filter(|m| model.starts_with(&m.model))
+            .max_by_key(|m| m.model.len())
+    })
+}
+
+/// Tokens of one usage event.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Tokens {
+    pub input: i64,
+    pub output: i64,
+    pub cache_read: i64,
+    pub cache_write: i64,
+}
+
+/// Seed 003 §6.4 `computeCost`. Cache reads and writes without their own price cost as input.
+pub fn cost(model: &CostModel, t: Tokens) -> f64 {
+    let per = |n: i64, price: f64| n as f64 * price / 1_000_000.0;
+    per(t.input, model.input_per1_m)
+        + per(t.output, model.output_per1_m)
+        + per(t.cache_read, model.cache_read_per1_m.unwrap_or(model.input_per1_m))
+        + per(t.cache_write, model.cache_write_per1_m.unwrap_or(model.input_per1_m))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dated_model_names_are_priced_by_the_longest_prefix() {
+        let models = defaults();
+        assert_eq!(
+            find(&models, "claude-sonnet-4-5-20250929").unwrap().model,
+            "claude-sonnet-4-5"
+        );
+        assert_eq!(
+            find(&models, "claude-sonnet-4-20250514").unwrap().model,
+            "claude-sonnet-4"
+        );
+        assert_eq!(find(&models, "gpt-5-mini-2025-08-07").unwrap().model, "gpt-5-mini");
+        assert_eq!(
+            find(&models, "gemini-2.5-flash-lite").unwrap().model,
+            "gemini-2.5-flash-lite"
+        );
+        assert!(find(&models, "llama-3").is_none());
+    }
+
+    #[test]
+    fn cost_is_tokens_times_price_per_million() {
+        let sonnet = find(&defaults(), "claude-sonnet-4-5").unwrap().clone();
+        let t = Tokens {
+            input: 1_500,
+            output: 800,
+            cache_read: 10_000,
+            cache_write: 2_000,
+        };
+        // 1500*3 + 800*15 + 10000*0.30 + 2000*3.75 = 4500 + 12000 + 3000 + 7500 = 27000 per 1M
+        assert!((cost(&sonnet, t) - 0.027).abs() < 1e-12);
+    }
+
+    #[test]
+    fn missing_file_means_defaults_and_a_bad_file_is_an_error() {
+        let (models, source) = load("/nonexistent/cost-models.json").unwrap();
+        assert_eq!(source, "built-in");
+        assert!(!models.is_empty());
+        let dir = std::env::temp_dir().join(format!("relay-cost-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let bad = dir.join("bad.json");
+        std::fs::write(&bad, r#"[{"model":"x","inputPer1M":-1,"outputPer1M":1}]"#).unwrap();
+        assert!(load(bad.to_str().unwrap()).is_err());
+        let good = dir.join("good.json");
+        std::fs::write(&good, r#"{"models":[{"model":"x","inputPer1M":1,"outputPer1M":2}]}"#).unwrap();
+        let (models, source) = load(good.to_str().unwrap()).unwrap();
+        assert_eq!((models.len(), source.ends_with("good.json")), (1, true));
+    }
+}

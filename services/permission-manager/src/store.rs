@@ -1,0 +1,318 @@
+//! SQL of `permission_requests`, `questions` and their outbox `permission_events`.
+
+use crate::error::Result;
+use relay_contracts::permission::*;
+use serde_json::Value;
+use sqlx::PgConnection;
+
+const PERMISSION_COLUMNS: &str = "request_id, agent_id, session_id, tool, command, file_path, description, risk_level, status, decided_by, reason, requested_at, decided_at, expires_at";
+
+type PermissionRow = (
+    String,
+    String,
+    String,
+    String,
+    Option<String>,
+    Option<String>,
+    String,
+    String,
+    String,
+    Option<String>,
+    Option<String>,
+    i64,
+    Option<i64>,
+    Option<i64>,
+);
+
+fn risk(s: &str) -> Risk {
+    match s {
+        "low" => Risk::Low,
+        "high" => Risk::High,
+        "critical" => Risk::Critical,
+        _ => Risk::Medium,
+    }
+}
+
+fn decision(s: &str) -> Decision {
+    match s {
+        "approved" => Decision::Approved,
+        "denied" => Decision::Denied,
+        _ => Decision::Pending,
+    }
+}
+
+fn permission(r: PermissionRow) -> Permission {
+    Permission {
+        request_id: r.0,
+        agent_id: r.1,
+        session_id: r.2,
+        tool: r.3,
+        command: r.4,
+        file_path: r.5,
+        description: r.6,
+        risk_level: risk(&r.7),
+        status: decision(&r.8),
+        decided_by: r.9,
+        reason: r.10,
+        requested_at: r.11,
+        decided_at: r.12,
+        expires_at: r.13,
+    }
+}
+
+/// Stores a new request; `None` when its id is taken (asked before).
+pub async fn insert_permission(conn: &mut PgConnection, p: &Permission) -> Result<Option<Permission>> {
+    let row: Option<PermissionRow> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        "INSERT INTO permission_requests ({PERMISSION_COLUMNS})
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
+         ON CONFLICT (request_id) DO NOTHING RETURNING {PERMISSION_COLUMNS}"
+    )))
+    .bind(&p.request_id)
+    .bind(&p.agent_id)
+    .bind(&p.session_id)
+    .bind(&p.tool)
+    .bind(&p.command)
+    .bind(&p.file_path)
+    .bind(&p.description)
+    .bind(p.risk_level.as_str())
+    .bind(p.status.as_str())
+    .bind(&p.decided_by)
+    .bind(&p.reason)
+    .bind(p.requested_at)
+    .bind(p.decided_at)
+    .bind(p.expires_at)
+    .fetch_optional(conn)
+    .await?;
+    Ok(row.map(permission))
+}
+
+pub async fn get_permission(conn: &mut PgConnection, id: &str) -> Result<Option<Permission>> {
+    let row: Option<PermissionRow> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        "SELECT {PERMISSION_COLUMNS} FROM permission_requests WHERE request_id = $1"
+    )))
+    .bind(id)
+    .fetch_optional(conn)
+    .await?;
+    Ok(row.map(permission))
+}
+
+/// Decides a pending request; `None` when it is not pending (decided before, or unknown).
+pub async fn decide_permission(
+    conn: &mut PgConnection,
+    id: &str,
+    status: Decision,
+    decided_by: &str,
+    reason: Option<&str>,
+    now: i64,
+) -> Result<Option<Permission>> {
+    let row: Option<PermissionRow> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        "UPDATE permission_requests SET status = $2, decided_by = $3, reason = $4, decided_at = $5
+         WHERE request_id = $1 AND status = 'pending' RETURNING {PERMISSION_COLUMNS}"
+    )))
+    .bind(id)
+    .bind(status.as_str())
+    .bind(decided_by)
+    .bind(reason)
+    .bind(now)
+    .fetch_optional(conn)
+    .await?;
+    Ok(row.map(permission))
+}
+
+/// Pending requests past their expiry, decided by `status`; skips rows another replica holds.
+pub async fn expire_permissions(
+    conn: &mut PgConnection,
+    status: Decision,
+    now: i64,
+    limit: i64,
+) -> Result<Vec<Permission>> {
+    let rows: Vec<PermissionRow> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        "UPDATE permission_requests SET status = $1, decided_by = 'expiry', reason = 'expired', decided_at = $2
+         WHERE request_id IN (
+             SELECT request_id FROM permission_requests
+             WHERE status = 'pending' AND expires_at <= $2
+             ORDER BY expires_at LIMIT $3 FOR UPDATE SKIP LOCKED)
+         RETURNING {PERMISSION_COLUMNS}"
+    )))
+    .bind(status.as_str())
+    .bind(now)
+    .bind(limit)
+    .fetch_all(conn)
+    .await?;
+    Ok(rows.into_iter().map(permission).collect())
+}
+
+/// The WHERE clause and binds shared by both lists.
+struct Where {
+    clauses: Vec<String>,
+    binds: Vec<String>,
+}
+
+fn filters(req: &ListRequest, status_column: &str) -> Where {
+    let mut w = Where {
+        clauses: vec![],
+        binds: vec![],
+    };
+    let mut add = |clause: &str, value: String| {
+        w.binds.push(value);
+        w.clauses.push(format!("{clause} = ${}", w.binds.len()));
+    };
+    if let Some(a) = &req.agent_id {
+        add("agent_id", a.clone());
+    }
+    if let Some(s) = &req.session_id {
+        add("session_id", s.clone());
+    }
+    match req.status.as_deref() {
+        Some("all") => {}
+        Some(s) => add(status_column, s.to_string()),
+        None => add(status_column, "pending".into()),
+    }
+    w
+}
+
+impl Where {
+    fn sql(&self) -> String {
+        match self.clauses.is_empty() {
+            true => String::new(),
+            false => format!("WHERE {}", self.clauses.join(" AND ")),
+        }
+    }
+}
+
+pub async fn list_permissions(conn: &mut PgConnection, req: &ListRequest, limit: i64) -> Result<Vec<Permission>> {
+    let w = filters(req, "status");
+    let sql = format!(
+        "SELECT {PERMISSION_COLUMNS} FROM permission_requests {} ORDER BY requested_at, request_id LIMIT {limit}",
+        w.sql()
+    );
+    let mut q = sqlx::query_as::<_, PermissionRow>(sqlx::AssertSqlSafe(sql));
+    for b in w.binds {
+        q = q.bind(b);
+    }
+    Ok(q.fetch_all(conn).await?.into_iter().map(permission).collect())
+}
+
+const QUESTION_COLUMNS: &str =
+    "question_id, agent_id, session_id, question, options, status, answer, asked_at, answered_at, expires_at";
+
+type QuestionRow = (
+    String,
+    String,
+    String,
+    String,
+    Value,
+    String,
+    Option<String>,
+    i64,
+    Option<i64>,
+    Option<i64>,
+);
+
+fn question(r: QuestionRow) -> Question {
+    Question {
+        question_id: r.0,
+        agent_id: r.1,
+        session_id: r.2,
+        question: r.3,
+        options: serde_json::from_value(r.4).unwrap_or_default(),
+        status: match r.5.as_str() {
+            "answered" => QuestionStatus::Answered,
+            "expired" => QuestionStatus::Expired,
+            _ => QuestionStatus::Pending,
+        },
+        answer: r.6,
+        asked_at: r.7,
+        answered_at: r.8,
+        expires_at: r.9,
+    }
+}
+
+pub async fn insert_question(conn: &mut PgConnection, q: &Question) -> Result<Option<Question>> {
+    let row: Option<QuestionRow> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        "INSERT INTO questions ({QUESTION_COLUMNS}) VALUES ($1, $2, $3, $4, $5, 'pending', NULL, $6, NULL, $7)
+         ON CONFLICT (question_id) DO NOTHING RETURNING {QUESTION_COLUMNS}"
+    )))
+    .bind(&q.question_id)
+    .bind(&q.agent_id)
+    .bind(&q.session_id)
+    .bind(&q.question)
+    .bind(serde_json::json!(q.options))
+    .bind(q.asked_at)
+    .bind(q.expires_at)
+    .fetch_optional(conn)
+    .await?;
+    Ok(row.map(question))
+}
+
+pub async fn get_question(conn: &mut PgConnection, id: &str) -> Result<Option<Question>> {
+    let row: Option<QuestionRow> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        "SELECT {QUESTION_COLUMNS} FROM questions WHERE question_id = $1"
+    )))
+    .bind(id)
+    .fetch_optional(conn)
+    .await?;
+    Ok(row.map(question))
+}
+
+pub async fn answer_question(conn: &mut PgConnection, id: &str, answer: &str, now: i64) -> Result<Option<Question>> {
+    let row: Option<QuestionRow> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        "UPDATE questions SET status = 'answered', answer = $2, answered_at = $3
+         WHERE question_id = $1 AND status = 'pending' RETURNING {QUESTION_COLUMNS}"
+    )))
+    .bind(id)
+    .bind(answer)
+    .bind(now)
+    .fetch_optional(conn)
+    .await?;
+    Ok(row.map(question))
+}
+
+pub async fn expire_questions(conn: &mut PgConnection, answer: &str, now: i64, limit: i64) -> Result<Vec<Question>> {
+    let rows: Vec<QuestionRow> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        "UPDATE questions SET status = 'expired', answer = $1, answered_at = $2
+         WHERE question_id IN (
+             SELECT question_id FROM questions
+             WHERE status = 'pending' AND expires_at <= $2
+             ORDER BY expires_at LIMIT $3 FOR UPDATE SKIP LOCKED)
+         RETURNING {QUESTION_COLUMNS}"
+    )))
+    .bind(answer)
+    .bind(now)
+    .bind(limit)
+    .fetch_all(conn)
+    .await?;
+    Ok(rows.into_iter().map(question).collect())
+}
+
+pub async fn list_questions(conn: &mut PgConnection, req: &ListRequest, limit: i64) -> Result<Vec<Question>> {
+    let w = filters(req, "status");
+    let sql = format!(
+        "SELECT {QUESTION_COLUMNS} FROM questions {} ORDER BY asked_at, question_id LIMIT {limit}",
+        w.sql()
+    );
+    let mut q = sqlx::query_as::<_, QuestionRow>(sqlx::AssertSqlSafe(sql));
+    for b in w.binds {
+        q = q.bind(b);
+    }
+    Ok(q.fetch_all(conn).await?.into_iter().map(question).collect())
+}
+
+/// An event for the outbox, in the transaction of the change it reports.
+pub async fn insert_event(
+    conn: &mut PgConnection,
+    session_id: &str,
+    event_type: &str,
+    ts: i64,
+    payload: &Value,
+) -> Result<()> {
+    sqlx::query("INSERT INTO permission_events (event_id, session_id, type, ts, payload) VALUES ($1, $2, $3, $4, $5)")
+        .bind(uuid::Uuid::now_v7().to_string())
+        .bind(session_id)
+        .bind(event_type)
+        .bind(ts)
+        .bind(payload)
+        .execute(conn)
+        .await?;
+    Ok(())
+}
