@@ -295,6 +295,27 @@ pub struct ReleaseResponse {
 }
 
 /// Subjects a harness serves for one agent session: `agent.<agentId>.<verb>`.
+/// `agent.spawn`: run an agent CLI under a harness attached to `sessionId` (seed 003 §2.3
+/// `POST /api/v1/sessions` with `cli`).
+#[skip_serializing_none]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SpawnRequest {
+    pub session_id: String,
+    pub agent_name: Option<String>,
+    /// `claude`, `codex`, `gemini`, `aider` or `goose`.
+    pub cli: String,
+    /// The first prompt, delivered once the agent is attached.
+    pub task: Option<String>,
+    pub cwd: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SpawnResponse {
+    pub agent_id: String,
+}
+
 pub fn agent_subject(agent_id: &str, verb: &str) -> String {
     format!("agent.{agent_id}.{verb}")
 }

@@ -77,4 +77,6 @@ pub mod agent {
     pub const RESUME: &str = "agent.resume";
     pub const STOP: &str = "agent.stop";
     pub const INPUT: &str = "agent.input";
+    /// Start an agent CLI under a harness for a session (served by an agent-harness spawner).
+    pub const SPAWN: &str = "agent.spawn";
 }

@@ -84,6 +84,8 @@ pub fn usage_of(e: &Event, agg: &Aggregator) -> Result<Usage, String> {
         .agent_id
         .clone()
         .or_else(|| e.payload.get("agentId").and_then(Value::as_str).map(String::from))
+        // Events from outside a harness may name the agent only (seed 003 keys byAgent by name).
+        .or_else(|| e.agent_name.clone())
         .unwrap_or_else(|| "unknown".into());
     let str_of = |v: &Value| v.get("model").and_then(Value::as_str).map(String::from);
     let empty = Value::Null;

@@ -1,0 +1,41 @@
+//! Optional bearer auth for `/api/v1` (seed 003 §2.5). The configured token is kept only as a
+//! SHA-256 digest and compared in constant time, so response timing says nothing about it.
+
+use crate::{ApiError, AppState};
+use axum::extract::{Request, State};
+use axum::http::header;
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use sha2::{Digest, Sha256};
+use subtle::ConstantTimeEq;
+
+#[derive(Clone)]
+pub struct Token([u8; 32]);
+
+impl Token {
+    pub fn new(token: &str) -> Token {
+        Token(Sha256::digest(token.as_bytes()).into())
+    }
+
+    fn matches(&self, presented: &str) -> bool {
+        let digest: [u8; 32] = Sha256::digest(presented.as_bytes()).into();
+        self.0.ct_eq(&digest).into()
+    }
+}
+
+/// Lets the request through when no token is configured or the `Authorization: Bearer` header
+/// carries it; 401 with `WWW-Authenticate` otherwise.
+pub async fn require_bearer(State(state): State<AppState>, request: Request, next: Next) -> Response {
+    let Some(token) = &state.auth else {
+        return next.run(request).await;
+    };
+    let presented = request
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer ").or_else(|| v.strip_prefix("bearer ")));
+    match presented {
+        Some(p) if token.matches(p.trim()) => next.run(request).await,
+        _ => ApiError::Unauthorized.into_response(),
+    }
+}

@@ -1,0 +1,133 @@
+//! The HTTP gateway: REST `/api/v1` and SSE over the NATS services (seed 003 sections 2, 3, 5).
+//!
+//! It holds no state of its own. Every REST call is one or two bus requests, carrying the trace
+//! context. SSE streams read the event log (`event.since`), then one shared live subscription
+//! (`hub`), with the event seq as the SSE id.
+
+pub mod auth;
+pub mod error;
+pub mod metrics;
+pub mod rest;
+pub mod sse;
+
+use axum::Router;
+use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+use std::time::Duration;
+
+pub use error::ApiError;
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(default)]
+pub struct GatewaySettings {
+    /// Address the HTTP server binds.
+    pub listen: String,
+    /// Bearer token every `/api/v1` route requires. Empty: no auth (local development).
+    /// `RELAY_API_TOKEN` in the environment is used when this is empty.
+    pub api_token: String,
+    /// How long a bus request may take before the client gets 504.
+    pub request_timeout_ms: u64,
+    /// Largest request body accepted (413 above it).
+    pub body_limit_bytes: usize,
+    /// Origins allowed by CORS; `["*"]` allows any, empty turns CORS headers off.
+    pub cors_origins: Vec<String>,
+    /// Interval of the `: heartbeat` comment on idle SSE streams.
+    pub sse_heartbeat_ms: u64,
+    /// Open SSE streams allowed at once; above it a new stream gets 503 with Retry-After.
+    pub sse_max_connections: usize,
+    /// Events buffered per SSE client before it falls behind and is caught up from the log.
+    pub sse_client_buffer: usize,
+    /// Live events the hub keeps for clients that are a little behind.
+    pub sse_hub_capacity: usize,
+    /// Events per `event.since` page when replaying.
+    pub sse_replay_page: i64,
+}
+
+impl Default for GatewaySettings {
+    fn default() -> Self {
+        GatewaySettings {
+            listen: "127.0.0.1:8080".into(),
+            api_token: String::new(),
+            request_timeout_ms: 5_000,
+            body_limit_bytes: 1024 * 1024,
+            cors_origins: vec!["*".into()],
+            sse_heartbeat_ms: 30_000,
+            sse_max_connections: 10_000,
+            sse_client_buffer: 256,
+            sse_hub_capacity: 8_192,
+            sse_replay_page: 1_000,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Settings {
+    pub nats: relay_bus::settings::NatsSettings,
+    pub database: relay_bus::settings::DatabaseSettings,
+    pub telemetry: relay_bus::settings::TelemetrySettings,
+    pub gateway: GatewaySettings,
+}
+
+/// What every handler shares. Cheap to clone.
+#[derive(Clone)]
+pub struct AppState {
+    pub nats: async_nats::Client,
+    /// Only for `/readyz`: the gateway stores nothing.
+    pub db: sqlx::PgPool,
+    pub settings: Arc<GatewaySettings>,
+    pub metrics: Arc<metrics::Metrics>,
+    pub hub: sse::Hub,
+    pub auth: Option<auth::Token>,
+}
+
+impl AppState {
+    pub fn new(nats: async_nats::Client, db: sqlx::PgPool, settings: GatewaySettings) -> AppState {
+        let metrics = Arc::new(metrics::Metrics::default());
+        let env_token = std::env::var("RELAY_API_TOKEN").unwrap_or_default();
+        let token = if settings.api_token.is_empty() { env_token } else { settings.api_token.clone() };
+        let hub = sse::Hub::start(nats.clone(), &settings, metrics.clone());
+        AppState {
+            nats,
+            db,
+            auth: (!token.is_empty()).then(|| auth::Token::new(&token)),
+            settings: Arc::new(settings),
+            metrics,
+            hub,
+        }
+    }
+
+    pub fn timeout(&self) -> Duration {
+        Duration::from_millis(self.settings.request_timeout_ms)
+    }
+}
+
+/// The whole HTTP surface: `/api/v1` (behind auth), health and metrics (open).
+pub fn router(state: AppState) -> Router {
+    rest::router(state)
+}
+
+/// A pool that does not connect until asked, so the gateway starts (and answers `/healthz`)
+/// while Postgres is down; `/readyz` tells the difference.
+pub fn lazy_pool(settings: &relay_bus::settings::DatabaseSettings) -> Result<sqlx::PgPool, sqlx::Error> {
+    sqlx::postgres::PgPoolOptions::new()
+        .max_connections(2)
+        .acquire_timeout(Duration::from_secs(2))
+        .connect_lazy(&settings.url)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_example_config_file_loads_with_the_default_gateway_settings() {
+        let s: Settings = relay_bus::settings::load_example().unwrap();
+        let d = GatewaySettings::default();
+        assert_eq!(s.gateway.listen, d.listen);
+        assert_eq!(s.gateway.sse_heartbeat_ms, d.sse_heartbeat_ms);
+        assert_eq!(s.gateway.sse_max_connections, d.sse_max_connections);
+        assert_eq!(s.gateway.cors_origins, d.cors_origins);
+        assert_eq!(s.gateway.body_limit_bytes, d.body_limit_bytes);
+    }
+}

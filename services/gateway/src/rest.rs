@@ -1,0 +1,601 @@
+//! REST `/api/v1` (seed 003 §2.3 and §6.6, plus the Makaio session operations). Each handler
+//! turns the HTTP request into a bus request, so the services stay the only source of truth.
+//!
+//! An agent's `:name` in a path is its agent id (the id a harness is attached under).
+
+use crate::{ApiError, AppState, auth, metrics, sse};
+use axum::extract::{FromRequest, FromRequestParts, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Router, middleware};
+use bytes::Bytes;
+use relay_contracts::capabilities::DeliveryMode;
+use relay_contracts::cost::{Report, ReportRequest};
+use relay_contracts::delivery::{
+    AgentHold, AgentRef, CancelDeliveryRequest, Delivery, DeliveryRef, FlushRequest, FlushResponse,
+    InputRequest, InputResponse, ListDeliveriesRequest, ListDeliveriesResponse, SpawnRequest, SpawnResponse,
+    StopAgentRequest, StopAgentResponse,
+};
+use relay_contracts::events::{QueryRequest, QueryResponse};
+use relay_contracts::permission::{
+    self,
+    AnswerRequest, AnswerResponse, DecideRequest, DecideResponse, GetPermissionRequest, GetQuestionRequest,
+    ListRequest as PendingListRequest, Permission, PermissionList, Question, QuestionList,
+};
+use relay_contracts::session::{
+    CloseRequest, CreateRequest, DeliveryRequest, ForkKind, ForkRequest, GetResponse, ListRequest, ListResponse,
+    MessageContent, MessagesRequest, MessagesResponse, PurgeResponse, SendMessageRequest, SendMessageResponse,
+    Session, SessionIdResponse, SessionRef, SuccessResponse,
+};
+use relay_contracts::subjects;
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use tower_http::cors::{AllowOrigin, Any, CorsLayer};
+
+/// `axum::Json` whose rejections are our JSON error.
+#[derive(FromRequest)]
+#[from_request(via(axum::Json), rejection(ApiError))]
+pub struct Json<T>(pub T);
+
+impl<T: Serialize> IntoResponse for Json<T> {
+    fn into_response(self) -> Response {
+        axum::Json(self.0).into_response()
+    }
+}
+
+#[derive(FromRequestParts)]
+#[from_request(via(axum::extract::Query), rejection(ApiError))]
+pub struct Query<T>(pub T);
+
+#[derive(FromRequestParts)]
+#[from_request(via(axum::extract::Path), rejection(ApiError))]
+pub struct Path<T>(pub T);
+
+type Reply<T> = Result<Json<T>, ApiError>;
+
+async fn call<Req: Serialize, Resp: DeserializeOwned>(s: &AppState, subject: &str, req: &Req) -> Result<Resp, ApiError> {
+    Ok(relay_bus::client::request(&s.nats, subject, req, s.timeout()).await?)
+}
+
+/// A body that may be left out entirely (`POST …/approve` with no reason).
+fn optional_body<T: DeserializeOwned + Default>(body: &Bytes) -> Result<T, ApiError> {
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Ok(T::default());
+    }
+    serde_json::from_slice(body).map_err(|e| ApiError::Invalid(format!("invalid JSON body: {e}")))
+}
+
+pub fn router(state: AppState) -> Router {
+    let api = Router::new()
+        .route("/sessions", post(create_session).get(list_sessions))
+        .route("/sessions/{id}", get(get_session).delete(end_session))
+        .route("/sessions/{id}/messages", post(send_message))
+        .route("/sessions/{id}/close", post(close_session))
+        .route("/sessions/{id}/resume", post(resume_session))
+        .route("/sessions/{id}/archive", post(archive_session))
+        .route("/sessions/{id}/purge", post(purge_session))
+        .route("/sessions/{id}/fork", post(fork_session))
+        .route("/sessions/{id}/events/sse", get(sse::session_events))
+        .route("/agents/{name}/permissions", get(list_permissions))
+        .route("/agents/{name}/permissions/{request_id}/approve", post(approve))
+        .route("/agents/{name}/permissions/{request_id}/deny", post(deny))
+        .route("/agents/{name}/questions", get(list_questions))
+        .route("/agents/{name}/questions/{question_id}/answer", post(answer))
+        .route("/agents/{name}/pause", post(pause))
+        .route("/agents/{name}/resume", post(resume))
+        .route("/agents/{name}/stop", post(stop))
+        .route("/agents/{name}/input", post(input))
+        .route("/agents/{name}/flush", post(flush))
+        .route("/agents/{name}/events/sse", get(sse::agent_events))
+        .route("/deliveries", get(list_deliveries))
+        .route("/deliveries/{id}", get(get_delivery))
+        .route("/deliveries/{id}/retry", post(retry_delivery))
+        .route("/deliveries/{id}/cancel", post(cancel_delivery))
+        .route("/events", get(query_events))
+        .route("/events/sse", get(sse::all_events))
+        .route("/costs", get(costs))
+        .fallback(not_found)
+        .route_layer(middleware::from_fn_with_state(state.clone(), auth::require_bearer));
+
+    let mut app = Router::new()
+        .nest("/api/v1", api)
+        .route("/healthz", get(healthz))
+        .route("/readyz", get(readyz))
+        .route("/metrics", get(metrics::serve))
+        .layer(middleware::from_fn_with_state(state.clone(), metrics::track))
+        .layer(axum::extract::DefaultBodyLimit::max(state.settings.body_limit_bytes));
+    if let Some(cors) = cors(&state.settings.cors_origins) {
+        app = app.layer(cors);
+    }
+    app.with_state(state)
+}
+
+fn cors(origins: &[String]) -> Option<CorsLayer> {
+    if origins.is_empty() {
+        return None;
+    }
+    let allow = if origins.iter().any(|o| o == "*") {
+        AllowOrigin::any()
+    } else {
+        AllowOrigin::list(origins.iter().filter_map(|o| o.parse().ok()))
+    };
+    Some(
+        CorsLayer::new()
+            .allow_origin(allow)
+            .allow_methods(Any)
+            .allow_headers(Any)
+            .expose_headers(Any),
+    )
+}
+
+async fn not_found() -> ApiError {
+    ApiError::NotFound("no such route".into())
+}
+
+// ---------------------------------------------------------------------------------------------
+// Health
+
+#[derive(Serialize)]
+struct Health {
+    status: &'static str,
+    nats: &'static str,
+    postgres: &'static str,
+}
+
+async fn healthz() -> Json<serde_json::Value> {
+    Json(serde_json::json!({ "status": "ok" }))
+}
+
+/// Ready when both NATS and Postgres answer; 503 says which one does not.
+async fn readyz(State(s): State<AppState>) -> Response {
+    let nats_ok = matches!(s.nats.connection_state(), async_nats::connection::State::Connected)
+        && s.nats.flush().await.is_ok();
+    let pg_ok = sqlx::query("SELECT 1").execute(&s.db).await.is_ok();
+    let body = Health {
+        status: if nats_ok && pg_ok { "ready" } else { "unavailable" },
+        nats: if nats_ok { "ok" } else { "unreachable" },
+        postgres: if pg_ok { "ok" } else { "unreachable" },
+    };
+    let status = if nats_ok && pg_ok { StatusCode::OK } else { StatusCode::SERVICE_UNAVAILABLE };
+    (status, axum::Json(body)).into_response()
+}
+
+// ---------------------------------------------------------------------------------------------
+// Sessions
+
+const CLIS: [&str; 5] = ["claude", "codex", "gemini", "aider", "goose"];
+
+/// Seed 003 `POST /api/v1/sessions`; `sessionId`, `title` are relay extensions.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct CreateSession {
+    pub agent: Option<String>,
+    pub cli: Option<String>,
+    pub task: Option<String>,
+    pub cwd: Option<String>,
+    pub title: Option<String>,
+    pub session_id: Option<String>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Created {
+    pub session_id: String,
+    pub agent_name: Option<String>,
+    /// `starting` while a spawned agent comes up, else the session's status.
+    pub status: String,
+    pub agent_id: Option<String>,
+}
+
+async fn create_session(State(s): State<AppState>, body: Bytes) -> Result<(StatusCode, Json<Created>), ApiError> {
+    let req: CreateSession = optional_body(&body)?;
+    if let Some(cli) = &req.cli
+        && !CLIS.contains(&cli.as_str())
+    {
+        return Err(ApiError::Invalid(format!("cli must be one of {}", CLIS.join(", "))));
+    }
+    if req.task.is_some() && req.cli.is_none() {
+        return Err(ApiError::Invalid("task needs a cli to run it".into()));
+    }
+    let create = CreateRequest {
+        session_id: req.session_id.clone(),
+        title: req.title.clone(),
+        target_working_directory: req.cwd.clone(),
+        ..Default::default()
+    };
+    let created: SessionIdResponse = call(&s, subjects::session::CREATE, &create).await?;
+    let session_id = created.session_id;
+    let Some(cli) = req.cli else {
+        return Ok((
+            StatusCode::CREATED,
+            Json(Created {
+                session_id,
+                agent_name: req.agent,
+                status: "active".into(),
+                agent_id: None,
+            }),
+        ));
+    };
+    let spawn = SpawnRequest {
+        session_id: session_id.clone(),
+        agent_name: req.agent.clone(),
+        cli,
+        task: req.task,
+        cwd: req.cwd,
+    };
+    match call::<_, SpawnResponse>(&s, subjects::agent::SPAWN, &spawn).await {
+        Ok(spawned) => Ok((
+            StatusCode::CREATED,
+            Json(Created {
+                session_id,
+                agent_name: req.agent,
+                status: "starting".into(),
+                agent_id: Some(spawned.agent_id),
+            }),
+        )),
+        Err(e) => {
+            // No half-made session left behind: it is closed with the reason.
+            let close = CloseRequest {
+                session_id,
+                reason: Some(format!("agent spawn failed: {e}")),
+            };
+            let _ = call::<_, SuccessResponse>(&s, subjects::session::CLOSE, &close).await;
+            Err(e)
+        }
+    }
+}
+
+async fn list_sessions(State(s): State<AppState>, Query(q): Query<ListRequest>) -> Reply<ListResponse> {
+    Ok(Json(call(&s, subjects::session::LIST, &q).await?))
+}
+
+async fn find_session(s: &AppState, id: String) -> Result<Session, ApiError> {
+    let r: GetResponse = call(s, subjects::session::GET, &SessionRef { session_id: id.clone() }).await?;
+    r.session.ok_or_else(|| ApiError::NotFound(format!("session {id} not found")))
+}
+
+async fn get_session(State(s): State<AppState>, Path(id): Path<String>) -> Reply<Session> {
+    Ok(Json(find_session(&s, id).await?))
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Summary {
+    /// Milliseconds from creation to the end.
+    pub duration: i64,
+    /// Messages in the session.
+    pub item_count: i64,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Ended {
+    pub success: bool,
+    pub summary: Summary,
+}
+
+/// Seed 003 `DELETE /api/v1/sessions/:id`: releases the session's agents and closes it.
+async fn end_session(State(s): State<AppState>, Path(id): Path<String>) -> Reply<Ended> {
+    let session = find_session(&s, id.clone()).await?;
+    for agent in &session.agents {
+        let stop = StopAgentRequest {
+            agent_id: agent.agent_id.clone(),
+            reason: Some("session ended".into()),
+        };
+        match call::<_, StopAgentResponse>(&s, subjects::agent::STOP, &stop).await {
+            Ok(_) => {}
+            Err(ApiError::Bus(e)) if e.code() == relay_contracts::ErrorCode::NotFound => {}
+            Err(e) => return Err(e),
+        }
+    }
+    let mut item_count = 0;
+    let mut cursor = None;
+    loop {
+        let page = MessagesRequest {
+            session_id: id.clone(),
+            include_ancestors: Some(false),
+            limit: Some(5_000),
+            cursor,
+        };
+        let r: MessagesResponse = call(&s, subjects::session::MESSAGES, &page).await?;
+        item_count += r.messages.len() as i64;
+        match r.next_cursor {
+            Some(c) if !r.messages.is_empty() => cursor = Some(c),
+            _ => break,
+        }
+    }
+    let close = CloseRequest {
+        session_id: id,
+        reason: Some("ended".into()),
+    };
+    match call::<_, SuccessResponse>(&s, subjects::session::CLOSE, &close).await {
+        Ok(_) => {}
+        // Already closed: ending it again is still an end.
+        Err(ApiError::Bus(e)) if e.code() == relay_contracts::ErrorCode::Conflict => {}
+        Err(e) => return Err(e),
+    }
+    Ok(Json(Ended {
+        success: true,
+        summary: Summary {
+            duration: (relay_bus::now_ms() - session.created_at).max(0),
+            item_count,
+        },
+    }))
+}
+
+/// Seed 003 `POST /api/v1/sessions/:id/messages`; `mode`, `agentIds` and `messageId` are relay
+/// extensions (the delivery mode, the target agents, an idempotency key).
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SendMessage {
+    pub message: String,
+    pub mode: Option<DeliveryMode>,
+    pub agent_ids: Option<Vec<String>>,
+    pub message_id: Option<String>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Sent {
+    pub success: bool,
+    pub message_id: String,
+    pub turn_id: String,
+    pub delivery_ids: Option<Vec<String>>,
+}
+
+async fn send_message(State(s): State<AppState>, Path(id): Path<String>, Json(req): Json<SendMessage>) -> Reply<Sent> {
+    let send = SendMessageRequest {
+        session_id: id,
+        message: MessageContent::Text(req.message),
+        agent: None,
+        agent_ids: req.agent_ids.map(relay_contracts::session::AgentTargets::Ids),
+        delivery_mode: None,
+        delivery: req.mode.map(|mode| DeliveryRequest { mode }),
+        origin: None,
+        source: None,
+        extension_id: None,
+        origin_window_id: None,
+        turn_id: None,
+        message_id: req.message_id,
+        session_context: None,
+        skip_connector_swap_warning: None,
+    };
+    let r: SendMessageResponse = call(&s, subjects::session::SEND_MESSAGE, &send).await?;
+    Ok(Json(Sent {
+        success: true,
+        message_id: r.message_id,
+        turn_id: r.turn_id,
+        delivery_ids: r.delivery_ids,
+    }))
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Reason {
+    pub reason: Option<String>,
+}
+
+async fn close_session(State(s): State<AppState>, Path(id): Path<String>, body: Bytes) -> Reply<SuccessResponse> {
+    let Reason { reason } = optional_body(&body)?;
+    let req = CloseRequest { session_id: id, reason };
+    Ok(Json(call(&s, subjects::session::CLOSE, &req).await?))
+}
+
+async fn resume_session(State(s): State<AppState>, Path(id): Path<String>) -> Reply<SuccessResponse> {
+    Ok(Json(call(&s, subjects::session::RESUME, &SessionRef { session_id: id }).await?))
+}
+
+async fn archive_session(State(s): State<AppState>, Path(id): Path<String>) -> Reply<SuccessResponse> {
+    Ok(Json(call(&s, subjects::session::ARCHIVE, &SessionRef { session_id: id }).await?))
+}
+
+async fn purge_session(State(s): State<AppState>, Path(id): Path<String>) -> Reply<PurgeResponse> {
+    Ok(Json(call(&s, subjects::session::PURGE, &SessionRef { session_id: id }).await?))
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Fork {
+    pub from_message_id: Option<String>,
+    pub name: Option<String>,
+    pub branch_kind: Option<ForkKind>,
+    pub target_working_directory: Option<String>,
+}
+
+async fn fork_session(
+    State(s): State<AppState>,
+    Path(id): Path<String>,
+    body: Bytes,
+) -> Result<(StatusCode, Json<SessionIdResponse>), ApiError> {
+    let f: Fork = optional_body(&body)?;
+    let req = ForkRequest {
+        source_session_id: id,
+        from_message_id: f.from_message_id,
+        name: f.name,
+        branch_kind: f.branch_kind,
+        existing_session_id: None,
+        target_working_directory: f.target_working_directory,
+        transforms: None,
+    };
+    Ok((StatusCode::CREATED, Json(call(&s, subjects::session::FORK, &req).await?)))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Permissions and questions
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PendingQuery {
+    /// `pending` (default), a final status, or `all`.
+    pub status: Option<String>,
+    pub session_id: Option<String>,
+    pub limit: Option<i64>,
+}
+
+impl PendingQuery {
+    fn for_agent(self, agent: String) -> PendingListRequest {
+        PendingListRequest {
+            agent_id: Some(agent),
+            session_id: self.session_id,
+            status: self.status,
+            limit: self.limit,
+        }
+    }
+}
+
+async fn list_permissions(
+    State(s): State<AppState>,
+    Path(name): Path<String>,
+    Query(q): Query<PendingQuery>,
+) -> Reply<PermissionList> {
+    Ok(Json(call(&s, permission::LIST, &q.for_agent(name)).await?))
+}
+
+/// A request id under another agent's path is not found, so one agent's URL space cannot
+/// decide another's requests.
+async fn decide(s: &AppState, name: String, request_id: String, body: &Bytes, subject: &str) -> Reply<DecideResponse> {
+    let Reason { reason } = optional_body(body)?;
+    let p: Permission = call(s, permission::GET, &GetPermissionRequest { request_id: request_id.clone() }).await?;
+    if p.agent_id != name {
+        return Err(ApiError::NotFound(format!("agent {name} has no permission request {request_id}")));
+    }
+    Ok(Json(call(s, subject, &DecideRequest { request_id, reason }).await?))
+}
+
+async fn approve(State(s): State<AppState>, Path((name, id)): Path<(String, String)>, body: Bytes) -> Reply<DecideResponse> {
+    decide(&s, name, id, &body, permission::APPROVE).await
+}
+
+async fn deny(State(s): State<AppState>, Path((name, id)): Path<(String, String)>, body: Bytes) -> Reply<DecideResponse> {
+    decide(&s, name, id, &body, permission::DENY).await
+}
+
+async fn list_questions(
+    State(s): State<AppState>,
+    Path(name): Path<String>,
+    Query(q): Query<PendingQuery>,
+) -> Reply<QuestionList> {
+    Ok(Json(call(&s, permission::QUESTION_LIST, &q.for_agent(name)).await?))
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Answer {
+    pub answer: String,
+}
+
+async fn answer(
+    State(s): State<AppState>,
+    Path((name, question_id)): Path<(String, String)>,
+    Json(a): Json<Answer>,
+) -> Reply<AnswerResponse> {
+    let q: Question = call(&s, permission::QUESTION_GET, &GetQuestionRequest { question_id: question_id.clone() }).await?;
+    if q.agent_id != name {
+        return Err(ApiError::NotFound(format!("agent {name} has no question {question_id}")));
+    }
+    let req = AnswerRequest {
+        question_id,
+        answer: a.answer,
+    };
+    Ok(Json(call(&s, permission::ANSWER, &req).await?))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Agent control
+
+async fn pause(State(s): State<AppState>, Path(name): Path<String>) -> Reply<AgentHold> {
+    Ok(Json(call(&s, subjects::agent::PAUSE, &AgentRef { agent_id: name }).await?))
+}
+
+async fn resume(State(s): State<AppState>, Path(name): Path<String>) -> Reply<AgentHold> {
+    Ok(Json(call(&s, subjects::agent::RESUME, &AgentRef { agent_id: name }).await?))
+}
+
+async fn stop(State(s): State<AppState>, Path(name): Path<String>, body: Bytes) -> Reply<StopAgentResponse> {
+    let Reason { reason } = optional_body(&body)?;
+    let req = StopAgentRequest { agent_id: name, reason };
+    Ok(Json(call(&s, subjects::agent::STOP, &req).await?))
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Input {
+    /// Raw text written to the agent's terminal (include `\r` to press Enter).
+    pub data: String,
+}
+
+async fn input(State(s): State<AppState>, Path(name): Path<String>, Json(i): Json<Input>) -> Reply<InputResponse> {
+    let req = InputRequest {
+        agent_id: name,
+        data: i.data,
+    };
+    Ok(Json(call(&s, subjects::agent::INPUT, &req).await?))
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Flush {
+    pub mode: Option<DeliveryMode>,
+}
+
+async fn flush(State(s): State<AppState>, Path(name): Path<String>, body: Bytes) -> Reply<FlushResponse> {
+    let Flush { mode } = optional_body(&body)?;
+    let req = FlushRequest { agent_id: name, mode };
+    Ok(Json(call(&s, subjects::delivery::FLUSH, &req).await?))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Deliveries, events, costs
+
+async fn list_deliveries(
+    State(s): State<AppState>,
+    Query(q): Query<ListDeliveriesRequest>,
+) -> Reply<ListDeliveriesResponse> {
+    Ok(Json(call(&s, subjects::delivery::LIST, &q).await?))
+}
+
+async fn get_delivery(State(s): State<AppState>, Path(id): Path<String>) -> Reply<Delivery> {
+    Ok(Json(call(&s, subjects::delivery::GET, &DeliveryRef { delivery_id: id }).await?))
+}
+
+async fn retry_delivery(State(s): State<AppState>, Path(id): Path<String>) -> Reply<Delivery> {
+    Ok(Json(call(&s, subjects::delivery::RETRY, &DeliveryRef { delivery_id: id }).await?))
+}
+
+async fn cancel_delivery(State(s): State<AppState>, Path(id): Path<String>, body: Bytes) -> Reply<Delivery> {
+    let Reason { reason } = optional_body(&body)?;
+    let req = CancelDeliveryRequest { delivery_id: id, reason };
+    Ok(Json(call(&s, subjects::delivery::CANCEL, &req).await?))
+}
+
+/// `GET /api/v1/events`: a page of the log, oldest first; pass `nextCursor` back as `cursor`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct EventsQuery {
+    /// Comma-separated event types.
+    pub types: Option<String>,
+    /// Agent name or id.
+    pub agent: Option<String>,
+    pub session_id: Option<String>,
+    pub since: Option<i64>,
+    pub until: Option<i64>,
+    pub limit: Option<i64>,
+    pub cursor: Option<i64>,
+}
+
+async fn query_events(State(s): State<AppState>, Query(q): Query<EventsQuery>) -> Reply<QueryResponse> {
+    let req = QueryRequest {
+        types: q.types.map(|t| t.split(',').map(|t| t.trim().to_string()).filter(|t| !t.is_empty()).collect()),
+        agents: q.agent.map(|a| vec![a]),
+        session_ids: q.session_id.map(|s| vec![s]),
+        since: q.since,
+        until: q.until,
+        limit: q.limit,
+        cursor: q.cursor,
+    };
+    Ok(Json(call(&s, subjects::event::QUERY, &req).await?))
+}
+
+async fn costs(State(s): State<AppState>, Query(q): Query<ReportRequest>) -> Reply<Report> {
+    Ok(Json(call(&s, relay_contracts::cost::REPORT, &q).await?))
+}

@@ -1,0 +1,411 @@
+//! SSE streams (seed 003 §3): replay from the event log, then live, with the event seq as the
+//! SSE id, so a client reconnecting with `Last-Event-ID` sees neither a gap nor a duplicate.
+//!
+//! One hub per gateway holds the only live NATS subscription (`event.committed.>`) and hands a
+//! dense, in-order stream of events to every client through a broadcast channel. Each client
+//! runs its own task: it replays with `event.since` up to the log's head, then follows the hub,
+//! skipping what it already sent. A client that cannot keep up falls behind the hub's buffer and
+//! catches up from the log on its own, so it never holds the others back.
+
+use crate::metrics::Metrics;
+use crate::{ApiError, AppState, GatewaySettings};
+use axum::extract::{Path, Query, State};
+use axum::http::HeaderMap;
+use axum::response::IntoResponse;
+use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
+use relay_contracts::events::{Event, QueryRequest, QueryResponse, SinceRequest, SinceResponse};
+use relay_contracts::subjects::event as subjects;
+use serde::Deserialize;
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::time::Duration;
+use tokio::sync::{broadcast, mpsc};
+
+/// One live event, serialised once for every client.
+pub struct Live {
+    pub event: Event,
+    pub json: String,
+}
+
+#[derive(Clone)]
+pub struct Hub {
+    tx: broadcast::Sender<Arc<Live>>,
+    /// The seq of the last event handed to clients.
+    head: Arc<AtomicI64>,
+}
+
+const REQUEST_TIMEOUT: Duration = Duration::from_secs(5);
+
+impl Hub {
+    pub fn start(nats: async_nats::Client, settings: &GatewaySettings, metrics: Arc<Metrics>) -> Hub {
+        let (tx, _) = broadcast::channel(settings.sse_hub_capacity.max(16));
+        let hub = Hub {
+            tx,
+            head: Arc::new(AtomicI64::new(-1)),
+        };
+        tokio::spawn(hub.clone().run(nats, settings.sse_replay_page, metrics));
+        hub
+    }
+
+    async fn run(self, nats: async_nats::Client, page: i64, metrics: Arc<Metrics>) {
+        use futures::StreamExt;
+        let mut live = loop {
+            match nats.subscribe(format!("{}>", subjects::committed_subject(""))).await {
+                Ok(s) => break s,
+                Err(e) => tracing::warn!(error = %e, "cannot subscribe to committed events, retrying"),
+            }
+            tokio::time::sleep(Duration::from_millis(500)).await;
+        };
+        // Start at the log's head: clients replay anything older themselves.
+        let mut cursor = loop {
+            match since(&nats, &SinceRequest { seq: 0, limit: Some(1), ..Default::default() }).await {
+                Ok(r) => break r.head_seq,
+                Err(e) => tracing::warn!(error = %e, "event log not reachable yet, retrying"),
+            }
+            tokio::time::sleep(Duration::from_millis(500)).await;
+        };
+        self.head.store(cursor, Ordering::Release);
+        tracing::info!(head = cursor, "SSE hub following the event log");
+        let mut tick = tokio::time::interval(Duration::from_secs(1));
+        let mut quiet = true;
+        loop {
+            tokio::select! {
+                msg = live.next() => {
+                    let Some(msg) = msg else { return };
+                    quiet = false;
+                    let Ok(event) = serde_json::from_slice::<Event>(&msg.payload) else { continue };
+                    if event.seq <= cursor {
+                        continue;
+                    }
+                    if event.seq > cursor + 1 {
+                        // NATS lost or reordered something: read the missing seqs from the log.
+                        metrics.hub_gap_fills.inc();
+                        if let Err(e) = self.fill(&nats, &mut cursor, event.seq - 1, page).await {
+                            tracing::warn!(error = %e, "cannot fill a gap from the event log; will retry");
+                            continue;
+                        }
+                    }
+                    self.emit(event, &mut cursor);
+                }
+                _ = tick.tick() => {
+                    // Nothing arrived for a second: make sure nothing was missed (a publish
+                    // lost while NATS reconnected is otherwise only noticed at the next event).
+                    if quiet && let Err(e) = self.fill(&nats, &mut cursor, i64::MAX, page).await {
+                        tracing::debug!(error = %e, "event log not reachable");
+                    }
+                    quiet = true;
+                }
+            }
+        }
+    }
+
+    /// Emits every event after `cursor` up to `upto` from the log, in order.
+    async fn fill(&self, nats: &async_nats::Client, cursor: &mut i64, upto: i64, page: i64) -> Result<(), ApiError> {
+        while *cursor < upto {
+            let limit = page.min(upto - *cursor);
+            let r = since(nats, &SinceRequest { seq: *cursor, limit: Some(limit), ..Default::default() }).await?;
+            let short = (r.events.len() as i64) < limit;
+            for e in r.events.into_iter().filter(|e| e.seq <= upto) {
+                self.emit(e, cursor);
+            }
+            if short {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    fn emit(&self, event: Event, cursor: &mut i64) {
+        *cursor = event.seq;
+        self.head.store(event.seq, Ordering::Release);
+        let json = serde_json::to_string(&event).unwrap_or_default();
+        // An error only means no client is listening.
+        let _ = self.tx.send(Arc::new(Live { event, json }));
+    }
+}
+
+async fn since(nats: &async_nats::Client, req: &SinceRequest) -> Result<SinceResponse, ApiError> {
+    Ok(relay_bus::client::request(nats, subjects::SINCE, req, REQUEST_TIMEOUT).await?)
+}
+
+/// Query parameters of every SSE route (seed 003 §3.2).
+#[derive(Debug, Default, Deserialize)]
+pub struct StreamParams {
+    /// Comma-separated event types.
+    pub types: Option<String>,
+    /// Unix ms: start with the first event at or after this time.
+    pub since: Option<i64>,
+    /// Resume after this seq (as `Last-Event-ID`); 0 replays the whole log.
+    pub offset: Option<i64>,
+}
+
+/// What one stream wants to see.
+#[derive(Debug, Clone, Default)]
+struct Filter {
+    types: Option<Vec<String>>,
+    agent: Option<String>,
+    session: Option<String>,
+    /// `?since=`: events stamped earlier are skipped even when their seq comes later.
+    since_ts: Option<i64>,
+}
+
+impl Filter {
+    fn matches(&self, e: &Event) -> bool {
+        self.types.as_ref().is_none_or(|t| t.iter().any(|t| *t == e.event_type))
+            && self.agent.as_ref().is_none_or(|a| {
+                e.agent_name.as_deref() == Some(a.as_str()) || e.agent_id.as_deref() == Some(a.as_str())
+            })
+            && self.session.as_ref().is_none_or(|s| e.session_id.as_deref() == Some(s.as_str()))
+            && self.since_ts.is_none_or(|ts| e.ts >= ts)
+    }
+
+    fn since_request(&self, seq: i64, limit: i64) -> SinceRequest {
+        SinceRequest {
+            seq,
+            types: self.types.clone(),
+            agents: self.agent.clone().map(|a| vec![a]),
+            session_ids: self.session.clone().map(|s| vec![s]),
+            limit: Some(limit),
+        }
+    }
+}
+
+pub async fn all_events(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    params: Result<Query<StreamParams>, axum::extract::rejection::QueryRejection>,
+) -> Result<impl IntoResponse, ApiError> {
+    open(state, headers, params?.0, Filter::default()).await
+}
+
+pub async fn agent_events(
+    State(state): State<AppState>,
+    Path(agent): Path<String>,
+    headers: HeaderMap,
+    params: Result<Query<StreamParams>, axum::extract::rejection::QueryRejection>,
+) -> Result<impl IntoResponse, ApiError> {
+    let filter = Filter {
+        agent: Some(agent),
+        ..Default::default()
+    };
+    open(state, headers, params?.0, filter).await
+}
+
+pub async fn session_events(
+    State(state): State<AppState>,
+    Path(session): Path<String>,
+    headers: HeaderMap,
+    params: Result<Query<StreamParams>, axum::extract::rejection::QueryRejection>,
+) -> Result<impl IntoResponse, ApiError> {
+    let filter = Filter {
+        session: Some(session),
+        ..Default::default()
+    };
+    open(state, headers, params?.0, filter).await
+}
+
+/// Where a stream starts: after a seq (`Last-Event-ID` wins over `offset`), at a time, or live.
+enum Start {
+    After(i64),
+    At(i64),
+    Live,
+}
+
+fn start_of(headers: &HeaderMap, params: &StreamParams) -> Result<Start, ApiError> {
+    if let Some(v) = headers.get("last-event-id") {
+        let seq = v
+            .to_str()
+            .ok()
+            .and_then(|s| s.trim().parse::<i64>().ok())
+            .filter(|s| *s >= 0)
+            .ok_or_else(|| ApiError::Invalid("Last-Event-ID must be an event seq (a non-negative integer)".into()))?;
+        return Ok(Start::After(seq));
+    }
+    match (params.offset, params.since) {
+        (Some(o), _) if o < 0 => Err(ApiError::Invalid("offset must not be negative".into())),
+        (Some(o), _) => Ok(Start::After(o)),
+        (None, Some(ts)) => Ok(Start::At(ts)),
+        (None, None) => Ok(Start::Live),
+    }
+}
+
+/// Counts an open stream; dropping it (the client task ended) gives the slot back.
+struct Slot(Arc<Metrics>);
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        self.0.sse_connections.dec();
+    }
+}
+
+async fn open(state: AppState, headers: HeaderMap, params: StreamParams, mut filter: Filter) -> Result<impl IntoResponse, ApiError> {
+    filter.types = params
+        .types
+        .as_deref()
+        .map(|t| t.split(',').map(str::trim).filter(|t| !t.is_empty()).map(String::from).collect::<Vec<_>>())
+        .filter(|t| !t.is_empty());
+    let start = start_of(&headers, &params)?;
+    if let Start::At(ts) = start {
+        filter.since_ts = Some(ts);
+    }
+    let metrics = state.metrics.clone();
+    if metrics.sse_connections.inc() as usize >= state.settings.sse_max_connections {
+        metrics.sse_connections.dec();
+        metrics.sse_rejected.inc();
+        return Err(ApiError::Busy(format!(
+            "{} SSE streams are open, the configured maximum",
+            state.settings.sse_max_connections
+        )));
+    }
+    let slot = Slot(metrics);
+    // Subscribe before replaying, so nothing published during the replay is missed.
+    let live = state.hub.tx.subscribe();
+    let (tx, rx) = mpsc::channel(state.settings.sse_client_buffer.max(1));
+    let client = Client {
+        nats: state.nats.clone(),
+        hub: state.hub.clone(),
+        filter,
+        page: state.settings.sse_replay_page,
+        timeout: state.timeout(),
+        tx,
+        slot,
+    };
+    tokio::spawn(client.run(start, live));
+    let stream = futures::stream::unfold(rx, |mut rx| async move { rx.recv().await.map(|e| (Ok::<_, Infallible>(e), rx)) });
+    let keep_alive = KeepAlive::new()
+        .interval(Duration::from_millis(state.settings.sse_heartbeat_ms.max(1)))
+        .text("heartbeat");
+    Ok((
+        [("cache-control", "no-cache"), ("x-accel-buffering", "no")],
+        Sse::new(stream).keep_alive(keep_alive),
+    ))
+}
+
+struct Client {
+    nats: async_nats::Client,
+    hub: Hub,
+    filter: Filter,
+    page: i64,
+    timeout: Duration,
+    tx: mpsc::Sender<SseEvent>,
+    slot: Slot,
+}
+
+/// Why a stream ends: the client went away, or the log could not be read.
+struct Gone;
+
+impl Client {
+    async fn run(self, start: Start, mut live: broadcast::Receiver<Arc<Live>>) {
+        let mut cursor = match start {
+            Start::After(seq) => seq,
+            Start::At(ts) => match self.first_seq_at(ts).await {
+                Ok(seq) => seq,
+                Err(_) => return,
+            },
+            Start::Live => match self.hub.head.load(Ordering::Acquire) {
+                head if head >= 0 => head,
+                // The hub has not read the head yet: ask the log.
+                _ => match self.log_head().await {
+                    Ok(head) => head,
+                    Err(_) => return,
+                },
+            },
+        };
+        if !matches!(start, Start::Live) && self.replay(&mut cursor).await.is_err() {
+            return;
+        }
+        loop {
+            let next = tokio::select! {
+                _ = self.tx.closed() => return,
+                next = live.recv() => next,
+            };
+            match next {
+                Ok(l) if l.event.seq <= cursor => {}
+                Ok(l) if l.event.seq == cursor + 1 => {
+                    cursor = l.event.seq;
+                    if self.filter.matches(&l.event) && self.send(&l.event, &l.json).await.is_err() {
+                        return;
+                    }
+                }
+                // Ahead of us (we started live before the hub knew the head): read the rest.
+                Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => {
+                    self.slot.0.sse_catch_ups.inc();
+                    if self.replay(&mut cursor).await.is_err() {
+                        return;
+                    }
+                }
+                Err(broadcast::error::RecvError::Closed) => return,
+            }
+        }
+    }
+
+    /// Sends every matching event after `cursor` up to the log's head.
+    async fn replay(&self, cursor: &mut i64) -> Result<(), Gone> {
+        loop {
+            let req = self.filter.since_request(*cursor, self.page);
+            let page: SinceResponse = match relay_bus::client::request(&self.nats, subjects::SINCE, &req, self.timeout).await {
+                Ok(p) => p,
+                Err(e) => {
+                    // Ending the stream is honest: the client reconnects with Last-Event-ID.
+                    tracing::warn!(error = %e, "SSE replay failed; closing the stream");
+                    return Err(Gone);
+                }
+            };
+            let short = (page.events.len() as i64) < self.page;
+            for e in page.events.iter().filter(|e| self.filter.matches(e)) {
+                let json = serde_json::to_string(e).unwrap_or_default();
+                self.send(e, &json).await?;
+            }
+            *cursor = page.next_seq.max(*cursor);
+            if short || page.events.is_empty() {
+                return Ok(());
+            }
+        }
+    }
+
+    /// The seq just before the first event at or after `ts`; the head when there is none yet.
+    async fn first_seq_at(&self, ts: i64) -> Result<i64, Gone> {
+        let f = &self.filter;
+        let req = QueryRequest {
+            types: f.types.clone(),
+            agents: f.agent.clone().map(|a| vec![a]),
+            session_ids: f.session.clone().map(|s| vec![s]),
+            since: Some(ts),
+            limit: Some(1),
+            ..Default::default()
+        };
+        match relay_bus::client::request::<_, QueryResponse>(&self.nats, subjects::QUERY, &req, self.timeout).await {
+            Ok(r) => match r.events.first() {
+                Some(e) => Ok(e.seq - 1),
+                None => self.log_head().await,
+            },
+            Err(e) => {
+                tracing::warn!(error = %e, "SSE start by time failed; closing the stream");
+                Err(Gone)
+            }
+        }
+    }
+
+    async fn log_head(&self) -> Result<i64, Gone> {
+        let req = SinceRequest {
+            seq: 0,
+            limit: Some(1),
+            ..Default::default()
+        };
+        match relay_bus::client::request::<_, SinceResponse>(&self.nats, subjects::SINCE, &req, self.timeout).await {
+            Ok(r) => Ok(r.head_seq),
+            Err(e) => {
+                tracing::warn!(error = %e, "event log not reachable; closing the stream");
+                Err(Gone)
+            }
+        }
+    }
+
+    async fn send(&self, e: &Event, json: &str) -> Result<(), Gone> {
+        let frame = SseEvent::default().event(&e.event_type).id(e.seq.to_string()).data(json);
+        self.tx.send(frame).await.map_err(|_| Gone)?;
+        self.slot.0.sse_events.inc();
+        Ok(())
+    }
+}
