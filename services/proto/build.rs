@@ -7,11 +7,19 @@ use std::path::PathBuf;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../proto");
-    // A directory: cargo rescans every file under it.
+    // A directory: cargo rescans every file under it, so a new .proto file reruns this script.
     println!("cargo:rerun-if-changed={}", root.display());
     println!("cargo:rerun-if-changed=build.rs");
 
-    let fds = protox::compile([root.join("relay/v1/session.proto")], [&root])?;
+    // Every file of package relay.v1 (session, delivery, permission, cost, events), in a fixed
+    // order so that the descriptor set and the generated code do not depend on the directory.
+    let mut files: Vec<PathBuf> = std::fs::read_dir(root.join("relay/v1"))?
+        .map(|entry| entry.map(|e| e.path()))
+        .collect::<Result<_, _>>()?;
+    files.retain(|path| path.extension().is_some_and(|ext| ext == "proto"));
+    files.sort();
+
+    let fds = protox::compile(&files, [&root])?;
     let out = PathBuf::from(std::env::var("OUT_DIR")?);
     std::fs::write(out.join("relay_descriptor.bin"), fds.encode_to_vec())?;
 

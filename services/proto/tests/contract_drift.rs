@@ -1,31 +1,41 @@
 //! The proto twin must not drift from the JSON contracts in `relay-contracts`.
 //!
-//! Each Rust contract type is paired with the proto message of the same name in `relay.v1`. A
-//! sample value of the Rust type, with every `Option` set and every `Vec` non-empty, is
-//! serialized with serde and compared with the message's descriptor (decoded from
+//! Each Rust contract type is paired with the proto message of the same name in `relay.v1`
+//! (every file in proto/relay/v1), or with the name given to `contract_named` where two contract
+//! modules use one name (`permission::ListRequest` is `PermissionListRequest`). A sample value
+//! of the Rust type, with every `Option` set and every `Vec` and map non-empty, is serialized
+//! with serde and compared with the message's descriptor (decoded from
 //! `relay_proto::FILE_DESCRIPTOR_SET`):
 //!
 //! * keys: the sample's JSON keys must be exactly the proto3 JSON names of the fields;
-//! * shapes: each JSON value must fit its field (string, bool, integer, list, nested message,
-//!   or any JSON for `google.protobuf.Value`); nested messages are compared the same way;
+//! * shapes: each JSON value must fit its field (string, bool, integer, number, list, map,
+//!   nested message, or any JSON for `google.protobuf.Value`); nested messages and map values
+//!   are compared the same way;
 //! * presence: a key the Rust type can do without (`Option`, `#[serde(default)]`, found by
 //!   deleting it from the sample and reading the rest back) must be `optional`, a message or a
 //!   list in the proto, and a key it requires must not be `optional`. This is what lets a
 //!   gateway emit default values for fields without presence and nothing for unset ones.
 //!
-//! Every proto message must be paired here, and the service's rpcs must match the subject table
-//! below. There are no per-field allowances: the polymorphic JSON fields (`message`,
-//! `initialMessage`, `agentIds`, the tri-state fields of `UpdateRequest`) are
-//! `google.protobuf.Value` in the proto, which holds any JSON. The one thing the proto cannot
-//! carry is the unknown keys `AgentSelection` keeps (`#[serde(flatten)] extra`); its sample leaves
-//! `extra` empty, and the proto documents that such keys are dropped.
+//! Every proto message must be paired here, except the few in `NO_JSON_TWIN` that have no Rust
+//! type to pair with. Every service's rpcs must match the subject tables below (name, request,
+//! response, streaming), and each rpc's comment must name the subjects it mirrors. There are no
+//! per-field allowances: the polymorphic JSON fields (`message`, `initialMessage`, `agentIds`,
+//! the tri-state fields of `UpdateRequest`) are `google.protobuf.Value` in the proto, which
+//! holds any JSON. What the proto cannot carry is documented in the .proto files, not allowed
+//! here: the unknown keys `AgentSelection` keeps (`#[serde(flatten)] extra`; its sample leaves
+//! `extra` empty), the one-bare-event form of `event.append` (the sample is the batch form), and
+//! the difference between an absent and an empty list.
 
 use prost::Message as _;
 use prost_types::field_descriptor_proto::{Label, Type};
-use prost_types::{DescriptorProto, FieldDescriptorProto, FileDescriptorSet};
+use prost_types::{DescriptorProto, FieldDescriptorProto, FileDescriptorSet, MethodDescriptorProto};
 use relay_contracts::capabilities::*;
 use relay_contracts::session::*;
+use relay_contracts::subjects::agent as agent_subject;
+use relay_contracts::subjects::delivery as delivery_subject;
+use relay_contracts::subjects::event as event_subject;
 use relay_contracts::subjects::session as subject;
+use relay_contracts::{cost, delivery, events, permission};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
@@ -226,12 +236,177 @@ fn contracts() -> Vec<Contract> {
             messages: vec![message()],
             next_cursor: Some(300),
         }),
+        // Deliveries and agent control (delivery.proto)
+        contract(delivery_record()),
+        contract(delivery::DeliveryRef {
+            delivery_id: "d1".into(),
+        }),
+        contract(delivery::ListDeliveriesRequest {
+            session_id: some("s1"),
+            agent_id: some("a1"),
+            message_id: some("m1"),
+            status: Some(delivery::DeliveryStatus::Failed),
+            limit: Some(10),
+            cursor: Some(20),
+        }),
+        contract(delivery::ListDeliveriesResponse {
+            deliveries: vec![delivery_record()],
+            next_cursor: Some(30),
+        }),
+        contract(delivery::CancelDeliveryRequest {
+            delivery_id: "d1".into(),
+            reason: some("obsolete"),
+        }),
+        contract(delivery::FlushRequest {
+            agent_id: "a1".into(),
+            mode: Some(DeliveryMode::Manual),
+        }),
+        contract(delivery::FlushResponse { flushed: 2 }),
+        // The same shape as session::AgentRef, hence the same message.
+        contract(delivery::AgentRef { agent_id: "a1".into() }),
+        contract(delivery::AgentHold {
+            agent_id: "a1".into(),
+            paused: true,
+            waiting: 3,
+        }),
+        contract(delivery::StopAgentRequest {
+            agent_id: "a1".into(),
+            reason: some("done"),
+        }),
+        contract(delivery::StopAgentResponse {
+            released: true,
+            cancelled: 1,
+        }),
+        contract(delivery::InputRequest {
+            agent_id: "a1".into(),
+            data: "y\n".into(),
+        }),
+        contract(delivery::InputResponse { accepted: true }),
+        // Permissions and questions (permission.proto)
+        contract(permission_record()),
+        contract(question()),
+        contract_named(
+            "PermissionListRequest",
+            permission::ListRequest {
+                agent_id: some("a1"),
+                session_id: some("s1"),
+                status: some("all"),
+                limit: Some(10),
+            },
+        ),
+        contract(permission::PermissionList {
+            permissions: vec![permission_record()],
+        }),
+        contract(permission::GetPermissionRequest {
+            request_id: "r1".into(),
+        }),
+        contract(permission::DecideRequest {
+            request_id: "r1".into(),
+            reason: some("looks safe"),
+        }),
+        contract(permission::DecideResponse {
+            success: true,
+            permission: permission_record(),
+            harness_notified: true,
+        }),
+        contract(permission::QuestionList {
+            questions: vec![question()],
+        }),
+        contract(permission::GetQuestionRequest {
+            question_id: "q1".into(),
+        }),
+        contract(permission::AnswerRequest {
+            question_id: "q1".into(),
+            answer: "yes".into(),
+        }),
+        contract(permission::AnswerResponse {
+            success: true,
+            question: question(),
+            harness_notified: false,
+        }),
+        // Cost and context window (cost.proto)
+        contract(cost_model()),
+        contract(breakdown()),
+        contract(context_state()),
+        contract(cost::ReportRequest {
+            since: Some(1_700_000_000_000),
+            until: Some(1_700_000_100_000),
+            agent: some("a1"),
+            session: some("s1"),
+            model: some("opus"),
+        }),
+        contract(cost::Report {
+            total: breakdown(),
+            by_agent: BTreeMap::from([("a1".to_string(), breakdown())]),
+            by_model: BTreeMap::from([("opus".to_string(), breakdown())]),
+            by_session: BTreeMap::from([("s1".to_string(), breakdown())]),
+            unpriced_models: vec!["local-llm".into()],
+        }),
+        contract(cost::ModelsResponse {
+            models: vec![cost_model()],
+            source: "built-in".into(),
+        }),
+        contract(cost::ContextWindowRequest {
+            session_id: "s1".into(),
+        }),
+        contract(cost::ContextWindowResponse {
+            state: Some(context_state()),
+        }),
+        // The event log (events.proto)
+        contract(new_event()),
+        contract(event()),
+        // The batch form; the proto has no twin of the one-bare-event form.
+        contract(events::AppendRequest::Batch {
+            events: vec![new_event()],
+        }),
+        contract(appended()),
+        contract(events::AppendResponse {
+            appended: vec![appended()],
+        }),
+        contract(events::QueryRequest {
+            types: Some(vec!["tool.called".into()]),
+            agents: Some(vec!["a1".into()]),
+            session_ids: Some(vec!["s1".into()]),
+            since: Some(1_700_000_000_000),
+            until: Some(1_700_000_100_000),
+            limit: Some(100),
+            cursor: Some(41),
+        }),
+        contract(events::QueryResponse {
+            events: vec![event()],
+            next_cursor: Some(42),
+        }),
+        contract(events::SinceRequest {
+            seq: 41,
+            types: Some(vec!["tool.called".into()]),
+            agents: Some(vec!["a1".into()]),
+            session_ids: Some(vec!["s1".into()]),
+            limit: Some(100),
+        }),
+        contract(events::SinceResponse {
+            events: vec![event()],
+            next_seq: 42,
+            head_seq: 50,
+        }),
     ]
 }
+
+/// Proto messages with no Rust contract type to pair with, and why.
+const NO_JSON_TWIN: &[(&str, &str)] = &[
+    (
+        "ModelsRequest",
+        "cost.models takes any JSON body and reads none of it (serde_json::Value)",
+    ),
+    (
+        "SubscribeRequest",
+        "EventService.Subscribe is the gateway's stream, with no NATS request behind it",
+    ),
+];
 
 /// One rpc per registry subject: (subject, request message, response message), as the
 /// registry's handlers take and return them (services/session-registry/src/lib.rs). The rpc's
 /// name is the subject in PascalCase without `session.`: `session.agent.attach` is AgentAttach.
+/// Its service is `SessionService`.
 const RPCS: &[(&str, &str, &str)] = &[
     (subject::CREATE, "CreateRequest", "SessionIdResponse"),
     (subject::GET, "SessionRef", "GetResponse"),
@@ -263,6 +438,98 @@ const RPCS: &[(&str, &str, &str)] = &[
     (subject::SEND_MESSAGE, "SendMessageRequest", "SendMessageResponse"),
     (subject::TURNS, "SessionRef", "TurnsResponse"),
     (subject::MESSAGES, "MessagesRequest", "MessagesResponse"),
+];
+
+/// The live subject of every committed event, which `EventService.Subscribe` follows.
+const LIVE_EVENTS: &str = "event.committed.>";
+
+/// The other services: (service, [(rpc, subjects its comment names, request, response)]), as the
+/// answering services' handlers take and return them (services/delivery-runner,
+/// permission-manager, cost-aggregator, event-ingest). Not every rpc name follows from its
+/// subject (`question.list` is `PermissionService.ListQuestions`), so they are spelled out. A
+/// response written `stream X` is server-streamed.
+/// (rpc, subjects its comment names, request, response).
+type ServiceRpc = (&'static str, &'static [&'static str], &'static str, &'static str);
+
+const SERVICE_RPCS: &[(&str, &[ServiceRpc])] = &[
+    (
+        "DeliveryService",
+        &[
+            ("Get", &[delivery_subject::GET], "DeliveryRef", "Delivery"),
+            (
+                "List",
+                &[delivery_subject::LIST],
+                "ListDeliveriesRequest",
+                "ListDeliveriesResponse",
+            ),
+            ("Retry", &[delivery_subject::RETRY], "DeliveryRef", "Delivery"),
+            ("Flush", &[delivery_subject::FLUSH], "FlushRequest", "FlushResponse"),
+            (
+                "Cancel",
+                &[delivery_subject::CANCEL],
+                "CancelDeliveryRequest",
+                "Delivery",
+            ),
+        ],
+    ),
+    (
+        "AgentService",
+        &[
+            ("Pause", &[agent_subject::PAUSE], "AgentRef", "AgentHold"),
+            ("Resume", &[agent_subject::RESUME], "AgentRef", "AgentHold"),
+            ("Stop", &[agent_subject::STOP], "StopAgentRequest", "StopAgentResponse"),
+            ("Input", &[agent_subject::INPUT], "InputRequest", "InputResponse"),
+        ],
+    ),
+    (
+        "PermissionService",
+        &[
+            ("List", &[permission::LIST], "PermissionListRequest", "PermissionList"),
+            ("Get", &[permission::GET], "GetPermissionRequest", "Permission"),
+            ("Approve", &[permission::APPROVE], "DecideRequest", "DecideResponse"),
+            ("Deny", &[permission::DENY], "DecideRequest", "DecideResponse"),
+            (
+                "ListQuestions",
+                &[permission::QUESTION_LIST],
+                "PermissionListRequest",
+                "QuestionList",
+            ),
+            (
+                "GetQuestion",
+                &[permission::QUESTION_GET],
+                "GetQuestionRequest",
+                "Question",
+            ),
+            ("Answer", &[permission::ANSWER], "AnswerRequest", "AnswerResponse"),
+        ],
+    ),
+    (
+        "CostService",
+        &[
+            ("Report", &[cost::REPORT], "ReportRequest", "Report"),
+            ("Models", &[cost::MODELS], "ModelsRequest", "ModelsResponse"),
+            (
+                "GetContextWindowState",
+                &[cost::CONTEXT_WINDOW],
+                "ContextWindowRequest",
+                "ContextWindowResponse",
+            ),
+        ],
+    ),
+    (
+        "EventService",
+        &[
+            ("Query", &[event_subject::QUERY], "QueryRequest", "QueryResponse"),
+            ("Since", &[event_subject::SINCE], "SinceRequest", "SinceResponse"),
+            ("Append", &[event_subject::APPEND], "AppendRequest", "AppendResponse"),
+            (
+                "Subscribe",
+                &[event_subject::SINCE, LIVE_EVENTS],
+                "SubscribeRequest",
+                "stream Event",
+            ),
+        ],
+    ),
 ];
 
 // ---------------------------------------------------------------------------------------------
@@ -447,20 +714,145 @@ fn child() -> ChildSession {
     }
 }
 
+fn delivery_record() -> delivery::Delivery {
+    delivery::Delivery {
+        delivery_id: "d1".into(),
+        message_id: "m1".into(),
+        session_id: "s1".into(),
+        agent_id: "a1".into(),
+        mode: DeliveryMode::OnIdle,
+        status: delivery::DeliveryStatus::Deferred,
+        attempts: 2,
+        available_at: 1_700_000_000_100,
+        reason: some("busy"),
+        retryable: Some(true),
+        metadata: Some(json!({"trace": "t1"})),
+        created_at: 1_700_000_000_000,
+        updated_at: 1_700_000_000_050,
+    }
+}
+
+fn permission_record() -> permission::Permission {
+    permission::Permission {
+        request_id: "r1".into(),
+        agent_id: "a1".into(),
+        session_id: "s1".into(),
+        tool: "Bash".into(),
+        command: some("rm -rf build"),
+        file_path: some("/work/build"),
+        description: "remove the build dir".into(),
+        risk_level: permission::Risk::High,
+        status: permission::Decision::Approved,
+        decided_by: some("human"),
+        reason: some("fine"),
+        requested_at: 1_700_000_000_000,
+        decided_at: Some(1_700_000_000_500),
+        expires_at: Some(1_700_000_300_000),
+    }
+}
+
+fn question() -> permission::Question {
+    permission::Question {
+        question_id: "q1".into(),
+        agent_id: "a1".into(),
+        session_id: "s1".into(),
+        question: "Proceed?".into(),
+        options: vec!["yes".into(), "no".into()],
+        status: permission::QuestionStatus::Answered,
+        answer: some("yes"),
+        asked_at: 1_700_000_000_000,
+        answered_at: Some(1_700_000_000_500),
+        expires_at: Some(1_700_000_300_000),
+    }
+}
+
+fn cost_model() -> cost::CostModel {
+    cost::CostModel {
+        model: "claude-sonnet-4-5".into(),
+        input_per1_m: 3.0,
+        output_per1_m: 15.0,
+        cache_read_per1_m: Some(0.3),
+        cache_write_per1_m: Some(3.75),
+        context_window: Some(200_000),
+    }
+}
+
+fn breakdown() -> cost::Breakdown {
+    cost::Breakdown {
+        input_tokens: 100,
+        output_tokens: 50,
+        cache_read_tokens: 10,
+        cache_write_tokens: 5,
+        total_tokens: 165,
+        estimated_cost_usd: 0.0012,
+        events: 2,
+    }
+}
+
+fn context_state() -> cost::ContextWindowState {
+    cost::ContextWindowState {
+        current_tokens: 150_000,
+        last_updated_at: 1_700_000_000_000,
+        level: cost::ContextLevel::Warn,
+        max_tokens: 200_000,
+        percentage: 75.0,
+    }
+}
+
+fn new_event() -> events::NewEvent {
+    events::NewEvent {
+        event_id: some("e1"),
+        event_type: "tool.called".into(),
+        ts: Some(1_700_000_000_000),
+        session_id: some("s1"),
+        agent_name: some("coder"),
+        agent_id: some("a1"),
+        payload: json!({"tool": "Bash"}),
+    }
+}
+
+fn event() -> events::Event {
+    events::Event {
+        seq: 42,
+        event_id: "e1".into(),
+        event_type: "tool.called".into(),
+        ts: 1_700_000_000_000,
+        session_id: some("s1"),
+        session_seq: Some(7),
+        agent_name: some("coder"),
+        agent_id: some("a1"),
+        payload: json!({"tool": "Bash"}),
+    }
+}
+
+fn appended() -> events::Appended {
+    events::Appended {
+        event_id: "e1".into(),
+        seq: 42,
+        duplicate: false,
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // The comparison
 
 /// A Rust contract type, seen through a sample value.
 struct Contract {
-    /// The Rust type's name, which is also its proto message's name.
+    /// The proto message's name: the Rust type's, unless given to `contract_named`.
     name: &'static str,
     sample: Map<String, Value>,
     /// Keys the type reads back fine without: `Option` and `#[serde(default)]` fields.
     optional: BTreeSet<String>,
 }
 
+/// Pairs `T` with the proto message of the same name.
 fn contract<T: Serialize + DeserializeOwned>(sample: T) -> Contract {
-    let name = std::any::type_name::<T>().rsplit("::").next().unwrap();
+    contract_named(std::any::type_name::<T>().rsplit("::").next().unwrap(), sample)
+}
+
+/// Pairs `T` with the proto message `name`, for a Rust name another contract module already
+/// gives a different shape in `relay.v1`.
+fn contract_named<T: Serialize + DeserializeOwned>(name: &'static str, sample: T) -> Contract {
     let Value::Object(sample) = serde_json::to_value(&sample).unwrap() else {
         panic!("{name}: the sample does not serialize to a JSON object");
     };
@@ -484,14 +876,33 @@ fn descriptor_set() -> FileDescriptorSet {
     FileDescriptorSet::decode(relay_proto::FILE_DESCRIPTOR_SET).expect("FILE_DESCRIPTOR_SET decodes")
 }
 
-/// The messages of `relay.v1`, by full name (`.relay.v1.Session`), as field type names use.
+/// The messages of `relay.v1` in every file, nested ones (map entries) included, by full name
+/// (`.relay.v1.Session`, `.relay.v1.Report.ByAgentEntry`), as field type names use.
 fn messages(fds: &FileDescriptorSet) -> BTreeMap<String, &DescriptorProto> {
-    fds.file
-        .iter()
-        .filter(|f| f.package() == PACKAGE)
-        .flat_map(|f| &f.message_type)
-        .map(|m| (format!(".{PACKAGE}.{}", m.name()), m))
-        .collect()
+    fn add<'a>(scope: &str, found: &'a [DescriptorProto], into: &mut BTreeMap<String, &'a DescriptorProto>) {
+        for m in found {
+            let name = format!("{scope}.{}", m.name());
+            add(&name, &m.nested_type, into);
+            into.insert(name, m);
+        }
+    }
+    let mut all = BTreeMap::new();
+    for file in fds.file.iter().filter(|f| f.package() == PACKAGE) {
+        add(&format!(".{PACKAGE}"), &file.message_type, &mut all);
+    }
+    all
+}
+
+/// The synthetic entry message of a `map<K, V>` field, which proto3 JSON writes as an object.
+fn map_entry<'a>(
+    field: &FieldDescriptorProto,
+    messages: &BTreeMap<String, &'a DescriptorProto>,
+) -> Option<&'a DescriptorProto> {
+    if field.label() != Label::Repeated || field.r#type() != Type::Message {
+        return None;
+    }
+    let entry = messages.get(field.type_name())?;
+    entry.options.as_ref().is_some_and(|o| o.map_entry()).then_some(*entry)
 }
 
 /// Every disagreement between the contracts and the descriptor set, one line each.
@@ -506,14 +917,27 @@ fn drift(contracts: &[Contract], fds: &FileDescriptorSet) -> BTreeSet<String> {
         compare_object(&c.sample, msg, &messages, &mut problems);
         compare_presence(c, msg, &mut problems);
     }
-    let paired: BTreeSet<&str> = contracts.iter().map(|c| c.name).collect();
-    for msg in messages.values() {
-        if !paired.contains(msg.name()) {
+    let paired: BTreeSet<String> = contracts.iter().map(|c| format!(".{PACKAGE}.{}", c.name)).collect();
+    let unpaired: BTreeSet<String> = NO_JSON_TWIN
+        .iter()
+        .map(|(name, _)| format!(".{PACKAGE}.{name}"))
+        .collect();
+    for (full_name, msg) in &messages {
+        let is_map_entry = msg.options.as_ref().is_some_and(|o| o.map_entry());
+        if !is_map_entry && !paired.contains(full_name) && !unpaired.contains(full_name) {
             problems.insert(format!(
                 "{}: proto message with no Rust contract paired in this test",
                 msg.name()
             ));
         }
+    }
+    for full_name in unpaired.intersection(&paired) {
+        problems.insert(format!(
+            "{full_name}: paired in this test, so drop it from NO_JSON_TWIN"
+        ));
+    }
+    for full_name in unpaired.iter().filter(|n| !messages.contains_key(*n)) {
+        problems.insert(format!("{full_name}: in NO_JSON_TWIN but not in the proto"));
     }
     problems
 }
@@ -552,6 +976,8 @@ fn compare_object(
             problems.insert(format!(
                 "{at}: this test's sample leaves it null; set every Option to Some"
             ));
+        } else if let Some(entry) = map_entry(field, messages) {
+            compare_map(&at, value, entry, messages, problems);
         } else if field.label() == Label::Repeated {
             match value {
                 Value::Array(items) if items.is_empty() => {
@@ -572,6 +998,41 @@ fn compare_object(
     }
 }
 
+/// A `map<string, V>` field: the Rust JSON must be an object whose values each fit V.
+fn compare_map(
+    at: &str,
+    value: &Value,
+    entry: &DescriptorProto,
+    messages: &BTreeMap<String, &DescriptorProto>,
+    problems: &mut BTreeSet<String>,
+) {
+    let (Some(key_field), Some(value_field)) = (
+        entry.field.iter().find(|f| f.number() == 1),
+        entry.field.iter().find(|f| f.number() == 2),
+    ) else {
+        problems.insert(format!("{at}: map entry {} lacks its key or value field", entry.name()));
+        return;
+    };
+    if key_field.r#type() != Type::String {
+        problems.insert(format!(
+            "{at}: map key is {}, but the Rust JSON's keys are strings",
+            key_field.r#type().as_str_name()
+        ));
+    }
+    match value {
+        Value::Object(map) if map.is_empty() => {
+            problems.insert(format!("{at}: this test's sample has an empty map; fill every map"));
+        }
+        Value::Object(map) => {
+            for (key, item) in map {
+                compare_value(&format!("{at}.{key}"), item, value_field, messages, problems);
+            }
+        }
+        _ => {
+            problems.insert(format!("{at}: a map in the proto, but the Rust JSON is {value}"));
+        }
+    }
+}
 /// Whether one JSON value (a list item for repeated fields) fits the field's proto3 JSON form.
 fn compare_value(
     at: &str,
@@ -655,42 +1116,97 @@ fn rpc_name(subject: &str) -> String {
         .collect()
 }
 
-fn rpc_drift(fds: &FileDescriptorSet) -> BTreeSet<String> {
-    let services: Vec<_> = fds
-        .file
-        .iter()
-        .filter(|f| f.package() == PACKAGE)
-        .flat_map(|f| &f.service)
-        .collect();
-    let [service] = services.as_slice() else {
-        return BTreeSet::from([format!(
-            "{PACKAGE} should declare exactly one service, not {}",
-            services.len()
-        )]);
-    };
-    let proto: BTreeSet<(String, String, String)> = service
-        .method
-        .iter()
-        .map(|m| {
-            let short = |t: &str| t.trim_start_matches(&format!(".{PACKAGE}.")).to_string();
-            (m.name().to_string(), short(m.input_type()), short(m.output_type()))
+/// One rpc as the drift check sees it: (service, rpc, request, response), where a streamed side
+/// is written `stream X`.
+type RpcSig = (String, String, String, String);
+
+/// Every rpc the proto should have, with the subjects its comment should name.
+fn expected_rpcs() -> BTreeMap<RpcSig, Vec<&'static str>> {
+    let session = RPCS.iter().map(|(s, req, resp)| {
+        let sig = (
+            "SessionService".to_string(),
+            rpc_name(s),
+            req.to_string(),
+            resp.to_string(),
+        );
+        (sig, vec![*s])
+    });
+    let others = SERVICE_RPCS.iter().flat_map(|(service, rpcs)| {
+        rpcs.iter().map(|(rpc, subjects, req, resp)| {
+            let sig = (service.to_string(), rpc.to_string(), req.to_string(), resp.to_string());
+            (sig, subjects.to_vec())
         })
-        .collect();
-    let expected: BTreeSet<(String, String, String)> = RPCS
-        .iter()
-        .map(|(s, req, resp)| (rpc_name(s), req.to_string(), resp.to_string()))
-        .collect();
-    let mut problems = BTreeSet::new();
-    for (rpc, req, resp) in expected.difference(&proto) {
-        problems.insert(format!(
-            "rpc {rpc}({req}) returns ({resp}) is missing from {}",
-            service.name()
-        ));
+    });
+    session.chain(others).collect()
+}
+
+/// The words of a comment's first line, without the punctuation around them.
+fn first_line_words(comment: &str) -> BTreeSet<&str> {
+    comment
+        .trim_start()
+        .lines()
+        .next()
+        .unwrap_or("")
+        .split_whitespace()
+        .map(|w| w.trim_matches(|c| matches!(c, ',' | ':' | ';' | '.' | '(' | ')' | '`')))
+        .collect()
+}
+
+/// The rpcs of every `relay.v1` service, each with its leading comment.
+fn proto_rpcs(fds: &FileDescriptorSet) -> BTreeMap<RpcSig, String> {
+    let mut rpcs = BTreeMap::new();
+    for file in fds.file.iter().filter(|f| f.package() == PACKAGE) {
+        // Source locations are paths of field numbers: 6 is FileDescriptorProto.service,
+        // 2 is ServiceDescriptorProto.method.
+        let comment = |path: &[i32]| {
+            file.source_code_info
+                .iter()
+                .flat_map(|info| &info.location)
+                .find(|l| l.path == path)
+                .map(|l| l.leading_comments().to_string())
+                .unwrap_or_default()
+        };
+        for (si, service) in file.service.iter().enumerate() {
+            for (mi, m) in service.method.iter().enumerate() {
+                let side = |t: &str, streaming: bool| {
+                    let short = t.trim_start_matches(&format!(".{PACKAGE}.")).to_string();
+                    if streaming { format!("stream {short}") } else { short }
+                };
+                let sig = (
+                    service.name().to_string(),
+                    m.name().to_string(),
+                    side(m.input_type(), m.client_streaming()),
+                    side(m.output_type(), m.server_streaming()),
+                );
+                rpcs.insert(sig, comment(&[6, si as i32, 2, mi as i32]));
+            }
+        }
     }
-    for (rpc, req, resp) in proto.difference(&expected) {
+    rpcs
+}
+
+fn rpc_drift(fds: &FileDescriptorSet) -> BTreeSet<String> {
+    let proto = proto_rpcs(fds);
+    let expected = expected_rpcs();
+    let mut problems = BTreeSet::new();
+    for ((service, rpc, req, resp), subjects) in &expected {
+        let sig = (service.clone(), rpc.clone(), req.clone(), resp.clone());
+        let Some(comment) = proto.get(&sig) else {
+            problems.insert(format!("rpc {service}.{rpc}({req}) returns ({resp}) is missing"));
+            continue;
+        };
+        let words = first_line_words(comment);
+        for subject in subjects {
+            if !words.contains(subject) {
+                problems.insert(format!(
+                    "rpc {service}.{rpc}: the first line of its comment does not name {subject}: {comment:?}"
+                ));
+            }
+        }
+    }
+    for (service, rpc, req, resp) in proto.keys().filter(|sig| !expected.contains_key(*sig)) {
         problems.insert(format!(
-            "rpc {rpc}({req}) returns ({resp}) in {} matches no registry subject",
-            service.name()
+            "rpc {service}.{rpc}({req}) returns ({resp}) matches no subject in this test's tables"
         ));
     }
     problems
@@ -699,7 +1215,7 @@ fn rpc_drift(fds: &FileDescriptorSet) -> BTreeSet<String> {
 fn report(what: &str, problems: &BTreeSet<String>) {
     assert!(
         problems.is_empty(),
-        "{what}: proto/relay/v1/session.proto and services/contracts disagree ({} problems):\n  - {}\n\
+        "{what}: proto/relay/v1 and services/contracts disagree ({} problems):\n  - {}\n\
          The JSON contracts are the source of truth: update the proto (or this test's samples).",
         problems.len(),
         problems.iter().cloned().collect::<Vec<_>>().join("\n  - ")
@@ -715,21 +1231,27 @@ fn every_proto_message_matches_its_json_contract() {
 }
 
 #[test]
-fn the_service_has_one_rpc_per_registry_subject() {
-    report("service", &rpc_drift(&descriptor_set()));
+fn every_service_has_one_rpc_per_subject() {
+    report("services", &rpc_drift(&descriptor_set()));
 }
 
+/// `msg` is a message's path below the package: `Session`, or `Report.ByAgentEntry`.
 fn field_mut<'a>(fds: &'a mut FileDescriptorSet, msg: &str, field: &str) -> &'a mut FieldDescriptorProto {
-    let m = fds
+    let mut path = msg.split('.');
+    let outer = path.next().unwrap();
+    let mut m = fds
         .file
         .iter_mut()
         .flat_map(|f| &mut f.message_type)
-        .find(|m| m.name() == msg)
+        .find(|m| m.name() == outer)
         .unwrap();
+    for inner in path {
+        m = m.nested_type.iter_mut().find(|n| n.name() == inner).unwrap();
+    }
     m.field.iter_mut().find(|f| f.name() == field).unwrap()
 }
 
-/// The check itself must be able to fail: corrupt a copy of the descriptor set in three ways.
+/// The check itself must be able to fail: corrupt a copy of the descriptor set in four ways.
 #[test]
 fn the_drift_check_reports_renamed_fields_wrong_types_and_lost_presence() {
     let mut fds = descriptor_set();
@@ -738,6 +1260,10 @@ fn the_drift_check_reports_renamed_fields_wrong_types_and_lost_presence() {
     title.json_name = Some("headline".into());
     field_mut(&mut fds, "StatusCounts", "active").r#type = Some(Type::String as i32);
     field_mut(&mut fds, "Turn", "completed_at").proto3_optional = Some(false);
+    // A map's values are checked too.
+    let value = field_mut(&mut fds, "Report.ByAgentEntry", "value");
+    value.r#type = Some(Type::String as i32);
+    value.type_name = None;
 
     let problems = drift(&contracts(), &fds);
     let expected = [
@@ -745,6 +1271,48 @@ fn the_drift_check_reports_renamed_fields_wrong_types_and_lost_presence() {
         r#"Session: proto fields missing from the Rust contract's JSON: ["headline"]"#,
         "StatusCounts.active: the proto's TYPE_STRING cannot hold the Rust JSON value 1",
         "Turn.completedAt: optional in the Rust contract but without presence in the proto",
+        "Report.byAgent.a1: the proto's TYPE_STRING cannot hold the Rust JSON value {",
+    ];
+    for line in expected {
+        assert!(
+            problems.iter().any(|p| p.starts_with(line)),
+            "no problem starts with {line:?} in {problems:#?}"
+        );
+    }
+}
+
+fn method_mut<'a>(fds: &'a mut FileDescriptorSet, service: &str, rpc: &str) -> &'a mut MethodDescriptorProto {
+    fds.file
+        .iter_mut()
+        .flat_map(|f| &mut f.service)
+        .filter(|s| s.name() == service)
+        .flat_map(|s| &mut s.method)
+        .find(|m| m.name() == rpc)
+        .unwrap()
+}
+
+/// The rpc check must be able to fail too: a unary Subscribe, a renamed rpc, a comment that
+/// names another subject.
+#[test]
+fn the_rpc_check_reports_streaming_names_and_subjects() {
+    let mut fds = descriptor_set();
+    method_mut(&mut fds, "EventService", "Subscribe").server_streaming = Some(false);
+    method_mut(&mut fds, "PermissionService", "ListQuestions").name = Some("QuestionList".into());
+    for file in &mut fds.file {
+        for loc in file.source_code_info.iter_mut().flat_map(|i| &mut i.location) {
+            if loc.leading_comments() == " delivery.get\n" {
+                loc.leading_comments = Some(" delivery.list\n".into());
+            }
+        }
+    }
+
+    let problems = rpc_drift(&fds);
+    let expected = [
+        "rpc EventService.Subscribe(SubscribeRequest) returns (stream Event) is missing",
+        "rpc EventService.Subscribe(SubscribeRequest) returns (Event) matches no subject",
+        "rpc PermissionService.ListQuestions(PermissionListRequest) returns (QuestionList) is missing",
+        "rpc PermissionService.QuestionList(PermissionListRequest) returns (QuestionList) matches no subject",
+        "rpc DeliveryService.Get: the first line of its comment does not name delivery.get",
     ];
     for line in expected {
         assert!(
@@ -759,9 +1327,10 @@ fn rpc_names_follow_the_subjects() {
     assert_eq!(rpc_name(subject::AGENT_ATTACH), "AgentAttach");
     assert_eq!(rpc_name(subject::GET_BY_ADAPTER_SESSION_ID), "GetByAdapterSessionId");
     assert_eq!(rpc_name(subject::USER_MESSAGE_ACKNOWLEDGE), "UserMessageAcknowledge");
+    assert_eq!(LIVE_EVENTS, event_subject::committed_subject(">"));
 }
 
-/// The generated types round-trip through the protobuf encoding and the service name is the
+/// The generated types round-trip through the protobuf encoding and the service names are the
 /// proto's (what gRPC reflection and routing see).
 #[test]
 fn generated_code_is_usable() {
@@ -780,5 +1349,33 @@ fn generated_code_is_usable() {
         v1::Session::decode(session.encode_to_vec().as_slice()).unwrap(),
         session
     );
+    let event = v1::Event {
+        seq: 42,
+        r#type: "tool.called".into(),
+        payload: Some(prost_types::Struct {
+            fields: [(
+                "tool".to_string(),
+                prost_types::Value {
+                    kind: Some(prost_types::value::Kind::StringValue("Bash".into())),
+                },
+            )]
+            .into(),
+        }),
+        ..Default::default()
+    };
+    assert_eq!(v1::Event::decode(event.encode_to_vec().as_slice()).unwrap(), event);
+    let report = v1::Report {
+        by_agent: [("a1".to_string(), v1::Breakdown::default())].into(),
+        ..Default::default()
+    };
+    assert_eq!(v1::Report::decode(report.encode_to_vec().as_slice()).unwrap(), report);
     assert_eq!(v1::session_service_server::SERVICE_NAME, "relay.v1.SessionService");
+    assert_eq!(v1::delivery_service_server::SERVICE_NAME, "relay.v1.DeliveryService");
+    assert_eq!(v1::agent_service_server::SERVICE_NAME, "relay.v1.AgentService");
+    assert_eq!(
+        v1::permission_service_server::SERVICE_NAME,
+        "relay.v1.PermissionService"
+    );
+    assert_eq!(v1::cost_service_server::SERVICE_NAME, "relay.v1.CostService");
+    assert_eq!(v1::event_service_server::SERVICE_NAME, "relay.v1.EventService");
 }
