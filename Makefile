@@ -2,7 +2,7 @@
 CARGO ?= cargo
 export CARGO_TERM_COLOR ?= never
 
-.PHONY: test build services run up bench fmt lint clean-test-dbs
+.PHONY: test build services run up bench fmt lint clean-test-dbs openapi fuzz
 
 ## Start NATS and Postgres if needed, then build and run every test.
 test: services
@@ -17,7 +17,7 @@ services:
 
 ## Run every service against the local NATS and Postgres (database `relay`), until Ctrl-C.
 run: services
-	$(CARGO) build -p session-registry -p event-ingest -p delivery-runner -p permission-manager -p cost-aggregator -p agent-harness
+	$(CARGO) build -p session-registry -p event-ingest -p delivery-runner -p permission-manager -p cost-aggregator -p agent-harness -p gateway
 	./scripts/run-local.sh
 
 ## Until docker compose is wired up (issue 7): the same as `run`.
@@ -30,6 +30,15 @@ bench: services
 	$(CARGO) bench -p event-ingest --bench events
 	$(CARGO) bench -p delivery-runner --bench delivery
 	$(CARGO) bench -p cost-aggregator --bench costs
+
+## Regenerate docs/api/openapi.json from the gateway's types (a test fails when it is stale).
+openapi:
+	$(CARGO) run -q -p gateway -- --openapi > docs/api/openapi.json
+
+## Validate the OpenAPI document and fuzz the running API from it with schemathesis (PyPI).
+fuzz: services
+	$(CARGO) build -p session-registry -p event-ingest -p delivery-runner -p permission-manager -p cost-aggregator -p gateway
+	./scripts/fuzz-api.sh
 
 fmt:
 	$(CARGO) fmt --all

@@ -6,6 +6,7 @@ use serde_with::skip_serializing_none;
 
 /// When a message should be surfaced to the session (seed 001).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "kebab-case")]
 pub enum DeliveryMode {
     Immediate,
@@ -28,6 +29,7 @@ impl DeliveryMode {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum AttachmentKind {
     Text,
@@ -36,6 +38,7 @@ pub enum AttachmentKind {
 
 /// Every event type an agent session may declare in `events.emits` (seed 000).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub enum AgentSessionEventType {
     #[serde(rename = "status.changed")]
     StatusChanged,
@@ -109,6 +112,7 @@ pub enum AgentSessionEventType {
 
 #[skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct MessagingCapabilities {
     pub receive: bool,
@@ -118,6 +122,7 @@ pub struct MessagingCapabilities {
 
 #[skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct DeliveryCapabilities {
     pub modes: Vec<DeliveryMode>,
@@ -125,6 +130,7 @@ pub struct DeliveryCapabilities {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct EventCapabilities {
     pub emits: Vec<AgentSessionEventType>,
@@ -132,6 +138,7 @@ pub struct EventCapabilities {
 
 #[skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ActionCapabilities {
     pub invoke: Option<bool>,
@@ -140,6 +147,7 @@ pub struct ActionCapabilities {
 
 #[skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct LifecycleCapabilities {
     /// Required: true only when the session really implements `release()`.
@@ -153,6 +161,7 @@ pub struct LifecycleCapabilities {
 /// What one attached agent session can receive, emit, invoke, expose and release (seed 000).
 #[skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct AgentSessionCapabilities {
     pub messaging: MessagingCapabilities,
@@ -263,6 +272,7 @@ fn has_duplicates<T: PartialEq>(items: &[T]) -> bool {
 /// must be objects; their contents are the agent's to describe and are kept as declared.
 #[skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct AgUiCapabilities {
     pub identity: Option<serde_json::Map<String, Value>>,

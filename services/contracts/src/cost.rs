@@ -14,6 +14,7 @@ pub const BUDGET_EXCEEDED: &str = "budget.exceeded";
 /// Prices of one model in USD per million tokens (seed 003 §6.4), plus its context window.
 #[skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct CostModel {
     /// Matched exactly, else as the longest prefix of the reported model
@@ -30,7 +31,9 @@ pub struct CostModel {
 /// `cost.report`: every filter optional; `since`/`until` are Unix ms of the usage events.
 #[skip_serializing_none]
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "openapi", derive(utoipa::IntoParams), into_params(parameter_in = Query))]
 pub struct ReportRequest {
     pub since: Option<i64>,
     pub until: Option<i64>,
@@ -42,6 +45,7 @@ pub struct ReportRequest {
 /// Seed 003 §6.5 `CostBreakdown`, with the cache tokens beside it. `totalTokens` counts every
 /// token: input, output, cache read and write, and usage reported without a split.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Breakdown {
     pub input_tokens: i64,
@@ -55,6 +59,7 @@ pub struct Breakdown {
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Report {
     pub total: Breakdown,
@@ -66,6 +71,7 @@ pub struct Report {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ModelsResponse {
     pub models: Vec<CostModel>,
@@ -74,12 +80,14 @@ pub struct ModelsResponse {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ContextWindowRequest {
     pub session_id: String,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum ContextLevel {
     Ok,
@@ -89,6 +97,7 @@ pub enum ContextLevel {
 
 /// Seed 002 `getContextWindowState.response.state`: the fullest agent of the session.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ContextWindowState {
     pub current_tokens: i64,
@@ -99,6 +108,7 @@ pub struct ContextWindowState {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ContextWindowResponse {
     pub state: Option<ContextWindowState>,
 }
@@ -106,6 +116,7 @@ pub struct ContextWindowResponse {
 /// Payload of `budget.exceeded`.
 #[skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct BudgetExceeded {
     pub budget: String,

@@ -10,6 +10,7 @@ use serde_with::skip_serializing_none;
 
 /// created → accepted/deferred → delivered | failed; cancelled by request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum DeliveryStatus {
     Pending,
@@ -43,6 +44,7 @@ impl DeliveryStatus {
 
 #[skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Delivery {
     pub delivery_id: String,
@@ -63,6 +65,7 @@ pub struct Delivery {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct DeliveryRef {
     pub delivery_id: String,
@@ -70,7 +73,9 @@ pub struct DeliveryRef {
 
 #[skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "openapi", derive(utoipa::IntoParams), into_params(parameter_in = Query))]
 pub struct ListDeliveriesRequest {
     pub session_id: Option<String>,
     pub agent_id: Option<String>,
@@ -83,6 +88,7 @@ pub struct ListDeliveriesRequest {
 
 #[skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ListDeliveriesResponse {
     pub deliveries: Vec<Delivery>,
@@ -91,6 +97,7 @@ pub struct ListDeliveriesResponse {
 
 #[skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct CancelDeliveryRequest {
     pub delivery_id: String,
@@ -101,6 +108,7 @@ pub struct CancelDeliveryRequest {
 /// that sees the same id twice acknowledges without surfacing it again.
 #[skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct MessageContext {
     pub id: String,
@@ -115,6 +123,7 @@ pub struct MessageContext {
 
 /// What the runner sends a harness on `agent.<agentId>.deliver`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct DeliverRequest {
     pub context: MessageContext,
@@ -122,6 +131,7 @@ pub struct DeliverRequest {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum ReceiptStatus {
     Accepted,
@@ -146,6 +156,7 @@ impl ReceiptStatus {
 /// (`deliveryId` required there).
 #[skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Receipt {
     pub status: ReceiptStatus,
@@ -160,6 +171,7 @@ pub struct Receipt {
 /// `delivery.flush`: releases held (manual) deliveries of an agent, oldest first.
 #[skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct FlushRequest {
     pub agent_id: String,
@@ -167,6 +179,7 @@ pub struct FlushRequest {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct FlushResponse {
     pub flushed: i64,
@@ -184,6 +197,7 @@ pub fn deliver_subject(agent_id: &str) -> String {
 /// the event log as type `delivery.<kind>`.
 #[skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct DeliveryEvent {
     #[serde(rename = "type")]
@@ -201,6 +215,7 @@ pub struct DeliveryEvent {
 
 /// Seed 000 AgentStatus: reported through events; `on-idle` deliveries wait for a safe one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum AgentStatus {
     Starting,
@@ -234,6 +249,7 @@ impl AgentStatus {
 
 /// `agent.pause` / `agent.resume`: names one agent session.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct AgentRef {
     pub agent_id: String,
@@ -241,6 +257,7 @@ pub struct AgentRef {
 
 /// The agent's delivery hold after `agent.pause` / `agent.resume`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct AgentHold {
     pub agent_id: String,
@@ -252,6 +269,7 @@ pub struct AgentHold {
 /// `agent.stop`: release the agent session; its undelivered deliveries are cancelled.
 #[skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct StopAgentRequest {
     pub agent_id: String,
@@ -259,6 +277,7 @@ pub struct StopAgentRequest {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct StopAgentResponse {
     /// The harness answered the release.
@@ -268,6 +287,7 @@ pub struct StopAgentResponse {
 
 /// `agent.input` (and the harness's `agent.<id>.input`): raw input for the agent's terminal.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct InputRequest {
     pub agent_id: String,
@@ -275,6 +295,7 @@ pub struct InputRequest {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct InputResponse {
     pub accepted: bool,
@@ -283,22 +304,24 @@ pub struct InputResponse {
 /// `agent.<id>.release`.
 #[skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ReleaseRequest {
     pub reason: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ReleaseResponse {
     pub released: bool,
 }
 
-/// Subjects a harness serves for one agent session: `agent.<agentId>.<verb>`.
 /// `agent.spawn`: run an agent CLI under a harness attached to `sessionId` (seed 003 §2.3
 /// `POST /api/v1/sessions` with `cli`).
 #[skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct SpawnRequest {
     pub session_id: String,
@@ -311,11 +334,13 @@ pub struct SpawnRequest {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct SpawnResponse {
     pub agent_id: String,
 }
 
+/// Subjects a harness serves for one agent session: `agent.<agentId>.<verb>`.
 pub fn agent_subject(agent_id: &str, verb: &str) -> String {
     format!("agent.{agent_id}.{verb}")
 }

@@ -6,6 +6,7 @@ use std::fmt;
 
 /// The closed set of error codes every RPC may answer with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum ErrorCode {
     /// The request could not be decoded or failed validation.
@@ -75,6 +76,7 @@ impl fmt::Display for ErrorCode {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ErrorBody {
     pub code: ErrorCode,
     pub message: String,
@@ -85,6 +87,7 @@ pub struct ErrorBody {
 
 /// The envelope of an error reply.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct WireError {
     pub error: ErrorBody,
 }

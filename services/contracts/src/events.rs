@@ -8,6 +8,7 @@ use serde_with::skip_serializing_none;
 /// `ts`; `eventId` makes an append idempotent and is generated when absent.
 #[skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct NewEvent {
     pub event_id: Option<String>,
@@ -28,6 +29,7 @@ fn empty_object() -> Value {
 /// `event.append`: one event, or `{"events": [...]}`. All or nothing: an invalid event rejects
 /// the request and nothing is stored.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(untagged, try_from = "Value")]
 pub enum AppendRequest {
     Batch { events: Vec<NewEvent> },
@@ -41,6 +43,7 @@ impl TryFrom<Value> for AppendRequest {
 
     fn try_from(v: Value) -> Result<Self, Self::Error> {
         #[derive(Deserialize)]
+        #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
         struct Batch {
             events: Vec<NewEvent>,
         }
@@ -63,6 +66,7 @@ impl AppendRequest {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Appended {
     pub event_id: String,
@@ -73,6 +77,7 @@ pub struct Appended {
 
 /// Sent only after the events are committed.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct AppendResponse {
     pub appended: Vec<Appended>,
@@ -81,6 +86,7 @@ pub struct AppendResponse {
 /// An event in the log: the envelope (seed 003's `_seq/_ts/_sessionId/_agentName`) and payload.
 #[skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Event {
     /// Global, dense, monotonic; commit order equals seq order.
@@ -100,6 +106,7 @@ pub struct Event {
 /// `event.query`: a page of events matching the filters, oldest first, after `cursor`.
 #[skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct QueryRequest {
     pub types: Option<Vec<String>>,
@@ -117,6 +124,7 @@ pub struct QueryRequest {
 
 #[skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct QueryResponse {
     pub events: Vec<Event>,
@@ -127,6 +135,7 @@ pub struct QueryResponse {
 /// `event.since`: events with seq greater than `seq` (0 = from the start), for replay.
 #[skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct SinceRequest {
     pub seq: i64,
@@ -137,6 +146,7 @@ pub struct SinceRequest {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct SinceResponse {
     pub events: Vec<Event>,
@@ -147,12 +157,14 @@ pub struct SinceResponse {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct PurgeSessionRequest {
     pub session_id: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct PurgeSessionResponse {
     pub events_deleted: i64,

@@ -16,6 +16,7 @@ pub const QUESTION_LIST: &str = "question.list";
 pub const ANSWER: &str = "question.answer";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum Decision {
     Approved,
@@ -35,6 +36,7 @@ impl Decision {
 
 /// Seed 003 §2.3 risk levels, lowest first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum Risk {
     Low,
@@ -57,6 +59,7 @@ impl Risk {
 /// `permission.request`, sent by a harness that saw a permission prompt.
 #[skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct PermissionRequest {
     /// Chosen by the harness so it can listen for the decision before asking; asking again with
@@ -74,6 +77,7 @@ pub struct PermissionRequest {
 /// sends the harness on `agent.<agentId>.permission` once a pending request is decided.
 #[skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct PermissionDecision {
     pub request_id: String,
@@ -87,6 +91,7 @@ pub struct PermissionDecision {
 /// A stored permission request, as `permission.get` and `permission.list` return it.
 #[skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Permission {
     pub request_id: String,
@@ -109,6 +114,7 @@ pub struct Permission {
 /// Filters of `permission.list` and `question.list`. Without `status`, pending ones only.
 #[skip_serializing_none]
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ListRequest {
     pub agent_id: Option<String>,
@@ -119,11 +125,13 @@ pub struct ListRequest {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct PermissionList {
     pub permissions: Vec<Permission>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct GetPermissionRequest {
     pub request_id: String,
@@ -132,6 +140,7 @@ pub struct GetPermissionRequest {
 /// `permission.approve` / `permission.deny` by a human (or any client acting for one).
 #[skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct DecideRequest {
     pub request_id: String,
@@ -140,6 +149,7 @@ pub struct DecideRequest {
 
 #[skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct DecideResponse {
     pub success: bool,
@@ -152,6 +162,7 @@ pub struct DecideResponse {
 /// `question.ask`, sent by a harness that saw a question prompt.
 #[skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct QuestionRequest {
     /// As `PermissionRequest::request_id`.
@@ -167,6 +178,7 @@ pub struct QuestionRequest {
 /// `agent.<agentId>.question`).
 #[skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct QuestionReply {
     pub question_id: String,
@@ -175,6 +187,7 @@ pub struct QuestionReply {
 
 /// Sent to the harness on `agent.<agentId>.question` once answered.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct QuestionAnswer {
     pub question_id: String,
@@ -182,6 +195,7 @@ pub struct QuestionAnswer {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum QuestionStatus {
     Pending,
@@ -192,6 +206,7 @@ pub enum QuestionStatus {
 /// A stored question, as `question.get` and `question.list` return it.
 #[skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Question {
     pub question_id: String,
@@ -207,17 +222,20 @@ pub struct Question {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct QuestionList {
     pub questions: Vec<Question>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct GetQuestionRequest {
     pub question_id: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct AnswerRequest {
     pub question_id: String,
@@ -225,6 +243,7 @@ pub struct AnswerRequest {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct AnswerResponse {
     pub success: bool,

@@ -10,6 +10,7 @@ use serde_with::skip_serializing_none;
 // Enums
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum SessionStatus {
     Active,
@@ -30,6 +31,7 @@ impl SessionStatus {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum StatusFilter {
     #[default]
@@ -54,6 +56,7 @@ impl StatusFilter {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum BranchKind {
     Aside,
@@ -67,6 +70,7 @@ pub enum BranchKind {
 
 /// The kinds `session.fork` accepts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum ForkKind {
     Aside,
@@ -85,6 +89,7 @@ impl From<ForkKind> for BranchKind {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "kebab-case")]
 pub enum ApprovalPolicy {
     AlwaysAsk,
@@ -93,6 +98,7 @@ pub enum ApprovalPolicy {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum AgentRole {
     Lead,
@@ -101,6 +107,7 @@ pub enum AgentRole {
 
 /// The registry's view of an attached agent (not the live status, which arrives as events).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum AgentRecordStatus {
     Active,
@@ -110,6 +117,7 @@ pub enum AgentRecordStatus {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum Source {
     Extension,
@@ -118,6 +126,7 @@ pub enum Source {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum Origin {
     Compact,
@@ -126,6 +135,7 @@ pub enum Origin {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum MessageRole {
     Assistant,
@@ -134,6 +144,7 @@ pub enum MessageRole {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum TurnStatus {
     Active,
@@ -142,6 +153,7 @@ pub enum TurnStatus {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum Outcome {
     Cancelled,
@@ -153,6 +165,7 @@ pub enum Outcome {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "kebab-case")]
 pub enum ReasoningEffort {
     None,
@@ -163,6 +176,7 @@ pub enum ReasoningEffort {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum OnConflict {
     #[default]
@@ -176,6 +190,7 @@ pub enum OnConflict {
 
 #[skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Agent {
     pub agent_id: String,
@@ -202,6 +217,7 @@ pub struct Agent {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Preview {
     pub message_count: i64,
@@ -210,6 +226,7 @@ pub struct Preview {
 
 #[skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Session {
     pub session_id: String,
@@ -245,6 +262,7 @@ pub struct Session {
 
 #[skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Message {
     pub message_id: String,
@@ -270,6 +288,7 @@ pub struct Message {
 
 #[skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Turn {
     pub turn_id: String,
@@ -285,6 +304,7 @@ pub struct Turn {
 /// How to pick (or describe) an agent. The seed's schema is loose: unknown keys are kept.
 #[skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct AgentSelection {
     pub kind: String,
@@ -305,6 +325,7 @@ pub struct AgentSelection {
 
 /// One content block or several.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(untagged)]
 pub enum Blocks {
     Many(Vec<Value>),
@@ -322,6 +343,7 @@ impl Blocks {
 
 #[skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct StructuredContent {
     pub blocks: Blocks,
@@ -330,6 +352,7 @@ pub struct StructuredContent {
 
 /// A message is plain text or content blocks (`{type:"text",text}`, `{type:"image",…}`, …).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(untagged)]
 pub enum MessageContent {
     Text(String),
@@ -338,6 +361,7 @@ pub enum MessageContent {
 
 /// `agentIds`: a list of agent ids or the literal `"all"`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(untagged)]
 pub enum AgentTargets {
     Ids(Vec<String>),
@@ -345,6 +369,7 @@ pub enum AgentTargets {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum AllLiteral {
     All,
@@ -355,6 +380,7 @@ pub enum AllLiteral {
 
 #[skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct CreateRequest {
     pub session_id: Option<String>,
@@ -370,6 +396,7 @@ pub struct CreateRequest {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct SessionIdResponse {
     pub session_id: String,
@@ -377,6 +404,7 @@ pub struct SessionIdResponse {
 
 /// Request of get, archive, purge, resume, getChildren, turns.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct SessionRef {
     pub session_id: String,
@@ -384,6 +412,7 @@ pub struct SessionRef {
 
 #[skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct CloseRequest {
     pub session_id: String,
@@ -391,12 +420,14 @@ pub struct CloseRequest {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct GetResponse {
     pub session: Option<Session>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct SuccessResponse {
     pub success: bool,
 }
@@ -405,7 +436,9 @@ pub const OK: SuccessResponse = SuccessResponse { success: true };
 
 #[skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "openapi", derive(utoipa::IntoParams), into_params(parameter_in = Query))]
 pub struct ListRequest {
     pub status: Option<StatusFilter>,
     pub execution_target_id: Option<String>,
@@ -415,6 +448,7 @@ pub struct ListRequest {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ListResponse {
     pub sessions: Vec<Session>,
@@ -424,6 +458,7 @@ pub struct ListResponse {
 /// Partial update. An explicit `null` clears a nullable field; an absent key leaves it alone.
 #[skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct UpdateRequest {
     pub session_id: String,
@@ -439,6 +474,7 @@ pub struct UpdateRequest {
 
 #[skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct PurgeResponse {
     pub success: bool,
@@ -448,6 +484,7 @@ pub struct PurgeResponse {
 
 #[skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ForkRequest {
     pub source_session_id: String,
@@ -461,6 +498,7 @@ pub struct ForkRequest {
 
 #[skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct MergeRequest {
     pub child_session_id: String,
@@ -472,6 +510,7 @@ pub struct MergeRequest {
 
 #[skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct MergeResponse {
     pub success: bool,
@@ -480,6 +519,7 @@ pub struct MergeResponse {
 
 #[skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct AbandonRequest {
     pub child_session_id: String,
@@ -490,6 +530,7 @@ pub struct AbandonRequest {
 
 #[skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ChildSession {
     pub session_id: String,
@@ -506,16 +547,19 @@ pub struct ChildSession {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct GetChildrenResponse {
     pub children: Vec<ChildSession>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct StatusCountsRequest {}
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct StatusCounts {
     pub all: i64,
@@ -526,6 +570,7 @@ pub struct StatusCounts {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct GetByAdapterSessionIdRequest {
     pub adapter_session_id: String,
@@ -533,6 +578,7 @@ pub struct GetByAdapterSessionIdRequest {
 
 #[skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct SearchRequest {
     pub query: String,
@@ -545,6 +591,7 @@ pub struct SearchRequest {
 
 #[skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct AttachRequest {
     pub session_id: String,
@@ -562,6 +609,7 @@ pub struct AttachRequest {
 
 #[skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct AttachResponse {
     pub agent_id: String,
@@ -573,6 +621,7 @@ pub struct AttachResponse {
 
 #[skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ReleaseRequest {
     pub session_id: String,
@@ -581,6 +630,7 @@ pub struct ReleaseRequest {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct AgentRef {
     pub agent_id: String,
@@ -588,6 +638,7 @@ pub struct AgentRef {
 
 #[skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct CapabilitiesResponse {
     pub agent_id: String,
@@ -598,6 +649,7 @@ pub struct CapabilitiesResponse {
 
 #[skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct DeclareCapabilitiesRequest {
     pub agent_id: String,
@@ -607,6 +659,7 @@ pub struct DeclareCapabilitiesRequest {
 
 /// Relay extension of `sendMessage`: delivery context for the delivery runner (seed 001).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct DeliveryRequest {
     pub mode: DeliveryMode,
@@ -614,6 +667,7 @@ pub struct DeliveryRequest {
 
 #[skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct SendMessageRequest {
     pub session_id: String,
@@ -636,6 +690,7 @@ pub struct SendMessageRequest {
 
 #[skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct SendMessageResponse {
     pub message_id: String,
@@ -647,6 +702,7 @@ pub struct SendMessageResponse {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct AcknowledgeRequest {
     pub session_id: String,
@@ -656,6 +712,7 @@ pub struct AcknowledgeRequest {
 
 #[skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct CompleteRequest {
     pub session_id: String,
@@ -669,6 +726,7 @@ pub struct CompleteRequest {
 
 #[skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct CompleteResponse {
     pub success: bool,
@@ -677,6 +735,7 @@ pub struct CompleteResponse {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct TurnsResponse {
     pub turns: Vec<Turn>,
@@ -684,6 +743,7 @@ pub struct TurnsResponse {
 
 #[skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct MessagesRequest {
     pub session_id: String,
@@ -697,6 +757,7 @@ pub struct MessagesRequest {
 
 #[skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct MessagesResponse {
     pub messages: Vec<Message>,
@@ -705,6 +766,7 @@ pub struct MessagesResponse {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct UsageRequest {
     pub session_id: String,
@@ -716,6 +778,7 @@ pub struct UsageRequest {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct UsageResponse {
     pub acknowledged: bool,
@@ -723,6 +786,7 @@ pub struct UsageResponse {
 
 #[skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ResolveAgentConfigRequest {
     pub selection: AgentSelection,
@@ -731,6 +795,7 @@ pub struct ResolveAgentConfigRequest {
 
 #[skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ResolveAgentConfigResponse {
     pub adapter_name: String,
@@ -751,6 +816,7 @@ fn yes() -> bool {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ExportOptions {
     #[serde(default = "yes")]
@@ -778,6 +844,7 @@ pub const SNAPSHOT_VERSION: &str = "1.0";
 
 #[skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Snapshot {
     pub version: String,
@@ -792,6 +859,7 @@ pub struct Snapshot {
 
 #[skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ExportRequest {
     pub session_id: String,
@@ -799,12 +867,14 @@ pub struct ExportRequest {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ExportResponse {
     pub snapshot: Snapshot,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ImportRequest {
     pub snapshot: Snapshot,
@@ -813,6 +883,7 @@ pub struct ImportRequest {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ImportError {
     pub session_id: String,
@@ -820,6 +891,7 @@ pub struct ImportError {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ImportResponse {
     pub imported: Vec<String>,
@@ -828,12 +900,14 @@ pub struct ImportResponse {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ValidateRequest {
     pub snapshot: Value,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ValidateResponse {
     pub valid: bool,
@@ -847,6 +921,7 @@ pub struct ValidateResponse {
 /// `session.` prefix, e.g. `turn.started`; it is also published on `session.<type>`.
 #[skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct SessionEvent {
     pub event_id: String,
@@ -868,6 +943,7 @@ macro_rules! event {
     ($name:ident, $ty:literal, { $($field:tt)* }) => {
         #[skip_serializing_none]
         #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+        #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
         #[serde(rename_all = "camelCase")]
         pub struct $name { $($field)* }
         impl EventPayload for $name {
@@ -974,6 +1050,7 @@ pub mod events {
 
     #[skip_serializing_none]
     #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
     #[serde(rename_all = "camelCase")]
     pub struct Initiator {
         pub source: Source,

@@ -51,7 +51,10 @@ impl IntoResponse for ApiError {
         let headers = response.headers_mut();
         match status {
             StatusCode::UNAUTHORIZED => {
-                headers.insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer realm=\"relay-mesh\""));
+                headers.insert(
+                    header::WWW_AUTHENTICATE,
+                    HeaderValue::from_static("Bearer realm=\"relay-mesh\""),
+                );
             }
             StatusCode::SERVICE_UNAVAILABLE => {
                 headers.insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
@@ -65,9 +68,7 @@ impl IntoResponse for ApiError {
 impl From<JsonRejection> for ApiError {
     fn from(r: JsonRejection) -> Self {
         match r {
-            JsonRejection::BytesRejection(b) if b.status() == StatusCode::PAYLOAD_TOO_LARGE => {
-                ApiError::TooLarge
-            }
+            JsonRejection::BytesRejection(b) if b.status() == StatusCode::PAYLOAD_TOO_LARGE => ApiError::TooLarge,
             other => ApiError::Invalid(other.body_text()),
         }
     }

@@ -7,6 +7,7 @@
 pub mod auth;
 pub mod error;
 pub mod metrics;
+pub mod openapi;
 pub mod rest;
 pub mod sse;
 
@@ -85,7 +86,11 @@ impl AppState {
     pub fn new(nats: async_nats::Client, db: sqlx::PgPool, settings: GatewaySettings) -> AppState {
         let metrics = Arc::new(metrics::Metrics::default());
         let env_token = std::env::var("RELAY_API_TOKEN").unwrap_or_default();
-        let token = if settings.api_token.is_empty() { env_token } else { settings.api_token.clone() };
+        let token = if settings.api_token.is_empty() {
+            env_token
+        } else {
+            settings.api_token.clone()
+        };
         let hub = sse::Hub::start(nats.clone(), &settings, metrics.clone());
         AppState {
             nats,
@@ -119,6 +124,15 @@ pub fn lazy_pool(settings: &relay_bus::settings::DatabaseSettings) -> Result<sql
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_checked_in_openapi_document_is_the_generated_one() {
+        let checked_in = include_str!("../../../docs/api/openapi.json");
+        assert!(
+            checked_in == openapi::json(),
+            "docs/api/openapi.json is stale: run `make openapi` and commit it"
+        );
+    }
 
     #[test]
     fn the_example_config_file_loads_with_the_default_gateway_settings() {

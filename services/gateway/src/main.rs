@@ -3,6 +3,11 @@ use std::time::Duration;
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    // `gateway --openapi`: print the OpenAPI document (make openapi) without starting.
+    if std::env::args().nth(1).as_deref() == Some("--openapi") {
+        print!("{}", gateway::openapi::json());
+        return Ok(());
+    }
     let settings: Settings = relay_bus::settings::load()?;
     let _telemetry = relay_bus::telemetry::init("gateway", &settings.telemetry)?;
     let nats = relay_bus::connect_nats(&settings.nats, "gateway").await?;

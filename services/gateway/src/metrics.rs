@@ -55,12 +55,28 @@ impl Default for Metrics {
         let sse_rejected = Counter::default();
         let hub_gap_fills = Counter::default();
         registry.register("http_requests", "HTTP requests by route and status", requests.clone());
-        registry.register("http_request_duration_seconds", "HTTP request latency by route", latency.clone());
+        registry.register(
+            "http_request_duration_seconds",
+            "HTTP request latency by route",
+            latency.clone(),
+        );
         registry.register("sse_connections", "Open SSE streams", sse_connections.clone());
         registry.register("sse_events", "Events written to SSE streams", sse_events.clone());
-        registry.register("sse_catch_ups", "SSE streams caught up from the event log after falling behind", sse_catch_ups.clone());
-        registry.register("sse_rejected", "SSE streams refused at the connection cap", sse_rejected.clone());
-        registry.register("hub_gap_fills", "Live events read from the log because NATS missed them", hub_gap_fills.clone());
+        registry.register(
+            "sse_catch_ups",
+            "SSE streams caught up from the event log after falling behind",
+            sse_catch_ups.clone(),
+        );
+        registry.register(
+            "sse_rejected",
+            "SSE streams refused at the connection cap",
+            sse_rejected.clone(),
+        );
+        registry.register(
+            "hub_gap_fills",
+            "Live events read from the log because NATS missed them",
+            hub_gap_fills.clone(),
+        );
         Metrics {
             registry,
             requests,
@@ -110,7 +126,10 @@ pub async fn track(State(state): State<AppState>, request: Request, next: Next) 
 
 pub async fn serve(State(state): State<AppState>) -> Response {
     (
-        [(header::CONTENT_TYPE, HeaderValue::from_static("application/openmetrics-text; version=1.0.0; charset=utf-8"))],
+        [(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/openmetrics-text; version=1.0.0; charset=utf-8"),
+        )],
         state.metrics.render(),
     )
         .into_response()

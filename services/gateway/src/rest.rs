@@ -10,33 +10,71 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Router, middleware};
 use bytes::Bytes;
+use relay_contracts::WireError;
 use relay_contracts::capabilities::DeliveryMode;
 use relay_contracts::cost::{Report, ReportRequest};
 use relay_contracts::delivery::{
-    AgentHold, AgentRef, CancelDeliveryRequest, Delivery, DeliveryRef, FlushRequest, FlushResponse,
-    InputRequest, InputResponse, ListDeliveriesRequest, ListDeliveriesResponse, SpawnRequest, SpawnResponse,
-    StopAgentRequest, StopAgentResponse,
+    AgentHold, AgentRef, CancelDeliveryRequest, Delivery, DeliveryRef, FlushRequest, FlushResponse, InputRequest,
+    InputResponse, ListDeliveriesRequest, ListDeliveriesResponse, SpawnRequest, SpawnResponse, StopAgentRequest,
+    StopAgentResponse,
 };
 use relay_contracts::events::{QueryRequest, QueryResponse};
 use relay_contracts::permission::{
-    self,
-    AnswerRequest, AnswerResponse, DecideRequest, DecideResponse, GetPermissionRequest, GetQuestionRequest,
+    self, AnswerRequest, AnswerResponse, DecideRequest, DecideResponse, GetPermissionRequest, GetQuestionRequest,
     ListRequest as PendingListRequest, Permission, PermissionList, Question, QuestionList,
 };
 use relay_contracts::session::{
     CloseRequest, CreateRequest, DeliveryRequest, ForkKind, ForkRequest, GetResponse, ListRequest, ListResponse,
-    MessageContent, MessagesRequest, MessagesResponse, PurgeResponse, SendMessageRequest, SendMessageResponse,
-    Session, SessionIdResponse, SessionRef, SuccessResponse,
+    MessageContent, MessagesRequest, MessagesResponse, PurgeResponse, SendMessageRequest, SendMessageResponse, Session,
+    SessionIdResponse, SessionRef, SuccessResponse,
 };
 use relay_contracts::subjects;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use tower_http::cors::{AllowOrigin, Any, CorsLayer};
 
-/// `axum::Json` whose rejections are our JSON error.
-#[derive(FromRequest)]
-#[from_request(via(axum::Json), rejection(ApiError))]
+/// A JSON body; any failure is our JSON error (400, or 413 over the body limit).
 pub struct Json<T>(pub T);
+
+impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for Json<T> {
+    type Rejection = ApiError;
+
+    async fn from_request(req: axum::extract::Request, state: &S) -> Result<Self, ApiError> {
+        let body = Bytes::from_request(req, state).await.map_err(|e| {
+            if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
+                ApiError::TooLarge
+            } else {
+                ApiError::Invalid(e.body_text())
+            }
+        })?;
+        parse(&body).map(Json)
+    }
+}
+
+/// Decodes a body, refusing NUL in strings: Postgres cannot store it, and the services behind
+/// would answer `internal` instead of saying what is wrong.
+fn parse<T: DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
+    if has_nul_escape(body) {
+        return Err(ApiError::Invalid("strings may not contain NUL (\\u0000)".into()));
+    }
+    serde_json::from_slice(body).map_err(|e| ApiError::Invalid(format!("invalid JSON body: {e}")))
+}
+
+/// Whether JSON text holds a `\u0000` escape (an odd run of backslashes before `u0000`).
+fn has_nul_escape(body: &[u8]) -> bool {
+    body.windows(5)
+        .enumerate()
+        .any(|(i, w)| w == b"u0000" && body[..i].iter().rev().take_while(|b| **b == b'\\').count() % 2 == 1)
+}
+
+/// Refuses a NUL (`%00`) anywhere in the path or query, for the same reason as [`parse`].
+async fn refuse_nul(request: axum::extract::Request, next: middleware::Next) -> Response {
+    let uri = request.uri().to_string();
+    if uri.contains("%00") {
+        return ApiError::Invalid("the URL may not contain NUL (%00)".into()).into_response();
+    }
+    next.run(request).await
+}
 
 impl<T: Serialize> IntoResponse for Json<T> {
     fn into_response(self) -> Response {
@@ -54,7 +92,11 @@ pub struct Path<T>(pub T);
 
 type Reply<T> = Result<Json<T>, ApiError>;
 
-async fn call<Req: Serialize, Resp: DeserializeOwned>(s: &AppState, subject: &str, req: &Req) -> Result<Resp, ApiError> {
+async fn call<Req: Serialize, Resp: DeserializeOwned>(
+    s: &AppState,
+    subject: &str,
+    req: &Req,
+) -> Result<Resp, ApiError> {
     Ok(relay_bus::client::request(&s.nats, subject, req, s.timeout()).await?)
 }
 
@@ -63,7 +105,7 @@ fn optional_body<T: DeserializeOwned + Default>(body: &Bytes) -> Result<T, ApiEr
     if body.iter().all(u8::is_ascii_whitespace) {
         return Ok(T::default());
     }
-    serde_json::from_slice(body).map_err(|e| ApiError::Invalid(format!("invalid JSON body: {e}")))
+    parse(body)
 }
 
 pub fn router(state: AppState) -> Router {
@@ -95,7 +137,9 @@ pub fn router(state: AppState) -> Router {
         .route("/events", get(query_events))
         .route("/events/sse", get(sse::all_events))
         .route("/costs", get(costs))
+        .route("/openapi.json", get(openapi))
         .fallback(not_found)
+        .route_layer(middleware::from_fn(refuse_nul))
         .route_layer(middleware::from_fn_with_state(state.clone(), auth::require_bearer));
 
     let mut app = Router::new()
@@ -129,6 +173,14 @@ fn cors(origins: &[String]) -> Option<CorsLayer> {
     )
 }
 
+async fn openapi() -> Response {
+    (
+        [(axum::http::header::CONTENT_TYPE, "application/json")],
+        crate::openapi::json(),
+    )
+        .into_response()
+}
+
 async fn not_found() -> ApiError {
     ApiError::NotFound("no such route".into())
 }
@@ -149,15 +201,19 @@ async fn healthz() -> Json<serde_json::Value> {
 
 /// Ready when both NATS and Postgres answer; 503 says which one does not.
 async fn readyz(State(s): State<AppState>) -> Response {
-    let nats_ok = matches!(s.nats.connection_state(), async_nats::connection::State::Connected)
-        && s.nats.flush().await.is_ok();
+    let nats_ok =
+        matches!(s.nats.connection_state(), async_nats::connection::State::Connected) && s.nats.flush().await.is_ok();
     let pg_ok = sqlx::query("SELECT 1").execute(&s.db).await.is_ok();
     let body = Health {
         status: if nats_ok && pg_ok { "ready" } else { "unavailable" },
         nats: if nats_ok { "ok" } else { "unreachable" },
         postgres: if pg_ok { "ok" } else { "unreachable" },
     };
-    let status = if nats_ok && pg_ok { StatusCode::OK } else { StatusCode::SERVICE_UNAVAILABLE };
+    let status = if nats_ok && pg_ok {
+        StatusCode::OK
+    } else {
+        StatusCode::SERVICE_UNAVAILABLE
+    };
     (status, axum::Json(body)).into_response()
 }
 
@@ -167,7 +223,7 @@ async fn readyz(State(s): State<AppState>) -> Response {
 const CLIS: [&str; 5] = ["claude", "codex", "gemini", "aider", "goose"];
 
 /// Seed 003 `POST /api/v1/sessions`; `sessionId`, `title` are relay extensions.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct CreateSession {
     pub agent: Option<String>,
@@ -178,7 +234,7 @@ pub struct CreateSession {
     pub session_id: Option<String>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Created {
     pub session_id: String,
@@ -188,6 +244,7 @@ pub struct Created {
     pub agent_id: Option<String>,
 }
 
+#[utoipa::path(post, path = "/sessions", tag = "sessions", request_body(content = Option<CreateSession>, description = "Seed 003: agent, cli, task, cwd"), responses((status = 201, body = Created), (status = 409, description = "A session with this sessionId exists", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
 async fn create_session(State(s): State<AppState>, body: Bytes) -> Result<(StatusCode, Json<Created>), ApiError> {
     let req: CreateSession = optional_body(&body)?;
     if let Some(cli) = &req.cli
@@ -246,20 +303,23 @@ async fn create_session(State(s): State<AppState>, body: Bytes) -> Result<(Statu
     }
 }
 
+#[utoipa::path(get, path = "/sessions", tag = "sessions", params(ListRequest), responses((status = 200, body = ListResponse), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
 async fn list_sessions(State(s): State<AppState>, Query(q): Query<ListRequest>) -> Reply<ListResponse> {
     Ok(Json(call(&s, subjects::session::LIST, &q).await?))
 }
 
 async fn find_session(s: &AppState, id: String) -> Result<Session, ApiError> {
     let r: GetResponse = call(s, subjects::session::GET, &SessionRef { session_id: id.clone() }).await?;
-    r.session.ok_or_else(|| ApiError::NotFound(format!("session {id} not found")))
+    r.session
+        .ok_or_else(|| ApiError::NotFound(format!("session {id} not found")))
 }
 
+#[utoipa::path(get, path = "/sessions/{id}", tag = "sessions", params(("id" = String, Path, description = "Session id")), responses((status = 200, body = Session), (status = 404, description = "Not found", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
 async fn get_session(State(s): State<AppState>, Path(id): Path<String>) -> Reply<Session> {
     Ok(Json(find_session(&s, id).await?))
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Summary {
     /// Milliseconds from creation to the end.
@@ -268,13 +328,14 @@ pub struct Summary {
     pub item_count: i64,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct Ended {
     pub success: bool,
     pub summary: Summary,
 }
 
 /// Seed 003 `DELETE /api/v1/sessions/:id`: releases the session's agents and closes it.
+#[utoipa::path(delete, path = "/sessions/{id}", tag = "sessions", params(("id" = String, Path, description = "Session id")), responses((status = 200, body = Ended), (status = 404, description = "Not found", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
 async fn end_session(State(s): State<AppState>, Path(id): Path<String>) -> Reply<Ended> {
     let session = find_session(&s, id.clone()).await?;
     for agent in &session.agents {
@@ -325,7 +386,7 @@ async fn end_session(State(s): State<AppState>, Path(id): Path<String>) -> Reply
 
 /// Seed 003 `POST /api/v1/sessions/:id/messages`; `mode`, `agentIds` and `messageId` are relay
 /// extensions (the delivery mode, the target agents, an idempotency key).
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SendMessage {
     pub message: String,
@@ -334,7 +395,7 @@ pub struct SendMessage {
     pub message_id: Option<String>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Sent {
     pub success: bool,
@@ -343,6 +404,7 @@ pub struct Sent {
     pub delivery_ids: Option<Vec<String>>,
 }
 
+#[utoipa::path(post, path = "/sessions/{id}/messages", tag = "sessions", params(("id" = String, Path, description = "Session id")), request_body = SendMessage, responses((status = 200, body = Sent), (status = 404, description = "Not found", body = WireError), (status = 409, description = "Conflicts with the current state", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
 async fn send_message(State(s): State<AppState>, Path(id): Path<String>, Json(req): Json<SendMessage>) -> Reply<Sent> {
     let send = SendMessageRequest {
         session_id: id,
@@ -369,31 +431,41 @@ async fn send_message(State(s): State<AppState>, Path(id): Path<String>, Json(re
     }))
 }
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Reason {
     pub reason: Option<String>,
 }
 
+#[utoipa::path(post, path = "/sessions/{id}/close", tag = "sessions", params(("id" = String, Path, description = "Session id")), request_body(content = Option<Reason>), responses((status = 200, body = SuccessResponse), (status = 404, description = "Not found", body = WireError), (status = 409, description = "Conflicts with the current state", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
 async fn close_session(State(s): State<AppState>, Path(id): Path<String>, body: Bytes) -> Reply<SuccessResponse> {
     let Reason { reason } = optional_body(&body)?;
     let req = CloseRequest { session_id: id, reason };
     Ok(Json(call(&s, subjects::session::CLOSE, &req).await?))
 }
 
+#[utoipa::path(post, path = "/sessions/{id}/resume", tag = "sessions", params(("id" = String, Path, description = "Session id")), responses((status = 200, body = SuccessResponse), (status = 404, description = "Not found", body = WireError), (status = 409, description = "Conflicts with the current state", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
 async fn resume_session(State(s): State<AppState>, Path(id): Path<String>) -> Reply<SuccessResponse> {
-    Ok(Json(call(&s, subjects::session::RESUME, &SessionRef { session_id: id }).await?))
+    Ok(Json(
+        call(&s, subjects::session::RESUME, &SessionRef { session_id: id }).await?,
+    ))
 }
 
+#[utoipa::path(post, path = "/sessions/{id}/archive", tag = "sessions", params(("id" = String, Path, description = "Session id")), responses((status = 200, body = SuccessResponse), (status = 404, description = "Not found", body = WireError), (status = 409, description = "Conflicts with the current state", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
 async fn archive_session(State(s): State<AppState>, Path(id): Path<String>) -> Reply<SuccessResponse> {
-    Ok(Json(call(&s, subjects::session::ARCHIVE, &SessionRef { session_id: id }).await?))
+    Ok(Json(
+        call(&s, subjects::session::ARCHIVE, &SessionRef { session_id: id }).await?,
+    ))
 }
 
+#[utoipa::path(post, path = "/sessions/{id}/purge", tag = "sessions", params(("id" = String, Path, description = "Session id")), responses((status = 200, body = PurgeResponse), (status = 404, description = "Not found", body = WireError), (status = 409, description = "Conflicts with the current state", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
 async fn purge_session(State(s): State<AppState>, Path(id): Path<String>) -> Reply<PurgeResponse> {
-    Ok(Json(call(&s, subjects::session::PURGE, &SessionRef { session_id: id }).await?))
+    Ok(Json(
+        call(&s, subjects::session::PURGE, &SessionRef { session_id: id }).await?,
+    ))
 }
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Fork {
     pub from_message_id: Option<String>,
@@ -402,6 +474,7 @@ pub struct Fork {
     pub target_working_directory: Option<String>,
 }
 
+#[utoipa::path(post, path = "/sessions/{id}/fork", tag = "sessions", params(("id" = String, Path, description = "Session id")), request_body(content = Option<Fork>), responses((status = 201, body = SessionIdResponse), (status = 404, description = "Not found", body = WireError), (status = 409, description = "Conflicts with the current state", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
 async fn fork_session(
     State(s): State<AppState>,
     Path(id): Path<String>,
@@ -417,13 +490,17 @@ async fn fork_session(
         target_working_directory: f.target_working_directory,
         transforms: None,
     };
-    Ok((StatusCode::CREATED, Json(call(&s, subjects::session::FORK, &req).await?)))
+    Ok((
+        StatusCode::CREATED,
+        Json(call(&s, subjects::session::FORK, &req).await?),
+    ))
 }
 
 // ---------------------------------------------------------------------------------------------
 // Permissions and questions
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct PendingQuery {
     /// `pending` (default), a final status, or `all`.
@@ -443,6 +520,7 @@ impl PendingQuery {
     }
 }
 
+#[utoipa::path(get, path = "/agents/{name}/permissions", tag = "permissions", params(("name" = String, Path, description = "Agent id"), PendingQuery), responses((status = 200, body = PermissionList), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
 async fn list_permissions(
     State(s): State<AppState>,
     Path(name): Path<String>,
@@ -455,21 +533,41 @@ async fn list_permissions(
 /// decide another's requests.
 async fn decide(s: &AppState, name: String, request_id: String, body: &Bytes, subject: &str) -> Reply<DecideResponse> {
     let Reason { reason } = optional_body(body)?;
-    let p: Permission = call(s, permission::GET, &GetPermissionRequest { request_id: request_id.clone() }).await?;
+    let p: Permission = call(
+        s,
+        permission::GET,
+        &GetPermissionRequest {
+            request_id: request_id.clone(),
+        },
+    )
+    .await?;
     if p.agent_id != name {
-        return Err(ApiError::NotFound(format!("agent {name} has no permission request {request_id}")));
+        return Err(ApiError::NotFound(format!(
+            "agent {name} has no permission request {request_id}"
+        )));
     }
     Ok(Json(call(s, subject, &DecideRequest { request_id, reason }).await?))
 }
 
-async fn approve(State(s): State<AppState>, Path((name, id)): Path<(String, String)>, body: Bytes) -> Reply<DecideResponse> {
+#[utoipa::path(post, path = "/agents/{name}/permissions/{request_id}/approve", tag = "permissions", params(("name" = String, Path, description = "Agent id"), ("request_id" = String, Path)), request_body(content = Option<Reason>), responses((status = 200, body = DecideResponse), (status = 404, description = "Not found", body = WireError), (status = 409, description = "Conflicts with the current state", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
+async fn approve(
+    State(s): State<AppState>,
+    Path((name, id)): Path<(String, String)>,
+    body: Bytes,
+) -> Reply<DecideResponse> {
     decide(&s, name, id, &body, permission::APPROVE).await
 }
 
-async fn deny(State(s): State<AppState>, Path((name, id)): Path<(String, String)>, body: Bytes) -> Reply<DecideResponse> {
+#[utoipa::path(post, path = "/agents/{name}/permissions/{request_id}/deny", tag = "permissions", params(("name" = String, Path, description = "Agent id"), ("request_id" = String, Path)), request_body(content = Option<Reason>), responses((status = 200, body = DecideResponse), (status = 404, description = "Not found", body = WireError), (status = 409, description = "Conflicts with the current state", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
+async fn deny(
+    State(s): State<AppState>,
+    Path((name, id)): Path<(String, String)>,
+    body: Bytes,
+) -> Reply<DecideResponse> {
     decide(&s, name, id, &body, permission::DENY).await
 }
 
+#[utoipa::path(get, path = "/agents/{name}/questions", tag = "questions", params(("name" = String, Path, description = "Agent id"), PendingQuery), responses((status = 200, body = QuestionList), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
 async fn list_questions(
     State(s): State<AppState>,
     Path(name): Path<String>,
@@ -478,20 +576,30 @@ async fn list_questions(
     Ok(Json(call(&s, permission::QUESTION_LIST, &q.for_agent(name)).await?))
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Answer {
     pub answer: String,
 }
 
+#[utoipa::path(post, path = "/agents/{name}/questions/{question_id}/answer", tag = "questions", params(("name" = String, Path, description = "Agent id"), ("question_id" = String, Path)), request_body = Answer, responses((status = 200, body = AnswerResponse), (status = 404, description = "Not found", body = WireError), (status = 409, description = "Conflicts with the current state", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
 async fn answer(
     State(s): State<AppState>,
     Path((name, question_id)): Path<(String, String)>,
     Json(a): Json<Answer>,
 ) -> Reply<AnswerResponse> {
-    let q: Question = call(&s, permission::QUESTION_GET, &GetQuestionRequest { question_id: question_id.clone() }).await?;
+    let q: Question = call(
+        &s,
+        permission::QUESTION_GET,
+        &GetQuestionRequest {
+            question_id: question_id.clone(),
+        },
+    )
+    .await?;
     if q.agent_id != name {
-        return Err(ApiError::NotFound(format!("agent {name} has no question {question_id}")));
+        return Err(ApiError::NotFound(format!(
+            "agent {name} has no question {question_id}"
+        )));
     }
     let req = AnswerRequest {
         question_id,
@@ -503,27 +611,35 @@ async fn answer(
 // ---------------------------------------------------------------------------------------------
 // Agent control
 
+#[utoipa::path(post, path = "/agents/{name}/pause", tag = "agents", params(("name" = String, Path, description = "Agent id")), responses((status = 200, body = AgentHold), (status = 404, description = "Not found", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
 async fn pause(State(s): State<AppState>, Path(name): Path<String>) -> Reply<AgentHold> {
-    Ok(Json(call(&s, subjects::agent::PAUSE, &AgentRef { agent_id: name }).await?))
+    Ok(Json(
+        call(&s, subjects::agent::PAUSE, &AgentRef { agent_id: name }).await?,
+    ))
 }
 
+#[utoipa::path(post, path = "/agents/{name}/resume", tag = "agents", params(("name" = String, Path, description = "Agent id")), responses((status = 200, body = AgentHold), (status = 404, description = "Not found", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
 async fn resume(State(s): State<AppState>, Path(name): Path<String>) -> Reply<AgentHold> {
-    Ok(Json(call(&s, subjects::agent::RESUME, &AgentRef { agent_id: name }).await?))
+    Ok(Json(
+        call(&s, subjects::agent::RESUME, &AgentRef { agent_id: name }).await?,
+    ))
 }
 
+#[utoipa::path(post, path = "/agents/{name}/stop", tag = "agents", params(("name" = String, Path, description = "Agent id")), request_body(content = Option<Reason>), responses((status = 200, body = StopAgentResponse), (status = 404, description = "Not found", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
 async fn stop(State(s): State<AppState>, Path(name): Path<String>, body: Bytes) -> Reply<StopAgentResponse> {
     let Reason { reason } = optional_body(&body)?;
     let req = StopAgentRequest { agent_id: name, reason };
     Ok(Json(call(&s, subjects::agent::STOP, &req).await?))
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Input {
     /// Raw text written to the agent's terminal (include `\r` to press Enter).
     pub data: String,
 }
 
+#[utoipa::path(post, path = "/agents/{name}/input", tag = "agents", params(("name" = String, Path, description = "Agent id")), request_body = Input, responses((status = 200, body = InputResponse), (status = 404, description = "Not found", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
 async fn input(State(s): State<AppState>, Path(name): Path<String>, Json(i): Json<Input>) -> Reply<InputResponse> {
     let req = InputRequest {
         agent_id: name,
@@ -532,12 +648,13 @@ async fn input(State(s): State<AppState>, Path(name): Path<String>, Json(i): Jso
     Ok(Json(call(&s, subjects::agent::INPUT, &req).await?))
 }
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Flush {
     pub mode: Option<DeliveryMode>,
 }
 
+#[utoipa::path(post, path = "/agents/{name}/flush", tag = "deliveries", params(("name" = String, Path, description = "Agent id")), request_body(content = Option<Flush>), responses((status = 200, body = FlushResponse), (status = 404, description = "Not found", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
 async fn flush(State(s): State<AppState>, Path(name): Path<String>, body: Bytes) -> Reply<FlushResponse> {
     let Flush { mode } = optional_body(&body)?;
     let req = FlushRequest { agent_id: name, mode };
@@ -547,6 +664,7 @@ async fn flush(State(s): State<AppState>, Path(name): Path<String>, body: Bytes)
 // ---------------------------------------------------------------------------------------------
 // Deliveries, events, costs
 
+#[utoipa::path(get, path = "/deliveries", tag = "deliveries", params(ListDeliveriesRequest), responses((status = 200, body = ListDeliveriesResponse), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
 async fn list_deliveries(
     State(s): State<AppState>,
     Query(q): Query<ListDeliveriesRequest>,
@@ -554,22 +672,33 @@ async fn list_deliveries(
     Ok(Json(call(&s, subjects::delivery::LIST, &q).await?))
 }
 
+#[utoipa::path(get, path = "/deliveries/{id}", tag = "deliveries", params(("id" = String, Path, description = "Delivery id")), responses((status = 200, body = Delivery), (status = 404, description = "Not found", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
 async fn get_delivery(State(s): State<AppState>, Path(id): Path<String>) -> Reply<Delivery> {
-    Ok(Json(call(&s, subjects::delivery::GET, &DeliveryRef { delivery_id: id }).await?))
+    Ok(Json(
+        call(&s, subjects::delivery::GET, &DeliveryRef { delivery_id: id }).await?,
+    ))
 }
 
+#[utoipa::path(post, path = "/deliveries/{id}/retry", tag = "deliveries", params(("id" = String, Path, description = "Delivery id")), responses((status = 200, body = Delivery), (status = 404, description = "Not found", body = WireError), (status = 409, description = "Conflicts with the current state", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
 async fn retry_delivery(State(s): State<AppState>, Path(id): Path<String>) -> Reply<Delivery> {
-    Ok(Json(call(&s, subjects::delivery::RETRY, &DeliveryRef { delivery_id: id }).await?))
+    Ok(Json(
+        call(&s, subjects::delivery::RETRY, &DeliveryRef { delivery_id: id }).await?,
+    ))
 }
 
+#[utoipa::path(post, path = "/deliveries/{id}/cancel", tag = "deliveries", params(("id" = String, Path, description = "Delivery id")), request_body(content = Option<Reason>), responses((status = 200, body = Delivery), (status = 404, description = "Not found", body = WireError), (status = 409, description = "Conflicts with the current state", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
 async fn cancel_delivery(State(s): State<AppState>, Path(id): Path<String>, body: Bytes) -> Reply<Delivery> {
     let Reason { reason } = optional_body(&body)?;
-    let req = CancelDeliveryRequest { delivery_id: id, reason };
+    let req = CancelDeliveryRequest {
+        delivery_id: id,
+        reason,
+    };
     Ok(Json(call(&s, subjects::delivery::CANCEL, &req).await?))
 }
 
 /// `GET /api/v1/events`: a page of the log, oldest first; pass `nextCursor` back as `cursor`.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct EventsQuery {
     /// Comma-separated event types.
@@ -583,9 +712,15 @@ pub struct EventsQuery {
     pub cursor: Option<i64>,
 }
 
+#[utoipa::path(get, path = "/events", tag = "events", params(EventsQuery), responses((status = 200, body = QueryResponse), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
 async fn query_events(State(s): State<AppState>, Query(q): Query<EventsQuery>) -> Reply<QueryResponse> {
     let req = QueryRequest {
-        types: q.types.map(|t| t.split(',').map(|t| t.trim().to_string()).filter(|t| !t.is_empty()).collect()),
+        types: q.types.map(|t| {
+            t.split(',')
+                .map(|t| t.trim().to_string())
+                .filter(|t| !t.is_empty())
+                .collect()
+        }),
         agents: q.agent.map(|a| vec![a]),
         session_ids: q.session_id.map(|s| vec![s]),
         since: q.since,
@@ -596,6 +731,7 @@ async fn query_events(State(s): State<AppState>, Query(q): Query<EventsQuery>) -
     Ok(Json(call(&s, subjects::event::QUERY, &req).await?))
 }
 
+#[utoipa::path(get, path = "/costs", tag = "costs", params(ReportRequest), responses((status = 200, body = Report), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
 async fn costs(State(s): State<AppState>, Query(q): Query<ReportRequest>) -> Reply<Report> {
     Ok(Json(call(&s, relay_contracts::cost::REPORT, &q).await?))
 }

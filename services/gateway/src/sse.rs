@@ -59,7 +59,16 @@ impl Hub {
         };
         // Start at the log's head: clients replay anything older themselves.
         let mut cursor = loop {
-            match since(&nats, &SinceRequest { seq: 0, limit: Some(1), ..Default::default() }).await {
+            match since(
+                &nats,
+                &SinceRequest {
+                    seq: 0,
+                    limit: Some(1),
+                    ..Default::default()
+                },
+            )
+            .await
+            {
                 Ok(r) => break r.head_seq,
                 Err(e) => tracing::warn!(error = %e, "event log not reachable yet, retrying"),
             }
@@ -104,7 +113,15 @@ impl Hub {
     async fn fill(&self, nats: &async_nats::Client, cursor: &mut i64, upto: i64, page: i64) -> Result<(), ApiError> {
         while *cursor < upto {
             let limit = page.min(upto - *cursor);
-            let r = since(nats, &SinceRequest { seq: *cursor, limit: Some(limit), ..Default::default() }).await?;
+            let r = since(
+                nats,
+                &SinceRequest {
+                    seq: *cursor,
+                    limit: Some(limit),
+                    ..Default::default()
+                },
+            )
+            .await?;
             let short = (r.events.len() as i64) < limit;
             for e in r.events.into_iter().filter(|e| e.seq <= upto) {
                 self.emit(e, cursor);
@@ -130,7 +147,8 @@ async fn since(nats: &async_nats::Client, req: &SinceRequest) -> Result<SinceRes
 }
 
 /// Query parameters of every SSE route (seed 003 §3.2).
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct StreamParams {
     /// Comma-separated event types.
     pub types: Option<String>,
@@ -156,7 +174,10 @@ impl Filter {
             && self.agent.as_ref().is_none_or(|a| {
                 e.agent_name.as_deref() == Some(a.as_str()) || e.agent_id.as_deref() == Some(a.as_str())
             })
-            && self.session.as_ref().is_none_or(|s| e.session_id.as_deref() == Some(s.as_str()))
+            && self
+                .session
+                .as_ref()
+                .is_none_or(|s| e.session_id.as_deref() == Some(s.as_str()))
             && self.since_ts.is_none_or(|ts| e.ts >= ts)
     }
 
@@ -171,6 +192,7 @@ impl Filter {
     }
 }
 
+#[utoipa::path(get, path = "/events/sse", tag = "events", params(StreamParams, ("Last-Event-ID" = Option<i64>, Header, description = "Resume after this seq (wins over offset)")), responses((status = 200, description = "Events as `event: <type>`, `id: <seq>`, `data: <event JSON>`; `: heartbeat` comments while idle", content_type = "text/event-stream", body = String), (status = 400, description = "Invalid offset, since or Last-Event-ID", body = relay_contracts::WireError), (status = 401, description = "Missing or wrong bearer token", body = relay_contracts::WireError), (status = 503, description = "At the connection cap (Retry-After)", body = relay_contracts::WireError)))]
 pub async fn all_events(
     State(state): State<AppState>,
     headers: HeaderMap,
@@ -179,6 +201,7 @@ pub async fn all_events(
     open(state, headers, params?.0, Filter::default()).await
 }
 
+#[utoipa::path(get, path = "/agents/{name}/events/sse", tag = "events", params(("name" = String, Path, description = "Agent name or id"), StreamParams, ("Last-Event-ID" = Option<i64>, Header, description = "Resume after this seq (wins over offset)")), responses((status = 200, description = "Events as `event: <type>`, `id: <seq>`, `data: <event JSON>`; `: heartbeat` comments while idle", content_type = "text/event-stream", body = String), (status = 400, description = "Invalid offset, since or Last-Event-ID", body = relay_contracts::WireError), (status = 401, description = "Missing or wrong bearer token", body = relay_contracts::WireError), (status = 503, description = "At the connection cap (Retry-After)", body = relay_contracts::WireError)))]
 pub async fn agent_events(
     State(state): State<AppState>,
     Path(agent): Path<String>,
@@ -192,6 +215,7 @@ pub async fn agent_events(
     open(state, headers, params?.0, filter).await
 }
 
+#[utoipa::path(get, path = "/sessions/{id}/events/sse", tag = "events", params(("id" = String, Path, description = "Session id"), StreamParams, ("Last-Event-ID" = Option<i64>, Header, description = "Resume after this seq (wins over offset)")), responses((status = 200, description = "Events as `event: <type>`, `id: <seq>`, `data: <event JSON>`; `: heartbeat` comments while idle", content_type = "text/event-stream", body = String), (status = 400, description = "Invalid offset, since or Last-Event-ID", body = relay_contracts::WireError), (status = 401, description = "Missing or wrong bearer token", body = relay_contracts::WireError), (status = 503, description = "At the connection cap (Retry-After)", body = relay_contracts::WireError)))]
 pub async fn session_events(
     State(state): State<AppState>,
     Path(session): Path<String>,
@@ -239,11 +263,22 @@ impl Drop for Slot {
     }
 }
 
-async fn open(state: AppState, headers: HeaderMap, params: StreamParams, mut filter: Filter) -> Result<impl IntoResponse, ApiError> {
+async fn open(
+    state: AppState,
+    headers: HeaderMap,
+    params: StreamParams,
+    mut filter: Filter,
+) -> Result<impl IntoResponse, ApiError> {
     filter.types = params
         .types
         .as_deref()
-        .map(|t| t.split(',').map(str::trim).filter(|t| !t.is_empty()).map(String::from).collect::<Vec<_>>())
+        .map(|t| {
+            t.split(',')
+                .map(str::trim)
+                .filter(|t| !t.is_empty())
+                .map(String::from)
+                .collect::<Vec<_>>()
+        })
         .filter(|t| !t.is_empty());
     let start = start_of(&headers, &params)?;
     if let Start::At(ts) = start {
@@ -272,7 +307,9 @@ async fn open(state: AppState, headers: HeaderMap, params: StreamParams, mut fil
         slot,
     };
     tokio::spawn(client.run(start, live));
-    let stream = futures::stream::unfold(rx, |mut rx| async move { rx.recv().await.map(|e| (Ok::<_, Infallible>(e), rx)) });
+    let stream = futures::stream::unfold(rx, |mut rx| async move {
+        rx.recv().await.map(|e| (Ok::<_, Infallible>(e), rx))
+    });
     let keep_alive = KeepAlive::new()
         .interval(Duration::from_millis(state.settings.sse_heartbeat_ms.max(1)))
         .text("heartbeat");
@@ -344,14 +381,15 @@ impl Client {
     async fn replay(&self, cursor: &mut i64) -> Result<(), Gone> {
         loop {
             let req = self.filter.since_request(*cursor, self.page);
-            let page: SinceResponse = match relay_bus::client::request(&self.nats, subjects::SINCE, &req, self.timeout).await {
-                Ok(p) => p,
-                Err(e) => {
-                    // Ending the stream is honest: the client reconnects with Last-Event-ID.
-                    tracing::warn!(error = %e, "SSE replay failed; closing the stream");
-                    return Err(Gone);
-                }
-            };
+            let page: SinceResponse =
+                match relay_bus::client::request(&self.nats, subjects::SINCE, &req, self.timeout).await {
+                    Ok(p) => p,
+                    Err(e) => {
+                        // Ending the stream is honest: the client reconnects with Last-Event-ID.
+                        tracing::warn!(error = %e, "SSE replay failed; closing the stream");
+                        return Err(Gone);
+                    }
+                };
             let short = (page.events.len() as i64) < self.page;
             for e in page.events.iter().filter(|e| self.filter.matches(e)) {
                 let json = serde_json::to_string(e).unwrap_or_default();
@@ -403,7 +441,10 @@ impl Client {
     }
 
     async fn send(&self, e: &Event, json: &str) -> Result<(), Gone> {
-        let frame = SseEvent::default().event(&e.event_type).id(e.seq.to_string()).data(json);
+        let frame = SseEvent::default()
+            .event(&e.event_type)
+            .id(e.seq.to_string())
+            .data(json);
         self.tx.send(frame).await.map_err(|_| Gone)?;
         self.slot.0.sse_events.inc();
         Ok(())

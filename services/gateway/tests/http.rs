@@ -49,7 +49,11 @@ struct Gateway {
 }
 
 fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
 }
 
 async fn gateway(m: &Mesh, env: &[(&str, &str)]) -> Gateway {
@@ -68,7 +72,15 @@ async fn gateway(m: &Mesh, env: &[(&str, &str)]) -> Gateway {
         token,
         _process: process,
     };
-    wait_for(|| async { g.http.get(g.url("/healthz")).send().await.ok().filter(|r| r.status().is_success()) }).await;
+    wait_for(|| async {
+        g.http
+            .get(g.url("/healthz"))
+            .send()
+            .await
+            .ok()
+            .filter(|r| r.status().is_success())
+    })
+    .await;
     g
 }
 
@@ -110,7 +122,15 @@ impl Gateway {
     }
 
     async fn metric(&self, name: &str) -> f64 {
-        let text = self.http.get(self.url("/metrics")).send().await.unwrap().text().await.unwrap();
+        let text = self
+            .http
+            .get(self.url("/metrics"))
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
         text.lines()
             .find(|l| l.starts_with(name) && l[name.len()..].starts_with(' '))
             .and_then(|l| l.split_whitespace().nth(1))
@@ -129,7 +149,9 @@ impl Gateway {
 
 /// The error envelope every failure carries.
 fn code(body: &Value) -> &str {
-    body["error"]["code"].as_str().unwrap_or_else(|| panic!("no error envelope in {body}"))
+    body["error"]["code"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no error envelope in {body}"))
 }
 
 /// One parsed SSE frame: id (the seq), event type and data.
@@ -204,7 +226,12 @@ async fn append(m: &Mesh, event_type: &str, session: &str, agent: &str, n: usize
         .map(|i| json!({"type": event_type, "sessionId": session, "agentName": agent, "payload": {"n": i}}))
         .collect();
     let r = relay_testkit::expect_ok(&m.client, "event.append", json!({ "events": events })).await;
-    r["appended"].as_array().unwrap().iter().map(|a| a["seq"].as_i64().unwrap()).collect()
+    r["appended"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["seq"].as_i64().unwrap())
+        .collect()
 }
 
 #[tokio::test]
@@ -212,7 +239,9 @@ async fn session_routes_answer_with_the_seed_status_codes() {
     let m = mesh().await;
     let g = gateway(&m, &[]).await;
 
-    let (st, created) = g.post("/api/v1/sessions", json!({"agent": "Worker1", "title": "demo"})).await;
+    let (st, created) = g
+        .post("/api/v1/sessions", json!({"agent": "Worker1", "title": "demo"}))
+        .await;
     assert_eq!(st, StatusCode::CREATED, "{created}");
     let id = created["sessionId"].as_str().unwrap().to_string();
     assert_eq!(created["agentName"], "Worker1");
@@ -224,38 +253,60 @@ async fn session_routes_answer_with_the_seed_status_codes() {
     assert_eq!(st, StatusCode::OK);
     assert_eq!(list["total"], 1);
 
-    let (st, body) = g.post(&format!("/api/v1/sessions/{id}/messages"), json!({"message": "hello"})).await;
-    assert_eq!((st, code(&body)), (StatusCode::BAD_REQUEST, "invalid_request"), "no agent to send to yet");
+    let (st, body) = g
+        .post(&format!("/api/v1/sessions/{id}/messages"), json!({"message": "hello"}))
+        .await;
+    assert_eq!(
+        (st, code(&body)),
+        (StatusCode::BAD_REQUEST, "invalid_request"),
+        "no agent to send to yet"
+    );
     relay_testkit::expect_ok(
         &m.client,
         "session.agent.attach",
         json!({"sessionId": id, "agent": {"kind": "fake", "adapterId": "fake", "adapterName": "fake"}}),
     )
     .await;
-    let (st, sent) = g.post(&format!("/api/v1/sessions/{id}/messages"), json!({"message": "hello"})).await;
+    let (st, sent) = g
+        .post(&format!("/api/v1/sessions/{id}/messages"), json!({"message": "hello"}))
+        .await;
     assert_eq!(st, StatusCode::OK, "{sent}");
     assert_eq!(sent["success"], true);
     assert!(sent["messageId"].is_string());
 
-    let (st, fork) = g.post(&format!("/api/v1/sessions/{id}/fork"), json!({"name": "branch"})).await;
+    let (st, fork) = g
+        .post(&format!("/api/v1/sessions/{id}/fork"), json!({"name": "branch"}))
+        .await;
     assert_eq!(st, StatusCode::CREATED, "{fork}");
     let fork_id = fork["sessionId"].as_str().unwrap().to_string();
 
-    let (st, _) = g.post(&format!("/api/v1/sessions/{fork_id}/close"), json!({"reason": "done"})).await;
+    let (st, _) = g
+        .post(&format!("/api/v1/sessions/{fork_id}/close"), json!({"reason": "done"}))
+        .await;
     assert_eq!(st, StatusCode::OK);
     let (st, body) = g.post_empty(&format!("/api/v1/sessions/{fork_id}/close")).await;
-    assert_eq!((st, &body["success"]), (StatusCode::OK, &json!(true)), "closing twice is idempotent");
+    assert_eq!(
+        (st, &body["success"]),
+        (StatusCode::OK, &json!(true)),
+        "closing twice is idempotent"
+    );
     let (st, _) = g.post_empty(&format!("/api/v1/sessions/{fork_id}/resume")).await;
     assert_eq!(st, StatusCode::OK);
     let (st, body) = g.post_empty(&format!("/api/v1/sessions/{fork_id}/archive")).await;
-    assert_eq!((st, code(&body)), (StatusCode::CONFLICT, "conflict"), "an active session is closed before it is archived");
+    assert_eq!(
+        (st, code(&body)),
+        (StatusCode::CONFLICT, "conflict"),
+        "an active session is closed before it is archived"
+    );
     g.post_empty(&format!("/api/v1/sessions/{fork_id}/close")).await;
     let (st, _) = g.post_empty(&format!("/api/v1/sessions/{fork_id}/archive")).await;
     assert_eq!(st, StatusCode::OK);
     let (st, purged) = g.post_empty(&format!("/api/v1/sessions/{fork_id}/purge")).await;
     assert_eq!(st, StatusCode::OK, "{purged}");
 
-    let (st, ended) = g.send(reqwest::Method::DELETE, &format!("/api/v1/sessions/{id}"), None).await;
+    let (st, ended) = g
+        .send(reqwest::Method::DELETE, &format!("/api/v1/sessions/{id}"), None)
+        .await;
     assert_eq!(st, StatusCode::OK, "{ended}");
     assert_eq!(ended["success"], true);
     assert_eq!(ended["summary"]["itemCount"], 1, "one message was sent");
@@ -273,9 +324,17 @@ async fn session_routes_answer_with_the_seed_status_codes() {
     let (st, body) = g.post("/api/v1/sessions", json!({"task": "no cli"})).await;
     assert_eq!((st, code(&body)), (StatusCode::BAD_REQUEST, "invalid_request"));
     let (st, body) = g.post("/api/v1/sessions", json!({"agnet": "typo"})).await;
-    assert_eq!((st, code(&body)), (StatusCode::BAD_REQUEST, "invalid_request"), "unknown fields are refused");
+    assert_eq!(
+        (st, code(&body)),
+        (StatusCode::BAD_REQUEST, "invalid_request"),
+        "unknown fields are refused"
+    );
     let (st, body) = g.post(&format!("/api/v1/sessions/{id}/messages"), json!({})).await;
-    assert_eq!((st, code(&body)), (StatusCode::BAD_REQUEST, "invalid_request"), "message is required");
+    assert_eq!(
+        (st, code(&body)),
+        (StatusCode::BAD_REQUEST, "invalid_request"),
+        "message is required"
+    );
     let garbage = g
         .req(reqwest::Method::POST, &format!("/api/v1/sessions/{id}/messages"))
         .header("content-type", "application/json")
@@ -286,6 +345,29 @@ async fn session_routes_answer_with_the_seed_status_codes() {
     assert_eq!(garbage.status(), StatusCode::BAD_REQUEST);
     let (st, body) = g.get("/api/v1/sessions?limit=many").await;
     assert_eq!((st, code(&body)), (StatusCode::BAD_REQUEST, "invalid_request"));
+    let (st, body) = g.post("/api/v1/sessions", json!({"title": "a\u{0}b"})).await;
+    assert_eq!(
+        (st, code(&body)),
+        (StatusCode::BAD_REQUEST, "invalid_request"),
+        "NUL in a string: {body}"
+    );
+    let (st, body) = g.get("/api/v1/deliveries?agentId=a%00b").await;
+    assert_eq!(
+        (st, code(&body)),
+        (StatusCode::BAD_REQUEST, "invalid_request"),
+        "NUL in the query: {body}"
+    );
+    let (st, _) = g
+        .post(
+            "/api/v1/sessions",
+            json!({"title": "a\\u0000b", "sessionId": "backslash"}),
+        )
+        .await;
+    assert_eq!(
+        st,
+        StatusCode::CREATED,
+        "an escaped backslash before u0000 is not a NUL"
+    );
     let (st, body) = g.get("/api/v1/nothing/here").await;
     assert_eq!((st, code(&body)), (StatusCode::NOT_FOUND, "not_found"));
     let huge = json!({"message": "x".repeat(2 * 1024 * 1024)});
@@ -317,31 +399,47 @@ async fn permissions_and_questions_are_listed_and_decided_per_agent() {
     let m = mesh().await;
     let g = gateway(&m, &[]).await;
     g.post("/api/v1/sessions", json!({"sessionId": "s1"})).await;
-    let ask = |tool: &str, cmd: &str| {
-        json!({"agentId": "agent-a", "sessionId": "s1", "tool": tool, "command": cmd, "description": "wants to run"})
-    };
+    let ask = |tool: &str, cmd: &str| json!({"agentId": "agent-a", "sessionId": "s1", "tool": tool, "command": cmd, "description": "wants to run"});
     let r1 = relay_testkit::expect_ok(&m.client, "permission.request", ask("Bash", "cargo build")).await;
     let r2 = relay_testkit::expect_ok(&m.client, "permission.request", ask("Bash", "rm -rf target")).await;
     let (id1, id2) = (r1["requestId"].as_str().unwrap(), r2["requestId"].as_str().unwrap());
 
     let (st, list) = g.get("/api/v1/agents/agent-a/permissions").await;
     assert_eq!(st, StatusCode::OK);
-    let pending: Vec<&str> = list["permissions"].as_array().unwrap().iter().map(|p| p["requestId"].as_str().unwrap()).collect();
+    let pending: Vec<&str> = list["permissions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["requestId"].as_str().unwrap())
+        .collect();
     assert_eq!(pending.len(), 2);
     assert!(list["permissions"][0]["riskLevel"].is_string());
     let (_, other) = g.get("/api/v1/agents/agent-b/permissions").await;
     assert_eq!(other["permissions"], json!([]), "another agent has none");
 
-    let (st, approved) = g.post_empty(&format!("/api/v1/agents/agent-a/permissions/{id1}/approve")).await;
+    let (st, approved) = g
+        .post_empty(&format!("/api/v1/agents/agent-a/permissions/{id1}/approve"))
+        .await;
     assert_eq!(st, StatusCode::OK, "{approved}");
     assert_eq!(approved["success"], true);
     assert_eq!(approved["permission"]["status"], "approved");
-    let (st, body) = g.post_empty(&format!("/api/v1/agents/agent-a/permissions/{id1}/approve")).await;
+    let (st, body) = g
+        .post_empty(&format!("/api/v1/agents/agent-a/permissions/{id1}/approve"))
+        .await;
     assert_eq!((st, code(&body)), (StatusCode::CONFLICT, "conflict"), "approving twice");
-    let (st, body) = g.post_empty(&format!("/api/v1/agents/agent-b/permissions/{id2}/deny")).await;
-    assert_eq!((st, code(&body)), (StatusCode::NOT_FOUND, "not_found"), "another agent's request");
+    let (st, body) = g
+        .post_empty(&format!("/api/v1/agents/agent-b/permissions/{id2}/deny"))
+        .await;
+    assert_eq!(
+        (st, code(&body)),
+        (StatusCode::NOT_FOUND, "not_found"),
+        "another agent's request"
+    );
     let (st, denied) = g
-        .post(&format!("/api/v1/agents/agent-a/permissions/{id2}/deny"), json!({"reason": "too risky"}))
+        .post(
+            &format!("/api/v1/agents/agent-a/permissions/{id2}/deny"),
+            json!({"reason": "too risky"}),
+        )
         .await;
     assert_eq!(st, StatusCode::OK);
     assert_eq!(denied["permission"]["reason"], "too risky");
@@ -361,16 +459,34 @@ async fn permissions_and_questions_are_listed_and_decided_per_agent() {
     let qid = q["questionId"].as_str().unwrap();
     let (_, qs) = g.get("/api/v1/agents/agent-a/questions").await;
     assert_eq!(qs["questions"][0]["questionId"], qid);
-    let (st, body) = g.post(&format!("/api/v1/agents/agent-a/questions/{qid}/answer"), json!({})).await;
-    assert_eq!((st, code(&body)), (StatusCode::BAD_REQUEST, "invalid_request"), "answer is required");
-    let (st, answered) = g.post(&format!("/api/v1/agents/agent-a/questions/{qid}/answer"), json!({"answer": "pg"})).await;
+    let (st, body) = g
+        .post(&format!("/api/v1/agents/agent-a/questions/{qid}/answer"), json!({}))
+        .await;
+    assert_eq!(
+        (st, code(&body)),
+        (StatusCode::BAD_REQUEST, "invalid_request"),
+        "answer is required"
+    );
+    let (st, answered) = g
+        .post(
+            &format!("/api/v1/agents/agent-a/questions/{qid}/answer"),
+            json!({"answer": "pg"}),
+        )
+        .await;
     assert_eq!(st, StatusCode::OK, "{answered}");
     assert_eq!(answered["question"]["answer"], "pg");
-    let (st, body) = g.post(&format!("/api/v1/agents/agent-a/questions/{qid}/answer"), json!({"answer": "pg"})).await;
+    let (st, body) = g
+        .post(
+            &format!("/api/v1/agents/agent-a/questions/{qid}/answer"),
+            json!({"answer": "pg"}),
+        )
+        .await;
     assert_eq!((st, code(&body)), (StatusCode::CONFLICT, "conflict"));
 
     // Resolutions are in the event log, readable through the events route.
-    let (st, events) = g.get("/api/v1/events?types=permission.resolved,question.resolved&sessionId=s1").await;
+    let (st, events) = g
+        .get("/api/v1/events?types=permission.resolved,question.resolved&sessionId=s1")
+        .await;
     assert_eq!(st, StatusCode::OK);
     assert_eq!(events["events"].as_array().unwrap().len(), 3, "{events}");
 }
@@ -391,7 +507,10 @@ async fn agent_control_and_deliveries_over_http() {
     let (st, hold) = g.post_empty(&format!("/api/v1/agents/{agent}/pause")).await;
     assert_eq!((st, &hold["paused"]), (StatusCode::OK, &json!(true)), "{hold}");
     let (_, sent) = g
-        .post("/api/v1/sessions/s1/messages", json!({"message": "held", "mode": "immediate"}))
+        .post(
+            "/api/v1/sessions/s1/messages",
+            json!({"message": "held", "mode": "immediate"}),
+        )
         .await;
     let delivery = sent["deliveryIds"][0].as_str().unwrap().to_string();
     let (st, d) = g.get(&format!("/api/v1/deliveries/{delivery}")).await;
@@ -400,25 +519,46 @@ async fn agent_control_and_deliveries_over_http() {
     assert_eq!(st, StatusCode::OK);
     assert_eq!(list["deliveries"].as_array().unwrap().len(), 1);
 
-    let (st, cancelled) = g.post(&format!("/api/v1/deliveries/{delivery}/cancel"), json!({"reason": "changed my mind"})).await;
+    let (st, cancelled) = g
+        .post(
+            &format!("/api/v1/deliveries/{delivery}/cancel"),
+            json!({"reason": "changed my mind"}),
+        )
+        .await;
     assert_eq!(st, StatusCode::OK, "{cancelled}");
     assert_eq!(cancelled["status"], "cancelled");
     let (st, body) = g.post_empty(&format!("/api/v1/deliveries/{delivery}/cancel")).await;
-    assert_eq!((st, &body["reason"]), (StatusCode::OK, &json!("changed my mind")), "cancelling twice changes nothing");
+    assert_eq!(
+        (st, &body["reason"]),
+        (StatusCode::OK, &json!("changed my mind")),
+        "cancelling twice changes nothing"
+    );
     let (st, body) = g.post_empty(&format!("/api/v1/deliveries/{delivery}/retry")).await;
-    assert_eq!((st, code(&body)), (StatusCode::CONFLICT, "conflict"), "a cancelled delivery is not retried: {body}");
+    assert_eq!(
+        (st, code(&body)),
+        (StatusCode::CONFLICT, "conflict"),
+        "a cancelled delivery is not retried: {body}"
+    );
     let (st, body) = g.get("/api/v1/deliveries/nope").await;
     assert_eq!((st, code(&body)), (StatusCode::NOT_FOUND, "not_found"));
     let (st, body) = g.get("/api/v1/deliveries?status=lost").await;
     assert_eq!((st, code(&body)), (StatusCode::BAD_REQUEST, "invalid_request"));
 
-    let (st, flushed) = g.post(&format!("/api/v1/agents/{agent}/flush"), json!({"mode": "manual"})).await;
+    let (st, flushed) = g
+        .post(&format!("/api/v1/agents/{agent}/flush"), json!({"mode": "manual"}))
+        .await;
     assert_eq!((st, &flushed["flushed"]), (StatusCode::OK, &json!(0)), "{flushed}");
     let (st, hold) = g.post_empty(&format!("/api/v1/agents/{agent}/resume")).await;
     assert_eq!((st, &hold["paused"]), (StatusCode::OK, &json!(false)));
     let (st, body) = g.post(&format!("/api/v1/agents/{agent}/input"), json!({})).await;
-    assert_eq!((st, code(&body)), (StatusCode::BAD_REQUEST, "invalid_request"), "data is required");
-    let (st, stopped) = g.post(&format!("/api/v1/agents/{agent}/stop"), json!({"reason": "done"})).await;
+    assert_eq!(
+        (st, code(&body)),
+        (StatusCode::BAD_REQUEST, "invalid_request"),
+        "data is required"
+    );
+    let (st, stopped) = g
+        .post(&format!("/api/v1/agents/{agent}/stop"), json!({"reason": "done"}))
+        .await;
     assert_eq!(st, StatusCode::OK, "{stopped}");
     let (st, body) = g.post_empty("/api/v1/agents/ghost/pause").await;
     assert_eq!((st, code(&body)), (StatusCode::NOT_FOUND, "not_found"), "{body}");
@@ -449,7 +589,10 @@ async fn costs_are_reported_with_since_until_and_agent_filters() {
     assert_eq!(st, StatusCode::OK);
     assert_eq!(w1["total"]["inputTokens"], 1_500_000);
     let (_, window) = g.get("/api/v1/costs?since=1500&until=3000").await;
-    assert_eq!(window["total"]["inputTokens"], 2_000_000, "since inclusive, until exclusive");
+    assert_eq!(
+        window["total"]["inputTokens"], 2_000_000,
+        "since inclusive, until exclusive"
+    );
     let (st, body) = g.get("/api/v1/costs?since=yesterday").await;
     assert_eq!((st, code(&body)), (StatusCode::BAD_REQUEST, "invalid_request"));
 }
@@ -458,13 +601,24 @@ async fn costs_are_reported_with_since_until_and_agent_filters() {
 async fn with_a_token_every_api_route_needs_the_bearer_and_health_stays_open() {
     let m = mesh().await;
     let g = gateway(&m, &[("RELAY_API_TOKEN", "s3cret-token")]).await;
-    for path in ["/api/v1/sessions", "/api/v1/events/sse", "/api/v1/costs", "/api/v1/agents/a/permissions"] {
+    for path in [
+        "/api/v1/sessions",
+        "/api/v1/events/sse",
+        "/api/v1/costs",
+        "/api/v1/agents/a/permissions",
+    ] {
         let resp = g.http.get(g.url(path)).send().await.unwrap();
         assert_eq!(resp.status(), StatusCode::UNAUTHORIZED, "{path} without a token");
         assert_eq!(resp.headers()["www-authenticate"], "Bearer realm=\"relay-mesh\"");
         let body: Value = resp.json().await.unwrap();
         assert_eq!(code(&body), "unauthorized");
-        let wrong = g.http.get(g.url(path)).bearer_auth("s3cret-tokem").send().await.unwrap();
+        let wrong = g
+            .http
+            .get(g.url(path))
+            .bearer_auth("s3cret-tokem")
+            .send()
+            .await
+            .unwrap();
         assert_eq!(wrong.status(), StatusCode::UNAUTHORIZED, "{path} with a wrong token");
     }
     let (st, _) = g.get("/api/v1/sessions").await;
@@ -473,6 +627,19 @@ async fn with_a_token_every_api_route_needs_the_bearer_and_health_stays_open() {
     assert_eq!(resp.status(), StatusCode::OK);
     assert_eq!(resp.headers()["content-type"], "text/event-stream");
     drop(resp);
+    let spec = g
+        .req(reqwest::Method::GET, "/api/v1/openapi.json")
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert_eq!(
+        spec,
+        include_str!("../../../docs/api/openapi.json"),
+        "the served document is the checked-in one"
+    );
     for open in ["/healthz", "/readyz", "/metrics"] {
         let resp = g.http.get(g.url(open)).send().await.unwrap();
         assert_eq!(resp.status(), StatusCode::OK, "{open} needs no token");
@@ -501,13 +668,22 @@ async fn sse_replays_from_offset_then_streams_live_and_resumes_by_last_event_id_
                     .map(|i| json!({"type": "test.tick", "sessionId": "s1", "agentName": "w1", "payload": {"round": round, "i": i}}))
                     .collect();
                 let r = relay_testkit::expect_ok(&client, "event.append", json!({ "events": events })).await;
-                seqs.extend(r["appended"].as_array().unwrap().iter().map(|a| a["seq"].as_i64().unwrap()));
+                seqs.extend(
+                    r["appended"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .map(|a| a["seq"].as_i64().unwrap()),
+                );
                 tokio::time::sleep(Duration::from_millis(10)).await;
             }
             seqs
         })
     };
-    let mut first = SseReader::new(g.sse(&format!("/api/v1/events/sse?types=test.tick&offset={start}"), None).await);
+    let mut first = SseReader::new(
+        g.sse(&format!("/api/v1/events/sse?types=test.tick&offset={start}"), None)
+            .await,
+    );
     let got_first = first.take(120).await;
     drop(first);
     let last = got_first.last().unwrap().id;
@@ -516,7 +692,10 @@ async fn sse_replays_from_offset_then_streams_live_and_resumes_by_last_event_id_
     let got_second = second.take(expected.len() - got_first.len()).await;
 
     let seen: Vec<i64> = got_first.iter().chain(&got_second).map(|f| f.id).collect();
-    assert_eq!(seen, expected, "every event once, in seq order, across the reconnection");
+    assert_eq!(
+        seen, expected,
+        "every event once, in seq order, across the reconnection"
+    );
     let f = &got_first[0];
     assert_eq!(f.event, "test.tick");
     assert_eq!(f.data["seq"], f.id, "the SSE id is the event seq");
@@ -557,7 +736,12 @@ async fn sse_routes_filter_by_agent_session_types_and_time() {
     assert_eq!((st, code(&body)), (StatusCode::BAD_REQUEST, "invalid_request"));
     let resp = g.sse("/api/v1/events/sse", None).await;
     drop(resp);
-    let bad = g.req(reqwest::Method::GET, "/api/v1/events/sse").header("Last-Event-ID", "abc").send().await.unwrap();
+    let bad = g
+        .req(reqwest::Method::GET, "/api/v1/events/sse")
+        .header("Last-Event-ID", "abc")
+        .send()
+        .await
+        .unwrap();
     assert_eq!(bad.status(), StatusCode::BAD_REQUEST);
 }
 
@@ -606,10 +790,22 @@ async fn sse_heartbeats_a_disconnect_frees_the_stream_and_the_cap_answers_503() 
 #[tokio::test]
 async fn a_slow_sse_client_does_not_hold_back_a_fast_one_and_still_gets_everything() {
     let m = mesh().await;
-    let g = gateway(&m, &[("RELAY_GATEWAY__SSE_CLIENT_BUFFER", "4"), ("RELAY_GATEWAY__SSE_HUB_CAPACITY", "16")]).await;
+    let g = gateway(
+        &m,
+        &[
+            ("RELAY_GATEWAY__SSE_CLIENT_BUFFER", "4"),
+            ("RELAY_GATEWAY__SSE_HUB_CAPACITY", "16"),
+        ],
+    )
+    .await;
     let head = append(&m, "test.warm", "s0", "w0", 1).await[0];
-    let slow = g.sse(&format!("/api/v1/events/sse?types=test.flood&offset={head}"), None).await;
-    let mut fast = SseReader::new(g.sse(&format!("/api/v1/events/sse?types=test.flood&offset={head}"), None).await);
+    let slow = g
+        .sse(&format!("/api/v1/events/sse?types=test.flood&offset={head}"), None)
+        .await;
+    let mut fast = SseReader::new(
+        g.sse(&format!("/api/v1/events/sse?types=test.flood&offset={head}"), None)
+            .await,
+    );
     let mut expected = Vec::new();
     for _ in 0..10 {
         expected.extend(append(&m, "test.flood", "s1", "w1", 100).await);
@@ -619,7 +815,10 @@ async fn a_slow_sse_client_does_not_hold_back_a_fast_one_and_still_gets_everythi
     assert_eq!(fast_ids, expected);
     let mut slow = SseReader::new(slow);
     let slow_ids: Vec<i64> = slow.take(1000).await.iter().map(|f| f.id).collect();
-    assert_eq!(slow_ids, expected, "the slow client caught up from the log: nothing lost, nothing twice");
+    assert_eq!(
+        slow_ids, expected,
+        "the slow client caught up from the log: nothing lost, nothing twice"
+    );
     assert!(g.metric("relay_gateway_sse_catch_ups_total").await >= 1.0);
 }
 
@@ -628,10 +827,21 @@ async fn readyz_tells_when_postgres_is_unreachable_while_healthz_stays_up() {
     let m = mesh().await;
     let g = gateway(&m, &[]).await;
     let (st, ready) = g.get("/readyz").await;
-    assert_eq!((st, ready["status"].as_str()), (StatusCode::OK, Some("ready")), "{ready}");
+    assert_eq!(
+        (st, ready["status"].as_str()),
+        (StatusCode::OK, Some("ready")),
+        "{ready}"
+    );
 
     let port = free_port();
-    let broken = gateway(&m, &[("RELAY_DATABASE__URL", &format!("postgres://postgres@127.0.0.1:{port}/none"))]).await;
+    let broken = gateway(
+        &m,
+        &[(
+            "RELAY_DATABASE__URL",
+            &format!("postgres://postgres@127.0.0.1:{port}/none"),
+        )],
+    )
+    .await;
     let (st, ready) = broken.get("/readyz").await;
     assert_eq!(st, StatusCode::SERVICE_UNAVAILABLE, "{ready}");
     assert_eq!(ready["postgres"], "unreachable");
@@ -647,10 +857,22 @@ async fn metrics_count_requests_by_route_template() {
     for id in ["a", "b", "c"] {
         g.get(&format!("/api/v1/sessions/{id}")).await;
     }
-    let text = g.http.get(g.url("/metrics")).send().await.unwrap().text().await.unwrap();
+    let text = g
+        .http
+        .get(g.url("/metrics"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
     let line = text
         .lines()
-        .find(|l| l.starts_with("relay_gateway_http_requests_total") && l.contains("route=\"/api/v1/sessions/{id}\"") && l.contains("status=\"404\""))
+        .find(|l| {
+            l.starts_with("relay_gateway_http_requests_total")
+                && l.contains("route=\"/api/v1/sessions/{id}\"")
+                && l.contains("status=\"404\"")
+        })
         .unwrap_or_else(|| panic!("no per-route counter in\n{text}"));
     assert!(line.ends_with(" 3"), "{line}");
 }
