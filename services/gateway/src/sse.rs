@@ -170,7 +170,7 @@ struct Filter {
 
 impl Filter {
     fn matches(&self, e: &Event) -> bool {
-        self.types.as_ref().is_none_or(|t| t.iter().any(|t| *t == e.event_type))
+        self.types.as_ref().is_none_or(|t| t.contains(&e.event_type))
             && self.agent.as_ref().is_none_or(|a| {
                 e.agent_name.as_deref() == Some(a.as_str()) || e.agent_id.as_deref() == Some(a.as_str())
             })
