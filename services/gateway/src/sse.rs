@@ -59,17 +59,8 @@ impl Hub {
         };
         // Start at the log's head: clients replay anything older themselves.
         let mut cursor = loop {
-            match since(
-                &nats,
-                &SinceRequest {
-                    seq: 0,
-                    limit: Some(1),
-                    ..Default::default()
-                },
-            )
-            .await
-            {
-                Ok(r) => break r.head_seq,
+            match log_head(&nats, REQUEST_TIMEOUT).await {
+                Ok(head) => break head,
                 Err(e) => tracing::warn!(error = %e, "event log not reachable yet, retrying"),
             }
             tokio::time::sleep(Duration::from_millis(500)).await;
@@ -144,6 +135,17 @@ impl Hub {
 
 async fn since(nats: &async_nats::Client, req: &SinceRequest) -> Result<SinceResponse, ApiError> {
     Ok(relay_bus::client::request(nats, subjects::SINCE, req, REQUEST_TIMEOUT).await?)
+}
+
+/// The highest committed seq of the event log.
+async fn log_head(nats: &async_nats::Client, timeout: Duration) -> Result<i64, ApiError> {
+    let req = SinceRequest {
+        seq: 0,
+        limit: Some(1),
+        ..Default::default()
+    };
+    let r: SinceResponse = relay_bus::client::request(nats, subjects::SINCE, &req, timeout).await?;
+    Ok(r.head_seq)
 }
 
 /// Query parameters of every SSE route (seed 003 §3.2).
@@ -426,13 +428,8 @@ impl Client {
     }
 
     async fn log_head(&self) -> Result<i64, Gone> {
-        let req = SinceRequest {
-            seq: 0,
-            limit: Some(1),
-            ..Default::default()
-        };
-        match relay_bus::client::request::<_, SinceResponse>(&self.nats, subjects::SINCE, &req, self.timeout).await {
-            Ok(r) => Ok(r.head_seq),
+        match log_head(&self.nats, self.timeout).await {
+            Ok(head) => Ok(head),
             Err(e) => {
                 tracing::warn!(error = %e, "event log not reachable; closing the stream");
                 Err(Gone)
