@@ -8,8 +8,9 @@
 //! catches up from the log on its own, so it never holds the others back.
 
 use crate::metrics::Metrics;
+use crate::rest::{Path, Query};
 use crate::{ApiError, AppState, GatewaySettings};
-use axum::extract::{Path, Query, State};
+use axum::extract::State;
 use axum::http::HeaderMap;
 use axum::response::IntoResponse;
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
@@ -198,9 +199,9 @@ impl Filter {
 pub async fn all_events(
     State(state): State<AppState>,
     headers: HeaderMap,
-    params: Result<Query<StreamParams>, axum::extract::rejection::QueryRejection>,
+    Query(params): Query<StreamParams>,
 ) -> Result<impl IntoResponse, ApiError> {
-    open(state, headers, params?.0, Filter::default()).await
+    open(state, headers, params, Filter::default()).await
 }
 
 #[utoipa::path(get, path = "/agents/{name}/events/sse", tag = "events", params(("name" = String, Path, description = "Agent name or id"), StreamParams, ("Last-Event-ID" = Option<i64>, Header, description = "Resume after this seq (wins over offset)")), responses((status = 200, description = "Events as `event: <type>`, `id: <seq>`, `data: <event JSON>`; `: heartbeat` comments while idle", content_type = "text/event-stream", body = String), (status = 400, description = "Invalid offset, since or Last-Event-ID", body = relay_contracts::WireError), (status = 401, description = "Missing or wrong bearer token", body = relay_contracts::WireError), (status = 503, description = "At the connection cap (Retry-After)", body = relay_contracts::WireError)))]
@@ -208,13 +209,13 @@ pub async fn agent_events(
     State(state): State<AppState>,
     Path(agent): Path<String>,
     headers: HeaderMap,
-    params: Result<Query<StreamParams>, axum::extract::rejection::QueryRejection>,
+    Query(params): Query<StreamParams>,
 ) -> Result<impl IntoResponse, ApiError> {
     let filter = Filter {
         agent: Some(agent),
         ..Default::default()
     };
-    open(state, headers, params?.0, filter).await
+    open(state, headers, params, filter).await
 }
 
 #[utoipa::path(get, path = "/sessions/{id}/events/sse", tag = "events", params(("id" = String, Path, description = "Session id"), StreamParams, ("Last-Event-ID" = Option<i64>, Header, description = "Resume after this seq (wins over offset)")), responses((status = 200, description = "Events as `event: <type>`, `id: <seq>`, `data: <event JSON>`; `: heartbeat` comments while idle", content_type = "text/event-stream", body = String), (status = 400, description = "Invalid offset, since or Last-Event-ID", body = relay_contracts::WireError), (status = 401, description = "Missing or wrong bearer token", body = relay_contracts::WireError), (status = 503, description = "At the connection cap (Retry-After)", body = relay_contracts::WireError)))]
@@ -222,13 +223,13 @@ pub async fn session_events(
     State(state): State<AppState>,
     Path(session): Path<String>,
     headers: HeaderMap,
-    params: Result<Query<StreamParams>, axum::extract::rejection::QueryRejection>,
+    Query(params): Query<StreamParams>,
 ) -> Result<impl IntoResponse, ApiError> {
     let filter = Filter {
         session: Some(session),
         ..Default::default()
     };
-    open(state, headers, params?.0, filter).await
+    open(state, headers, params, filter).await
 }
 
 /// Where a stream starts: after a seq (`Last-Event-ID` wins over `offset`), at a time, or live.
