@@ -109,6 +109,7 @@ pub struct Event {
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct QueryRequest {
+    /// Every list filter: absent or empty is no filter.
     pub types: Option<Vec<String>>,
     /// Matches agentName or agentId.
     pub agents: Option<Vec<String>>,
@@ -139,6 +140,7 @@ pub struct QueryResponse {
 #[serde(rename_all = "camelCase")]
 pub struct SinceRequest {
     pub seq: i64,
+    /// Every list filter: absent or empty is no filter.
     pub types: Option<Vec<String>>,
     pub agents: Option<Vec<String>>,
     pub session_ids: Option<Vec<String>>,

@@ -378,12 +378,18 @@ fn page_size(ingest: &Ingest, limit: Option<i64>) -> Result<i64> {
     Ok(limit)
 }
 
+/// A list filter; an empty list filters nothing, as an absent one does (a gRPC caller cannot send
+/// "absent" for a repeated field, and "match no type" is never what a caller means).
+fn any_of(list: &Option<Vec<String>>) -> Option<&[String]> {
+    list.as_deref().filter(|l| !l.is_empty())
+}
+
 pub async fn query(ingest: Ingest, req: QueryRequest) -> Result<QueryResponse> {
     let limit = page_size(&ingest, req.limit)?;
     let filter = Filter {
-        types: req.types.as_deref(),
-        agents: req.agents.as_deref(),
-        session_ids: req.session_ids.as_deref(),
+        types: any_of(&req.types),
+        agents: any_of(&req.agents),
+        session_ids: any_of(&req.session_ids),
         since_ts: req.since,
         until_ts: req.until,
     };
@@ -402,9 +408,9 @@ pub async fn since(ingest: Ingest, req: SinceRequest) -> Result<SinceResponse> {
     // Read the head first: every event up to it is committed, so the page is gap-free up to it.
     let head_seq = store::head(&ingest.db).await?;
     let filter = Filter {
-        types: req.types.as_deref(),
-        agents: req.agents.as_deref(),
-        session_ids: req.session_ids.as_deref(),
+        types: any_of(&req.types),
+        agents: any_of(&req.agents),
+        session_ids: any_of(&req.session_ids),
         since_ts: None,
         until_ts: None,
     };

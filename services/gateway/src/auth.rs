@@ -3,7 +3,7 @@
 
 use crate::{ApiError, AppState};
 use axum::extract::{Request, State};
-use axum::http::header;
+use axum::http::{HeaderMap, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use sha2::{Digest, Sha256};
@@ -23,19 +23,24 @@ impl Token {
     }
 }
 
-/// Lets the request through when no token is configured or the `Authorization: Bearer` header
-/// carries it; 401 with `WWW-Authenticate` otherwise.
-pub async fn require_bearer(State(state): State<AppState>, request: Request, next: Next) -> Response {
+/// True when no token is configured or the `Authorization: Bearer` header carries it. The gRPC
+/// bridge asks the same question of its metadata (which is HTTP/2 headers).
+pub fn allows(state: &AppState, headers: &HeaderMap) -> bool {
     let Some(token) = &state.auth else {
-        return next.run(request).await;
+        return true;
     };
-    let presented = request
-        .headers()
+    headers
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer ").or_else(|| v.strip_prefix("bearer ")));
-    match presented {
-        Some(p) if token.matches(p.trim()) => next.run(request).await,
-        _ => ApiError::Unauthorized.into_response(),
+        .and_then(|v| v.strip_prefix("Bearer ").or_else(|| v.strip_prefix("bearer ")))
+        .is_some_and(|presented| token.matches(presented.trim()))
+}
+
+/// Lets an authorised request through; 401 with `WWW-Authenticate` otherwise.
+pub async fn require_bearer(State(state): State<AppState>, request: Request, next: Next) -> Response {
+    if allows(&state, request.headers()) {
+        next.run(request).await
+    } else {
+        ApiError::Unauthorized.into_response()
     }
 }

@@ -6,6 +6,7 @@
 
 pub mod auth;
 pub mod error;
+pub mod grpc;
 pub mod metrics;
 pub mod openapi;
 pub mod rest;

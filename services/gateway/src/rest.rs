@@ -147,6 +147,7 @@ pub fn router(state: AppState) -> Router {
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))
         .route("/metrics", get(metrics::serve))
+        .merge(crate::grpc::router(state.clone()))
         .layer(middleware::from_fn_with_state(state.clone(), metrics::track))
         .layer(axum::extract::DefaultBodyLimit::max(state.settings.body_limit_bytes));
     if let Some(cors) = cors(&state.settings.cors_origins) {

@@ -163,12 +163,12 @@ pub struct StreamParams {
 
 /// What one stream wants to see.
 #[derive(Debug, Clone, Default)]
-struct Filter {
-    types: Option<Vec<String>>,
-    agent: Option<String>,
-    session: Option<String>,
+pub(crate) struct Filter {
+    pub types: Option<Vec<String>>,
+    pub agent: Option<String>,
+    pub session: Option<String>,
     /// `?since=`: events stamped earlier are skipped even when their seq comes later.
-    since_ts: Option<i64>,
+    pub since_ts: Option<i64>,
 }
 
 impl Filter {
@@ -233,7 +233,7 @@ pub async fn session_events(
 }
 
 /// Where a stream starts: after a seq (`Last-Event-ID` wins over `offset`), at a time, or live.
-enum Start {
+pub(crate) enum Start {
     After(i64),
     At(i64),
     Live,
@@ -284,6 +284,32 @@ async fn open(
         })
         .filter(|t| !t.is_empty());
     let start = start_of(&headers, &params)?;
+    let rx = follow(&state, start, filter)?;
+    let stream = futures::stream::unfold(rx, |mut rx| async move {
+        let live = rx.recv().await?;
+        let frame = SseEvent::default()
+            .event(&live.event.event_type)
+            .id(live.event.seq.to_string())
+            .data(&live.json);
+        Some((Ok::<_, Infallible>(frame), rx))
+    });
+    let keep_alive = KeepAlive::new()
+        .interval(Duration::from_millis(state.settings.sse_heartbeat_ms.max(1)))
+        .text("heartbeat");
+    Ok((
+        [("cache-control", "no-cache"), ("x-accel-buffering", "no")],
+        Sse::new(stream).keep_alive(keep_alive),
+    ))
+}
+
+/// Opens one event stream (an SSE response or a gRPC `EventService.Subscribe`): the matching
+/// events from `start` on, in seq order, each once. Streams count against
+/// `gateway.sse_max_connections`; the slot is given back when the receiver is dropped.
+pub(crate) fn follow(
+    state: &AppState,
+    start: Start,
+    mut filter: Filter,
+) -> Result<mpsc::Receiver<Arc<Live>>, ApiError> {
     if let Start::At(ts) = start {
         filter.since_ts = Some(ts);
     }
@@ -292,7 +318,7 @@ async fn open(
         metrics.sse_connections.dec();
         metrics.sse_rejected.inc();
         return Err(ApiError::Busy(format!(
-            "{} SSE streams are open, the configured maximum",
+            "{} event streams are open, the configured maximum",
             state.settings.sse_max_connections
         )));
     }
@@ -310,16 +336,7 @@ async fn open(
         slot,
     };
     tokio::spawn(client.run(start, live));
-    let stream = futures::stream::unfold(rx, |mut rx| async move {
-        rx.recv().await.map(|e| (Ok::<_, Infallible>(e), rx))
-    });
-    let keep_alive = KeepAlive::new()
-        .interval(Duration::from_millis(state.settings.sse_heartbeat_ms.max(1)))
-        .text("heartbeat");
-    Ok((
-        [("cache-control", "no-cache"), ("x-accel-buffering", "no")],
-        Sse::new(stream).keep_alive(keep_alive),
-    ))
+    Ok(rx)
 }
 
 struct Client {
@@ -328,7 +345,7 @@ struct Client {
     filter: Filter,
     page: i64,
     timeout: Duration,
-    tx: mpsc::Sender<SseEvent>,
+    tx: mpsc::Sender<Arc<Live>>,
     slot: Slot,
 }
 
@@ -364,7 +381,7 @@ impl Client {
                 Ok(l) if l.event.seq <= cursor => {}
                 Ok(l) if l.event.seq == cursor + 1 => {
                     cursor = l.event.seq;
-                    if self.filter.matches(&l.event) && self.send(&l.event, &l.json).await.is_err() {
+                    if self.filter.matches(&l.event) && self.send(l).await.is_err() {
                         return;
                     }
                 }
@@ -394,12 +411,13 @@ impl Client {
                     }
                 };
             let short = (page.events.len() as i64) < self.page;
-            for e in page.events.iter().filter(|e| self.filter.matches(e)) {
-                let json = serde_json::to_string(e).unwrap_or_default();
-                self.send(e, &json).await?;
+            let empty = page.events.is_empty();
+            for event in page.events.into_iter().filter(|e| self.filter.matches(e)) {
+                let json = serde_json::to_string(&event).unwrap_or_default();
+                self.send(Arc::new(Live { event, json })).await?;
             }
             *cursor = page.next_seq.max(*cursor);
-            if short || page.events.is_empty() {
+            if short || empty {
                 return Ok(());
             }
         }
@@ -438,12 +456,8 @@ impl Client {
         }
     }
 
-    async fn send(&self, e: &Event, json: &str) -> Result<(), Gone> {
-        let frame = SseEvent::default()
-            .event(&e.event_type)
-            .id(e.seq.to_string())
-            .data(json);
-        self.tx.send(frame).await.map_err(|_| Gone)?;
+    async fn send(&self, live: Arc<Live>) -> Result<(), Gone> {
+        self.tx.send(live).await.map_err(|_| Gone)?;
         self.slot.0.sse_events.inc();
         Ok(())
     }

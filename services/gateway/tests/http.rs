@@ -2,150 +2,13 @@
 //! permission manager, cost aggregator) on a private NATS and a fresh database.
 
 use futures::StreamExt;
-use relay_testkit::{Database, Nats, ServiceProcess, wait_for};
+use relay_testkit::wait_for;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 use std::time::Duration;
 
-const SERVICES: [&str; 5] = [
-    "session-registry",
-    "event-ingest",
-    "delivery-runner",
-    "permission-manager",
-    "cost-aggregator",
-];
-
-struct Mesh {
-    nats: Nats,
-    db: Database,
-    client: async_nats::Client,
-    _services: Vec<ServiceProcess>,
-}
-
-async fn mesh() -> Mesh {
-    let nats = Nats::start().await;
-    let db = Database::create().await;
-    let client = nats.client().await;
-    let services = SERVICES
-        .iter()
-        .map(|s| ServiceProcess::spawn(&relay_testkit::bin_path(s), &nats, &db, &[]))
-        .collect();
-    for s in SERVICES {
-        relay_testkit::wait_for_instances(&client, s, 1).await;
-    }
-    Mesh {
-        nats,
-        db,
-        client,
-        _services: services,
-    }
-}
-
-struct Gateway {
-    base: String,
-    http: reqwest::Client,
-    token: Option<String>,
-    _process: ServiceProcess,
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-async fn gateway(m: &Mesh, env: &[(&str, &str)]) -> Gateway {
-    let port = free_port();
-    let listen = format!("127.0.0.1:{port}");
-    let mut all = vec![("RELAY_GATEWAY__LISTEN", listen.as_str()), ("RELAY_API_TOKEN", "")];
-    all.extend_from_slice(env);
-    let process = ServiceProcess::spawn(&relay_testkit::bin_path("gateway"), &m.nats, &m.db, &all);
-    let token = env
-        .iter()
-        .find(|(k, _)| *k == "RELAY_API_TOKEN")
-        .map(|(_, v)| v.to_string());
-    let g = Gateway {
-        base: format!("http://{listen}"),
-        http: reqwest::Client::new(),
-        token,
-        _process: process,
-    };
-    wait_for(|| async {
-        g.http
-            .get(g.url("/healthz"))
-            .send()
-            .await
-            .ok()
-            .filter(|r| r.status().is_success())
-    })
-    .await;
-    g
-}
-
-impl Gateway {
-    fn url(&self, path: &str) -> String {
-        format!("{}{path}", self.base)
-    }
-
-    fn req(&self, method: reqwest::Method, path: &str) -> reqwest::RequestBuilder {
-        let r = self.http.request(method, self.url(path));
-        match &self.token {
-            Some(t) => r.bearer_auth(t),
-            None => r,
-        }
-    }
-
-    async fn send(&self, method: reqwest::Method, path: &str, body: Option<Value>) -> (StatusCode, Value) {
-        let mut r = self.req(method, path);
-        if let Some(b) = body {
-            r = r.json(&b);
-        }
-        let resp = r.send().await.unwrap();
-        let status = resp.status();
-        let text = resp.text().await.unwrap();
-        let value = serde_json::from_str(&text).unwrap_or(Value::String(text));
-        (status, value)
-    }
-
-    async fn get(&self, path: &str) -> (StatusCode, Value) {
-        self.send(reqwest::Method::GET, path, None).await
-    }
-
-    async fn post(&self, path: &str, body: Value) -> (StatusCode, Value) {
-        self.send(reqwest::Method::POST, path, Some(body)).await
-    }
-
-    async fn post_empty(&self, path: &str) -> (StatusCode, Value) {
-        self.send(reqwest::Method::POST, path, None).await
-    }
-
-    async fn metric(&self, name: &str) -> f64 {
-        let text = self
-            .http
-            .get(self.url("/metrics"))
-            .send()
-            .await
-            .unwrap()
-            .text()
-            .await
-            .unwrap();
-        text.lines()
-            .find(|l| l.starts_with(name) && l[name.len()..].starts_with(' '))
-            .and_then(|l| l.split_whitespace().nth(1))
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(0.0)
-    }
-
-    async fn sse(&self, path: &str, last_event_id: Option<i64>) -> reqwest::Response {
-        let mut r = self.req(reqwest::Method::GET, path);
-        if let Some(id) = last_event_id {
-            r = r.header("Last-Event-ID", id.to_string());
-        }
-        r.send().await.unwrap()
-    }
-}
+mod common;
+use common::{append, free_port, gateway, mesh};
 
 /// The error envelope every failure carries.
 fn code(body: &Value) -> &str {
@@ -218,20 +81,6 @@ impl SseReader {
         }
         out
     }
-}
-
-/// Appends `n` events of `type` to the log; returns their seqs.
-async fn append(m: &Mesh, event_type: &str, session: &str, agent: &str, n: usize) -> Vec<i64> {
-    let events: Vec<Value> = (0..n)
-        .map(|i| json!({"type": event_type, "sessionId": session, "agentName": agent, "payload": {"n": i}}))
-        .collect();
-    let r = relay_testkit::expect_ok(&m.client, "event.append", json!({ "events": events })).await;
-    r["appended"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|a| a["seq"].as_i64().unwrap())
-        .collect()
 }
 
 #[tokio::test]

@@ -1252,6 +1252,35 @@ fn field_mut<'a>(fds: &'a mut FileDescriptorSet, msg: &str, field: &str) -> &'a 
 }
 
 /// The check itself must be able to fail: corrupt a copy of the descriptor set in four ways.
+/// The gateway routes each unary rpc to the subject `relay_proto::UNARY_RPCS` names: that table
+/// must hold exactly the unary rpcs above, each with the one subject its comment names.
+#[test]
+fn the_gateway_rpc_table_routes_every_unary_rpc_to_its_subject() {
+    let expected: BTreeSet<(String, String, String)> = expected_rpcs()
+        .into_iter()
+        .filter(|((_, _, _, resp), _)| !resp.starts_with("stream "))
+        .map(|((service, rpc, _, _), subjects)| {
+            assert_eq!(subjects.len(), 1, "{service}.{rpc} is unary but names {subjects:?}");
+            (service, rpc, subjects[0].to_string())
+        })
+        .collect();
+    let table: BTreeSet<(String, String, String)> = relay_proto::UNARY_RPCS
+        .iter()
+        .map(|(s, r, subj)| (s.to_string(), r.to_string(), subj.to_string()))
+        .collect();
+    assert_eq!(
+        table.len(),
+        relay_proto::UNARY_RPCS.len(),
+        "UNARY_RPCS lists an rpc twice"
+    );
+    let missing: Vec<_> = expected.difference(&table).collect();
+    let extra: Vec<_> = table.difference(&expected).collect();
+    assert!(
+        missing.is_empty() && extra.is_empty(),
+        "UNARY_RPCS differs from the proto services: missing {missing:?}, extra {extra:?}"
+    );
+}
+
 #[test]
 fn the_drift_check_reports_renamed_fields_wrong_types_and_lost_presence() {
     let mut fds = descriptor_set();
