@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 export RELAY_TELEMETRY__LOG_FORMAT="${RELAY_TELEMETRY__LOG_FORMAT:-pretty}"
 pids=()
 trap 'kill "${pids[@]}" 2>/dev/null; wait' EXIT INT TERM
-for svc in session-registry event-ingest delivery-runner permission-manager cost-aggregator gateway; do
+for svc in session-registry event-ingest delivery-runner permission-manager cost-aggregator agent-spawner gateway; do
   "./target/debug/$svc" &
   pids+=($!)
 done

@@ -3,11 +3,13 @@
 //! - parse.rs: per-CLI output patterns (seed 003 §1.6, §6.3) and the fake agent's formats;
 //! - session.rs: the PTY agent as a seed-001 `AgentSession` (typing messages at their
 //!   boundary, permission prompts and questions);
-//! - run.rs: attach, route decisions, pump output, exit.
+//! - run.rs: attach, route decisions, pump output, exit;
+//! - spawner.rs: the `agent-spawner` binary's `agent.spawn`, one harness process per agent.
 
 pub mod parse;
 mod run;
 mod session;
+pub mod spawner;
 
 pub use run::{HarnessError, capabilities, run};
 
@@ -21,6 +23,8 @@ pub struct Settings {
     pub nats: NatsSettings,
     pub telemetry: TelemetrySettings,
     pub harness: HarnessSettings,
+    /// Only read by `agent-spawner`.
+    pub spawner: spawner::SpawnerSettings,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

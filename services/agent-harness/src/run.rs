@@ -62,6 +62,26 @@ pub enum HarnessError {
     Spawn(#[from] std::io::Error),
     #[error("{0}")]
     Bus(#[from] relay_contracts::WireError),
+    /// `agent.spawn` asked for something this spawner cannot do (unknown cli, bad cwd).
+    #[error("{0}")]
+    Invalid(String),
+    /// The spawner is running as many agents as it may.
+    #[error("{0}")]
+    Busy(String),
+    /// The agent's harness did not come up or did not attach.
+    #[error("{0}")]
+    NotStarted(String),
+}
+
+impl From<HarnessError> for WireError {
+    fn from(e: HarnessError) -> Self {
+        match e {
+            HarnessError::Bus(w) => w,
+            HarnessError::Invalid(m) | HarnessError::Patterns(m) => WireError::new(ErrorCode::InvalidRequest, m),
+            HarnessError::Busy(m) | HarnessError::NotStarted(m) => WireError::new(ErrorCode::Unavailable, m),
+            e @ HarnessError::Spawn(_) => WireError::new(ErrorCode::Internal, e.to_string()),
+        }
+    }
 }
 
 /// Runs until the command exits or the session is released; returns the command's exit code.

@@ -688,6 +688,28 @@ pub struct SendMessageRequest {
     pub skip_connector_swap_warning: Option<bool>,
 }
 
+impl SendMessageRequest {
+    /// A plain text message to the session, with every option left to its default.
+    pub fn text(session_id: impl Into<String>, text: impl Into<String>) -> Self {
+        SendMessageRequest {
+            session_id: session_id.into(),
+            message: MessageContent::Text(text.into()),
+            agent: None,
+            agent_ids: None,
+            delivery_mode: None,
+            delivery: None,
+            origin: None,
+            source: None,
+            extension_id: None,
+            origin_window_id: None,
+            turn_id: None,
+            message_id: None,
+            session_context: None,
+            skip_connector_swap_warning: None,
+        }
+    }
+}
+
 #[skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]

@@ -29,6 +29,8 @@ pub struct GatewaySettings {
     pub api_token: String,
     /// How long a bus request may take before the client gets 504.
     pub request_timeout_ms: u64,
+    /// How long `POST /sessions` with `cli` waits for the spawner (above its attach timeout).
+    pub spawn_timeout_ms: u64,
     /// Largest request body accepted (413 above it).
     pub body_limit_bytes: usize,
     /// Origins allowed by CORS; `["*"]` allows any, empty turns CORS headers off.
@@ -51,6 +53,7 @@ impl Default for GatewaySettings {
             listen: "127.0.0.1:8080".into(),
             api_token: String::new(),
             request_timeout_ms: 5_000,
+            spawn_timeout_ms: 35_000,
             body_limit_bytes: 1024 * 1024,
             cors_origins: vec!["*".into()],
             sse_heartbeat_ms: 30_000,
@@ -140,6 +143,7 @@ mod tests {
         let s: Settings = relay_bus::settings::load_example().unwrap();
         let d = GatewaySettings::default();
         assert_eq!(s.gateway.listen, d.listen);
+        assert_eq!(s.gateway.spawn_timeout_ms, d.spawn_timeout_ms);
         assert_eq!(s.gateway.sse_heartbeat_ms, d.sse_heartbeat_ms);
         assert_eq!(s.gateway.sse_max_connections, d.sse_max_connections);
         assert_eq!(s.gateway.cors_origins, d.cors_origins);

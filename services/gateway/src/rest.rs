@@ -25,7 +25,7 @@ use relay_contracts::permission::{
 };
 use relay_contracts::session::{
     CloseRequest, CreateRequest, DeliveryRequest, ForkKind, ForkRequest, GetResponse, ListRequest, ListResponse,
-    MessageContent, MessagesRequest, MessagesResponse, PurgeResponse, SendMessageRequest, SendMessageResponse, Session,
+    MessagesRequest, MessagesResponse, PurgeResponse, SendMessageRequest, SendMessageResponse, Session,
     SessionIdResponse, SessionRef, SuccessResponse,
 };
 use relay_contracts::subjects;
@@ -282,7 +282,11 @@ async fn create_session(State(s): State<AppState>, body: Bytes) -> Result<(Statu
         task: req.task,
         cwd: req.cwd,
     };
-    match call::<_, SpawnResponse>(&s, subjects::agent::SPAWN, &spawn).await {
+    // The spawner answers once the agent has attached, which takes longer than a lookup.
+    let timeout = std::time::Duration::from_millis(s.settings.spawn_timeout_ms);
+    let spawned =
+        relay_bus::client::request::<_, SpawnResponse>(&s.nats, subjects::agent::SPAWN, &spawn, timeout).await;
+    match spawned.map_err(ApiError::from) {
         Ok(spawned) => Ok((
             StatusCode::CREATED,
             Json(Created {
@@ -408,20 +412,10 @@ pub struct Sent {
 #[utoipa::path(post, path = "/sessions/{id}/messages", tag = "sessions", params(("id" = String, Path, description = "Session id")), request_body = SendMessage, responses((status = 200, body = Sent), (status = 404, description = "Not found", body = WireError), (status = 409, description = "Conflicts with the current state", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
 async fn send_message(State(s): State<AppState>, Path(id): Path<String>, Json(req): Json<SendMessage>) -> Reply<Sent> {
     let send = SendMessageRequest {
-        session_id: id,
-        message: MessageContent::Text(req.message),
-        agent: None,
         agent_ids: req.agent_ids.map(relay_contracts::session::AgentTargets::Ids),
-        delivery_mode: None,
         delivery: req.mode.map(|mode| DeliveryRequest { mode }),
-        origin: None,
-        source: None,
-        extension_id: None,
-        origin_window_id: None,
-        turn_id: None,
         message_id: req.message_id,
-        session_context: None,
-        skip_connector_swap_warning: None,
+        ..SendMessageRequest::text(id, req.message)
     };
     let r: SendMessageResponse = call(&s, subjects::session::SEND_MESSAGE, &send).await?;
     Ok(Json(Sent {

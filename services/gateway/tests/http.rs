@@ -244,6 +244,58 @@ async fn creating_a_session_with_a_cli_and_no_spawner_is_503_and_leaves_no_open_
 }
 
 #[tokio::test]
+async fn creating_a_session_with_a_cli_spawns_the_agent_with_its_task_and_deleting_the_session_stops_it() {
+    let m = mesh().await;
+    let surfaced = std::env::temp_dir().join(format!("gw-agent-{}.log", free_port()));
+    let config = std::env::temp_dir().join(format!("gw-spawner-{}.toml", free_port()));
+    let fake = relay_testkit::bin_path("fake-agent");
+    let log = surfaced.to_str().unwrap();
+    std::fs::write(
+        &config,
+        format!("[spawner.commands]\nclaude = [{fake:?}, \"--style\", \"claude\", \"--log\", {log:?}]\n"),
+    )
+    .unwrap();
+    let _spawner = relay_testkit::ServiceProcess::spawn(
+        &relay_testkit::bin_path("agent-spawner"),
+        &m.nats,
+        &m.db,
+        &[("RELAY_CONFIG", config.to_str().unwrap())],
+    );
+    relay_testkit::wait_for_instances(&m.client, "agent-spawner", 1).await;
+    let g = gateway(&m, &[]).await;
+
+    let (status, created) = g
+        .post(
+            "/api/v1/sessions",
+            json!({"agent": "fixer", "cli": "claude", "task": "fix the flaky test"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{created}");
+    assert_eq!(created["status"], "starting");
+    assert_eq!(created["agentName"], "fixer");
+    let session = created["sessionId"].as_str().unwrap();
+    let agent = created["agentId"].as_str().expect("the spawned agent's id");
+
+    let (_, s) = g.get(&format!("/api/v1/sessions/{session}")).await;
+    assert_eq!(s["agents"][0]["agentId"], agent, "{s}");
+    wait_for(|| async {
+        let text = std::fs::read_to_string(&surfaced).unwrap_or_default();
+        text.contains("fix the flaky test").then_some(())
+    })
+    .await;
+
+    let (status, ended) = g
+        .send(reqwest::Method::DELETE, &format!("/api/v1/sessions/{session}"), None)
+        .await;
+    assert_eq!(status, StatusCode::OK, "{ended}");
+    wait_for(|| async {
+        let (_, s) = g.get(&format!("/api/v1/sessions/{session}")).await;
+        (s["status"] == "closed" && s["agents"][0]["status"] == "disposed").then_some(())
+    })
+    .await;
+}
+
+#[tokio::test]
 async fn permissions_and_questions_are_listed_and_decided_per_agent() {
     let m = mesh().await;
     let g = gateway(&m, &[]).await;

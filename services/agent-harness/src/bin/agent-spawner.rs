@@ -1,0 +1,19 @@
+//! `agent-spawner`: serves `agent.spawn`, starting each requested agent CLI under its own
+//! agent-harness process (configuration: the `[spawner]` section).
+
+use agent_harness::Settings;
+use agent_harness::spawner::{self, Spawner};
+use std::time::Duration;
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let settings: Settings = relay_bus::settings::load()?;
+    let _telemetry = relay_bus::telemetry::init("agent-spawner", &settings.telemetry)?;
+    let nats = relay_bus::connect_nats(&settings.nats, "agent-spawner").await?;
+    let spawner = Spawner::new(nats, settings.spawner)?;
+    let host = spawner::serve(spawner).await?;
+    tracing::info!("agent-spawner serving agent.spawn");
+    // Agents already running keep running: they are separate processes bound to the bus.
+    host.run_until_shutdown(Duration::from_secs(10)).await;
+    Ok(())
+}

@@ -1,0 +1,166 @@
+//! `agent-spawner` over the bus: each `agent.spawn` starts the fake agent CLI under its own
+//! agent-harness process, attached to the session, with the task as its first message. Registry,
+//! event log and delivery runner are real, on a private NATS and a fresh database.
+
+use relay_testkit::{Cluster, ServiceProcess, wait_for};
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+
+const SPAWNER: &str = env!("CARGO_BIN_EXE_agent-spawner");
+const FAKE: &str = env!("CARGO_BIN_EXE_fake-agent");
+
+struct Mesh {
+    m: Cluster,
+    _services: Vec<ServiceProcess>,
+    _spawner: ServiceProcess,
+    /// What the fake agent surfaced (its --log file).
+    surfaced: PathBuf,
+    _config: PathBuf,
+}
+
+/// A fresh path in the temp dir, `<stem>-<uuid>.<ext>` (the config loader goes by extension).
+fn temp(stem: &str, ext: &str) -> PathBuf {
+    std::env::temp_dir().join(format!("{stem}-{}.{ext}", uuid::Uuid::new_v4().simple()))
+}
+
+/// The mesh plus one spawner allowed `max_agents`, whose `claude` is the fake agent.
+async fn mesh(max_agents: usize) -> Mesh {
+    let m = Cluster::start(&relay_testkit::bin_path("delivery-runner"), "delivery-runner", 1, &[]).await;
+    let services = vec![
+        ServiceProcess::spawn(&relay_testkit::bin_path("session-registry"), &m.nats, &m.db, &[]),
+        ServiceProcess::spawn(&relay_testkit::bin_path("event-ingest"), &m.nats, &m.db, &[]),
+    ];
+    for name in ["session-registry", "event-ingest"] {
+        relay_testkit::wait_for_instances(&m.client, name, 1).await;
+    }
+    let surfaced = temp("spawned-agent", "log");
+    let config = temp("spawner", "toml");
+    let toml = format!(
+        "[spawner]\nmax_agents = {max_agents}\nattach_timeout_ms = 20000\n\n[spawner.commands]\n\
+         claude = [{fake:?}, \"--style\", \"claude\", \"--log\", {log:?}]\n\
+         aider = [\"/nonexistent/aider\"]\n",
+        fake = FAKE,
+        log = surfaced.to_str().unwrap(),
+    );
+    std::fs::write(&config, toml).unwrap();
+    let spawner = ServiceProcess::spawn(SPAWNER, &m.nats, &m.db, &[("RELAY_CONFIG", config.to_str().unwrap())]);
+    relay_testkit::wait_for_instances(&m.client, "agent-spawner", 1).await;
+    Mesh {
+        m,
+        _services: services,
+        _spawner: spawner,
+        surfaced,
+        _config: config,
+    }
+}
+
+impl Mesh {
+    async fn session(&self) -> String {
+        let r = self.m.ok("session.create", json!({})).await;
+        r["sessionId"].as_str().unwrap().to_string()
+    }
+
+    async fn agents(&self, session: &str) -> Vec<Value> {
+        let r = self.m.ok("session.get", json!({ "sessionId": session })).await;
+        r["session"]["agents"].as_array().cloned().unwrap_or_default()
+    }
+}
+
+fn read(path: &Path) -> String {
+    std::fs::read_to_string(path).unwrap_or_default()
+}
+
+#[tokio::test]
+async fn spawn_starts_the_cli_under_a_harness_attached_to_the_session_and_delivers_the_task() {
+    let mesh = mesh(4).await;
+    let session = mesh.session().await;
+    let spawned = mesh
+        .m
+        .ok(
+            "agent.spawn",
+            json!({"sessionId": session, "cli": "claude", "task": "refactor the parser"}),
+        )
+        .await;
+    let agent_id = spawned["agentId"].as_str().unwrap().to_string();
+
+    // Attached before the reply: the registry already lists it, with the harness's capabilities.
+    let agents = mesh.agents(&session).await;
+    assert_eq!(agents.len(), 1, "{agents:?}");
+    assert_eq!(agents[0]["agentId"], agent_id.as_str());
+    assert_eq!(agents[0]["adapterId"], "claude", "{}", agents[0]);
+    assert!(agents[0]["capabilities"]["delivery"]["modes"].is_array());
+
+    // The task is the agent's first message, typed into the fake CLI.
+    wait_for(|| async { read(&mesh.surfaced).contains("refactor the parser").then_some(()) }).await;
+
+    // agent.stop releases it through its harness, which then exits.
+    mesh.m
+        .ok("agent.stop", json!({ "agentId": agent_id, "reason": "test over" }))
+        .await;
+    wait_for(|| async {
+        let agents = mesh.agents(&session).await;
+        (agents[0]["status"] == "disposed").then_some(())
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn spawn_refuses_unknown_clis_bad_cwds_missing_commands_and_more_agents_than_allowed() {
+    let mesh = mesh(1).await;
+    let session = mesh.session().await;
+
+    let unknown = mesh
+        .m
+        .err(
+            "agent.spawn",
+            json!({"sessionId": session, "cli": "nano"}),
+            "invalid_request",
+        )
+        .await;
+    assert!(unknown.error.message.contains("claude"), "{unknown:?}");
+    mesh.m
+        .err(
+            "agent.spawn",
+            json!({"sessionId": session, "cli": "claude", "cwd": "/no/such/dir"}),
+            "invalid_request",
+        )
+        .await;
+    // A command that cannot start: the harness exits before attaching.
+    let missing = mesh
+        .m
+        .err(
+            "agent.spawn",
+            json!({"sessionId": session, "cli": "aider"}),
+            "unavailable",
+        )
+        .await;
+    assert!(missing.error.message.contains("before attaching"), "{missing:?}");
+    assert!(
+        mesh.agents(&session).await.is_empty(),
+        "a failed spawn attaches nothing"
+    );
+
+    // One slot: a second agent waits for the first to end.
+    let first = mesh
+        .m
+        .ok("agent.spawn", json!({"sessionId": session, "cli": "claude"}))
+        .await;
+    let busy = mesh
+        .m
+        .err(
+            "agent.spawn",
+            json!({"sessionId": session, "cli": "claude"}),
+            "unavailable",
+        )
+        .await;
+    assert!(busy.error.message.contains("maximum"), "{busy:?}");
+    mesh.m.ok("agent.stop", json!({ "agentId": first["agentId"] })).await;
+    let second = wait_for(|| async {
+        mesh.m
+            .call("agent.spawn", json!({"sessionId": session, "cli": "claude"}))
+            .await
+            .ok()
+    })
+    .await;
+    assert_ne!(second["agentId"], first["agentId"]);
+}
