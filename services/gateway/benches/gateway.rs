@@ -1,0 +1,527 @@
+//! `make bench`: the gateway in front of a real, release-built event log and registry.
+//!
+//! 1. SSE fan-out: N clients follow `/api/v1/events/sse` while events are appended at a fixed
+//!    rate; each delivery's lag is the time from the append request to the frame's arrival.
+//!    Baseline in the same run: the same fan-out done by NATS itself (N subscribers, the same
+//!    rate and payload size), which is the floor for any live stream built on the bus.
+//!    Memory per connection is the gateway's RSS growth with N idle streams open, over N.
+//! 2. REST: `GET /api/v1/sessions/{id}` in a closed loop at 1 and 32 concurrent callers, beside
+//!    `session.get` straight over NATS (what the gateway itself does per request) and
+//!    `GET /healthz` (the HTTP floor: no bus call).
+//!
+//! Prints tables and writes bench/results/gateway.json. RELAY_BENCH_SECONDS sets the load time
+//! per case (default 3 for REST; the fan-out runs 3× as long); RELAY_BENCH_CLIENTS overrides the
+//! fan-out sizes (default "100,1000"); RELAY_BENCH_RATE the events per second (default 1000).
+
+use futures::StreamExt;
+use relay_testkit::{Database, Nats, ServiceProcess};
+use serde_json::{Value, json};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+const GATEWAY: &str = env!("CARGO_BIN_EXE_gateway");
+/// Events per append request (and NATS messages per publish burst): 100 bursts a second.
+const BATCH: usize = 10;
+const SESSIONS: u64 = 1000;
+
+fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
+    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+}
+
+/// Resident memory of a process, KiB.
+fn rss_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0)
+}
+
+fn pct(sorted: &[u64], p: f64) -> u64 {
+    sorted
+        .get(((sorted.len() as f64 * p) as usize).min(sorted.len().saturating_sub(1)))
+        .copied()
+        .unwrap_or(0)
+}
+
+/// What one fan-out case measured.
+struct Fanout {
+    case: &'static str,
+    clients: usize,
+    rate: usize,
+    seconds: f64,
+    expected: usize,
+    delivered: usize,
+    lag_p50_us: u64,
+    lag_p99_us: u64,
+    lag_max_us: u64,
+    /// Gateway RSS growth per idle open stream (SSE only).
+    kib_per_conn: Option<f64>,
+    peak_rss_kib: Option<u64>,
+}
+
+impl Fanout {
+    fn json(&self) -> Value {
+        json!({
+            "case": self.case, "clients": self.clients, "eventsPerSec": self.rate, "seconds": self.seconds,
+            "expectedDeliveries": self.expected, "delivered": self.delivered,
+            "lost": self.expected.saturating_sub(self.delivered),
+            "lagP50Ms": self.lag_p50_us as f64 / 1000.0, "lagP99Ms": self.lag_p99_us as f64 / 1000.0,
+            "lagMaxMs": self.lag_max_us as f64 / 1000.0,
+            "gatewayKiBPerConnection": self.kib_per_conn.map(|k| (k * 10.0).round() / 10.0),
+            "gatewayPeakRssKiB": self.peak_rss_kib,
+        })
+    }
+}
+
+/// Receipts of one client: (event index, µs since t0).
+type Receipts = Vec<(u32, u32)>;
+
+/// Lags from send times (index → µs since t0) and every client's receipts.
+fn lags(sent: &HashMap<u32, u32>, receipts: &[Receipts]) -> (usize, Vec<u64>) {
+    let mut lags = Vec::new();
+    for r in receipts {
+        for (idx, at) in r {
+            if let Some(t) = sent.get(idx) {
+                lags.push(at.saturating_sub(*t) as u64);
+            }
+        }
+    }
+    lags.sort_unstable();
+    (lags.len(), lags)
+}
+
+/// Reads an SSE body, recording the arrival of every `id:` line (the event seq).
+async fn read_sse(
+    resp: reqwest::Response,
+    t0: Instant,
+    first_seq: Arc<AtomicU64>,
+    want: usize,
+    stop: Arc<AtomicBool>,
+) -> Receipts {
+    let mut receipts = Receipts::with_capacity(want);
+    let mut carry: Vec<u8> = Vec::new();
+    let mut body = resp.bytes_stream();
+    while receipts.len() < want && !stop.load(Ordering::Relaxed) {
+        let chunk = match tokio::time::timeout(Duration::from_millis(200), body.next()).await {
+            Ok(Some(Ok(c))) => c,
+            Ok(_) => break,
+            Err(_) => continue,
+        };
+        let at = t0.elapsed().as_micros() as u32;
+        carry.extend_from_slice(&chunk);
+        let mut start = 0;
+        while let Some(nl) = carry[start..].iter().position(|b| *b == b'\n') {
+            let line = &carry[start..start + nl];
+            if let Some(id) = line.strip_prefix(b"id: ")
+                && let Some(seq) = std::str::from_utf8(id).ok().and_then(|s| s.parse::<u64>().ok())
+            {
+                let first = first_seq.load(Ordering::Acquire);
+                if first > 0 && seq >= first {
+                    receipts.push(((seq - first) as u32, at));
+                }
+            }
+            start += nl + 1;
+        }
+        carry.drain(..start);
+    }
+    receipts
+}
+
+fn event_body(idx: usize) -> Value {
+    // About the size of a typical tool event: ~300 bytes of JSON per frame.
+    json!({"type": "bench.tick", "sessionId": "bench", "agentName": "bench-agent",
+           "payload": {"i": idx, "tool": "Grep", "args": "pattern=TODO path=services/ include=*.rs", "note": "x".repeat(120)}})
+}
+
+/// N SSE clients on the gateway while `rate` events/s are appended for `secs`.
+async fn sse_fanout(
+    http: &reqwest::Client,
+    base: &str,
+    nats: &async_nats::Client,
+    gateway_pid: u32,
+    clients: usize,
+    rate: usize,
+    secs: f64,
+) -> Fanout {
+    let t0 = Instant::now();
+    let total = (rate as f64 * secs) as usize / BATCH * BATCH;
+    let first_seq = Arc::new(AtomicU64::new(0));
+    let stop = Arc::new(AtomicBool::new(false));
+    let ready = Arc::new(AtomicUsize::new(0));
+    let rss_before = rss_kib(gateway_pid);
+    let mut tasks = Vec::new();
+    for _ in 0..clients {
+        let (http, url) = (http.clone(), format!("{base}/api/v1/events/sse"));
+        let (first_seq, stop, ready) = (first_seq.clone(), stop.clone(), ready.clone());
+        tasks.push(tokio::spawn(async move {
+            let resp = http.get(url).send().await.expect("SSE request");
+            assert_eq!(resp.status(), 200, "SSE stream refused");
+            ready.fetch_add(1, Ordering::Release);
+            read_sse(resp, t0, first_seq, total, stop).await
+        }));
+    }
+    while ready.load(Ordering::Acquire) < clients {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    // Let every client task reach the hub before the first event.
+    tokio::time::sleep(Duration::from_millis(1000)).await;
+    let rss_idle = rss_kib(gateway_pid);
+    eprintln!(
+        "  {clients} SSE streams open; gateway RSS {rss_before} → {rss_idle} KiB; {total} events at {rate}/s"
+    );
+
+    let peak = Arc::new(AtomicU64::new(rss_idle));
+    let sampler = {
+        let (peak, stop) = (peak.clone(), stop.clone());
+        tokio::spawn(async move {
+            while !stop.load(Ordering::Relaxed) {
+                peak.fetch_max(rss_kib(gateway_pid), Ordering::Relaxed);
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+        })
+    };
+    // Only this producer appends, so event i of the run has seq head + 1 + i.
+    let head = relay_testkit::expect_ok(nats, "event.since", json!({"seq": 0, "limit": 1})).await["headSeq"]
+        .as_u64()
+        .unwrap();
+    first_seq.store(head + 1, Ordering::Release);
+    let sent = produce(total, rate, t0, |batch_start| {
+        let nats = nats.clone();
+        async move {
+            let events: Vec<Value> = (batch_start..batch_start + BATCH).map(event_body).collect();
+            relay_testkit::expect_ok(&nats, "event.append", json!({ "events": events })).await;
+        }
+    })
+    .await;
+    finish(tasks, stop, Some((sampler, peak, rss_before, rss_idle)), "sse via gateway", clients, rate, secs, &sent, total).await
+}
+
+/// The baseline: the same fan-out by NATS itself, N subscribers on 10 connections.
+async fn nats_fanout(nats: &Nats, clients: usize, rate: usize, secs: f64) -> Fanout {
+    let t0 = Instant::now();
+    let total = (rate as f64 * secs) as usize / BATCH * BATCH;
+    let stop = Arc::new(AtomicBool::new(false));
+    let subject = format!("bench.fanout.{clients}");
+    let mut conns = Vec::new();
+    for _ in 0..10 {
+        conns.push(nats.client().await);
+    }
+    let mut tasks = Vec::new();
+    for i in 0..clients {
+        let mut sub = conns[i % conns.len()].subscribe(subject.clone()).await.unwrap();
+        let stop = stop.clone();
+        tasks.push(tokio::spawn(async move {
+            let mut receipts = Receipts::with_capacity(total);
+            while receipts.len() < total && !stop.load(Ordering::Relaxed) {
+                match tokio::time::timeout(Duration::from_millis(200), sub.next()).await {
+                    Ok(Some(msg)) => {
+                        let at = t0.elapsed().as_micros() as u32;
+                        let idx = u32::from_le_bytes(msg.payload[..4].try_into().unwrap());
+                        receipts.push((idx, at));
+                    }
+                    Ok(None) => break,
+                    Err(_) => continue,
+                }
+            }
+            receipts
+        }));
+    }
+    for c in &conns {
+        c.flush().await.unwrap();
+    }
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let publisher = nats.client().await;
+    let size = serde_json::to_vec(&event_body(0)).unwrap().len() + 150; // + the log's envelope
+    let sent = produce(total, rate, t0, |batch_start| {
+        let (publisher, subject) = (publisher.clone(), subject.clone());
+        async move {
+            for idx in batch_start..batch_start + BATCH {
+                let mut payload = vec![b'x'; size];
+                payload[..4].copy_from_slice(&(idx as u32).to_le_bytes());
+                publisher.publish(subject.clone(), payload.into()).await.unwrap();
+            }
+            publisher.flush().await.unwrap();
+        }
+    })
+    .await;
+    finish(tasks, stop, None, "nats fan-out (baseline)", clients, rate, secs, &sent, total).await
+}
+
+/// Sends `total` items in bursts of BATCH, `rate` per second; returns index → send time (µs).
+async fn produce<F, Fut>(total: usize, rate: usize, t0: Instant, send: F) -> HashMap<u32, u32>
+where
+    F: Fn(usize) -> Fut,
+    Fut: std::future::Future<Output = ()>,
+{
+    let sent = Arc::new(Mutex::new(HashMap::with_capacity(total)));
+    let mut tick = tokio::time::interval(Duration::from_secs_f64(BATCH as f64 / rate as f64));
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Burst);
+    for batch_start in (0..total).step_by(BATCH) {
+        tick.tick().await;
+        let at = t0.elapsed().as_micros() as u32;
+        {
+            let mut s = sent.lock().unwrap();
+            for idx in batch_start..batch_start + BATCH {
+                s.insert(idx as u32, at);
+            }
+        }
+        // One burst at a time, so the log's seq order is the index order.
+        send(batch_start).await;
+    }
+    Arc::try_unwrap(sent).unwrap().into_inner().unwrap()
+}
+
+type Sampler = (tokio::task::JoinHandle<()>, Arc<AtomicU64>, u64, u64);
+
+#[allow(clippy::too_many_arguments)]
+async fn finish(
+    tasks: Vec<tokio::task::JoinHandle<Receipts>>,
+    stop: Arc<AtomicBool>,
+    sampler: Option<Sampler>,
+    case: &'static str,
+    clients: usize,
+    rate: usize,
+    secs: f64,
+    sent: &HashMap<u32, u32>,
+    total: usize,
+) -> Fanout {
+    // Grace for the tail: clients stop once they have everything, or after 15 s.
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while Instant::now() < deadline && !tasks.iter().all(|t| t.is_finished()) {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    stop.store(true, Ordering::Relaxed);
+    let mut receipts = Vec::new();
+    for t in tasks {
+        receipts.push(t.await.expect("client"));
+    }
+    let (delivered, lag) = lags(sent, &receipts);
+    let (kib_per_conn, peak_rss_kib) = match sampler {
+        Some((handle, peak, before, idle)) => {
+            handle.await.unwrap();
+            (
+                Some(idle.saturating_sub(before) as f64 / clients as f64),
+                Some(peak.load(Ordering::Relaxed)),
+            )
+        }
+        None => (None, None),
+    };
+    Fanout {
+        case,
+        clients,
+        rate,
+        seconds: secs,
+        expected: total * clients,
+        delivered,
+        lag_p50_us: pct(&lag, 0.50),
+        lag_p99_us: pct(&lag, 0.99),
+        lag_max_us: lag.last().copied().unwrap_or(0),
+        kib_per_conn,
+        peak_rss_kib,
+    }
+}
+
+struct Rest {
+    case: &'static str,
+    concurrency: usize,
+    requests: usize,
+    errors: usize,
+    seconds: f64,
+    p50_us: u64,
+    p99_us: u64,
+}
+
+type Call = Arc<dyn Fn(u64) -> futures::future::BoxFuture<'static, bool> + Send + Sync>;
+
+/// `concurrency` callers in a closed loop for `secs` after 0.5 s of warm-up.
+async fn closed_loop(case: &'static str, concurrency: usize, secs: f64, call: Call) -> Rest {
+    static N: AtomicU64 = AtomicU64::new(0);
+    let start = Instant::now();
+    let from = start + Duration::from_millis(500);
+    let end = from + Duration::from_secs_f64(secs);
+    let mut tasks = Vec::new();
+    for _ in 0..concurrency {
+        let call = call.clone();
+        tasks.push(tokio::spawn(async move {
+            let (mut lat, mut errors) = (Vec::new(), 0usize);
+            loop {
+                let now = Instant::now();
+                if now >= end {
+                    break;
+                }
+                let ok = call(N.fetch_add(1, Ordering::Relaxed)).await;
+                if now >= from {
+                    lat.push(now.elapsed().as_micros() as u64);
+                    errors += (!ok) as usize;
+                }
+            }
+            (lat, errors)
+        }));
+    }
+    let (mut lat, mut errors) = (Vec::new(), 0);
+    for t in tasks {
+        let (l, e) = t.await.unwrap();
+        lat.extend(l);
+        errors += e;
+    }
+    lat.sort_unstable();
+    Rest {
+        case,
+        concurrency,
+        requests: lat.len(),
+        errors,
+        seconds: secs,
+        p50_us: pct(&lat, 0.50),
+        p99_us: pct(&lat, 0.99),
+    }
+}
+
+#[tokio::main]
+async fn main() {
+    let secs: f64 = env_or("RELAY_BENCH_SECONDS", 3.0);
+    let rate: usize = env_or("RELAY_BENCH_RATE", 1000);
+    let sizes: Vec<usize> = std::env::var("RELAY_BENCH_CLIENTS")
+        .unwrap_or_else(|_| "100,1000".into())
+        .split(',')
+        .filter_map(|s| s.trim().parse().ok())
+        .collect();
+
+    let nats = Nats::start().await;
+    let db = Database::create().await;
+    let quiet = [("RELAY_TELEMETRY__LOG_LEVEL", "warn")];
+    let _registry = ServiceProcess::spawn(
+        &relay_testkit::bin_path("session-registry"),
+        &nats,
+        &db,
+        &[
+            ("RELAY_TELEMETRY__LOG_LEVEL", "warn"),
+            ("RELAY_REGISTRY__FORWARD_EVENTS", "false"),
+        ],
+    );
+    let _ingest = ServiceProcess::spawn(&relay_testkit::bin_path("event-ingest"), &nats, &db, &quiet);
+    let client = nats.client().await;
+    relay_testkit::wait_for_instances(&client, "session-registry", 1).await;
+    relay_testkit::wait_for_instances(&client, "event-ingest", 1).await;
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let listen = format!("127.0.0.1:{port}");
+    let gateway = ServiceProcess::spawn(
+        GATEWAY,
+        &nats,
+        &db,
+        &[
+            ("RELAY_TELEMETRY__LOG_LEVEL", "warn"),
+            ("RELAY_GATEWAY__LISTEN", listen.as_str()),
+            ("RELAY_API_TOKEN", ""),
+        ],
+    );
+    let base = format!("http://{listen}");
+    let http = reqwest::Client::builder().pool_max_idle_per_host(usize::MAX).build().unwrap();
+    relay_testkit::wait_for(|| async {
+        let r = http.get(format!("{base}/readyz")).send().await.ok()?;
+        r.status().is_success().then_some(())
+    })
+    .await;
+
+    // 1. Fan-out, each size beside its NATS baseline.
+    let fan_secs = secs * 3.0;
+    let mut fanouts = Vec::new();
+    for &clients in &sizes {
+        eprintln!("fan-out: {clients} clients, {rate} events/s for {fan_secs} s");
+        fanouts.push(nats_fanout(&nats, clients, rate, fan_secs).await);
+        fanouts.push(sse_fanout(&http, &base, &client, gateway.pid(), clients, rate, fan_secs).await);
+        // Let the closed streams go before the next case.
+        tokio::time::sleep(Duration::from_secs(2)).await;
+    }
+
+    // 2. REST against a seeded registry.
+    let run = format!("b{}", relay_bus::now_ms());
+    for i in 0..SESSIONS {
+        relay_testkit::expect_ok(&client, "session.create", json!({"sessionId": format!("{run}-{i}"), "title": "bench"}))
+            .await;
+    }
+    let health: Call = {
+        let (http, url) = (http.clone(), format!("{base}/healthz"));
+        Arc::new(move |_| {
+            let (http, url) = (http.clone(), url.clone());
+            Box::pin(async move { http.get(url).send().await.is_ok_and(|r| r.status().is_success()) })
+        })
+    };
+    let bus: Call = {
+        let (nats, run) = (client.clone(), run.clone());
+        Arc::new(move |n| {
+            let (nats, body) = (nats.clone(), json!({"sessionId": format!("{run}-{}", n % SESSIONS)}));
+            Box::pin(async move { relay_testkit::call_json(&nats, "session.get", body).await.is_ok() })
+        })
+    };
+    let rest: Call = {
+        let (http, base, run) = (http.clone(), base.clone(), run.clone());
+        Arc::new(move |n| {
+            let (http, url) = (http.clone(), format!("{base}/api/v1/sessions/{run}-{}", n % SESSIONS));
+            Box::pin(async move { http.get(url).send().await.is_ok_and(|r| r.status().is_success()) })
+        })
+    };
+    let mut rests = Vec::new();
+    for concurrency in [1, 32] {
+        rests.push(closed_loop("GET /healthz (HTTP floor)", concurrency, secs, health.clone()).await);
+        rests.push(closed_loop("session.get over NATS (baseline)", concurrency, secs, bus.clone()).await);
+        rests.push(closed_loop("GET /api/v1/sessions/{id}", concurrency, secs, rest.clone()).await);
+    }
+
+    println!(
+        "\n{:<26} {:>7} {:>7} {:>11} {:>11} {:>9} {:>9} {:>9} {:>10}",
+        "fan-out", "clients", "ev/s", "expected", "delivered", "p50 ms", "p99 ms", "max ms", "KiB/conn"
+    );
+    for f in &fanouts {
+        println!(
+            "{:<26} {:>7} {:>7} {:>11} {:>11} {:>9.2} {:>9.2} {:>9.2} {:>10}",
+            f.case,
+            f.clients,
+            f.rate,
+            f.expected,
+            f.delivered,
+            f.lag_p50_us as f64 / 1000.0,
+            f.lag_p99_us as f64 / 1000.0,
+            f.lag_max_us as f64 / 1000.0,
+            f.kib_per_conn.map(|k| format!("{k:.1}")).unwrap_or_else(|| "-".into()),
+        );
+    }
+    println!(
+        "\n{:<34} {:>5} {:>10} {:>10} {:>10} {:>7}",
+        "REST", "conc", "req/s", "p50 µs", "p99 µs", "errors"
+    );
+    for r in &rests {
+        println!(
+            "{:<34} {:>5} {:>10.0} {:>10} {:>10} {:>7}",
+            r.case,
+            r.concurrency,
+            r.requests as f64 / r.seconds,
+            r.p50_us,
+            r.p99_us,
+            r.errors
+        );
+    }
+
+    let doc = json!({
+        "benchmark": "gateway",
+        "command": "make bench",
+        "measuredAt": relay_bus::now_ms(),
+        "machine": { "cpus": std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0), "os": std::env::consts::OS },
+        "setup": "private nats-server and a fresh Postgres database on loopback; release-built session-registry, event-ingest and gateway, each its own process; the bench process runs every client (SSE readers, NATS subscribers, HTTP callers) on the same two cores",
+        "fanout": fanouts.iter().map(Fanout::json).collect::<Vec<_>>(),
+        "rest": rests.iter().map(|r| json!({
+            "case": r.case, "concurrency": r.concurrency, "requests": r.requests, "errors": r.errors,
+            "seconds": r.seconds, "throughputPerSec": (r.requests as f64 / r.seconds).round(),
+            "p50Us": r.p50_us, "p99Us": r.p99_us,
+        })).collect::<Vec<_>>(),
+    });
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench/results");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("gateway.json");
+    std::fs::write(&path, serde_json::to_string_pretty(&doc).unwrap() + "\n").unwrap();
+    println!("\nwritten to {}", path.canonicalize().unwrap_or(path).display());
+}
