@@ -2,8 +2,9 @@
 //!
 //! 1. SSE fan-out: N clients follow `/api/v1/events/sse` while events are appended at a fixed
 //!    rate; each delivery's lag is the time from the append request to the frame's arrival.
-//!    Baseline in the same run: the same fan-out done by NATS itself (N subscribers, the same
-//!    rate and payload size), which is the floor for any live stream built on the bus.
+//!    Baselines in the same run, N NATS subscribers each: messages of the same size published
+//!    straight to a subject (NATS's own fan-out), and `event.committed.>` while the same events
+//!    are appended (the log's commit and publish: everything but the gateway).
 //!    Memory per connection is the gateway's RSS growth with N idle streams open, over N.
 //! 2. REST: `GET /api/v1/sessions/{id}` in a closed loop at 1 and 32 concurrent callers, beside
 //!    `session.get` straight over NATS (what the gateway itself does per request) and
@@ -185,28 +186,29 @@ async fn sse_fanout(
             }
         })
     };
-    // Only this producer appends, so event i of the run has seq head + 1 + i.
-    let head = relay_testkit::expect_ok(nats, "event.since", json!({"seq": 0, "limit": 1})).await["headSeq"]
-        .as_u64()
-        .unwrap();
-    first_seq.store(head + 1, Ordering::Release);
-    let sent = produce(total, rate, t0, |batch_start| {
-        let nats = nats.clone();
-        async move {
-            let events: Vec<Value> = (batch_start..batch_start + BATCH).map(event_body).collect();
-            relay_testkit::expect_ok(&nats, "event.append", json!({ "events": events })).await;
-        }
-    })
-    .await;
+    let sent = append_at_rate(nats, &first_seq, total, rate, t0).await;
     finish(tasks, stop, Some((sampler, peak, rss_before, rss_idle)), "sse via gateway", clients, rate, secs, &sent, total).await
 }
 
-/// The baseline: the same fan-out by NATS itself, N subscribers on 10 connections.
-async fn nats_fanout(nats: &Nats, clients: usize, rate: usize, secs: f64) -> Fanout {
+/// Where the NATS baselines' subscribers read from.
+#[derive(Clone, Copy, PartialEq)]
+enum Source {
+    /// Messages published straight to a subject: NATS's own fan-out.
+    Raw,
+    /// `event.committed.>` while events are appended: the gateway's input, without the gateway.
+    Log,
+}
+
+/// The baselines: the same fan-out by NATS itself, N subscribers on 10 connections.
+async fn nats_fanout(nats: &Nats, log: &async_nats::Client, source: Source, clients: usize, rate: usize, secs: f64) -> Fanout {
     let t0 = Instant::now();
     let total = (rate as f64 * secs) as usize / BATCH * BATCH;
     let stop = Arc::new(AtomicBool::new(false));
-    let subject = format!("bench.fanout.{clients}");
+    let first_seq = Arc::new(AtomicU64::new(0));
+    let subject = match source {
+        Source::Raw => format!("bench.fanout.{clients}"),
+        Source::Log => "event.committed.>".to_string(),
+    };
     let mut conns = Vec::new();
     for _ in 0..10 {
         conns.push(nats.client().await);
@@ -214,14 +216,26 @@ async fn nats_fanout(nats: &Nats, clients: usize, rate: usize, secs: f64) -> Fan
     let mut tasks = Vec::new();
     for i in 0..clients {
         let mut sub = conns[i % conns.len()].subscribe(subject.clone()).await.unwrap();
-        let stop = stop.clone();
+        let (stop, first_seq) = (stop.clone(), first_seq.clone());
         tasks.push(tokio::spawn(async move {
+            #[derive(serde::Deserialize)]
+            struct Seq {
+                seq: u64,
+            }
             let mut receipts = Receipts::with_capacity(total);
             while receipts.len() < total && !stop.load(Ordering::Relaxed) {
                 match tokio::time::timeout(Duration::from_millis(200), sub.next()).await {
                     Ok(Some(msg)) => {
                         let at = t0.elapsed().as_micros() as u32;
-                        let idx = u32::from_le_bytes(msg.payload[..4].try_into().unwrap());
+                        let idx = match source {
+                            Source::Raw => u32::from_le_bytes(msg.payload[..4].try_into().unwrap()),
+                            Source::Log => match serde_json::from_slice::<Seq>(&msg.payload) {
+                                Ok(e) if e.seq >= first_seq.load(Ordering::Acquire) => {
+                                    (e.seq - first_seq.load(Ordering::Acquire)) as u32
+                                }
+                                _ => continue,
+                            },
+                        };
                         receipts.push((idx, at));
                     }
                     Ok(None) => break,
@@ -237,19 +251,48 @@ async fn nats_fanout(nats: &Nats, clients: usize, rate: usize, secs: f64) -> Fan
     tokio::time::sleep(Duration::from_millis(500)).await;
     let publisher = nats.client().await;
     let size = serde_json::to_vec(&event_body(0)).unwrap().len() + 150; // + the log's envelope
-    let sent = produce(total, rate, t0, |batch_start| {
-        let (publisher, subject) = (publisher.clone(), subject.clone());
+    let (case, sent) = match source {
+        Source::Raw => {
+            let sent = produce(total, rate, t0, |batch_start| {
+                let (publisher, subject) = (publisher.clone(), subject.clone());
+                async move {
+                    for idx in batch_start..batch_start + BATCH {
+                        let mut payload = vec![b'x'; size];
+                        payload[..4].copy_from_slice(&(idx as u32).to_le_bytes());
+                        publisher.publish(subject.clone(), payload.into()).await.unwrap();
+                    }
+                    publisher.flush().await.unwrap();
+                }
+            })
+            .await;
+            ("nats publish fan-out", sent)
+        }
+        Source::Log => ("event.committed over nats", append_at_rate(log, &first_seq, total, rate, t0).await),
+    };
+    finish(tasks, stop, None, case, clients, rate, secs, &sent, total).await
+}
+
+/// Appends `total` events at `rate`; `first_seq` is set to the seq the first one will get.
+async fn append_at_rate(
+    nats: &async_nats::Client,
+    first_seq: &AtomicU64,
+    total: usize,
+    rate: usize,
+    t0: Instant,
+) -> HashMap<u32, u32> {
+    // Only this producer appends, so event i of the run has seq head + 1 + i.
+    let head = relay_testkit::expect_ok(nats, "event.since", json!({"seq": 0, "limit": 1})).await["headSeq"]
+        .as_u64()
+        .unwrap();
+    first_seq.store(head + 1, Ordering::Release);
+    produce(total, rate, t0, |batch_start| {
+        let nats = nats.clone();
         async move {
-            for idx in batch_start..batch_start + BATCH {
-                let mut payload = vec![b'x'; size];
-                payload[..4].copy_from_slice(&(idx as u32).to_le_bytes());
-                publisher.publish(subject.clone(), payload.into()).await.unwrap();
-            }
-            publisher.flush().await.unwrap();
+            let events: Vec<Value> = (batch_start..batch_start + BATCH).map(event_body).collect();
+            relay_testkit::expect_ok(&nats, "event.append", json!({ "events": events })).await;
         }
     })
-    .await;
-    finish(tasks, stop, None, "nats fan-out (baseline)", clients, rate, secs, &sent, total).await
+    .await
 }
 
 /// Sends `total` items in bursts of BATCH, `rate` per second; returns index → send time (µs).
@@ -432,7 +475,8 @@ async fn main() {
     let mut fanouts = Vec::new();
     for &clients in &sizes {
         eprintln!("fan-out: {clients} clients, {rate} events/s for {fan_secs} s");
-        fanouts.push(nats_fanout(&nats, clients, rate, fan_secs).await);
+        fanouts.push(nats_fanout(&nats, &client, Source::Raw, clients, rate, fan_secs).await);
+        fanouts.push(nats_fanout(&nats, &client, Source::Log, clients, rate, fan_secs).await);
         fanouts.push(sse_fanout(&http, &base, &client, gateway.pid(), clients, rate, fan_secs).await);
         // Let the closed streams go before the next case.
         tokio::time::sleep(Duration::from_secs(2)).await;
@@ -478,7 +522,7 @@ async fn main() {
     );
     for f in &fanouts {
         println!(
-            "{:<26} {:>7} {:>7} {:>11} {:>11} {:>9.2} {:>9.2} {:>9.2} {:>10}",
+            "{:<27} {:>7} {:>7} {:>11} {:>11} {:>9.2} {:>9.2} {:>9.2} {:>10}",
             f.case,
             f.clients,
             f.rate,

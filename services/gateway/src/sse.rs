@@ -13,7 +13,7 @@ use crate::{ApiError, AppState, GatewaySettings};
 use axum::extract::State;
 use axum::http::HeaderMap;
 use axum::response::IntoResponse;
-use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
+use bytes::{Bytes, BytesMut};
 use relay_contracts::events::{Event, QueryRequest, QueryResponse, SinceRequest, SinceResponse};
 use relay_contracts::subjects::event as subjects;
 use serde::Deserialize;
@@ -23,10 +23,25 @@ use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::Duration;
 use tokio::sync::{broadcast, mpsc};
 
-/// One live event, serialised once for every client.
+/// One event, serialised once for every client that gets it: as JSON and as the SSE frame.
 pub struct Live {
     pub event: Event,
     pub json: String,
+    /// `event: <type>`, `id: <seq>`, `data: <json>` and the blank line; the JSON is compact, so
+    /// it is one data line.
+    pub frame: Bytes,
+}
+
+impl Live {
+    pub fn new(event: Event) -> Live {
+        let json = serde_json::to_string(&event).unwrap_or_default();
+        let frame = format!("event: {}\nid: {}\ndata: {json}\n\n", event.event_type, event.seq);
+        Live {
+            event,
+            json,
+            frame: Bytes::from(frame),
+        }
+    }
 }
 
 #[derive(Clone)]
@@ -128,9 +143,8 @@ impl Hub {
     fn emit(&self, event: Event, cursor: &mut i64) {
         *cursor = event.seq;
         self.head.store(event.seq, Ordering::Release);
-        let json = serde_json::to_string(&event).unwrap_or_default();
         // An error only means no client is listening.
-        let _ = self.tx.send(Arc::new(Live { event, json }));
+        let _ = self.tx.send(Arc::new(Live::new(event)));
     }
 }
 
@@ -285,22 +299,37 @@ async fn open(
         .filter(|t| !t.is_empty());
     let start = start_of(&headers, &params)?;
     let rx = follow(&state, start, filter)?;
-    let stream = futures::stream::unfold(rx, |mut rx| async move {
-        let live = rx.recv().await?;
-        let frame = SseEvent::default()
-            .event(&live.event.event_type)
-            .id(live.event.seq.to_string())
-            .data(&live.json);
-        Some((Ok::<_, Infallible>(frame), rx))
+    let heartbeat = Duration::from_millis(state.settings.sse_heartbeat_ms.max(1));
+    // Frames are rendered once by the hub and shared; whatever is queued when the client's
+    // connection is ready goes out as one chunk, so a busy stream costs one write per burst
+    // rather than one per event.
+    let stream = futures::stream::unfold(rx, move |mut rx| async move {
+        let mut ready = Vec::with_capacity(COALESCE);
+        match tokio::time::timeout(heartbeat, rx.recv_many(&mut ready, COALESCE)).await {
+            Err(_) => Some((Ok::<_, Infallible>(Bytes::from_static(b": heartbeat\n\n")), rx)),
+            Ok(0) => None,
+            Ok(1) => Some((Ok(ready[0].frame.clone()), rx)),
+            Ok(_) => {
+                let mut chunk = BytesMut::with_capacity(ready.iter().map(|l| l.frame.len()).sum());
+                for live in &ready {
+                    chunk.extend_from_slice(&live.frame);
+                }
+                Some((Ok(chunk.freeze()), rx))
+            }
+        }
     });
-    let keep_alive = KeepAlive::new()
-        .interval(Duration::from_millis(state.settings.sse_heartbeat_ms.max(1)))
-        .text("heartbeat");
     Ok((
-        [("cache-control", "no-cache"), ("x-accel-buffering", "no")],
-        Sse::new(stream).keep_alive(keep_alive),
+        [
+            ("content-type", "text/event-stream"),
+            ("cache-control", "no-cache"),
+            ("x-accel-buffering", "no"),
+        ],
+        axum::body::Body::from_stream(stream),
     ))
 }
+
+/// Most frames one SSE write carries.
+const COALESCE: usize = 64;
 
 /// Opens one event stream (an SSE response or a gRPC `EventService.Subscribe`): the matching
 /// events from `start` on, in seq order, each once. Streams count against
@@ -413,8 +442,7 @@ impl Client {
             let short = (page.events.len() as i64) < self.page;
             let empty = page.events.is_empty();
             for event in page.events.into_iter().filter(|e| self.filter.matches(e)) {
-                let json = serde_json::to_string(&event).unwrap_or_default();
-                self.send(Arc::new(Live { event, json })).await?;
+                self.send(Arc::new(Live::new(event))).await?;
             }
             *cursor = page.next_seq.max(*cursor);
             if short || empty {
