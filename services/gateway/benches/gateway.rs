@@ -63,6 +63,9 @@ struct Fanout {
     /// Gateway RSS growth per idle open stream (SSE only).
     kib_per_conn: Option<f64>,
     peak_rss_kib: Option<u64>,
+    /// Gateway counters over the case: clients caught up from the log, hub gap fills.
+    catch_ups: Option<f64>,
+    gap_fills: Option<f64>,
 }
 
 impl Fanout {
@@ -75,6 +78,7 @@ impl Fanout {
             "lagMaxMs": self.lag_max_us as f64 / 1000.0,
             "gatewayKiBPerConnection": self.kib_per_conn.map(|k| (k * 10.0).round() / 10.0),
             "gatewayPeakRssKiB": self.peak_rss_kib,
+            "catchUpsFromLog": self.catch_ups, "hubGapFills": self.gap_fills,
         })
     }
 }
@@ -155,6 +159,8 @@ async fn sse_fanout(
     let stop = Arc::new(AtomicBool::new(false));
     let ready = Arc::new(AtomicUsize::new(0));
     let rss_before = rss_kib(gateway_pid);
+    let catch_ups = metric(http, base, "relay_gateway_sse_catch_ups_total").await;
+    let gap_fills = metric(http, base, "relay_gateway_hub_gap_fills_total").await;
     let mut tasks = Vec::new();
     for _ in 0..clients {
         let (http, url) = (http.clone(), format!("{base}/api/v1/events/sse"));
@@ -172,9 +178,7 @@ async fn sse_fanout(
     // Let every client task reach the hub before the first event.
     tokio::time::sleep(Duration::from_millis(1000)).await;
     let rss_idle = rss_kib(gateway_pid);
-    eprintln!(
-        "  {clients} SSE streams open; gateway RSS {rss_before} → {rss_idle} KiB; {total} events at {rate}/s"
-    );
+    eprintln!("  {clients} SSE streams open; gateway RSS {rss_before} → {rss_idle} KiB; {total} events at {rate}/s");
 
     let peak = Arc::new(AtomicU64::new(rss_idle));
     let sampler = {
@@ -187,7 +191,22 @@ async fn sse_fanout(
         })
     };
     let sent = append_at_rate(nats, &first_seq, total, rate, t0).await;
-    finish(tasks, stop, Some((sampler, peak, rss_before, rss_idle)), "sse via gateway", clients, rate, secs, &sent, total).await
+    let sampler = Some((sampler, peak, rss_before, rss_idle));
+    let mut f = finish(
+        tasks,
+        stop,
+        sampler,
+        "sse via gateway",
+        clients,
+        rate,
+        secs,
+        &sent,
+        total,
+    )
+    .await;
+    f.catch_ups = Some(metric(http, base, "relay_gateway_sse_catch_ups_total").await - catch_ups);
+    f.gap_fills = Some(metric(http, base, "relay_gateway_hub_gap_fills_total").await - gap_fills);
+    f
 }
 
 /// Where the NATS baselines' subscribers read from.
@@ -200,7 +219,14 @@ enum Source {
 }
 
 /// The baselines: the same fan-out by NATS itself, N subscribers on 10 connections.
-async fn nats_fanout(nats: &Nats, log: &async_nats::Client, source: Source, clients: usize, rate: usize, secs: f64) -> Fanout {
+async fn nats_fanout(
+    nats: &Nats,
+    log: &async_nats::Client,
+    source: Source,
+    clients: usize,
+    rate: usize,
+    secs: f64,
+) -> Fanout {
     let t0 = Instant::now();
     let total = (rate as f64 * secs) as usize / BATCH * BATCH;
     let stop = Arc::new(AtomicBool::new(false));
@@ -267,7 +293,10 @@ async fn nats_fanout(nats: &Nats, log: &async_nats::Client, source: Source, clie
             .await;
             ("nats publish fan-out", sent)
         }
-        Source::Log => ("event.committed over nats", append_at_rate(log, &first_seq, total, rate, t0).await),
+        Source::Log => (
+            "event.committed over nats",
+            append_at_rate(log, &first_seq, total, rate, t0).await,
+        ),
     };
     finish(tasks, stop, None, case, clients, rate, secs, &sent, total).await
 }
@@ -366,7 +395,26 @@ async fn finish(
         lag_max_us: lag.last().copied().unwrap_or(0),
         kib_per_conn,
         peak_rss_kib,
+        catch_ups: None,
+        gap_fills: None,
     }
+}
+
+/// A counter of the gateway's /metrics.
+async fn metric(http: &reqwest::Client, base: &str, name: &str) -> f64 {
+    let text = http
+        .get(format!("{base}/metrics"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    text.lines()
+        .find(|l| l.starts_with(name) && l[name.len()..].starts_with(' '))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0.0)
 }
 
 struct Rest {
@@ -450,7 +498,11 @@ async fn main() {
     let client = nats.client().await;
     relay_testkit::wait_for_instances(&client, "session-registry", 1).await;
     relay_testkit::wait_for_instances(&client, "event-ingest", 1).await;
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
     let listen = format!("127.0.0.1:{port}");
     let gateway = ServiceProcess::spawn(
         GATEWAY,
@@ -463,7 +515,10 @@ async fn main() {
         ],
     );
     let base = format!("http://{listen}");
-    let http = reqwest::Client::builder().pool_max_idle_per_host(usize::MAX).build().unwrap();
+    let http = reqwest::Client::builder()
+        .pool_max_idle_per_host(usize::MAX)
+        .build()
+        .unwrap();
     relay_testkit::wait_for(|| async {
         let r = http.get(format!("{base}/readyz")).send().await.ok()?;
         r.status().is_success().then_some(())
@@ -485,8 +540,12 @@ async fn main() {
     // 2. REST against a seeded registry.
     let run = format!("b{}", relay_bus::now_ms());
     for i in 0..SESSIONS {
-        relay_testkit::expect_ok(&client, "session.create", json!({"sessionId": format!("{run}-{i}"), "title": "bench"}))
-            .await;
+        relay_testkit::expect_ok(
+            &client,
+            "session.create",
+            json!({"sessionId": format!("{run}-{i}"), "title": "bench"}),
+        )
+        .await;
     }
     let health: Call = {
         let (http, url) = (http.clone(), format!("{base}/healthz"));
@@ -517,12 +576,23 @@ async fn main() {
     }
 
     println!(
-        "\n{:<26} {:>7} {:>7} {:>11} {:>11} {:>9} {:>9} {:>9} {:>10}",
-        "fan-out", "clients", "ev/s", "expected", "delivered", "p50 ms", "p99 ms", "max ms", "KiB/conn"
+        "\n{:<26} {:>7} {:>7} {:>11} {:>11} {:>9} {:>9} {:>9} {:>10} {:>9} {:>9}",
+        "fan-out",
+        "clients",
+        "ev/s",
+        "expected",
+        "delivered",
+        "p50 ms",
+        "p99 ms",
+        "max ms",
+        "KiB/conn",
+        "catch-ups",
+        "gap fills"
     );
     for f in &fanouts {
+        let count = |c: Option<f64>| c.map(|c| c.to_string()).unwrap_or_else(|| "-".into());
         println!(
-            "{:<27} {:>7} {:>7} {:>11} {:>11} {:>9.2} {:>9.2} {:>9.2} {:>10}",
+            "{:<26} {:>7} {:>7} {:>11} {:>11} {:>9.2} {:>9.2} {:>9.2} {:>10} {:>9} {:>9}",
             f.case,
             f.clients,
             f.rate,
@@ -532,6 +602,8 @@ async fn main() {
             f.lag_p99_us as f64 / 1000.0,
             f.lag_max_us as f64 / 1000.0,
             f.kib_per_conn.map(|k| format!("{k:.1}")).unwrap_or_else(|| "-".into()),
+            count(f.catch_ups),
+            count(f.gap_fills),
         );
     }
     println!(

@@ -1,4 +1,5 @@
 use gateway::{AppState, Settings};
+use axum::serve::ListenerExt;
 use std::time::Duration;
 
 #[tokio::main]
@@ -15,7 +16,13 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     let listener = tokio::net::TcpListener::bind(&settings.gateway.listen).await?;
     let state = AppState::new(nats, db, settings.gateway);
-    tracing::info!(listen = %listener.local_addr()?, "gateway serving /api/v1");
+    tracing::info!(listen = %listener.local_addr()?, "gateway serving /api/v1 and gRPC");
+    // Without TCP_NODELAY a small SSE frame waits for the client's delayed ACK (~40 ms).
+    let listener = listener.tap_io(|tcp| {
+        if let Err(e) = tcp.set_nodelay(true) {
+            tracing::debug!(error = %e, "cannot set TCP_NODELAY");
+        }
+    });
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
     let server = axum::serve(listener, gateway::router(state)).with_graceful_shutdown(async {
         let _ = stop_rx.await;
