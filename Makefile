@@ -25,11 +25,12 @@ up: run
 
 ## Benchmarks; figures printed and written to bench/results/*.json.
 bench: services
-	$(CARGO) build --release -p session-registry -p event-ingest -p delivery-runner -p cost-aggregator
+	$(CARGO) build --release -p session-registry -p event-ingest -p delivery-runner -p cost-aggregator -p gateway
 	$(CARGO) bench -p session-registry --bench registry
 	$(CARGO) bench -p event-ingest --bench events
 	$(CARGO) bench -p delivery-runner --bench delivery
 	$(CARGO) bench -p cost-aggregator --bench costs
+	$(CARGO) bench -p gateway --bench gateway
 
 ## Regenerate docs/api/openapi.json from the gateway's types (a test fails when it is stale).
 openapi:
