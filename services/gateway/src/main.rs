@@ -1,5 +1,5 @@
-use gateway::{AppState, Settings};
 use axum::serve::ListenerExt;
+use gateway::{AppState, Settings};
 use std::time::Duration;
 
 #[tokio::main]
