@@ -118,9 +118,5 @@ async fn main() {
         "foldLagAfterLastAppendMs": lag_ms,
         "command": "make bench (cargo bench -p cost-aggregator --bench costs)",
     });
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench/results");
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("costs.json");
-    std::fs::write(&path, serde_json::to_string_pretty(&doc).unwrap() + "\n").unwrap();
-    println!("\nwritten to {}", path.display());
+    relay_testkit::write_bench_results("costs", &doc);
 }

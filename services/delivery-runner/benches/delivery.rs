@@ -399,10 +399,6 @@ async fn main() {
         "barePathLatencyUs": {"p50": percentile(&floor, 0.50), "p99": percentile(&floor, 0.99), "max": floor.last().copied().unwrap_or(0), "samples": floor.len()},
         "command": "make bench (cargo bench -p delivery-runner --bench delivery)",
     });
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench/results");
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("delivery.json");
-    std::fs::write(&path, serde_json::to_string_pretty(&doc).unwrap() + "\n").unwrap();
-    println!("\nwritten to {}", path.display());
+    relay_testkit::write_bench_results("delivery", &doc);
     drop(agents);
 }

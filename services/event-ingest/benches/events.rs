@@ -165,9 +165,5 @@ async fn main() {
             { "case": "replay from seq 0", "pageSize": 10000, "events": replayed, "eventsPerSec": replay_rate.round() },
         ],
     });
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench/results");
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("events.json");
-    std::fs::write(&path, serde_json::to_string_pretty(&doc).unwrap() + "\n").unwrap();
-    println!("\nwritten to {}", path.display());
+    relay_testkit::write_bench_results("events", &doc);
 }

@@ -410,11 +410,7 @@ async fn metric(http: &reqwest::Client, base: &str, name: &str) -> f64 {
         .text()
         .await
         .unwrap();
-    text.lines()
-        .find(|l| l.starts_with(name) && l[name.len()..].starts_with(' '))
-        .and_then(|l| l.split_whitespace().nth(1))
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0.0)
+    relay_testkit::metric_value(&text, name)
 }
 
 struct Rest {
@@ -635,9 +631,5 @@ async fn main() {
             "p50Us": r.p50_us, "p99Us": r.p99_us,
         })).collect::<Vec<_>>(),
     });
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench/results");
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("gateway.json");
-    std::fs::write(&path, serde_json::to_string_pretty(&doc).unwrap() + "\n").unwrap();
-    println!("\nwritten to {}", path.canonicalize().unwrap_or(path).display());
+    relay_testkit::write_bench_results("gateway", &doc);
 }

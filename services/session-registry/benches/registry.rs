@@ -217,11 +217,7 @@ async fn main() {
         "setup": "private nats-server and a fresh Postgres database on loopback; registry release build in its own process; closed-loop callers on one NATS connection; echo responder on a second connection of the bench process",
         "results": results,
     });
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench/results");
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("registry.json");
-    std::fs::write(&path, serde_json::to_string_pretty(&doc).unwrap() + "\n").unwrap();
-    println!("\nwritten to {}", path.canonicalize().unwrap_or(path).display());
+    relay_testkit::write_bench_results("registry", &doc);
 }
 
 fn uuid_prefix() -> String {

@@ -455,3 +455,23 @@ impl Cluster {
         expect_err(&self.client, subject, body, code).await
     }
 }
+
+/// Writes a benchmark's results to `bench/results/<name>.json` (pretty, one trailing newline)
+/// and says where.
+pub fn write_bench_results(name: &str, doc: &serde_json::Value) {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench/results");
+    std::fs::create_dir_all(&dir).expect("bench/results is writable");
+    let path = dir.join(format!("{name}.json"));
+    std::fs::write(&path, serde_json::to_string_pretty(doc).expect("JSON") + "\n").expect("results written");
+    println!("\nwritten to {}", path.canonicalize().unwrap_or(path).display());
+}
+
+/// The value of an unlabelled sample `name` in a Prometheus text exposition; 0 when absent.
+pub fn metric_value(exposition: &str, name: &str) -> f64 {
+    exposition
+        .lines()
+        .find(|l| l.starts_with(name) && l[name.len()..].starts_with(' '))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0.0)
+}

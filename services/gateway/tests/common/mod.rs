@@ -130,11 +130,7 @@ impl Gateway {
             .text()
             .await
             .unwrap();
-        text.lines()
-            .find(|l| l.starts_with(name) && l[name.len()..].starts_with(' '))
-            .and_then(|l| l.split_whitespace().nth(1))
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(0.0)
+        relay_testkit::metric_value(&text, name)
     }
 
     pub async fn sse(&self, path: &str, last_event_id: Option<i64>) -> reqwest::Response {
