@@ -303,20 +303,23 @@ async fn open(
     // Frames are rendered once by the hub and shared; whatever is queued when the client's
     // connection is ready goes out as one chunk, so a busy stream costs one write per burst
     // rather than one per event.
-    let stream = futures::stream::unfold(rx, move |mut rx| async move {
-        let mut ready = Vec::with_capacity(COALESCE);
-        match tokio::time::timeout(heartbeat, rx.recv_many(&mut ready, COALESCE)).await {
-            Err(_) => Some((Ok::<_, Infallible>(Bytes::from_static(b": heartbeat\n\n")), rx)),
-            Ok(0) => None,
-            Ok(1) => Some((Ok(ready[0].frame.clone()), rx)),
+    // One buffer per stream, reused for every burst.
+    let ready = Vec::with_capacity(COALESCE);
+    let stream = futures::stream::unfold((rx, ready), move |(mut rx, mut ready)| async move {
+        let chunk = match tokio::time::timeout(heartbeat, rx.recv_many(&mut ready, COALESCE)).await {
+            Err(_) => Bytes::from_static(b": heartbeat\n\n"),
+            Ok(0) => return None,
+            Ok(1) => ready[0].frame.clone(),
             Ok(_) => {
                 let mut chunk = BytesMut::with_capacity(ready.iter().map(|l| l.frame.len()).sum());
                 for live in &ready {
                     chunk.extend_from_slice(&live.frame);
                 }
-                Some((Ok(chunk.freeze()), rx))
+                chunk.freeze()
             }
-        }
+        };
+        ready.clear();
+        Some((Ok::<_, Infallible>(chunk), (rx, ready)))
     });
     Ok((
         [
