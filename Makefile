@@ -2,7 +2,7 @@
 CARGO ?= cargo
 export CARGO_TERM_COLOR ?= never
 
-.PHONY: test build services run up bench fmt lint clean-test-dbs openapi fuzz
+.PHONY: test build services run up bench chaos fmt lint clean-test-dbs openapi fuzz compose-check deploy-check
 
 ## Start NATS and Postgres if needed, then build and run every test.
 test: services
@@ -15,13 +15,25 @@ build:
 services:
 	./scripts/ensure-services.sh
 
-## Run every service against the local NATS and Postgres (database `relay`), until Ctrl-C.
+## Run every service as local processes against the local NATS and Postgres (database `relay`),
+## the same topology and configuration as docker compose, until Ctrl-C.
 run: services
-	$(CARGO) build -p session-registry -p event-ingest -p delivery-runner -p permission-manager -p cost-aggregator -p agent-harness -p gateway
+	$(CARGO) build --workspace --bins
 	./scripts/run-local.sh
 
-## Until docker compose is wired up (issue 7): the same as `run`.
-up: run
+## The local cluster: docker compose (gateway :8080, Jaeger :16686) where a Docker engine runs,
+## else the same services as local processes (`make run`).
+up:
+	@if docker compose version >/dev/null 2>&1 && docker info >/dev/null 2>&1; then \
+	  docker compose up --build; else echo "no Docker engine: running the services as local processes"; $(MAKE) run; fi
+
+## Validate docker-compose.yml, the Dockerfile and deploy/compose/* without a Docker engine.
+compose-check:
+	./scripts/compose-check.sh
+
+## Offline checks of deploy/ (NATS configs, Kubernetes manifests; needs kubectl).
+deploy-check:
+	./deploy/check.sh
 
 ## Benchmarks; figures printed and written to bench/results/*.json.
 bench: services
@@ -31,6 +43,13 @@ bench: services
 	$(CARGO) bench -p delivery-runner --bench delivery
 	$(CARGO) bench -p cost-aggregator --bench costs
 	$(CARGO) bench -p gateway --bench gateway
+
+## The mesh under fire: under steady load, kill -9 each service and the gateway, kill NATS,
+## crash Postgres; counts lost and duplicated work → bench/results/chaos.json. It starts its own
+## nats-server and its own Postgres server (initdb), so the machine's are never restarted.
+chaos:
+	$(CARGO) build --workspace --bins
+	$(CARGO) test -p relay-client --test chaos -- --ignored --nocapture
 
 ## Regenerate docs/api/openapi.json from the gateway's types (a test fails when it is stale).
 openapi:

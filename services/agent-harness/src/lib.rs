@@ -41,6 +41,10 @@ pub struct HarnessSettings {
     pub command: Vec<String>,
     /// Per-CLI pattern overrides: `[harness.patterns.claude] permission = "…"`.
     pub patterns: BTreeMap<String, parse::PatternSet>,
+    /// `--stop-with-stdin`: stop (as on SIGTERM) when standard input closes. The spawner holds
+    /// the other end, so its harnesses stop with it however it ends, kill -9 included.
+    #[serde(skip)]
+    pub stop_with_stdin: bool,
 }
 
 impl Default for HarnessSettings {
@@ -52,6 +56,7 @@ impl Default for HarnessSettings {
             cwd: None,
             command: Vec::new(),
             patterns: BTreeMap::new(),
+            stop_with_stdin: false,
         }
     }
 }

@@ -1,8 +1,10 @@
-//! `agent-harness [--session ID] [--cli claude|codex|gemini|generic] [--adapter NAME] [--cwd DIR] -- COMMAND [ARGS…]`
+//! `agent-harness [--session ID] [--cli claude|codex|gemini|generic] [--adapter NAME] [--cwd DIR] [--stop-with-stdin] -- COMMAND [ARGS…]`
 //!
 //! Runs COMMAND under a PTY as one agent session of relay session ID: attaches it with its
 //! capabilities, types delivered messages into it, turns its output into events, and answers
-//! its permission prompts and questions with the permission manager's decisions.
+//! its permission prompts and questions with the permission manager's decisions. SIGTERM or
+//! SIGINT (or, with `--stop-with-stdin`, standard input closing) stops the command and ends
+//! the agent session in the registry before exiting.
 
 use agent_harness::{HarnessSettings, Settings};
 
@@ -25,13 +27,14 @@ fn apply_args(h: &mut HarnessSettings, mut args: impl Iterator<Item = String>) -
             "--cli" => h.cli = value("--cli")?,
             "--adapter" => h.adapter = Some(value("--adapter")?),
             "--cwd" => h.cwd = Some(value("--cwd")?),
+            "--stop-with-stdin" => h.stop_with_stdin = true,
             "--" => {
                 h.command = args.collect();
                 break;
             }
             other => {
                 return Err(format!(
-                    "unknown argument {other}; usage: agent-harness [--session ID] [--cli NAME] [--adapter NAME] [--cwd DIR] -- COMMAND [ARGS…]"
+                    "unknown argument {other}; usage: agent-harness [--session ID] [--cli NAME] [--adapter NAME] [--cwd DIR] [--stop-with-stdin] -- COMMAND [ARGS…]"
                 ));
             }
         }

@@ -125,6 +125,9 @@ pub async fn run(nats: async_nats::Client, h: HarnessSettings) -> Result<u32, Ha
     );
 
     let mut exit = exit;
+    let stop = stop_requested(h.stop_with_stdin);
+    tokio::pin!(stop);
+    let mut stopped = None;
     let code = loop {
         tokio::select! {
             chunk = output.recv() => match chunk {
@@ -139,23 +142,92 @@ pub async fn run(nats: async_nats::Client, h: HarnessSettings) -> Result<u32, Ha
                 break code.unwrap_or(1);
             }
             _ = binding.released() => break 0,
+            why = &mut stop => {
+                tracing::info!(why, "asked to stop: stopping the agent process");
+                agent.kill();
+                stopped = Some(why);
+                break 0;
+            }
         }
     };
-    // Killed by a release: let the release finish (events, registry, reply) before exiting.
-    let code = if agent.is_releasing() {
-        let _ = tokio::time::timeout(std::time::Duration::from_secs(10), binding.released()).await;
-        0
-    } else {
+    let ending = async {
+        // Killed by a release: let the release finish (events, registry, reply) before exiting.
+        let code = if agent.is_releasing() {
+            let _ = tokio::time::timeout(STOP_GRACE, binding.released()).await;
+            0
+        } else {
+            // Exited or stopped: the registry must not keep listing it as attached.
+            let reason = match stopped {
+                Some(why) => format!("the harness was stopped ({why})"),
+                None => format!("the agent process exited with code {code}"),
+            };
+            binding.ended(reason).await;
+            code
+        };
+        events.status(AgentStatus::Offline);
+        events.emit(
+            "session.ended",
+            serde_json::json!({ "sessionId": binding.session_id, "exitCode": code }),
+        );
+        events.flush().await;
         code
     };
-    events.status(AgentStatus::Offline);
-    events.emit(
-        "session.ended",
-        serde_json::json!({ "sessionId": binding.session_id, "exitCode": code }),
-    );
-    events.flush().await;
+    // Events are retried until the log takes them, but a harness asked to stop (before or
+    // while ending) must exit even when the bus is gone for good.
+    tokio::pin!(ending);
+    let bounded = |ending| async move {
+        match tokio::time::timeout(STOP_GRACE, ending).await {
+            Ok(code) => code,
+            Err(_) => {
+                tracing::warn!("the bus did not take the last events in time; exiting without them");
+                0
+            }
+        }
+    };
+    let code = if stopped.is_some() {
+        bounded(ending).await
+    } else {
+        tokio::select! {
+            code = &mut ending => code,
+            why = &mut stop => {
+                tracing::info!(why, "asked to stop while ending");
+                bounded(ending).await
+            }
+        }
+    };
     tracing::info!(code, "agent process ended");
     Ok(code)
+}
+
+/// How long a stopping harness waits for its release or its last events.
+const STOP_GRACE: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Resolves with the reason once the harness is asked to stop: SIGTERM, SIGINT, or (when
+/// `stdin` is watched) standard input closing, which is how a spawner's exit reaches it.
+async fn stop_requested(watch_stdin: bool) -> &'static str {
+    use tokio::io::AsyncReadExt;
+    use tokio::signal::unix::{SignalKind, signal};
+    let stdin_closed = async {
+        if !watch_stdin {
+            return std::future::pending().await;
+        }
+        let mut stdin = tokio::io::stdin();
+        let mut buf = [0u8; 256];
+        while matches!(stdin.read(&mut buf).await, Ok(n) if n > 0) {}
+    };
+    let term = async {
+        match signal(SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending().await,
+        }
+    };
+    tokio::select! {
+        _ = term => "SIGTERM",
+        _ = tokio::signal::ctrl_c() => "SIGINT",
+        _ = stdin_closed => "standard input closed: the spawner is gone",
+    }
 }
 
 /// `agent.<id>.permission` {requestId, decision} and `agent.<id>.question` {questionId, answer}.

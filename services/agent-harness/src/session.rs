@@ -153,6 +153,11 @@ impl PtyAgent {
         self.releasing.load(std::sync::atomic::Ordering::SeqCst)
     }
 
+    /// Kills the command (the PTY's child).
+    pub fn kill(&self) {
+        let _ = self.killer.lock().expect("killer lock").kill();
+    }
+
     /// The event sink exists once the session is attached; what was parsed before is handled now.
     pub fn set_events(self: &Arc<Self>, events: EventSink) {
         *self.events.lock().expect("events lock") = Some(events);
@@ -466,6 +471,6 @@ impl AgentSession for PtyAgent {
     async fn release(&self, reason: Option<String>) {
         tracing::info!(?reason, "releasing: stopping the agent process");
         self.releasing.store(true, std::sync::atomic::Ordering::SeqCst);
-        let _ = self.killer.lock().expect("killer lock").kill();
+        self.kill();
     }
 }

@@ -121,17 +121,30 @@ pub async fn spawn(s: Spawner, req: SpawnRequest) -> Result<SpawnResponse, Harne
         _ => "generic",
     };
     let mut cmd = tokio::process::Command::new(&s.harness);
-    cmd.args(["--session", &req.session_id, "--cli", patterns, "--adapter", &req.cli]);
+    cmd.args([
+        "--session",
+        &req.session_id,
+        "--cli",
+        patterns,
+        "--adapter",
+        &req.cli,
+        "--stop-with-stdin",
+    ]);
     if let Some(cwd) = &req.cwd {
         cmd.args(["--cwd", cwd]);
     }
     cmd.arg("--").args(command);
     // The harness reads its NATS and telemetry settings from the same environment and file.
-    cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::inherit());
+    // Its stdin is a pipe nobody writes to: when this process ends, however it ends, the pipe
+    // closes and the harness stops its agent and ends the session.
+    cmd.stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit());
     let mut child = cmd
         .spawn()
         .map_err(|e| HarnessError::NotStarted(format!("cannot run the harness {}: {e}", s.harness.display())))?;
     let stdout = child.stdout.take().expect("stdout is piped");
+    let stdin = child.stdin.take().expect("stdin is piped");
     let mut lines = BufReader::new(stdout).lines();
 
     let timeout = Duration::from_millis(s.settings.attach_timeout_ms);
@@ -173,7 +186,7 @@ pub async fn spawn(s: Spawner, req: SpawnRequest) -> Result<SpawnResponse, Harne
         }
         let status = child.wait().await.map(|s| s.to_string()).unwrap_or_default();
         tracing::info!(agent_id = id, %status, "agent harness exited");
-        drop(slot);
+        drop((slot, stdin));
     });
 
     if let Some(task) = req.task {

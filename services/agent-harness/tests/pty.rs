@@ -124,6 +124,16 @@ impl Mesh {
             .clone()
     }
 
+    /// At least `n` events of these types, once they have all reached the log: the harness's
+    /// own events and those other services forward through their outboxes arrive independently.
+    async fn wait_events(&self, session: &str, types: &[&str], n: usize) -> Vec<Value> {
+        wait_for(|| async {
+            let e = self.events(session, types).await;
+            (e.len() >= n).then_some(e)
+        })
+        .await
+    }
+
     /// The agent's one pending permission request, once the manager has it.
     async fn pending_permission(&self) -> Value {
         wait_for(|| async {
@@ -160,7 +170,7 @@ async fn immediate_messages_reach_the_agent_process_in_order_and_are_delivered()
         ["hello 0", "hello 1", "hello 2", "hello 3", "hello 4"]
     );
     // Events reach the log shortly after the receipts: wait for five, then check none more came.
-    wait_for(|| async { (h.events("imm", &["message.received"]).await.len() >= 5).then_some(()) }).await;
+    h.wait_events("imm", &["message.received"], 5).await;
     tokio::time::sleep(Duration::from_millis(300)).await;
     let received = h.events("imm", &["message.received"]).await;
     assert_eq!(received.len(), 5, "one message.received per delivery");
@@ -190,7 +200,7 @@ async fn next_tool_call_messages_are_typed_at_the_agents_next_tool_call() {
     h.send("ntc", "tool Bash ls -la", "immediate").await;
     h.wait_status(&id, "delivered").await;
     assert_eq!(h.wait_surfaced(1).await, ["coordinate before acting"]);
-    let called = h.events("ntc", &["tool.called"]).await;
+    let called = h.wait_events("ntc", &["tool.called"], 1).await;
     assert_eq!(called[0]["payload"]["tool"], "Bash");
 }
 
@@ -219,26 +229,34 @@ async fn on_idle_messages_wait_until_the_agent_is_idle() {
     let id = h.send("idle", "when you have a moment", "on-idle").await;
     h.wait_status(&id, "delivered").await;
     assert_eq!(h.wait_surfaced(1).await, ["when you have a moment"]);
-    // Causal order in the log, not timing: the agent went active (the sleep), idle again, and
-    // only then was the message delivered.
-    let order = wait_for(|| async {
+    // Causal order, not timing: the agent went active (the sleep), idle again, and only then
+    // was the message delivered. The harness's status events and the runner's delivery.delivered
+    // reach the log by different paths, so wait for all three and compare their timestamps.
+    let marks: Vec<(i64, String)> = wait_for(|| async {
         let events = h.events("idle", &["status.changed", "delivery.delivered"]).await;
-        let marks: Vec<String> = events
+        let marks: Vec<(i64, String)> = events
             .iter()
-            .filter_map(|e| match e["type"].as_str() {
-                Some("status.changed") => e["payload"]["status"].as_str().map(String::from),
-                _ if e["payload"]["deliveryId"] == json!(id) => Some("delivered".into()),
-                _ => None,
+            .filter_map(|e| {
+                let mark = match e["type"].as_str() {
+                    Some("status.changed") => e["payload"]["status"].as_str().map(String::from),
+                    _ if e["payload"]["deliveryId"] == json!(id) => Some("delivered".into()),
+                    _ => None,
+                };
+                Some((e["ts"].as_i64()?, mark?))
             })
             .collect();
-        marks.contains(&"delivered".to_string()).then_some(marks)
+        let active = marks.iter().find(|m| m.1 == "active")?.0;
+        let idle_again = marks.iter().any(|m| m.1 == "idle" && m.0 >= active);
+        (idle_again && marks.iter().any(|m| m.1 == "delivered")).then_some(marks)
     })
     .await;
-    let active = order.iter().position(|m| m == "active").expect("went active");
-    let delivered = order.iter().position(|m| m == "delivered").unwrap();
+    let at = |mark: &str| marks.iter().find(|m| m.1 == mark).unwrap().0;
+    let (active, delivered) = (at("active"), at("delivered"));
     assert!(
-        active < delivered && order[active..delivered].iter().any(|m| m == "idle"),
-        "delivered while busy: {order:?}"
+        marks
+            .iter()
+            .any(|(ts, m)| m == "idle" && (active..=delivered).contains(ts)),
+        "delivered while busy: {marks:?}"
     );
 }
 
@@ -271,6 +289,7 @@ async fn a_delivery_id_seen_twice_is_acknowledged_but_surfaced_once() {
     let h = mesh("dup").await;
     let id = h.send("dup", "exactly once", "immediate").await;
     h.wait_status(&id, "delivered").await;
+    assert_eq!(h.wait_surfaced(1).await, ["exactly once"]);
     let d = h.m.ok("delivery.get", json!({"deliveryId": id})).await;
     let message = h.m.ok("session.messages", json!({"sessionId": "dup"})).await["messages"][0].clone();
     let again = json!({"context": {"id": id, "mode": "immediate", "reason": "message"}, "message": message});
@@ -317,7 +336,7 @@ async fn permission_prompts_are_decided_by_policy_or_a_human_and_typed_back_as_y
     )
     .await;
     h.wait_output("perm", "Permission denied: Bash(git push --force)").await;
-    let resolved = h.events("perm", &["permission.resolved"]).await;
+    let resolved = h.wait_events("perm", &["permission.resolved"], 3).await;
     let decisions: Vec<&str> = resolved
         .iter()
         .map(|e| e["payload"]["decision"].as_str().unwrap())
@@ -357,11 +376,7 @@ async fn agent_output_becomes_typed_events_and_input_reaches_the_terminal() {
         h.m.ok("agent.input", json!({"agentId": h.agent, "data": "tokens 1500 800\r"}))
             .await;
     assert_eq!(input["accepted"], true);
-    let tokens = wait_for(|| async {
-        let e = h.events("out", &["tokens.used"]).await;
-        (!e.is_empty()).then_some(e)
-    })
-    .await;
+    let tokens = h.wait_events("out", &["tokens.used"], 1).await;
     assert_eq!(tokens[0]["payload"]["inputTokens"], 1500);
     assert_eq!(tokens[0]["payload"]["outputTokens"], 800);
     // One command can yield several of these events, so wait for every kind, not a count.
@@ -422,6 +437,39 @@ async fn stop_releases_the_agent_and_cancels_what_it_was_not_sent() {
     let released = h.events("stop", &["session.released"]).await;
     assert_eq!(released.len(), 1);
     assert!(h.surfaced().is_empty());
+}
+
+/// SIGTERM (docker stop, a Kubernetes rollout) stops the agent and ends its agent session: the
+/// harness exits cleanly, the registry no longer lists the agent as attached, and the log says
+/// how the session ended.
+#[tokio::test]
+async fn sigterm_stops_the_agent_and_ends_its_agent_session() {
+    let mut h = mesh("term").await;
+    assert!(h.harness.terminate().await, "a clean exit on SIGTERM");
+    let agents = h.m.ok("session.get", json!({"sessionId": "term"})).await["session"]["agents"].clone();
+    assert_eq!(agents[0]["agentId"], h.agent.as_str());
+    assert_eq!(agents[0]["status"], "disposed", "{agents}");
+    let ended = h.events("term", &["session.ended"]).await;
+    assert_eq!(ended.len(), 1, "{ended:?}");
+    let offline = h.events("term", &["status.changed"]).await;
+    assert_eq!(offline.last().unwrap()["payload"]["status"], "offline");
+}
+
+/// An agent that exits while the bus is gone leaves its harness retrying its last events; asked
+/// to stop then, the harness still exits (after its grace period) instead of retrying forever.
+#[tokio::test]
+async fn a_harness_ending_without_a_bus_still_exits_when_asked_to_stop() {
+    let mut h = mesh("nobus").await;
+    h.m.ok("agent.input", json!({"agentId": h.agent, "data": "sleep 800\rexit\r"}))
+        .await;
+    h.m.nats.stop().await;
+    tokio::time::sleep(Duration::from_millis(2000)).await;
+    assert_eq!(
+        h.harness.wait_exit(Duration::from_millis(100)).await,
+        None,
+        "still retrying its events"
+    );
+    assert!(h.harness.terminate().await, "exits within the grace period");
 }
 
 /// Text typed while a y/n prompt shows would answer it: a message that arrives then waits

@@ -12,7 +12,7 @@ const FAKE: &str = env!("CARGO_BIN_EXE_fake-agent");
 struct Mesh {
     m: Cluster,
     _services: Vec<ServiceProcess>,
-    _spawner: ServiceProcess,
+    spawner: ServiceProcess,
     /// What the fake agent surfaced (its --log file).
     surfaced: PathBuf,
     _config: PathBuf,
@@ -48,7 +48,7 @@ async fn mesh(max_agents: usize) -> Mesh {
     Mesh {
         m,
         _services: services,
-        _spawner: spawner,
+        spawner,
         surfaced,
         _config: config,
     }
@@ -68,6 +68,37 @@ impl Mesh {
 
 fn read(path: &Path) -> String {
     std::fs::read_to_string(path).unwrap_or_default()
+}
+
+/// Processes whose command line mentions `needle` (Linux /proc).
+fn processes_with(needle: &str) -> usize {
+    let Ok(dir) = std::fs::read_dir("/proc") else { return 0 };
+    dir.filter_map(|e| std::fs::read(e.ok()?.path().join("cmdline")).ok())
+        .filter(|cmdline| String::from_utf8_lossy(cmdline).contains(needle))
+        .count()
+}
+
+/// The spawner holds each harness's stdin, so however it ends (here SIGKILL, no shutdown hook)
+/// its harnesses stop their agents and end their agent sessions in the registry on the way out.
+#[tokio::test]
+async fn killing_the_spawner_stops_its_harnesses_and_ends_their_agent_sessions() {
+    let mut mesh = mesh(4).await;
+    let session = mesh.session().await;
+    for _ in 0..2 {
+        mesh.m
+            .ok("agent.spawn", json!({"sessionId": session, "cli": "claude"}))
+            .await;
+    }
+    // Each harness and each fake agent has the fake agent's log path on its command line.
+    let log = mesh.surfaced.to_str().unwrap().to_string();
+    assert_eq!(processes_with(&log), 4, "two harnesses, two agents");
+    mesh.spawner.kill9().await;
+    wait_for(|| async {
+        let agents = mesh.agents(&session).await;
+        agents.iter().all(|a| a["status"] == "disposed").then_some(())
+    })
+    .await;
+    wait_for(|| async { (processes_with(&log) == 0).then_some(()) }).await;
 }
 
 #[tokio::test]

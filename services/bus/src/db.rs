@@ -73,6 +73,25 @@ fn redact(url: &str) -> String {
     }
 }
 
+/// The wire error for a database error, the same in every service: `unavailable` when a retry
+/// may succeed, `invalid_request` for text Postgres cannot store (a NUL character, which JSON
+/// allows as `\u0000`), else `internal`, logged here since the caller only sees the code.
+pub fn wire_error(e: &sqlx::Error) -> relay_contracts::WireError {
+    use relay_contracts::{ErrorCode, WireError};
+    match e {
+        e if is_transient(e) => WireError::new(ErrorCode::Unavailable, "database unavailable or busy, retry"),
+        // 22021: a NUL in a text parameter; 22P05: a \u0000 inside jsonb.
+        sqlx::Error::Database(db) if matches!(db.code().as_deref(), Some("22021" | "22P05")) => WireError::new(
+            ErrorCode::InvalidRequest,
+            "strings must not contain the NUL character (\\u0000)",
+        ),
+        _ => {
+            tracing::error!(error = %e, "database error");
+            WireError::new(ErrorCode::Internal, "internal database error")
+        }
+    }
+}
+
 /// Whether a database error may go away on retry: Postgres down or busy, or a deadlock or
 /// serialization failure that rolled this transaction back. Such errors map to `unavailable`.
 pub fn is_transient(e: &sqlx::Error) -> bool {

@@ -8,10 +8,12 @@
 //! - [`db`]: Postgres pool with start-up retries and the embedded migrations.
 //! - [`outbox`]: forwards a service's outbox table of events to the event log.
 //! - [`follow`]: reads the event log from a service's own cursor, one replica at a time.
+//! - [`health`]: an optional `GET /healthz` for container probes.
 
 pub mod client;
 pub mod db;
 pub mod follow;
+pub mod health;
 pub mod outbox;
 pub mod service;
 pub mod settings;

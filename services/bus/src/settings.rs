@@ -57,6 +57,8 @@ pub struct TelemetrySettings {
     pub log_format: LogFormat,
     /// OTLP/gRPC endpoint (e.g. `http://127.0.0.1:4317`). Export is off when unset.
     pub otlp_endpoint: Option<String>,
+    /// Address for `GET /healthz` (200 while NATS is connected), e.g. `0.0.0.0:9090`; off when unset.
+    pub health_listen: Option<String>,
 }
 
 impl Default for TelemetrySettings {
@@ -65,6 +67,7 @@ impl Default for TelemetrySettings {
             log_level: "info".into(),
             log_format: LogFormat::Json,
             otlp_endpoint: None,
+            health_listen: None,
         }
     }
 }

@@ -27,13 +27,7 @@ impl From<CostError> for WireError {
     fn from(e: CostError) -> Self {
         match e {
             CostError::Invalid(m) => WireError::new(ErrorCode::InvalidRequest, m),
-            CostError::Db(e) if relay_bus::db::is_transient(&e) => {
-                WireError::new(ErrorCode::Unavailable, "database unavailable, retry later")
-            }
-            CostError::Db(e) => {
-                tracing::error!(error = %e, "database error");
-                WireError::new(ErrorCode::Internal, "internal database error")
-            }
+            CostError::Db(e) => relay_bus::db::wire_error(&e),
             CostError::Upstream(e) => e,
         }
     }

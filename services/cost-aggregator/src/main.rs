@@ -7,6 +7,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let _telemetry = relay_bus::telemetry::init("cost-aggregator", &settings.telemetry)?;
     let db = relay_bus::db::connect(&settings.database).await?;
     let nats = relay_bus::connect_nats(&settings.nats, "cost-aggregator").await?;
+    relay_bus::health::serve(settings.telemetry.health_listen.as_deref(), nats.clone()).await?;
 
     let aggregator = Aggregator::start(db, nats.clone(), settings.costs)?;
     let host = cost_aggregator::serve(nats, aggregator).await?;

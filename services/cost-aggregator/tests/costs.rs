@@ -162,7 +162,12 @@ async fn aggregator_killed_mid_stream_counts_every_event_exactly_once() {
         }
     });
     let mut kills = 0;
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
     while kills < 2 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the fold finished before the second kill ({kills} kills)"
+        );
         let folded = h.m.ok("cost.report", json!({})).await["total"]["events"]
             .as_i64()
             .unwrap();

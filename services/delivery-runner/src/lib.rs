@@ -93,6 +93,9 @@ pub enum DeliveryError {
     NotFound(String),
     #[error("{0}")]
     Conflict(String),
+    /// Not yet possible, but it will be: the caller retries (`unavailable`, retryable).
+    #[error("{0}")]
+    NotYet(String),
     #[error("database: {0}")]
     Db(#[from] sqlx::Error),
     /// A harness or another service refused or could not be reached; passed on as it came.
@@ -108,13 +111,8 @@ impl From<DeliveryError> for WireError {
             DeliveryError::Invalid(m) => WireError::new(ErrorCode::InvalidRequest, m),
             e @ DeliveryError::NotFound(_) => WireError::new(ErrorCode::NotFound, e.to_string()),
             DeliveryError::Conflict(m) => WireError::new(ErrorCode::Conflict, m),
-            DeliveryError::Db(e) if relay_bus::db::is_transient(&e) => {
-                WireError::new(ErrorCode::Unavailable, "database unavailable, retry later")
-            }
-            DeliveryError::Db(e) => {
-                tracing::error!(error = %e, "database error");
-                WireError::new(ErrorCode::Internal, "internal database error")
-            }
+            DeliveryError::NotYet(m) => WireError::new(ErrorCode::Unavailable, m),
+            DeliveryError::Db(e) => relay_bus::db::wire_error(&e),
             DeliveryError::Upstream(e) => e,
         }
     }
@@ -375,9 +373,11 @@ pub async fn report(runner: Runner, req: Receipt) -> Result<Delivery> {
         return Err(DeliveryError::Invalid("delivery.report needs the deliveryId".into()));
     };
     let delivery = find(&runner.db, &id).await?;
+    // A harness reports only what it was handed, so this is a report that overtook its own
+    // `accepted` receipt (the runner has not recorded the hand-off yet): a retry will land.
     if delivery.status == DeliveryStatus::Pending && delivery.attempts == 0 {
-        return Err(DeliveryError::Conflict(format!(
-            "delivery {id} was never handed to a harness; nothing to report on"
+        return Err(DeliveryError::NotYet(format!(
+            "delivery {id} has not been recorded as handed to a harness yet; report again shortly"
         )));
     }
     if delivery.status.is_final() {

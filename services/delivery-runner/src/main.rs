@@ -7,6 +7,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let _telemetry = relay_bus::telemetry::init("delivery-runner", &settings.telemetry)?;
     let db = relay_bus::db::connect(&settings.database).await?;
     let nats = relay_bus::connect_nats(&settings.nats, "delivery-runner").await?;
+    relay_bus::health::serve(settings.telemetry.health_listen.as_deref(), nats.clone()).await?;
 
     let runner = Runner::start(db, nats.clone(), settings.runner).await;
     let host = delivery_runner::serve(nats, runner).await?;

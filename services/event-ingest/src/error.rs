@@ -39,13 +39,7 @@ impl From<IngestError> for WireError {
             IngestError::WriterGone => WireError::new(ErrorCode::Unavailable, e.to_string()),
             IngestError::CommitFailed { retryable: true, .. } => WireError::new(ErrorCode::Unavailable, e.to_string()),
             IngestError::CommitFailed { retryable: false, .. } => WireError::new(ErrorCode::Internal, e.to_string()),
-            ref e @ IngestError::Db(_) if e.is_transient() => {
-                WireError::new(ErrorCode::Unavailable, "database unavailable, retry later")
-            }
-            IngestError::Db(e) => {
-                tracing::error!(error = %e, "database error");
-                WireError::new(ErrorCode::Internal, "internal database error")
-            }
+            IngestError::Db(e) => relay_bus::db::wire_error(&e),
         }
     }
 }

@@ -7,6 +7,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let _telemetry = relay_bus::telemetry::init("event-ingest", &settings.telemetry)?;
     let db = relay_bus::db::connect(&settings.database).await?;
     let nats = relay_bus::connect_nats(&settings.nats, "event-ingest").await?;
+    relay_bus::health::serve(settings.telemetry.health_listen.as_deref(), nats.clone()).await?;
 
     let ingest = Ingest::start(db, nats.clone(), settings.ingest)?;
     let host = event_ingest::serve(nats, ingest).await?;

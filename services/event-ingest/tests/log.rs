@@ -258,11 +258,18 @@ async fn committed_events_are_published_live_with_their_seq() {
     )
     .await;
 
+    // Publishing runs beside the reply: wait for each of the three, then make sure no more come.
     let mut got = Vec::new();
-    while let Ok(Some(msg)) = tokio::time::timeout(Duration::from_millis(500), live.next()).await {
+    for _ in 0..3 {
+        let msg = tokio::time::timeout(Duration::from_secs(10), live.next())
+            .await
+            .expect("a committed event is published")
+            .unwrap();
         let e: Value = serde_json::from_slice(&msg.payload).unwrap();
         got.push((msg.subject.to_string(), e["seq"].as_i64().unwrap()));
     }
+    let extra = tokio::time::timeout(Duration::from_millis(300), live.next()).await;
+    assert!(extra.is_err(), "more published than committed: {extra:?}");
     assert_eq!(
         got,
         [

@@ -357,23 +357,24 @@ pub(crate) fn follow(
     let slot = Slot(metrics);
     // Subscribe before replaying, so nothing published during the replay is missed.
     let live = state.hub.tx.subscribe();
+    // A live start begins at the head as of this subscription, not as of when the task first
+    // runs: events the hub emits in between are already queued here and must not be skipped.
+    let head = state.hub.head.load(Ordering::Acquire);
     let (tx, rx) = mpsc::channel(state.settings.sse_client_buffer.max(1));
     let client = Client {
         nats: state.nats.clone(),
-        hub: state.hub.clone(),
         filter,
         page: state.settings.sse_replay_page,
         timeout: state.timeout(),
         tx,
         slot,
     };
-    tokio::spawn(client.run(start, live));
+    tokio::spawn(client.run(start, head, live));
     Ok(rx)
 }
 
 struct Client {
     nats: async_nats::Client,
-    hub: Hub,
     filter: Filter,
     page: i64,
     timeout: Duration,
@@ -385,14 +386,14 @@ struct Client {
 struct Gone;
 
 impl Client {
-    async fn run(self, start: Start, mut live: broadcast::Receiver<Arc<Live>>) {
+    async fn run(self, start: Start, head: i64, mut live: broadcast::Receiver<Arc<Live>>) {
         let mut cursor = match start {
             Start::After(seq) => seq,
             Start::At(ts) => match self.first_seq_at(ts).await {
                 Ok(seq) => seq,
                 Err(_) => return,
             },
-            Start::Live => match self.hub.head.load(Ordering::Acquire) {
+            Start::Live => match head {
                 head if head >= 0 => head,
                 // The hub has not read the head yet: ask the log.
                 _ => match self.log_head().await {

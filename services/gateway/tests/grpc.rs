@@ -162,7 +162,9 @@ async fn unary_rpcs_reach_the_services_and_bus_errors_become_grpc_codes() {
     // Repeated fields cannot be absent in proto3: an empty filter list is no filter.
     let seq = append(&mut events, "s1", "test.tick", 2).await;
     let page = events.query(v1::QueryRequest::default()).await.unwrap().into_inner();
-    assert!(seqs(&page.events).ends_with(&seq), "{:?}", seqs(&page.events));
+    // (The registry's own session events may land after these: it forwards them later.)
+    let got = seqs(&page.events);
+    assert!(seq.iter().all(|s| got.contains(s)), "{seq:?} not all in {got:?}");
 
     // A request that is not the rpc's message is refused, not forwarded.
     let garbage = tonic::client::Grpc::new(ch.clone());
@@ -252,8 +254,8 @@ async fn subscribe_replays_then_streams_live_filtered_and_resumes_after_seq_with
         .await
         .unwrap()
         .into_inner();
-    // Give the subscription a moment to reach the hub before the events are written.
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // No pause: the stream starts at the head as of the subscribe call, so events written
+    // once it has answered are all delivered.
     append(&mut events, "s3", "test.tick", 5).await;
     let tools = append(&mut events, "s3", "test.tool", 3).await;
     assert_eq!(seqs(&take(&mut typed, 3).await), tools);

@@ -8,79 +8,13 @@ use serde_json::{Value, json};
 use std::time::Duration;
 
 mod common;
-use common::{append, free_port, gateway, mesh};
+use common::{Frame, SseReader, append, free_port, gateway, mesh};
 
 /// The error envelope every failure carries.
 fn code(body: &Value) -> &str {
     body["error"]["code"]
         .as_str()
         .unwrap_or_else(|| panic!("no error envelope in {body}"))
-}
-
-/// One parsed SSE frame: id (the seq), event type and data.
-#[derive(Debug, Clone)]
-struct Frame {
-    id: i64,
-    event: String,
-    data: Value,
-}
-
-/// Reads frames from an SSE response; comments (heartbeats) are counted apart.
-struct SseReader {
-    stream: futures::stream::BoxStream<'static, reqwest::Result<bytes::Bytes>>,
-    buf: String,
-    comments: usize,
-}
-
-impl SseReader {
-    fn new(resp: reqwest::Response) -> SseReader {
-        SseReader {
-            stream: resp.bytes_stream().boxed(),
-            buf: String::new(),
-            comments: 0,
-        }
-    }
-
-    async fn next(&mut self) -> Frame {
-        loop {
-            while let Some(end) = self.buf.find("\n\n") {
-                let block: String = self.buf.drain(..end + 2).collect();
-                let (mut id, mut event, mut data) = (None, String::new(), String::new());
-                for line in block.lines() {
-                    if line.starts_with(':') {
-                        self.comments += 1;
-                    } else if let Some(v) = line.strip_prefix("id: ") {
-                        id = v.parse().ok();
-                    } else if let Some(v) = line.strip_prefix("event: ") {
-                        event = v.to_string();
-                    } else if let Some(v) = line.strip_prefix("data: ") {
-                        data.push_str(v);
-                    }
-                }
-                if let Some(id) = id {
-                    return Frame {
-                        id,
-                        event,
-                        data: serde_json::from_str(&data).unwrap(),
-                    };
-                }
-            }
-            let chunk = tokio::time::timeout(Duration::from_secs(20), self.stream.next())
-                .await
-                .expect("no SSE frame within 20 s")
-                .expect("stream ended")
-                .unwrap();
-            self.buf.push_str(&String::from_utf8_lossy(&chunk));
-        }
-    }
-
-    async fn take(&mut self, n: usize) -> Vec<Frame> {
-        let mut out = Vec::with_capacity(n);
-        while out.len() < n {
-            out.push(self.next().await);
-        }
-        out
-    }
 }
 
 #[tokio::test]
@@ -247,21 +181,7 @@ async fn creating_a_session_with_a_cli_and_no_spawner_is_503_and_leaves_no_open_
 async fn creating_a_session_with_a_cli_spawns_the_agent_with_its_task_and_deleting_the_session_stops_it() {
     let m = mesh().await;
     let surfaced = std::env::temp_dir().join(format!("gw-agent-{}.log", free_port()));
-    let config = std::env::temp_dir().join(format!("gw-spawner-{}.toml", free_port()));
-    let fake = relay_testkit::bin_path("fake-agent");
-    let log = surfaced.to_str().unwrap();
-    std::fs::write(
-        &config,
-        format!("[spawner.commands]\nclaude = [{fake:?}, \"--style\", \"claude\", \"--log\", {log:?}]\n"),
-    )
-    .unwrap();
-    let _spawner = relay_testkit::ServiceProcess::spawn(
-        &relay_testkit::bin_path("agent-spawner"),
-        &m.nats,
-        &m.db,
-        &[("RELAY_CONFIG", config.to_str().unwrap())],
-    );
-    relay_testkit::wait_for_instances(&m.client, "agent-spawner", 1).await;
+    let _spawner = common::spawner(&m, &surfaced).await;
     let g = gateway(&m, &[]).await;
 
     let (status, created) = g
@@ -384,12 +304,23 @@ async fn permissions_and_questions_are_listed_and_decided_per_agent() {
         .await;
     assert_eq!((st, code(&body)), (StatusCode::CONFLICT, "conflict"));
 
-    // Resolutions are in the event log, readable through the events route.
-    let (st, events) = g
-        .get("/api/v1/events?types=permission.resolved,question.resolved&sessionId=s1")
-        .await;
-    assert_eq!(st, StatusCode::OK);
-    assert_eq!(events["events"].as_array().unwrap().len(), 3, "{events}");
+    // Resolutions reach the event log through the manager's outbox, so they
+    // arrive shortly after the answers: wait for them, then check there are no more.
+    let events = wait_for(|| async {
+        let (st, events) = g
+            .get("/api/v1/events?types=permission.resolved,question.resolved&sessionId=s1")
+            .await;
+        assert_eq!(st, StatusCode::OK);
+        let events = events["events"].as_array().unwrap().clone();
+        (events.len() >= 3).then_some(events)
+    })
+    .await;
+    let types: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
+    assert_eq!(
+        types,
+        ["permission.resolved", "permission.resolved", "question.resolved"],
+        "{events:?}"
+    );
 }
 
 #[tokio::test]
@@ -758,15 +689,7 @@ async fn metrics_count_requests_by_route_template() {
     for id in ["a", "b", "c"] {
         g.get(&format!("/api/v1/sessions/{id}")).await;
     }
-    let text = g
-        .http
-        .get(g.url("/metrics"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let text = g.metrics().await;
     let line = text
         .lines()
         .find(|l| {

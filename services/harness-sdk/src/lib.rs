@@ -154,6 +154,17 @@ impl Binding {
         self.released.notified().await
     }
 
+    /// The agent ended without being released (its process exited): the registry stops
+    /// listing it as attached (`session.agent.release` with the reason).
+    pub async fn ended(&self, reason: String) {
+        let body = json!({ "sessionId": self.session_id, "agentId": self.agent_id, "reason": reason });
+        if let Err(e) =
+            relay_bus::client::request::<_, Value>(&self.nats, "session.agent.release", &body, CALL_TIMEOUT).await
+        {
+            tracing::warn!(error = %e, "registry did not record the agent's end");
+        }
+    }
+
     /// Reports the outcome of a delivery the session accepted earlier (`delivery.report`),
     /// retrying while the runner cannot be reached.
     pub async fn report(

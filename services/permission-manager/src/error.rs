@@ -21,13 +21,7 @@ impl From<PermissionError> for WireError {
             PermissionError::Invalid(m) => WireError::new(ErrorCode::InvalidRequest, m),
             e @ PermissionError::NotFound { .. } => WireError::new(ErrorCode::NotFound, e.to_string()),
             PermissionError::Conflict(m) => WireError::new(ErrorCode::Conflict, m),
-            PermissionError::Db(e) if relay_bus::db::is_transient(&e) => {
-                WireError::new(ErrorCode::Unavailable, "database unavailable, retry later")
-            }
-            PermissionError::Db(e) => {
-                tracing::error!(error = %e, "database error");
-                WireError::new(ErrorCode::Internal, "internal database error")
-            }
+            PermissionError::Db(e) => relay_bus::db::wire_error(&e),
         }
     }
 }

@@ -71,17 +71,11 @@ impl From<RegistryError> for WireError {
 
 fn db_error(e: sqlx::Error) -> WireError {
     match &e {
-        e if relay_bus::db::is_transient(e) => {
-            WireError::new(ErrorCode::Unavailable, "database unavailable or busy, retry")
-        }
         // Two replicas racing to create the same row: the loser reports what a caller can act on.
         sqlx::Error::Database(db) if db.is_unique_violation() => WireError::new(
             ErrorCode::Conflict,
             format!("already exists ({})", db.constraint().unwrap_or("unique")),
         ),
-        _ => {
-            tracing::error!(error = %e, "database error");
-            WireError::new(ErrorCode::Internal, "internal database error")
-        }
+        e => relay_bus::db::wire_error(e),
     }
 }

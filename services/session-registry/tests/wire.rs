@@ -316,6 +316,7 @@ async fn sigterm_shuts_down_cleanly_and_a_restart_finds_everything() {
 
     assert!(m.replicas[0].terminate().await, "exit status 0 after SIGTERM");
     m.replicas.clear();
+    relay_testkit::wait_until_unserved(&m.client, s::GET).await;
     m.err(s::GET, json!({"sessionId": "keep"}), "unavailable").await;
     m.add_replica().await;
 

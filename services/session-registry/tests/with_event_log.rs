@@ -92,6 +92,7 @@ async fn purge_deletes_the_sessions_events_from_the_event_log_and_waits_for_it()
 
     // With the event log down, purge refuses (retryably) and the session stays archived.
     ingest.kill9().await;
+    relay_testkit::wait_until_unserved(&client, "event.purgeSession").await;
     let e = call_json(&client, "session.purge", json!({"sessionId": "kept"}))
         .await
         .unwrap_err();

@@ -2,7 +2,8 @@
 //! - [`Nats`]: a private `nats-server` (JetStream on) on a free loopback port, so parallel tests
 //!   never see each other's subjects and a test may restart it;
 //! - [`Database`]: a fresh database on the local Postgres, dropped afterwards;
-//! - [`ServiceProcess`]: a service binary started against both, killable with SIGKILL.
+//! - [`ServiceProcess`]: a service binary started against both, killable with SIGKILL;
+//! - [`Postgres`]: a private Postgres server a test may crash and start again (the chaos run).
 //!
 //! Environment: `RELAY_NATS_SERVER` (path of nats-server), `RELAY_TEST_PG_ADMIN_URL`
 //! (default `postgres://postgres@127.0.0.1:5432/postgres`). Only loopback addresses are used.
@@ -110,9 +111,19 @@ impl Nats {
 
     /// Kills the server and starts it again on the same port and store.
     pub async fn restart(&mut self) {
+        self.stop().await;
+        self.start_again().await;
+    }
+
+    /// Kills the server (kill -9); [`Nats::start_again`] brings it back.
+    pub async fn stop(&mut self) {
         if let Some(mut c) = self.child.take() {
             let _ = c.kill().await;
         }
+    }
+
+    /// Starts the server again on the same port and store.
+    pub async fn start_again(&mut self) {
         assert!(
             self.spawn().await,
             "nats-server did not come back on port {}",
@@ -145,9 +156,15 @@ pub struct Database {
 
 impl Database {
     pub async fn create() -> Database {
-        use sqlx::Connection;
         let admin_url = std::env::var("RELAY_TEST_PG_ADMIN_URL")
             .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/postgres".into());
+        Self::create_on(&admin_url).await
+    }
+
+    /// A fresh database on the server `admin_url` points at (e.g. a private [`Postgres`]).
+    pub async fn create_on(admin_url: &str) -> Database {
+        use sqlx::Connection;
+        let admin_url = admin_url.to_string();
         let name = format!("relay_t_{}", uuid::Uuid::new_v4().simple());
         let mut admin = sqlx::PgConnection::connect(&admin_url)
             .await
@@ -186,6 +203,126 @@ impl Drop for Database {
             .stderr(Stdio::null())
             .status();
     }
+}
+
+/// A private PostgreSQL server: `initdb` in a scratch directory, trust auth, loopback only,
+/// removed on drop. [`Postgres::stop`] is an immediate shutdown (no checkpoint, recovery from the
+/// WAL on start), as close to a crash as the server allows.
+pub struct Postgres {
+    pub port: u16,
+    /// `postgres://postgres@127.0.0.1:<port>/postgres`, for [`Database::create_on`].
+    pub admin_url: String,
+    dir: PathBuf,
+    bin: PathBuf,
+    running: bool,
+}
+
+impl Postgres {
+    pub async fn start() -> Postgres {
+        let dir = scratch_dir("pg");
+        let port = free_port();
+        let mut pg = Postgres {
+            port,
+            admin_url: format!("postgres://postgres@127.0.0.1:{port}/postgres"),
+            bin: pg_bin_dir(),
+            dir,
+            running: false,
+        };
+        if as_root() {
+            // The server refuses to run as root; its files must belong to `postgres`.
+            let ok = Command::new("chown").arg("postgres:").arg(&pg.dir).status().await;
+            assert!(ok.is_ok_and(|s| s.success()), "chown {} to postgres", pg.dir.display());
+        }
+        let data = pg.dir.join("data");
+        let mut init = pg.command("initdb");
+        init.arg("-D")
+            .arg(&data)
+            .args(["-A", "trust", "-U", "postgres", "--no-sync"])
+            .stdout(Stdio::null());
+        let init = Command::from(init).status().await;
+        assert!(init.is_ok_and(|s| s.success()), "initdb in {}", data.display());
+        pg.start_again().await;
+        pg
+    }
+
+    /// A command from the server's bin dir, run as `postgres` when we are root. Synchronous, so
+    /// that drop can use it too; `Command::from` makes it async.
+    fn command(&self, tool: &str) -> std::process::Command {
+        let exe = self.bin.join(tool);
+        if as_root() {
+            let mut c = std::process::Command::new("runuser");
+            c.args(["-u", "postgres", "--"]).arg(exe);
+            c
+        } else {
+            std::process::Command::new(exe)
+        }
+    }
+
+    fn pg_ctl(&self, args: &[&str]) -> std::process::Command {
+        let mut c = self.command("pg_ctl");
+        c.arg("-D")
+            .arg(self.dir.join("data"))
+            .args(args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        c
+    }
+
+    /// `pg_ctl stop -m immediate`: every backend is dropped at once, like a crash.
+    pub async fn stop(&mut self) {
+        let ok = Command::from(self.pg_ctl(&["-w", "-m", "immediate", "stop"]))
+            .status()
+            .await;
+        assert!(ok.is_ok_and(|s| s.success()), "pg_ctl stop");
+        self.running = false;
+    }
+
+    /// Starts the server on the same port and data directory, and waits until it accepts.
+    pub async fn start_again(&mut self) {
+        let opts = format!(
+            "-p {} -c listen_addresses=127.0.0.1 -k {}",
+            self.port,
+            self.dir.display()
+        );
+        let log = self.dir.join("server.log");
+        let start = self.pg_ctl(&["-w", "-t", "60", "-o", &opts, "-l", log.to_str().unwrap(), "start"]);
+        let ok = Command::from(start).status().await;
+        assert!(ok.is_ok_and(|s| s.success()), "pg_ctl start; see {}", log.display());
+        self.running = true;
+    }
+}
+
+impl Drop for Postgres {
+    fn drop(&mut self) {
+        if self.running {
+            let _ = self.pg_ctl(&["-w", "-m", "immediate", "stop"]).status();
+        }
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn as_root() -> bool {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0)
+}
+
+/// The newest server under /usr/lib/postgresql (Debian's layout), or `RELAY_PG_BIN`.
+fn pg_bin_dir() -> PathBuf {
+    if let Ok(p) = std::env::var("RELAY_PG_BIN") {
+        return p.into();
+    }
+    let mut versions: Vec<(u32, PathBuf)> = std::fs::read_dir("/usr/lib/postgresql")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| Some((e.file_name().to_str()?.parse().ok()?, e.path().join("bin"))))
+        .filter(|(_, bin)| bin.join("initdb").exists())
+        .collect();
+    versions.sort();
+    versions
+        .pop()
+        .map(|(_, bin)| bin)
+        .expect("no PostgreSQL server under /usr/lib/postgresql: install it or set RELAY_PG_BIN")
 }
 
 /// A service binary running against a test NATS and database. Logs go to a file whose path is
@@ -326,6 +463,32 @@ async fn micro_replies_within(
         }
     }
     out
+}
+
+/// The five services behind the bus, by binary and micro-service name (the same here).
+pub const BUS_SERVICES: [&str; 5] = [
+    "session-registry",
+    "event-ingest",
+    "delivery-runner",
+    "permission-manager",
+    "cost-aggregator",
+];
+
+/// Waits until NATS has dropped every subscriber of `subject`, after the processes serving it
+/// were stopped: the server notices a closed connection a moment later, and a request sent in
+/// between goes to the gone subscriber and times out instead of failing with "no responders".
+pub async fn wait_until_unserved(client: &async_nats::Client, subject: &str) {
+    wait_for(|| async {
+        let asked = tokio::time::timeout(
+            Duration::from_millis(300),
+            client.request(subject.to_string(), "".into()),
+        );
+        match asked.await {
+            Ok(Err(e)) if e.kind() == async_nats::RequestErrorKind::NoResponders => Some(()),
+            _ => None,
+        }
+    })
+    .await
 }
 
 /// Ids of the instances of `name` answering `$SRV.PING` (waiting for up to `expect`).

@@ -10,6 +10,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let settings: Settings = relay_bus::settings::load()?;
     let _telemetry = relay_bus::telemetry::init("agent-spawner", &settings.telemetry)?;
     let nats = relay_bus::connect_nats(&settings.nats, "agent-spawner").await?;
+    relay_bus::health::serve(settings.telemetry.health_listen.as_deref(), nats.clone()).await?;
     let spawner = Spawner::new(nats, settings.spawner)?;
     let host = spawner::serve(spawner).await?;
     tracing::info!("agent-spawner serving agent.spawn");

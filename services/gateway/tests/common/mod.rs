@@ -2,17 +2,13 @@
 //! NATS and a fresh database, and the gateway binary on a free port.
 #![allow(dead_code)] // each test file uses its own part
 
+use futures::StreamExt;
 use relay_testkit::{Database, Nats, ServiceProcess, wait_for};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
+use std::time::Duration;
 
-const SERVICES: [&str; 5] = [
-    "session-registry",
-    "event-ingest",
-    "delivery-runner",
-    "permission-manager",
-    "cost-aggregator",
-];
+use relay_testkit::BUS_SERVICES as SERVICES;
 
 pub struct Mesh {
     pub nats: Nats,
@@ -38,6 +34,27 @@ pub async fn mesh() -> Mesh {
         client,
         _services: services,
     }
+}
+
+/// An agent-spawner whose `claude` is the fake agent, logging every message it is typed to
+/// `surfaced`.
+pub async fn spawner(m: &Mesh, surfaced: &std::path::Path) -> ServiceProcess {
+    let config = std::env::temp_dir().join(format!("gw-spawner-{}.toml", free_port()));
+    let fake = relay_testkit::bin_path("fake-agent");
+    let log = surfaced.to_str().unwrap();
+    std::fs::write(
+        &config,
+        format!("[spawner.commands]\nclaude = [{fake:?}, \"--style\", \"claude\", \"--log\", {log:?}]\n"),
+    )
+    .unwrap();
+    let spawner = ServiceProcess::spawn(
+        &relay_testkit::bin_path("agent-spawner"),
+        &m.nats,
+        &m.db,
+        &[("RELAY_CONFIG", config.to_str().unwrap())],
+    );
+    relay_testkit::wait_for_instances(&m.client, "agent-spawner", 1).await;
+    spawner
 }
 
 pub struct Gateway {
@@ -120,17 +137,20 @@ impl Gateway {
         self.send(reqwest::Method::POST, path, None).await
     }
 
-    pub async fn metric(&self, name: &str) -> f64 {
-        let text = self
-            .http
+    /// The whole /metrics page.
+    pub async fn metrics(&self) -> String {
+        self.http
             .get(self.url("/metrics"))
             .send()
             .await
             .unwrap()
             .text()
             .await
-            .unwrap();
-        relay_testkit::metric_value(&text, name)
+            .unwrap()
+    }
+
+    pub async fn metric(&self, name: &str) -> f64 {
+        relay_testkit::metric_value(&self.metrics().await, name)
     }
 
     pub async fn sse(&self, path: &str, last_event_id: Option<i64>) -> reqwest::Response {
@@ -154,4 +174,70 @@ pub async fn append(m: &Mesh, event_type: &str, session: &str, agent: &str, n: u
         .iter()
         .map(|a| a["seq"].as_i64().unwrap())
         .collect()
+}
+
+/// One parsed SSE frame: id (the seq), event type and data.
+#[derive(Debug, Clone)]
+pub struct Frame {
+    pub id: i64,
+    pub event: String,
+    pub data: Value,
+}
+
+/// Reads frames from an SSE response; comments (heartbeats) are counted apart.
+pub struct SseReader {
+    pub stream: futures::stream::BoxStream<'static, reqwest::Result<bytes::Bytes>>,
+    pub buf: String,
+    pub comments: usize,
+}
+
+impl SseReader {
+    pub fn new(resp: reqwest::Response) -> SseReader {
+        SseReader {
+            stream: resp.bytes_stream().boxed(),
+            buf: String::new(),
+            comments: 0,
+        }
+    }
+
+    pub async fn next(&mut self) -> Frame {
+        loop {
+            while let Some(end) = self.buf.find("\n\n") {
+                let block: String = self.buf.drain(..end + 2).collect();
+                let (mut id, mut event, mut data) = (None, String::new(), String::new());
+                for line in block.lines() {
+                    if line.starts_with(':') {
+                        self.comments += 1;
+                    } else if let Some(v) = line.strip_prefix("id: ") {
+                        id = v.parse().ok();
+                    } else if let Some(v) = line.strip_prefix("event: ") {
+                        event = v.to_string();
+                    } else if let Some(v) = line.strip_prefix("data: ") {
+                        data.push_str(v);
+                    }
+                }
+                if let Some(id) = id {
+                    return Frame {
+                        id,
+                        event,
+                        data: serde_json::from_str(&data).unwrap(),
+                    };
+                }
+            }
+            let chunk = tokio::time::timeout(Duration::from_secs(20), self.stream.next())
+                .await
+                .expect("no SSE frame within 20 s")
+                .expect("stream ended")
+                .unwrap();
+            self.buf.push_str(&String::from_utf8_lossy(&chunk));
+        }
+    }
+
+    pub async fn take(&mut self, n: usize) -> Vec<Frame> {
+        let mut out = Vec::with_capacity(n);
+        while out.len() < n {
+            out.push(self.next().await);
+        }
+        out
+    }
 }

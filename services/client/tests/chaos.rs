@@ -1,0 +1,839 @@
+//! The mesh under fire (`make chaos`). While a steady load runs through the client (messages to
+//! two agents, events with and without token usage, permission requests) and a watcher follows
+//! the gateway's SSE stream, every service and the gateway are killed with SIGKILL in turn and
+//! restarted, then NATS is killed and restarted, then Postgres is
+//! shut down immediately (no checkpoint) and restarted. Every call is retried until the mesh
+//! acknowledges it, as a client would; at the end we count what was acknowledged but is missing
+//! (lost) and what arrived twice (duplicated). Both must be 0.
+//!
+//! Ignored by `make test`: it runs for about two minutes and wants the machine to itself. It
+//! starts its own nats-server and its own Postgres server, so it never restarts the machine's.
+
+use relay_client::contracts::{
+    ErrorCode,
+    capabilities::DeliveryMode,
+    cost::ReportRequest,
+    delivery::DeliveryRef,
+    events::{AppendRequest, NewEvent, SinceRequest},
+    permission::{GetPermissionRequest, PermissionRequest},
+    session::{DeliveryRequest, SendMessageRequest, SessionRef},
+};
+use relay_client::{Client, Error};
+use relay_testkit::{Database, Nats, Postgres, ServiceProcess, bin_path, wait_for_instances};
+use serde_json::{Value, json};
+use std::collections::{BTreeMap, HashMap};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::sync::watch;
+
+use relay_testkit::BUS_SERVICES as SERVICES;
+/// Killed in this order. The agent harness is not: the agent lives under its PTY and dies with it.
+const KILLED: [&str; 6] = [
+    "session-registry",
+    "event-ingest",
+    "delivery-runner",
+    "permission-manager",
+    "cost-aggregator",
+    "gateway",
+];
+/// Sessions with an agent each (fake agent under agent-harness) that the messages go to.
+const AGENT_SESSIONS: usize = 2;
+const EVENT_WORKERS: usize = 2;
+/// Every how many events one is `tokens.used`, worth TOKENS_EACH tokens.
+const USAGE_EVERY: u64 = 4;
+const TOKENS_EACH: i64 = 15;
+/// How long the load runs undisturbed before the first fault and after each recovery.
+const STEADY: Duration = Duration::from_secs(4);
+/// How long NATS and Postgres stay down.
+const OUTAGE: Duration = Duration::from_secs(3);
+/// Messages sent at once to each agent just before the delivery runner is killed, so that it
+/// dies with deliveries in flight (surfaced by the harness, receipt not yet written).
+const BURST: usize = 150;
+/// How long each kind of count waits for what was acknowledged to arrive.
+const DRAIN: Duration = Duration::from_secs(30);
+
+/// What one kind of load got acknowledged, and when.
+#[derive(Default)]
+struct Tally {
+    /// (id, acknowledged at, seconds since the start)
+    acked: Vec<(String, f64)>,
+    /// Failed attempts by wire code, each retried; with when they happened.
+    failed: Vec<(&'static str, f64)>,
+    /// Delivery ids returned for acknowledged messages.
+    deliveries: Vec<String>,
+}
+
+type Shared = Arc<Mutex<Tally>>;
+
+struct Load {
+    messages: Vec<Shared>,
+    events: Shared,
+    permissions: Shared,
+    /// Frame ids the SSE watcher was given, in order, and how often it had to reconnect.
+    sse: Arc<Mutex<Vec<i64>>>,
+    sse_reconnects: Arc<Mutex<usize>>,
+}
+
+fn since(start: Instant) -> f64 {
+    start.elapsed().as_secs_f64()
+}
+
+/// Calls `f` until it succeeds, recording each failure; a client's retry loop.
+async fn until_acked<T, F: std::future::Future<Output = Result<T, Error>>>(
+    tally: &Shared,
+    start: Instant,
+    mut f: impl FnMut() -> F,
+) -> T {
+    loop {
+        match f().await {
+            Ok(v) => return v,
+            Err(e) => {
+                let code = e.code().map_or("client", ErrorCode::as_str);
+                tally.lock().unwrap().failed.push((code, since(start)));
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            }
+        }
+    }
+}
+
+/// One message with a client id, immediate mode, retried until acknowledged and recorded.
+async fn send_one(client: &Client, session: &str, id: String, tally: &Shared, start: Instant) {
+    let req = SendMessageRequest {
+        message_id: Some(id.clone()),
+        delivery: Some(DeliveryRequest {
+            mode: DeliveryMode::Immediate,
+        }),
+        ..SendMessageRequest::text(session, &id)
+    };
+    let sent = until_acked(tally, start, || client.session_send_message(&req)).await;
+    let mut t = tally.lock().unwrap();
+    t.acked.push((id, since(start)));
+    t.deliveries.extend(sent.delivery_ids.unwrap_or_default());
+}
+
+async fn send_messages(client: Client, session: String, tally: Shared, start: Instant, stop: watch::Receiver<bool>) {
+    for i in 0.. {
+        if *stop.borrow() {
+            return;
+        }
+        send_one(&client, &session, format!("{session}-m{i}"), &tally, start).await;
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// `n` messages to `session` at once (16 in flight).
+async fn burst(client: Client, session: String, n: usize, tally: Shared, start: Instant) {
+    use futures::StreamExt;
+    futures::stream::iter(0..n)
+        .for_each_concurrent(16, |i| {
+            send_one(&client, &session, format!("{session}-b{i}"), &tally, start)
+        })
+        .await;
+}
+
+async fn append_events(client: Client, worker: usize, tally: Shared, start: Instant, stop: watch::Receiver<bool>) {
+    for i in 0u64.. {
+        if *stop.borrow() {
+            return;
+        }
+        let id = format!("chaos-e{worker}-{i}");
+        let event = if i % USAGE_EVERY == 0 {
+            NewEvent {
+                event_id: Some(id.clone()),
+                event_type: "tokens.used".into(),
+                ts: None,
+                session_id: Some("chaos-costs".into()),
+                agent_name: None,
+                agent_id: Some("chaos-agent".into()),
+                payload: json!({"inputTokens": 10, "outputTokens": TOKENS_EACH - 10, "model": "chaos-model"}),
+            }
+        } else {
+            NewEvent {
+                event_id: Some(id.clone()),
+                event_type: "chaos.tick".into(),
+                ts: None,
+                session_id: Some("chaos-events".into()),
+                agent_name: None,
+                agent_id: None,
+                payload: json!({"worker": worker, "i": i}),
+            }
+        };
+        let req = AppendRequest::One(event);
+        until_acked(&tally, start, || client.event_append(&req)).await;
+        tally.lock().unwrap().acked.push((id, since(start)));
+        tokio::time::sleep(Duration::from_millis(40)).await;
+    }
+}
+
+async fn request_permissions(client: Client, tally: Shared, start: Instant, stop: watch::Receiver<bool>) {
+    for i in 0.. {
+        if *stop.borrow() {
+            return;
+        }
+        let id = format!("chaos-p{i}");
+        // A destructive command: the default policy leaves it pending for a human.
+        let req = PermissionRequest {
+            request_id: Some(id.clone()),
+            agent_id: "chaos-agent".into(),
+            session_id: "chaos-permissions".into(),
+            tool: "Bash".into(),
+            command: Some(format!("rm -rf /tmp/chaos-{i}")),
+            file_path: None,
+            description: "chaos load".into(),
+        };
+        until_acked(&tally, start, || client.permission_request(&req)).await;
+        tally.lock().unwrap().acked.push((id, since(start)));
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+/// The mesh on its own NATS and its own Postgres server. Fields drop in order: the processes
+/// first, then the database, then the servers.
+struct Mesh {
+    services: BTreeMap<&'static str, ServiceProcess>,
+    harnesses: Vec<ServiceProcess>,
+    client: Client,
+    db: Database,
+    pg: Postgres,
+    nats: Nats,
+    health_port: u16,
+    gateway_port: u16,
+    surfaced: Vec<PathBuf>,
+}
+
+impl Mesh {
+    async fn start() -> Mesh {
+        let nats = Nats::start().await;
+        let pg = Postgres::start().await;
+        let db = Database::create_on(&pg.admin_url).await;
+        let free_port = || {
+            std::net::TcpListener::bind("127.0.0.1:0")
+                .and_then(|l| l.local_addr())
+                .unwrap()
+                .port()
+        };
+        let mut mesh = Mesh {
+            client: Client::new(nats.client().await).with_timeout(Duration::from_secs(2)),
+            nats,
+            pg,
+            db,
+            services: BTreeMap::new(),
+            health_port: free_port(),
+            gateway_port: free_port(),
+            harnesses: Vec::new(),
+            surfaced: Vec::new(),
+        };
+        for name in KILLED {
+            mesh.spawn(name).await;
+        }
+        for k in 0..AGENT_SESSIONS {
+            let session = format!("chaos-s{k}");
+            let log = std::env::temp_dir().join(format!("chaos-agent-{k}-{}.log", uuid::Uuid::new_v4().simple()));
+            let harness = ServiceProcess::spawn_with_args(
+                &bin_path("agent-harness"),
+                &[
+                    "--session",
+                    &session,
+                    "--cli",
+                    "claude",
+                    "--",
+                    &bin_path("fake-agent"),
+                    "--style",
+                    "claude",
+                    "--log",
+                    log.to_str().unwrap(),
+                ],
+                &mesh.nats,
+                &mesh.db,
+                &[],
+            );
+            mesh.harnesses.push(harness);
+            mesh.surfaced.push(log);
+            let c = &mesh.client;
+            relay_testkit::wait_for(|| async {
+                let s = c
+                    .session_get(&SessionRef {
+                        session_id: session.clone(),
+                    })
+                    .await
+                    .ok()?;
+                let agents = serde_json::to_value(s.session?).ok()?["agents"].clone();
+                agents[0]["agentId"].is_string().then_some(())
+            })
+            .await;
+        }
+        mesh
+    }
+
+    /// Starts `name` and waits until it answers; event-ingest also serves /healthz (for the NATS
+    /// outage), and the gateway listens on the same port each time (the SSE watcher reconnects).
+    async fn spawn(&mut self, name: &'static str) {
+        let health = format!("127.0.0.1:{}", self.health_port);
+        let gateway = format!("127.0.0.1:{}", self.gateway_port);
+        let env: &[(&str, &str)] = match name {
+            "event-ingest" => &[("RELAY_TELEMETRY__HEALTH_LISTEN", &health)],
+            "gateway" => &[("RELAY_GATEWAY__LISTEN", &gateway), ("RELAY_API_TOKEN", "")],
+            _ => &[],
+        };
+        let p = ServiceProcess::spawn(&bin_path(name), &self.nats, &self.db, env);
+        self.services.insert(name, p);
+        if name == "gateway" {
+            let port = self.gateway_port;
+            relay_testkit::wait_for(|| async { (http_status(port, "/readyz").await == Some(200)).then_some(()) }).await;
+        } else {
+            wait_for_instances(self.client.nats(), name, 1).await;
+        }
+    }
+
+    /// The status code of GET /healthz on event-ingest, or None when nothing listens.
+    async fn health(&self) -> Option<u16> {
+        http_status(self.health_port, "/healthz").await
+    }
+
+    async fn wait_health(&self, want: u16) -> f64 {
+        let t = Instant::now();
+        relay_testkit::wait_for(|| async { (self.health().await == Some(want)).then_some(()) }).await;
+        t.elapsed().as_secs_f64()
+    }
+}
+
+/// The status code of a GET on loopback, or None when nothing answers.
+async fn http_status(port: u16, path: &str) -> Option<u16> {
+    let mut s = tokio::net::TcpStream::connect(("127.0.0.1", port)).await.ok()?;
+    let req = format!("GET {path} HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n");
+    s.write_all(req.as_bytes()).await.ok()?;
+    let mut answer = String::new();
+    s.read_to_string(&mut answer).await.ok()?;
+    answer.split(' ').nth(1)?.parse().ok()
+}
+
+/// Follows the gateway's SSE stream from offset 0 as a browser's EventSource does: after any
+/// disconnect it reconnects with `Last-Event-ID`. Every frame id it is given goes into `seen`.
+async fn watch_sse(port: u16, seen: Arc<Mutex<Vec<i64>>>, reconnects: Arc<Mutex<usize>>) {
+    use futures::StreamExt;
+    let http = reqwest::Client::new();
+    let mut last: Option<i64> = None;
+    loop {
+        let url = format!("http://127.0.0.1:{port}/api/v1/events/sse");
+        let req = match last {
+            None => http.get(format!("{url}?offset=0")),
+            Some(id) => http.get(url).header("Last-Event-ID", id.to_string()),
+        };
+        if let Ok(resp) = req.send().await
+            && resp.status().is_success()
+        {
+            let mut body = resp.bytes_stream();
+            let mut buf = String::new();
+            while let Some(Ok(chunk)) = body.next().await {
+                buf.push_str(&String::from_utf8_lossy(&chunk));
+                while let Some(end) = buf.find("\n\n") {
+                    let frame: String = buf.drain(..end + 2).collect();
+                    let id = frame.lines().find_map(|l| l.strip_prefix("id: ")?.parse().ok());
+                    if let Some(id) = id {
+                        seen.lock().unwrap().push(id);
+                        last = Some(id);
+                    }
+                }
+            }
+        }
+        *reconnects.lock().unwrap() += 1;
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+/// One fault: what was done, when, and how long until the mesh answered again.
+struct Phase {
+    name: String,
+    from: f64,
+    to: f64,
+    /// From the fault until what was killed answered again (for NATS and Postgres: every service).
+    recovered_s: f64,
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "chaos run: `make chaos`"]
+async fn under_kill9_and_nats_and_postgres_restarts_nothing_acknowledged_is_lost_or_surfaced_twice() {
+    let mut mesh = Mesh::start().await;
+    let start = Instant::now();
+    let (stop_tx, stop) = watch::channel(false);
+    let load = Load {
+        messages: (0..AGENT_SESSIONS).map(|_| Shared::default()).collect(),
+        events: Shared::default(),
+        permissions: Shared::default(),
+        sse: Arc::default(),
+        sse_reconnects: Arc::default(),
+    };
+    let mut tasks = Vec::new();
+    for (k, tally) in load.messages.iter().enumerate() {
+        let (c, t, s) = (mesh.client.clone(), tally.clone(), stop.clone());
+        tasks.push(tokio::spawn(send_messages(c, format!("chaos-s{k}"), t, start, s)));
+    }
+    for w in 0..EVENT_WORKERS {
+        let (c, t, s) = (mesh.client.clone(), load.events.clone(), stop.clone());
+        tasks.push(tokio::spawn(append_events(c, w, t, start, s)));
+    }
+    let (c, t, s) = (mesh.client.clone(), load.permissions.clone(), stop.clone());
+    tasks.push(tokio::spawn(request_permissions(c, t, start, s)));
+    let sse = tokio::spawn(watch_sse(
+        mesh.gateway_port,
+        load.sse.clone(),
+        load.sse_reconnects.clone(),
+    ));
+
+    let mut phases = Vec::new();
+    tokio::time::sleep(STEADY).await;
+    phases.push(Phase {
+        name: "steady load".into(),
+        from: 0.0,
+        to: since(start),
+        recovered_s: 0.0,
+    });
+
+    let everyone_answers = |mesh: &Mesh| {
+        let nats = mesh.client.nats().clone();
+        async move {
+            for name in SERVICES {
+                wait_for_instances(&nats, name, 1).await;
+            }
+        }
+    };
+
+    for name in KILLED {
+        let from = since(start);
+        let mut bursts = Vec::new();
+        if name == "delivery-runner" {
+            // Kill it mid-walk: once a third of a burst to each agent has been typed.
+            let before: Vec<usize> = mesh.surfaced.iter().map(|p| lines(p).len()).collect();
+            for (k, tally) in load.messages.iter().enumerate() {
+                let (c, t) = (mesh.client.clone(), tally.clone());
+                bursts.push(tokio::spawn(burst(c, format!("chaos-s{k}"), BURST, t, start)));
+            }
+            relay_testkit::wait_for(|| async {
+                let now: Vec<usize> = mesh.surfaced.iter().map(|p| lines(p).len()).collect();
+                now.iter().zip(&before).all(|(n, b)| n - b >= BURST / 3).then_some(())
+            })
+            .await;
+        }
+        eprintln!("[{:6.1}s] kill -9 {name}", since(start));
+        let t = Instant::now();
+        mesh.services.get_mut(name).unwrap().kill9().await;
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        mesh.spawn(name).await;
+        let recovered_s = t.elapsed().as_secs_f64();
+        eprintln!("[{:6.1}s] {name} restarted and answering", since(start));
+        for b in bursts {
+            b.await.unwrap();
+        }
+        tokio::time::sleep(STEADY).await;
+        phases.push(Phase {
+            name: format!("kill -9 {name}"),
+            from,
+            to: since(start),
+            recovered_s,
+        });
+    }
+
+    // NATS: /healthz must say so while it is gone, and every service must come back by itself.
+    let from = since(start);
+    assert_eq!(mesh.health().await, Some(200), "healthy before the NATS outage");
+    eprintln!("[{from:6.1}s] NATS killed");
+    let t = Instant::now();
+    mesh.nats.stop().await;
+    let unhealthy_after = mesh.wait_health(503).await;
+    tokio::time::sleep(OUTAGE).await;
+    mesh.nats.start_again().await;
+    let healthy_after = mesh.wait_health(200).await;
+    everyone_answers(&mesh).await;
+    let recovered_s = t.elapsed().as_secs_f64();
+    eprintln!(
+        "[{:6.1}s] NATS back; /healthz 503 after {unhealthy_after:.2}s, 200 again {healthy_after:.2}s after restart",
+        since(start)
+    );
+    tokio::time::sleep(STEADY).await;
+    phases.push(Phase {
+        name: "NATS killed and restarted".into(),
+        from,
+        to: since(start),
+        recovered_s,
+    });
+
+    let from = since(start);
+    eprintln!("[{from:6.1}s] Postgres immediate shutdown");
+    let t = Instant::now();
+    mesh.pg.stop().await;
+    tokio::time::sleep(OUTAGE).await;
+    mesh.pg.start_again().await;
+    everyone_answers(&mesh).await;
+    let recovered_s = t.elapsed().as_secs_f64();
+    eprintln!("[{:6.1}s] Postgres back", since(start));
+    tokio::time::sleep(STEADY).await;
+    phases.push(Phase {
+        name: "Postgres crashed and restarted".into(),
+        from,
+        to: since(start),
+        recovered_s,
+    });
+
+    // Stop the load; each loop finishes the call it is retrying first.
+    stop_tx.send(true).unwrap();
+    for t in tasks {
+        t.await.unwrap();
+    }
+    let load_s = since(start);
+    eprintln!("[{load_s:6.1}s] load stopped; draining");
+
+    let counts = count(&mesh, &load).await;
+    sse.abort();
+    // Deliveries the runner sent again after a kill or an outage, which the harness recognised
+    // by id and acknowledged without typing them twice.
+    let absorbed: usize = mesh
+        .harnesses
+        .iter()
+        .map(|h| {
+            let log = std::fs::read_to_string(&h.log).unwrap_or_default();
+            log.lines().filter(|l| l.contains("delivery seen before")).count()
+        })
+        .sum();
+    println!("redeliveries the harnesses recognised and did not type again: {absorbed}");
+    print_report(&phases, &load, &counts);
+    let doc = json!({
+        "what": "chaos run: kill -9 of each service, NATS and Postgres restarts under steady load",
+        "command": "make chaos",
+        "build": "debug",
+        "load_seconds": load_s,
+        "health": {"503_after_nats_down_s": unhealthy_after, "200_after_nats_back_s": healthy_after},
+        "phases": phases.iter().map(|p| phase_json(p, &load)).collect::<Vec<_>>(),
+        "totals": counts.iter().map(|c| json!({
+            "kind": c.kind, "acknowledged": c.acked, "lost": c.lost, "duplicated": c.duplicated,
+        })).collect::<Vec<_>>(),
+        "failed_attempts_by_code": failed_by_code(&load),
+        "sse_reconnects": *load.sse_reconnects.lock().unwrap(),
+        "redeliveries_absorbed_by_harness": absorbed,
+    });
+    relay_testkit::write_bench_results("chaos", &doc);
+
+    for c in &counts {
+        assert!(c.acked > 0, "{}: nothing was acknowledged", c.kind);
+        assert_eq!(c.lost, 0, "{}: acknowledged but lost", c.kind);
+        assert_eq!(c.duplicated, 0, "{}: duplicated", c.kind);
+    }
+    // A dependency being down is `unavailable` or `timeout`, never a crash or `internal`.
+    let codes = failed_by_code(&load);
+    for code in codes.as_object().unwrap().keys() {
+        assert!(
+            ["unavailable", "timeout"].contains(&code.as_str()),
+            "a failure while a dependency was down answered {code}: {codes}"
+        );
+    }
+}
+
+struct Count {
+    kind: &'static str,
+    acked: usize,
+    lost: usize,
+    duplicated: usize,
+}
+
+/// Waits (at most DRAIN for each kind) for everything acknowledged to arrive, then counts.
+async fn count(mesh: &Mesh, load: &Load) -> Vec<Count> {
+    let c = &mesh.client;
+    let mut counts = Vec::new();
+
+    // Messages, as the agents saw them: each acknowledged message typed exactly once.
+    let (mut acked, mut lost, mut duplicated) = (0, 0, 0);
+    let drain = Instant::now() + DRAIN;
+    for (k, tally) in load.messages.iter().enumerate() {
+        let ids: Vec<String> = tally.lock().unwrap().acked.iter().map(|(id, _)| id.clone()).collect();
+        let seen = loop {
+            let seen = lines(&mesh.surfaced[k]);
+            if ids.iter().all(|id| seen.contains_key(id)) || Instant::now() > drain {
+                break seen;
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        };
+        acked += ids.len();
+        lost += ids.iter().filter(|id| !seen.contains_key(*id)).count();
+        duplicated += seen.values().map(|n| n - 1).sum::<usize>();
+    }
+    counts.push(Count {
+        kind: "messages surfaced to agents",
+        acked,
+        lost,
+        duplicated,
+    });
+
+    // Delivery records: each delivered, and announced delivered once in the event log.
+    let events = all_events(c).await;
+    let mut delivered_events: HashMap<&str, usize> = HashMap::new();
+    for e in events.iter().filter(|e| e["type"] == "delivery.delivered") {
+        if let Some(id) = e["payload"]["deliveryId"].as_str() {
+            *delivered_events.entry(id).or_default() += 1;
+        }
+    }
+    let ids: Vec<String> = load
+        .messages
+        .iter()
+        .flat_map(|t| t.lock().unwrap().deliveries.clone())
+        .collect();
+    let mut not_delivered = 0;
+    for id in &ids {
+        let d = c
+            .delivery_get(&DeliveryRef {
+                delivery_id: id.clone(),
+            })
+            .await;
+        let status = d.map(|d| serde_json::to_value(d).unwrap()["status"].clone());
+        if status.ok() != Some(json!("delivered")) || !delivered_events.contains_key(id.as_str()) {
+            not_delivered += 1;
+        }
+    }
+    counts.push(Count {
+        kind: "deliveries delivered",
+        acked: ids.len(),
+        lost: not_delivered,
+        duplicated: ids
+            .iter()
+            .map(|id| delivered_events.get(id.as_str()).map_or(0, |n| n - 1))
+            .sum(),
+    });
+
+    // Events: every acknowledged event id in the log once; the whole log dense (no seq gaps)
+    // with no event id twice, whichever service's outbox it came from.
+    let mut per_id: HashMap<&str, usize> = HashMap::new();
+    for e in &events {
+        *per_id.entry(e["eventId"].as_str().unwrap()).or_default() += 1;
+    }
+    let ids: Vec<String> = load
+        .events
+        .lock()
+        .unwrap()
+        .acked
+        .iter()
+        .map(|(id, _)| id.clone())
+        .collect();
+    let gaps = events
+        .windows(2)
+        .filter(|w| w[1]["seq"].as_i64().unwrap() != w[0]["seq"].as_i64().unwrap() + 1)
+        .count();
+    counts.push(Count {
+        kind: "events appended",
+        acked: ids.len(),
+        lost: ids.iter().filter(|id| !per_id.contains_key(id.as_str())).count(),
+        duplicated: ids.iter().map(|id| per_id.get(id.as_str()).map_or(0, |n| n - 1)).sum(),
+    });
+    counts.push(Count {
+        kind: "event log (gaps, repeated ids)",
+        acked: events.len(),
+        lost: gaps,
+        duplicated: per_id.values().map(|n| n - 1).sum(),
+    });
+
+    // The SSE watcher, across gateway kills and reconnects: every seq of the log once.
+    let head = events.last().map_or(0, |e| e["seq"].as_i64().unwrap());
+    let drain = Instant::now() + DRAIN;
+    while Instant::now() < drain && !load.sse.lock().unwrap().contains(&head) {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let seen = load.sse.lock().unwrap().clone();
+    let unique: std::collections::HashSet<i64> = seen.iter().copied().collect();
+    counts.push(Count {
+        kind: "SSE frames (via Last-Event-ID)",
+        acked: events.len(),
+        lost: events
+            .iter()
+            .filter(|e| !unique.contains(&e["seq"].as_i64().unwrap()))
+            .count(),
+        duplicated: seen.len() - unique.len(),
+    });
+
+    // Token usage: the cost report adds up exactly the usage events acknowledged.
+    let usage_acked = ids
+        .iter()
+        .filter(|id| id.rsplit('-').next().unwrap().parse::<u64>().unwrap() % USAGE_EVERY == 0)
+        .count();
+    let expected = usage_acked as i64 * TOKENS_EACH;
+    let report_req = ReportRequest {
+        since: None,
+        until: None,
+        agent: None,
+        session: Some("chaos-costs".into()),
+        model: None,
+    };
+    let mut total = 0;
+    let drain = Instant::now() + DRAIN;
+    while Instant::now() < drain {
+        if let Ok(r) = c.cost_report(&report_req).await {
+            total = r.total.total_tokens;
+            if total >= expected {
+                break;
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    counts.push(Count {
+        kind: "token usage events costed",
+        acked: usage_acked,
+        lost: ((expected - total).max(0) / TOKENS_EACH) as usize,
+        duplicated: ((total - expected).max(0) / TOKENS_EACH) as usize,
+    });
+
+    // Permission requests: each stored, each announced once in the event log.
+    let ids: Vec<String> = load
+        .permissions
+        .lock()
+        .unwrap()
+        .acked
+        .iter()
+        .map(|(id, _)| id.clone())
+        .collect();
+    let mut missing = 0;
+    for id in &ids {
+        let got = c.permission_get(&GetPermissionRequest { request_id: id.clone() }).await;
+        if got.is_err() {
+            missing += 1;
+        }
+    }
+    let mut announced: HashMap<&str, usize> = HashMap::new();
+    for e in events.iter().filter(|e| e["type"] == "permission.requested") {
+        if let Some(id) = e["payload"]["requestId"].as_str() {
+            *announced.entry(id).or_default() += 1;
+        }
+    }
+    counts.push(Count {
+        kind: "permission requests",
+        acked: ids.len(),
+        lost: missing,
+        duplicated: ids
+            .iter()
+            .map(|id| announced.get(id.as_str()).map_or(0, |n| n - 1))
+            .sum(),
+    });
+    counts.push(Count {
+        kind: "permission.requested events",
+        acked: ids.len(),
+        lost: ids.iter().filter(|id| !announced.contains_key(id.as_str())).count(),
+        duplicated: 0,
+    });
+    counts
+}
+
+/// The whole event log, from seq 0, as JSON.
+async fn all_events(c: &Client) -> Vec<Value> {
+    let mut out = Vec::new();
+    let mut seq = 0;
+    loop {
+        let page = c
+            .event_since(&SinceRequest {
+                seq,
+                limit: Some(1000),
+                ..Default::default()
+            })
+            .await
+            .expect("event.since after the run");
+        if page.events.is_empty() {
+            return out;
+        }
+        seq = page.next_seq;
+        out.extend(page.events.into_iter().map(|e| serde_json::to_value(e).unwrap()));
+    }
+}
+
+/// Lines of an agent's log, counted.
+fn lines(path: &PathBuf) -> HashMap<String, usize> {
+    let mut seen = HashMap::new();
+    for l in std::fs::read_to_string(path).unwrap_or_default().lines() {
+        *seen.entry(l.to_string()).or_default() += 1;
+    }
+    seen
+}
+
+fn failed_by_code(load: &Load) -> Value {
+    let mut by: BTreeMap<&str, usize> = BTreeMap::new();
+    for t in load.messages.iter().chain([&load.events, &load.permissions]) {
+        for (code, _) in &t.lock().unwrap().failed {
+            *by.entry(code).or_default() += 1;
+        }
+    }
+    json!(by)
+}
+
+/// Per phase and kind: acknowledged, failed attempts, and the longest wait between two acks.
+fn phase_json(p: &Phase, load: &Load) -> Value {
+    let kinds: Vec<(&str, Vec<&Shared>)> = vec![
+        ("messages", load.messages.iter().collect()),
+        ("events", vec![&load.events]),
+        ("permissions", vec![&load.permissions]),
+    ];
+    let mut per_kind = serde_json::Map::new();
+    for (kind, tallies) in kinds {
+        let (mut acked, mut failed, mut stall) = (0, 0, 0.0f64);
+        for t in tallies {
+            let t = t.lock().unwrap();
+            let times: Vec<f64> = t
+                .acked
+                .iter()
+                .map(|(_, at)| *at)
+                .filter(|at| (p.from..p.to).contains(at))
+                .collect();
+            acked += times.len();
+            failed += t.failed.iter().filter(|(_, at)| (p.from..p.to).contains(at)).count();
+            let mut prev = p.from;
+            for at in times {
+                stall = stall.max(at - prev);
+                prev = at;
+            }
+        }
+        per_kind.insert(
+            kind.into(),
+            json!({"acknowledged": acked, "failed_attempts": failed, "longest_stall_s": round(stall)}),
+        );
+    }
+    json!({"phase": p.name, "seconds": round(p.to - p.from), "recovered_s": round(p.recovered_s), "load": per_kind})
+}
+
+fn round(x: f64) -> f64 {
+    (x * 100.0).round() / 100.0
+}
+
+fn print_report(phases: &[Phase], load: &Load, counts: &[Count]) {
+    println!(
+        "\n{:<36} {:>6} {:>9} | {:>15} | {:>15} | {:>15}",
+        "phase", "secs", "recovered", "messages", "events", "permissions"
+    );
+    println!(
+        "{:<36} {:>6} {:>9} | {:>15} | {:>15} | {:>15}",
+        "", "", "s", "ok/fail/stall", "ok/fail/stall", "ok/fail/stall"
+    );
+    for p in phases {
+        let j = phase_json(p, load);
+        let cell = |k: &str| {
+            let l = &j["load"][k];
+            format!(
+                "{}/{}/{:.1}s",
+                l["acknowledged"],
+                l["failed_attempts"],
+                l["longest_stall_s"].as_f64().unwrap()
+            )
+        };
+        println!(
+            "{:<36} {:>6.1} {:>9.2} | {:>15} | {:>15} | {:>15}",
+            p.name,
+            p.to - p.from,
+            p.recovered_s,
+            cell("messages"),
+            cell("events"),
+            cell("permissions")
+        );
+    }
+    println!(
+        "\n{:<32} {:>12} {:>6} {:>10}",
+        "what", "acknowledged", "lost", "duplicated"
+    );
+    for c in counts {
+        println!("{:<32} {:>12} {:>6} {:>10}", c.kind, c.acked, c.lost, c.duplicated);
+    }
+    println!("failed attempts (retried) by code: {}", failed_by_code(load));
+    println!("SSE watcher reconnects: {}", load.sse_reconnects.lock().unwrap());
+}

@@ -1,0 +1,510 @@
+//! What each command does: one bus call (or a few), then output.
+
+use crate::output::{self, json, opt, table, time, wire};
+use crate::{Cli, Command, CostArgs, Deliveries, Events, Permissions, Questions, Sessions, TailArgs};
+use futures::StreamExt;
+use relay_bus::settings::{DatabaseSettings, NatsSettings};
+use relay_client::Client;
+use relay_contracts::{cost, delivery, events, permission, session};
+use serde::{Deserialize, Serialize};
+use std::time::{Duration, Instant};
+
+#[derive(Debug, thiserror::Error)]
+pub enum CtlError {
+    #[error("{0}")]
+    Client(#[from] relay_client::Error),
+    #[error("{0}")]
+    Settings(#[from] relay_bus::settings::SettingsError),
+    #[error("{0}")]
+    Database(#[from] relay_bus::db::DbError),
+    #[error("{0}")]
+    Invalid(String),
+}
+
+impl CtlError {
+    /// 2 for a bad command line, 3 for something that does not exist, 1 otherwise.
+    pub fn exit_code(&self) -> u8 {
+        use relay_contracts::ErrorCode;
+        match self {
+            CtlError::Invalid(_) => 2,
+            CtlError::Client(e) if e.code() == Some(ErrorCode::InvalidRequest) => 2,
+            CtlError::Client(e) if e.code() == Some(ErrorCode::NotFound) => 3,
+            _ => 1,
+        }
+    }
+}
+
+type Result<T> = std::result::Result<T, CtlError>;
+
+/// `--json`: the reply as it came.
+fn print_json<T: serde::Serialize>(value: &T) -> Result<()> {
+    json(value);
+    Ok(())
+}
+
+/// The part of the mesh's configuration relayctl reads (RELAY_CONFIG, RELAY_* env).
+#[derive(Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
+struct Settings {
+    nats: NatsSettings,
+    database: DatabaseSettings,
+}
+
+/// A contract enum from its wire spelling (`pending`, `active`, …), or a clear error.
+fn parse<T: serde::de::DeserializeOwned>(what: &str, value: &str) -> Result<T> {
+    serde_json::from_value(serde_json::Value::String(value.into()))
+        .map_err(|_| CtlError::Invalid(format!("{what} {value:?} is not one of the known values")))
+}
+
+pub async fn run(cli: Cli) -> Result<()> {
+    let settings: Settings = relay_bus::settings::load()?;
+    if let Command::Migrate { database_url } = cli.command {
+        let mut db = settings.database;
+        db.url = database_url.unwrap_or(db.url);
+        return migrate(db).await;
+    }
+    let url = cli.nats.unwrap_or(settings.nats.url);
+    let client = Client::connect(&url)
+        .await?
+        .with_timeout(Duration::from_millis(cli.timeout_ms));
+    let as_json = cli.json;
+    match cli.command {
+        Command::Sessions(c) => sessions(&client, c, as_json).await,
+        Command::Events(Events::Tail(args)) => tail(&client, args, as_json).await,
+        Command::Permissions(c) => permissions(&client, c, as_json).await,
+        Command::Questions(c) => questions(&client, c, as_json).await,
+        Command::Costs(args) => costs(&client, args, as_json).await,
+        Command::Deliveries(c) => deliveries(&client, c, as_json).await,
+        Command::Services => services(&client, as_json).await,
+        Command::Migrate { .. } => unreachable!("handled above"),
+    }
+}
+
+async fn sessions(c: &Client, cmd: Sessions, as_json: bool) -> Result<()> {
+    match cmd {
+        Sessions::List { status, limit } => {
+            let list = c
+                .session_list(&session::ListRequest {
+                    status: Some(parse("status", &status)?),
+                    limit: Some(limit),
+                    execution_target_id: None,
+                    include_preview: None,
+                    offset: None,
+                })
+                .await?;
+            if as_json {
+                return print_json(&list);
+            }
+            let rows: Vec<_> = list
+                .sessions
+                .iter()
+                .map(|s| {
+                    vec![
+                        s.session_id.clone(),
+                        wire(&s.status),
+                        s.agents.len().to_string(),
+                        time(s.last_activity_at),
+                        opt(&s.title),
+                    ]
+                })
+                .collect();
+            table(&["SESSION", "STATUS", "AGENTS", "LAST ACTIVITY (UTC)", "TITLE"], &rows);
+            println!("{} of {} sessions", list.sessions.len(), list.total);
+        }
+        Sessions::Show { session_id } => {
+            let r = session::SessionRef { session_id };
+            let got = c.session_get(&r).await?;
+            let Some(s) = got.session else {
+                return Err(relay_client::Error::Wire(relay_contracts::WireError::new(
+                    relay_contracts::ErrorCode::NotFound,
+                    format!("no session {}", r.session_id),
+                ))
+                .into());
+            };
+            let turns = c.session_turns(&r).await?;
+            if as_json {
+                return print_json(&serde_json::json!({ "session": s, "turns": turns.turns }));
+            }
+            println!("session   {}", s.session_id);
+            println!("status    {}", wire(&s.status));
+            println!("title     {}", opt(&s.title));
+            println!("created   {}", time(s.created_at));
+            println!("activity  {}", time(s.last_activity_at));
+            println!("turns     {}", turns.turns.len());
+            println!();
+            let rows: Vec<_> = s
+                .agents
+                .iter()
+                .map(|a| {
+                    vec![
+                        a.agent_id.clone(),
+                        a.adapter_name.clone(),
+                        wire(&a.status),
+                        time(a.last_activity_at),
+                    ]
+                })
+                .collect();
+            table(&["AGENT", "ADAPTER", "STATUS", "LAST ACTIVITY (UTC)"], &rows);
+        }
+    }
+    Ok(())
+}
+
+/// Replays from `--from-seq` (with progress on stderr), then follows until Ctrl-C.
+async fn tail(c: &Client, args: TailArgs, as_json: bool) -> Result<()> {
+    let some = |v: Vec<String>| (!v.is_empty()).then_some(v);
+    let start = match args.from_seq {
+        Some(seq) if seq < 0 => return Err(CtlError::Invalid("--from-seq must not be negative".into())),
+        Some(seq) => seq,
+        // Live only: start at the head.
+        None => {
+            c.event_since(&events::SinceRequest {
+                seq: 0,
+                limit: Some(1),
+                ..Default::default()
+            })
+            .await?
+            .head_seq
+        }
+    };
+    let mut stream = c
+        .follow(events::SinceRequest {
+            seq: start,
+            types: some(args.types),
+            agents: some(args.agents),
+            session_ids: some(args.sessions),
+            limit: None,
+        })
+        .await?;
+    let (mut printed, mut last_progress, mut announced) = (0u64, Instant::now(), args.from_seq.is_none());
+    loop {
+        if args.count.is_some_and(|n| printed >= n) {
+            return Ok(());
+        }
+        let event = tokio::select! {
+            e = stream.next_within(Duration::from_millis(500)) => e?,
+            _ = tokio::signal::ctrl_c() => return Ok(()),
+        };
+        if let Some(e) = &event {
+            if as_json {
+                println!("{}", serde_json::to_string(e).unwrap_or_default());
+            } else {
+                println!("{}", output::event_line(e));
+            }
+            printed += 1;
+        }
+        if stream.caught_up() {
+            if !announced {
+                eprintln!(
+                    "relayctl: replayed {printed} events; caught up at seq {}{}",
+                    stream.cursor(),
+                    if args.no_follow {
+                        ""
+                    } else {
+                        ", following (Ctrl-C to stop)"
+                    }
+                );
+                announced = true;
+            }
+            if args.no_follow {
+                return Ok(());
+            }
+        } else if last_progress.elapsed() >= Duration::from_secs(1) {
+            eprintln!(
+                "relayctl: replaying… at seq {} of {} ({printed} events printed)",
+                stream.cursor(),
+                stream.head_seq()
+            );
+            last_progress = Instant::now();
+        }
+    }
+}
+
+async fn permissions(c: &Client, cmd: Permissions, as_json: bool) -> Result<()> {
+    let decide = |request_id, reason| permission::DecideRequest { request_id, reason };
+    let decided = match cmd {
+        Permissions::List(filter) => {
+            let list = c.permission_list(&filter.request()).await?;
+            if as_json {
+                return print_json(&list);
+            }
+            let rows: Vec<_> = list
+                .permissions
+                .iter()
+                .map(|p| {
+                    vec![
+                        p.request_id.clone(),
+                        wire(&p.status),
+                        wire(&p.risk_level),
+                        p.tool.clone(),
+                        p.command.clone().or_else(|| p.file_path.clone()).unwrap_or_default(),
+                        p.agent_id.clone(),
+                        time(p.requested_at),
+                    ]
+                })
+                .collect();
+            table(
+                &[
+                    "REQUEST",
+                    "STATUS",
+                    "RISK",
+                    "TOOL",
+                    "COMMAND / FILE",
+                    "AGENT",
+                    "REQUESTED (UTC)",
+                ],
+                &rows,
+            );
+            return Ok(());
+        }
+        Permissions::Approve { request_id, reason } => c.permission_approve(&decide(request_id, reason)).await?,
+        Permissions::Deny { request_id, reason } => c.permission_deny(&decide(request_id, reason)).await?,
+    };
+    if as_json {
+        return print_json(&decided);
+    }
+    let p = &decided.permission;
+    println!(
+        "{} {} ({} {}); harness {}",
+        p.request_id,
+        wire(&p.status),
+        p.tool,
+        p.command.as_deref().unwrap_or(""),
+        if decided.harness_notified {
+            "notified"
+        } else {
+            "not reachable: it will read the decision when it asks again"
+        }
+    );
+    Ok(())
+}
+
+async fn questions(c: &Client, cmd: Questions, as_json: bool) -> Result<()> {
+    match cmd {
+        Questions::List(filter) => {
+            let list = c.question_list(&filter.request()).await?;
+            if as_json {
+                return print_json(&list);
+            }
+            let rows: Vec<_> = list
+                .questions
+                .iter()
+                .map(|q| {
+                    vec![
+                        q.question_id.clone(),
+                        wire(&q.status),
+                        q.question.clone(),
+                        q.options.join("/"),
+                        opt(&q.answer),
+                    ]
+                })
+                .collect();
+            table(&["QUESTION", "STATUS", "TEXT", "OPTIONS", "ANSWER"], &rows);
+        }
+        Questions::Answer { question_id, answer } => {
+            let r = c
+                .question_answer(&permission::AnswerRequest { question_id, answer })
+                .await?;
+            json(&r);
+        }
+    }
+    Ok(())
+}
+
+async fn costs(c: &Client, a: CostArgs, as_json: bool) -> Result<()> {
+    let report = c
+        .cost_report(&cost::ReportRequest {
+            since: a.since,
+            until: a.until,
+            agent: a.agent,
+            session: a.session,
+            model: a.model,
+        })
+        .await?;
+    if as_json {
+        return print_json(&report);
+    }
+    let row = |name: &str, b: &cost::Breakdown| {
+        vec![
+            name.to_string(),
+            b.input_tokens.to_string(),
+            b.output_tokens.to_string(),
+            b.total_tokens.to_string(),
+            format!("{:.4}", b.estimated_cost_usd),
+        ]
+    };
+    let headers = ["", "INPUT", "OUTPUT", "TOTAL TOKENS", "USD"];
+    table(&headers, &[row("total", &report.total)]);
+    for (title, group) in [
+        ("by model", &report.by_model),
+        ("by session", &report.by_session),
+        ("by agent", &report.by_agent),
+    ] {
+        if group.len() > 1 || (title == "by model" && !group.is_empty()) {
+            println!("\n{title}");
+            let rows: Vec<_> = group.iter().map(|(k, b)| row(k, b)).collect();
+            table(&headers, &rows);
+        }
+    }
+    if !report.unpriced_models.is_empty() {
+        println!("\nno price for: {}", report.unpriced_models.join(", "));
+    }
+    Ok(())
+}
+
+fn delivery_row(d: &delivery::Delivery) -> Vec<String> {
+    vec![
+        d.delivery_id.clone(),
+        d.status.as_str().to_string(),
+        wire(&d.mode),
+        d.attempts.to_string(),
+        d.agent_id.clone(),
+        d.session_id.clone(),
+        time(d.updated_at),
+        opt(&d.reason),
+    ]
+}
+
+const DELIVERY_HEADERS: [&str; 8] = [
+    "DELIVERY",
+    "STATUS",
+    "MODE",
+    "TRIES",
+    "AGENT",
+    "SESSION",
+    "UPDATED (UTC)",
+    "REASON",
+];
+
+async fn deliveries(c: &Client, cmd: Deliveries, as_json: bool) -> Result<()> {
+    let one = match cmd {
+        Deliveries::List {
+            session,
+            agent,
+            status,
+            all,
+            limit,
+        } => {
+            let mut req = delivery::ListDeliveriesRequest {
+                session_id: session,
+                agent_id: agent,
+                message_id: None,
+                status: status.as_deref().map(|s| parse("status", s)).transpose()?,
+                limit: Some(limit),
+                cursor: None,
+            };
+            let mut found = Vec::new();
+            loop {
+                let page = c.delivery_list(&req).await?;
+                found.extend(page.deliveries);
+                match page.next_cursor {
+                    Some(next) if all => {
+                        eprintln!("relayctl: {} deliveries so far…", found.len());
+                        req.cursor = Some(next);
+                    }
+                    more => {
+                        if more.is_some() {
+                            eprintln!("relayctl: more deliveries match; --all lists every page");
+                        }
+                        break;
+                    }
+                }
+            }
+            if as_json {
+                return print_json(&found);
+            }
+            let rows: Vec<_> = found.iter().map(delivery_row).collect();
+            table(&DELIVERY_HEADERS, &rows);
+            return Ok(());
+        }
+        Deliveries::Show { delivery_id } => c.delivery_get(&delivery::DeliveryRef { delivery_id }).await?,
+        Deliveries::Retry { delivery_id } => c.delivery_retry(&delivery::DeliveryRef { delivery_id }).await?,
+        Deliveries::Cancel { delivery_id, reason } => {
+            c.delivery_cancel(&delivery::CancelDeliveryRequest { delivery_id, reason })
+                .await?
+        }
+    };
+    if as_json {
+        return print_json(&one);
+    }
+    table(&DELIVERY_HEADERS, &[delivery_row(&one)]);
+    Ok(())
+}
+
+/// Every micro service instance that answers `$SRV.STATS` within half a second.
+async fn services(c: &Client, as_json: bool) -> Result<()> {
+    let nats = c.nats();
+    let inbox = nats.new_inbox();
+    let unavailable = |e: String| {
+        relay_client::Error::Wire(relay_contracts::WireError::new(
+            relay_contracts::ErrorCode::Unavailable,
+            e,
+        ))
+    };
+    let mut replies = nats
+        .subscribe(inbox.clone())
+        .await
+        .map_err(|e| unavailable(e.to_string()))?;
+    nats.publish_with_reply("$SRV.STATS", inbox, "".into())
+        .await
+        .map_err(|e| unavailable(e.to_string()))?;
+    let mut stats = Vec::new();
+    while let Ok(Some(m)) = tokio::time::timeout(Duration::from_millis(500), replies.next()).await {
+        if let Ok(v) = serde_json::from_slice::<serde_json::Value>(&m.payload) {
+            stats.push(v);
+        }
+    }
+    stats.sort_by_key(|s| s["name"].as_str().unwrap_or_default().to_string());
+    if as_json {
+        return print_json(&stats);
+    }
+    let rows: Vec<_> = stats
+        .iter()
+        .map(|s| {
+            let endpoints = s["endpoints"].as_array().cloned().unwrap_or_default();
+            let sum = |k: &str| endpoints.iter().map(|e| e[k].as_u64().unwrap_or(0)).sum::<u64>();
+            vec![
+                s["name"].as_str().unwrap_or_default().to_string(),
+                s["id"].as_str().unwrap_or_default().to_string(),
+                s["version"].as_str().unwrap_or_default().to_string(),
+                endpoints.len().to_string(),
+                sum("num_requests").to_string(),
+                sum("num_errors").to_string(),
+            ]
+        })
+        .collect();
+    table(
+        &["SERVICE", "INSTANCE", "VERSION", "ENDPOINTS", "REQUESTS", "ERRORS"],
+        &rows,
+    );
+    Ok(())
+}
+
+/// Applies what is not applied yet, saying which, so a deploy step shows what it did.
+async fn migrate(mut db: DatabaseSettings) -> Result<()> {
+    db.migrate = false;
+    db.max_connections = 2;
+    let pool = relay_bus::db::connect(&db).await?;
+    let applied = || async {
+        sqlx::query_scalar::<_, i64>("SELECT version FROM _sqlx_migrations WHERE success")
+            .fetch_all(&pool)
+            .await
+            .unwrap_or_default() // no table yet: nothing applied
+    };
+    let before = applied().await;
+    let embedded = &relay_bus::db::MIGRATOR;
+    let pending: Vec<_> = embedded.iter().filter(|m| !before.contains(&m.version)).collect();
+    println!(
+        "{} migrations embedded, {} applied, {} to apply",
+        embedded.iter().count(),
+        before.len(),
+        pending.len()
+    );
+    let started = Instant::now();
+    embedded.run(&pool).await.map_err(relay_bus::db::DbError::Migrate)?;
+    for m in pending {
+        println!("applied {} {}", m.version, m.description);
+    }
+    println!("schema is current ({} ms)", started.elapsed().as_millis());
+    Ok(())
+}

@@ -1,0 +1,207 @@
+//! `relayctl`: the operator's view of a running mesh, over NATS like any other client.
+
+mod commands;
+mod output;
+
+use clap::{Args, Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(
+    name = "relayctl",
+    version,
+    about = "Operate a relay-mesh: sessions, events, permissions, costs, deliveries"
+)]
+struct Cli {
+    /// NATS server (the mesh's configuration: RELAY_NATS__URL, RELAY_CONFIG, then this default).
+    #[arg(long, global = true, env = "RELAY_NATS__URL")]
+    nats: Option<String>,
+    /// Print the replies as JSON (one document, or one line per event for `events tail`).
+    #[arg(long, global = true)]
+    json: bool,
+    /// How long a request waits for its reply.
+    #[arg(long, global = true, default_value_t = 5000)]
+    timeout_ms: u64,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Sessions in the registry.
+    #[command(subcommand)]
+    Sessions(Sessions),
+    /// The event log.
+    #[command(subcommand)]
+    Events(Events),
+    /// Permission requests waiting for (or given) a decision.
+    #[command(subcommand)]
+    Permissions(Permissions),
+    /// Questions agents asked.
+    #[command(subcommand)]
+    Questions(Questions),
+    /// Token usage and cost (cost.report).
+    Costs(CostArgs),
+    /// Messages on their way to agents.
+    #[command(subcommand)]
+    Deliveries(Deliveries),
+    /// The micro services on the bus and their instances ($SRV.PING / $SRV.STATS).
+    Services,
+    /// Apply the database migrations (RELAY_DATABASE__URL) and exit; safe to run concurrently.
+    Migrate {
+        #[arg(long, env = "RELAY_DATABASE__URL")]
+        database_url: Option<String>,
+    },
+}
+
+#[derive(Subcommand)]
+enum Sessions {
+    List {
+        /// all, active, closed, archived or discovered.
+        #[arg(long, default_value = "all")]
+        status: String,
+        #[arg(long, default_value_t = 50)]
+        limit: i64,
+    },
+    /// A session with its agents and turns.
+    Show { session_id: String },
+}
+
+#[derive(Subcommand)]
+enum Events {
+    /// Print events as they are committed; with --from-seq, replay the log from there first.
+    Tail(TailArgs),
+}
+
+#[derive(Args)]
+struct TailArgs {
+    /// Only this session's events (repeatable).
+    #[arg(long = "session")]
+    sessions: Vec<String>,
+    /// Only this agent's (name or id; repeatable).
+    #[arg(long = "agent")]
+    agents: Vec<String>,
+    /// Only this event type (repeatable).
+    #[arg(long = "type")]
+    types: Vec<String>,
+    /// Replay events after this seq (0 = the whole log) before following.
+    #[arg(long)]
+    from_seq: Option<i64>,
+    /// Stop once caught up instead of following.
+    #[arg(long)]
+    no_follow: bool,
+    /// Stop after this many events.
+    #[arg(long)]
+    count: Option<u64>,
+}
+
+#[derive(Subcommand)]
+enum Permissions {
+    /// Permission requests, pending ones unless --status says otherwise.
+    List(ListFilter),
+    Approve {
+        request_id: String,
+        #[arg(long)]
+        reason: Option<String>,
+    },
+    Deny {
+        request_id: String,
+        #[arg(long)]
+        reason: Option<String>,
+    },
+}
+
+#[derive(Subcommand)]
+enum Questions {
+    /// Questions, pending ones unless --status says otherwise.
+    List(ListFilter),
+    Answer {
+        question_id: String,
+        answer: String,
+    },
+}
+
+// The filters of `permissions list` and `questions list`.
+#[derive(Args)]
+struct ListFilter {
+    /// pending (the default), a final status (permissions: approved, denied; questions:
+    /// answered, expired), or all.
+    #[arg(long)]
+    status: Option<String>,
+    #[arg(long)]
+    session: Option<String>,
+    #[arg(long, default_value_t = 100)]
+    limit: i64,
+}
+
+impl ListFilter {
+    fn request(self) -> relay_contracts::permission::ListRequest {
+        relay_contracts::permission::ListRequest {
+            agent_id: None,
+            session_id: self.session,
+            status: self.status,
+            limit: Some(self.limit),
+        }
+    }
+}
+
+#[derive(Args)]
+struct CostArgs {
+    #[arg(long)]
+    session: Option<String>,
+    #[arg(long)]
+    agent: Option<String>,
+    #[arg(long)]
+    model: Option<String>,
+    /// Unix ms, inclusive.
+    #[arg(long)]
+    since: Option<i64>,
+    /// Unix ms, exclusive.
+    #[arg(long)]
+    until: Option<i64>,
+}
+
+#[derive(Subcommand)]
+enum Deliveries {
+    List {
+        #[arg(long)]
+        session: Option<String>,
+        #[arg(long)]
+        agent: Option<String>,
+        /// pending, accepted, deferred, delivered, failed or cancelled.
+        #[arg(long)]
+        status: Option<String>,
+        /// Every page, not only the first (progress on stderr).
+        #[arg(long)]
+        all: bool,
+        #[arg(long, default_value_t = 100)]
+        limit: i64,
+    },
+    Show {
+        delivery_id: String,
+    },
+    Retry {
+        delivery_id: String,
+    },
+    Cancel {
+        delivery_id: String,
+        #[arg(long)]
+        reason: Option<String>,
+    },
+}
+
+#[tokio::main]
+async fn main() -> std::process::ExitCode {
+    let cli = Cli::parse();
+    // Warnings (e.g. "Postgres not reachable yet") go to stderr; stdout is the output.
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into()))
+        .init();
+    match commands::run(cli).await {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("relayctl: {e}");
+            std::process::ExitCode::from(e.exit_code())
+        }
+    }
+}
