@@ -63,8 +63,11 @@ async fn typed_calls_return_contract_types_and_errors_keep_their_wire_code() {
     let models = c.cost_models().await.unwrap();
     assert!(!models.models.is_empty());
 
-    // Nobody serves agent.spawn once the spawner is gone: `unavailable`, not a hang.
+    // Nobody serves agent.spawn once the spawner is gone: `unavailable`, not a hang. (Wait until
+    // NATS has noticed the closed connection: a request in that moment would go to the dead
+    // subscriber and sit out the 35 s spawn timeout.)
     mesh.spawner.kill9().await;
+    relay_testkit::wait_until_unserved(c.nats(), "agent.spawn").await;
     let spawn = relay_client::contracts::delivery::SpawnRequest {
         session_id: created.session_id,
         agent_name: None,
@@ -72,13 +75,8 @@ async fn typed_calls_return_contract_types_and_errors_keep_their_wire_code() {
         task: None,
         cwd: None,
     };
-    let err = relay_testkit::wait_for(|| async {
-        c.agent_spawn(&spawn)
-            .await
-            .err()
-            .filter(|e| e.code() == Some(ErrorCode::Unavailable))
-    })
-    .await;
+    let err = c.agent_spawn(&spawn).await.unwrap_err();
+    assert_eq!(err.code(), Some(ErrorCode::Unavailable), "{err}");
     assert!(err.to_string().contains("agent.spawn"), "{err}");
 }
 
