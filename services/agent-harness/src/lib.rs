@@ -7,9 +7,11 @@
 //! - spawner.rs: the `agent-spawner` binary's `agent.spawn`, one harness process per agent.
 
 pub mod parse;
+mod prompts;
 mod run;
 mod session;
 pub mod spawner;
+pub mod structured;
 
 pub use run::{HarnessError, capabilities, run};
 
@@ -37,6 +39,12 @@ pub struct HarnessSettings {
     /// The adapter name the agent is attached as (default: `cli`).
     pub adapter: Option<String>,
     pub cwd: Option<String>,
+    /// How to talk to the CLI: pty, claude-stream-json, codex-app-server or acp.
+    pub protocol: String,
+    /// Bind to this agent again instead of attaching a new one (a restart after a crash).
+    pub agent_id: Option<String>,
+    /// The CLI's own session to continue (structured protocols).
+    pub cli_session: Option<String>,
     /// The command and its arguments (the command line's `-- COMMAND …` wins).
     pub command: Vec<String>,
     /// Per-CLI pattern overrides: `[harness.patterns.claude] permission = "…"`.
@@ -54,6 +62,9 @@ impl Default for HarnessSettings {
             cli: "generic".into(),
             adapter: None,
             cwd: None,
+            protocol: "pty".into(),
+            agent_id: None,
+            cli_session: None,
             command: Vec::new(),
             patterns: BTreeMap::new(),
             stop_with_stdin: false,

@@ -2,13 +2,16 @@
 
 use crate::HarnessSettings;
 use crate::parse::{OutputParser, PatternSet};
+use crate::prompts::Prompts;
 use crate::session::{PtyAgent, Spawn};
+use crate::structured::{Launch, Protocol, StructuredAgent};
 use futures::StreamExt;
+use futures::future::BoxFuture;
 use relay_contracts::capabilities::*;
 use relay_contracts::delivery::{AgentStatus, agent_subject};
 use relay_contracts::permission::{Decision, PermissionDecision, QuestionAnswer};
 use relay_contracts::{ErrorCode, WireError};
-use relay_harness::{AttachOptions, Binding};
+use relay_harness::{AgentSession, AttachOptions, Binding, EventSink};
 use std::sync::Arc;
 
 /// What a PTY agent can do: every delivery mode (boundary modes queued in the harness and
@@ -84,26 +87,115 @@ impl From<HarnessError> for WireError {
     }
 }
 
+/// What the run loop needs of an agent, whatever drives it.
+pub(crate) trait Driver: AgentSession {
+    fn set_events(self: &Arc<Self>, events: EventSink);
+    fn kill(&self);
+    fn is_releasing(&self) -> bool;
+}
+
+impl Driver for PtyAgent {
+    fn set_events(self: &Arc<Self>, events: EventSink) {
+        PtyAgent::set_events(self, events)
+    }
+    fn kill(&self) {
+        PtyAgent::kill(self)
+    }
+    fn is_releasing(&self) -> bool {
+        PtyAgent::is_releasing(self)
+    }
+}
+
+impl Driver for StructuredAgent {
+    fn set_events(self: &Arc<Self>, events: EventSink) {
+        StructuredAgent::set_events(self, events)
+    }
+    fn kill(&self) {
+        StructuredAgent::kill(self)
+    }
+    fn is_releasing(&self) -> bool {
+        StructuredAgent::is_releasing(self)
+    }
+}
+
 /// Runs until the command exits or the session is released; returns the command's exit code.
 pub async fn run(nats: async_nats::Client, h: HarnessSettings) -> Result<u32, HarnessError> {
-    let patterns = PatternSet::builtin(&h.cli).merged(&h.patterns.get(&h.cli).cloned().unwrap_or_default());
-    let mut parser = OutputParser::new(&patterns).map_err(HarnessError::Patterns)?;
+    let protocol = Protocol::parse(&h.protocol).map_err(HarnessError::Invalid)?;
+    let prompts = Arc::new(Prompts::new(nats.clone()));
     let (program, args) = h.command.split_first().expect("command checked at start");
-    let spawn = Spawn {
+    if protocol == Protocol::Pty {
+        let patterns = PatternSet::builtin(&h.cli).merged(&h.patterns.get(&h.cli).cloned().unwrap_or_default());
+        let parser = OutputParser::new(&patterns).map_err(HarnessError::Patterns)?;
+        let spawn = Spawn {
+            program: program.clone(),
+            args: args.to_vec(),
+            cwd: h.cwd.clone(),
+            rows: 40,
+            cols: 200,
+        };
+        let (agent, output, exit) = PtyAgent::spawn(&spawn, nats.clone(), prompts.clone())?;
+        let pump = pty_pump(agent.clone(), parser, output, exit);
+        return drive(nats, h, agent, pump, prompts, capabilities()).await;
+    }
+    let cwd = match &h.cwd {
+        Some(cwd) => cwd.clone(),
+        None => std::env::current_dir()?.to_string_lossy().into_owned(),
+    };
+    let launch = Launch {
+        protocol,
         program: program.clone(),
         args: args.to_vec(),
-        cwd: h.cwd.clone(),
-        rows: 40,
-        cols: 200,
+        cwd,
+        resume: h.cli_session.clone(),
     };
-    let (agent, mut output, exit) = PtyAgent::spawn(&spawn, nats.clone())?;
+    let (agent, pump) = StructuredAgent::spawn(launch, nats.clone(), prompts.clone())?;
+    drive(nats, h, agent, pump, prompts, crate::structured::capabilities()).await
+}
+
+/// The PTY's output through the parser into the agent, until the command exits.
+fn pty_pump(
+    agent: Arc<PtyAgent>,
+    mut parser: OutputParser,
+    mut output: tokio::sync::mpsc::UnboundedReceiver<Vec<u8>>,
+    mut exit: tokio::sync::oneshot::Receiver<u32>,
+) -> BoxFuture<'static, u32> {
+    Box::pin(async move {
+        loop {
+            tokio::select! {
+                chunk = output.recv() => match chunk {
+                    Some(bytes) => agent.on_output(parser.feed(&bytes)),
+                    None => break (&mut exit).await.unwrap_or(1),
+                },
+                code = &mut exit => {
+                    // Drain what the command printed before it exited.
+                    while let Ok(bytes) = output.try_recv() {
+                        agent.on_output(parser.feed(&bytes));
+                    }
+                    break code.unwrap_or(1);
+                }
+            }
+        }
+    })
+}
+
+/// Attaches the agent (or binds again to the agent a killed harness left), routes decisions,
+/// runs it until it exits, is released or is asked to stop, then ends the agent session.
+async fn drive<A: Driver>(
+    nats: async_nats::Client,
+    h: HarnessSettings,
+    agent: Arc<A>,
+    pump: BoxFuture<'static, u32>,
+    prompts: Arc<Prompts>,
+    capabilities: AgentSessionCapabilities,
+) -> Result<u32, HarnessError> {
     let session_id = h.session_id.clone().unwrap_or_else(|| uuid::Uuid::now_v7().to_string());
     let adapter = h.adapter.clone().unwrap_or_else(|| h.cli.clone());
     let opts = AttachOptions {
         session_id,
         agent: serde_json::json!({ "kind": "adapter", "adapterName": adapter, "cwd": h.cwd }),
-        capabilities: capabilities(),
+        capabilities,
         adapter_session_id: None,
+        agent_id: h.agent_id.clone(),
     };
     let binding = Binding::attach(nats.clone(), opts, agent.clone()).await?;
     let events = binding.events();
@@ -118,36 +210,24 @@ pub async fn run(nats: async_nats::Client, h: HarnessSettings) -> Result<u32, Ha
         .subscribe(agent_subject(&binding.agent_id, "question"))
         .await
         .map_err(|e| WireError::new(ErrorCode::Unavailable, e.to_string()))?;
-    tokio::spawn(route_decisions(nats.clone(), agent.clone(), decisions, answers));
+    tokio::spawn(route_decisions(nats.clone(), prompts, decisions, answers));
     println!(
         "{}",
         serde_json::json!({ "message": "agent session attached", "agentId": binding.agent_id, "sessionId": binding.session_id })
     );
 
-    let mut exit = exit;
     let stop = stop_requested(h.stop_with_stdin);
     tokio::pin!(stop);
+    let mut pump = pump;
     let mut stopped = None;
-    let code = loop {
-        tokio::select! {
-            chunk = output.recv() => match chunk {
-                Some(bytes) => agent.on_output(parser.feed(&bytes)),
-                None => break (&mut exit).await.unwrap_or(1),
-            },
-            code = &mut exit => {
-                // Drain what the command printed before it exited.
-                while let Ok(bytes) = output.try_recv() {
-                    agent.on_output(parser.feed(&bytes));
-                }
-                break code.unwrap_or(1);
-            }
-            _ = binding.released() => break 0,
-            why = &mut stop => {
-                tracing::info!(why, "asked to stop: stopping the agent process");
-                agent.kill();
-                stopped = Some(why);
-                break 0;
-            }
+    let code = tokio::select! {
+        code = &mut pump => code,
+        _ = binding.released() => 0,
+        why = &mut stop => {
+            tracing::info!(why, "asked to stop: stopping the agent process");
+            agent.kill();
+            stopped = Some(why);
+            0
         }
     };
     let ending = async {
@@ -233,7 +313,7 @@ async fn stop_requested(watch_stdin: bool) -> &'static str {
 /// `agent.<id>.permission` {requestId, decision} and `agent.<id>.question` {questionId, answer}.
 async fn route_decisions(
     nats: async_nats::Client,
-    agent: Arc<PtyAgent>,
+    prompts: Arc<Prompts>,
     decisions: async_nats::Subscriber,
     answers: async_nats::Subscriber,
 ) {
@@ -246,10 +326,10 @@ async fn route_decisions(
                 } else {
                     "denied"
                 };
-                agent.resolve(&d.request_id, value.into())
+                prompts.resolve(&d.request_id, value.into())
             })
         } else {
-            serde_json::from_slice::<QuestionAnswer>(&msg.payload).map(|a| agent.resolve(&a.question_id, a.answer))
+            serde_json::from_slice::<QuestionAnswer>(&msg.payload).map(|a| prompts.resolve(&a.question_id, a.answer))
         };
         let Some(reply) = msg.reply else { continue };
         let err = match resolved {

@@ -8,14 +8,14 @@
 use crate::parse::Detected;
 use relay_contracts::capabilities::DeliveryMode;
 use relay_contracts::delivery::*;
-use relay_contracts::permission::*;
+use relay_contracts::permission::Decision;
+use crate::prompts::{Ask, Prompts};
 use relay_contracts::session::Message;
 use relay_harness::{AgentSession, EventSink, receipt};
 use serde_json::json;
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::io::{Read, Write};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 use tokio::sync::oneshot;
 
 /// What the harness was told to run.
@@ -63,8 +63,7 @@ pub struct PtyAgent {
     writer: std::sync::mpsc::Sender<Vec<u8>>,
     killer: Mutex<Box<dyn portable_pty::ChildKiller + Send + Sync>>,
     state: Mutex<State>,
-    /// Permission requests and questions waiting for a decision: id → where to send it.
-    pending: Mutex<HashMap<String, oneshot::Sender<String>>>,
+    prompts: Arc<Prompts>,
     events: Mutex<Option<EventSink>>,
     nats: async_nats::Client,
     /// Set by `release`: the process exit that follows is the release, not a crash.
@@ -83,6 +82,7 @@ impl PtyAgent {
     pub fn spawn(
         spawn: &Spawn,
         nats: async_nats::Client,
+        prompts: Arc<Prompts>,
     ) -> std::io::Result<(
         Arc<PtyAgent>,
         tokio::sync::mpsc::UnboundedReceiver<Vec<u8>>,
@@ -141,7 +141,7 @@ impl PtyAgent {
             writer: in_tx,
             killer: Mutex::new(killer),
             state: Mutex::new(State::default()),
-            pending: Mutex::new(HashMap::new()),
+            prompts,
             events: Mutex::new(None),
             nats,
             releasing: Default::default(),
@@ -277,27 +277,17 @@ impl PtyAgent {
                     description,
                 } => {
                     self.open_prompt();
-                    let req = PermissionRequest {
-                        agent_id: ev.agent_id().to_string(),
-                        request_id: None,
-                        session_id: ev.session_id().to_string(),
+                    let ask = Ask {
                         tool,
                         command,
                         file_path,
                         description,
                     };
-                    tokio::spawn(self.clone().ask_permission(req));
+                    tokio::spawn(self.clone().ask_permission(ask));
                 }
                 Detected::Question { question, options } => {
                     self.open_prompt();
-                    let req = QuestionRequest {
-                        agent_id: ev.agent_id().to_string(),
-                        question_id: None,
-                        session_id: ev.session_id().to_string(),
-                        question,
-                        options,
-                    };
-                    tokio::spawn(self.clone().ask_question(req));
+                    tokio::spawn(self.clone().ask_question(question, options));
                 }
             }
         }
@@ -309,60 +299,17 @@ impl PtyAgent {
         st.idle = false;
     }
 
-    /// A permission prompt: the manager's decision now, or a human's later; typed back as y/n.
-    /// The id is ours and registered before asking, so a decision cannot outrun the reply.
-    async fn ask_permission(self: Arc<Self>, mut req: PermissionRequest) {
+    /// A permission prompt: the manager's decision (now or a human's later), typed back as y/n.
+    async fn ask_permission(self: Arc<Self>, ask: Ask) {
         let Some(ev) = self.events() else { return };
-        ev.status(AgentStatus::Blocked);
-        let request_id = uuid::Uuid::now_v7().to_string();
-        req.request_id = Some(request_id.clone());
-        let later = self.register(&request_id);
-        let reply: Result<PermissionDecision, _> =
-            relay_bus::client::request(&self.nats, REQUEST, &req, Duration::from_secs(10)).await;
-        let decision = match reply {
-            Ok(r) if r.decision != Decision::Pending => {
-                self.forget(&request_id);
-                r.decision
-            }
-            Ok(_) => decision_of(later.await.unwrap_or_default()),
-            Err(e) => {
-                // No manager reachable: the prompt stays visible in the log and can still be
-                // decided on agent.<id>.permission.
-                tracing::warn!(error = %e, request_id, "permission manager not reachable; waiting for a decision on agent.<id>.permission");
-                ev.emit(
-                    "permission.requested",
-                    json!({ "requestId": request_id, "tool": req.tool, "command": req.command, "filePath": req.file_path, "description": req.description }),
-                );
-                decision_of(later.await.unwrap_or_default())
-            }
-        };
+        let decision = self.prompts.permission(&ev, ask).await;
         let answer = if decision == Decision::Approved { "y\r" } else { "n\r" };
         self.answer_prompt(answer);
     }
 
-    async fn ask_question(self: Arc<Self>, mut req: QuestionRequest) {
+    async fn ask_question(self: Arc<Self>, question: String, options: Vec<String>) {
         let Some(ev) = self.events() else { return };
-        ev.status(AgentStatus::Waiting);
-        let question_id = uuid::Uuid::now_v7().to_string();
-        req.question_id = Some(question_id.clone());
-        let later = self.register(&question_id);
-        let reply: Result<QuestionReply, _> =
-            relay_bus::client::request(&self.nats, ASK, &req, Duration::from_secs(10)).await;
-        let answer = match reply {
-            Ok(QuestionReply { answer: Some(a), .. }) => {
-                self.forget(&question_id);
-                a
-            }
-            Ok(_) => later.await.unwrap_or_default(),
-            Err(e) => {
-                tracing::warn!(error = %e, question_id, "permission manager not reachable; waiting for an answer on agent.<id>.question");
-                ev.emit(
-                    "question.requested",
-                    json!({ "questionId": question_id, "question": req.question, "options": req.options }),
-                );
-                later.await.unwrap_or_default()
-            }
-        };
+        let answer = self.prompts.question(&ev, question, options).await;
         self.answer_prompt(&as_line(&answer));
     }
 
@@ -382,31 +329,6 @@ impl PtyAgent {
         self.type_and_report(waiting);
     }
 
-    /// Where the decision or answer for `id` will arrive.
-    fn register(&self, id: &str) -> oneshot::Receiver<String> {
-        let (tx, rx) = oneshot::channel();
-        self.pending.lock().expect("pending lock").insert(id.to_string(), tx);
-        rx
-    }
-
-    fn forget(&self, id: &str) {
-        self.pending.lock().expect("pending lock").remove(id);
-    }
-
-    /// A decision or answer arrived for `id`; false when nothing waits for it.
-    pub fn resolve(&self, id: &str, value: String) -> bool {
-        match self.pending.lock().expect("pending lock").remove(id) {
-            Some(tx) => tx.send(value).is_ok(),
-            None => false,
-        }
-    }
-}
-
-fn decision_of(value: String) -> Decision {
-    match value.as_str() {
-        "approved" => Decision::Approved,
-        _ => Decision::Denied,
-    }
 }
 
 fn io_err(e: impl std::fmt::Display) -> std::io::Error {

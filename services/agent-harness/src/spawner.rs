@@ -23,7 +23,10 @@ use tokio::sync::Semaphore;
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(default)]
 pub struct SpawnerSettings {
-    /// The command (program and arguments) each `cli` runs.
+    /// What each `cli` runs and how the harness talks to it.
+    pub agents: BTreeMap<String, AgentCommand>,
+    /// Shorthand for PTY agents: `cli = [program, args…]`, parsed with the `cli`'s patterns
+    /// (claude, codex, gemini; generic for other names). Wins over `agents` of the same name.
     pub commands: BTreeMap<String, Vec<String>>,
     /// The agent-harness binary; empty: the one beside this executable.
     pub harness_bin: String,
@@ -31,23 +34,82 @@ pub struct SpawnerSettings {
     pub max_agents: usize,
     /// How long an agent may take to attach before the spawn fails and it is killed.
     pub attach_timeout_ms: u64,
+    /// A harness killed by a signal (kill -9, OOM) is started again this many times, bound to
+    /// the same agent and resuming the CLI's session; 0 turns restarts off.
+    pub max_restarts: u32,
+}
+
+/// One kind of agent the spawner can start.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct AgentCommand {
+    /// Program and arguments (the structured protocols add their own flags after them).
+    pub command: Vec<String>,
+    /// pty (default), claude-stream-json, codex-app-server or acp.
+    pub protocol: String,
+    /// PTY output patterns: claude, codex, gemini or generic (default: generic).
+    pub patterns: String,
+    /// Environment for the CLI (on top of the spawner's own), e.g. a model endpoint.
+    pub env: BTreeMap<String, String>,
+}
+
+impl AgentCommand {
+    fn new(command: &[&str], protocol: &str, patterns: &str) -> AgentCommand {
+        AgentCommand {
+            command: command.iter().map(|s| s.to_string()).collect(),
+            protocol: protocol.into(),
+            patterns: patterns.into(),
+            env: BTreeMap::new(),
+        }
+    }
 }
 
 impl Default for SpawnerSettings {
     fn default() -> Self {
-        let command = |argv: &[&str]| argv.iter().map(|s| s.to_string()).collect();
+        let agents = [
+            ("claude", AgentCommand::new(&["claude"], "claude-stream-json", "claude")),
+            ("codex", AgentCommand::new(&["codex"], "codex-app-server", "codex")),
+            ("gemini", AgentCommand::new(&["gemini", "--acp"], "acp", "gemini")),
+            ("claude-tui", AgentCommand::new(&["claude"], "pty", "claude")),
+            ("codex-tui", AgentCommand::new(&["codex"], "pty", "codex")),
+            ("gemini-tui", AgentCommand::new(&["gemini"], "pty", "gemini")),
+            ("aider", AgentCommand::new(&["aider"], "pty", "generic")),
+            ("goose", AgentCommand::new(&["goose", "session"], "pty", "generic")),
+        ];
         SpawnerSettings {
-            commands: BTreeMap::from([
-                ("claude".into(), command(&["claude"])),
-                ("codex".into(), command(&["codex"])),
-                ("gemini".into(), command(&["gemini"])),
-                ("aider".into(), command(&["aider"])),
-                ("goose".into(), command(&["goose", "session"])),
-            ]),
+            agents: agents.into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
+            commands: BTreeMap::new(),
             harness_bin: String::new(),
             max_agents: 16,
             attach_timeout_ms: 30_000,
+            max_restarts: 3,
         }
+    }
+}
+
+impl SpawnerSettings {
+    /// The agent `cli` names, `commands` first.
+    fn agent(&self, cli: &str) -> Option<AgentCommand> {
+        if let Some(argv) = self.commands.get(cli).filter(|c| !c.is_empty()) {
+            let patterns = match cli {
+                "claude" | "codex" | "gemini" => cli,
+                _ => "generic",
+            };
+            return Some(AgentCommand {
+                command: argv.clone(),
+                protocol: "pty".into(),
+                patterns: patterns.into(),
+                env: BTreeMap::new(),
+            });
+        }
+        self.agents.get(cli).filter(|a| !a.command.is_empty()).cloned()
+    }
+
+    fn known(&self) -> String {
+        let mut names: Vec<&str> = self.commands.keys().chain(self.agents.keys()).map(String::as_str).collect();
+        names.sort();
+        names.dedup();
+        names.join(", ")
     }
 }
 
@@ -89,19 +151,15 @@ pub async fn serve(spawner: Spawner) -> Result<ServiceHost, ServiceError> {
 
 /// Starts the agent, waits for it to attach, sends the task; the reply is its agent id.
 pub async fn spawn(s: Spawner, req: SpawnRequest) -> Result<SpawnResponse, HarnessError> {
-    let command = s
-        .settings
-        .commands
-        .get(&req.cli)
-        .filter(|c| !c.is_empty())
-        .ok_or_else(|| {
-            let known: Vec<&str> = s.settings.commands.keys().map(String::as_str).collect();
-            HarnessError::Invalid(format!(
-                "no command for cli {:?}; configured: {}",
-                req.cli,
-                known.join(", ")
-            ))
-        })?;
+    let agent = s.settings.agent(&req.cli).ok_or_else(|| {
+        HarnessError::Invalid(format!(
+            "no command for cli {:?}; configured: {}",
+            req.cli,
+            s.settings.known()
+        ))
+    })?;
+    crate::structured::Protocol::parse(if agent.protocol.is_empty() { "pty" } else { &agent.protocol })
+        .map_err(|e| HarnessError::Invalid(format!("spawner.agents.{}: {e}", req.cli)))?;
     if let Some(cwd) = &req.cwd
         && !std::path::Path::new(cwd).is_dir()
     {
@@ -115,11 +173,66 @@ pub async fn spawn(s: Spawner, req: SpawnRequest) -> Result<SpawnResponse, Harne
             s.settings.max_agents
         ))
     })?;
-    // Output patterns: the three CLIs the parser knows, generic for the others.
-    let patterns = match req.cli.as_str() {
-        cli @ ("claude" | "codex" | "gemini") => cli,
-        _ => "generic",
+    let run = Run {
+        req: req.clone(),
+        agent,
     };
+    let timeout = Duration::from_millis(s.settings.attach_timeout_ms);
+    let mut harness = start_harness(&s, &run, None).await?;
+    let agent_id = harness.agent_id.clone();
+    tracing::info!(agent_id, session_id = req.session_id, cli = req.cli, "agent spawned");
+    tokio::spawn(supervise(s.clone(), run, harness.take(), slot));
+
+    if let Some(task) = req.task {
+        let send = SendMessageRequest {
+            agent_ids: Some(AgentTargets::Ids(vec![agent_id.clone()])),
+            // A spawn retried by the caller is a new agent; this id only guards the bus retry.
+            message_id: Some(format!("{agent_id}-task")),
+            ..SendMessageRequest::text(&req.session_id, task)
+        };
+        let _: SendMessageResponse =
+            relay_bus::client::request(&s.nats, subjects::session::SEND_MESSAGE, &send, timeout).await?;
+    }
+    Ok(SpawnResponse { agent_id })
+}
+
+/// What one spawn runs, kept to start it again after a crash.
+struct Run {
+    req: SpawnRequest,
+    agent: AgentCommand,
+}
+
+/// A harness that attached its agent.
+struct Harness {
+    agent_id: String,
+    child: Option<tokio::process::Child>,
+    lines: Option<tokio::io::Lines<BufReader<tokio::process::ChildStdout>>>,
+    stdin: Option<tokio::process::ChildStdin>,
+}
+
+impl Harness {
+    fn take(&mut self) -> Harness {
+        Harness {
+            agent_id: self.agent_id.clone(),
+            child: self.child.take(),
+            lines: self.lines.take(),
+            stdin: self.stdin.take(),
+        }
+    }
+}
+
+/// Where a restarted harness picks up: the agent it binds to again and the CLI session.
+struct Resume {
+    agent_id: String,
+    cli_session: Option<String>,
+}
+
+/// Starts `agent-harness … -- <command>` and waits until it has attached (or bound again to)
+/// its agent.
+async fn start_harness(s: &Spawner, run: &Run, resume: Option<&Resume>) -> Result<Harness, HarnessError> {
+    let req = &run.req;
+    let protocol = if run.agent.protocol.is_empty() { "pty" } else { &run.agent.protocol };
+    let patterns = if run.agent.patterns.is_empty() { "generic" } else { &run.agent.patterns };
     let mut cmd = tokio::process::Command::new(&s.harness);
     cmd.args([
         "--session",
@@ -128,18 +241,28 @@ pub async fn spawn(s: Spawner, req: SpawnRequest) -> Result<SpawnResponse, Harne
         patterns,
         "--adapter",
         &req.cli,
+        "--protocol",
+        protocol,
         "--stop-with-stdin",
     ]);
     if let Some(cwd) = &req.cwd {
         cmd.args(["--cwd", cwd]);
     }
-    cmd.arg("--").args(command);
+    if let Some(r) = resume {
+        cmd.args(["--agent-id", &r.agent_id]);
+        if let Some(cli_session) = &r.cli_session {
+            cmd.args(["--resume", cli_session]);
+        }
+    }
+    cmd.arg("--").args(&run.agent.command).envs(&run.agent.env);
     // The harness reads its NATS and telemetry settings from the same environment and file.
     // Its stdin is a pipe nobody writes to: when this process ends, however it ends, the pipe
-    // closes and the harness stops its agent and ends the session.
+    // closes and the harness stops its agent and ends the session. Its own process group, so
+    // what it leaves behind when it is killed can be killed with it.
     cmd.stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::inherit());
+        .stderr(Stdio::inherit())
+        .process_group(0);
     let mut child = cmd
         .spawn()
         .map_err(|e| HarnessError::NotStarted(format!("cannot run the harness {}: {e}", s.harness.display())))?;
@@ -153,53 +276,93 @@ pub async fn spawn(s: Spawner, req: SpawnRequest) -> Result<SpawnResponse, Harne
             if let Some(id) = attached_agent(&line) {
                 return Some(id);
             }
+            println!("{line}");
         }
         None
     })
     .await;
-    let agent_id = match attached {
-        Ok(Some(id)) => id,
+    match attached {
+        Ok(Some(agent_id)) => Ok(Harness {
+            agent_id,
+            child: Some(child),
+            lines: Some(lines),
+            stdin: Some(stdin),
+        }),
         Ok(None) => {
             let status = child.wait().await.map(|s| s.to_string()).unwrap_or_default();
-            return Err(HarnessError::NotStarted(format!(
+            Err(HarnessError::NotStarted(format!(
                 "the {} agent exited before attaching ({status})",
                 req.cli
-            )));
+            )))
         }
         Err(_) => {
             let _ = child.kill().await;
-            return Err(HarnessError::NotStarted(format!(
+            Err(HarnessError::NotStarted(format!(
                 "the {} agent did not attach within {timeout:?}",
                 req.cli
-            )));
+            )))
         }
-    };
-    tracing::info!(agent_id, session_id = req.session_id, cli = req.cli, "agent spawned");
+    }
+}
 
-    // Keep reading the harness's output (so it never blocks on a full pipe) until it exits,
-    // then give the slot back.
-    let id = agent_id.clone();
-    tokio::spawn(async move {
+/// Keeps reading the harness's output (so it never blocks on a full pipe) until it exits.
+/// A harness killed by a signal never ended its agent session: it is started again, bound to
+/// the same agent and resuming the CLI's own session. The slot is given back at the end.
+async fn supervise(s: Spawner, run: Run, mut harness: Harness, slot: tokio::sync::OwnedSemaphorePermit) {
+    use std::os::unix::process::ExitStatusExt;
+    let mut cli_session = None;
+    let mut restarts = 0;
+    loop {
+        let (Some(mut child), Some(mut lines)) = (harness.child.take(), harness.lines.take()) else {
+            break;
+        };
+        // Its process group: the harness was started as its leader.
+        let pgid = child.id();
         // Its log lines join the spawner's own log stream as they are.
         while let Ok(Some(line)) = lines.next_line().await {
+            if let Some(id) = resumable(&line) {
+                cli_session = Some(id);
+            }
             println!("{line}");
         }
-        let status = child.wait().await.map(|s| s.to_string()).unwrap_or_default();
-        tracing::info!(agent_id = id, %status, "agent harness exited");
-        drop((slot, stdin));
-    });
-
-    if let Some(task) = req.task {
-        let send = SendMessageRequest {
-            agent_ids: Some(AgentTargets::Ids(vec![agent_id.clone()])),
-            // A spawn retried by the caller is a new agent; this id only guards the bus retry.
-            message_id: Some(format!("{agent_id}-task")),
-            ..SendMessageRequest::text(&req.session_id, task)
+        let status = child.wait().await;
+        let agent_id = harness.agent_id.clone();
+        tracing::info!(agent_id, ?status, "agent harness exited");
+        let Some(signal) = status.ok().and_then(|s| s.signal()) else { break };
+        // What the killed harness left (its CLI) goes with it before the session is resumed.
+        if let Some(pgid) = pgid {
+            // SAFETY: kill(2) on the process group the spawner created for that harness.
+            unsafe {
+                libc::kill(-(pgid as i32), libc::SIGKILL);
+            }
+        }
+        if restarts >= s.settings.max_restarts {
+            tracing::error!(agent_id, signal, restarts, "agent harness killed again; not restarting it");
+            break;
+        }
+        restarts += 1;
+        tracing::warn!(agent_id, signal, restarts, cli_session, "agent harness was killed; restarting it");
+        let resume = Resume {
+            agent_id: agent_id.clone(),
+            cli_session: cli_session.clone(),
         };
-        let _: SendMessageResponse =
-            relay_bus::client::request(&s.nats, subjects::session::SEND_MESSAGE, &send, timeout).await?;
+        match start_harness(&s, &run, Some(&resume)).await {
+            Ok(h) => harness = h,
+            Err(e) => {
+                tracing::error!(agent_id, error = %e, "cannot restart the agent harness");
+                break;
+            }
+        }
     }
-    Ok(SpawnResponse { agent_id })
+    drop((slot, harness.stdin));
+}
+
+/// The CLI session id from the harness's `agent session resumable` line.
+fn resumable(line: &str) -> Option<String> {
+    let v: serde_json::Value = serde_json::from_str(line).ok()?;
+    (v["message"] == "agent session resumable")
+        .then(|| v["cliSession"].as_str().map(String::from))
+        .flatten()
 }
 
 /// The agent id from the harness's `agent session attached` line.
@@ -227,6 +390,8 @@ mod tests {
         let s: crate::Settings = relay_bus::settings::load_example().unwrap();
         let d = SpawnerSettings::default();
         assert_eq!(s.spawner.commands, d.commands);
+        assert_eq!(s.spawner.agents, d.agents);
+        assert_eq!(s.spawner.max_restarts, d.max_restarts);
         assert_eq!(s.spawner.max_agents, d.max_agents);
         assert_eq!(s.spawner.attach_timeout_ms, d.attach_timeout_ms);
         assert_eq!(s.spawner.harness_bin, d.harness_bin);

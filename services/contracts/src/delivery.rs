@@ -326,7 +326,8 @@ pub struct ReleaseResponse {
 pub struct SpawnRequest {
     pub session_id: String,
     pub agent_name: Option<String>,
-    /// `claude`, `codex`, `gemini`, `aider` or `goose`.
+    /// An agent the spawner is configured with: `claude`, `codex`, `gemini` (structured
+    /// protocols), `claude-tui`, `codex-tui`, `gemini-tui` (terminal), `aider`, `goose`, ….
     pub cli: String,
     /// The first prompt, delivered once the agent is attached.
     pub task: Option<String>,

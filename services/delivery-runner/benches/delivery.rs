@@ -164,6 +164,7 @@ async fn main() {
             agent: json!({"kind": "adapter", "adapterName": "claude"}),
             capabilities: caps.clone(),
             adapter_session_id: None,
+            agent_id: None,
         };
         agents.push(Binding::attach(client.clone(), opts, Arc::new(Instant_)).await.unwrap());
     }

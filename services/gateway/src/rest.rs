@@ -221,7 +221,11 @@ async fn readyz(State(s): State<AppState>) -> Response {
 // ---------------------------------------------------------------------------------------------
 // Sessions
 
-const CLIS: [&str; 5] = ["claude", "codex", "gemini", "aider", "goose"];
+/// A `cli` is a name the agent spawners are configured with (claude, codex, gemini,
+/// claude-tui, …); the spawner says which it knows. Here only its shape is checked.
+fn valid_cli(cli: &str) -> bool {
+    !cli.is_empty() && cli.len() <= 64 && cli.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_')
+}
 
 /// Seed 003 `POST /api/v1/sessions`; `sessionId`, `title` are relay extensions.
 #[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
@@ -249,9 +253,11 @@ pub struct Created {
 async fn create_session(State(s): State<AppState>, body: Bytes) -> Result<(StatusCode, Json<Created>), ApiError> {
     let req: CreateSession = optional_body(&body)?;
     if let Some(cli) = &req.cli
-        && !CLIS.contains(&cli.as_str())
+        && !valid_cli(cli)
     {
-        return Err(ApiError::Invalid(format!("cli must be one of {}", CLIS.join(", "))));
+        return Err(ApiError::Invalid(
+            "cli must be an agent name the spawners know, such as claude, codex, gemini or claude-tui (lowercase letters, digits, - and _)".into(),
+        ));
     }
     if req.task.is_some() && req.cli.is_none() {
         return Err(ApiError::Invalid("task needs a cli to run it".into()));

@@ -50,6 +50,9 @@ pub struct AttachOptions {
     pub agent: Value,
     pub capabilities: AgentSessionCapabilities,
     pub adapter_session_id: Option<String>,
+    /// Bind to this already attached agent instead of attaching a new one: a harness restarted
+    /// after a crash takes its agent's subjects back (and its undelivered messages with them).
+    pub agent_id: Option<String>,
 }
 
 /// A session bound to the bus. Dropping it stops serving.
@@ -88,23 +91,10 @@ impl Binding {
         opts: AttachOptions,
         session: Arc<S>,
     ) -> Result<Binding, WireError> {
-        let create = json!({ "sessionId": opts.session_id });
-        match relay_bus::client::request::<_, Value>(&nats, "session.create", &create, CALL_TIMEOUT).await {
-            Ok(_) => {}
-            Err(e) if e.code() == ErrorCode::Conflict => {} // it exists: attach to it
-            Err(e) => return Err(e),
-        }
-        let attach = json!({
-            "sessionId": opts.session_id,
-            "agent": opts.agent,
-            "capabilities": opts.capabilities,
-            "adapterSessionId": opts.adapter_session_id,
-        });
-        let attached: Value = relay_bus::client::request(&nats, "session.agent.attach", &attach, CALL_TIMEOUT).await?;
-        let agent_id = attached["agentId"]
-            .as_str()
-            .ok_or_else(|| WireError::new(ErrorCode::Internal, "session.agent.attach answered no agentId"))?
-            .to_string();
+        let agent_id = match &opts.agent_id {
+            Some(id) => id.clone(),
+            None => attach_new(&nats, &opts).await?,
+        };
         let events = EventSink::start(nats.clone(), opts.session_id.clone(), agent_id.clone());
         let released = Arc::new(tokio::sync::Notify::new());
         let subscribe = |verb: &str| nats.subscribe(agent_subject(&agent_id, verb));
@@ -129,7 +119,8 @@ impl Binding {
                 opts.capabilities.lifecycle.release,
             )),
         ];
-        events.emit("session.started", json!({ "sessionId": opts.session_id }));
+        let started = if opts.agent_id.is_some() { "session.resumed" } else { "session.started" };
+        events.emit(started, json!({ "sessionId": opts.session_id }));
         tracing::info!(agent_id, session_id = %opts.session_id, "agent session attached");
         Ok(Binding {
             agent_id,
@@ -175,6 +166,27 @@ impl Binding {
     ) -> Result<(), WireError> {
         report(&self.nats, delivery_id, status, reason).await
     }
+}
+
+/// Creates the relay session if needed and attaches a new agent to it; its id.
+async fn attach_new(nats: &async_nats::Client, opts: &AttachOptions) -> Result<String, WireError> {
+    let create = json!({ "sessionId": opts.session_id });
+    match relay_bus::client::request::<_, Value>(nats, "session.create", &create, CALL_TIMEOUT).await {
+        Ok(_) => {}
+        Err(e) if e.code() == ErrorCode::Conflict => {} // it exists: attach to it
+        Err(e) => return Err(e),
+    }
+    let attach = json!({
+        "sessionId": opts.session_id,
+        "agent": opts.agent,
+        "capabilities": opts.capabilities,
+        "adapterSessionId": opts.adapter_session_id,
+    });
+    let attached: Value = relay_bus::client::request(nats, "session.agent.attach", &attach, CALL_TIMEOUT).await?;
+    attached["agentId"]
+        .as_str()
+        .map(String::from)
+        .ok_or_else(|| WireError::new(ErrorCode::Internal, "session.agent.attach answered no agentId"))
 }
 
 /// `delivery.report`, retried while no runner answers.

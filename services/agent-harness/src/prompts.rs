@@ -1,0 +1,133 @@
+//! Permission requests and questions an agent raises, whatever its driver (PTY or structured):
+//! the permission manager's decision now, or a human's later on `agent.<id>.permission` /
+//! `agent.<id>.question`.
+//!
+//! The harness picks the id and listens for it before asking, so a decision can never outrun
+//! the reply that says it is pending.
+
+use relay_contracts::delivery::AgentStatus;
+use relay_contracts::permission::*;
+use relay_harness::EventSink;
+use serde_json::json;
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::Duration;
+use tokio::sync::oneshot;
+
+pub struct Prompts {
+    nats: async_nats::Client,
+    /// Requests and questions waiting for a decision: id → where to send it.
+    pending: Mutex<HashMap<String, oneshot::Sender<String>>>,
+}
+
+/// What the agent asks permission for.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Ask {
+    pub tool: String,
+    pub command: Option<String>,
+    pub file_path: Option<String>,
+    pub description: String,
+}
+
+impl Prompts {
+    pub fn new(nats: async_nats::Client) -> Prompts {
+        Prompts {
+            nats,
+            pending: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Asks the permission manager; waits for a human when it answers `pending`, and for a
+    /// decision on `agent.<id>.permission` when no manager answers at all. Never approves by
+    /// default: a decision that cannot be read is a denial.
+    pub async fn permission(&self, ev: &EventSink, ask: Ask) -> Decision {
+        ev.status(AgentStatus::Blocked);
+        let request_id = uuid::Uuid::now_v7().to_string();
+        let req = PermissionRequest {
+            request_id: Some(request_id.clone()),
+            agent_id: ev.agent_id().to_string(),
+            session_id: ev.session_id().to_string(),
+            tool: ask.tool,
+            command: ask.command,
+            file_path: ask.file_path,
+            description: ask.description,
+        };
+        let later = self.register(&request_id);
+        let reply: Result<PermissionDecision, _> =
+            relay_bus::client::request(&self.nats, REQUEST, &req, Duration::from_secs(10)).await;
+        match reply {
+            Ok(r) if r.decision != Decision::Pending => {
+                self.forget(&request_id);
+                r.decision
+            }
+            Ok(_) => decision_of(later.await.unwrap_or_default()),
+            Err(e) => {
+                // No manager reachable: the prompt stays visible in the log and can still be
+                // decided on agent.<id>.permission.
+                tracing::warn!(error = %e, request_id, "permission manager not reachable; waiting for a decision on agent.<id>.permission");
+                ev.emit(
+                    "permission.requested",
+                    json!({ "requestId": request_id, "tool": req.tool, "command": req.command, "filePath": req.file_path, "description": req.description }),
+                );
+                decision_of(later.await.unwrap_or_default())
+            }
+        }
+    }
+
+    /// Asks a question; the answer now (a policy) or a human's later.
+    pub async fn question(&self, ev: &EventSink, question: String, options: Vec<String>) -> String {
+        ev.status(AgentStatus::Waiting);
+        let question_id = uuid::Uuid::now_v7().to_string();
+        let req = QuestionRequest {
+            question_id: Some(question_id.clone()),
+            agent_id: ev.agent_id().to_string(),
+            session_id: ev.session_id().to_string(),
+            question,
+            options,
+        };
+        let later = self.register(&question_id);
+        let reply: Result<QuestionReply, _> =
+            relay_bus::client::request(&self.nats, ASK, &req, Duration::from_secs(10)).await;
+        match reply {
+            Ok(QuestionReply { answer: Some(a), .. }) => {
+                self.forget(&question_id);
+                a
+            }
+            Ok(_) => later.await.unwrap_or_default(),
+            Err(e) => {
+                tracing::warn!(error = %e, question_id, "permission manager not reachable; waiting for an answer on agent.<id>.question");
+                ev.emit(
+                    "question.requested",
+                    json!({ "questionId": question_id, "question": req.question, "options": req.options }),
+                );
+                later.await.unwrap_or_default()
+            }
+        }
+    }
+
+    /// Where the decision or answer for `id` will arrive.
+    fn register(&self, id: &str) -> oneshot::Receiver<String> {
+        let (tx, rx) = oneshot::channel();
+        self.pending.lock().expect("pending lock").insert(id.to_string(), tx);
+        rx
+    }
+
+    fn forget(&self, id: &str) {
+        self.pending.lock().expect("pending lock").remove(id);
+    }
+
+    /// A decision or answer arrived for `id`; false when nothing waits for it.
+    pub fn resolve(&self, id: &str, value: String) -> bool {
+        match self.pending.lock().expect("pending lock").remove(id) {
+            Some(tx) => tx.send(value).is_ok(),
+            None => false,
+        }
+    }
+}
+
+fn decision_of(value: String) -> Decision {
+    match value.as_str() {
+        "approved" => Decision::Approved,
+        _ => Decision::Denied,
+    }
+}

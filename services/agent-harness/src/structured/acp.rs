@@ -1,0 +1,239 @@
+//! The Agent Client Protocol (JSON-RPC 2.0 over stdio; `gemini --acp` and any agent that speaks
+//! it): `session/new` (or `session/load` to continue), one `session/prompt` per message whose
+//! reply ends the turn, `session/update` notifications, and `session/request_permission`.
+
+use super::{Codec, Seen, Usage, rpc, rpc_result};
+use crate::prompts::Ask;
+use serde_json::{Value, json};
+
+#[derive(Default)]
+pub struct Acp {
+    next_id: u64,
+    session_id: String,
+    resume: Option<String>,
+    cwd: String,
+    /// The id of the `session/prompt` whose reply ends the running turn.
+    prompt_id: Option<u64>,
+    /// Agent text of the turn so far, streamed in chunks: emitted whole.
+    text: String,
+    /// Tool names by tool call id.
+    tools: std::collections::HashMap<String, String>,
+}
+
+const INITIALIZE: u64 = 1;
+const SESSION: u64 = 2;
+
+impl Codec for Acp {
+    fn args(&mut self, _resume: Option<&str>) -> Vec<String> {
+        Vec::new() // the configured command says how to start ACP mode (`gemini --acp`)
+    }
+
+    fn start(&mut self, cwd: &str, resume: Option<&str>) -> Vec<Value> {
+        self.cwd = cwd.to_string();
+        self.resume = resume.map(String::from);
+        self.next_id = SESSION;
+        vec![rpc(
+            INITIALIZE,
+            "initialize",
+            json!({
+                "protocolVersion": 1,
+                "clientCapabilities": { "fs": { "readTextFile": false, "writeTextFile": false }, "terminal": false },
+            }),
+        )]
+    }
+
+    fn send(&mut self, text: &str) -> Vec<Value> {
+        self.next_id += 1;
+        self.prompt_id = Some(self.next_id);
+        self.text.clear();
+        vec![rpc(
+            self.next_id,
+            "session/prompt",
+            json!({ "sessionId": self.session_id, "prompt": [{ "type": "text", "text": text }] }),
+        )]
+    }
+
+    fn read(&mut self, line: Value) -> Vec<Seen> {
+        let method = line["method"].as_str().unwrap_or_default();
+        if method.is_empty() {
+            return self.response(&line);
+        }
+        if !line["id"].is_null() {
+            return self.agent_request(method, &line);
+        }
+        if method == "session/update" {
+            return self.update(&line["params"]["update"]);
+        }
+        vec![]
+    }
+
+    fn decide(&mut self, token: &Value, approved: bool) -> Vec<Value> {
+        let kinds: &[&str] = if approved {
+            &["allow_once", "allow_always"]
+        } else {
+            &["reject_once", "reject_always"]
+        };
+        let option = kinds.iter().find_map(|kind| {
+            token["options"]
+                .as_array()?
+                .iter()
+                .find(|o| o["kind"] == *kind)
+                .and_then(|o| o["optionId"].as_str())
+        });
+        let outcome = match option {
+            Some(id) => json!({ "outcome": "selected", "optionId": id }),
+            // No option to reject with: cancelling the prompt is the protocol's denial.
+            None => json!({ "outcome": "cancelled" }),
+        };
+        vec![rpc_result(&token["id"], json!({ "outcome": outcome }))]
+    }
+
+    fn answer(&mut self, token: &Value, answer: &str) -> Vec<Value> {
+        // ACP has no question request; a permission option chosen by its name is the nearest.
+        let option = token["options"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|o| o["name"] == answer || o["optionId"] == answer)
+            .and_then(|o| o["optionId"].as_str());
+        let outcome = match option {
+            Some(id) => json!({ "outcome": "selected", "optionId": id }),
+            None => json!({ "outcome": "cancelled" }),
+        };
+        vec![rpc_result(&token["id"], json!({ "outcome": outcome }))]
+    }
+}
+
+impl Acp {
+    fn response(&mut self, line: &Value) -> Vec<Seen> {
+        let id = line["id"].as_u64().unwrap_or_default();
+        if let Some(err) = line.get("error") {
+            let e = format!("the agent refused request {id}: {}", err["message"]);
+            return vec![Seen::Error(e.clone()), Seen::TurnDone { error: Some(e) }];
+        }
+        let result = &line["result"];
+        match id {
+            INITIALIZE => {
+                let (method, params) = match &self.resume {
+                    Some(session) => (
+                        "session/load",
+                        json!({ "sessionId": session, "cwd": self.cwd, "mcpServers": [] }),
+                    ),
+                    None => ("session/new", json!({ "cwd": self.cwd, "mcpServers": [] })),
+                };
+                vec![Seen::Write(rpc(SESSION, method, params))]
+            }
+            SESSION => {
+                self.session_id = result["sessionId"]
+                    .as_str()
+                    .map(String::from)
+                    .or_else(|| self.resume.clone())
+                    .unwrap_or_default();
+                vec![Seen::Ready {
+                    cli_session: self.session_id.clone(),
+                }]
+            }
+            id if Some(id) == self.prompt_id => {
+                self.prompt_id = None;
+                let mut seen = Vec::new();
+                if !self.text.is_empty() {
+                    seen.push(Seen::Text(std::mem::take(&mut self.text)));
+                }
+                let tokens = &result["_meta"]["quota"]["token_count"];
+                if tokens.is_object() {
+                    seen.push(Seen::Usage(Usage {
+                        input: tokens["input_tokens"].as_u64().unwrap_or(0),
+                        output: tokens["output_tokens"].as_u64().unwrap_or(0),
+                        cache_read: 0,
+                        cache_write: 0,
+                        model: result["_meta"]["quota"]["model_usage"][0]["model"]
+                            .as_str()
+                            .map(String::from),
+                    }));
+                }
+                let stop = result["stopReason"].as_str().unwrap_or("end_turn");
+                let error = (stop != "end_turn").then(|| format!("the turn stopped: {stop}"));
+                seen.push(Seen::TurnDone { error });
+                seen
+            }
+            _ => vec![],
+        }
+    }
+
+    fn agent_request(&mut self, method: &str, line: &Value) -> Vec<Seen> {
+        let p = &line["params"];
+        match method {
+            "session/request_permission" => {
+                let call = &p["toolCall"];
+                let kind = call["kind"].as_str().unwrap_or_default();
+                let title = call["title"].as_str().unwrap_or_default().to_string();
+                let tool = match kind {
+                    "execute" => "Bash".to_string(),
+                    "edit" => "Edit".to_string(),
+                    "delete" => "Delete".to_string(),
+                    other if !other.is_empty() => other.to_string(),
+                    _ => "tool".to_string(),
+                };
+                let description = call["content"][0]["content"]["text"]
+                    .as_str()
+                    .unwrap_or(&title)
+                    .to_string();
+                vec![Seen::Permission {
+                    token: json!({ "id": line["id"], "options": p["options"] }),
+                    ask: Ask {
+                        command: (kind == "execute").then(|| title.clone()),
+                        file_path: call["locations"][0]["path"].as_str().map(String::from),
+                        tool,
+                        description,
+                    },
+                }]
+            }
+            other => vec![
+                Seen::Error(format!("the agent asked {other}, which relay-mesh does not handle")),
+                Seen::Write(json!({ "jsonrpc": "2.0", "id": line["id"], "error": { "code": -32601, "message": format!("relay-mesh does not handle {other}") } })),
+            ],
+        }
+    }
+
+    fn update(&mut self, u: &Value) -> Vec<Seen> {
+        match u["sessionUpdate"].as_str().unwrap_or_default() {
+            "agent_message_chunk" => {
+                if let Some(t) = u["content"]["text"].as_str() {
+                    self.text.push_str(t);
+                }
+                vec![]
+            }
+            "tool_call" => {
+                let id = u["toolCallId"].as_str().unwrap_or_default().to_string();
+                let tool = u["title"].as_str().unwrap_or_default().to_string();
+                self.tools.insert(id.clone(), tool.clone());
+                let mut seen = Vec::new();
+                if !self.text.is_empty() {
+                    seen.push(Seen::Text(std::mem::take(&mut self.text)));
+                }
+                seen.push(Seen::ToolCalled {
+                    id,
+                    tool,
+                    input: u["rawInput"].clone(),
+                });
+                seen
+            }
+            "tool_call_update" => {
+                let status = u["status"].as_str().unwrap_or_default();
+                if status != "completed" && status != "failed" {
+                    return vec![];
+                }
+                let id = u["toolCallId"].as_str().unwrap_or_default().to_string();
+                let tool = self.tools.remove(&id).unwrap_or_default();
+                let output = u["content"][0]["content"]["text"].as_str().map(String::from);
+                vec![Seen::ToolCompleted {
+                    id,
+                    tool,
+                    ok: status == "completed",
+                    output,
+                }]
+            }
+            _ => vec![],
+        }
+    }
+}

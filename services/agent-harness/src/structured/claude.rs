@@ -1,0 +1,278 @@
+//! Claude Code's stream-json protocol (the transport of its SDKs): user messages in, one JSON
+//! object per line out, and permission prompts as `can_use_tool` control requests when started
+//! with `--permission-prompt-tool stdio`.
+
+use super::{Codec, Seen, Usage};
+use crate::prompts::Ask;
+use serde_json::{Value, json};
+use std::collections::HashMap;
+
+#[derive(Default)]
+pub struct Claude {
+    session_id: String,
+    /// Tool names by tool_use id, to name the tool a result belongs to.
+    tools: HashMap<String, String>,
+    /// Bash commands by tool_use id: a successful result is a command executed.
+    commands: HashMap<String, String>,
+    requests: u64,
+}
+
+/// The tool Claude asks the user a question with; it comes as a `can_use_tool` request too.
+const ASK_USER: &str = "AskUserQuestion";
+
+impl Codec for Claude {
+    fn args(&mut self, resume: Option<&str>) -> Vec<String> {
+        // The session id is ours (new) or the one to continue, so a restart can resume it.
+        self.session_id = resume
+            .map(String::from)
+            .unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
+        let mut args: Vec<String> = [
+            "-p",
+            "--input-format",
+            "stream-json",
+            "--output-format",
+            "stream-json",
+            "--verbose",
+            "--permission-prompt-tool",
+            "stdio",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let flag = if resume.is_some() { "--resume" } else { "--session-id" };
+        args.extend([flag.to_string(), self.session_id.clone()]);
+        args
+    }
+
+    fn start(&mut self, _cwd: &str, _resume: Option<&str>) -> Vec<Value> {
+        self.requests += 1;
+        vec![json!({
+            "type": "control_request",
+            "request_id": format!("relay-init-{}", self.requests),
+            "request": { "subtype": "initialize" },
+        })]
+    }
+
+    fn send(&mut self, text: &str) -> Vec<Value> {
+        vec![json!({
+            "type": "user",
+            "message": { "role": "user", "content": text },
+            "parent_tool_use_id": null,
+            "session_id": self.session_id,
+        })]
+    }
+
+    fn read(&mut self, line: Value) -> Vec<Seen> {
+        match line["type"].as_str().unwrap_or_default() {
+            "control_response" => {
+                // The answer to our initialize: the CLI takes messages from now on.
+                let r = &line["response"];
+                if r["subtype"] == "error" {
+                    return vec![Seen::Error(format!("claude refused a control request: {}", r["error"]))];
+                }
+                if r["request_id"].as_str().is_some_and(|id| id.starts_with("relay-init-")) {
+                    return vec![Seen::Ready {
+                        cli_session: self.session_id.clone(),
+                    }];
+                }
+                vec![]
+            }
+            "system" if line["subtype"] == "init" => {
+                if let Some(id) = line["session_id"].as_str() {
+                    self.session_id = id.to_string();
+                }
+                vec![]
+            }
+            "assistant" => self.assistant(&line["message"]),
+            "user" => self.tool_results(&line),
+            "control_request" => self.control_request(&line),
+            "result" => result(&line),
+            _ => vec![],
+        }
+    }
+
+    fn decide(&mut self, token: &Value, approved: bool) -> Vec<Value> {
+        let response = if approved {
+            json!({ "behavior": "allow", "updatedInput": token["input"] })
+        } else {
+            json!({ "behavior": "deny", "message": "The user denied this tool use through relay-mesh." })
+        };
+        vec![control_response(token, response)]
+    }
+
+    fn answer(&mut self, token: &Value, answer: &str) -> Vec<Value> {
+        // AskUserQuestion takes its answers as part of its input: question text → chosen label.
+        let mut input = token["input"].clone();
+        let mut answers = serde_json::Map::new();
+        if let Some(questions) = input["questions"].as_array() {
+            for q in questions {
+                if let Some(text) = q["question"].as_str() {
+                    answers.insert(text.to_string(), Value::String(answer.to_string()));
+                }
+            }
+        }
+        input["answers"] = Value::Object(answers);
+        vec![control_response(
+            token,
+            json!({ "behavior": "allow", "updatedInput": input }),
+        )]
+    }
+}
+
+impl Claude {
+    fn assistant(&mut self, message: &Value) -> Vec<Seen> {
+        let mut seen = Vec::new();
+        for block in message["content"].as_array().into_iter().flatten() {
+            match block["type"].as_str().unwrap_or_default() {
+                "text" => {
+                    if let Some(text) = block["text"].as_str().filter(|t| !t.is_empty()) {
+                        seen.push(Seen::Text(text.to_string()));
+                    }
+                }
+                "tool_use" => {
+                    let id = block["id"].as_str().unwrap_or_default().to_string();
+                    let tool = block["name"].as_str().unwrap_or_default().to_string();
+                    if tool == "Bash"
+                        && let Some(cmd) = block["input"]["command"].as_str()
+                    {
+                        self.commands.insert(id.clone(), cmd.to_string());
+                    }
+                    if let Some(path) = block["input"]["file_path"].as_str() {
+                        let operation = match tool.as_str() {
+                            "Write" => "create",
+                            "Edit" | "MultiEdit" => "update",
+                            "Read" => "read",
+                            _ => "",
+                        };
+                        if !operation.is_empty() {
+                            seen.push(Seen::File {
+                                path: path.to_string(),
+                                operation: operation.to_string(),
+                            });
+                        }
+                    }
+                    self.tools.insert(id.clone(), tool.clone());
+                    seen.push(Seen::ToolCalled {
+                        id,
+                        tool,
+                        input: block["input"].clone(),
+                    });
+                }
+                _ => {}
+            }
+        }
+        seen
+    }
+
+    fn tool_results(&mut self, line: &Value) -> Vec<Seen> {
+        let mut seen = Vec::new();
+        for block in line["message"]["content"].as_array().into_iter().flatten() {
+            if block["type"] != "tool_result" {
+                continue;
+            }
+            let id = block["tool_use_id"].as_str().unwrap_or_default().to_string();
+            let tool = self.tools.remove(&id).unwrap_or_default();
+            let ok = !block["is_error"].as_bool().unwrap_or(false);
+            let output = match &block["content"] {
+                Value::String(s) => Some(s.clone()),
+                Value::Array(parts) => Some(
+                    parts
+                        .iter()
+                        .filter_map(|p| p["text"].as_str())
+                        .collect::<Vec<_>>()
+                        .join("\n"),
+                ),
+                _ => None,
+            };
+            if let Some(command) = self.commands.remove(&id)
+                && ok
+            {
+                seen.push(Seen::Command {
+                    command,
+                    exit_code: Some(0),
+                });
+            }
+            seen.push(Seen::ToolCompleted { id, tool, ok, output });
+        }
+        seen
+    }
+
+    fn control_request(&mut self, line: &Value) -> Vec<Seen> {
+        let request = &line["request"];
+        if request["subtype"] != "can_use_tool" {
+            // Nothing else is asked of a client in this mode; say so rather than leave it hanging.
+            let id = line["request_id"].clone();
+            return vec![Seen::Write(json!({
+                "type": "control_response",
+                "response": { "subtype": "error", "request_id": id, "error": format!("relay-mesh does not handle {}", request["subtype"]) },
+            }))];
+        }
+        let tool = request["tool_name"].as_str().unwrap_or_default().to_string();
+        let input = request["input"].clone();
+        let token = json!({ "requestId": line["request_id"], "input": input });
+        if tool == ASK_USER {
+            let q = &input["questions"][0];
+            let options = q["options"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|o| o["label"].as_str().map(String::from))
+                .collect();
+            return vec![Seen::Question {
+                token,
+                question: q["question"].as_str().unwrap_or_default().to_string(),
+                options,
+            }];
+        }
+        let description = request["description"]
+            .as_str()
+            .or(input["description"].as_str())
+            .unwrap_or_default()
+            .to_string();
+        vec![Seen::Permission {
+            token,
+            ask: Ask {
+                tool,
+                command: input["command"].as_str().map(String::from),
+                file_path: input["file_path"]
+                    .as_str()
+                    .or(request["blocked_path"].as_str())
+                    .map(String::from),
+                description,
+            },
+        }]
+    }
+}
+
+fn control_response(token: &Value, response: Value) -> Value {
+    json!({
+        "type": "control_response",
+        "response": { "subtype": "success", "request_id": token["requestId"], "response": response },
+    })
+}
+
+/// The end of a turn: its usage (all model calls of the turn) and how it ended.
+fn result(line: &Value) -> Vec<Seen> {
+    let u = &line["usage"];
+    let n = |v: &Value| v.as_u64().unwrap_or(0);
+    let model = line["modelUsage"]
+        .as_object()
+        .and_then(|m| m.keys().next())
+        .map(|m| m.trim_end_matches("[1m]").to_string());
+    let error = (line["is_error"] == true || line["subtype"] != "success").then(|| {
+        line["result"]
+            .as_str()
+            .map(String::from)
+            .unwrap_or_else(|| format!("the turn ended with {}", line["subtype"]))
+    });
+    vec![
+        Seen::Usage(Usage {
+            input: n(&u["input_tokens"]),
+            output: n(&u["output_tokens"]),
+            cache_read: n(&u["cache_read_input_tokens"]),
+            cache_write: n(&u["cache_creation_input_tokens"]),
+            model,
+        }),
+        Seen::TurnDone { error },
+    ]
+}

@@ -1,0 +1,545 @@
+//! An agent CLI driven through its own structured protocol (JSON lines over stdio) instead of
+//! a terminal: Claude Code's stream-json with the stdio permission tool, Codex's app-server,
+//! the Agent Client Protocol (Gemini CLI `--acp`, and any agent that speaks it).
+//!
+//! A [`Codec`] turns the protocol's lines into [`Seen`] observations and harness decisions back
+//! into lines; [`StructuredAgent`] does the rest the same way for every protocol: one message
+//! per turn (the next waits for the turn to end), permission prompts and questions through the
+//! permission manager, usage as `tokens.used`, status from the turn's start and end.
+
+mod acp;
+mod claude;
+mod codex;
+
+use crate::prompts::{Ask, Prompts};
+use relay_contracts::capabilities::*;
+use relay_contracts::delivery::*;
+use relay_contracts::permission::Decision;
+use relay_contracts::session::Message;
+use relay_harness::{AgentSession, EventSink, receipt};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use std::collections::VecDeque;
+use std::process::Stdio;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::sync::mpsc;
+
+/// How the harness talks to the agent CLI.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Protocol {
+    /// A terminal: output parsed by per-CLI patterns, input typed.
+    #[default]
+    Pty,
+    /// `claude -p --input-format stream-json --output-format stream-json --permission-prompt-tool stdio`.
+    ClaudeStreamJson,
+    /// `codex app-server`: JSON-RPC over stdio.
+    CodexAppServer,
+    /// The Agent Client Protocol over stdio (`gemini --acp`, any ACP agent).
+    Acp,
+}
+
+impl Protocol {
+    pub fn parse(name: &str) -> Result<Protocol, String> {
+        match name {
+            "pty" => Ok(Protocol::Pty),
+            "claude-stream-json" => Ok(Protocol::ClaudeStreamJson),
+            "codex-app-server" => Ok(Protocol::CodexAppServer),
+            "acp" => Ok(Protocol::Acp),
+            other => Err(format!(
+                "unknown protocol {other:?}; known: pty, claude-stream-json, codex-app-server, acp"
+            )),
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Protocol::Pty => "pty",
+            Protocol::ClaudeStreamJson => "claude-stream-json",
+            Protocol::CodexAppServer => "codex-app-server",
+            Protocol::Acp => "acp",
+        }
+    }
+
+    fn codec(self) -> Box<dyn Codec> {
+        match self {
+            Protocol::ClaudeStreamJson => Box::new(claude::Claude::default()),
+            Protocol::CodexAppServer => Box::new(codex::Codex::default()),
+            Protocol::Acp | Protocol::Pty => Box::new(acp::Acp::default()),
+        }
+    }
+}
+
+/// What a line from the agent meant.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Seen {
+    /// A line the codec must send back (a handshake step, a protocol-level reply).
+    Write(Value),
+    /// The CLI takes messages now; `cli_session` is its own session id, to resume it later.
+    Ready { cli_session: String },
+    /// The message sent last was taken by the agent (its turn started).
+    Taken,
+    /// Agent text, as the model wrote it.
+    Text(String),
+    ToolCalled { id: String, tool: String, input: Value },
+    ToolCompleted { id: String, tool: String, ok: bool, output: Option<String> },
+    Command { command: String, exit_code: Option<i64> },
+    File { path: String, operation: String },
+    /// A permission prompt; `token` goes back to [`Codec::decide`].
+    Permission { token: Value, ask: Ask },
+    /// A question for the user; `token` goes back to [`Codec::answer`].
+    Question { token: Value, question: String, options: Vec<String> },
+    Usage(Usage),
+    /// The turn ended (an error says why it ended early).
+    TurnDone { error: Option<String> },
+    /// Something the protocol reported as wrong, logged.
+    Error(String),
+}
+
+/// Tokens of one turn, as the CLI reported them.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Usage {
+    pub input: u64,
+    pub output: u64,
+    pub cache_read: u64,
+    pub cache_write: u64,
+    pub model: Option<String>,
+}
+
+/// One structured protocol: pure translation between lines and observations, so it can be
+/// tested on captured lines without a CLI.
+pub trait Codec: Send {
+    /// Arguments added after the configured command; `resume` is the CLI session to continue.
+    fn args(&mut self, resume: Option<&str>) -> Vec<String>;
+    /// Lines written first.
+    fn start(&mut self, cwd: &str, resume: Option<&str>) -> Vec<Value>;
+    /// Lines that hand the agent a user message (only called when it is ready and not in a turn).
+    fn send(&mut self, text: &str) -> Vec<Value>;
+    /// One line from the agent.
+    fn read(&mut self, line: Value) -> Vec<Seen>;
+    /// The decision on a permission prompt.
+    fn decide(&mut self, token: &Value, approved: bool) -> Vec<Value>;
+    /// The answer to a question.
+    fn answer(&mut self, token: &Value, answer: &str) -> Vec<Value>;
+}
+
+/// A message accepted and waiting for the agent's current turn to end.
+struct Held {
+    delivery_id: String,
+    text: String,
+}
+
+#[derive(Default)]
+struct State {
+    ready: bool,
+    /// A turn is running: the next message waits for its end.
+    busy: bool,
+    queue: VecDeque<Held>,
+    /// `next-message` deliveries: they go just ahead of the next message of another mode.
+    next_message: VecDeque<Held>,
+    /// Observations before the session was attached (no event sink yet).
+    early: Vec<Seen>,
+}
+
+impl State {
+    fn holds(&self, id: &str) -> bool {
+        self.queue.iter().chain(&self.next_message).any(|h| h.delivery_id == id)
+    }
+}
+
+/// What a structured agent can honestly do: every message is one turn, taken when the
+/// previous one ended; usage is reported per turn; no raw terminal.
+pub fn capabilities() -> AgentSessionCapabilities {
+    use AgentSessionEventType::*;
+    AgentSessionCapabilities {
+        messaging: MessagingCapabilities {
+            receive: true,
+            send: None,
+            attachments: Some(vec![AttachmentKind::Text]),
+        },
+        delivery: DeliveryCapabilities {
+            modes: vec![
+                DeliveryMode::Immediate,
+                DeliveryMode::NextMessage,
+                DeliveryMode::OnIdle,
+                DeliveryMode::Manual,
+            ],
+            queue: Some(true),
+        },
+        events: EventCapabilities {
+            emits: vec![
+                StatusChanged,
+                ToolCalled,
+                ToolCompleted,
+                MessageReceived,
+                TranscriptChunk,
+                UsageUpdated,
+                SessionStarted,
+                SessionReleased,
+            ],
+        },
+        actions: None,
+        lifecycle: LifecycleCapabilities {
+            release: true,
+            pause: None,
+            resume: None,
+            fork: None,
+            snapshot: None,
+        },
+    }
+}
+
+pub struct StructuredAgent {
+    lines: mpsc::UnboundedSender<Value>,
+    codec: Mutex<Box<dyn Codec>>,
+    state: Mutex<State>,
+    prompts: Arc<Prompts>,
+    events: Mutex<Option<EventSink>>,
+    nats: async_nats::Client,
+    pid: Option<u32>,
+    releasing: AtomicBool,
+    /// The CLI's own session id, once known.
+    cli_session: Mutex<Option<String>>,
+}
+
+/// What runs the agent: the command, where, and which CLI session to continue.
+pub struct Launch {
+    pub protocol: Protocol,
+    pub program: String,
+    pub args: Vec<String>,
+    pub cwd: String,
+    pub resume: Option<String>,
+}
+
+impl StructuredAgent {
+    /// Starts the CLI. Returns the agent and the future that reads it until it exits (its code).
+    pub fn spawn(
+        launch: Launch,
+        nats: async_nats::Client,
+        prompts: Arc<Prompts>,
+    ) -> std::io::Result<(Arc<StructuredAgent>, futures::future::BoxFuture<'static, u32>)> {
+        let mut codec = launch.protocol.codec();
+        let mut cmd = tokio::process::Command::new(&launch.program);
+        cmd.args(&launch.args)
+            .args(codec.args(launch.resume.as_deref()))
+            .current_dir(&launch.cwd)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            // Its own process group: a stop reaches the commands its tools run, too.
+            .process_group(0)
+            .kill_on_drop(true);
+        let mut child = cmd.spawn()?;
+        let mut stdin = child.stdin.take().expect("stdin is piped");
+        let stdout = child.stdout.take().expect("stdout is piped");
+        let stderr = child.stderr.take().expect("stderr is piped");
+        let (tx, mut rx) = mpsc::unbounded_channel::<Value>();
+        tokio::spawn(async move {
+            while let Some(line) = rx.recv().await {
+                let mut bytes = serde_json::to_vec(&line).unwrap_or_default();
+                bytes.push(b'\n');
+                tracing::debug!(line = %String::from_utf8_lossy(&bytes).trim_end(), "to agent");
+                if let Err(e) = stdin.write_all(&bytes).await.and(stdin.flush().await) {
+                    tracing::error!(error = %e, "cannot write to the agent's stdin");
+                    break;
+                }
+            }
+        });
+        tokio::spawn(async move {
+            let mut lines = BufReader::new(stderr).lines();
+            while let Ok(Some(line)) = lines.next_line().await {
+                tracing::info!(stderr = %line, "agent stderr");
+            }
+        });
+        for line in codec.start(&launch.cwd, launch.resume.as_deref()) {
+            let _ = tx.send(line);
+        }
+        let agent = Arc::new(StructuredAgent {
+            lines: tx,
+            codec: Mutex::new(codec),
+            state: Mutex::new(State::default()),
+            prompts,
+            events: Mutex::new(None),
+            nats,
+            pid: child.id(),
+            releasing: AtomicBool::new(false),
+            cli_session: Mutex::new(None),
+        });
+        let reader = agent.clone();
+        let pump = async move {
+            let mut lines = BufReader::new(stdout).lines();
+            loop {
+                match lines.next_line().await {
+                    Ok(Some(line)) => reader.on_line(&line),
+                    Ok(None) => break,
+                    Err(e) => {
+                        tracing::warn!(error = %e, "cannot read the agent's stdout");
+                        break;
+                    }
+                }
+            }
+            let status = child.wait().await;
+            tracing::info!(?status, "agent process exited");
+            match status {
+                Ok(s) => s.code().unwrap_or(1) as u32,
+                Err(_) => 1,
+            }
+        };
+        Ok((agent, Box::pin(pump)))
+    }
+
+    pub fn is_releasing(&self) -> bool {
+        self.releasing.load(Ordering::SeqCst)
+    }
+
+    /// Stops the CLI and what its tools run (its process group) with SIGTERM; the pump sees
+    /// it exit. Its transcript is written as it goes, so a stop between turns loses nothing.
+    pub fn kill(&self) {
+        if let Some(pid) = self.pid {
+            // SAFETY: kill(2) on the process group of our own child; no memory is touched.
+            unsafe {
+                libc::kill(-(pid as i32), libc::SIGTERM);
+            }
+        }
+    }
+
+    pub fn cli_session(&self) -> Option<String> {
+        self.cli_session.lock().expect("cli session lock").clone()
+    }
+
+    /// The event sink exists once the session is attached; what was seen before is handled now.
+    pub fn set_events(self: &Arc<Self>, events: EventSink) {
+        *self.events.lock().expect("events lock") = Some(events);
+        let early = std::mem::take(&mut self.state.lock().expect("state lock").early);
+        for seen in early {
+            self.on_seen(seen);
+        }
+    }
+
+    fn events(&self) -> Option<EventSink> {
+        self.events.lock().expect("events lock").clone()
+    }
+
+    fn write(&self, lines: Vec<Value>) {
+        for line in lines {
+            let _ = self.lines.send(line);
+        }
+    }
+
+    fn on_line(self: &Arc<Self>, line: &str) {
+        let line = line.trim();
+        if line.is_empty() {
+            return;
+        }
+        tracing::debug!(line, "from agent");
+        let Ok(value) = serde_json::from_str::<Value>(line) else {
+            // Not protocol: a CLI's stray print. Kept visible, never fatal.
+            if let Some(ev) = self.events() {
+                ev.emit("terminal.output", json!({ "stream": "stdout", "text": line }));
+            }
+            return;
+        };
+        let seen = self.codec.lock().expect("codec lock").read(value);
+        for s in seen {
+            self.on_seen(s);
+        }
+    }
+
+    fn on_seen(self: &Arc<Self>, seen: Seen) {
+        if let Seen::Write(line) = seen {
+            return self.write(vec![line]);
+        }
+        let Some(ev) = self.events() else {
+            self.state.lock().expect("state lock").early.push(seen);
+            return;
+        };
+        match seen {
+            Seen::Write(_) => {}
+            Seen::Ready { cli_session } => {
+                *self.cli_session.lock().expect("cli session lock") = Some(cli_session.clone());
+                // The spawner restarts a harness killed mid-session with this id.
+                println!(
+                    "{}",
+                    json!({ "message": "agent session resumable", "agentId": ev.agent_id(), "cliSession": cli_session, "cliPid": self.pid })
+                );
+                self.state.lock().expect("state lock").ready = true;
+                self.next_turn(&ev);
+            }
+            Seen::Taken => {}
+            Seen::Text(text) => {
+                ev.emit(
+                    "transcript.chunk",
+                    json!({ "chunk": { "id": uuid::Uuid::now_v7().to_string(), "at": now_ms(), "role": "agent", "content": text, "sequence": 0 } }),
+                );
+            }
+            Seen::ToolCalled { id, tool, input } => {
+                ev.emit(
+                    "item.started",
+                    json!({ "itemId": id, "kind": "tool", "tool": tool, "input": input }),
+                );
+                ev.emit("tool.called", json!({ "run": id, "tool": tool, "input": input }));
+            }
+            Seen::ToolCompleted { id, tool, ok, output } => {
+                ev.emit("item.completed", json!({ "itemId": id, "tool": tool, "ok": ok }));
+                if ok {
+                    ev.emit("tool.completed", json!({ "run": id, "tool": tool, "output": output }));
+                } else {
+                    ev.emit(
+                        "tool.failed",
+                        json!({ "run": id, "tool": tool, "error": output.unwrap_or_default() }),
+                    );
+                }
+            }
+            Seen::Command { command, exit_code } => {
+                ev.emit("command.executed", json!({ "command": command, "exitCode": exit_code }));
+            }
+            Seen::File { path, operation } => {
+                ev.emit("file.operation", json!({ "path": path, "operation": operation }));
+                if matches!(operation.as_str(), "create" | "update" | "delete") {
+                    ev.emit("file.changed", json!({ "path": path, "operation": operation }));
+                }
+            }
+            Seen::Permission { token, ask } => {
+                let agent = self.clone();
+                tokio::spawn(async move {
+                    let decision = agent.prompts.permission(&ev, ask).await;
+                    let approved = decision == Decision::Approved;
+                    let lines = agent.codec.lock().expect("codec lock").decide(&token, approved);
+                    agent.write(lines);
+                    ev.status(AgentStatus::Active);
+                });
+            }
+            Seen::Question { token, question, options } => {
+                let agent = self.clone();
+                tokio::spawn(async move {
+                    let answer = agent.prompts.question(&ev, question, options).await;
+                    let lines = agent.codec.lock().expect("codec lock").answer(&token, &answer);
+                    agent.write(lines);
+                    ev.status(AgentStatus::Active);
+                });
+            }
+            Seen::Usage(u) => {
+                ev.emit(
+                    "tokens.used",
+                    json!({
+                        "inputTokens": u.input, "outputTokens": u.output,
+                        "cacheReadTokens": u.cache_read, "cacheWriteTokens": u.cache_write,
+                        "totalTokens": u.input + u.output, "model": u.model,
+                    }),
+                );
+            }
+            Seen::TurnDone { error } => {
+                if let Some(error) = error {
+                    ev.emit("error", json!({ "error": error }));
+                }
+                self.state.lock().expect("state lock").busy = false;
+                self.next_turn(&ev);
+            }
+            Seen::Error(e) => {
+                tracing::warn!(error = %e, "agent protocol error");
+                ev.emit("log", json!({ "level": "warn", "message": e }));
+            }
+        }
+    }
+
+    /// Between turns: the next held message goes, or the agent is idle.
+    fn next_turn(&self, ev: &EventSink) {
+        let next = {
+            let mut st = self.state.lock().expect("state lock");
+            if !st.ready || st.busy {
+                return;
+            }
+            let next = st.queue.pop_front();
+            if next.is_some() {
+                st.busy = true;
+            }
+            next
+        };
+        match next {
+            Some(held) => {
+                self.send_now(ev, &held.text);
+                let nats = self.nats.clone();
+                tokio::spawn(async move {
+                    if let Err(e) =
+                        relay_harness::report(&nats, &held.delivery_id, ReceiptStatus::Delivered, None).await
+                    {
+                        tracing::error!(delivery_id = held.delivery_id, error = %e, "delivery report refused");
+                    }
+                });
+            }
+            None => ev.status(AgentStatus::Idle),
+        }
+    }
+
+    /// Hands the agent a message (the caller marked the state busy).
+    fn send_now(&self, ev: &EventSink, text: &str) {
+        ev.status(AgentStatus::Active);
+        let lines = self.codec.lock().expect("codec lock").send(text);
+        self.write(lines);
+    }
+}
+
+fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or_default()
+}
+
+impl AgentSession for StructuredAgent {
+    async fn receive_message(&self, message: Message, ctx: MessageContext) -> Receipt {
+        let text = message.content_text;
+        let accepted = receipt(ReceiptStatus::Accepted, &ctx.id);
+        let ev = self.events();
+        let mut st = self.state.lock().expect("state lock");
+        if st.holds(&ctx.id) {
+            return accepted;
+        }
+        let held = Held {
+            delivery_id: ctx.id.clone(),
+            text,
+        };
+        if ctx.mode == DeliveryMode::NextMessage {
+            st.next_message.push_back(held);
+            return accepted;
+        }
+        // A message of another mode is the next-message boundary: those waiting ride first.
+        let riding: Vec<Held> = st.next_message.drain(..).collect();
+        st.queue.extend(riding);
+        st.queue.push_back(held);
+        let (true, Some(ev)) = (st.ready && !st.busy, ev) else {
+            return accepted;
+        };
+        let front = st.queue.pop_front().expect("just pushed");
+        st.busy = true;
+        drop(st);
+        self.send_now(&ev, &front.text);
+        if front.delivery_id == ctx.id {
+            return receipt(ReceiptStatus::Delivered, &ctx.id);
+        }
+        // A next-message delivery rode first; this one waits for the turn after it.
+        let nats = self.nats.clone();
+        tokio::spawn(async move {
+            let _ = relay_harness::report(&nats, &front.delivery_id, ReceiptStatus::Delivered, None).await;
+        });
+        accepted
+    }
+
+    async fn release(&self, reason: Option<String>) {
+        tracing::info!(?reason, "releasing: stopping the agent process");
+        self.releasing.store(true, Ordering::SeqCst);
+        self.kill();
+    }
+}
+
+/// A JSON-RPC 2.0 request line.
+fn rpc(id: u64, method: &str, params: Value) -> Value {
+    json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params })
+}
+
+/// A JSON-RPC 2.0 result line answering the agent's request `id`.
+fn rpc_result(id: &Value, result: Value) -> Value {
+    json!({ "jsonrpc": "2.0", "id": id, "result": result })
+}

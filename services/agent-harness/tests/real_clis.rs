@@ -1,0 +1,382 @@
+//! The real agent CLIs (Claude Code, Codex, Gemini CLI, at the versions
+//! `scripts/install-agent-clis.sh` pins) driven through the whole mesh against a scripted fake
+//! model on loopback: spawned with `POST /api/v1/sessions`, their permission prompts decided
+//! over REST, their usage costed, their turns ending in idle, released with `DELETE`.
+//!
+//! Every service is the real binary on a private NATS and a fresh database; the CLI is the real
+//! one, under the real agent-harness the real agent-spawner starts; only the model is scripted.
+
+use fake_model::{FakeModel, Script, Step, clis};
+use relay_testkit::{Database, Nats, ServiceProcess, wait_for};
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+
+const SPAWNER: &str = env!("CARGO_BIN_EXE_agent-spawner");
+
+/// One way of running one CLI: its spawner agent name and how to set it up.
+#[derive(Clone, Copy, Debug)]
+enum Cli {
+    Claude,
+    Codex,
+    Gemini,
+}
+
+struct World {
+    _nats: Nats,
+    _db: Database,
+    _services: Vec<ServiceProcess>,
+    _spawner: ServiceProcess,
+    _gateway: ServiceProcess,
+    base: String,
+    http: reqwest::Client,
+    model: FakeModel,
+    workdir: PathBuf,
+    _scratch: Scratch,
+}
+
+/// A temp dir removed at the end.
+struct Scratch(PathBuf);
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// TOML for one `[spawner.agents.<name>]` entry.
+fn agent_entry(name: &str, command: &[String], protocol: &str, patterns: &str, env: &[(String, String)]) -> String {
+    let mut s = format!(
+        "[spawner.agents.{name}]\ncommand = {}\nprotocol = {protocol:?}\npatterns = {patterns:?}\n[spawner.agents.{name}.env]\n",
+        serde_json::to_string(command).unwrap()
+    );
+    for (k, v) in env {
+        s.push_str(&format!("{k} = {v:?}\n"));
+    }
+    s
+}
+
+/// The mesh, the gateway and a spawner whose agents are the real CLIs pointed at `model`.
+async fn world(script: Script) -> World {
+    let scratch = std::env::temp_dir().join(format!("real-clis-{}", uuid::Uuid::new_v4().simple()));
+    let workdir = scratch.join("work");
+    std::fs::create_dir_all(&workdir).unwrap();
+    let model = FakeModel::start(script).await;
+    let url = model.url();
+
+    let claude_env = clis::prepare_claude_home(&scratch.join("home-claude"), &url, &workdir);
+    let codex_env = clis::prepare_codex_home(&scratch.join("home-codex"), &url, &workdir);
+    let gemini_env = clis::prepare_gemini_home(&scratch.join("home-gemini"), &url, &workdir);
+    let bin = |p: PathBuf| p.to_string_lossy().into_owned();
+    let mut toml = String::from("[spawner]\nmax_agents = 4\nattach_timeout_ms = 60000\n\n");
+    toml += &agent_entry(
+        "claude",
+        &[bin(clis::claude_bin())],
+        "claude-stream-json",
+        "claude",
+        &claude_env,
+    );
+    toml += &agent_entry(
+        "codex",
+        &[bin(clis::codex_bin())],
+        "codex-app-server",
+        "codex",
+        &codex_env,
+    );
+    toml += &agent_entry(
+        "gemini",
+        &[bin(clis::gemini_bin()), "--acp".into()],
+        "acp",
+        "gemini",
+        &gemini_env,
+    );
+    let config = scratch.join("spawner.toml");
+    std::fs::write(&config, toml).unwrap();
+
+    let nats = Nats::start().await;
+    let db = Database::create().await;
+    let client = nats.client().await;
+    let services = relay_testkit::BUS_SERVICES
+        .iter()
+        .map(|s| ServiceProcess::spawn(&relay_testkit::bin_path(s), &nats, &db, &[]))
+        .collect();
+    for s in relay_testkit::BUS_SERVICES {
+        relay_testkit::wait_for_instances(&client, s, 1).await;
+    }
+    let spawner = ServiceProcess::spawn(SPAWNER, &nats, &db, &[("RELAY_CONFIG", config.to_str().unwrap())]);
+    relay_testkit::wait_for_instances(&client, "agent-spawner", 1).await;
+    let listen = format!("127.0.0.1:{}", free_port());
+    let gateway = ServiceProcess::spawn(
+        &relay_testkit::bin_path("gateway"),
+        &nats,
+        &db,
+        &[
+            ("RELAY_GATEWAY__LISTEN", listen.as_str()),
+            ("RELAY_API_TOKEN", ""),
+            ("RELAY_GATEWAY__SPAWN_TIMEOUT_MS", "90000"),
+        ],
+    );
+    let w = World {
+        _nats: nats,
+        _db: db,
+        _services: services,
+        _spawner: spawner,
+        _gateway: gateway,
+        base: format!("http://{listen}/api/v1"),
+        http: reqwest::Client::new(),
+        model,
+        workdir,
+        _scratch: Scratch(scratch),
+    };
+    wait_for(|| async {
+        w.http
+            .get(format!("http://{listen}/healthz"))
+            .send()
+            .await
+            .ok()
+            .filter(|r| r.status().is_success())
+    })
+    .await;
+    w
+}
+
+impl World {
+    async fn send(&self, method: reqwest::Method, path: &str, body: Option<Value>) -> (u16, Value) {
+        let mut r = self.http.request(method, format!("{}{path}", self.base));
+        if let Some(b) = body {
+            r = r.json(&b);
+        }
+        let resp = r.send().await.unwrap();
+        let status = resp.status().as_u16();
+        let text = resp.text().await.unwrap();
+        (status, serde_json::from_str(&text).unwrap_or(Value::String(text)))
+    }
+
+    async fn ok(&self, method: reqwest::Method, path: &str, body: Option<Value>) -> Value {
+        let (status, v) = self.send(method, path, body).await;
+        assert!((200..300).contains(&status), "{path}: {status} {v}");
+        v
+    }
+
+    /// `POST /sessions` with the CLI and the task; (sessionId, agentId).
+    async fn spawn(&self, cli: Cli, task: &str) -> (String, String) {
+        let name = match cli {
+            Cli::Claude => "claude",
+            Cli::Codex => "codex",
+            Cli::Gemini => "gemini",
+        };
+        let body = json!({ "cli": name, "task": task, "cwd": self.workdir.to_str().unwrap() });
+        let v = self.ok(reqwest::Method::POST, "/sessions", Some(body)).await;
+        (
+            v["sessionId"].as_str().unwrap().to_string(),
+            v["agentId"].as_str().unwrap().to_string(),
+        )
+    }
+
+    /// The agent's one pending permission request, once it shows.
+    async fn pending_permission(&self, agent: &str) -> Value {
+        wait_for(|| async {
+            let v = self
+                .ok(reqwest::Method::GET, &format!("/agents/{agent}/permissions"), None)
+                .await;
+            v["permissions"].as_array().and_then(|p| p.first().cloned())
+        })
+        .await
+    }
+
+    /// The agent's events of `kind` so far, from the event log.
+    async fn events(&self, agent: &str, kind: &str) -> Vec<Value> {
+        let v = self
+            .ok(
+                reqwest::Method::GET,
+                &format!("/events?types={kind}&agent={agent}&limit=1000"),
+                None,
+            )
+            .await;
+        v["events"].as_array().cloned().unwrap_or_default()
+    }
+
+    /// Waits until the agent has reported `idle` at least `n` times.
+    async fn idle_times(&self, agent: &str, n: usize) {
+        wait_for(|| async {
+            let idles = self
+                .events(agent, "status.changed")
+                .await
+                .into_iter()
+                .filter(|e| e["payload"]["status"] == "idle")
+                .count();
+            (idles >= n).then_some(())
+        })
+        .await;
+    }
+
+    async fn agent_status(&self, session: &str, agent: &str) -> String {
+        let v = self.ok(reqwest::Method::GET, &format!("/sessions/{session}"), None).await;
+        let agents = v["agents"].as_array().cloned().unwrap_or_default();
+        agents
+            .iter()
+            .find(|a| a["agentId"] == agent)
+            .map(|a| a["status"].as_str().unwrap_or_default().to_string())
+            .unwrap_or_default()
+    }
+
+    /// The session's cost totals once they reach `input` tokens (the aggregator folds the log
+    /// asynchronously).
+    async fn costs(&self, session: &str, input: i64) -> Value {
+        wait_for(|| async {
+            let v = self
+                .ok(reqwest::Method::GET, &format!("/costs?session={session}"), None)
+                .await;
+            (v["total"]["inputTokens"].as_i64().unwrap_or(0) >= input).then_some(v)
+        })
+        .await
+    }
+}
+
+fn exists(dir: &Path, name: &str) -> bool {
+    dir.join(name).exists()
+}
+
+/// The tool scenario: the model asks to run `touch ran.txt`, then answers.
+fn tool_script() -> Script {
+    Script::new()
+        .on(
+            "RUNTOOL",
+            [
+                Step::shell("touch ran.txt").usage(1500, 800),
+                Step::text("Tool finished. DONE.").usage(100, 20),
+            ],
+        )
+        .on("SECOND", [Step::text("second answer").usage(10, 5)])
+}
+
+/// Spawn, approve over REST, the command runs, usage is costed exactly as scripted, the turn
+/// ends idle, an on-idle message is delivered after it, DELETE releases the agent.
+async fn approved_command_runs_is_costed_and_the_agent_goes_idle(cli: Cli) {
+    let w = world(tool_script()).await;
+    let (session, agent) = w.spawn(cli, "RUNTOOL please").await;
+
+    let p = w.pending_permission(&agent).await;
+    assert_eq!(p["sessionId"], session.as_str());
+    assert!(
+        p["command"].as_str().unwrap_or_default().contains("touch ran.txt"),
+        "the request names the command: {p}"
+    );
+    assert!(!exists(&w.workdir, "ran.txt"), "nothing runs before the approval");
+    let id = p["requestId"].as_str().unwrap();
+    w.ok(
+        reqwest::Method::POST,
+        &format!("/agents/{agent}/permissions/{id}/approve"),
+        Some(json!({ "reason": "fine" })),
+    )
+    .await;
+    wait_for(|| async { exists(&w.workdir, "ran.txt").then_some(()) }).await;
+    w.idle_times(&agent, 1).await;
+
+    let costs = w.costs(&session, 1600).await;
+    assert_eq!(costs["total"]["inputTokens"], 1600, "{costs}");
+    assert_eq!(costs["total"]["outputTokens"], 820, "{costs}");
+
+    // After the turn, an on-idle message goes to the idle agent and starts a second turn.
+    w.ok(
+        reqwest::Method::POST,
+        &format!("/sessions/{session}/messages"),
+        Some(json!({ "message": "SECOND message", "mode": "on-idle" })),
+    )
+    .await;
+    wait_for(|| async { w.model.user_texts().iter().any(|t| t.contains("SECOND message")).then_some(()) }).await;
+    w.idle_times(&agent, 2).await;
+    let costs = w.costs(&session, 1610).await;
+    assert_eq!(costs["total"]["outputTokens"], 825, "{costs}");
+
+    let (status, _) = w.send(reqwest::Method::DELETE, &format!("/sessions/{session}"), None).await;
+    assert_eq!(status, 200);
+    wait_for(|| async { (w.agent_status(&session, &agent).await == "disposed").then_some(()) }).await;
+}
+
+/// A denial over REST: the command never runs, the model is told, the turn still ends idle.
+async fn denied_command_does_not_run(cli: Cli) {
+    let w = world(tool_script()).await;
+    let (_session, agent) = w.spawn(cli, "RUNTOOL please").await;
+    let p = w.pending_permission(&agent).await;
+    let id = p["requestId"].as_str().unwrap();
+    w.ok(
+        reqwest::Method::POST,
+        &format!("/agents/{agent}/permissions/{id}/deny"),
+        Some(json!({ "reason": "no" })),
+    )
+    .await;
+    w.idle_times(&agent, 1).await;
+    // The model got the denial as the tool's result and answered it: the turn is over, so the
+    // command will not run later either.
+    let asked = w
+        .model
+        .main_requests()
+        .iter()
+        .filter(|r| r.user_text.as_deref().is_some_and(|t| t.contains("RUNTOOL")))
+        .count();
+    assert!(asked >= 2, "the model was asked again with the outcome of the denied call");
+    assert!(!exists(&w.workdir, "ran.txt"), "a denied command did not run");
+}
+
+/// A message with several lines reaches the model as written.
+async fn multi_line_message_arrives_intact(cli: Cli) {
+    let w = world(Script::new()).await;
+    let text = "first line\nsecond line\n\n  indented third";
+    let (_session, agent) = w.spawn(cli, text).await;
+    w.idle_times(&agent, 1).await;
+    let texts = w.model.user_texts();
+    assert!(texts.iter().any(|t| t == text), "{texts:?}");
+}
+
+#[tokio::test]
+async fn claude_stream_json_runs_an_approved_command_costs_it_and_goes_idle() {
+    approved_command_runs_is_costed_and_the_agent_goes_idle(Cli::Claude).await;
+}
+
+#[tokio::test]
+async fn claude_stream_json_denied_command_does_not_run() {
+    denied_command_does_not_run(Cli::Claude).await;
+}
+
+#[tokio::test]
+async fn claude_stream_json_multi_line_message_arrives_intact() {
+    multi_line_message_arrives_intact(Cli::Claude).await;
+}
+
+#[tokio::test]
+async fn codex_app_server_runs_an_approved_command_costs_it_and_goes_idle() {
+    approved_command_runs_is_costed_and_the_agent_goes_idle(Cli::Codex).await;
+}
+
+#[tokio::test]
+async fn codex_app_server_denied_command_does_not_run() {
+    denied_command_does_not_run(Cli::Codex).await;
+}
+
+#[tokio::test]
+async fn codex_app_server_multi_line_message_arrives_intact() {
+    multi_line_message_arrives_intact(Cli::Codex).await;
+}
+
+#[tokio::test]
+async fn gemini_acp_runs_an_approved_command_costs_it_and_goes_idle() {
+    approved_command_runs_is_costed_and_the_agent_goes_idle(Cli::Gemini).await;
+}
+
+#[tokio::test]
+async fn gemini_acp_denied_command_does_not_run() {
+    denied_command_does_not_run(Cli::Gemini).await;
+}
+
+#[tokio::test]
+async fn gemini_acp_multi_line_message_arrives_intact() {
+    multi_line_message_arrives_intact(Cli::Gemini).await;
+}
