@@ -311,6 +311,7 @@ async fn start_harness(s: &Spawner, run: &Run, resume: Option<&Resume>) -> Resul
 async fn supervise(s: Spawner, run: Run, mut harness: Harness, slot: tokio::sync::OwnedSemaphorePermit) {
     use std::os::unix::process::ExitStatusExt;
     let mut cli_session = None;
+    let mut cli_pid = None;
     let mut restarts = 0;
     loop {
         let (Some(mut child), Some(mut lines)) = (harness.child.take(), harness.lines.take()) else {
@@ -320,8 +321,9 @@ async fn supervise(s: Spawner, run: Run, mut harness: Harness, slot: tokio::sync
         let pgid = child.id();
         // Its log lines join the spawner's own log stream as they are.
         while let Ok(Some(line)) = lines.next_line().await {
-            if let Some(id) = resumable(&line) {
+            if let Some((id, pid)) = resumable(&line) {
                 cli_session = Some(id);
+                cli_pid = pid;
             }
             println!("{line}");
         }
@@ -329,12 +331,15 @@ async fn supervise(s: Spawner, run: Run, mut harness: Harness, slot: tokio::sync
         let agent_id = harness.agent_id.clone();
         tracing::info!(agent_id, ?status, "agent harness exited");
         let Some(signal) = status.ok().and_then(|s| s.signal()) else { break };
-        // What the killed harness left (its CLI) goes with it before the session is resumed.
+        // What the killed harness left goes with it before the session is resumed. Its CLI
+        // sees its stdin close and exits on its own once its transcript is written; only one
+        // that does not is killed, with the commands its tools run (its process group).
+        if let Some(pid) = cli_pid.take() {
+            wait_gone(pid, Duration::from_secs(5)).await;
+            kill_group(pid);
+        }
         if let Some(pgid) = pgid {
-            // SAFETY: kill(2) on the process group the spawner created for that harness.
-            unsafe {
-                libc::kill(-(pgid as i32), libc::SIGKILL);
-            }
+            kill_group(pgid);
         }
         if restarts >= s.settings.max_restarts {
             tracing::error!(agent_id, signal, restarts, "agent harness killed again; not restarting it");
@@ -357,12 +362,31 @@ async fn supervise(s: Spawner, run: Run, mut harness: Harness, slot: tokio::sync
     drop((slot, harness.stdin));
 }
 
-/// The CLI session id from the harness's `agent session resumable` line.
-fn resumable(line: &str) -> Option<String> {
+/// The CLI session id and the CLI's pid from the harness's `agent session resumable` line.
+fn resumable(line: &str) -> Option<(String, Option<u32>)> {
     let v: serde_json::Value = serde_json::from_str(line).ok()?;
-    (v["message"] == "agent session resumable")
-        .then(|| v["cliSession"].as_str().map(String::from))
-        .flatten()
+    if v["message"] != "agent session resumable" {
+        return None;
+    }
+    let session = v["cliSession"].as_str()?.to_string();
+    Some((session, v["cliPid"].as_u64().map(|p| p as u32)))
+}
+
+/// SIGKILL to a process group, if it still exists.
+fn kill_group(pgid: u32) {
+    // SAFETY: kill(2) on a process group this spawner's harness created; no memory is touched.
+    unsafe {
+        libc::kill(-(pgid as i32), libc::SIGKILL);
+    }
+}
+
+/// Waits (polling) until `pid` no longer exists, at most `limit`.
+async fn wait_gone(pid: u32, limit: Duration) {
+    let deadline = tokio::time::Instant::now() + limit;
+    // SAFETY: kill(2) with signal 0 only checks that the process exists.
+    while unsafe { libc::kill(pid as i32, 0) } == 0 && tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
 }
 
 /// The agent id from the harness's `agent session attached` line.

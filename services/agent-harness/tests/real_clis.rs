@@ -21,7 +21,12 @@ enum Cli {
     Gemini,
 }
 
+/// Real CLIs are heavy (a mesh, a Node or native CLI, a model server each): two worlds at a
+/// time on a 2-core machine keep every wait well inside its limit.
+static WORLDS: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(2);
+
 struct World {
+    _slot: tokio::sync::SemaphorePermit<'static>,
     _nats: Nats,
     _db: Database,
     _services: Vec<ServiceProcess>,
@@ -65,6 +70,7 @@ fn agent_entry(name: &str, command: &[String], protocol: &str, patterns: &str, e
 
 /// The mesh, the gateway and a spawner whose agents are the real CLIs pointed at `model`.
 async fn world(script: Script) -> World {
+    let slot = WORLDS.acquire().await.unwrap();
     let scratch = std::env::temp_dir().join(format!("real-clis-{}", uuid::Uuid::new_v4().simple()));
     let workdir = scratch.join("work");
     std::fs::create_dir_all(&workdir).unwrap();
@@ -124,6 +130,7 @@ async fn world(script: Script) -> World {
         ],
     );
     let w = World {
+        _slot: slot,
         _nats: nats,
         _db: db,
         _services: services,
@@ -334,6 +341,139 @@ async fn multi_line_message_arrives_intact(cli: Cli) {
     w.idle_times(&agent, 1).await;
     let texts = w.model.user_texts();
     assert!(texts.iter().any(|t| t == text), "{texts:?}");
+}
+
+/// The model asks the user a question; it shows in `question.list`, is answered over REST, and
+/// the model gets the answer.
+async fn question_is_answered_over_rest(cli: Cli) {
+    let script = Script::new().on(
+        "ASKQ",
+        [
+            Step::question("Which color do you prefer?", ["Red", "Blue"]).usage(100, 10),
+            Step::text("Blue it is.").usage(100, 10),
+        ],
+    );
+    let w = world(script).await;
+    let (_session, agent) = w.spawn(cli, "ASKQ please").await;
+    let q = wait_for(|| async {
+        let v = w
+            .ok(reqwest::Method::GET, &format!("/agents/{agent}/questions"), None)
+            .await;
+        v["questions"].as_array().and_then(|q| q.first().cloned())
+    })
+    .await;
+    assert_eq!(q["question"], "Which color do you prefer?", "{q}");
+    let id = q["questionId"].as_str().unwrap();
+    w.ok(
+        reqwest::Method::POST,
+        &format!("/agents/{agent}/questions/{id}/answer"),
+        Some(json!({ "answer": "Blue" })),
+    )
+    .await;
+    w.idle_times(&agent, 1).await;
+    // The request after the question carries the answer as the tool's result.
+    let last = w.model.main_requests().last().cloned().unwrap();
+    let body = last.body.to_string();
+    assert!(body.contains("Blue"), "the model got the answer: {body}");
+}
+
+/// The harness is killed with kill -9 after a turn; the spawner starts it again, bound to the
+/// same agent, and it resumes the CLI's own session: the next message reaches the model with
+/// the earlier conversation, once.
+async fn killed_harness_resumes_the_cli_session(cli: Cli) {
+    let script = Script::new()
+        .on("REMEMBER", [Step::text("I will remember BANANA.").usage(100, 10)])
+        .on("AFTER", [Step::text("It was BANANA.").usage(100, 10)]);
+    let w = world(script).await;
+    let (session, agent) = w.spawn(cli, "REMEMBER the word BANANA").await;
+    w.idle_times(&agent, 1).await;
+    let harness = harness_pid(&session).expect("the harness runs");
+    // SAFETY: SIGKILL to the harness process this test's spawner started.
+    unsafe {
+        libc::kill(harness as i32, libc::SIGKILL);
+    }
+    // A message sent while no harness serves the agent waits in the runner and is delivered
+    // to the restarted one.
+    w.ok(
+        reqwest::Method::POST,
+        &format!("/sessions/{session}/messages"),
+        Some(json!({ "message": "AFTER the crash, which word?" })),
+    )
+    .await;
+    wait_long(|| async {
+        let seen = w.model.user_texts().iter().any(|t| t.contains("AFTER the crash"));
+        seen.then_some(())
+    })
+    .await;
+    w.idle_times(&agent, 2).await;
+    let resumed = harness_pid(&session).expect("a harness runs again");
+    assert_ne!(resumed, harness);
+    let events = w.events(&agent, "session.resumed").await;
+    assert_eq!(events.len(), 1, "{events:?}");
+    // The model saw the earlier turn and the new message once.
+    let last = w
+        .model
+        .main_requests()
+        .into_iter()
+        .rev()
+        .find(|r| r.user_text.as_deref().is_some_and(|t| t.contains("AFTER the crash")))
+        .unwrap();
+    let body = last.body.to_string();
+    assert!(body.contains("REMEMBER the word BANANA"), "history kept: {body}");
+    assert_eq!(body.matches("AFTER the crash").count(), 1, "typed once: {body}");
+    let deliveries = w
+        .ok(reqwest::Method::GET, &format!("/deliveries?sessionId={session}"), None)
+        .await;
+    let all = deliveries["deliveries"].as_array().cloned().unwrap_or_default();
+    assert_eq!(all.len(), 2, "{deliveries}");
+    assert!(all.iter().all(|d| d["status"] == "delivered"), "{deliveries}");
+}
+
+/// The pid of the agent-harness process of `session` (Linux /proc).
+fn harness_pid(session: &str) -> Option<u32> {
+    std::fs::read_dir("/proc").ok()?.flatten().find_map(|e| {
+        let pid: u32 = e.file_name().to_str()?.parse().ok()?;
+        let cmdline = std::fs::read(e.path().join("cmdline")).ok()?;
+        let cmdline = String::from_utf8_lossy(&cmdline);
+        (cmdline.contains("agent-harness") && cmdline.contains(session)).then_some(pid)
+    })
+}
+
+/// `wait_for` with room for a CLI that must wait before it can resume (Gemini: up to a minute).
+async fn wait_long<T, F: std::future::Future<Output = Option<T>>>(mut f: impl FnMut() -> F) -> T {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    loop {
+        if let Some(v) = f().await {
+            return v;
+        }
+        assert!(std::time::Instant::now() < deadline, "condition not met in 120 s");
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+}
+
+#[tokio::test]
+async fn claude_stream_json_question_is_answered_over_rest() {
+    question_is_answered_over_rest(Cli::Claude).await;
+}
+
+#[tokio::test]
+async fn claude_stream_json_killed_harness_resumes_the_cli_session() {
+    killed_harness_resumes_the_cli_session(Cli::Claude).await;
+}
+
+#[tokio::test]
+async fn codex_app_server_question_is_answered_over_rest() {
+    question_is_answered_over_rest(Cli::Codex).await;
+}
+
+#[tokio::test]
+async fn codex_app_server_killed_harness_resumes_the_cli_session() {
+    killed_harness_resumes_the_cli_session(Cli::Codex).await;
+}
+
+#[tokio::test]
+async fn gemini_acp_killed_harness_resumes_the_cli_session() {
+    killed_harness_resumes_the_cli_session(Cli::Gemini).await;
 }
 
 #[tokio::test]

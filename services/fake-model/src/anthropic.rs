@@ -5,7 +5,7 @@ use axum::http::{Method, StatusCode};
 use serde_json::{Value, json};
 
 use crate::script::{Piece, Script, Step, Usage, last_user_turn};
-use crate::{Outcome, json_response, new_id, sse_event, sse_response, tool_names};
+use crate::{Outcome, array, json_response, new_id, sse_event, sse_response, tool_names};
 
 pub(crate) fn handle(method: &Method, path: &str, body: &Value, script: &Script) -> Option<Outcome> {
     if method != Method::POST {
@@ -13,23 +13,28 @@ pub(crate) fn handle(method: &Method, path: &str, body: &Value, script: &Script)
     }
     match path {
         // Claude's /context view; any plausible number will do.
-        "/v1/messages/count_tokens" => {
-            Some(Outcome::side(json_response(StatusCode::OK, &json!({"input_tokens": 1000}))))
-        }
+        "/v1/messages/count_tokens" => Some(Outcome::side(json_response(
+            StatusCode::OK,
+            &json!({"input_tokens": 1000}),
+        ))),
         "/v1/messages" => Some(messages(body, script)),
         _ => None,
     }
 }
 
 fn messages(body: &Value, script: &Script) -> Outcome {
-    let tools = tool_names(body.get("tools"));
+    let tools = tool_names(array(body.get("tools")));
     let main = !tools.is_empty();
     let (user_text, results) = last_user_turn(pieces(body));
     let step = script.choose(user_text.as_deref(), results);
     // Side calls (titles, summaries) report nothing, so a test's totals are the scripted sums.
     let usage = if main { step.tokens() } else { Usage::default() };
     let content = vec![block(&step, &tools)];
-    let stop_reason = if content.iter().any(|b| b["type"] == "tool_use") { "tool_use" } else { "end_turn" };
+    let stop_reason = if content.iter().any(|b| b["type"] == "tool_use") {
+        "tool_use"
+    } else {
+        "end_turn"
+    };
     let model = body.get("model").and_then(Value::as_str).unwrap_or("claude-fake");
     let id = new_id("msg_");
     let response = if body.get("stream").and_then(Value::as_bool).unwrap_or(false) {
@@ -44,15 +49,22 @@ fn messages(body: &Value, script: &Script) -> Outcome {
             }),
         )
     };
-    Outcome { main, user_text, response }
+    Outcome {
+        main,
+        user_text,
+        response,
+    }
 }
 
 /// User text blocks and tool results in conversation order; `role: "system"` messages
 /// (Claude's mid-conversation system beta) and assistant turns carry neither.
 fn pieces(body: &Value) -> Vec<Piece> {
     let mut out = Vec::new();
-    let messages = body.get("messages").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
-    for message in messages.iter().filter(|m| m.get("role").and_then(Value::as_str) == Some("user")) {
+    let messages = array(body.get("messages"));
+    for message in messages
+        .iter()
+        .filter(|m| m.get("role").and_then(Value::as_str) == Some("user"))
+    {
         match message.get("content") {
             Some(Value::String(text)) => out.push(Piece::UserText(text.clone())),
             Some(Value::Array(blocks)) => {
@@ -76,11 +88,13 @@ fn pieces(body: &Value) -> Vec<Piece> {
 /// The one content block answering `step`: a tool_use when the request offers the tool, else text.
 fn block(step: &Step, tools: &[String]) -> Value {
     let offered = |name: &str| tools.iter().any(|t| t == name);
-    let tool_use = |name: &str, input: Value| json!({"type": "tool_use", "id": new_id("toolu_"), "name": name, "input": input});
+    let tool_use =
+        |name: &str, input: Value| json!({"type": "tool_use", "id": new_id("toolu_"), "name": name, "input": input});
     match step {
-        Step::Shell { command, .. } if offered("Bash") => {
-            tool_use("Bash", json!({"command": command, "description": "Run a shell command"}))
-        }
+        Step::Shell { command, .. } if offered("Bash") => tool_use(
+            "Bash",
+            json!({"command": command, "description": "Run a shell command"}),
+        ),
         Step::Tool { name, input, .. } if offered(name) => tool_use(name, input.clone()),
         // AskUserQuestion's input_schema (2.1.197): 1-4 questions, each with a <=12 char header
         // and 2-4 options of {label, description}.
@@ -114,13 +128,31 @@ fn stream(id: &str, model: &str, content: &[Value], stop_reason: &str, usage: Us
         let (empty, delta) = if block["type"] == "tool_use" {
             let mut empty = block.clone();
             empty["input"] = json!({});
-            (empty, json!({"type": "input_json_delta", "partial_json": block["input"].to_string()}))
+            (
+                empty,
+                json!({"type": "input_json_delta", "partial_json": block["input"].to_string()}),
+            )
         } else {
-            (json!({"type": "text", "text": ""}), json!({"type": "text_delta", "text": block["text"]}))
+            (
+                json!({"type": "text", "text": ""}),
+                json!({"type": "text_delta", "text": block["text"]}),
+            )
         };
-        sse_event(&mut out, Some("content_block_start"), &json!({"type": "content_block_start", "index": index, "content_block": empty}));
-        sse_event(&mut out, Some("content_block_delta"), &json!({"type": "content_block_delta", "index": index, "delta": delta}));
-        sse_event(&mut out, Some("content_block_stop"), &json!({"type": "content_block_stop", "index": index}));
+        sse_event(
+            &mut out,
+            Some("content_block_start"),
+            &json!({"type": "content_block_start", "index": index, "content_block": empty}),
+        );
+        sse_event(
+            &mut out,
+            Some("content_block_delta"),
+            &json!({"type": "content_block_delta", "index": index, "delta": delta}),
+        );
+        sse_event(
+            &mut out,
+            Some("content_block_stop"),
+            &json!({"type": "content_block_stop", "index": index}),
+        );
     }
     let delta = json!({"type": "message_delta", "delta": {"stop_reason": stop_reason, "stop_sequence": null},
         "usage": {"output_tokens": usage.output}});
@@ -144,7 +176,10 @@ mod tests {
         // tool_use, then a user message with the tool_result.
         let body = fixture("claude_after_bash.json");
         assert_eq!(last_user_turn(pieces(&body)), (Some("RUNTOOL please".into()), 1));
-        let script = Script::new().on("RUNTOOL", [Step::shell("touch ran.txt"), Step::text("done").usage(100, 20)]);
+        let script = Script::new().on(
+            "RUNTOOL",
+            [Step::shell("touch ran.txt"), Step::text("done").usage(100, 20)],
+        );
         let outcome = messages(&body, &script);
         assert!(outcome.main);
         assert_eq!(outcome.user_text.as_deref(), Some("RUNTOOL please"));
@@ -152,14 +187,24 @@ mod tests {
 
     #[test]
     fn steps_become_tool_use_blocks_only_for_offered_tools() {
-        let tools = ["Bash".to_string(), "AskUserQuestion".to_string(), "mcp__fake__echo".to_string()];
+        let tools = [
+            "Bash".to_string(),
+            "AskUserQuestion".to_string(),
+            "mcp__fake__echo".to_string(),
+        ];
         let bash = block(&Step::shell("touch a"), &tools);
-        assert_eq!((bash["type"].as_str(), bash["name"].as_str()), (Some("tool_use"), Some("Bash")));
+        assert_eq!(
+            (bash["type"].as_str(), bash["name"].as_str()),
+            (Some("tool_use"), Some("Bash"))
+        );
         assert_eq!(bash["input"]["command"], "touch a");
         let mcp = block(&Step::tool("mcp__fake__echo", json!({"text": "hi"})), &tools);
         assert_eq!(mcp["input"], json!({"text": "hi"}));
         let ask = block(&Step::question("Which?", ["A", "B"]), &tools);
-        assert_eq!(ask["input"]["questions"][0]["options"][1], json!({"label": "B", "description": "B"}));
+        assert_eq!(
+            ask["input"]["questions"][0]["options"][1],
+            json!({"label": "B", "description": "B"})
+        );
         assert_eq!(ask["input"]["questions"][0]["multiSelect"], false);
         assert_eq!(block(&Step::shell("touch a"), &[])["type"], "text");
     }
@@ -167,12 +212,27 @@ mod tests {
     #[test]
     fn stream_puts_input_tokens_in_message_start_and_output_tokens_in_message_delta() {
         let content = [json!({"type": "text", "text": "hi"})];
-        let sse = stream("msg_1", "m", &content, "end_turn", Usage { input: 1500, output: 800 });
-        let events: Vec<Value> =
-            sse.lines().filter_map(|l| l.strip_prefix("data: ")).filter_map(|d| serde_json::from_str(d).ok()).collect();
+        let sse = stream(
+            "msg_1",
+            "m",
+            &content,
+            "end_turn",
+            Usage {
+                input: 1500,
+                output: 800,
+            },
+        );
+        let events: Vec<Value> = sse
+            .lines()
+            .filter_map(|l| l.strip_prefix("data: "))
+            .filter_map(|d| serde_json::from_str(d).ok())
+            .collect();
         assert_eq!(events[0]["message"]["usage"]["input_tokens"], 1500);
         assert_eq!(events[0]["message"]["usage"]["output_tokens"], 0);
-        let delta = events.iter().find(|e| e["type"] == "message_delta").expect("message_delta");
+        let delta = events
+            .iter()
+            .find(|e| e["type"] == "message_delta")
+            .expect("message_delta");
         assert_eq!(delta["usage"], json!({"output_tokens": 800}));
         assert_eq!(events.last().map(|e| e["type"].clone()), Some(json!("message_stop")));
     }

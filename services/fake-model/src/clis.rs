@@ -29,7 +29,10 @@ pub fn clis_dir() -> PathBuf {
 
 /// `<clis_dir>/<name>-<version>/node_modules/.bin/<name>`; panics when it is not installed.
 pub fn cli_bin(name: &str, version: &str) -> PathBuf {
-    let bin = clis_dir().join(format!("{name}-{version}")).join("node_modules/.bin").join(name);
+    let bin = clis_dir()
+        .join(format!("{name}-{version}"))
+        .join("node_modules/.bin")
+        .join(name);
     if !bin.exists() {
         panic!(
             "{name} {version} is not installed at {}: run scripts/install-agent-clis.sh (it honours RELAY_AGENT_CLIS)",
@@ -53,7 +56,10 @@ pub fn gemini_bin() -> PathBuf {
 
 /// What every CLI needs from the outer environment: PATH (node for Gemini and Codex's wrapper) and a locale.
 fn base_env(home: &Path) -> Vec<(String, String)> {
-    let mut env = vec![("HOME".to_string(), home.display().to_string()), ("LANG".into(), "C.UTF-8".into())];
+    let mut env = vec![
+        ("HOME".to_string(), home.display().to_string()),
+        ("LANG".into(), "C.UTF-8".into()),
+    ];
     if let Some(path) = std::env::var_os("PATH") {
         env.push(("PATH".into(), path.to_string_lossy().into_owned()));
     }
@@ -84,8 +90,10 @@ fn workdir_keys(workdir: &Path) -> Vec<String> {
 pub fn prepare_claude_home(home: &Path, url: &str, workdir: &Path) -> Vec<(String, String)> {
     let key_tail = &FAKE_ANTHROPIC_KEY[FAKE_ANTHROPIC_KEY.len() - 20..];
     let project = json!({"hasTrustDialogAccepted": true, "allowedTools": [], "hasCompletedProjectOnboarding": true});
-    let projects: serde_json::Map<String, serde_json::Value> =
-        workdir_keys(workdir).into_iter().map(|k| (k, project.clone())).collect();
+    let projects: serde_json::Map<String, serde_json::Value> = workdir_keys(workdir)
+        .into_iter()
+        .map(|k| (k, project.clone()))
+        .collect();
     let state = json!({
         "hasCompletedOnboarding": true,
         "lastOnboardingVersion": CLAUDE_VERSION,

@@ -5,7 +5,7 @@ use axum::http::{Method, StatusCode};
 use serde_json::{Map, Value, json};
 
 use crate::script::{Piece, Script, Step, Usage, last_user_turn};
-use crate::{Outcome, json_response, new_id, sse_event, sse_response};
+use crate::{Outcome, array, json_response, new_id, sse_event, sse_response};
 
 pub(crate) fn handle(method: &Method, path: &str, query: &str, body: &Value, script: &Script) -> Option<Outcome> {
     let (model, action) = path.strip_prefix("/v1beta/models/")?.rsplit_once(':')?;
@@ -13,7 +13,10 @@ pub(crate) fn handle(method: &Method, path: &str, query: &str, body: &Value, scr
         return None;
     }
     match action {
-        "countTokens" => Some(Outcome::side(json_response(StatusCode::OK, &json!({"totalTokens": 1000})))),
+        "countTokens" => Some(Outcome::side(json_response(
+            StatusCode::OK,
+            &json!({"totalTokens": 1000}),
+        ))),
         "generateContent" => Some(generate(model, body, script, Mode::Json)),
         "streamGenerateContent" if query.split('&').any(|kv| kv == "alt=sse") => {
             Some(generate(model, body, script, Mode::Sse))
@@ -33,11 +36,13 @@ enum Mode {
 fn generate(model: &str, body: &Value, script: &Script, mode: Mode) -> Outcome {
     let tools = tool_names(body);
     let main = !tools.is_empty();
-    let contents = body.get("contents").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
+    let contents = array(body.get("contents"));
     let (user_text, results) = last_user_turn(pieces(contents));
     let step = script.choose(user_text.as_deref(), results);
     let usage = if main { step.tokens() } else { Usage::default() };
-    let schema = body.pointer("/generationConfig/responseJsonSchema").or_else(|| body.pointer("/generationConfig/responseSchema"));
+    let schema = body
+        .pointer("/generationConfig/responseJsonSchema")
+        .or_else(|| body.pointer("/generationConfig/responseSchema"));
     let part = match schema {
         // Router/classifier side calls parse the answer against their schema; give them a valid object.
         Some(schema) if !main => json!({"text": fill(schema).to_string()}),
@@ -59,12 +64,16 @@ fn generate(model: &str, body: &Value, script: &Script, mode: Mode) -> Outcome {
             sse_response(out)
         }
     };
-    Outcome { main, user_text, response }
+    Outcome {
+        main,
+        user_text,
+        response,
+    }
 }
 
 /// Function names from `tools: [{functionDeclarations: [{name, ..}]}]`.
 fn tool_names(body: &Value) -> Vec<String> {
-    let tools = body.get("tools").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
+    let tools = array(body.get("tools"));
     tools
         .iter()
         .filter_map(|t| t.get("functionDeclarations").and_then(Value::as_array))
@@ -76,8 +85,11 @@ fn tool_names(body: &Value) -> Vec<String> {
 /// User text parts and functionResponse parts in order; the model's turns carry neither.
 fn pieces(contents: &[Value]) -> Vec<Piece> {
     let mut out = Vec::new();
-    for content in contents.iter().filter(|c| c.get("role").and_then(Value::as_str) == Some("user")) {
-        for part in content.get("parts").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default() {
+    for content in contents
+        .iter()
+        .filter(|c| c.get("role").and_then(Value::as_str) == Some("user"))
+    {
+        for part in array(content.get("parts")) {
             if let Some(text) = part.get("text").and_then(Value::as_str) {
                 out.push(Piece::UserText(text.to_string()));
             } else if part.get("functionResponse").is_some() {
@@ -93,9 +105,10 @@ fn part(step: &Step, tools: &[String]) -> Value {
     let offered = |name: &str| tools.iter().any(|t| t == name);
     let call = |name: &str, args: Value| json!({"functionCall": {"name": name, "args": args}});
     match step {
-        Step::Shell { command, .. } if offered("run_shell_command") => {
-            call("run_shell_command", json!({"command": command, "description": "Run a shell command"}))
-        }
+        Step::Shell { command, .. } if offered("run_shell_command") => call(
+            "run_shell_command",
+            json!({"command": command, "description": "Run a shell command"}),
+        ),
         Step::Tool { name, input, .. } if offered(name) => call(name, input.clone()),
         // `ask_user` (0.61; offered in the TUI, not in `-p`): questions of type choice with 2-4 {label, description}.
         Step::Question { question, options, .. } if offered("ask_user") => call(
@@ -118,25 +131,39 @@ pub(crate) fn fill(schema: &Value) -> Value {
     if let Some(value) = schema.get("const") {
         return value.clone();
     }
-    if let Some(first) = ["anyOf", "oneOf"].iter().find_map(|k| schema.get(*k)?.as_array()?.first()) {
+    if let Some(first) = ["anyOf", "oneOf"]
+        .iter()
+        .find_map(|k| schema.get(*k)?.as_array()?.first())
+    {
         return fill(first);
     }
     let kind = match schema.get("type") {
         Some(Value::String(t)) => t.to_ascii_lowercase(),
-        Some(Value::Array(ts)) => ts.iter().filter_map(Value::as_str).find(|t| *t != "null").unwrap_or("null").to_ascii_lowercase(),
+        Some(Value::Array(ts)) => ts
+            .iter()
+            .filter_map(Value::as_str)
+            .find(|t| *t != "null")
+            .unwrap_or("null")
+            .to_ascii_lowercase(),
         _ if schema.get("properties").is_some() => "object".into(),
         _ => String::new(),
     };
     match kind.as_str() {
         "object" => {
             let props = schema.get("properties").and_then(Value::as_object);
-            let filled: Map<String, Value> =
-                props.into_iter().flatten().map(|(name, s)| (name.clone(), fill(s))).collect();
+            let filled: Map<String, Value> = props
+                .into_iter()
+                .flatten()
+                .map(|(name, s)| (name.clone(), fill(s)))
+                .collect();
             Value::Object(filled)
         }
         "array" => json!([schema.get("items").map(fill).unwrap_or(Value::Null)]),
         "string" => json!("x"),
-        "integer" => schema.get("minimum").and_then(Value::as_i64).map_or(json!(1), |m| json!(m)),
+        "integer" => schema
+            .get("minimum")
+            .and_then(Value::as_i64)
+            .map_or(json!(1), |m| json!(m)),
         "number" => schema.get("minimum").cloned().unwrap_or(json!(1)),
         "boolean" => json!(false),
         _ => Value::Null,
@@ -159,7 +186,10 @@ mod tests {
     #[test]
     fn session_context_is_skipped_and_function_responses_count_as_steps() {
         let body = fixture("gemini_after_run_shell_command.json");
-        assert_eq!(last_user_turn(pieces(&contents(&body))), (Some("RUNTOOL please".into()), 1));
+        assert_eq!(
+            last_user_turn(pieces(&contents(&body))),
+            (Some("RUNTOOL please".into()), 1)
+        );
         assert!(tool_names(&body).contains(&"run_shell_command".to_string()));
     }
 
@@ -167,9 +197,15 @@ mod tests {
     fn router_side_call_gets_a_schema_filled_object() {
         let body = fixture("gemini_router.json");
         assert!(tool_names(&body).is_empty());
-        assert_eq!(last_user_turn(pieces(&contents(&body))).0.as_deref(), Some("RUNTOOL please"));
+        assert_eq!(
+            last_user_turn(pieces(&contents(&body))).0.as_deref(),
+            Some("RUNTOOL please")
+        );
         let schema = &body["generationConfig"]["responseJsonSchema"];
-        assert_eq!(fill(schema), json!({"complexity_reasoning": "x", "complexity_score": 1}));
+        assert_eq!(
+            fill(schema),
+            json!({"complexity_reasoning": "x", "complexity_score": 1})
+        );
         let schema = json!({"type": "object", "properties": {"mode": {"enum": ["fast", "slow"]},
             "n": {"type": "number", "minimum": 5}, "tags": {"type": "array", "items": {"type": "string"}}}});
         assert_eq!(fill(&schema), json!({"mode": "fast", "n": 5, "tags": ["x"]}));

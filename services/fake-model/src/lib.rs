@@ -78,20 +78,30 @@ impl FakeModel {
     /// Starts on 127.0.0.1 with a free port.
     pub async fn start(script: Script) -> FakeModel {
         let addr = SocketAddr::from(([127, 0, 0, 1], 0));
-        FakeModel::bind(addr, script).await.expect("fake-model: bind 127.0.0.1:0")
+        FakeModel::bind(addr, script)
+            .await
+            .expect("fake-model: bind 127.0.0.1:0")
     }
 
     /// Starts on `addr`, which must be a loopback address.
     pub async fn bind(addr: SocketAddr, script: Script) -> std::io::Result<FakeModel> {
         if !addr.ip().is_loopback() {
-            return Err(std::io::Error::other(format!("fake-model only listens on loopback, not {addr}")));
+            return Err(std::io::Error::other(format!(
+                "fake-model only listens on loopback, not {addr}"
+            )));
         }
         let listener = tokio::net::TcpListener::bind(addr).await?;
         let addr = listener.local_addr()?;
-        let shared =
-            Arc::new(Shared { script: Mutex::new(script), log: Mutex::new(Vec::new()), echo: AtomicBool::new(false) });
+        let shared = Arc::new(Shared {
+            script: Mutex::new(script),
+            log: Mutex::new(Vec::new()),
+            echo: AtomicBool::new(false),
+        });
         // Request bodies grow with the conversation; axum's default 2 MB limit would cut long sessions.
-        let app = Router::new().fallback(handle).layer(DefaultBodyLimit::disable()).with_state(shared.clone());
+        let app = Router::new()
+            .fallback(handle)
+            .layer(DefaultBodyLimit::disable())
+            .with_state(shared.clone());
         let (shutdown, stopped) = oneshot::channel::<()>();
         tokio::spawn(async move {
             let serve = axum::serve(listener, app).with_graceful_shutdown(async move {
@@ -101,7 +111,11 @@ impl FakeModel {
                 eprintln!("fake-model: server error: {e}");
             }
         });
-        Ok(FakeModel { addr, shared, shutdown: Some(shutdown) })
+        Ok(FakeModel {
+            addr,
+            shared,
+            shutdown: Some(shutdown),
+        })
     }
 
     /// `http://127.0.0.1:PORT`, without a trailing slash or API prefix.
@@ -167,7 +181,11 @@ pub(crate) struct Outcome {
 
 impl Outcome {
     fn side(response: Response) -> Outcome {
-        Outcome { main: false, user_text: None, response }
+        Outcome {
+            main: false,
+            user_text: None,
+            response,
+        }
     }
 }
 
@@ -189,12 +207,19 @@ async fn handle(
     } else {
         Api::Other
     };
-    let parsed = if body.is_empty() { Ok(Value::Null) } else { serde_json::from_slice::<Value>(&body) };
+    let parsed = if body.is_empty() {
+        Ok(Value::Null)
+    } else {
+        serde_json::from_slice::<Value>(&body)
+    };
     let script = lock(&shared.script).clone();
     let (body, outcome) = match parsed {
         Err(e) => {
             let text = String::from_utf8_lossy(&body).into_owned();
-            (Value::String(text), Outcome::side(error(StatusCode::BAD_REQUEST, &format!("body is not JSON: {e}"))))
+            (
+                Value::String(text),
+                Outcome::side(error(StatusCode::BAD_REQUEST, &format!("body is not JSON: {e}"))),
+            )
         }
         Ok(value) => {
             let outcome = match api {
@@ -203,13 +228,19 @@ async fn handle(
                 Api::Gemini => gemini::handle(&method, path, query, &value, &script),
                 Api::Other => None,
             };
-            (value, outcome.unwrap_or_else(|| Outcome::side(not_found(&method, path))))
+            (
+                value,
+                outcome.unwrap_or_else(|| Outcome::side(not_found(&method, path))),
+            )
         }
     };
     let recorded = Recorded {
         api,
         method: method.to_string(),
-        path: uri.path_and_query().map(|p| p.to_string()).unwrap_or_else(|| path.to_string()),
+        path: uri
+            .path_and_query()
+            .map(|p| p.to_string())
+            .unwrap_or_else(|| path.to_string()),
         body,
         main: outcome.main,
         user_text: outcome.user_text,
@@ -221,7 +252,11 @@ async fn handle(
                     name.as_str(),
                     "authorization" | "x-api-key" | "x-goog-api-key" | "proxy-authorization" | "cookie"
                 );
-                let value = if secret { "<redacted>".into() } else { String::from_utf8_lossy(value.as_bytes()).into() };
+                let value = if secret {
+                    "<redacted>".into()
+                } else {
+                    String::from_utf8_lossy(value.as_bytes()).into()
+                };
                 (name, value)
             })
             .collect(),
@@ -238,7 +273,10 @@ async fn handle(
 pub(crate) fn json_response(status: StatusCode, value: &Value) -> Response {
     let mut response = Response::new(Body::from(value.to_string()));
     *response.status_mut() = status;
-    response.headers_mut().insert(header::CONTENT_TYPE, header::HeaderValue::from_static("application/json"));
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        header::HeaderValue::from_static("application/json"),
+    );
     response
 }
 
@@ -246,7 +284,10 @@ pub(crate) fn json_response(status: StatusCode, value: &Value) -> Response {
 pub(crate) fn sse_response(events: String) -> Response {
     let mut response = Response::new(Body::from(events));
     let headers = response.headers_mut();
-    headers.insert(header::CONTENT_TYPE, header::HeaderValue::from_static("text/event-stream"));
+    headers.insert(
+        header::CONTENT_TYPE,
+        header::HeaderValue::from_static("text/event-stream"),
+    );
     headers.insert(header::CACHE_CONTROL, header::HeaderValue::from_static("no-cache"));
     response
 }
@@ -264,20 +305,30 @@ pub(crate) fn sse_event(out: &mut String, name: Option<&str>, data: &Value) {
 }
 
 pub(crate) fn error(status: StatusCode, message: &str) -> Response {
-    json_response(status, &json!({"error": {"code": status.as_u16(), "type": "fake_model_error", "message": message}}))
+    json_response(
+        status,
+        &json!({"error": {"code": status.as_u16(), "type": "fake_model_error", "message": message}}),
+    )
 }
 
 fn not_found(method: &Method, path: &str) -> Response {
-    error(StatusCode::NOT_FOUND, &format!("fake-model has no route {method} {path}"))
+    error(
+        StatusCode::NOT_FOUND,
+        &format!("fake-model has no route {method} {path}"),
+    )
 }
 
 pub(crate) fn new_id(prefix: &str) -> String {
     format!("{prefix}{}", uuid::Uuid::new_v4().simple())
 }
 
+/// The array at `value`, or nothing when it is missing or not an array: request data is never trusted.
+pub(crate) fn array(value: Option<&Value>) -> &[Value] {
+    value.and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default()
+}
+
 /// Names of the tools in a request's tool list: `name`, else the tool's `type` (OpenAI built-ins).
-pub(crate) fn tool_names(tools: Option<&Value>) -> Vec<String> {
-    let tools = tools.and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
+pub(crate) fn tool_names(tools: &[Value]) -> Vec<String> {
     tools
         .iter()
         .filter_map(|t| t.get("name").or_else(|| t.get("type")).and_then(Value::as_str))

@@ -8,7 +8,9 @@ use serde_json::{Value, json};
 /// Serves newline-delimited JSON-RPC until `input` closes.
 pub fn serve_echo(input: impl BufRead, mut output: impl Write) -> std::io::Result<()> {
     for line in input.lines() {
-        let Ok(request) = serde_json::from_str::<Value>(&line?) else { continue };
+        let Ok(request) = serde_json::from_str::<Value>(&line?) else {
+            continue;
+        };
         // Notifications (no id) need no answer.
         let Some(id) = request.get("id").cloned() else { continue };
         let params = request.get("params").cloned().unwrap_or(Value::Null);
@@ -23,7 +25,10 @@ pub fn serve_echo(input: impl BufRead, mut output: impl Write) -> std::io::Resul
                 "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]},
             }]}}),
             "tools/call" => {
-                let text = params.pointer("/arguments/text").and_then(Value::as_str).unwrap_or_default();
+                let text = params
+                    .pointer("/arguments/text")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default();
                 json!({"result": {"content": [{"type": "text", "text": format!("echo: {text}")}], "isError": false}})
             }
             "ping" => json!({"result": {}}),
@@ -54,8 +59,10 @@ mod tests {
         .join("\n");
         let mut out = Vec::new();
         serve_echo(input.as_bytes(), &mut out).expect("serves");
-        let replies: Vec<Value> =
-            String::from_utf8_lossy(&out).lines().map(|l| serde_json::from_str(l).expect("json line")).collect();
+        let replies: Vec<Value> = String::from_utf8_lossy(&out)
+            .lines()
+            .map(|l| serde_json::from_str(l).expect("json line"))
+            .collect();
         assert_eq!(replies.len(), 3);
         assert_eq!(replies[0]["result"]["protocolVersion"], "2025-06-18");
         assert_eq!(replies[1]["result"]["tools"][0]["name"], "echo");

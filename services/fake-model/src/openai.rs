@@ -4,7 +4,7 @@ use axum::http::{Method, StatusCode};
 use serde_json::{Value, json};
 
 use crate::script::{Piece, Script, Step, Usage, last_user_turn};
-use crate::{Outcome, json_response, new_id, sse_event, sse_response, tool_names};
+use crate::{Outcome, array, json_response, new_id, sse_event, sse_response, tool_names};
 
 pub(crate) fn handle(method: &Method, path: &str, body: &Value, script: &Script) -> Option<Outcome> {
     match (method.as_str(), path) {
@@ -18,21 +18,28 @@ pub(crate) fn handle(method: &Method, path: &str, body: &Value, script: &Script)
 }
 
 fn responses(body: &Value, script: &Script) -> Outcome {
-    let tools = tool_names(body.get("tools"));
-    let main = !tools.is_empty();
-    let items = body.get("input").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
+    let tool_defs = array(body.get("tools"));
+    let main = !tool_defs.is_empty();
+    let items = array(body.get("input"));
     let (user_text, results) = last_user_turn(pieces(items));
     let step = script.choose(user_text.as_deref(), results);
     let usage = if main { step.tokens() } else { Usage::default() };
-    let output = vec![item(&step, &tools, items)];
+    let output = vec![item(&step, tool_defs, items)];
     let model = body.get("model").and_then(Value::as_str).unwrap_or("gpt-fake");
     let id = new_id("resp_");
     let response = if body.get("stream").and_then(Value::as_bool).unwrap_or(false) {
         sse_response(stream(&id, model, &output, usage))
     } else {
-        json_response(StatusCode::OK, &response_object(&id, model, "completed", &output, usage))
+        json_response(
+            StatusCode::OK,
+            &response_object(&id, model, "completed", &output, usage),
+        )
     };
-    Outcome { main, user_text, response }
+    Outcome {
+        main,
+        user_text,
+        response,
+    }
 }
 
 /// `input` holds developer/system messages, Codex's injected user messages (`<environment_context>`,
@@ -45,7 +52,10 @@ fn pieces(items: &[Value]) -> Vec<Piece> {
             "message" if item.get("role").and_then(Value::as_str) == Some("user") => match item.get("content") {
                 Some(Value::String(text)) => out.push(Piece::UserText(text.clone())),
                 Some(Value::Array(parts)) => {
-                    for part in parts.iter().filter(|p| p.get("type").and_then(Value::as_str) == Some("input_text")) {
+                    for part in parts
+                        .iter()
+                        .filter(|p| p.get("type").and_then(Value::as_str) == Some("input_text"))
+                    {
                         let text = part.get("text").and_then(Value::as_str).unwrap_or_default();
                         out.push(Piece::UserText(text.to_string()));
                     }
@@ -60,7 +70,8 @@ fn pieces(items: &[Value]) -> Vec<Piece> {
 }
 
 /// The one output item answering `step`: a function call when the request offers the tool, else a message.
-fn item(step: &Step, tools: &[String], items: &[Value]) -> Value {
+fn item(step: &Step, tool_defs: &[Value], items: &[Value]) -> Value {
+    let tools = tool_names(tool_defs);
     let offered = |name: &str| tools.iter().any(|t| t == name);
     let shell_args = |extra: Value| {
         // `require_escalated` makes Codex ask for approval even for a command its sandbox allows. Under
@@ -84,6 +95,11 @@ fn item(step: &Step, tools: &[String], items: &[Value]) -> Value {
         Step::Shell { command, .. } if offered("shell_command") => {
             function_call("shell_command", None, shell_args(json!({"command": command})))
         }
+        // Freeform tools (apply_patch) take their input as a raw string.
+        Step::Tool { name, input, .. } if offered(name) && is_custom(tool_defs, name) => json!({
+            "type": "custom_tool_call", "id": new_id("ctc_"), "call_id": new_id("call_"), "status": "completed",
+            "name": name, "input": input.as_str().map_or_else(|| input.to_string(), str::to_string),
+        }),
         Step::Tool { name, input, .. } if offered(name) => function_call(name, None, input.clone()),
         Step::Tool { name, input, .. } => match loaded_tool(items, name) {
             Some((namespace, short)) => function_call(&short, Some(&namespace), input.clone()),
@@ -103,23 +119,41 @@ fn item(step: &Step, tools: &[String], items: &[Value]) -> Value {
     }
 }
 
+fn is_custom(tool_defs: &[Value], name: &str) -> bool {
+    tool_defs
+        .iter()
+        .any(|t| t.get("name").and_then(Value::as_str) == Some(name) && t["type"] == "custom")
+}
+
 /// Codex's developer message says "Approval policy is currently never" in `codex exec` and with
 /// `-a never`; it then rejects every `sandbox_permissions` request.
 fn never_approves(items: &[Value]) -> bool {
-    items.iter().filter(|i| i.get("role").and_then(Value::as_str) == Some("developer")).any(|i| {
-        let parts = i.get("content").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
-        parts.iter().filter_map(|p| p.get("text").and_then(Value::as_str)).any(|t| t.contains("Approval policy is currently never"))
-    })
+    items
+        .iter()
+        .filter(|i| i.get("role").and_then(Value::as_str) == Some("developer"))
+        .any(|i| {
+            let parts = array(i.get("content"));
+            parts
+                .iter()
+                .filter_map(|p| p.get("text").and_then(Value::as_str))
+                .any(|t| t.contains("Approval policy is currently never"))
+        })
 }
 
 /// A tool that an earlier tool_search loaded: `(namespace, name)` where `namespace + "__" + name` is
 /// the scripted name, e.g. `mcp__fake` + `echo` for `mcp__fake__echo`.
 fn loaded_tool(items: &[Value], wanted: &str) -> Option<(String, String)> {
-    let outputs = items.iter().filter(|i| i.get("type").and_then(Value::as_str) == Some("tool_search_output"));
-    let namespaces = outputs.filter_map(|o| o.get("tools").and_then(Value::as_array)).flatten();
+    let outputs = items
+        .iter()
+        .filter(|i| i.get("type").and_then(Value::as_str) == Some("tool_search_output"));
+    let namespaces = outputs
+        .filter_map(|o| o.get("tools").and_then(Value::as_array))
+        .flatten();
     for ns in namespaces {
-        let Some(ns_name) = ns.get("name").and_then(Value::as_str) else { continue };
-        let tools = ns.get("tools").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
+        let Some(ns_name) = ns.get("name").and_then(Value::as_str) else {
+            continue;
+        };
+        let tools = array(ns.get("tools"));
         for name in tools.iter().filter_map(|t| t.get("name").and_then(Value::as_str)) {
             let full = format!("{}__{}", ns_name.trim_end_matches('_'), name);
             if full == wanted {
@@ -169,7 +203,11 @@ fn usage_json(usage: Usage) -> Value {
 }
 
 fn response_object(id: &str, model: &str, status: &str, output: &[Value], usage: Usage) -> Value {
-    let usage = if status == "completed" { usage_json(usage) } else { Value::Null };
+    let usage = if status == "completed" {
+        usage_json(usage)
+    } else {
+        Value::Null
+    };
     json!({"id": id, "object": "response", "created_at": 0, "status": status, "model": model,
            "output": output, "usage": usage})
 }
@@ -195,28 +233,60 @@ fn stream(id: &str, model: &str, output: &[Value], usage: Usage) -> String {
             let mut empty = item.clone();
             empty["status"] = json!("in_progress");
             empty["content"] = json!([]);
-            event(&mut out, "response.output_item.added", json!({"output_index": index, "item": empty}));
+            event(
+                &mut out,
+                "response.output_item.added",
+                json!({"output_index": index, "item": empty}),
+            );
             let part = json!({"type": "output_text", "text": "", "annotations": []});
             let at = json!({"item_id": item_id, "output_index": index, "content_index": 0});
-            event(&mut out, "response.content_part.added", merge(&at, json!({"part": part})));
-            event(&mut out, "response.output_text.delta", merge(&at, json!({"delta": text})));
+            event(
+                &mut out,
+                "response.content_part.added",
+                merge(&at, json!({"part": part})),
+            );
+            event(
+                &mut out,
+                "response.output_text.delta",
+                merge(&at, json!({"delta": text})),
+            );
             event(&mut out, "response.output_text.done", merge(&at, json!({"text": text})));
             let part = json!({"type": "output_text", "text": text, "annotations": []});
-            event(&mut out, "response.content_part.done", merge(&at, json!({"part": part})));
+            event(
+                &mut out,
+                "response.content_part.done",
+                merge(&at, json!({"part": part})),
+            );
         } else {
             let mut empty = item.clone();
             empty["status"] = json!("in_progress");
             if empty.get("arguments").is_some() {
                 empty["arguments"] = json!("");
             }
-            event(&mut out, "response.output_item.added", json!({"output_index": index, "item": empty}));
+            event(
+                &mut out,
+                "response.output_item.added",
+                json!({"output_index": index, "item": empty}),
+            );
             if let Some(arguments) = item.get("arguments") {
                 let at = json!({"item_id": item_id, "output_index": index});
-                event(&mut out, "response.function_call_arguments.delta", merge(&at, json!({"delta": arguments})));
-                event(&mut out, "response.function_call_arguments.done", merge(&at, json!({"arguments": arguments})));
+                event(
+                    &mut out,
+                    "response.function_call_arguments.delta",
+                    merge(&at, json!({"delta": arguments})),
+                );
+                event(
+                    &mut out,
+                    "response.function_call_arguments.done",
+                    merge(&at, json!({"arguments": arguments})),
+                );
             }
         }
-        event(&mut out, "response.output_item.done", json!({"output_index": index, "item": item}));
+        event(
+            &mut out,
+            "response.output_item.done",
+            json!({"output_index": index, "item": item}),
+        );
     }
     let done = response_object(id, model, "completed", output, usage);
     event(&mut out, "response.completed", json!({"response": done}));
@@ -254,7 +324,7 @@ mod tests {
 
     #[test]
     fn shell_asks_for_escalation_unless_approval_policy_is_never() {
-        let tools = ["exec_command".to_string()];
+        let tools = [json!({"type": "function", "name": "exec_command"})];
         let asking = item(&Step::shell("touch a"), &tools, &[]);
         let args: Value = serde_json::from_str(asking["arguments"].as_str().unwrap_or_default()).expect("json args");
         assert_eq!(args["sandbox_permissions"], "require_escalated");
@@ -268,8 +338,12 @@ mod tests {
     #[test]
     fn deferred_mcp_tool_is_searched_first_then_called_in_its_namespace() {
         let step = Step::tool("mcp__fake__echo", json!({"text": "ping"}));
-        let tools = ["exec_command".to_string(), "tool_search".to_string()];
-        let fresh = [json!({"type": "message", "role": "user", "content": [{"type": "input_text", "text": "MCPTOOL"}]})];
+        let tools = [
+            json!({"type": "function", "name": "exec_command"}),
+            json!({"type": "tool_search"}),
+        ];
+        let fresh =
+            [json!({"type": "message", "role": "user", "content": [{"type": "input_text", "text": "MCPTOOL"}]})];
         let search = item(&step, &tools, &fresh);
         assert_eq!(search["type"], "tool_search_call");
         assert_eq!(search["arguments"]["query"], "mcp fake echo");
@@ -277,17 +351,38 @@ mod tests {
         let items = input(&body);
         assert_eq!(last_user_turn(pieces(&items)), (Some("MCPTOOL please".into()), 0));
         let call = item(&step, &tools, &items);
-        assert_eq!((call["name"].as_str(), call["namespace"].as_str()), (Some("echo"), Some("mcp__fake")));
+        assert_eq!(
+            (call["name"].as_str(), call["namespace"].as_str()),
+            (Some("echo"), Some("mcp__fake"))
+        );
         // A tool the search did not load is answered as text instead of searching forever.
         let missing = item(&Step::tool("mcp__fake__nope", json!({})), &tools, &items);
         assert_eq!(missing["type"], "message");
     }
 
     #[test]
+    fn freeform_tools_get_a_custom_tool_call_with_raw_input() {
+        let tools = [json!({"type": "custom", "name": "apply_patch"})];
+        let patch = "*** Begin Patch\n*** Add File: a.txt\n+hi\n*** End Patch\n";
+        let call = item(&Step::tool("apply_patch", json!(patch)), &tools, &[]);
+        assert_eq!(
+            (call["type"].as_str(), call["input"].as_str()),
+            (Some("custom_tool_call"), Some(patch))
+        );
+    }
+
+    #[test]
     fn question_fills_request_user_input() {
-        let call = item(&Step::question("Which?", ["A", "B"]), &["request_user_input".to_string()], &[]);
+        let call = item(
+            &Step::question("Which?", ["A", "B"]),
+            &["request_user_input".to_string()],
+            &[],
+        );
         let args: Value = serde_json::from_str(call["arguments"].as_str().unwrap_or_default()).expect("json args");
         assert_eq!(args["questions"][0]["question"], "Which?");
-        assert_eq!(args["questions"][0]["options"][0], json!({"label": "A", "description": "A"}));
+        assert_eq!(
+            args["questions"][0]["options"][0],
+            json!({"label": "A", "description": "A"})
+        );
     }
 }

@@ -22,28 +22,56 @@ pub struct Usage {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(try_from = "StepForm", into = "StepForm")]
 pub enum Step {
-    Text { text: String, usage: Usage },
+    Text {
+        text: String,
+        usage: Usage,
+    },
     /// The CLI's shell tool (Bash / exec_command / run_shell_command).
-    Shell { command: String, usage: Usage },
+    Shell {
+        command: String,
+        usage: Usage,
+    },
     /// Any tool by its name in the request, e.g. an MCP tool.
-    Tool { name: String, input: Value, usage: Usage },
+    Tool {
+        name: String,
+        input: Value,
+        usage: Usage,
+    },
     /// The CLI's ask-the-user tool (AskUserQuestion / request_user_input / ask_user).
-    Question { question: String, options: Vec<String>, usage: Usage },
+    Question {
+        question: String,
+        options: Vec<String>,
+        usage: Usage,
+    },
 }
 
 impl Step {
     pub fn text(text: impl Into<String>) -> Step {
-        Step::Text { text: text.into(), usage: Usage::default() }
+        Step::Text {
+            text: text.into(),
+            usage: Usage::default(),
+        }
     }
     pub fn shell(command: impl Into<String>) -> Step {
-        Step::Shell { command: command.into(), usage: Usage::default() }
+        Step::Shell {
+            command: command.into(),
+            usage: Usage::default(),
+        }
     }
     pub fn tool(name: impl Into<String>, input: Value) -> Step {
-        Step::Tool { name: name.into(), input, usage: Usage::default() }
+        Step::Tool {
+            name: name.into(),
+            input,
+            usage: Usage::default(),
+        }
     }
     pub fn question(question: impl Into<String>, options: impl IntoIterator<Item = impl Into<String>>) -> Step {
         let options = options.into_iter().map(Into::into).collect();
-        Step::Question { question: question.into(), options, usage: Usage::default() }
+        Step::Question {
+            question: question.into(),
+            options,
+            usage: Usage::default(),
+        }
     }
 
     /// Builder: the usage this step reports.
@@ -99,7 +127,10 @@ impl Script {
 
     /// Builder: when the user's last text contains `when`, answer with `steps`, one per model call.
     pub fn on(mut self, when: impl Into<String>, steps: impl IntoIterator<Item = Step>) -> Script {
-        self.rules.push(Rule { when: when.into(), steps: steps.into_iter().collect() });
+        self.rules.push(Rule {
+            when: when.into(),
+            steps: steps.into_iter().collect(),
+        });
         self
     }
 
@@ -153,7 +184,9 @@ pub(crate) fn is_injected(text: &str) -> bool {
         return true;
     }
     let Some(rest) = t.strip_prefix('<') else { return false };
-    let Some(name) = rest.split(['>', ' ', '\n']).next().filter(|n| !n.is_empty()) else { return false };
+    let Some(name) = rest.split(['>', ' ', '\n']).next().filter(|n| !n.is_empty()) else {
+        return false;
+    };
     name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') && t.ends_with(&format!("</{name}>"))
 }
 
@@ -198,8 +231,16 @@ impl TryFrom<StepForm> for Step {
         let step = match (form.text, form.shell, form.tool, form.question) {
             (Some(text), None, None, None) => Step::Text { text, usage },
             (None, Some(command), None, None) => Step::Shell { command, usage },
-            (None, None, Some(t), None) => Step::Tool { name: t.name, input: t.input, usage },
-            (None, None, None, Some(q)) => Step::Question { question: q.question, options: q.options, usage },
+            (None, None, Some(t), None) => Step::Tool {
+                name: t.name,
+                input: t.input,
+                usage,
+            },
+            (None, None, None, Some(q)) => Step::Question {
+                question: q.question,
+                options: q.options,
+                usage,
+            },
             _ => return Err("a step needs exactly one of text, shell, tool, question".into()),
         };
         Ok(step)
@@ -209,7 +250,13 @@ impl TryFrom<StepForm> for Step {
 impl From<Step> for StepForm {
     fn from(step: Step) -> StepForm {
         let usage = step.tokens();
-        let mut form = StepForm { text: None, shell: None, tool: None, question: None, usage };
+        let mut form = StepForm {
+            text: None,
+            shell: None,
+            tool: None,
+            question: None,
+            usage,
+        };
         match step {
             Step::Text { text, .. } => form.text = Some(text),
             Step::Shell { command, .. } => form.shell = Some(command),
@@ -227,15 +274,27 @@ mod tests {
 
     fn script() -> Script {
         Script::new()
-            .on("RUNTOOL", [Step::shell("touch ran.txt").usage(1500, 800), Step::text("done").usage(100, 20)])
+            .on(
+                "RUNTOOL",
+                [
+                    Step::shell("touch ran.txt").usage(1500, 800),
+                    Step::text("done").usage(100, 20),
+                ],
+            )
             .on("HI", [Step::text("hello")])
     }
 
     #[test]
     fn first_matching_rule_and_tool_result_count_pick_the_step() {
         let s = script();
-        assert_eq!(s.choose(Some("please RUNTOOL now"), 0), Step::shell("touch ran.txt").usage(1500, 800));
-        assert_eq!(s.choose(Some("please RUNTOOL now"), 1), Step::text("done").usage(100, 20));
+        assert_eq!(
+            s.choose(Some("please RUNTOOL now"), 0),
+            Step::shell("touch ran.txt").usage(1500, 800)
+        );
+        assert_eq!(
+            s.choose(Some("please RUNTOOL now"), 1),
+            Step::text("done").usage(100, 20)
+        );
         assert_eq!(s.choose(Some("please RUNTOOL now"), 2), Step::text(DEFAULT_FALLBACK));
         assert_eq!(s.choose(Some("say HI"), 0), Step::text("hello"));
         assert_eq!(s.choose(Some("nothing"), 0), Step::text(DEFAULT_FALLBACK));
@@ -246,8 +305,12 @@ mod tests {
     #[test]
     fn injected_context_is_not_user_text() {
         assert!(is_injected("<system-reminder>\nfoo\n</system-reminder>"));
-        assert!(is_injected("<environment_context>\n  <cwd>/x</cwd>\n</environment_context>"));
-        assert!(is_injected("# AGENTS.md instructions for /x\n\n<INSTRUCTIONS>..</INSTRUCTIONS>"));
+        assert!(is_injected(
+            "<environment_context>\n  <cwd>/x</cwd>\n</environment_context>"
+        ));
+        assert!(is_injected(
+            "# AGENTS.md instructions for /x\n\n<INSTRUCTIONS>..</INSTRUCTIONS>"
+        ));
         assert!(!is_injected("RUNTOOL please"));
         assert!(!is_injected("<b>bold</b> and more text"));
         let pieces = [

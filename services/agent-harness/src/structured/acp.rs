@@ -42,6 +42,36 @@ impl Codec for Acp {
         )]
     }
 
+    /// Gemini CLI 0.61 stores a session in a file named after the minute it was created, and
+    /// `session/load` in that same minute starts that file afresh, wiping the history: wait for
+    /// the minute to pass when the session's file says it is now.
+    fn resume_delay(&self, resume: &str) -> std::time::Duration {
+        let Some(home) = std::env::var_os("HOME") else {
+            return std::time::Duration::ZERO;
+        };
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default();
+        let minute = format_minute(now.as_secs());
+        let prefix = resume.get(..8).unwrap_or(resume);
+        let pattern = format!("{minute}-{prefix}.jsonl");
+        let tmp = std::path::Path::new(&home).join(".gemini/tmp");
+        let same_minute = std::fs::read_dir(tmp)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|project| std::fs::read_dir(project.path().join("chats")).ok())
+            .flatten()
+            .flatten()
+            .any(|f| f.file_name().to_string_lossy().ends_with(&pattern));
+        if same_minute {
+            // One second past the minute, so the new file has another name.
+            std::time::Duration::from_secs(61 - now.as_secs() % 60)
+        } else {
+            std::time::Duration::ZERO
+        }
+    }
+
     fn send(&mut self, text: &str) -> Vec<Value> {
         self.next_id += 1;
         self.prompt_id = Some(self.next_id);
@@ -104,6 +134,23 @@ impl Codec for Acp {
     }
 }
 
+/// `YYYY-MM-DDTHH-MM` (UTC) of a Unix time, as Gemini names its session files.
+fn format_minute(secs: u64) -> String {
+    let days = (secs / 86_400) as i64;
+    let (h, m) = ((secs % 86_400) / 3600, (secs % 3600) / 60);
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let mo = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(mo <= 2);
+    format!("{y:04}-{mo:02}-{d:02}T{h:02}-{m:02}")
+}
+
 impl Acp {
     fn response(&mut self, line: &Value) -> Vec<Seen> {
         let id = line["id"].as_u64().unwrap_or_default();
@@ -138,6 +185,15 @@ impl Acp {
                 let mut seen = Vec::new();
                 if !self.text.is_empty() {
                     seen.push(Seen::Text(std::mem::take(&mut self.text)));
+                }
+                // A rejected call gets no update from the agent: it ends here, not run.
+                for (id, tool) in std::mem::take(&mut self.tools) {
+                    seen.push(Seen::ToolCompleted {
+                        id,
+                        tool,
+                        ok: false,
+                        output: Some("not run".into()),
+                    });
                 }
                 let tokens = &result["_meta"]["quota"]["token_count"];
                 if tokens.is_object() {
@@ -178,7 +234,19 @@ impl Acp {
                     .as_str()
                     .unwrap_or(&title)
                     .to_string();
-                vec![Seen::Permission {
+                // The request carries the pending call: it starts the tool call, unless an
+                // update already did.
+                let id = call["toolCallId"].as_str().unwrap_or_default().to_string();
+                let mut seen = Vec::new();
+                if !self.tools.contains_key(&id) {
+                    self.tools.insert(id.clone(), tool.clone());
+                    seen.push(Seen::ToolCalled {
+                        id,
+                        tool: tool.clone(),
+                        input: call["rawInput"].clone(),
+                    });
+                }
+                seen.push(Seen::Permission {
                     token: json!({ "id": line["id"], "options": p["options"] }),
                     ask: Ask {
                         command: (kind == "execute").then(|| title.clone()),
@@ -186,7 +254,8 @@ impl Acp {
                         tool,
                         description,
                     },
-                }]
+                });
+                seen
             }
             other => vec![
                 Seen::Error(format!("the agent asked {other}, which relay-mesh does not handle")),
@@ -198,7 +267,8 @@ impl Acp {
     fn update(&mut self, u: &Value) -> Vec<Seen> {
         match u["sessionUpdate"].as_str().unwrap_or_default() {
             "agent_message_chunk" => {
-                if let Some(t) = u["content"]["text"].as_str() {
+                // Gemini reports mode switches as agent text; they are not the model's words.
+                if let Some(t) = u["content"]["text"].as_str().filter(|t| !t.starts_with("[MODE_UPDATE]")) {
                     self.text.push_str(t);
                 }
                 vec![]
@@ -206,7 +276,9 @@ impl Acp {
             "tool_call" => {
                 let id = u["toolCallId"].as_str().unwrap_or_default().to_string();
                 let tool = u["title"].as_str().unwrap_or_default().to_string();
-                self.tools.insert(id.clone(), tool.clone());
+                if self.tools.insert(id.clone(), tool.clone()).is_some() {
+                    return vec![];
+                }
                 let mut seen = Vec::new();
                 if !self.text.is_empty() {
                     seen.push(Seen::Text(std::mem::take(&mut self.text)));

@@ -103,7 +103,8 @@ impl Codex {
         match id {
             INITIALIZE => {
                 let (method, params) = match &self.resume {
-                    Some(thread) => ("thread/resume", json!({ "threadId": thread })),
+                    // The history stays with Codex; it is not needed here.
+                    Some(thread) => ("thread/resume", json!({ "threadId": thread, "excludeTurns": true })),
                     None => (
                         "thread/start",
                         json!({ "cwd": self.cwd, "approvalPolicy": "on-request", "sandbox": "workspace-write" }),

@@ -115,6 +115,10 @@ pub trait Codec: Send {
     fn args(&mut self, resume: Option<&str>) -> Vec<String>;
     /// Lines written first.
     fn start(&mut self, cwd: &str, resume: Option<&str>) -> Vec<Value>;
+    /// How long to wait before continuing `resume` (a CLI that cannot continue a session yet).
+    fn resume_delay(&self, _resume: &str) -> std::time::Duration {
+        std::time::Duration::ZERO
+    }
     /// Lines that hand the agent a user message (only called when it is ready and not in a turn).
     fn send(&mut self, text: &str) -> Vec<Value>;
     /// One line from the agent.
@@ -253,9 +257,22 @@ impl StructuredAgent {
                 tracing::info!(stderr = %line, "agent stderr");
             }
         });
-        for line in codec.start(&launch.cwd, launch.resume.as_deref()) {
-            let _ = tx.send(line);
-        }
+        let delay = launch
+            .resume
+            .as_deref()
+            .map(|r| codec.resume_delay(r))
+            .unwrap_or_default();
+        let start = codec.start(&launch.cwd, launch.resume.as_deref());
+        let first = tx.clone();
+        tokio::spawn(async move {
+            if !delay.is_zero() {
+                tracing::info!(?delay, "waiting before the CLI can continue its session");
+                tokio::time::sleep(delay).await;
+            }
+            for line in start {
+                let _ = first.send(line);
+            }
+        });
         let agent = Arc::new(StructuredAgent {
             lines: tx,
             codec: Mutex::new(codec),

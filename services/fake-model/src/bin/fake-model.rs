@@ -44,7 +44,9 @@ async fn run() -> Result<(), String> {
         }
     }
     let addr: SocketAddr = listen.parse().map_err(|e| format!("--listen {listen}: {e}"))?;
-    let model = FakeModel::bind(addr, script).await.map_err(|e| format!("listen on {addr}: {e}"))?;
+    let model = FakeModel::bind(addr, script)
+        .await
+        .map_err(|e| format!("listen on {addr}: {e}"))?;
     model.echo_requests(true);
     eprintln!("fake-model: listening on {}", model.url());
     tokio::signal::ctrl_c().await.map_err(|e| e.to_string())?;
