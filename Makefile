@@ -2,10 +2,11 @@
 CARGO ?= cargo
 export CARGO_TERM_COLOR ?= never
 
-.PHONY: test build services run up bench chaos fmt lint clean-test-dbs openapi fuzz compose-check deploy-check
+.PHONY: test build services agent-clis run up bench chaos fmt lint clean-test-dbs openapi fuzz compose-check deploy-check
 
-## Start NATS and Postgres if needed, then build and run every test.
-test: services
+## Start NATS and Postgres if needed, install the pinned agent CLIs if missing, then build and
+## run every test.
+test: services agent-clis
 	$(CARGO) build --workspace --all-targets
 	$(CARGO) test --workspace --no-fail-fast
 
@@ -14,6 +15,11 @@ build:
 
 services:
 	./scripts/ensure-services.sh
+
+## The real agent CLIs the tests drive (Claude Code, Codex, Gemini CLI), at pinned versions, into
+## ~/.cache/relay-mesh/agent-clis (RELAY_AGENT_CLIS); nothing is downloaded when they are there.
+agent-clis:
+	./scripts/install-agent-clis.sh >/dev/null
 
 ## Run every service as local processes against the local NATS and Postgres (database `relay`),
 ## the same topology and configuration as docker compose, until Ctrl-C.

@@ -6,10 +6,10 @@
 //! nothing else is typed: text would answer it.
 
 use crate::parse::Detected;
+use crate::prompts::{Ask, Prompts};
 use relay_contracts::capabilities::DeliveryMode;
 use relay_contracts::delivery::*;
 use relay_contracts::permission::Decision;
-use crate::prompts::{Ask, Prompts};
 use relay_contracts::session::Message;
 use relay_harness::{AgentSession, EventSink, receipt};
 use serde_json::json;
@@ -328,7 +328,6 @@ impl PtyAgent {
         }
         self.type_and_report(waiting);
     }
-
 }
 
 fn io_err(e: impl std::fmt::Display) -> std::io::Error {

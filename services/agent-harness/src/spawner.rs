@@ -106,7 +106,12 @@ impl SpawnerSettings {
     }
 
     fn known(&self) -> String {
-        let mut names: Vec<&str> = self.commands.keys().chain(self.agents.keys()).map(String::as_str).collect();
+        let mut names: Vec<&str> = self
+            .commands
+            .keys()
+            .chain(self.agents.keys())
+            .map(String::as_str)
+            .collect();
         names.sort();
         names.dedup();
         names.join(", ")
@@ -158,8 +163,12 @@ pub async fn spawn(s: Spawner, req: SpawnRequest) -> Result<SpawnResponse, Harne
             s.settings.known()
         ))
     })?;
-    crate::structured::Protocol::parse(if agent.protocol.is_empty() { "pty" } else { &agent.protocol })
-        .map_err(|e| HarnessError::Invalid(format!("spawner.agents.{}: {e}", req.cli)))?;
+    crate::structured::Protocol::parse(if agent.protocol.is_empty() {
+        "pty"
+    } else {
+        &agent.protocol
+    })
+    .map_err(|e| HarnessError::Invalid(format!("spawner.agents.{}: {e}", req.cli)))?;
     if let Some(cwd) = &req.cwd
         && !std::path::Path::new(cwd).is_dir()
     {
@@ -231,8 +240,16 @@ struct Resume {
 /// its agent.
 async fn start_harness(s: &Spawner, run: &Run, resume: Option<&Resume>) -> Result<Harness, HarnessError> {
     let req = &run.req;
-    let protocol = if run.agent.protocol.is_empty() { "pty" } else { &run.agent.protocol };
-    let patterns = if run.agent.patterns.is_empty() { "generic" } else { &run.agent.patterns };
+    let protocol = if run.agent.protocol.is_empty() {
+        "pty"
+    } else {
+        &run.agent.protocol
+    };
+    let patterns = if run.agent.patterns.is_empty() {
+        "generic"
+    } else {
+        &run.agent.patterns
+    };
     let mut cmd = tokio::process::Command::new(&s.harness);
     cmd.args([
         "--session",
@@ -330,7 +347,9 @@ async fn supervise(s: Spawner, run: Run, mut harness: Harness, slot: tokio::sync
         let status = child.wait().await;
         let agent_id = harness.agent_id.clone();
         tracing::info!(agent_id, ?status, "agent harness exited");
-        let Some(signal) = status.ok().and_then(|s| s.signal()) else { break };
+        let Some(signal) = status.ok().and_then(|s| s.signal()) else {
+            break;
+        };
         // What the killed harness left goes with it before the session is resumed. Its CLI
         // sees its stdin close and exits on its own once its transcript is written; only one
         // that does not is killed, with the commands its tools run (its process group).
@@ -342,11 +361,22 @@ async fn supervise(s: Spawner, run: Run, mut harness: Harness, slot: tokio::sync
             kill_group(pgid);
         }
         if restarts >= s.settings.max_restarts {
-            tracing::error!(agent_id, signal, restarts, "agent harness killed again; not restarting it");
+            tracing::error!(
+                agent_id,
+                signal,
+                restarts,
+                "agent harness killed again; not restarting it"
+            );
             break;
         }
         restarts += 1;
-        tracing::warn!(agent_id, signal, restarts, cli_session, "agent harness was killed; restarting it");
+        tracing::warn!(
+            agent_id,
+            signal,
+            restarts,
+            cli_session,
+            "agent harness was killed; restarting it"
+        );
         let resume = Resume {
             agent_id: agent_id.clone(),
             cli_session: cli_session.clone(),

@@ -225,7 +225,9 @@ impl World {
     }
 
     async fn agent_status(&self, session: &str, agent: &str) -> String {
-        let v = self.ok(reqwest::Method::GET, &format!("/sessions/{session}"), None).await;
+        let v = self
+            .ok(reqwest::Method::GET, &format!("/sessions/{session}"), None)
+            .await;
         let agents = v["agents"].as_array().cloned().unwrap_or_default();
         agents
             .iter()
@@ -298,12 +300,21 @@ async fn approved_command_runs_is_costed_and_the_agent_goes_idle(cli: Cli) {
         Some(json!({ "message": "SECOND message", "mode": "on-idle" })),
     )
     .await;
-    wait_for(|| async { w.model.user_texts().iter().any(|t| t.contains("SECOND message")).then_some(()) }).await;
+    wait_for(|| async {
+        w.model
+            .user_texts()
+            .iter()
+            .any(|t| t.contains("SECOND message"))
+            .then_some(())
+    })
+    .await;
     w.idle_times(&agent, 2).await;
     let costs = w.costs(&session, 1610).await;
     assert_eq!(costs["total"]["outputTokens"], 825, "{costs}");
 
-    let (status, _) = w.send(reqwest::Method::DELETE, &format!("/sessions/{session}"), None).await;
+    let (status, _) = w
+        .send(reqwest::Method::DELETE, &format!("/sessions/{session}"), None)
+        .await;
     assert_eq!(status, 200);
     wait_for(|| async { (w.agent_status(&session, &agent).await == "disposed").then_some(()) }).await;
 }
@@ -329,7 +340,10 @@ async fn denied_command_does_not_run(cli: Cli) {
         .iter()
         .filter(|r| r.user_text.as_deref().is_some_and(|t| t.contains("RUNTOOL")))
         .count();
-    assert!(asked >= 2, "the model was asked again with the outcome of the denied call");
+    assert!(
+        asked >= 2,
+        "the model was asked again with the outcome of the denied call"
+    );
     assert!(!exists(&w.workdir, "ran.txt"), "a denied command did not run");
 }
 

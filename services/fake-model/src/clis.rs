@@ -120,7 +120,8 @@ pub fn prepare_claude_home(home: &Path, url: &str, workdir: &Path) -> Vec<(Strin
 
 /// Codex: `$CODEX_HOME/config.toml` (= `home/.codex`) with a custom provider at `url/v1` (Responses
 /// wire API, key from an env var, no retries), `workdir` trusted, the model-upgrade NUX already seen,
-/// analytics/feedback/update checks off, and the TUI's background app-server daemon disabled.
+/// analytics/feedback/update checks and plugins off, questions allowed in the default mode, and the
+/// TUI's background app-server daemon disabled.
 pub fn prepare_codex_home(home: &Path, url: &str, workdir: &Path) -> Vec<(String, String)> {
     let codex_home = home.join(".codex");
     let quote = |s: &str| serde_json::to_string(s).unwrap_or_else(|_| "\"\"".into()); // JSON strings are TOML basic strings
@@ -151,6 +152,10 @@ enabled = false
 
 [features]
 daemon_auto_start = false
+# Its plugin marketplace looks up github.com and chatgpt.com: tests reach nothing but loopback.
+plugins = false
+# request_user_input (Codex's question to the user) is otherwise only offered in Plan mode.
+default_mode_request_user_input = true
 
 [tui.model_availability_nux]
 "gpt-6.1-sol" = 1

@@ -373,11 +373,8 @@ mod tests {
 
     #[test]
     fn question_fills_request_user_input() {
-        let call = item(
-            &Step::question("Which?", ["A", "B"]),
-            &["request_user_input".to_string()],
-            &[],
-        );
+        let tools = [json!({"type": "function", "name": "request_user_input"})];
+        let call = item(&Step::question("Which?", ["A", "B"]), &tools, &[]);
         let args: Value = serde_json::from_str(call["arguments"].as_str().unwrap_or_default()).expect("json args");
         assert_eq!(args["questions"][0]["question"], "Which?");
         assert_eq!(

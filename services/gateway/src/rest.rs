@@ -224,7 +224,11 @@ async fn readyz(State(s): State<AppState>) -> Response {
 /// A `cli` is a name the agent spawners are configured with (claude, codex, gemini,
 /// claude-tui, …); the spawner says which it knows. Here only its shape is checked.
 fn valid_cli(cli: &str) -> bool {
-    !cli.is_empty() && cli.len() <= 64 && cli.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_')
+    !cli.is_empty()
+        && cli.len() <= 64
+        && cli
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_')
 }
 
 /// Seed 003 `POST /api/v1/sessions`; `sessionId`, `title` are relay extensions.

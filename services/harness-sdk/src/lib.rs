@@ -119,7 +119,11 @@ impl Binding {
                 opts.capabilities.lifecycle.release,
             )),
         ];
-        let started = if opts.agent_id.is_some() { "session.resumed" } else { "session.started" };
+        let started = if opts.agent_id.is_some() {
+            "session.resumed"
+        } else {
+            "session.started"
+        };
         events.emit(started, json!({ "sessionId": opts.session_id }));
         tracing::info!(agent_id, session_id = %opts.session_id, "agent session attached");
         Ok(Binding {

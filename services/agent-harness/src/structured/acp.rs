@@ -259,7 +259,9 @@ impl Acp {
             }
             other => vec![
                 Seen::Error(format!("the agent asked {other}, which relay-mesh does not handle")),
-                Seen::Write(json!({ "jsonrpc": "2.0", "id": line["id"], "error": { "code": -32601, "message": format!("relay-mesh does not handle {other}") } })),
+                Seen::Write(
+                    json!({ "jsonrpc": "2.0", "id": line["id"], "error": { "code": -32601, "message": format!("relay-mesh does not handle {other}") } }),
+                ),
             ],
         }
     }
@@ -268,7 +270,10 @@ impl Acp {
         match u["sessionUpdate"].as_str().unwrap_or_default() {
             "agent_message_chunk" => {
                 // Gemini reports mode switches as agent text; they are not the model's words.
-                if let Some(t) = u["content"]["text"].as_str().filter(|t| !t.starts_with("[MODE_UPDATE]")) {
+                if let Some(t) = u["content"]["text"]
+                    .as_str()
+                    .filter(|t| !t.starts_with("[MODE_UPDATE]"))
+                {
                     self.text.push_str(t);
                 }
                 vec![]

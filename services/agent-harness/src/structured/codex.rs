@@ -172,7 +172,9 @@ impl Codex {
                 // An unknown request must still be answered, or the turn hangs.
                 vec![
                     Seen::Error(format!("codex asked {other}, which relay-mesh does not handle")),
-                    Seen::Write(json!({ "jsonrpc": "2.0", "id": line["id"], "error": { "code": -32601, "message": format!("relay-mesh does not handle {other}") } })),
+                    Seen::Write(
+                        json!({ "jsonrpc": "2.0", "id": line["id"], "error": { "code": -32601, "message": format!("relay-mesh does not handle {other}") } }),
+                    ),
                 ]
             }
         }
@@ -257,9 +259,10 @@ impl Codex {
             "turn/completed" => {
                 let (now, then) = (self.total, self.total_at_turn_start);
                 self.total_at_turn_start = now;
-                let error = p["turn"]["error"]["message"].as_str().map(String::from).or_else(|| {
-                    (p["turn"]["status"] == "failed").then(|| "the turn failed".to_string())
-                });
+                let error = p["turn"]["error"]["message"]
+                    .as_str()
+                    .map(String::from)
+                    .or_else(|| (p["turn"]["status"] == "failed").then(|| "the turn failed".to_string()));
                 vec![
                     Seen::Usage(Usage {
                         input: now.input.saturating_sub(then.input),
@@ -271,7 +274,9 @@ impl Codex {
                     Seen::TurnDone { error },
                 ]
             }
-            "error" => vec![Seen::Error(p["error"]["message"].as_str().unwrap_or("codex error").to_string())],
+            "error" => vec![Seen::Error(
+                p["error"]["message"].as_str().unwrap_or("codex error").to_string(),
+            )],
             _ => vec![],
         }
     }

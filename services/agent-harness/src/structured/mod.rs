@@ -78,22 +78,48 @@ pub enum Seen {
     /// A line the codec must send back (a handshake step, a protocol-level reply).
     Write(Value),
     /// The CLI takes messages now; `cli_session` is its own session id, to resume it later.
-    Ready { cli_session: String },
+    Ready {
+        cli_session: String,
+    },
     /// The message sent last was taken by the agent (its turn started).
     Taken,
     /// Agent text, as the model wrote it.
     Text(String),
-    ToolCalled { id: String, tool: String, input: Value },
-    ToolCompleted { id: String, tool: String, ok: bool, output: Option<String> },
-    Command { command: String, exit_code: Option<i64> },
-    File { path: String, operation: String },
+    ToolCalled {
+        id: String,
+        tool: String,
+        input: Value,
+    },
+    ToolCompleted {
+        id: String,
+        tool: String,
+        ok: bool,
+        output: Option<String>,
+    },
+    Command {
+        command: String,
+        exit_code: Option<i64>,
+    },
+    File {
+        path: String,
+        operation: String,
+    },
     /// A permission prompt; `token` goes back to [`Codec::decide`].
-    Permission { token: Value, ask: Ask },
+    Permission {
+        token: Value,
+        ask: Ask,
+    },
     /// A question for the user; `token` goes back to [`Codec::answer`].
-    Question { token: Value, question: String, options: Vec<String> },
+    Question {
+        token: Value,
+        question: String,
+        options: Vec<String>,
+    },
     Usage(Usage),
     /// The turn ended (an error says why it ended early).
-    TurnDone { error: Option<String> },
+    TurnDone {
+        error: Option<String>,
+    },
     /// Something the protocol reported as wrong, logged.
     Error(String),
 }
@@ -428,7 +454,11 @@ impl StructuredAgent {
                     ev.status(AgentStatus::Active);
                 });
             }
-            Seen::Question { token, question, options } => {
+            Seen::Question {
+                token,
+                question,
+                options,
+            } => {
                 let agent = self.clone();
                 tokio::spawn(async move {
                     let answer = agent.prompts.question(&ev, question, options).await;
