@@ -9,6 +9,7 @@
 pub mod parse;
 mod prompts;
 mod run;
+mod screen;
 mod session;
 pub mod spawner;
 pub mod structured;

@@ -1,8 +1,9 @@
 //! Wires one PTY agent to the bus: attach, decisions, output, exit.
 
 use crate::HarnessSettings;
-use crate::parse::{OutputParser, PatternSet};
+use crate::parse::{Keys, PatternSet};
 use crate::prompts::Prompts;
+use crate::screen::Screen;
 use crate::session::{PtyAgent, Spawn};
 use crate::structured::{Launch, Protocol, StructuredAgent};
 use futures::StreamExt;
@@ -15,9 +16,22 @@ use relay_harness::{AgentSession, AttachOptions, Binding, EventSink};
 use std::sync::Arc;
 
 /// What a PTY agent can do: every delivery mode (boundary modes queued in the harness and
-/// reported when typed), text only, release.
-pub fn capabilities() -> AgentSessionCapabilities {
+/// reported when typed), text only, release; usage only when the CLI shows it on its screen.
+pub fn capabilities(observes_usage: bool) -> AgentSessionCapabilities {
     use AgentSessionEventType::*;
+    let mut emits = vec![
+        StatusChanged,
+        ToolCalled,
+        ToolCompleted,
+        MessageReceived,
+        FileChanged,
+        TerminalOutput,
+        SessionStarted,
+        SessionReleased,
+    ];
+    if observes_usage {
+        emits.push(UsageUpdated);
+    }
     AgentSessionCapabilities {
         messaging: MessagingCapabilities {
             receive: true,
@@ -34,18 +48,7 @@ pub fn capabilities() -> AgentSessionCapabilities {
             ],
             queue: Some(true),
         },
-        events: EventCapabilities {
-            emits: vec![
-                StatusChanged,
-                ToolCalled,
-                ToolCompleted,
-                MessageReceived,
-                FileChanged,
-                TerminalOutput,
-                SessionStarted,
-                SessionReleased,
-            ],
-        },
+        events: EventCapabilities { emits },
         actions: None,
         lifecycle: LifecycleCapabilities {
             release: true,
@@ -125,17 +128,27 @@ pub async fn run(nats: async_nats::Client, h: HarnessSettings) -> Result<u32, Ha
     let (program, args) = h.command.split_first().expect("command checked at start");
     if protocol == Protocol::Pty {
         let patterns = PatternSet::builtin(&h.cli).merged(&h.patterns.get(&h.cli).cloned().unwrap_or_default());
-        let parser = OutputParser::new(&patterns).map_err(HarnessError::Patterns)?;
+        let screen = Screen::new(&patterns, ROWS, COLS).map_err(HarnessError::Patterns)?;
+        let screen = Arc::new(std::sync::Mutex::new(screen));
+        let (settles, settled) = tokio::sync::watch::channel(0u64);
         let spawn = Spawn {
             program: program.clone(),
             args: args.to_vec(),
             cwd: h.cwd.clone(),
-            rows: 40,
-            cols: 200,
+            rows: ROWS,
+            cols: COLS,
         };
-        let (agent, output, exit) = PtyAgent::spawn(&spawn, nats.clone(), prompts.clone())?;
-        let pump = pty_pump(agent.clone(), parser, output, exit);
-        return drive(nats, h, agent, pump, prompts, capabilities()).await;
+        let (agent, output, exit) = PtyAgent::spawn(
+            &spawn,
+            nats.clone(),
+            prompts.clone(),
+            screen.clone(),
+            settled,
+            Keys::from(&patterns),
+        )?;
+        let pump = pty_pump(agent.clone(), screen, settles, output, exit);
+        let caps = capabilities(patterns.observes_usage());
+        return drive(nats, h, agent, pump, prompts, caps).await;
     }
     let cwd = match &h.cwd {
         Some(cwd) => cwd.clone(),
@@ -152,25 +165,62 @@ pub async fn run(nats: async_nats::Client, h: HarnessSettings) -> Result<u32, Ha
     drive(nats, h, agent, pump, prompts, crate::structured::capabilities()).await
 }
 
-/// The PTY's output through the parser into the agent, until the command exits.
+/// The terminal the CLI draws on.
+const ROWS: u16 = 50;
+const COLS: u16 = 200;
+
+/// The PTY's output onto the screen; the screen is read when the output pauses (and at least
+/// every half second while it streams), until the command exits.
 fn pty_pump(
     agent: Arc<PtyAgent>,
-    mut parser: OutputParser,
+    screen: Arc<std::sync::Mutex<Screen>>,
+    settles: tokio::sync::watch::Sender<u64>,
     mut output: tokio::sync::mpsc::UnboundedReceiver<Vec<u8>>,
     mut exit: tokio::sync::oneshot::Receiver<u32>,
 ) -> BoxFuture<'static, u32> {
+    use std::time::Duration;
+    use tokio::time::Instant;
+    const PAUSE: Duration = Duration::from_millis(100);
+    const STREAMING: Duration = Duration::from_millis(500);
     Box::pin(async move {
+        let mut last_output = Instant::now();
+        let mut last_settle = Instant::now();
+        // How far the quiet after the last output has been read: 0 none, 1 the pause, 2 idle.
+        let mut stage = 0;
+        let settle = |quiet: Duration| {
+            let found = screen.lock().expect("screen lock").settle(quiet);
+            agent.on_output(found);
+            settles.send_modify(|n| *n += 1);
+        };
         loop {
+            let next = match stage {
+                0 => (last_output + PAUSE).min(last_settle + STREAMING),
+                1 => last_output + crate::screen::IDLE_QUIET,
+                _ => last_output + Duration::from_secs(3600),
+            };
             tokio::select! {
                 chunk = output.recv() => match chunk {
-                    Some(bytes) => agent.on_output(parser.feed(&bytes)),
+                    Some(bytes) => {
+                        screen.lock().expect("screen lock").feed(&bytes);
+                        last_output = Instant::now();
+                        stage = 0;
+                    }
                     None => break (&mut exit).await.unwrap_or(1),
                 },
-                code = &mut exit => {
-                    // Drain what the command printed before it exited.
-                    while let Ok(bytes) = output.try_recv() {
-                        agent.on_output(parser.feed(&bytes));
+                _ = tokio::time::sleep_until(next), if stage < 2 => {
+                    let now = Instant::now();
+                    settle(now - last_output);
+                    last_settle = now;
+                    if now - last_output >= PAUSE {
+                        stage += 1;
                     }
+                }
+                code = &mut exit => {
+                    // Read what the command showed before it exited.
+                    while let Ok(bytes) = output.try_recv() {
+                        screen.lock().expect("screen lock").feed(&bytes);
+                    }
+                    settle(Duration::ZERO);
                     break code.unwrap_or(1);
                 }
             }

@@ -1,12 +1,15 @@
 //! One agent CLI under a PTY as a seed-001 agent session.
 //!
-//! Output is parsed into events (parse.rs); messages are typed into the terminal at the
-//! boundary their mode asks for; permission prompts and questions go to the permission
-//! manager and its decision is typed back (`y`/`n`, or the answer). While a prompt shows,
-//! nothing else is typed: text would answer it.
+//! What the CLI shows is read on its rendered screen (screen.rs); messages are typed into the
+//! terminal at the boundary their mode asks for, never before the CLI first shows its ready
+//! prompt, as a bracketed paste (lines kept) followed by Enter once the CLI took the paste.
+//! Permission menus and questions go to the permission manager and the decision is entered
+//! with the keys that CLI's menu expects. While a menu shows, nothing else is typed: text
+//! would answer it.
 
-use crate::parse::Detected;
+use crate::parse::{Detected, Keys};
 use crate::prompts::{Ask, Prompts};
+use crate::screen::Screen;
 use relay_contracts::capabilities::DeliveryMode;
 use relay_contracts::delivery::*;
 use relay_contracts::permission::Decision;
@@ -34,6 +37,8 @@ type Held = VecDeque<(String, String)>;
 /// message cannot miss each other.
 #[derive(Default)]
 struct State {
+    /// The CLI has shown its ready prompt once: before that, typed text would be lost.
+    ready: bool,
     idle: bool,
     /// A permission prompt or question is showing.
     prompt_open: bool,
@@ -43,6 +48,9 @@ struct State {
     after_prompt: Held,
     /// Output parsed before the session was attached (no event sink yet).
     early: Vec<Detected>,
+    /// Deliveries handed to the input task: id → typed yet. A runner asking again (after a
+    /// crash or a lost receipt) gets the receipt, not a second copy in the terminal.
+    handed: std::collections::HashMap<String, bool>,
 }
 
 impl State {
@@ -58,9 +66,22 @@ impl State {
     }
 }
 
+/// Input for the terminal, typed in order by one task.
+enum Input {
+    /// A message: pasted, then submitted; reported delivered (if it is a delivery) once typed.
+    Message { text: String, delivery: Option<String> },
+    /// Keys answering a menu, as they are.
+    Keys(String),
+}
+
 pub struct PtyAgent {
     /// Bytes for the terminal, written by a thread of their own (PTY writes block).
     writer: std::sync::mpsc::Sender<Vec<u8>>,
+    input: tokio::sync::mpsc::UnboundedSender<Input>,
+    screen: Arc<Mutex<Screen>>,
+    /// Counts the screen's settles: a paste was taken when the screen settled after it.
+    settled: tokio::sync::watch::Receiver<u64>,
+    keys: Keys,
     killer: Mutex<Box<dyn portable_pty::ChildKiller + Send + Sync>>,
     state: Mutex<State>,
     prompts: Arc<Prompts>,
@@ -70,11 +91,8 @@ pub struct PtyAgent {
     releasing: std::sync::atomic::AtomicBool,
 }
 
-/// Terminal input for a message: one line, submitted with Enter (a PTY takes one line per
-/// submit, so inner newlines become spaces).
-fn as_line(text: &str) -> String {
-    format!("{}\r", text.replace(['\r', '\n'], " "))
-}
+/// How long a paste may take to show before Enter is pressed anyway.
+const PASTE_TAKEN: std::time::Duration = std::time::Duration::from_secs(3);
 
 impl PtyAgent {
     /// Starts the command under a PTY. Returns the agent, the raw output and the exit status.
@@ -83,6 +101,9 @@ impl PtyAgent {
         spawn: &Spawn,
         nats: async_nats::Client,
         prompts: Arc<Prompts>,
+        screen: Arc<Mutex<Screen>>,
+        settled: tokio::sync::watch::Receiver<u64>,
+        keys: Keys,
     ) -> std::io::Result<(
         Arc<PtyAgent>,
         tokio::sync::mpsc::UnboundedReceiver<Vec<u8>>,
@@ -137,8 +158,13 @@ impl PtyAgent {
             let code = child.wait().map(|s| s.exit_code()).unwrap_or(1);
             let _ = exit_tx.send(code);
         });
+        let (input, typing) = tokio::sync::mpsc::unbounded_channel();
         let agent = Arc::new(PtyAgent {
             writer: in_tx,
+            input,
+            screen,
+            settled,
+            keys,
             killer: Mutex::new(killer),
             state: Mutex::new(State::default()),
             prompts,
@@ -146,7 +172,63 @@ impl PtyAgent {
             nats,
             releasing: Default::default(),
         });
+        tokio::spawn(agent.clone().type_input(typing));
         Ok((agent, out_rx, exit_rx))
+    }
+
+    /// Types what is queued, one item after the other.
+    async fn type_input(self: Arc<Self>, mut typing: tokio::sync::mpsc::UnboundedReceiver<Input>) {
+        while let Some(item) = typing.recv().await {
+            match item {
+                Input::Keys(keys) => {
+                    if let Err(e) = self.type_keys(&keys) {
+                        tracing::error!(error = %e, "cannot answer the menu");
+                    }
+                }
+                Input::Message { text, delivery } => {
+                    let typed = self.submit(&text).await;
+                    let Some(delivery_id) = delivery else { continue };
+                    if let Some(done) = self.state.lock().expect("state lock").handed.get_mut(&delivery_id) {
+                        *done = typed.is_ok();
+                    }
+                    let (status, reason) = match typed {
+                        Ok(()) => (ReceiptStatus::Delivered, None),
+                        Err(e) => (
+                            ReceiptStatus::Failed,
+                            Some(format!("cannot write to the terminal: {e}")),
+                        ),
+                    };
+                    if let Err(e) = relay_harness::report(&self.nats, &delivery_id, status, reason).await {
+                        tracing::error!(delivery_id, error = %e, "delivery report refused");
+                    }
+                }
+            }
+        }
+    }
+
+    /// The text as a bracketed paste when the CLI asked for them (its lines kept), else typed
+    /// on one line; then Enter as a keystroke of its own once the screen shows the CLI took it.
+    async fn submit(&self, text: &str) -> std::io::Result<()> {
+        let paste = self.screen.lock().expect("screen lock").bracketed_paste();
+        let mut settled = self.settled.clone();
+        settled.borrow_and_update();
+        if paste {
+            self.write(&format!("\x1b[200~{text}\x1b[201~"))?;
+        } else {
+            self.write(&text.replace(['\r', '\n'], " "))?;
+        }
+        self.screen.lock().expect("screen lock").typed();
+        // Settled twice: once may be the settle of output from before the paste.
+        for _ in 0..2 {
+            let _ = tokio::time::timeout(PASTE_TAKEN, settled.changed()).await;
+        }
+        self.type_keys("\r")
+    }
+
+    fn type_keys(&self, keys: &str) -> std::io::Result<()> {
+        self.write(keys)?;
+        self.screen.lock().expect("screen lock").typed();
+        Ok(())
     }
 
     pub fn is_releasing(&self) -> bool {
@@ -176,37 +258,39 @@ impl PtyAgent {
             .map_err(|_| std::io::Error::other("the agent's terminal is closed"))
     }
 
-    /// Types a message now (the caller holds the state lock).
-    fn inject(&self, st: &mut State, text: &str) -> std::io::Result<()> {
+    /// Queues a message for typing now (the caller holds the state lock).
+    fn inject(&self, st: &mut State, text: &str, delivery: Option<String>) -> std::io::Result<()> {
         if st.idle {
             st.idle = false;
             if let Some(ev) = self.events() {
                 ev.status(AgentStatus::Active);
             }
         }
-        self.write(&as_line(text))
+        if let Some(id) = &delivery {
+            st.handed.insert(id.clone(), false);
+        }
+        self.input
+            .send(Input::Message {
+                text: text.to_string(),
+                delivery,
+            })
+            .map_err(|_| std::io::Error::other("the agent's terminal is closed"))
     }
 
-    /// Types held messages whose boundary came and reports each (`delivery.report`).
+    /// Types held messages whose boundary came; each is reported once typed (`delivery.report`).
     fn type_and_report(self: &Arc<Self>, due: Vec<(String, String)>) {
         for (delivery_id, text) in due {
             let typed = {
                 let mut st = self.state.lock().expect("state lock");
-                self.inject(&mut st, &text)
+                self.inject(&mut st, &text, Some(delivery_id.clone()))
             };
-            let nats = self.nats.clone();
-            tokio::spawn(async move {
-                let (status, reason) = match typed {
-                    Ok(()) => (ReceiptStatus::Delivered, None),
-                    Err(e) => (
-                        ReceiptStatus::Failed,
-                        Some(format!("cannot write to the terminal: {e}")),
-                    ),
-                };
-                if let Err(e) = relay_harness::report(&nats, &delivery_id, status, reason).await {
-                    tracing::error!(delivery_id, error = %e, "delivery report refused");
-                }
-            });
+            if let Err(e) = typed {
+                let nats = self.nats.clone();
+                tokio::spawn(async move {
+                    let reason = Some(format!("cannot write to the terminal: {e}"));
+                    let _ = relay_harness::report(&nats, &delivery_id, ReceiptStatus::Failed, reason).await;
+                });
+            }
         }
     }
 
@@ -226,6 +310,7 @@ impl PtyAgent {
                     // answered with agent.input): what waited for either goes now, in order.
                     let due = {
                         let mut st = self.state.lock().expect("state lock");
+                        st.ready = true;
                         st.idle = true;
                         st.prompt_open = false;
                         let mut due: Vec<_> = st.after_prompt.drain(..).collect();
@@ -299,24 +384,30 @@ impl PtyAgent {
         st.idle = false;
     }
 
-    /// A permission prompt: the manager's decision (now or a human's later), typed back as y/n.
+    /// A permission menu: the manager's decision (now or a human's later), entered with the
+    /// keys this CLI's menu takes for it.
     async fn ask_permission(self: Arc<Self>, ask: Ask) {
         let Some(ev) = self.events() else { return };
         let decision = self.prompts.permission(&ev, ask).await;
-        let answer = if decision == Decision::Approved { "y\r" } else { "n\r" };
-        self.answer_prompt(answer);
+        let keys = if decision == Decision::Approved {
+            self.keys.approve.clone()
+        } else {
+            self.keys.deny.clone()
+        };
+        self.answer_prompt(keys);
     }
 
     async fn ask_question(self: Arc<Self>, question: String, options: Vec<String>) {
         let Some(ev) = self.events() else { return };
-        let answer = self.prompts.question(&ev, question, options).await;
-        self.answer_prompt(&as_line(&answer));
+        let answer = self.prompts.question(&ev, question, options.clone()).await;
+        let keys = self.keys.answer(&answer, &options);
+        self.answer_prompt(keys);
     }
 
     /// Types the answer to the prompt showing, then what waited for the prompt to close.
-    fn answer_prompt(self: &Arc<Self>, answer: &str) {
-        if let Err(e) = self.write(answer) {
-            tracing::error!(error = %e, "cannot type the answer to the prompt");
+    fn answer_prompt(self: &Arc<Self>, keys: String) {
+        if self.input.send(Input::Keys(keys)).is_err() {
+            tracing::error!("cannot type the answer to the prompt: the terminal is closed");
         }
         let waiting = {
             let mut st = self.state.lock().expect("state lock");
@@ -343,7 +434,13 @@ impl AgentSession for PtyAgent {
         if st.holds(&ctx.id) {
             return accepted;
         }
-        let prompt_open = st.prompt_open;
+        match st.handed.get(&ctx.id) {
+            Some(true) => return receipt(ReceiptStatus::Delivered, &ctx.id),
+            Some(false) => return accepted,
+            None => {}
+        }
+        // Before the CLI first shows its ready prompt, typing would be lost: wait for it.
+        let prompt_open = st.prompt_open || !st.ready;
         let idle = st.idle;
         let hold = match ctx.mode {
             DeliveryMode::NextToolCall => Some(&mut st.next_tool_call),
@@ -357,25 +454,13 @@ impl AgentSession for PtyAgent {
             return accepted;
         }
         // A message of another mode is the next-message boundary: those waiting go first.
+        // Every message is typed by the input task and reported delivered once typed.
         let riding: Vec<(String, String)> = st.next_message.drain(..).collect();
-        let mut reports = Vec::new();
         for (id, t) in riding {
-            let status = match self.inject(&mut st, &t) {
-                Ok(()) => ReceiptStatus::Delivered,
-                Err(_) => ReceiptStatus::Failed,
-            };
-            reports.push((id, status));
+            let _ = self.inject(&mut st, &t, Some(id));
         }
-        let typed = self.inject(&mut st, &text);
-        drop(st);
-        for (id, status) in reports {
-            let nats = self.nats.clone();
-            tokio::spawn(async move {
-                let _ = relay_harness::report(&nats, &id, status, None).await;
-            });
-        }
-        match typed {
-            Ok(()) => receipt(ReceiptStatus::Delivered, &ctx.id),
+        match self.inject(&mut st, &text, Some(ctx.id.clone())) {
+            Ok(()) => accepted,
             Err(e) => Receipt {
                 reason: Some(format!("cannot write to the terminal: {e}")),
                 retryable: Some(false),
@@ -384,9 +469,11 @@ impl AgentSession for PtyAgent {
         }
     }
 
+    /// Raw keys, typed in turn with the messages already queued (never into the middle of one).
     async fn input(&self, data: String) -> Result<(), String> {
-        self.write(&data)
-            .map_err(|e| format!("cannot write to the terminal: {e}"))
+        self.input
+            .send(Input::Keys(data))
+            .map_err(|_| "cannot write to the terminal: it is closed".to_string())
     }
 
     async fn release(&self, reason: Option<String>) {

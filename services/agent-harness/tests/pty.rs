@@ -19,6 +19,12 @@ struct Mesh {
 }
 
 async fn mesh(session: &str) -> Mesh {
+    mesh_styled(session, "claude").await
+}
+
+/// The mesh with the fake agent in `style` (claude, codex, gemini or generic), read with the
+/// builtin patterns of that name.
+async fn mesh_styled(session: &str, style: &str) -> Mesh {
     let m = Cluster::start(&relay_testkit::bin_path("delivery-runner"), "delivery-runner", 1, &[]).await;
     let services = vec![
         ServiceProcess::spawn(&relay_testkit::bin_path("session-registry"), &m.nats, &m.db, &[]),
@@ -35,11 +41,11 @@ async fn mesh(session: &str) -> Mesh {
             "--session",
             session,
             "--cli",
-            "claude",
+            style,
             "--",
             FAKE,
             "--style",
-            "claude",
+            style,
             "--log",
             surfaced.to_str().unwrap(),
         ],
@@ -303,14 +309,22 @@ async fn a_delivery_id_seen_twice_is_acknowledged_but_surfaced_once() {
     assert_eq!(h.surfaced(), ["exactly once"]);
 }
 
-/// A permission prompt goes to the real permission manager: a safe command is approved by
+/// A permission menu goes to the real permission manager: a safe command is approved by
 /// policy at once; a destructive one waits pending until a human approves it; another waits
-/// until denied. Each decision reaches the agent's terminal as y/n.
+/// until denied. Each decision reaches the agent's menu as the keys that menu takes, in each
+/// CLI's style (a denial is Esc, which never selects an approving option).
 #[tokio::test]
-async fn permission_prompts_are_decided_by_policy_or_a_human_and_typed_back_as_y_or_n() {
-    let h = mesh("perm").await;
+async fn permission_menus_are_decided_by_policy_or_a_human_and_answered_with_the_menus_keys() {
+    for style in ["claude", "codex", "gemini", "generic"] {
+        permission_menus_in_style(style).await;
+    }
+}
+
+async fn permission_menus_in_style(style: &str) {
+    eprintln!("permission menus, {style} style");
+    let h = mesh_styled("perm", style).await;
     h.send("perm", "ask-permission Bash git status", "immediate").await;
-    h.wait_output("perm", "Permission granted: Bash(git status)").await;
+    h.wait_output("perm", "Permission granted: Bash git status").await;
 
     h.send("perm", "ask-permission Bash rm -rf build", "immediate").await;
     let pending = h.pending_permission().await;
@@ -324,7 +338,7 @@ async fn permission_prompts_are_decided_by_policy_or_a_human_and_typed_back_as_y
         )
         .await;
     assert_eq!(approved["harnessNotified"], true);
-    h.wait_output("perm", "Permission granted: Bash(rm -rf build)").await;
+    h.wait_output("perm", "Permission granted: Bash rm -rf build").await;
 
     h.send("perm", "ask-permission Bash git push --force", "immediate")
         .await;
@@ -335,18 +349,26 @@ async fn permission_prompts_are_decided_by_policy_or_a_human_and_typed_back_as_y
         json!({"requestId": pending["requestId"], "reason": "not on main"}),
     )
     .await;
-    h.wait_output("perm", "Permission denied: Bash(git push --force)").await;
+    h.wait_output("perm", "Permission denied: Bash git push --force").await;
     let resolved = h.wait_events("perm", &["permission.resolved"], 3).await;
     let decisions: Vec<&str> = resolved
         .iter()
         .map(|e| e["payload"]["decision"].as_str().unwrap())
         .collect();
-    assert_eq!(decisions, ["approved", "approved", "denied"]);
+    assert_eq!(decisions, ["approved", "approved", "denied"], "{style}");
 }
 
+/// A question menu, in each CLI's style: the options read off the screen, the human's answer
+/// entered as that option's key.
 #[tokio::test]
-async fn questions_are_answered_by_a_human_and_typed_back() {
-    let h = mesh("q").await;
+async fn questions_are_answered_by_a_human_and_entered_as_the_options_key() {
+    for style in ["claude", "codex", "gemini", "generic"] {
+        question_in_style(style).await;
+    }
+}
+
+async fn question_in_style(style: &str) {
+    let h = mesh_styled("q", style).await;
     h.send("q", "ask Which database should I use? postgres/mysql", "immediate")
         .await;
     let question = wait_for(|| async {
@@ -354,7 +376,8 @@ async fn questions_are_answered_by_a_human_and_typed_back() {
         l["questions"].as_array().unwrap().first().cloned()
     })
     .await;
-    assert_eq!(question["options"], json!(["postgres", "mysql"]));
+    assert_eq!(question["question"], "Which database should I use?", "{style}");
+    assert_eq!(question["options"], json!(["postgres", "mysql"]), "{style}");
     let answered =
         h.m.ok(
             "question.answer",
@@ -365,20 +388,17 @@ async fn questions_are_answered_by_a_human_and_typed_back() {
     h.wait_output("q", "Answer received: postgres").await;
 }
 
-/// Tool calls, token lines, file operations and commands on the terminal become events.
+/// Tool calls, file operations and commands on the screen become events; raw input reaches
+/// the terminal.
 #[tokio::test]
 async fn agent_output_becomes_typed_events_and_input_reaches_the_terminal() {
     let h = mesh("out").await;
     h.send("out", "tool Grep TODO src", "immediate").await;
     h.send("out", "edit src/main.rs", "immediate").await;
-    h.send("out", "run cargo test", "immediate").await;
     let input =
-        h.m.ok("agent.input", json!({"agentId": h.agent, "data": "tokens 1500 800\r"}))
+        h.m.ok("agent.input", json!({"agentId": h.agent, "data": "run cargo test\r"}))
             .await;
     assert_eq!(input["accepted"], true);
-    let tokens = h.wait_events("out", &["tokens.used"], 1).await;
-    assert_eq!(tokens[0]["payload"]["inputTokens"], 1500);
-    assert_eq!(tokens[0]["payload"]["outputTokens"], 800);
     // One command can yield several of these events, so wait for every kind, not a count.
     let wanted = ["tool.called", "item.started", "file.operation", "command.executed"];
     let found = wait_for(|| async {
@@ -396,11 +416,11 @@ async fn agent_output_becomes_typed_events_and_input_reaches_the_terminal() {
     );
 }
 
-/// Token lines the agent prints become tokens.used events, which the cost aggregator prices:
-/// the report for this agent matches the hand-computed cost.
+/// Token lines a CLI prints (aider-like, the generic patterns) become tokens.used events, which
+/// the cost aggregator prices: the report for this agent matches the hand-computed cost.
 #[tokio::test]
 async fn token_lines_printed_by_the_agent_are_priced_by_the_cost_aggregator() {
-    let h = mesh("cost").await;
+    let h = mesh_styled("cost", "generic").await;
     let _costs = ServiceProcess::spawn(
         &relay_testkit::bin_path("cost-aggregator"),
         &h.m.nats,
@@ -485,7 +505,7 @@ async fn a_message_arriving_during_a_permission_prompt_waits_for_the_decision() 
     assert!(h.surfaced().is_empty(), "not typed into the prompt");
     h.m.ok("permission.approve", json!({"requestId": pending["requestId"]}))
         .await;
-    h.wait_output("hold", "Permission granted: Bash(rm -rf build)").await;
+    h.wait_output("hold", "Permission granted: Bash rm -rf build").await;
     h.wait_status(&id, "delivered").await;
     assert_eq!(h.wait_surfaced(1).await, ["meanwhile, a note"]);
 }

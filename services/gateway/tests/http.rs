@@ -102,7 +102,7 @@ async fn session_routes_answer_with_the_seed_status_codes() {
     assert_eq!((st, code(&body)), (StatusCode::NOT_FOUND, "not_found"));
     let (st, body) = g.send(reqwest::Method::DELETE, "/api/v1/sessions/nope", None).await;
     assert_eq!((st, code(&body)), (StatusCode::NOT_FOUND, "not_found"));
-    let (st, body) = g.post("/api/v1/sessions", json!({"cli": "emacs"})).await;
+    let (st, body) = g.post("/api/v1/sessions", json!({"cli": "Emacs Lisp"})).await;
     assert_eq!((st, code(&body)), (StatusCode::BAD_REQUEST, "invalid_request"));
     let (st, body) = g.post("/api/v1/sessions", json!({"task": "no cli"})).await;
     assert_eq!((st, code(&body)), (StatusCode::BAD_REQUEST, "invalid_request"));

@@ -1,30 +1,32 @@
-//! A scripted fake agent CLI for tests and demos: it behaves like an interactive claude, codex or gemini
-//! on a terminal, so the harness and its output parser can be exercised without a real agent.
-//! The text it prints comes from `agent_harness::parse::fake`, where a test checks that the builtin
-//! patterns of each style recognise all of it.
+//! A scripted fake agent CLI for tests and demos. In the claude, codex and gemini styles it
+//! behaves like those TUIs on a terminal (raw mode, bracketed paste, their prompts and
+//! numbered menus answered with single keys, Esc as the way out); the generic style is a
+//! line-oriented CLI. What it draws comes from `agent_harness::parse::fake`, where a test
+//! checks that the builtin patterns of each style recognise all of it.
 //!
-//! usage: fake-agent [--style claude|codex|gemini] [--log FILE] [--think-ms N]
+//! usage: fake-agent [--style claude|codex|gemini|generic] [--log FILE] [--think-ms N]
 //!
-//! Input lines (trimmed) are commands; anything that is not one is a user message:
-//!   tool <Name> <args...>       a tool call: started, one line of output, done
+//! A submitted message (first line) is a command; anything that is not one is a user message:
+//!   tool <Name> <args...>       a tool call and one line of its output
 //!   edit|create|delete <path>   a file operation
 //!   run <command...>            a shell command and one line of its output
-//!   ask-permission <Tool> <args...>   a permission prompt; reads y/yes (granted) or anything else (denied)
-//!   ask <question>? <a/b/...>   a question prompt; reads the answer
+//!   ask-permission <Tool> <args...>   a permission menu; option 1 or 2 grants, 3 or Esc denies
+//!   ask <question>? <a/b/...>   a question menu; the option's number (or typed text) answers
 //!   tokens <in> <out>           a token usage line
-//!   sleep <ms>                  prints "Working..." and stays busy
+//!   sleep <ms>                  shows it is working, then stops showing it
 //!   exit                        prints "Goodbye" and exits 0 (so does EOF on stdin)
-//!   <message>                   prints "Received: <message>" and appends it to the --log file
+//!   <message>                   prints "Received: <message>" and appends it to the --log
+//!                               file, one line per message (newlines written as `\n`)
 
 use std::fs::{File, OpenOptions};
-use std::io::{self, BufRead, StdinLock, StdoutLock, Write};
+use std::io::{self, Read, Write};
 use std::process::ExitCode;
 use std::thread;
 use std::time::Duration;
 
-use agent_harness::parse::fake::{self, FileOp, Style};
+use agent_harness::parse::fake::{self, Choice, FileOp, Style};
 
-const USAGE: &str = "usage: fake-agent [--style claude|codex|gemini] [--log FILE] [--think-ms N]";
+const USAGE: &str = "usage: fake-agent [--style claude|codex|gemini|generic] [--log FILE] [--think-ms N]";
 
 fn main() -> ExitCode {
     let mut agent = match Agent::from_args(std::env::args().skip(1)) {
@@ -34,10 +36,46 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    match agent.run() {
+    let _raw = agent.style.is_tui().then(RawMode::enable).flatten();
+    let result = agent.run();
+    if agent.style.is_tui() {
+        let _ = agent.out(b"\x1b[?2004l");
+    }
+    match result {
         Ok(()) => ExitCode::SUCCESS,
         // Typically the terminal went away; nothing left to tell.
         Err(_) => ExitCode::FAILURE,
+    }
+}
+
+/// The terminal in raw mode while the agent runs (as a TUI keeps it), restored on drop.
+struct RawMode(libc::termios);
+
+impl RawMode {
+    fn enable() -> Option<RawMode> {
+        // SAFETY: tcgetattr/tcsetattr on stdin with a termios we own; fails harmlessly when
+        // stdin is no terminal.
+        unsafe {
+            let mut t: libc::termios = std::mem::zeroed();
+            if libc::tcgetattr(0, &mut t) != 0 {
+                return None;
+            }
+            let saved = t;
+            libc::cfmakeraw(&mut t);
+            // Keep output post-processing: "\n" still starts a new row at column 0.
+            t.c_oflag |= libc::OPOST | libc::ONLCR;
+            libc::tcsetattr(0, libc::TCSANOW, &t);
+            Some(RawMode(saved))
+        }
+    }
+}
+
+impl Drop for RawMode {
+    fn drop(&mut self) {
+        // SAFETY: restores the attributes read in enable().
+        unsafe {
+            libc::tcsetattr(0, libc::TCSANOW, &self.0);
+        }
     }
 }
 
@@ -50,13 +88,16 @@ enum Command<'a> {
     Tokens(u64, u64),
     Sleep(u64),
     Exit,
-    Message(&'a str),
+    Message,
 }
 
 impl<'a> Command<'a> {
     /// A malformed command (`tokens x`, `tool` alone) is a user message like any other text.
-    fn parse(line: &'a str) -> Command<'a> {
-        let (word, rest) = split_word(line);
+    fn parse(text: &'a str) -> Command<'a> {
+        if text.contains('\n') {
+            return Command::Message;
+        }
+        let (word, rest) = split_word(text);
         let some = |s: &'a str| (!s.is_empty()).then_some(s);
         let command = match word {
             "tool" => some(rest).map(|r| {
@@ -84,7 +125,7 @@ impl<'a> Command<'a> {
             "exit" if rest.is_empty() => Some(Command::Exit),
             _ => None,
         };
-        command.unwrap_or(Command::Message(line))
+        command.unwrap_or(Command::Message)
     }
 }
 
@@ -94,12 +135,23 @@ fn split_word(s: &str) -> (&str, &str) {
         .map_or((s, ""), |(word, rest)| (word, rest.trim()))
 }
 
+/// What the keyboard sent.
+enum Key {
+    Char(char),
+    Enter,
+    Esc,
+    Backspace,
+    /// A bracketed paste, whole.
+    Paste(String),
+    Eof,
+}
+
 struct Agent {
     style: Style,
     think: Duration,
     log: Option<File>,
-    input: StdinLock<'static>,
-    output: StdoutLock<'static>,
+    /// Bytes read and not yet turned into keys.
+    pending: Vec<u8>,
 }
 
 impl Agent {
@@ -129,63 +181,123 @@ impl Agent {
             style,
             think,
             log,
-            input: io::stdin().lock(),
-            output: io::stdout().lock(),
+            pending: Vec::new(),
         })
     }
 
     fn run(&mut self) -> io::Result<()> {
-        self.say(&self.style.banner())?;
+        if self.style.is_tui() {
+            // Ask for bracketed paste, as the real TUIs do.
+            self.out(b"\x1b[?2004h")?;
+        }
+        for row in self.style.banner() {
+            self.say(&row)?;
+        }
         loop {
-            self.prompt(self.style.idle_prompt())?;
-            let Some(line) = self.read_line()? else {
+            let Some(text) = self.read_input()? else {
                 return Ok(());
             };
-            // An empty line does nothing, as in the real CLIs.
-            if line.is_empty() {
+            let text = text.trim().to_string();
+            // An empty message does nothing, as in the real CLIs.
+            if text.is_empty() {
                 continue;
             }
             if !self.think.is_zero() {
                 thread::sleep(self.think);
             }
-            if !self.handle(&line)? {
+            if !self.handle(&text)? {
                 return Ok(());
             }
         }
     }
 
-    /// Handles one command; false means exit.
-    fn handle(&mut self, line: &str) -> io::Result<bool> {
+    /// Shows the prompt and edits the input until Enter; None at EOF.
+    fn read_input(&mut self) -> io::Result<Option<String>> {
         let style = self.style;
-        match Command::parse(line) {
+        let mut input = String::new();
+        let show = |agent: &mut Agent, input: &str| {
+            if !style.is_tui() {
+                // A line-oriented CLI: the terminal echoes what is typed.
+                return if input.is_empty() {
+                    agent.out(style.prompt().as_bytes())
+                } else {
+                    Ok(())
+                };
+            }
+            let shown = if input.is_empty() {
+                style.placeholder().to_string()
+            } else {
+                // A multi-line input shows on one row, its line breaks marked.
+                input.replace('\n', "⏎")
+            };
+            agent.out(format!("\r\x1b[2K{}{shown}", style.prompt()).as_bytes())
+        };
+        let (around, back) = style.input_box();
+        if !around.is_empty() {
+            self.out(around.as_bytes())?;
+            self.out(back.as_bytes())?;
+        }
+        show(self, &input)?;
+        loop {
+            match self.key()? {
+                Key::Eof => return Ok(None),
+                Key::Enter if !input.is_empty() || !style.is_tui() => {
+                    // Below the input box, which stays in the history with what was sent.
+                    let below = if around.is_empty() { "\r\n" } else { "\r\n\r\n\r\n" };
+                    self.out(below.as_bytes())?;
+                    return Ok(Some(input));
+                }
+                Key::Enter | Key::Esc => {}
+                Key::Backspace => {
+                    input.pop();
+                }
+                Key::Char(c) => input.push(c),
+                Key::Paste(text) => input.push_str(&text.replace("\r\n", "\n").replace('\r', "\n")),
+            }
+            show(self, &input)?;
+        }
+    }
+
+    /// Handles one command; false means exit.
+    fn handle(&mut self, text: &str) -> io::Result<bool> {
+        let style = self.style;
+        match Command::parse(text) {
             Command::Tool(tool, args) => self.say_all(&style.tool_call(tool, args))?,
             Command::File(op, path) => self.say_all(&style.file_operation(op, path))?,
             Command::Run(command) => self.say_all(&style.command(command))?,
             Command::AskPermission(tool, args) => {
-                self.prompt(&style.permission_prompt(tool, args))?;
-                let answer = self.read_line()?.unwrap_or_default().to_ascii_lowercase();
-                let granted = answer == "y" || answer == "yes";
-                self.say(&style.permission_result(granted, tool, args))?;
+                let granted = match self.menu(&style.permission_menu(tool, args), 3)? {
+                    Some(Answer::Option(n)) => n <= 2,
+                    Some(Answer::Text(t)) => matches!(t.to_ascii_lowercase().as_str(), "y" | "yes"),
+                    None => false,
+                };
+                let verdict = if granted { "granted" } else { "denied" };
+                self.say(&format!("Permission {verdict}: {tool} {args}"))?;
             }
             Command::Ask(text) => {
                 let (question, options) = fake::split_ask(text);
-                self.prompt(&style.question_prompt(&question, &options))?;
-                let answer = self.read_line()?.unwrap_or_default();
+                let answer = match self.menu(&style.question_menu(&question, &options), options.len())? {
+                    Some(Answer::Option(n)) => options[n - 1].clone(),
+                    Some(Answer::Text(t)) => t,
+                    None => String::new(),
+                };
                 self.say(&fake::answer_received(&answer))?;
             }
             Command::Tokens(input, output) => self.say(&style.tokens(input, output))?,
             Command::Sleep(ms) => {
-                self.say(fake::WORKING)?;
+                self.out(style.working().as_bytes())?;
                 thread::sleep(Duration::from_millis(ms));
+                // Done working: the busy row goes, as a TUI's spinner does.
+                self.out(b"\r\x1b[2K")?;
             }
             Command::Exit => {
                 self.say(fake::GOODBYE)?;
                 return Ok(false);
             }
-            Command::Message(text) => {
-                self.say(&fake::received(text))?;
+            Command::Message => {
+                self.say(&fake::received(&text.replace('\n', " ")))?;
                 if let Some(log) = &mut self.log {
-                    writeln!(log, "{text}")?;
+                    writeln!(log, "{}", text.replace('\n', "\\n"))?;
                     log.flush()?;
                 }
             }
@@ -193,27 +305,144 @@ impl Agent {
         Ok(true)
     }
 
-    /// The next input line, trimmed; None at EOF. Invalid UTF-8 is replaced rather than fatal.
-    fn read_line(&mut self) -> io::Result<Option<String>> {
-        let mut buf = Vec::new();
-        if self.input.read_until(b'\n', &mut buf)? == 0 {
-            return Ok(None);
+    /// Shows a menu and waits for its answer; the menu is erased afterwards. TUI styles take one
+    /// key (an option's digit, Enter for the first, Esc to cancel); the generic style a line.
+    fn menu(&mut self, rows: &[String], options: usize) -> io::Result<Option<Answer>> {
+        let (last, above) = rows.split_last().expect("menus have rows");
+        for row in above {
+            self.say(row)?;
         }
-        Ok(Some(String::from_utf8_lossy(&buf).trim().to_string()))
+        self.out(last.as_bytes())?;
+        let answer = if self.style.is_tui() {
+            loop {
+                let key = match self.key()? {
+                    Key::Eof => return Ok(None),
+                    Key::Esc => 0x1b,
+                    Key::Enter => b'\r',
+                    Key::Char(c) if c.is_ascii() => c as u8,
+                    _ => continue,
+                };
+                match self.style.permission_key(key) {
+                    Choice::Option(n) if n <= options => break Some(Answer::Option(n)),
+                    Choice::Cancel => break None,
+                    _ => {}
+                }
+            }
+        } else {
+            let mut line = String::new();
+            loop {
+                match self.key()? {
+                    Key::Eof => return Ok(None),
+                    Key::Enter => break,
+                    Key::Char(c) => line.push(c),
+                    Key::Paste(t) => line.push_str(&t),
+                    _ => {}
+                }
+            }
+            Some(Answer::Text(line.trim().to_string()))
+        };
+        // Erase the menu: up to its first row, then clear to the end of the screen.
+        let up = above.len();
+        let erase = if up > 0 {
+            format!("\r\x1b[{up}A\x1b[J")
+        } else {
+            "\r\x1b[J".to_string()
+        };
+        self.out(erase.as_bytes())?;
+        Ok(answer)
+    }
+
+    /// The next key; pastes arrive whole.
+    fn key(&mut self) -> io::Result<Key> {
+        loop {
+            if let Some(key) = self.parse_key() {
+                return Ok(key);
+            }
+            // A lone Esc: the start of a paste marker, or the key itself if nothing follows
+            // soon (the escape timeout of the real TUIs).
+            if self.pending == b"\x1b" && !input_within(Duration::from_millis(50)) {
+                self.pending.clear();
+                return Ok(Key::Esc);
+            }
+            let mut buf = [0u8; 4096];
+            let n = io::stdin().read(&mut buf)?;
+            if n == 0 {
+                return Ok(Key::Eof);
+            }
+            self.pending.extend_from_slice(&buf[..n]);
+        }
+    }
+
+    fn parse_key(&mut self) -> Option<Key> {
+        const START: &[u8] = b"\x1b[200~";
+        const END: &[u8] = b"\x1b[201~";
+        let p = &self.pending;
+        let first = *p.first()?;
+        if p.starts_with(START) {
+            let end = p.windows(END.len()).position(|w| w == END)?;
+            let text = String::from_utf8_lossy(&p[START.len()..end]).into_owned();
+            self.pending.drain(..end + END.len());
+            return Some(Key::Paste(text));
+        }
+        if first == 0x1b {
+            // A prefix of the paste marker may still be arriving.
+            if START.starts_with(p) && p.len() < START.len() {
+                return None;
+            }
+            self.pending.remove(0);
+            return Some(Key::Esc);
+        }
+        let key = match first {
+            b'\r' | b'\n' => Key::Enter,
+            0x7f | 0x08 => Key::Backspace,
+            0x03 | 0x04 => Key::Eof,
+            _ => {
+                // One UTF-8 character.
+                let len = match first {
+                    0xF0.. => 4,
+                    0xE0.. => 3,
+                    0xC0.. => 2,
+                    _ => 1,
+                };
+                if p.len() < len {
+                    return None;
+                }
+                let c = String::from_utf8_lossy(&p[..len]).chars().next().unwrap_or('?');
+                self.pending.drain(..len);
+                return Some(Key::Char(c));
+            }
+        };
+        self.pending.remove(0);
+        Some(key)
+    }
+
+    fn out(&mut self, bytes: &[u8]) -> io::Result<()> {
+        let mut out = io::stdout().lock();
+        out.write_all(bytes)?;
+        out.flush()
     }
 
     fn say(&mut self, line: &str) -> io::Result<()> {
-        writeln!(self.output, "{line}")?;
-        self.output.flush()
+        self.out(format!("{line}\r\n").as_bytes())
     }
 
     fn say_all(&mut self, lines: &[String]) -> io::Result<()> {
         lines.iter().try_for_each(|line| self.say(line))
     }
+}
 
-    /// Prompts have no newline: flushed so the terminal shows them while we wait for input.
-    fn prompt(&mut self, text: &str) -> io::Result<()> {
-        write!(self.output, "{text}")?;
-        self.output.flush()
-    }
+/// Whether stdin has input within `wait`.
+fn input_within(wait: Duration) -> bool {
+    let mut fd = libc::pollfd {
+        fd: 0,
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    // SAFETY: poll(2) on one pollfd we own.
+    unsafe { libc::poll(&mut fd, 1, wait.as_millis() as i32) > 0 }
+}
+
+enum Answer {
+    Option(usize),
+    Text(String),
 }

@@ -1,0 +1,334 @@
+//! What a CLI under a PTY shows, read the way a person reads it: on a rendered terminal screen
+//! (vt100), not as a byte stream. TUIs draw with cursor moves and redraws, so lines split on
+//! `\n` lose words and whole screens; the screen model puts every character where the CLI put it.
+//!
+//! Each time the output pauses the harness *settles* the screen: rows that were not on the
+//! last settled screen are new output (`terminal.output`, tool calls, files, commands, usage);
+//! the whole screen is matched for a permission menu, a question menu and the ready prompt.
+//! The ready prompt only counts as idle once the screen has been still for a while and nothing
+//! says the CLI is busy, and never before the screen changed after the harness typed.
+
+use crate::parse::{Detected, PatternSet, is_file_tool, normalize_operation, parse_permission};
+use regex::{Captures, Regex};
+use std::time::Duration;
+
+/// How long the screen must be still before its ready prompt means idle (spinners redraw
+/// several times a second while a CLI works).
+pub const IDLE_QUIET: Duration = Duration::from_millis(300);
+
+struct Patterns {
+    permission: Option<Regex>,
+    question: Option<Regex>,
+    option: Option<Regex>,
+    idle: Option<Regex>,
+    busy: Option<Regex>,
+    tokens: Option<Regex>,
+    tool: Option<Regex>,
+    tool_done: Option<Regex>,
+    file: Option<Regex>,
+    command: Option<Regex>,
+    ignore: Option<Regex>,
+}
+
+pub struct Screen {
+    vt: vt100::Parser,
+    p: Patterns,
+    /// Rows of the last settled screen.
+    last: Vec<String>,
+    /// The permission or question menu showing (its matched text), reported once.
+    shown: Option<String>,
+    idle: bool,
+    /// Typed into since the last output: the screen must change before idle is believed.
+    typed: bool,
+    open_tool: Option<String>,
+}
+
+impl Screen {
+    /// Errors name the field and the regex error, e.g. "patterns.tool: regex parse error ...".
+    pub fn new(set: &PatternSet, rows: u16, cols: u16) -> Result<Screen, String> {
+        let p = Patterns {
+            permission: compile("permission", &set.permission)?,
+            question: compile("question", &set.question)?,
+            option: compile("option", &set.option)?,
+            idle: compile("idle", &set.idle)?,
+            busy: compile("busy", &set.busy)?,
+            tokens: compile("tokens", &set.tokens)?,
+            tool: compile("tool", &set.tool)?,
+            tool_done: compile("toolDone", &set.tool_done)?,
+            file: compile("file", &set.file)?,
+            command: compile("command", &set.command)?,
+            ignore: compile("ignore", &set.ignore)?,
+        };
+        for (field, re, group) in [("tokens", &p.tokens, 2), ("tool", &p.tool, 1), ("file", &p.file, 2)] {
+            if let Some(re) = re
+                && re.captures_len() <= group
+            {
+                return Err(format!(
+                    "patterns.{field}: {:?} needs {group} capture group(s)",
+                    re.as_str()
+                ));
+            }
+        }
+        Ok(Screen {
+            vt: vt100::Parser::new(rows, cols, 0),
+            p,
+            last: Vec::new(),
+            shown: None,
+            idle: false,
+            typed: false,
+            open_tool: None,
+        })
+    }
+
+    /// Raw output of the CLI, in any pieces.
+    pub fn feed(&mut self, bytes: &[u8]) {
+        if !bytes.is_empty() {
+            self.typed = false;
+        }
+        self.vt.process(bytes);
+    }
+
+    /// The harness typed into the terminal: whatever showed before is no longer the answer.
+    pub fn typed(&mut self) {
+        self.typed = true;
+        self.idle = false;
+    }
+
+    /// Whether the CLI asked for bracketed paste (`ESC [ ? 2004 h`).
+    pub fn bracketed_paste(&self) -> bool {
+        self.vt.screen().bracketed_paste()
+    }
+
+    /// The screen as text, one row per line, trailing blanks trimmed.
+    pub fn text(&self) -> String {
+        self.rows().join("\n")
+    }
+
+    fn rows(&self) -> Vec<String> {
+        let (_, cols) = self.vt.screen().size();
+        self.vt
+            .screen()
+            .rows(0, cols)
+            .map(|r| r.trim_end().replace('\u{a0}', " "))
+            .collect()
+    }
+
+    /// Reads the screen after the output paused for `quiet`.
+    pub fn settle(&mut self, quiet: Duration) -> Vec<Detected> {
+        let rows = self.rows();
+        let mut out = Vec::new();
+        for row in new_rows(&self.last, &rows) {
+            if self.p.ignore.as_ref().is_some_and(|re| re.is_match(&row)) {
+                continue;
+            }
+            out.push(Detected::Line(row.clone()));
+            self.detect_line(&row, &mut out);
+        }
+        let text = rows.join("\n");
+        tracing::debug!(screen = %text, "screen settled");
+        self.last = rows;
+
+        let menu = self
+            .p
+            .permission
+            .as_ref()
+            .and_then(|re| re.captures(&text))
+            .map(|c| (true, c))
+            .or_else(|| {
+                self.p
+                    .question
+                    .as_ref()
+                    .and_then(|re| re.captures(&text))
+                    .map(|c| (false, c))
+            });
+        match menu {
+            Some((is_permission, c)) => {
+                let key = c[0].to_string();
+                if self.shown.as_deref() != Some(&key) {
+                    let found = if is_permission {
+                        permission(&c)
+                    } else {
+                        question(&c, &text, self.p.option.as_ref())
+                    };
+                    out.extend(found);
+                    self.shown = Some(key);
+                }
+                self.idle = false;
+                return out;
+            }
+            None => self.shown = None,
+        }
+
+        let ready = self.p.idle.as_ref().is_some_and(|re| re.is_match(&text))
+            && !self.p.busy.as_ref().is_some_and(|re| re.is_match(&text));
+        if !ready {
+            self.idle = false;
+        } else if !self.idle && !self.typed && quiet >= IDLE_QUIET {
+            self.idle = true;
+            out.push(Detected::Idle);
+        }
+        out
+    }
+
+    fn detect_line(&mut self, row: &str, out: &mut Vec<Detected>) {
+        let p = &self.p;
+        if let Some(c) = captures(&p.tool_done, row) {
+            let tool = match c.name("tool").map(|m| m.as_str().to_string()) {
+                Some(tool) => {
+                    if self.open_tool.as_ref() == Some(&tool) {
+                        self.open_tool = None;
+                    }
+                    Some(tool)
+                }
+                None => self.open_tool.take(),
+            };
+            out.extend(tool.map(|tool| Detected::ToolCompleted { tool }));
+        }
+        if let Some(c) = captures(&p.tool, row)
+            && let Some(tool) = group(&c, "tool", 1)
+        {
+            let input = group(&c, "input", 2).unwrap_or_default().trim().to_string();
+            self.open_tool = Some(tool.to_string());
+            out.push(Detected::ToolStarted {
+                tool: tool.to_string(),
+                input,
+            });
+        }
+        if let Some(c) = captures(&p.file, row)
+            && let Some(path) = group(&c, "path", 2).map(str::trim).filter(|s| !s.is_empty())
+        {
+            out.push(Detected::FileOperation {
+                path: path.to_string(),
+                operation: normalize_operation(group(&c, "operation", 1).unwrap_or_default()),
+            });
+        }
+        if let Some(c) = captures(&p.command, row) {
+            let command = c.get(1).or_else(|| c.get(0)).map_or("", |m| m.as_str()).trim();
+            if !command.is_empty() {
+                out.push(Detected::Command {
+                    command: command.to_string(),
+                });
+            }
+        }
+        if let Some(c) = captures(&p.tokens, row) {
+            let number = |i: usize| c.get(i)?.as_str().replace(',', "").parse::<u64>().ok();
+            if let (Some(input), Some(output)) = (number(1), number(2)) {
+                out.push(Detected::Tokens { input, output });
+            }
+        }
+    }
+}
+
+/// Rows of `now` that `before` did not have (as many times), top to bottom; blank rows skipped.
+fn new_rows(before: &[String], now: &[String]) -> Vec<String> {
+    let mut seen: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    for row in before {
+        *seen.entry(row.as_str()).or_default() += 1;
+    }
+    let mut fresh = Vec::new();
+    for row in now {
+        if row.trim().is_empty() {
+            continue;
+        }
+        match seen.get_mut(row.as_str()) {
+            Some(n) if *n > 0 => *n -= 1,
+            _ => fresh.push(row.clone()),
+        }
+    }
+    fresh
+}
+
+fn compile(field: &str, pattern: &Option<String>) -> Result<Option<Regex>, String> {
+    let Some(pattern) = pattern.as_deref().filter(|p| !p.is_empty()) else {
+        return Ok(None);
+    };
+    Regex::new(pattern)
+        .map(Some)
+        .map_err(|e| format!("patterns.{field}: {e}"))
+}
+
+fn captures<'h>(re: &Option<Regex>, text: &'h str) -> Option<Captures<'h>> {
+    re.as_ref()?.captures(text)
+}
+
+/// A named group, or the numbered one when the pattern does not name it.
+fn group<'h>(c: &Captures<'h>, name: &str, index: usize) -> Option<&'h str> {
+    c.name(name).or_else(|| c.get(index)).map(|m| m.as_str())
+}
+
+/// A permission menu: named groups `tool` and `command` (or `path`) when the pattern has them
+/// (a `command` without a `tool` is a shell command: tool `bash`), else capture 1 read as
+/// `Tool(argument)` / `Tool argument`.
+fn permission(c: &Captures) -> Option<Detected> {
+    let tool = match (c.name("tool"), c.name("command")) {
+        (Some(t), _) => t.as_str().trim(),
+        (None, Some(_)) => "Bash",
+        (None, None) => return parse_permission(c.get(1).or_else(|| c.get(0))?.as_str()),
+    };
+    let argument = c
+        .name("command")
+        .or_else(|| c.name("path"))
+        .map(|m| m.as_str().trim().to_string())
+        .filter(|s| !s.is_empty());
+    let tool_lc = tool.to_lowercase();
+    let description = match &argument {
+        Some(a) => format!("{tool} {a}"),
+        None => tool.to_string(),
+    };
+    let (command, file_path) = if is_file_tool(&tool_lc) || c.name("path").is_some() {
+        (None, argument)
+    } else {
+        (argument, None)
+    };
+    Some(Detected::Permission {
+        tool: tool_lc,
+        command,
+        file_path,
+        description,
+    })
+}
+
+/// A question menu: the `question` group (or capture 1), and the options listed below it as
+/// rows matching the `option` pattern (group `label`, or capture 2).
+fn question(c: &Captures, text: &str, option: Option<&Regex>) -> Option<Detected> {
+    let question = c
+        .name("question")
+        .or_else(|| c.get(1))
+        .or_else(|| c.get(0))?
+        .as_str()
+        .trim()
+        .to_string();
+    let below = &text[c.get(0).map_or(0, |m| m.start())..];
+    // Options listed inline: "Which one? (a/b)".
+    if let Some(inline) = c.name("o1").or_else(|| c.name("o2")) {
+        let options = inline
+            .as_str()
+            .split(['/', '|', ','])
+            .map(str::trim)
+            .filter(|o| !o.is_empty())
+            .map(String::from)
+            .collect();
+        return Some(Detected::Question { question, options });
+    }
+    let options = match option {
+        Some(re) => below
+            .lines()
+            .filter_map(|row| re.captures(row))
+            .filter_map(|o| group(&o, "label", 2).map(|l| l.trim().to_string()))
+            .collect(),
+        None => Vec::new(),
+    };
+    Some(Detected::Question { question, options })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_rows_that_were_not_on_the_screen_are_new_however_often_they_repeat() {
+        let before = vec!["a".to_string(), "b".into(), "".into()];
+        let now = vec!["a".to_string(), "b".into(), "b".into(), "".into(), "c".into()];
+        assert_eq!(new_rows(&before, &now), vec!["b".to_string(), "c".into()]);
+    }
+}
