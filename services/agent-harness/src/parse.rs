@@ -111,7 +111,11 @@ impl PatternSet {
                 file: p(r"^[●⏺]\s*(?P<operation>Read|Write|Update|Edit|MultiEdit|Delete)\((?P<path>.*)\)\s*$"),
                 // "● Bash(ls -la)": a Bash tool call is a command execution
                 command: p(r"^[●⏺]\s*Bash\((.*)\)\s*$"),
-                ignore: p(r"^─{8,}$|^\s*\? for shortcuts|^\s*esc to interrupt|^❯\s*$|^[✽✶·*✢✻✳] [^\n]*…|⎿\s+Waiting…$"),
+                // the input box (what is typed, and the user's messages in the history: they
+                // are messages, not output), its rules and hints, the spinner
+                ignore: p(
+                    r"^─{8,}$|^\s*\? for shortcuts|^\s*esc to interrupt|^❯(?:\s|$)|^[✽✶·*✢✻✳] [^\n]*…|⎿\s+Waiting…$",
+                ),
                 // "1. Yes" acts at once; Esc denies ("3. No" would too, but Esc never lands in
                 // the input box should the menu be gone)
                 approve: p("1"),
@@ -137,9 +141,7 @@ impl PatternSet {
                 // "• Edited src/main.rs (+1 -0)" / "• Added …" / "• Deleted …"
                 file: p(r"^•\s+(?P<operation>Edited|Added|Deleted)\s+(?P<path>\S+)"),
                 command: p(r"^•\s+Ran\s+(.+?)\s*$"),
-                ignore: p(
-                    r"^\s*⚠|default · /|^\s*Press enter to confirm|^\s*← for agents|^› (?:Ask Codex to do anything|Ask a follow-up question)\s*$|esc to interrupt\)",
-                ),
+                ignore: p(r"^\s*⚠|default · /|^\s*Press enter to confirm|^\s*← for agents|^› |esc to interrupt\)"),
                 // "1. Yes, proceed (y)"; Esc is "No, and tell Codex what to do differently"
                 approve: p("y"),
                 deny: p("\u{1b}"),
@@ -164,7 +166,7 @@ impl PatternSet {
                 file: p(r"^[│\s]*[✓✔⊷]\s+(?P<operation>ReadFile|WriteFile|Edit|Replace|DeleteFile)\s+(?P<path>\S+)"),
                 command: p(r"^[│\s]*[✓✔]\s+Shell\s+(\S.*?)\s*│?\s*$"),
                 ignore: p(
-                    r"^\s*workspace \(/directory\)|^\s*Shift\+Tab|^\s*>\s+Type your message|\(esc to cancel,|^\s*\? for shortcuts|^─{8,}$",
+                    r"^\s*workspace \(/directory\)|^\s*Shift\+Tab|^\s*> |\(esc to cancel,|^\s*\? for shortcuts|^─{8,}$",
                 ),
                 // "● 1. Allow once" acts at once; Esc is "3. No, suggest changes (esc)"
                 approve: p("1"),
@@ -181,6 +183,8 @@ impl PatternSet {
                 tokens: p(r"(\d[\d,]*)\s*(?:input|sent).*?(\d[\d,]*)\s*(?:output|received)"),
                 // "> " alone at the start of the last row: the common shell-like prompt
                 idle: p(r"(?m)^>\s*$"),
+                // the prompt with what was typed: the message, echoed
+                ignore: p(r"^> "),
                 ..PatternSet::default()
             },
         }
@@ -475,6 +479,16 @@ pub mod fake {
                 Style::Codex => "• Working (0s • esc to interrupt)",
                 Style::Gemini => "⠋ Working... (esc to cancel, 0s)",
                 Style::Generic => "Working...",
+            }
+        }
+
+        /// The row left after working, as the real CLIs sum up a turn ("✻ Brewed for 2s").
+        pub fn worked(self, secs: u64) -> String {
+            match self {
+                Style::Claude => format!("✻ Worked for {secs}s"),
+                Style::Codex => format!("  Worked for {secs}s"),
+                Style::Gemini => format!("✦ Worked for {secs}s"),
+                Style::Generic => format!("Worked for {secs}s"),
             }
         }
 

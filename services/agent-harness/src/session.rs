@@ -120,6 +120,10 @@ impl PtyAgent {
             .map_err(io_err)?;
         let mut cmd = CommandBuilder::new(&spawn.program);
         cmd.args(&spawn.args);
+        // The TUIs draw for the terminal they are told they have; a service has none of its own.
+        if std::env::var_os("TERM").is_none_or(|t| t.is_empty() || t == "dumb") {
+            cmd.env("TERM", "xterm-256color");
+        }
         if let Some(cwd) = &spawn.cwd {
             cmd.cwd(cwd);
         }

@@ -13,12 +13,33 @@ use std::path::{Path, PathBuf};
 
 const SPAWNER: &str = env!("CARGO_BIN_EXE_agent-spawner");
 
-/// One way of running one CLI: its spawner agent name and how to set it up.
-#[derive(Clone, Copy, Debug)]
+/// One way of running one CLI: the spawner agent name the test world configures for it.
+#[derive(Clone, Copy, Debug, PartialEq)]
 enum Cli {
     Claude,
     Codex,
     Gemini,
+    ClaudeTui,
+    CodexTui,
+    GeminiTui,
+}
+
+impl Cli {
+    fn name(self) -> &'static str {
+        match self {
+            Cli::Claude => "claude",
+            Cli::Codex => "codex",
+            Cli::Gemini => "gemini",
+            Cli::ClaudeTui => "claude-tui",
+            Cli::CodexTui => "codex-tui",
+            Cli::GeminiTui => "gemini-tui",
+        }
+    }
+
+    /// The structured paths report usage; the TUIs show none on their screen.
+    fn observes_usage(self) -> bool {
+        matches!(self, Cli::Claude | Cli::Codex | Cli::Gemini)
+    }
 }
 
 /// Real CLIs are heavy (a mesh, a Node or native CLI, a model server each): two worlds at a
@@ -103,6 +124,9 @@ async fn world(script: Script) -> World {
         "gemini",
         &gemini_env,
     );
+    toml += &agent_entry("claude-tui", &[bin(clis::claude_bin())], "pty", "claude", &claude_env);
+    toml += &agent_entry("codex-tui", &[bin(clis::codex_bin())], "pty", "codex", &codex_env);
+    toml += &agent_entry("gemini-tui", &[bin(clis::gemini_bin())], "pty", "gemini", &gemini_env);
     let config = scratch.join("spawner.toml");
     std::fs::write(&config, toml).unwrap();
 
@@ -174,12 +198,7 @@ impl World {
 
     /// `POST /sessions` with the CLI and the task; (sessionId, agentId).
     async fn spawn(&self, cli: Cli, task: &str) -> (String, String) {
-        let name = match cli {
-            Cli::Claude => "claude",
-            Cli::Codex => "codex",
-            Cli::Gemini => "gemini",
-        };
-        let body = json!({ "cli": name, "task": task, "cwd": self.workdir.to_str().unwrap() });
+        let body = json!({ "cli": cli.name(), "task": task, "cwd": self.workdir.to_str().unwrap() });
         let v = self.ok(reqwest::Method::POST, "/sessions", Some(body)).await;
         (
             v["sessionId"].as_str().unwrap().to_string(),
@@ -222,6 +241,19 @@ impl World {
             (idles >= n).then_some(())
         })
         .await;
+    }
+
+    /// The agent's declared capabilities, as the registry lists them.
+    async fn capabilities(&self, session: &str, agent: &str) -> Value {
+        let v = self
+            .ok(reqwest::Method::GET, &format!("/sessions/{session}"), None)
+            .await;
+        let agents = v["agents"].as_array().cloned().unwrap_or_default();
+        agents
+            .into_iter()
+            .find(|a| a["agentId"] == agent)
+            .map(|a| a["capabilities"].clone())
+            .unwrap_or_default()
     }
 
     async fn agent_status(&self, session: &str, agent: &str) -> String {
@@ -289,9 +321,18 @@ async fn approved_command_runs_is_costed_and_the_agent_goes_idle(cli: Cli) {
     wait_for(|| async { exists(&w.workdir, "ran.txt").then_some(()) }).await;
     w.idle_times(&agent, 1).await;
 
-    let costs = w.costs(&session, 1600).await;
-    assert_eq!(costs["total"]["inputTokens"], 1600, "{costs}");
-    assert_eq!(costs["total"]["outputTokens"], 820, "{costs}");
+    let emits = w.capabilities(&session, &agent).await["events"]["emits"].clone();
+    let declared = emits.as_array().unwrap().iter().any(|e| e == "usage.updated");
+    assert_eq!(
+        declared,
+        cli.observes_usage(),
+        "usage is declared only where it is observed: {emits}"
+    );
+    if cli.observes_usage() {
+        let costs = w.costs(&session, 1600).await;
+        assert_eq!(costs["total"]["inputTokens"], 1600, "{costs}");
+        assert_eq!(costs["total"]["outputTokens"], 820, "{costs}");
+    }
 
     // After the turn, an on-idle message goes to the idle agent and starts a second turn.
     w.ok(
@@ -309,8 +350,10 @@ async fn approved_command_runs_is_costed_and_the_agent_goes_idle(cli: Cli) {
     })
     .await;
     w.idle_times(&agent, 2).await;
-    let costs = w.costs(&session, 1610).await;
-    assert_eq!(costs["total"]["outputTokens"], 825, "{costs}");
+    if cli.observes_usage() {
+        let costs = w.costs(&session, 1610).await;
+        assert_eq!(costs["total"]["outputTokens"], 825, "{costs}");
+    }
 
     let (status, _) = w
         .send(reqwest::Method::DELETE, &format!("/sessions/{session}"), None)
@@ -533,4 +576,64 @@ async fn gemini_acp_denied_command_does_not_run() {
 #[tokio::test]
 async fn gemini_acp_multi_line_message_arrives_intact() {
     multi_line_message_arrives_intact(Cli::Gemini).await;
+}
+
+#[tokio::test]
+async fn claude_tui_runs_an_approved_command_and_goes_idle() {
+    approved_command_runs_is_costed_and_the_agent_goes_idle(Cli::ClaudeTui).await;
+}
+
+#[tokio::test]
+async fn claude_tui_denied_command_does_not_run() {
+    denied_command_does_not_run(Cli::ClaudeTui).await;
+}
+
+#[tokio::test]
+async fn claude_tui_question_is_answered_over_rest() {
+    question_is_answered_over_rest(Cli::ClaudeTui).await;
+}
+
+#[tokio::test]
+async fn claude_tui_multi_line_message_arrives_intact() {
+    multi_line_message_arrives_intact(Cli::ClaudeTui).await;
+}
+
+#[tokio::test]
+async fn codex_tui_runs_an_approved_command_and_goes_idle() {
+    approved_command_runs_is_costed_and_the_agent_goes_idle(Cli::CodexTui).await;
+}
+
+#[tokio::test]
+async fn codex_tui_denied_command_does_not_run() {
+    denied_command_does_not_run(Cli::CodexTui).await;
+}
+
+#[tokio::test]
+async fn codex_tui_question_is_answered_over_rest() {
+    question_is_answered_over_rest(Cli::CodexTui).await;
+}
+
+#[tokio::test]
+async fn codex_tui_multi_line_message_arrives_intact() {
+    multi_line_message_arrives_intact(Cli::CodexTui).await;
+}
+
+#[tokio::test]
+async fn gemini_tui_runs_an_approved_command_and_goes_idle() {
+    approved_command_runs_is_costed_and_the_agent_goes_idle(Cli::GeminiTui).await;
+}
+
+#[tokio::test]
+async fn gemini_tui_denied_command_does_not_run() {
+    denied_command_does_not_run(Cli::GeminiTui).await;
+}
+
+#[tokio::test]
+async fn gemini_tui_question_is_answered_over_rest() {
+    question_is_answered_over_rest(Cli::GeminiTui).await;
+}
+
+#[tokio::test]
+async fn gemini_tui_multi_line_message_arrives_intact() {
+    multi_line_message_arrives_intact(Cli::GeminiTui).await;
 }

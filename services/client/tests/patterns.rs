@@ -188,7 +188,7 @@ async fn supervisor_restarts_a_crashed_worker_with_the_same_task_up_to_max_resta
     let survivor = by_name("survivor");
     assert_eq!(survivor.restarts, 1, "{survivor:?}");
     assert!(survivor.restart_reasons[0].contains("exited"), "{survivor:?}");
-    assert_eq!(survivor.outcome, Ok("Working...".to_string()));
+    assert_eq!(survivor.outcome, Ok("✻ Worked for 2s".to_string()));
     assert_eq!(by_name("steady").outcome, Ok("Received: hello".to_string()));
     assert_eq!(by_name("steady").restarts, 0);
     let quitter = by_name("quitter");

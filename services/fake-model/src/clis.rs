@@ -157,6 +157,10 @@ plugins = false
 # request_user_input (Codex's question to the user) is otherwise only offered in Plan mode.
 default_mode_request_user_input = true
 
+# Codex writes this key into its [tui] table itself; a second [tui] table would not parse.
+[tui]
+screen_reader_detection_done = true
+
 [tui.model_availability_nux]
 "gpt-6.1-sol" = 1
 

@@ -1,6 +1,6 @@
 //! End to end, as a web app uses the mesh: a session created over REST with an agent the spawner
 //! starts under its harness, messages in several delivery modes, a permission approved over
-//! REST, everything watched over SSE, and the cost report read at the end.
+//! REST, everything watched over SSE.
 
 mod common;
 
@@ -38,7 +38,6 @@ async fn a_session_with_a_spawned_agent_is_driven_and_watched_through_the_gatewa
     };
     let deliveries = [
         send("first", "immediate").await,
-        send("tokens 1000 500", "on-idle").await,
         // Typed when the agent next calls a tool, which the following message makes it do.
         send("after the tool", "next-tool-call").await,
         send("tool Read src/lib.rs", "on-idle").await,
@@ -60,8 +59,9 @@ async fn a_session_with_a_spawned_agent_is_driven_and_watched_through_the_gatewa
     assert_eq!(status, StatusCode::OK, "{decided}");
     assert_eq!(decided["harnessNotified"], true, "{decided}");
 
-    // Over SSE: every delivery delivered, the agent's output for each message, the usage, the
-    // permission asked and resolved, and the agent granted it.
+    // Over SSE: every delivery delivered, the agent's output for each message, the permission
+    // asked and resolved, and the agent granted it. (Usage: a TUI shows none; the structured
+    // paths report it, tests/real_clis.rs in agent-harness.)
     let mut delivered = Vec::new();
     let mut output = Vec::new();
     let mut seen: HashMap<String, usize> = HashMap::new();
@@ -72,7 +72,6 @@ async fn a_session_with_a_spawned_agent_is_driven_and_watched_through_the_gatewa
     // from its harness: two producers, so either may be committed first.
     while !(all_delivered(&delivered)
         && output.iter().any(|l: &String| l.contains("Permission granted"))
-        && seen.contains_key("tokens.used")
         && seen.contains_key("permission.resolved"))
     {
         let f = tokio::time::timeout_at(deadline, sse.next())
@@ -103,22 +102,9 @@ async fn a_session_with_a_spawned_agent_is_driven_and_watched_through_the_gatewa
         tool_at < after_at,
         "the next-tool-call message waited for the tool call: {output:?}"
     );
-    for event in [
-        "permission.requested",
-        "permission.resolved",
-        "tokens.used",
-        "session.created",
-    ] {
+    for event in ["permission.requested", "permission.resolved", "session.created"] {
         assert_eq!(seen.get(event), Some(&1), "{event}: {seen:?}");
     }
-
-    // The usage reached the cost report.
-    let report = relay_testkit::wait_for(|| async {
-        let (_, r) = g.get(&format!("/api/v1/costs?session={session}")).await;
-        (r["total"]["totalTokens"] == 1500).then_some(r)
-    })
-    .await;
-    assert_eq!(report["bySession"][&session]["inputTokens"], 1000, "{report}");
 
     // Ending the session stops the agent.
     let (status, _) = g

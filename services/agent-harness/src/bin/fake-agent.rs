@@ -13,7 +13,7 @@
 //!   ask-permission <Tool> <args...>   a permission menu; option 1 or 2 grants, 3 or Esc denies
 //!   ask <question>? <a/b/...>   a question menu; the option's number (or typed text) answers
 //!   tokens <in> <out>           a token usage line
-//!   sleep <ms>                  shows it is working, then stops showing it
+//!   sleep <ms>                  shows it is working, then how long it worked
 //!   exit                        prints "Goodbye" and exits 0 (so does EOF on stdin)
 //!   <message>                   prints "Received: <message>" and appends it to the --log
 //!                               file, one line per message (newlines written as `\n`)
@@ -287,8 +287,9 @@ impl Agent {
             Command::Sleep(ms) => {
                 self.out(style.working().as_bytes())?;
                 thread::sleep(Duration::from_millis(ms));
-                // Done working: the busy row goes, as a TUI's spinner does.
+                // Done working: the busy row goes, as a TUI's spinner does, for a summary.
                 self.out(b"\r\x1b[2K")?;
+                self.say(&style.worked(ms / 1000))?;
             }
             Command::Exit => {
                 self.say(fake::GOODBYE)?;

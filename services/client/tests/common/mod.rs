@@ -40,18 +40,21 @@ pub async fn mesh(max_agents: usize) -> Mesh {
     let fake = bin_path("fake-agent");
     let marker = temp("first-start", "marker");
     let config = temp("spawner", "toml");
-    let once = |first: &str| {
+    // `flaky` and `crashy` are the fake claude, read with the claude patterns.
+    let once = |name: &str, first: &str| {
         let script = format!(
             "if [ -e '{m}' ]; then exec '{fake}' --style claude; else touch '{m}'; {first}; fi",
             m = marker.display()
         );
-        format!("[\"sh\", \"-c\", {script:?}]")
+        format!(
+            "[spawner.agents.{name}]\ncommand = [\"sh\", \"-c\", {script:?}]\nprotocol = \"pty\"\npatterns = \"claude\"\n"
+        )
     };
     let toml = format!(
         "[spawner]\nmax_agents = {max_agents}\nattach_timeout_ms = 20000\n\n[spawner.commands]\n\
-         claude = [{fake:?}, \"--style\", \"claude\"]\nflaky = {flaky}\ncrashy = {crashy}\n",
-        flaky = once("exit 3"),
-        crashy = once(&format!("exec timeout 1.5 '{fake}' --style claude")),
+         claude = [{fake:?}, \"--style\", \"claude\"]\n\n{flaky}\n{crashy}",
+        flaky = once("flaky", "exit 3"),
+        crashy = once("crashy", &format!("exec timeout 1.5 '{fake}' --style claude")),
     );
     std::fs::write(&config, toml).unwrap();
     let spawner = ServiceProcess::spawn(
