@@ -229,18 +229,26 @@ impl World {
         v["events"].as_array().cloned().unwrap_or_default()
     }
 
-    /// Waits until the agent has reported `idle` at least `n` times.
+    /// How often the agent has reported `status` so far.
+    async fn status_count(&self, agent: &str, status: &str) -> usize {
+        self.events(agent, "status.changed")
+            .await
+            .into_iter()
+            .filter(|e| e["payload"]["status"] == status)
+            .count()
+    }
+
+    /// Waits until the agent has reported `idle` at least `n` times. (A terminal agent reports
+    /// idle once before its first message, when the CLI first shows its ready prompt.)
     async fn idle_times(&self, agent: &str, n: usize) {
-        wait_for(|| async {
-            let idles = self
-                .events(agent, "status.changed")
-                .await
-                .into_iter()
-                .filter(|e| e["payload"]["status"] == "idle")
-                .count();
-            (idles >= n).then_some(())
-        })
-        .await;
+        wait_for(|| async { (self.status_count(agent, "idle").await >= n).then_some(()) }).await;
+    }
+
+    /// The agent's idle count once it is blocked on a permission prompt: every earlier status
+    /// is in the log by then (one harness logs them in order).
+    async fn idles_when_blocked(&self, agent: &str) -> usize {
+        wait_for(|| async { (self.status_count(agent, "blocked").await > 0).then_some(()) }).await;
+        self.status_count(agent, "idle").await
     }
 
     /// The agent's declared capabilities, as the registry lists them.
@@ -311,6 +319,7 @@ async fn approved_command_runs_is_costed_and_the_agent_goes_idle(cli: Cli) {
         "the request names the command: {p}"
     );
     assert!(!exists(&w.workdir, "ran.txt"), "nothing runs before the approval");
+    let idles = w.idles_when_blocked(&agent).await;
     let id = p["requestId"].as_str().unwrap();
     w.ok(
         reqwest::Method::POST,
@@ -319,7 +328,7 @@ async fn approved_command_runs_is_costed_and_the_agent_goes_idle(cli: Cli) {
     )
     .await;
     wait_for(|| async { exists(&w.workdir, "ran.txt").then_some(()) }).await;
-    w.idle_times(&agent, 1).await;
+    w.idle_times(&agent, idles + 1).await;
 
     let emits = w.capabilities(&session, &agent).await["events"]["emits"].clone();
     let declared = emits.as_array().unwrap().iter().any(|e| e == "usage.updated");
@@ -367,6 +376,7 @@ async fn denied_command_does_not_run(cli: Cli) {
     let w = world(tool_script()).await;
     let (_session, agent) = w.spawn(cli, "RUNTOOL please").await;
     let p = w.pending_permission(&agent).await;
+    let idles = w.idles_when_blocked(&agent).await;
     let id = p["requestId"].as_str().unwrap();
     w.ok(
         reqwest::Method::POST,
@@ -374,30 +384,33 @@ async fn denied_command_does_not_run(cli: Cli) {
         Some(json!({ "reason": "no" })),
     )
     .await;
-    w.idle_times(&agent, 1).await;
-    // The model got the denial as the tool's result and answered it: the turn is over, so the
-    // command will not run later either.
-    let asked = w
-        .model
-        .main_requests()
-        .iter()
-        .filter(|r| r.user_text.as_deref().is_some_and(|t| t.contains("RUNTOOL")))
-        .count();
-    assert!(
-        asked >= 2,
-        "the model was asked again with the outcome of the denied call"
-    );
+    // The turn is over (the structured paths tell the model, which answers; the TUIs stop the
+    // turn), so the command will not run later either.
+    w.idle_times(&agent, idles + 1).await;
     assert!(!exists(&w.workdir, "ran.txt"), "a denied command did not run");
+    let resolved = w.events(&agent, "permission.resolved").await;
+    assert_eq!(resolved.len(), 1, "{resolved:?}");
+    assert_eq!(resolved[0]["payload"]["decision"], "denied");
+    if cli.observes_usage() {
+        // The structured paths hand the model the denial as the tool's result.
+        let asked = w
+            .model
+            .main_requests()
+            .iter()
+            .filter(|r| r.user_text.as_deref().is_some_and(|t| t.contains("RUNTOOL")))
+            .count();
+        assert!(asked >= 2, "the model was told the outcome of the denied call");
+    }
 }
 
 /// A message with several lines reaches the model as written.
 async fn multi_line_message_arrives_intact(cli: Cli) {
     let w = world(Script::new()).await;
     let text = "first line\nsecond line\n\n  indented third";
-    let (_session, agent) = w.spawn(cli, text).await;
-    w.idle_times(&agent, 1).await;
+    let (_session, _agent) = w.spawn(cli, text).await;
+    wait_for(|| async { (!w.model.user_texts().is_empty()).then_some(()) }).await;
     let texts = w.model.user_texts();
-    assert!(texts.iter().any(|t| t == text), "{texts:?}");
+    assert_eq!(texts, [text], "one message, its lines intact");
 }
 
 /// The model asks the user a question; it shows in `question.list`, is answered over REST, and
@@ -427,11 +440,16 @@ async fn question_is_answered_over_rest(cli: Cli) {
         Some(json!({ "answer": "Blue" })),
     )
     .await;
-    w.idle_times(&agent, 1).await;
     // The request after the question carries the answer as the tool's result.
-    let last = w.model.main_requests().last().cloned().unwrap();
-    let body = last.body.to_string();
-    assert!(body.contains("Blue"), "the model got the answer: {body}");
+    wait_for(|| async {
+        let answered = w
+            .model
+            .main_requests()
+            .iter()
+            .any(|r| r.body.to_string().contains("Blue"));
+        answered.then_some(())
+    })
+    .await;
 }
 
 /// The harness is killed with kill -9 after a turn; the spawner starts it again, bound to the
