@@ -49,6 +49,10 @@ pub struct PatternSet {
     pub answer: Option<String>,
     /// Keys for an answer that is not one of the options (`{text}`).
     pub answer_text: Option<String>,
+    /// Arguments that start the CLI with a session id of ours (`{id}`), so it can be resumed.
+    pub session_args: Option<String>,
+    /// Arguments that continue session `{id}` (a harness restarted after a crash).
+    pub resume_args: Option<String>,
 }
 
 /// How a CLI's menus are answered.
@@ -122,6 +126,8 @@ impl PatternSet {
                 deny: p("\u{1b}"),
                 answer: p("{n}"),
                 answer_text: p("{text}\r"),
+                session_args: p("--session-id {id}"),
+                resume_args: p("--resume {id}"),
             },
             "codex" => PatternSet {
                 // "Would you like to run the following command?" … "$ touch x" … "› 1. Yes, proceed (y)"
@@ -147,6 +153,9 @@ impl PatternSet {
                 deny: p("\u{1b}"),
                 answer: p("{n}"),
                 answer_text: p("{text}\r"),
+                // Codex names its own thread: nothing to give it up front.
+                session_args: None,
+                resume_args: p("resume {id}"),
             },
             "gemini" => PatternSet {
                 // "│ ? Shell  touch x │" … "│ Allow execution of [Shell]? │" … "│ ● 1. Allow once │"
@@ -173,6 +182,8 @@ impl PatternSet {
                 deny: p("\u{1b}"),
                 answer: p("{n}"),
                 answer_text: p("{text}\r"),
+                session_args: p("--session-id {id}"),
+                resume_args: p("--resume {id}"),
             },
             _ => PatternSet {
                 // "Allow X? (y/n)" / "Approve X? [Y/n]": the common shape
@@ -209,6 +220,24 @@ impl PatternSet {
             deny: pick(&overrides.deny, self.deny),
             answer: pick(&overrides.answer, self.answer),
             answer_text: pick(&overrides.answer_text, self.answer_text),
+            session_args: pick(&overrides.session_args, self.session_args),
+            resume_args: pick(&overrides.resume_args, self.resume_args),
+        }
+    }
+
+    /// The CLI session to run and the arguments that say so: `resume` continued, else a new
+    /// id of ours when the CLI takes one; (None, []) when it cannot be resumed.
+    pub fn session(&self, resume: Option<&str>) -> (Option<String>, Vec<String>) {
+        let args = |template: &str, id: &str| template.split_whitespace().map(|a| a.replace("{id}", id)).collect();
+        let set = |t: &Option<String>| t.clone().filter(|t| !t.is_empty());
+        match (resume, set(&self.resume_args), set(&self.session_args)) {
+            (Some(id), Some(t), _) => (Some(id.to_string()), args(&t, id)),
+            (None, _, Some(t)) => {
+                let id = uuid::Uuid::new_v4().to_string();
+                let a = args(&t, &id);
+                (Some(id), a)
+            }
+            _ => (None, Vec::new()),
         }
     }
 

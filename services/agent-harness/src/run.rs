@@ -131,9 +131,11 @@ pub async fn run(nats: async_nats::Client, h: HarnessSettings) -> Result<u32, Ha
         let screen = Screen::new(&patterns, ROWS, COLS).map_err(HarnessError::Patterns)?;
         let screen = Arc::new(std::sync::Mutex::new(screen));
         let (settles, settled) = tokio::sync::watch::channel(0u64);
+        // A CLI that takes a session id of ours can be resumed by a restarted harness.
+        let (cli_session, session_args) = patterns.session(h.cli_session.as_deref());
         let spawn = Spawn {
             program: program.clone(),
-            args: args.to_vec(),
+            args: args.iter().cloned().chain(session_args).collect(),
             cwd: h.cwd.clone(),
             rows: ROWS,
             cols: COLS,
@@ -148,7 +150,8 @@ pub async fn run(nats: async_nats::Client, h: HarnessSettings) -> Result<u32, Ha
         )?;
         let pump = pty_pump(agent.clone(), screen, settles, output, exit);
         let caps = capabilities(patterns.observes_usage());
-        return drive(nats, h, agent, pump, prompts, caps).await;
+        let resumable = cli_session.map(|id| (id, agent.pid));
+        return drive(nats, h, agent, pump, prompts, caps, resumable).await;
     }
     let cwd = match &h.cwd {
         Some(cwd) => cwd.clone(),
@@ -162,7 +165,8 @@ pub async fn run(nats: async_nats::Client, h: HarnessSettings) -> Result<u32, Ha
         resume: h.cli_session.clone(),
     };
     let (agent, pump) = StructuredAgent::spawn(launch, nats.clone(), prompts.clone())?;
-    drive(nats, h, agent, pump, prompts, crate::structured::capabilities()).await
+    // A structured CLI says it is resumable once its protocol names its session.
+    drive(nats, h, agent, pump, prompts, crate::structured::capabilities(), None).await
 }
 
 /// The terminal the CLI draws on.
@@ -237,6 +241,7 @@ async fn drive<A: Driver>(
     pump: BoxFuture<'static, u32>,
     prompts: Arc<Prompts>,
     capabilities: AgentSessionCapabilities,
+    resumable: Option<(String, Option<u32>)>,
 ) -> Result<u32, HarnessError> {
     let session_id = h.session_id.clone().unwrap_or_else(|| uuid::Uuid::now_v7().to_string());
     let adapter = h.adapter.clone().unwrap_or_else(|| h.cli.clone());
@@ -265,6 +270,13 @@ async fn drive<A: Driver>(
         "{}",
         serde_json::json!({ "message": "agent session attached", "agentId": binding.agent_id, "sessionId": binding.session_id })
     );
+    if let Some((cli_session, pid)) = resumable {
+        // The spawner restarts a harness killed mid-session with this id.
+        println!(
+            "{}",
+            serde_json::json!({ "message": "agent session resumable", "agentId": binding.agent_id, "cliSession": cli_session, "cliPid": pid })
+        );
+    }
 
     let stop = stop_requested(h.stop_with_stdin);
     tokio::pin!(stop);

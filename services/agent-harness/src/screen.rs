@@ -99,11 +99,6 @@ impl Screen {
         self.vt.screen().bracketed_paste()
     }
 
-    /// The screen as text, one row per line, trailing blanks trimmed.
-    pub fn text(&self) -> String {
-        self.rows().join("\n")
-    }
-
     fn rows(&self) -> Vec<String> {
         let (_, cols) = self.vt.screen().size();
         self.vt

@@ -82,6 +82,8 @@ pub struct PtyAgent {
     /// Counts the screen's settles: a paste was taken when the screen settled after it.
     settled: tokio::sync::watch::Receiver<u64>,
     keys: Keys,
+    /// The CLI's pid (also its process group: a PTY child leads its own session).
+    pub pid: Option<u32>,
     killer: Mutex<Box<dyn portable_pty::ChildKiller + Send + Sync>>,
     state: Mutex<State>,
     prompts: Arc<Prompts>,
@@ -128,6 +130,7 @@ impl PtyAgent {
             cmd.cwd(cwd);
         }
         let mut child = pair.slave.spawn_command(cmd).map_err(io_err)?;
+        let pid = child.process_id();
         drop(pair.slave);
         let mut reader = pair.master.try_clone_reader().map_err(io_err)?;
         let mut writer = pair.master.take_writer().map_err(io_err)?;
@@ -169,6 +172,7 @@ impl PtyAgent {
             screen,
             settled,
             keys,
+            pid,
             killer: Mutex::new(killer),
             state: Mutex::new(State::default()),
             prompts,

@@ -40,6 +40,11 @@ impl Cli {
     fn observes_usage(self) -> bool {
         matches!(self, Cli::Claude | Cli::Codex | Cli::Gemini)
     }
+
+    /// Idle reports before the first turn ends: a TUI is idle once when it first shows its prompt.
+    fn idles_before_first_turn(self) -> usize {
+        if self.observes_usage() { 0 } else { 1 }
+    }
 }
 
 /// Real CLIs are heavy (a mesh, a Node or native CLI, a model server each): two worlds at a
@@ -461,7 +466,15 @@ async fn killed_harness_resumes_the_cli_session(cli: Cli) {
         .on("AFTER", [Step::text("It was BANANA.").usage(100, 10)]);
     let w = world(script).await;
     let (session, agent) = w.spawn(cli, "REMEMBER the word BANANA").await;
-    w.idle_times(&agent, 1).await;
+    wait_for(|| async {
+        w.model
+            .user_texts()
+            .iter()
+            .any(|t| t.contains("REMEMBER"))
+            .then_some(())
+    })
+    .await;
+    w.idle_times(&agent, cli.idles_before_first_turn() + 1).await;
     let harness = harness_pid(&session).expect("the harness runs");
     // SAFETY: SIGKILL to the harness process this test's spawner started.
     unsafe {
@@ -480,7 +493,6 @@ async fn killed_harness_resumes_the_cli_session(cli: Cli) {
         seen.then_some(())
     })
     .await;
-    w.idle_times(&agent, 2).await;
     let resumed = harness_pid(&session).expect("a harness runs again");
     assert_ne!(resumed, harness);
     let events = w.events(&agent, "session.resumed").await;
@@ -500,8 +512,15 @@ async fn killed_harness_resumes_the_cli_session(cli: Cli) {
         .ok(reqwest::Method::GET, &format!("/deliveries?sessionId={session}"), None)
         .await;
     let all = deliveries["deliveries"].as_array().cloned().unwrap_or_default();
-    assert_eq!(all.len(), 2, "{deliveries}");
-    assert!(all.iter().all(|d| d["status"] == "delivered"), "{deliveries}");
+    assert_eq!(all.len(), 2, "the task and the message after the crash: {deliveries}");
+    wait_for(|| async {
+        let d = w
+            .ok(reqwest::Method::GET, &format!("/deliveries?sessionId={session}"), None)
+            .await;
+        let all = d["deliveries"].as_array().cloned().unwrap_or_default();
+        all.iter().all(|d| d["status"] == "delivered").then_some(())
+    })
+    .await;
 }
 
 /// The pid of the agent-harness process of `session` (Linux /proc).
@@ -654,4 +673,14 @@ async fn gemini_tui_question_is_answered_over_rest() {
 #[tokio::test]
 async fn gemini_tui_multi_line_message_arrives_intact() {
     multi_line_message_arrives_intact(Cli::GeminiTui).await;
+}
+
+#[tokio::test]
+async fn claude_tui_killed_harness_resumes_the_cli_session() {
+    killed_harness_resumes_the_cli_session(Cli::ClaudeTui).await;
+}
+
+#[tokio::test]
+async fn gemini_tui_killed_harness_resumes_the_cli_session() {
+    killed_harness_resumes_the_cli_session(Cli::GeminiTui).await;
 }
