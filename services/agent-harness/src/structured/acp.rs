@@ -314,3 +314,79 @@ impl Acp {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn line(s: &str) -> Value {
+        serde_json::from_str(s).unwrap()
+    }
+
+    fn ready() -> Acp {
+        let mut a = Acp::default();
+        a.start("/w", None);
+        let seen = a.read(line(
+            r#"{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":1,"agentCapabilities":{"loadSession":true}}}"#,
+        ));
+        assert!(
+            matches!(&seen[0], Seen::Write(v) if v["method"] == "session/new"),
+            "{seen:?}"
+        );
+        let seen = a.read(line(r#"{"jsonrpc":"2.0","id":2,"result":{"sessionId":"s-1"}}"#));
+        assert_eq!(
+            seen,
+            vec![Seen::Ready {
+                cli_session: "s-1".into()
+            }]
+        );
+        a
+    }
+
+    const PERMISSION: &str = r#"{"jsonrpc":"2.0","id":0,"method":"session/request_permission","params":{"sessionId":"s-1","options":[{"optionId":"proceed_always","name":"Allow for this session","kind":"allow_always"},{"optionId":"proceed_once","name":"Allow","kind":"allow_once"},{"optionId":"cancel","name":"Reject","kind":"reject_once"}],"toolCall":{"toolCallId":"tc-1","status":"pending","title":"touch ran.txt","content":[],"locations":[],"kind":"execute"}}}"#;
+
+    #[test]
+    fn a_permission_request_starts_the_call_and_is_answered_with_allow_once_or_reject() {
+        let mut a = ready();
+        let seen = a.read(line(PERMISSION));
+        assert!(matches!(&seen[0], Seen::ToolCalled { id, .. } if id == "tc-1"));
+        let Seen::Permission { token, ask } = &seen[1] else {
+            panic!("{seen:?}")
+        };
+        assert_eq!(ask.command.as_deref(), Some("touch ran.txt"));
+        let allow = &a.decide(token, true)[0];
+        assert_eq!(allow["id"], 0, "request ids start at 0");
+        assert_eq!(allow["result"]["outcome"]["optionId"], "proceed_once");
+        let reject = &a.decide(token, false)[0];
+        assert_eq!(reject["result"]["outcome"]["optionId"], "cancel");
+    }
+
+    #[test]
+    fn the_prompt_reply_ends_the_turn_with_its_text_usage_and_the_rejected_call_closed() {
+        let mut a = ready();
+        a.send("RUNTOOL");
+        a.read(line(PERMISSION));
+        let chunk = |t: &str| {
+            line(&format!(
+                r#"{{"jsonrpc":"2.0","method":"session/update","params":{{"sessionId":"s-1","update":{{"sessionUpdate":"agent_message_chunk","content":{{"type":"text","text":"{t}"}}}}}}}}"#
+            ))
+        };
+        a.read(chunk("[MODE_UPDATE] plan"));
+        a.read(chunk("Tool finished. "));
+        a.read(chunk("DONE."));
+        let seen = a.read(line(
+            r#"{"jsonrpc":"2.0","id":3,"result":{"stopReason":"end_turn","_meta":{"quota":{"token_count":{"input_tokens":3000,"output_tokens":1600},"model_usage":[{"model":"gemini-3.8-flash"}]}}}}"#,
+        ));
+        assert_eq!(seen[0], Seen::Text("Tool finished. DONE.".into()));
+        assert!(matches!(&seen[1], Seen::ToolCompleted { id, ok: false, .. } if id == "tc-1"));
+        assert!(matches!(&seen[2], Seen::Usage(u) if u.input == 3000 && u.output == 1600));
+        assert_eq!(seen[3], Seen::TurnDone { error: None });
+    }
+
+    #[test]
+    fn gemini_session_files_are_named_after_the_utc_minute() {
+        assert_eq!(format_minute(0), "1970-01-01T00-00");
+        assert_eq!(format_minute(1_795_494_184), "2026-11-24T04-23");
+        assert_eq!(format_minute(951_782_400), "2000-02-29T00-00");
+    }
+}

@@ -276,3 +276,129 @@ fn result(line: &Value) -> Vec<Seen> {
         Seen::TurnDone { error },
     ]
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn claude() -> Claude {
+        let mut c = Claude::default();
+        c.args(None);
+        c.start("/w", None);
+        c
+    }
+
+    fn line(s: &str) -> Value {
+        serde_json::from_str(s).unwrap()
+    }
+
+    #[test]
+    fn a_new_session_gets_an_id_of_ours_and_a_resumed_one_keeps_its_own() {
+        let mut c = Claude::default();
+        let args = c.args(None);
+        let at = args.iter().position(|a| a == "--session-id").unwrap();
+        assert_eq!(args[at + 1], c.session_id);
+        let args = Claude::default().args(Some("s-1"));
+        assert!(args.windows(2).any(|w| w == ["--resume", "s-1"]), "{args:?}");
+    }
+
+    #[test]
+    fn the_answer_to_initialize_makes_it_ready_with_its_session() {
+        let mut c = claude();
+        let seen = c.read(line(
+            r#"{"type":"control_response","response":{"subtype":"success","request_id":"relay-init-1","response":{"pid":1}}}"#,
+        ));
+        assert_eq!(
+            seen,
+            vec![Seen::Ready {
+                cli_session: c.session_id.clone()
+            }]
+        );
+    }
+
+    #[test]
+    fn can_use_tool_is_a_permission_answered_allow_with_the_input_or_deny() {
+        let mut c = claude();
+        let seen = c.read(line(
+            r#"{"type":"control_request","request_id":"r-1","request":{"subtype":"can_use_tool","tool_name":"Bash","input":{"command":"touch ran.txt","description":"Create ran.txt"},"description":"Create ran.txt","blocked_path":"/w/ran.txt","tool_use_id":"t-1"}}"#,
+        ));
+        let Seen::Permission { token, ask } = &seen[0] else {
+            panic!("{seen:?}")
+        };
+        assert_eq!(ask.tool, "Bash");
+        assert_eq!(ask.command.as_deref(), Some("touch ran.txt"));
+        let allow = &c.decide(token, true)[0];
+        assert_eq!(allow["response"]["request_id"], "r-1");
+        assert_eq!(allow["response"]["response"]["behavior"], "allow");
+        assert_eq!(
+            allow["response"]["response"]["updatedInput"]["command"],
+            "touch ran.txt"
+        );
+        let deny = &c.decide(token, false)[0];
+        assert_eq!(deny["response"]["response"]["behavior"], "deny");
+    }
+
+    #[test]
+    fn ask_user_question_is_a_question_answered_with_the_answers_in_its_input() {
+        let mut c = claude();
+        let seen = c.read(line(
+            r#"{"type":"control_request","request_id":"r-2","request":{"subtype":"can_use_tool","tool_name":"AskUserQuestion","input":{"questions":[{"question":"Which color do you prefer?","header":"Color","options":[{"label":"Red","description":"warm"},{"label":"Blue","description":"cool"}],"multiSelect":false}]}}}"#,
+        ));
+        let Seen::Question {
+            token,
+            question,
+            options,
+        } = &seen[0]
+        else {
+            panic!("{seen:?}")
+        };
+        assert_eq!(question, "Which color do you prefer?");
+        assert_eq!(options, &["Red", "Blue"]);
+        let reply = &c.answer(token, "Blue")[0];
+        let input = &reply["response"]["response"]["updatedInput"];
+        assert_eq!(input["answers"]["Which color do you prefer?"], "Blue");
+        assert_eq!(input["questions"][0]["header"], "Color", "the original input is kept");
+    }
+
+    #[test]
+    fn the_result_line_ends_the_turn_with_its_usage() {
+        let mut c = claude();
+        let seen = c.read(line(
+            r#"{"type":"result","subtype":"success","is_error":false,"result":"done","usage":{"input_tokens":3000,"cache_creation_input_tokens":0,"cache_read_input_tokens":10,"output_tokens":1600},"modelUsage":{"claude-opus-4-8[1m]":{"inputTokens":3000}}}"#,
+        ));
+        assert_eq!(
+            seen,
+            vec![
+                Seen::Usage(Usage {
+                    input: 3000,
+                    output: 1600,
+                    cache_read: 10,
+                    cache_write: 0,
+                    model: Some("claude-opus-4-8".into())
+                }),
+                Seen::TurnDone { error: None },
+            ]
+        );
+    }
+
+    #[test]
+    fn a_bash_tool_use_and_its_result_are_a_tool_call_and_a_command() {
+        let mut c = claude();
+        let called = c.read(line(
+            r#"{"type":"assistant","message":{"content":[{"type":"text","text":"I'll run that."},{"type":"tool_use","id":"t-1","name":"Bash","input":{"command":"ls"}}]}}"#,
+        ));
+        assert_eq!(called[0], Seen::Text("I'll run that.".into()));
+        assert!(matches!(&called[1], Seen::ToolCalled { tool, .. } if tool == "Bash"));
+        let done = c.read(line(
+            r#"{"type":"user","message":{"role":"user","content":[{"tool_use_id":"t-1","type":"tool_result","content":"a.txt","is_error":false}]}}"#,
+        ));
+        assert_eq!(
+            done[0],
+            Seen::Command {
+                command: "ls".into(),
+                exit_code: Some(0)
+            }
+        );
+        assert!(matches!(&done[1], Seen::ToolCompleted { ok: true, .. }));
+    }
+}

@@ -281,3 +281,91 @@ impl Codex {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn line(s: &str) -> Value {
+        serde_json::from_str(s).unwrap()
+    }
+
+    fn ready() -> Codex {
+        let mut c = Codex::default();
+        c.start("/w", None);
+        let seen = c.read(line(r#"{"id":1,"result":{"userAgent":"codex"}}"#));
+        assert!(
+            matches!(&seen[1], Seen::Write(v) if v["method"] == "thread/start"),
+            "{seen:?}"
+        );
+        let seen = c.read(line(r#"{"id":2,"result":{"thread":{"id":"th-1"},"model":"gpt-5.5"}}"#));
+        assert_eq!(
+            seen,
+            vec![Seen::Ready {
+                cli_session: "th-1".into()
+            }]
+        );
+        c
+    }
+
+    #[test]
+    fn a_resumed_session_is_a_thread_resume() {
+        let mut c = Codex::default();
+        c.start("/w", Some("th-9"));
+        let seen = c.read(line(r#"{"id":1,"result":{}}"#));
+        assert!(
+            matches!(&seen[1], Seen::Write(v) if v["method"] == "thread/resume" && v["params"]["threadId"] == "th-9")
+        );
+    }
+
+    #[test]
+    fn approval_requests_are_permissions_answered_accept_or_decline() {
+        let mut c = ready();
+        let seen = c.read(line(
+            r#"{"method":"item/commandExecution/requestApproval","id":0,"params":{"threadId":"th-1","reason":"Fake model wants to run this command","command":"/bin/bash -lc 'touch ran.txt'","commandActions":[{"type":"unknown","command":"touch ran.txt"}]}}"#,
+        ));
+        let Seen::Permission { token, ask } = &seen[0] else {
+            panic!("{seen:?}")
+        };
+        assert_eq!(ask.command.as_deref(), Some("touch ran.txt"));
+        assert_eq!(c.decide(token, true)[0]["result"]["decision"], "accept");
+        assert_eq!(c.decide(token, false)[0]["result"]["decision"], "decline");
+        assert_eq!(c.decide(token, false)[0]["id"], 0);
+    }
+
+    #[test]
+    fn a_turn_costs_the_growth_of_the_thread_total() {
+        let mut c = ready();
+        let usage = |input: u64, output: u64| {
+            line(&format!(
+                r#"{{"method":"thread/tokenUsage/updated","params":{{"tokenUsage":{{"total":{{"inputTokens":{input},"cachedInputTokens":0,"outputTokens":{output}}}}}}}}}"#
+            ))
+        };
+        let done = || line(r#"{"method":"turn/completed","params":{"turn":{"status":"completed"}}}"#);
+        c.send("one");
+        c.read(usage(1500, 800));
+        let first = c.read(done());
+        assert!(
+            matches!(&first[0], Seen::Usage(u) if u.input == 1500 && u.output == 800),
+            "{first:?}"
+        );
+        c.send("two");
+        c.read(usage(1600, 820));
+        let second = c.read(done());
+        assert!(
+            matches!(&second[0], Seen::Usage(u) if u.input == 100 && u.output == 20),
+            "{second:?}"
+        );
+        assert_eq!(second[1], Seen::TurnDone { error: None });
+    }
+
+    #[test]
+    fn an_unknown_server_request_is_answered_with_an_error_not_left_hanging() {
+        let mut c = ready();
+        let seen = c.read(line(r#"{"method":"item/somethingNew","id":7,"params":{}}"#));
+        assert!(
+            matches!(&seen[1], Seen::Write(v) if v["id"] == 7 && v["error"]["code"] == -32601),
+            "{seen:?}"
+        );
+    }
+}
