@@ -265,7 +265,11 @@ fn permission(c: &Captures) -> Option<Detected> {
         .or_else(|| c.name("path"))
         .map(|m| m.as_str().trim().to_string())
         .filter(|s| !s.is_empty());
-    let tool_lc = tool.to_lowercase();
+    // Every CLI's shell tool is `bash` to the permission manager's policies.
+    let tool_lc = match tool.to_lowercase().as_str() {
+        "shell" | "run_shell_command" | "exec_command" => "bash".to_string(),
+        other => other.to_string(),
+    };
     let description = match &argument {
         Some(a) => format!("{tool} {a}"),
         None => tool.to_string(),
@@ -319,6 +323,180 @@ fn question(c: &Captures, text: &str, option: Option<&Regex>) -> Option<Detected
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
+
+    /// A screen for `cli` showing `rows` (as the real TUI drew them), read after `quiet`.
+    fn shown(cli: &str, rows: &[&str], quiet: Duration) -> Vec<Detected> {
+        let mut s = Screen::new(&PatternSet::builtin(cli), 50, 200).unwrap();
+        s.feed(rows.join("\r\n").as_bytes());
+        s.settle(quiet)
+    }
+
+    fn prompts(found: Vec<Detected>) -> Vec<Detected> {
+        found.into_iter().filter(|d| !matches!(d, Detected::Line(_))).collect()
+    }
+
+    const CLAUDE_IDLE: &[&str] = &[
+        "● Tool finished. DONE.",
+        "",
+        "✻ Brewed for 0s",
+        "",
+        "────────────────",
+        "❯\u{a0}",
+        "────────────────",
+        "  ? for shortcuts · ← for agents",
+    ];
+    const CLAUDE_BUSY: &[&str] = &[
+        "✽ Contemplating…",
+        "",
+        "────────────────",
+        "❯\u{a0}",
+        "────────────────",
+        "  esc to interrupt · ← for agents",
+    ];
+
+    #[test]
+    fn claude_is_idle_only_when_its_empty_input_shows_nothing_busy_and_the_screen_was_still() {
+        assert_eq!(prompts(shown("claude", CLAUDE_IDLE, IDLE_QUIET)), vec![Detected::Idle]);
+        assert_eq!(
+            prompts(shown("claude", CLAUDE_IDLE, Duration::from_millis(100))),
+            vec![]
+        );
+        assert_eq!(prompts(shown("claude", CLAUDE_BUSY, IDLE_QUIET)), vec![]);
+    }
+
+    #[test]
+    fn the_real_permission_menus_are_recognised_with_their_command() {
+        let claude = [
+            "● Bash(touch ran.txt)",
+            "  ⎿  Waiting…",
+            "────────",
+            " Bash command",
+            "",
+            "   touch ran.txt",
+            "   Run a shell command",
+            "",
+            " Do you want to proceed?",
+            " ❯ 1. Yes",
+            "   2. Yes, and always allow access to ws-claude/ from this project",
+            "   3. No",
+            "",
+            " Esc to cancel · Tab to amend · ctrl+e to explain",
+        ];
+        let codex = [
+            "› RUNTOOL now",
+            "",
+            "• Running touch ran.txt",
+            "",
+            "  Would you like to run the following command?",
+            "",
+            "  Environment: local",
+            "",
+            "  Reason: Fake model wants to run this command",
+            "",
+            "  $ touch ran.txt",
+            "",
+            "› 1. Yes, proceed (y)",
+            "  2. Yes, and don't ask again for commands that start with `touch ran.txt` (p)",
+            "  3. No, and tell Codex what to do differently (esc)",
+            "",
+            "  Press enter to confirm or esc to cancel",
+        ];
+        let gemini = [
+            "╭──────────────────────────────────────╮",
+            "│ ? Shell  touch ran.txt                 │",
+            "│ ╭──────────────────────────────────╮ │",
+            "│ │ touch ran.txt                    │ │",
+            "│ ╰──────────────────────────────────╯ │",
+            "│ Allow execution of [Shell]?            │",
+            "│                                      │",
+            "│ ● 1. Allow once                        │",
+            "│   2. Allow for this session            │",
+            "│   3. No, suggest changes (esc)         │",
+            "╰──────────────────────────────────────╯",
+        ];
+        for (cli, rows) in [("claude", &claude[..]), ("codex", &codex[..]), ("gemini", &gemini[..])] {
+            let found = prompts(shown(cli, rows, IDLE_QUIET));
+            let permission = found.iter().find(|d| matches!(d, Detected::Permission { .. }));
+            let Some(Detected::Permission { tool, command, .. }) = permission else {
+                panic!("{cli}: {found:?}")
+            };
+            assert_eq!(
+                (tool.as_str(), command.as_deref()),
+                ("bash", Some("touch ran.txt")),
+                "{cli}"
+            );
+            assert!(!found.contains(&Detected::Idle), "{cli}: a menu is never idle");
+        }
+    }
+
+    #[test]
+    fn the_real_question_menus_are_recognised_with_their_options() {
+        let claude = [
+            "❯ ASKQ please",
+            "────────",
+            " ☐ Question",
+            "",
+            "Which color do you prefer?",
+            "",
+            "❯ 1. Red",
+            "     Red",
+            "  2. Blue",
+            "     Blue",
+            "  3. Type something.",
+            "────────",
+            "  4. Chat about this",
+            "",
+            "Enter to select · ↑/↓ to navigate · Esc to cancel",
+        ];
+        let codex = [
+            "  Question 1/1 (1 unanswered)",
+            "  Which color do you prefer?",
+            "",
+            "  › 1. Red                Red",
+            "    2. Blue               Blue",
+            "    3. None of the above  Optionally, add details in notes (tab)",
+            "",
+            "  tab to add notes | enter to submit answer | esc to interrupt",
+        ];
+        let gemini = [
+            "│ Answer Questions                                   │",
+            "│                                                    │",
+            "│ Which color do you prefer?                         │",
+            "│                                                    │",
+            "│ ● 1.  Red                                          │",
+            "│       Red                                          │",
+            "│   2.  Blue                                         │",
+            "│       Blue                                         │",
+            "│   3.  Enter a custom value                         │",
+        ];
+        for (cli, rows) in [("claude", &claude[..]), ("codex", &codex[..]), ("gemini", &gemini[..])] {
+            let found = prompts(shown(cli, rows, IDLE_QUIET));
+            let Some(Detected::Question { question, options }) = found.first() else {
+                panic!("{cli}: {found:?}")
+            };
+            assert_eq!(question, "Which color do you prefer?", "{cli}");
+            assert_eq!(&options[..2], ["Red", "Blue"], "{cli}: {options:?}");
+            let keys = crate::parse::Keys::from(&PatternSet::builtin(cli));
+            assert_eq!(keys.answer("Blue", options), "2", "{cli}: the option's digit");
+        }
+    }
+
+    #[test]
+    fn after_typing_the_old_screen_is_not_believed_until_the_cli_redraws() {
+        let mut s = Screen::new(&PatternSet::builtin("claude"), 50, 200).unwrap();
+        s.feed(CLAUDE_IDLE.join("\r\n").as_bytes());
+        assert_eq!(prompts(s.settle(IDLE_QUIET)), vec![Detected::Idle]);
+        s.typed();
+        assert_eq!(
+            prompts(s.settle(IDLE_QUIET)),
+            vec![],
+            "no output since the keys: not idle yet"
+        );
+        s.feed(b"\x1b[2J\x1b[H");
+        s.feed(CLAUDE_IDLE.join("\r\n").as_bytes());
+        assert_eq!(prompts(s.settle(IDLE_QUIET)), vec![Detected::Idle]);
+    }
 
     #[test]
     fn only_rows_that_were_not_on_the_screen_are_new_however_often_they_repeat() {
