@@ -4,7 +4,11 @@
 //! line-oriented CLI. What it draws comes from `agent_harness::parse::fake`, where a test
 //! checks that the builtin patterns of each style recognise all of it.
 //!
-//! usage: fake-agent [--style claude|codex|gemini|generic] [--log FILE] [--think-ms N]
+//! usage: fake-agent [resume ID] [--style claude|codex|gemini|generic] [--log FILE] [--think-ms N]
+//!                   [--session-id ID] [--resume ID]
+//!
+//! The session arguments are those the real CLIs take (claude and gemini `--session-id` and
+//! `--resume`, codex `resume ID`); a resumed fake says so on its first row.
 //!
 //! A submitted message (first line) is a command; anything that is not one is a user message:
 //!   tool <Name> <args...>       a tool call and one line of its output
@@ -26,7 +30,7 @@ use std::time::Duration;
 
 use agent_harness::parse::fake::{self, Choice, FileOp, Style};
 
-const USAGE: &str = "usage: fake-agent [--style claude|codex|gemini|generic] [--log FILE] [--think-ms N]";
+const USAGE: &str = "usage: fake-agent [resume ID] [--style claude|codex|gemini|generic] [--log FILE] [--think-ms N] [--session-id ID] [--resume ID]";
 
 fn main() -> ExitCode {
     let mut agent = match Agent::from_args(std::env::args().skip(1)) {
@@ -148,6 +152,8 @@ enum Key {
 
 struct Agent {
     style: Style,
+    /// The session it continues, if started to resume one.
+    resumed: Option<String>,
     think: Duration,
     log: Option<File>,
     /// Bytes read and not yet turned into keys.
@@ -156,10 +162,14 @@ struct Agent {
 
 impl Agent {
     fn from_args(mut args: impl Iterator<Item = String>) -> Result<Agent, String> {
-        let (mut style, mut think, mut log) = (Style::Claude, Duration::ZERO, None);
+        let (mut style, mut think, mut log, mut resumed) = (Style::Claude, Duration::ZERO, None, None);
         while let Some(arg) = args.next() {
             let mut value = || args.next().ok_or_else(|| format!("{arg} needs a value"));
             match arg.as_str() {
+                "--session-id" => {
+                    value()?;
+                }
+                "--resume" | "resume" => resumed = Some(value()?),
                 "--style" => {
                     let name = value()?;
                     style = Style::from_name(&name).ok_or_else(|| format!("unknown style {name:?}"))?;
@@ -179,6 +189,7 @@ impl Agent {
         }
         Ok(Agent {
             style,
+            resumed,
             think,
             log,
             pending: Vec::new(),
@@ -192,6 +203,9 @@ impl Agent {
         }
         for row in self.style.banner() {
             self.say(&row)?;
+        }
+        if let Some(id) = self.resumed.clone() {
+            self.say(&format!("Resumed session {id}"))?;
         }
         loop {
             let Some(text) = self.read_input()? else {
