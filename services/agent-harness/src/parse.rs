@@ -49,6 +49,8 @@ pub struct PatternSet {
     pub answer: Option<String>,
     /// Keys for an answer that is not one of the options (`{text}`).
     pub answer_text: Option<String>,
+    /// Milliseconds between the typed text showing in the CLI's input and the Enter that sends it.
+    pub enter_delay_ms: Option<u64>,
     /// Arguments that start the CLI with a session id of ours (`{id}`), so it can be resumed.
     pub session_args: Option<String>,
     /// Arguments that continue session `{id}` (a harness restarted after a crash).
@@ -58,6 +60,7 @@ pub struct PatternSet {
 /// How a CLI's menus are answered.
 #[derive(Debug, Clone)]
 pub struct Keys {
+    pub enter_delay: std::time::Duration,
     pub approve: String,
     pub deny: String,
     answer: String,
@@ -68,6 +71,7 @@ impl Keys {
     pub fn from(set: &PatternSet) -> Keys {
         let or = |v: &Option<String>, d: &str| v.clone().filter(|s| !s.is_empty()).unwrap_or_else(|| d.to_string());
         Keys {
+            enter_delay: std::time::Duration::from_millis(set.enter_delay_ms.unwrap_or(0)),
             approve: or(&set.approve, "y\r"),
             deny: or(&set.deny, "n\r"),
             answer: or(&set.answer, "{text}\r"),
@@ -126,6 +130,7 @@ impl PatternSet {
                 deny: p("\u{1b}"),
                 answer: p("{n}"),
                 answer_text: p("{text}\r"),
+                enter_delay_ms: None,
                 session_args: p("--session-id {id}"),
                 resume_args: p("--resume {id}"),
             },
@@ -137,8 +142,9 @@ impl PatternSet {
                 // "Question 1/1 (1 unanswered)" / "Which color do you prefer?" / "› 1. Red   Red"
                 question: p(r"(?m)^\s*Question \d+/\d+[^\n]*\n\s*(?P<question>[^\n]+?)\s*$"),
                 option: p(r"^\s*(?:›\s*)?(\d+)\.\s+(?P<label>\S+(?: \S+)*)"),
-                // the composer pinned to the bottom, empty, showing its placeholder
-                idle: p(r"(?m)^› (?:Ask Codex to do anything|Ask a follow-up question)\s*$"),
+                // the composer pinned to the bottom, empty, showing its placeholder, above the
+                // footer's model line (drawn once Codex has loaded)
+                idle: p(r"(?m)^› (?:Ask Codex to do anything|Ask a follow-up question)\s*\n(?:\s*\n)?  \S[^\n]* · "),
                 busy: p(r"esc to interrupt\)"),
                 tokens: None,
                 // "• Running touch x" / "• Ran touch x"
@@ -153,6 +159,7 @@ impl PatternSet {
                 deny: p("\u{1b}"),
                 answer: p("{n}"),
                 answer_text: p("{text}\r"),
+                enter_delay_ms: None,
                 // Codex names its own thread: nothing to give it up front.
                 session_args: None,
                 resume_args: p("resume {id}"),
@@ -182,6 +189,8 @@ impl PatternSet {
                 deny: p("\u{1b}"),
                 answer: p("{n}"),
                 answer_text: p("{text}\r"),
+                // an Enter within ~50 ms of a paste is a newline to Gemini
+                enter_delay_ms: Some(150),
                 session_args: p("--session-id {id}"),
                 resume_args: p("--resume {id}"),
             },
@@ -220,6 +229,7 @@ impl PatternSet {
             deny: pick(&overrides.deny, self.deny),
             answer: pick(&overrides.answer, self.answer),
             answer_text: pick(&overrides.answer_text, self.answer_text),
+            enter_delay_ms: overrides.enter_delay_ms.or(self.enter_delay_ms),
             session_args: pick(&overrides.session_args, self.session_args),
             resume_args: pick(&overrides.resume_args, self.resume_args),
         }
@@ -662,7 +672,8 @@ pub mod fake {
             rows
         }
 
-        /// The input box: rules around the prompt row (claude), or the prompt row alone.
+        /// The input box: rules around the prompt row (claude), the footer under it (codex),
+        /// or the prompt row alone.
         /// Returns what to print before the prompt row and how to come back up to it.
         pub fn input_box(self) -> (String, String) {
             match self {
@@ -673,6 +684,10 @@ pub mod fake {
                         "\x1b[2A\r".to_string(),
                     )
                 }
+                Style::Codex => (
+                    "\r\n\r\n  GPT-5.5 default · /fake-agent".into(),
+                    "\x1b[2A\r".to_string(),
+                ),
                 _ => (String::new(), String::new()),
             }
         }

@@ -130,7 +130,7 @@ pub async fn run(nats: async_nats::Client, h: HarnessSettings) -> Result<u32, Ha
         let patterns = PatternSet::builtin(&h.cli).merged(&h.patterns.get(&h.cli).cloned().unwrap_or_default());
         let screen = Screen::new(&patterns, ROWS, COLS).map_err(HarnessError::Patterns)?;
         let screen = Arc::new(std::sync::Mutex::new(screen));
-        let (settles, settled) = tokio::sync::watch::channel(0u64);
+        let (outputs, output_seen) = tokio::sync::watch::channel(0u64);
         // A CLI that takes a session id of ours can be resumed by a restarted harness.
         let (cli_session, session_args) = patterns.session(h.cli_session.as_deref());
         let spawn = Spawn {
@@ -145,10 +145,10 @@ pub async fn run(nats: async_nats::Client, h: HarnessSettings) -> Result<u32, Ha
             nats.clone(),
             prompts.clone(),
             screen.clone(),
-            settled,
+            output_seen,
             Keys::from(&patterns),
         )?;
-        let pump = pty_pump(agent.clone(), screen, settles, output, exit);
+        let pump = pty_pump(agent.clone(), screen, outputs, output, exit);
         let caps = capabilities(patterns.observes_usage());
         let resumable = cli_session.map(|id| (id, agent.pid));
         return drive(nats, h, agent, pump, prompts, caps, resumable).await;
@@ -178,7 +178,7 @@ const COLS: u16 = 200;
 fn pty_pump(
     agent: Arc<PtyAgent>,
     screen: Arc<std::sync::Mutex<Screen>>,
-    settles: tokio::sync::watch::Sender<u64>,
+    outputs: tokio::sync::watch::Sender<u64>,
     mut output: tokio::sync::mpsc::UnboundedReceiver<Vec<u8>>,
     mut exit: tokio::sync::oneshot::Receiver<u32>,
 ) -> BoxFuture<'static, u32> {
@@ -194,7 +194,6 @@ fn pty_pump(
         let settle = |quiet: Duration| {
             let found = screen.lock().expect("screen lock").settle(quiet);
             agent.on_output(found);
-            settles.send_modify(|n| *n += 1);
         };
         loop {
             let next = match stage {
@@ -206,6 +205,7 @@ fn pty_pump(
                 chunk = output.recv() => match chunk {
                     Some(bytes) => {
                         screen.lock().expect("screen lock").feed(&bytes);
+                        outputs.send_modify(|n| *n += 1);
                         last_output = Instant::now();
                         stage = 0;
                     }

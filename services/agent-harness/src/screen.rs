@@ -94,6 +94,40 @@ impl Screen {
         self.idle = false;
     }
 
+    /// Whether the screen shows the ready prompt with an empty input (busy or not): until a
+    /// paste shows in the input, the CLI has not taken it.
+    pub fn input_empty(&self) -> bool {
+        let text = self.rows().join("\n");
+        self.p.idle.as_ref().is_some_and(|re| re.is_match(&text))
+    }
+
+    /// Whether the text typed (its first line) still waits in the CLI's input: the input is not
+    /// empty, the text shows, and no menu or busy CLI explains it. Only then is a second Enter
+    /// safe: in a menu, Enter would choose an option.
+    pub fn still_in_input(&self, text: &str) -> bool {
+        let rows = self.rows().join("\n");
+        let first: String = text
+            .lines()
+            .next()
+            .unwrap_or_default()
+            .trim()
+            .chars()
+            .take(30)
+            .collect();
+        let matches = |re: &Option<Regex>| re.as_ref().is_some_and(|re| re.is_match(&rows));
+        !first.is_empty()
+            && !matches(&self.p.idle)
+            && !matches(&self.p.permission)
+            && !matches(&self.p.question)
+            && !matches(&self.p.busy)
+            && rows.contains(&first)
+    }
+
+    /// Whether the patterns can tell an empty input from a filled one (they know its prompt).
+    pub fn sees_input(&self) -> bool {
+        self.p.idle.is_some()
+    }
+
     /// Whether the CLI asked for bracketed paste (`ESC [ ? 2004 h`).
     pub fn bracketed_paste(&self) -> bool {
         self.vt.screen().bracketed_paste()
@@ -363,6 +397,33 @@ mod tests {
             vec![]
         );
         assert_eq!(prompts(shown("claude", CLAUDE_BUSY, IDLE_QUIET)), vec![]);
+    }
+
+    #[test]
+    fn codex_is_idle_once_loaded_under_its_footer_not_while_working() {
+        let loading = [
+            "  >_ OpenAI Codex (v0.169.0)",
+            "     loading",
+            "",
+            "› Ask Codex to do anything",
+        ];
+        let idle = [
+            "› Ask Codex to do anything",
+            "",
+            "  GPT-5.5 default · /tmp/ws-codex",
+            "  ← for agents · ? for shortcuts",
+        ];
+        let working = [
+            "◦ Working (5s • esc to interrupt)",
+            "",
+            "",
+            "› Ask Codex to do anything",
+            "",
+            "  GPT-5.5 default · /tmp/ws-codex",
+        ];
+        assert_eq!(prompts(shown("codex", &loading, IDLE_QUIET)), vec![]);
+        assert_eq!(prompts(shown("codex", &idle, IDLE_QUIET)), vec![Detected::Idle]);
+        assert_eq!(prompts(shown("codex", &working, IDLE_QUIET)), vec![]);
     }
 
     #[test]

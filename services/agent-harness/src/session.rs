@@ -79,8 +79,8 @@ pub struct PtyAgent {
     writer: std::sync::mpsc::Sender<Vec<u8>>,
     input: tokio::sync::mpsc::UnboundedSender<Input>,
     screen: Arc<Mutex<Screen>>,
-    /// Counts the screen's settles: a paste was taken when the screen settled after it.
-    settled: tokio::sync::watch::Receiver<u64>,
+    /// Counts the chunks of output: a paste was taken when the CLI drew something after it.
+    output_seen: tokio::sync::watch::Receiver<u64>,
     keys: Keys,
     /// The CLI's pid (also its process group: a PTY child leads its own session).
     pub pid: Option<u32>,
@@ -95,6 +95,8 @@ pub struct PtyAgent {
 
 /// How long a paste may take to show before Enter is pressed anyway.
 const PASTE_TAKEN: std::time::Duration = std::time::Duration::from_secs(3);
+/// How long an Enter may take to empty the CLI's input before it is pressed again.
+const ENTER_TAKEN: std::time::Duration = std::time::Duration::from_secs(1);
 
 impl PtyAgent {
     /// Starts the command under a PTY. Returns the agent, the raw output and the exit status.
@@ -104,7 +106,7 @@ impl PtyAgent {
         nats: async_nats::Client,
         prompts: Arc<Prompts>,
         screen: Arc<Mutex<Screen>>,
-        settled: tokio::sync::watch::Receiver<u64>,
+        output_seen: tokio::sync::watch::Receiver<u64>,
         keys: Keys,
     ) -> std::io::Result<(
         Arc<PtyAgent>,
@@ -170,7 +172,7 @@ impl PtyAgent {
             writer: in_tx,
             input,
             screen,
-            settled,
+            output_seen,
             keys,
             pid,
             killer: Mutex::new(killer),
@@ -215,22 +217,58 @@ impl PtyAgent {
     }
 
     /// The text as a bracketed paste when the CLI asked for them (its lines kept), else typed
-    /// on one line; then Enter as a keystroke of its own once the screen shows the CLI took it.
+    /// on one line; then Enter as a keystroke of its own once the screen shows the text in the
+    /// CLI's input (its empty input is gone) and the CLI's `enterDelayMs` passed (Gemini takes an
+    /// Enter that follows a paste too closely as a newline). An Enter that left the text in the
+    /// input (taken as a newline, or dropped) is pressed again.
     async fn submit(&self, text: &str) -> std::io::Result<()> {
         let paste = self.screen.lock().expect("screen lock").bracketed_paste();
-        let mut settled = self.settled.clone();
-        settled.borrow_and_update();
+        let mut output = self.output_seen.clone();
+        output.borrow_and_update();
         if paste {
             self.write(&format!("\x1b[200~{text}\x1b[201~"))?;
         } else {
             self.write(&text.replace(['\r', '\n'], " "))?;
         }
         self.screen.lock().expect("screen lock").typed();
-        // Settled twice: once may be the settle of output from before the paste.
-        for _ in 0..2 {
-            let _ = tokio::time::timeout(PASTE_TAKEN, settled.changed()).await;
+        if !self.input_shows(&mut output, false, PASTE_TAKEN).await {
+            tracing::warn!("the CLI did not show the typed text; pressing Enter anyway");
         }
-        self.type_keys("\r")
+        let sees_input = self.screen.lock().expect("screen lock").sees_input();
+        for attempt in 0..3 {
+            tokio::time::sleep(self.keys.enter_delay).await;
+            output.borrow_and_update();
+            self.type_keys("\r")?;
+            // Without a prompt pattern nothing tells a second Enter is needed: never guess.
+            if !sees_input || self.input_shows(&mut output, true, ENTER_TAKEN).await {
+                break;
+            }
+            if !self.screen.lock().expect("screen lock").still_in_input(text) {
+                break;
+            }
+            tracing::warn!(
+                attempt,
+                "the text is still in the CLI's input after Enter; pressing it again"
+            );
+        }
+        Ok(())
+    }
+
+    /// Waits until the CLI's input is empty (`empty`) or holds text, at most `limit`.
+    async fn input_shows(
+        &self,
+        output: &mut tokio::sync::watch::Receiver<u64>,
+        empty: bool,
+        limit: std::time::Duration,
+    ) -> bool {
+        let wait = async {
+            while self.screen.lock().expect("screen lock").input_empty() != empty {
+                if output.changed().await.is_err() {
+                    return;
+                }
+            }
+        };
+        tokio::time::timeout(limit, wait).await.is_ok()
     }
 
     fn type_keys(&self, keys: &str) -> std::io::Result<()> {

@@ -18,6 +18,8 @@ pub struct Acp {
     text: String,
     /// Tool names by tool call id.
     tools: std::collections::HashMap<String, String>,
+    /// The agent said something about the running prompt: it took it.
+    taken: bool,
 }
 
 const INITIALIZE: u64 = 1;
@@ -76,6 +78,7 @@ impl Codec for Acp {
         self.next_id += 1;
         self.prompt_id = Some(self.next_id);
         self.text.clear();
+        self.taken = false;
         vec![rpc(
             self.next_id,
             "session/prompt",
@@ -92,7 +95,14 @@ impl Codec for Acp {
             return self.agent_request(method, &line);
         }
         if method == "session/update" {
-            return self.update(&line["params"]["update"]);
+            let mut seen = Vec::new();
+            // The first word about the running prompt shows the agent took it.
+            if self.prompt_id.is_some() && !self.taken {
+                self.taken = true;
+                seen.push(Seen::Taken);
+            }
+            seen.extend(self.update(&line["params"]["update"]));
+            return seen;
         }
         vec![]
     }

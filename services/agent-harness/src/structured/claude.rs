@@ -35,6 +35,8 @@ impl Codec for Claude {
             "--verbose",
             "--permission-prompt-tool",
             "stdio",
+            // Each user message is echoed once Claude took it: that is when it is delivered.
+            "--replay-user-messages",
         ]
         .iter()
         .map(|s| s.to_string())
@@ -84,6 +86,7 @@ impl Codec for Claude {
                 vec![]
             }
             "assistant" => self.assistant(&line["message"]),
+            "user" if line["isReplay"] == true => vec![Seen::Taken],
             "user" => self.tool_results(&line),
             "control_request" => self.control_request(&line),
             "result" => result(&line),

@@ -169,6 +169,11 @@ struct State {
     queue: VecDeque<Held>,
     /// `next-message` deliveries: they go just ahead of the next message of another mode.
     next_message: VecDeque<Held>,
+    /// The message sent last, until the agent shows it took it (then it is delivered).
+    in_flight: Option<String>,
+    /// Deliveries handed to the agent: id → taken yet. A runner asking again gets the
+    /// receipt, not a second turn.
+    handed: std::collections::HashMap<String, bool>,
     /// Observations before the session was attached (no event sink yet).
     early: Vec<Seen>,
 }
@@ -410,7 +415,7 @@ impl StructuredAgent {
                 self.state.lock().expect("state lock").ready = true;
                 self.next_turn(&ev);
             }
-            Seen::Taken => {}
+            Seen::Taken => self.settle_in_flight(ReceiptStatus::Delivered, None),
             Seen::Text(text) => {
                 ev.emit(
                     "transcript.chunk",
@@ -478,6 +483,11 @@ impl StructuredAgent {
                 );
             }
             Seen::TurnDone { error } => {
+                // A turn that ended took its message, unless it ended refusing it.
+                match &error {
+                    Some(e) => self.settle_in_flight(ReceiptStatus::Failed, Some(e.clone())),
+                    None => self.settle_in_flight(ReceiptStatus::Delivered, None),
+                }
                 if let Some(error) = error {
                     ev.emit("error", json!({ "error": error }));
                 }
@@ -505,26 +515,38 @@ impl StructuredAgent {
             next
         };
         match next {
-            Some(held) => {
-                self.send_now(ev, &held.text);
-                let nats = self.nats.clone();
-                tokio::spawn(async move {
-                    if let Err(e) =
-                        relay_harness::report(&nats, &held.delivery_id, ReceiptStatus::Delivered, None).await
-                    {
-                        tracing::error!(delivery_id = held.delivery_id, error = %e, "delivery report refused");
-                    }
-                });
-            }
+            Some(held) => self.send_now(ev, held),
             None => ev.status(AgentStatus::Idle),
         }
     }
 
-    /// Hands the agent a message (the caller marked the state busy).
-    fn send_now(&self, ev: &EventSink, text: &str) {
+    /// Hands the agent a message (the caller marked the state busy); it is reported delivered
+    /// once the agent shows it took it.
+    fn send_now(&self, ev: &EventSink, held: Held) {
+        {
+            let mut st = self.state.lock().expect("state lock");
+            st.in_flight = Some(held.delivery_id.clone());
+            st.handed.insert(held.delivery_id, false);
+        }
         ev.status(AgentStatus::Active);
-        let lines = self.codec.lock().expect("codec lock").send(text);
+        let lines = self.codec.lock().expect("codec lock").send(&held.text);
         self.write(lines);
+    }
+
+    /// The message in flight was taken (or refused): its receipt goes to the runner.
+    fn settle_in_flight(&self, status: ReceiptStatus, reason: Option<String>) {
+        let delivery_id = {
+            let mut st = self.state.lock().expect("state lock");
+            let Some(id) = st.in_flight.take() else { return };
+            st.handed.insert(id.clone(), status == ReceiptStatus::Delivered);
+            id
+        };
+        let nats = self.nats.clone();
+        tokio::spawn(async move {
+            if let Err(e) = relay_harness::report(&nats, &delivery_id, status, reason).await {
+                tracing::error!(delivery_id, error = %e, "delivery report refused");
+            }
+        });
     }
 }
 
@@ -544,6 +566,11 @@ impl AgentSession for StructuredAgent {
         if st.holds(&ctx.id) {
             return accepted;
         }
+        match st.handed.get(&ctx.id) {
+            Some(true) => return receipt(ReceiptStatus::Delivered, &ctx.id),
+            Some(false) => return accepted,
+            None => {}
+        }
         let held = Held {
             delivery_id: ctx.id.clone(),
             text,
@@ -556,21 +583,12 @@ impl AgentSession for StructuredAgent {
         let riding: Vec<Held> = st.next_message.drain(..).collect();
         st.queue.extend(riding);
         st.queue.push_back(held);
-        let (true, Some(ev)) = (st.ready && !st.busy, ev) else {
-            return accepted;
-        };
-        let front = st.queue.pop_front().expect("just pushed");
-        st.busy = true;
+        let free = st.ready && !st.busy;
         drop(st);
-        self.send_now(&ev, &front.text);
-        if front.delivery_id == ctx.id {
-            return receipt(ReceiptStatus::Delivered, &ctx.id);
+        // Sent now if the agent is between turns; either way reported once the agent took it.
+        if let (true, Some(ev)) = (free, ev) {
+            self.next_turn(&ev);
         }
-        // A next-message delivery rode first; this one waits for the turn after it.
-        let nats = self.nats.clone();
-        tokio::spawn(async move {
-            let _ = relay_harness::report(&nats, &front.delivery_id, ReceiptStatus::Delivered, None).await;
-        });
         accepted
     }
 
