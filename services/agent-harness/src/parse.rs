@@ -291,6 +291,8 @@ pub enum Detected {
     },
     /// The CLI shows its ready prompt.
     Idle,
+    /// The whole screen, when what it shows changed meaning (idle, a menu): `terminal.screen`.
+    Screen(String),
 }
 
 /// "Bash(rm -rf build)" → tool "bash", command "rm -rf build"; "Read(src/a.rs)" → file_path "src/a.rs";

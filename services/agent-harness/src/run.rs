@@ -26,6 +26,7 @@ pub fn capabilities(observes_usage: bool) -> AgentSessionCapabilities {
         MessageReceived,
         FileChanged,
         TerminalOutput,
+        TerminalScreen,
         SessionStarted,
         SessionReleased,
     ];

@@ -179,6 +179,7 @@ impl Screen {
                     } else {
                         question(&c, &text, self.p.option.as_ref())
                     };
+                    out.push(Detected::Screen(text.clone()));
                     out.extend(found);
                     self.shown = Some(key);
                 }
@@ -194,6 +195,7 @@ impl Screen {
             self.idle = false;
         } else if !self.idle && !self.typed && quiet >= IDLE_QUIET {
             self.idle = true;
+            out.push(Detected::Screen(text));
             out.push(Detected::Idle);
         }
         out
@@ -367,7 +369,10 @@ mod tests {
     }
 
     fn prompts(found: Vec<Detected>) -> Vec<Detected> {
-        found.into_iter().filter(|d| !matches!(d, Detected::Line(_))).collect()
+        found
+            .into_iter()
+            .filter(|d| !matches!(d, Detected::Line(_) | Detected::Screen(_)))
+            .collect()
     }
 
     const CLAUDE_IDLE: &[&str] = &[

@@ -351,6 +351,10 @@ impl PtyAgent {
                 Detected::Line(text) => {
                     ev.emit("terminal.output", json!({ "stream": "combined", "text": text }));
                 }
+                Detected::Screen(text) => {
+                    tracing::info!("the screen shows a ready prompt or a menu");
+                    ev.emit("terminal.screen", json!({ "text": text }));
+                }
                 Detected::Idle => {
                     // The ready prompt means no other prompt shows any more (it may have been
                     // answered with agent.input): what waited for either goes now, in order.

@@ -412,16 +412,17 @@ async fn denied_command_does_not_run(cli: Cli) {
 async fn multi_line_message_arrives_intact(cli: Cli) {
     let w = world(Script::new()).await;
     let text = "first line\nsecond line\n\n  indented third";
-    let (_session, _agent) = w.spawn(cli, text).await;
-    let texts = wait_for(|| async {
-        let texts = w.model.user_texts();
-        texts.iter().any(|t| t.contains("first line")).then_some(texts)
-    })
-    .await;
-    // One message with its lines intact; nothing else the model saw has a piece of it (a CLI's
-    // own side requests, such as Codex's title, quote other text).
-    let pieces: Vec<&String> = texts.iter().filter(|t| t.contains("line")).collect();
-    assert_eq!(pieces, [text], "{texts:?}");
+    let (_session, agent) = w.spawn(cli, text).await;
+    let texts = w
+        .wait_long(&agent, || async {
+            let texts = w.model.user_texts();
+            texts.iter().any(|t| t == text).then_some(texts)
+        })
+        .await;
+    // The message with its lines intact, and never a piece of it on its own (a split paste).
+    // A CLI's own side requests (Codex's title) quote other text.
+    let pieces: Vec<&String> = texts.iter().filter(|t| *t != text && text.contains(t.trim())).collect();
+    assert!(pieces.is_empty(), "{texts:?}");
 }
 
 /// The model asks the user a question; it shows in `question.list`, is answered over REST, and
@@ -494,7 +495,7 @@ async fn killed_harness_resumes_the_cli_session(cli: Cli) {
         Some(json!({ "message": "AFTER the crash, which word?" })),
     )
     .await;
-    wait_long(|| async {
+    w.wait_long(&agent, || async {
         let seen = w.model.user_texts().iter().any(|t| t.contains("AFTER the crash"));
         seen.then_some(())
     })
@@ -539,15 +540,29 @@ fn harness_pid(session: &str) -> Option<u32> {
     })
 }
 
-/// `wait_for` with room for a CLI that must wait before it can resume (Gemini: up to a minute).
-async fn wait_long<T, F: std::future::Future<Output = Option<T>>>(mut f: impl FnMut() -> F) -> T {
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
-    loop {
-        if let Some(v) = f().await {
-            return v;
+impl World {
+    /// `wait_for` with room for a CLI that must wait before it can resume (Gemini: up to a
+    /// minute); on failure, what the agent's terminal showed last.
+    async fn wait_long<T, F: std::future::Future<Output = Option<T>>>(
+        &self,
+        agent: &str,
+        mut f: impl FnMut() -> F,
+    ) -> T {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+        loop {
+            if let Some(v) = f().await {
+                return v;
+            }
+            if std::time::Instant::now() > deadline {
+                let screens = self.events(agent, "terminal.screen").await;
+                let last = screens.last().map(|e| e["payload"]["text"].to_string());
+                panic!(
+                    "condition not met in 120 s; the agent's last screen: {}",
+                    last.unwrap_or_default()
+                );
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
         }
-        assert!(std::time::Instant::now() < deadline, "condition not met in 120 s");
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     }
 }
 
