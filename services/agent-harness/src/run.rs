@@ -9,7 +9,7 @@ use crate::structured::{Launch, Protocol, StructuredAgent};
 use futures::StreamExt;
 use futures::future::BoxFuture;
 use relay_contracts::capabilities::*;
-use relay_contracts::delivery::{AgentStatus, agent_subject};
+use relay_contracts::delivery::{AgentStatus, Receipt, ReceiptStatus, agent_subject};
 use relay_contracts::permission::{Decision, PermissionDecision, QuestionAnswer};
 use relay_contracts::{ErrorCode, WireError};
 use relay_harness::{AgentSession, AttachOptions, Binding, EventSink};
@@ -33,6 +33,19 @@ pub fn capabilities(observes_usage: bool) -> AgentSessionCapabilities {
     if observes_usage {
         emits.push(UsageUpdated);
     }
+    let modes = vec![
+        DeliveryMode::Immediate,
+        DeliveryMode::NextMessage,
+        DeliveryMode::NextToolCall,
+        DeliveryMode::OnIdle,
+        DeliveryMode::Manual,
+    ];
+    text_agent(modes, emits)
+}
+
+/// A harness-run agent: text messages, the given modes (queued in the harness, reported when
+/// surfaced) and events, release.
+pub(crate) fn text_agent(modes: Vec<DeliveryMode>, emits: Vec<AgentSessionEventType>) -> AgentSessionCapabilities {
     AgentSessionCapabilities {
         messaging: MessagingCapabilities {
             receive: true,
@@ -40,13 +53,7 @@ pub fn capabilities(observes_usage: bool) -> AgentSessionCapabilities {
             attachments: Some(vec![AttachmentKind::Text]),
         },
         delivery: DeliveryCapabilities {
-            modes: vec![
-                DeliveryMode::Immediate,
-                DeliveryMode::NextMessage,
-                DeliveryMode::NextToolCall,
-                DeliveryMode::OnIdle,
-                DeliveryMode::Manual,
-            ],
+            modes,
             queue: Some(true),
         },
         events: EventCapabilities { emits },
@@ -59,6 +66,16 @@ pub fn capabilities(observes_usage: bool) -> AgentSessionCapabilities {
             snapshot: None,
         },
     }
+}
+
+/// The receipt for a delivery the agent already has: the runner asked again (after a crash
+/// or a lost receipt) and must not get a second copy surfaced.
+pub(crate) fn handed_receipt(handed: &std::collections::HashMap<String, bool>, id: &str) -> Option<Receipt> {
+    let status = match handed.get(id)? {
+        true => ReceiptStatus::Delivered,
+        false => ReceiptStatus::Accepted,
+    };
+    Some(relay_harness::receipt(status, id))
 }
 
 #[derive(Debug, thiserror::Error)]

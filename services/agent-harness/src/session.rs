@@ -484,10 +484,8 @@ impl AgentSession for PtyAgent {
         if st.holds(&ctx.id) {
             return accepted;
         }
-        match st.handed.get(&ctx.id) {
-            Some(true) => return receipt(ReceiptStatus::Delivered, &ctx.id),
-            Some(false) => return accepted,
-            None => {}
+        if let Some(r) = crate::run::handed_receipt(&st.handed, &ctx.id) {
+            return r;
         }
         // Before the CLI first shows its ready prompt, typing would be lost: wait for it.
         let prompt_open = st.prompt_open || !st.ready;

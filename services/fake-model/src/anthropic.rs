@@ -165,10 +165,7 @@ fn stream(id: &str, model: &str, content: &[Value], stop_reason: &str, usage: Us
 mod tests {
     use super::*;
 
-    fn fixture(name: &str) -> Value {
-        let path = format!("{}/tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"));
-        serde_json::from_str(&std::fs::read_to_string(&path).expect("fixture exists")).expect("fixture is JSON")
-    }
+    use crate::fixture;
 
     #[test]
     fn system_reminders_and_system_messages_are_skipped_and_tool_results_count_as_steps() {

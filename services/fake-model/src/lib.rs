@@ -342,3 +342,10 @@ pub(crate) fn merge_into(into: &mut Value, extra: Value) {
         into.extend(extra);
     }
 }
+
+/// A request body captured from a real CLI (`tests/fixtures/<name>`).
+#[cfg(test)]
+pub(crate) fn fixture(name: &str) -> Value {
+    let path = format!("{}/tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"));
+    serde_json::from_str(&std::fs::read_to_string(&path).expect("fixture exists")).expect("fixture is JSON")
+}

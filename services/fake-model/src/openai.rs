@@ -303,10 +303,7 @@ fn merge(a: &Value, b: Value) -> Value {
 mod tests {
     use super::*;
 
-    fn fixture(name: &str) -> Value {
-        let path = format!("{}/tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"));
-        serde_json::from_str(&std::fs::read_to_string(&path).expect("fixture exists")).expect("fixture is JSON")
-    }
+    use crate::fixture;
 
     fn input(body: &Value) -> Vec<Value> {
         body["input"].as_array().cloned().unwrap_or_default()

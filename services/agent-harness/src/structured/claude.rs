@@ -215,12 +215,7 @@ impl Claude {
         let token = json!({ "requestId": line["request_id"], "input": input });
         if tool == ASK_USER {
             let q = &input["questions"][0];
-            let options = q["options"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter_map(|o| o["label"].as_str().map(String::from))
-                .collect();
+            let options = super::labels(&q["options"]);
             return vec![Seen::Question {
                 token,
                 question: q["question"].as_str().unwrap_or_default().to_string(),

@@ -156,12 +156,7 @@ impl Codex {
             }],
             "item/tool/requestUserInput" => {
                 let q = &p["questions"][0];
-                let options = q["options"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .filter_map(|o| o["label"].as_str().map(String::from))
-                    .collect();
+                let options = super::labels(&q["options"]);
                 vec![Seen::Question {
                     token: json!({ "id": line["id"], "questions": p["questions"] }),
                     question: q["question"].as_str().unwrap_or_default().to_string(),

@@ -188,42 +188,33 @@ impl State {
 /// previous one ended; usage is reported per turn; no raw terminal.
 pub fn capabilities() -> AgentSessionCapabilities {
     use AgentSessionEventType::*;
-    AgentSessionCapabilities {
-        messaging: MessagingCapabilities {
-            receive: true,
-            send: None,
-            attachments: Some(vec![AttachmentKind::Text]),
-        },
-        delivery: DeliveryCapabilities {
-            modes: vec![
-                DeliveryMode::Immediate,
-                DeliveryMode::NextMessage,
-                DeliveryMode::OnIdle,
-                DeliveryMode::Manual,
-            ],
-            queue: Some(true),
-        },
-        events: EventCapabilities {
-            emits: vec![
-                StatusChanged,
-                ToolCalled,
-                ToolCompleted,
-                MessageReceived,
-                TranscriptChunk,
-                UsageUpdated,
-                SessionStarted,
-                SessionReleased,
-            ],
-        },
-        actions: None,
-        lifecycle: LifecycleCapabilities {
-            release: true,
-            pause: None,
-            resume: None,
-            fork: None,
-            snapshot: None,
-        },
-    }
+    let modes = vec![
+        DeliveryMode::Immediate,
+        DeliveryMode::NextMessage,
+        DeliveryMode::OnIdle,
+        DeliveryMode::Manual,
+    ];
+    let emits = vec![
+        StatusChanged,
+        ToolCalled,
+        ToolCompleted,
+        MessageReceived,
+        TranscriptChunk,
+        UsageUpdated,
+        SessionStarted,
+        SessionReleased,
+    ];
+    crate::run::text_agent(modes, emits)
+}
+
+/// The labels of a question's options (`[{label, description}]`), as Claude and Codex send them.
+fn labels(options: &Value) -> Vec<String> {
+    options
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|o| o["label"].as_str().map(String::from))
+        .collect()
 }
 
 pub struct StructuredAgent {
@@ -566,10 +557,8 @@ impl AgentSession for StructuredAgent {
         if st.holds(&ctx.id) {
             return accepted;
         }
-        match st.handed.get(&ctx.id) {
-            Some(true) => return receipt(ReceiptStatus::Delivered, &ctx.id),
-            Some(false) => return accepted,
-            None => {}
+        if let Some(r) = crate::run::handed_receipt(&st.handed, &ctx.id) {
+            return r;
         }
         let held = Held {
             delivery_id: ctx.id.clone(),
