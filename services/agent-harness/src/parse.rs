@@ -160,7 +160,8 @@ impl PatternSet {
                 answer: p("{n}"),
                 answer_text: p("{text}\r"),
                 enter_delay_ms: None,
-                // Codex names its own thread: nothing to give it up front.
+                // Codex names its own thread: nothing to give it up front (the harness finds it
+                // in $CODEX_HOME/sessions)
                 session_args: None,
                 resume_args: p("resume {id}"),
             },

@@ -168,6 +168,14 @@ pub async fn run(nats: async_nats::Client, h: HarnessSettings) -> Result<u32, Ha
         )?;
         let pump = pty_pump(agent.clone(), screen, outputs, output, exit);
         let caps = capabilities(patterns.observes_usage());
+        if cli_session.is_none() && h.cli == "codex" && h.cli_session.is_none() {
+            // Codex names its own thread: found in its session files once it writes them.
+            let cwd = h
+                .cwd
+                .clone()
+                .or_else(|| std::env::current_dir().ok().map(|d| d.display().to_string()));
+            tokio::spawn(announce_codex_thread(cwd.unwrap_or_default(), agent.pid));
+        }
         let resumable = cli_session.map(|id| (id, agent.pid));
         return drive(nats, h, agent, pump, prompts, caps, resumable).await;
     }
@@ -185,6 +193,64 @@ pub async fn run(nats: async_nats::Client, h: HarnessSettings) -> Result<u32, Ha
     let (agent, pump) = StructuredAgent::spawn(launch, nats.clone(), prompts.clone())?;
     // A structured CLI says it is resumable once its protocol names its session.
     drive(nats, h, agent, pump, prompts, crate::structured::capabilities(), None).await
+}
+
+/// Prints the `agent session resumable` line for a Codex TUI once its thread shows up in
+/// `$CODEX_HOME/sessions` (a rollout file started here in `cwd`), so the spawner can restart a
+/// killed harness with `codex resume <thread>`.
+async fn announce_codex_thread(cwd: String, pid: Option<u32>) {
+    let since = std::time::SystemTime::now();
+    let home = std::env::var_os("CODEX_HOME")
+        .map(std::path::PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| std::path::PathBuf::from(h).join(".codex")));
+    let Some(sessions) = home.map(|h| h.join("sessions")) else {
+        return;
+    };
+    loop {
+        if let Some(thread) = codex_thread(&sessions, &cwd, since) {
+            println!(
+                "{}",
+                serde_json::json!({ "message": "agent session resumable", "cliSession": thread, "cliPid": pid })
+            );
+            return;
+        }
+        // Often: a kill before the announcement cannot be resumed.
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+}
+
+/// The thread id of the newest rollout file (`YYYY/MM/DD/rollout-<time>-<thread>.jsonl`)
+/// written since `since` whose session began in `cwd`.
+fn codex_thread(sessions: &std::path::Path, cwd: &str, since: std::time::SystemTime) -> Option<String> {
+    let dirs = |p: &std::path::Path| -> Vec<std::path::PathBuf> {
+        let mut d: Vec<_> = std::fs::read_dir(p)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.path())
+            .collect();
+        d.sort();
+        d
+    };
+    // Today's directory is the newest; yesterday's matters only around midnight.
+    let days: Vec<_> = dirs(sessions)
+        .iter()
+        .flat_map(|y| dirs(y))
+        .flat_map(|m| dirs(&m))
+        .rev()
+        .take(2)
+        .collect();
+    let cwd_field = format!("\"cwd\":{}", serde_json::to_string(cwd).ok()?);
+    days.iter().flat_map(|d| dirs(d)).rev().find_map(|file| {
+        let name = file.file_name()?.to_str()?.to_string();
+        let thread = name.strip_prefix("rollout-")?.strip_suffix(".jsonl")?;
+        let thread = thread.get(thread.len().checked_sub(36)?..)?.to_string();
+        let fresh = std::fs::metadata(&file)
+            .and_then(|m| m.modified())
+            .is_ok_and(|t| t >= since);
+        let first = std::fs::read_to_string(&file).ok()?.lines().next()?.to_string();
+        (fresh && first.contains(&cwd_field)).then_some(thread)
+    })
 }
 
 /// The terminal the CLI draws on.

@@ -226,11 +226,10 @@ impl PtyAgent {
         let mut output = self.output_seen.clone();
         output.borrow_and_update();
         if paste {
-            self.write(&format!("\x1b[200~{text}\x1b[201~"))?;
+            self.type_keys(&format!("\x1b[200~{text}\x1b[201~"))?;
         } else {
-            self.write(&text.replace(['\r', '\n'], " "))?;
+            self.type_keys(&text.replace(['\r', '\n'], " "))?;
         }
-        self.screen.lock().expect("screen lock").typed();
         if !self.input_shows(&mut output, false, PASTE_TAKEN).await {
             tracing::warn!("the CLI did not show the typed text; pressing Enter anyway");
         }
@@ -271,10 +270,11 @@ impl PtyAgent {
         tokio::time::timeout(limit, wait).await.is_ok()
     }
 
+    /// Marks the screen typed-into before the keys go: the CLI's answer may come back before
+    /// this thread runs again, and must not be taken for the old screen.
     fn type_keys(&self, keys: &str) -> std::io::Result<()> {
-        self.write(keys)?;
         self.screen.lock().expect("screen lock").typed();
-        Ok(())
+        self.write(keys)
     }
 
     pub fn is_releasing(&self) -> bool {

@@ -510,7 +510,8 @@ async fn killed_harness_resumes_the_cli_session(cli: Cli) {
         .main_requests()
         .into_iter()
         .rev()
-        .find(|r| r.user_text.as_deref().is_some_and(|t| t.contains("AFTER the crash")))
+        // The turn itself: Codex's title request quotes the message too.
+        .find(|r| r.user_text.as_deref().is_some_and(|t| t.starts_with("AFTER the crash")))
         .unwrap();
     let body = last.body.to_string();
     assert!(body.contains("REMEMBER the word BANANA"), "history kept: {body}");
@@ -704,4 +705,9 @@ async fn claude_tui_killed_harness_resumes_the_cli_session() {
 #[tokio::test]
 async fn gemini_tui_killed_harness_resumes_the_cli_session() {
     killed_harness_resumes_the_cli_session(Cli::GeminiTui).await;
+}
+
+#[tokio::test]
+async fn codex_tui_killed_harness_resumes_the_cli_session() {
+    killed_harness_resumes_the_cli_session(Cli::CodexTui).await;
 }
