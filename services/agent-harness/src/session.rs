@@ -93,8 +93,8 @@ pub struct PtyAgent {
     releasing: std::sync::atomic::AtomicBool,
 }
 
-/// How long a paste may take to show before Enter is pressed anyway.
-const PASTE_TAKEN: std::time::Duration = std::time::Duration::from_secs(3);
+/// How long a paste may take to show in the CLI's input before it is typed again.
+const PASTE_TAKEN: std::time::Duration = std::time::Duration::from_secs(5);
 /// How long an Enter may take to empty the CLI's input before it is pressed again.
 const ENTER_TAKEN: std::time::Duration = std::time::Duration::from_secs(1);
 
@@ -198,8 +198,13 @@ impl PtyAgent {
                 Input::Message { text, delivery } => {
                     let typed = self.submit(&text).await;
                     let Some(delivery_id) = delivery else { continue };
-                    if let Some(done) = self.state.lock().expect("state lock").handed.get_mut(&delivery_id) {
-                        *done = typed.is_ok();
+                    {
+                        // A message that did not go in is not ours any more: asked again, it is typed again.
+                        let mut st = self.state.lock().expect("state lock");
+                        match typed {
+                            Ok(()) => st.handed.insert(delivery_id.clone(), true),
+                            Err(_) => st.handed.remove(&delivery_id),
+                        };
                     }
                     let (status, reason) = match typed {
                         Ok(()) => (ReceiptStatus::Delivered, None),
@@ -224,14 +229,26 @@ impl PtyAgent {
     async fn submit(&self, text: &str) -> std::io::Result<()> {
         let paste = self.screen.lock().expect("screen lock").bracketed_paste();
         let mut output = self.output_seen.clone();
-        output.borrow_and_update();
-        if paste {
-            self.type_keys(&format!("\x1b[200~{text}\x1b[201~"))?;
-        } else {
-            self.type_keys(&text.replace(['\r', '\n'], " "))?;
+        let mut shown = false;
+        // A CLI still loading (a resumed session's history) drops what is typed: typed again
+        // while its input stays empty. Only an input that stays empty is typed into again.
+        for attempt in 0..3 {
+            output.borrow_and_update();
+            if paste {
+                self.type_keys(&format!("\x1b[200~{text}\x1b[201~"))?;
+            } else {
+                self.type_keys(&text.replace(['\r', '\n'], " "))?;
+            }
+            if self.input_shows(&mut output, false, PASTE_TAKEN).await {
+                shown = true;
+                break;
+            }
+            tracing::warn!(attempt, "the CLI did not show the typed text; typing it again");
         }
-        if !self.input_shows(&mut output, false, PASTE_TAKEN).await {
-            tracing::warn!("the CLI did not show the typed text; pressing Enter anyway");
+        if !shown {
+            return Err(std::io::Error::other(
+                "the CLI never showed the typed text in its input",
+            ));
         }
         let sees_input = self.screen.lock().expect("screen lock").sees_input();
         for attempt in 0..3 {

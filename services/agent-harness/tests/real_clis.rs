@@ -393,7 +393,12 @@ async fn denied_command_does_not_run(cli: Cli) {
     // turn), so the command will not run later either.
     w.idle_times(&agent, idles + 1).await;
     assert!(!exists(&w.workdir, "ran.txt"), "a denied command did not run");
-    let resolved = w.events(&agent, "permission.resolved").await;
+    // The manager's own event reaches the log through its outbox, on its own time.
+    let resolved = wait_for(|| async {
+        let r = w.events(&agent, "permission.resolved").await;
+        (!r.is_empty()).then_some(r)
+    })
+    .await;
     assert_eq!(resolved.len(), 1, "{resolved:?}");
     assert_eq!(resolved[0]["payload"]["decision"], "denied");
     if cli.observes_usage() {
