@@ -63,7 +63,7 @@ openapi:
 
 ## Validate the OpenAPI document and fuzz the running API from it with schemathesis (PyPI).
 fuzz: services
-	$(CARGO) build -p session-registry -p event-ingest -p delivery-runner -p permission-manager -p cost-aggregator -p gateway
+	$(CARGO) build -p session-registry -p event-ingest -p delivery-runner -p permission-manager -p cost-aggregator -p gateway -p agent-harness
 	./scripts/fuzz-api.sh
 
 fmt:

@@ -45,6 +45,18 @@ for svc in session-registry event-ingest delivery-runner permission-manager cost
   "./target/debug/$svc" >"$work/$svc.log" 2>&1 &
   pids+=($!)
 done
+# An agent-spawner that knows one agent, the fake one: any other `cli` the fuzzer makes up is the
+# spawner's invalid_request, as a client would see it.
+cat >"$work/spawner.toml" <<TOML
+[spawner]
+max_agents = 64
+[spawner.agents.fake]
+command = ["$ROOT/target/debug/fake-agent", "--style", "generic"]
+protocol = "pty"
+patterns = "generic"
+TOML
+RELAY_CONFIG="$work/spawner.toml" ./target/debug/agent-spawner >"$work/agent-spawner.log" 2>&1 &
+pids+=($!)
 
 base="http://127.0.0.1:$http_port"
 for _ in $(seq 1 120); do

@@ -195,6 +195,15 @@ pub async fn run(nats: async_nats::Client, h: HarnessSettings) -> Result<u32, Ha
     drive(nats, h, agent, pump, prompts, crate::structured::capabilities(), None).await
 }
 
+/// Tells the spawner (on stdout) which CLI session to resume, and which process to clear away
+/// first, should this harness be killed.
+pub(crate) fn announce_resumable(cli_session: &str, pid: Option<u32>) {
+    println!(
+        "{}",
+        serde_json::json!({ "message": "agent session resumable", "cliSession": cli_session, "cliPid": pid })
+    );
+}
+
 /// Prints the `agent session resumable` line for a Codex TUI once its thread shows up in
 /// `$CODEX_HOME/sessions` (a rollout file started here in `cwd`), so the spawner can restart a
 /// killed harness with `codex resume <thread>`.
@@ -208,11 +217,7 @@ async fn announce_codex_thread(cwd: String, pid: Option<u32>) {
     };
     loop {
         if let Some(thread) = codex_thread(&sessions, &cwd, since) {
-            println!(
-                "{}",
-                serde_json::json!({ "message": "agent session resumable", "cliSession": thread, "cliPid": pid })
-            );
-            return;
+            return announce_resumable(&thread, pid);
         }
         // Often: a kill before the announcement cannot be resumed.
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
@@ -355,11 +360,7 @@ async fn drive<A: Driver>(
         serde_json::json!({ "message": "agent session attached", "agentId": binding.agent_id, "sessionId": binding.session_id })
     );
     if let Some((cli_session, pid)) = resumable {
-        // The spawner restarts a harness killed mid-session with this id.
-        println!(
-            "{}",
-            serde_json::json!({ "message": "agent session resumable", "agentId": binding.agent_id, "cliSession": cli_session, "cliPid": pid })
-        );
+        announce_resumable(&cli_session, pid);
     }
 
     let stop = stop_requested(h.stop_with_stdin);

@@ -226,8 +226,6 @@ pub struct StructuredAgent {
     nats: async_nats::Client,
     pid: Option<u32>,
     releasing: AtomicBool,
-    /// The CLI's own session id, once known.
-    cli_session: Mutex<Option<String>>,
 }
 
 /// What runs the agent: the command, where, and which CLI session to continue.
@@ -304,7 +302,6 @@ impl StructuredAgent {
             nats,
             pid: child.id(),
             releasing: AtomicBool::new(false),
-            cli_session: Mutex::new(None),
         });
         let reader = agent.clone();
         let pump = async move {
@@ -342,10 +339,6 @@ impl StructuredAgent {
                 libc::kill(-(pid as i32), libc::SIGTERM);
             }
         }
-    }
-
-    pub fn cli_session(&self) -> Option<String> {
-        self.cli_session.lock().expect("cli session lock").clone()
     }
 
     /// The event sink exists once the session is attached; what was seen before is handled now.
@@ -397,12 +390,7 @@ impl StructuredAgent {
         match seen {
             Seen::Write(_) => {}
             Seen::Ready { cli_session } => {
-                *self.cli_session.lock().expect("cli session lock") = Some(cli_session.clone());
-                // The spawner restarts a harness killed mid-session with this id.
-                println!(
-                    "{}",
-                    json!({ "message": "agent session resumable", "agentId": ev.agent_id(), "cliSession": cli_session, "cliPid": self.pid })
-                );
+                crate::run::announce_resumable(&cli_session, self.pid);
                 self.state.lock().expect("state lock").ready = true;
                 self.next_turn(&ev);
             }
