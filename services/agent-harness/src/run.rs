@@ -108,35 +108,11 @@ impl From<HarnessError> for WireError {
     }
 }
 
-/// What the run loop needs of an agent, whatever drives it.
+/// What the run loop needs of an agent, whatever drives it (implemented beside each driver).
 pub(crate) trait Driver: AgentSession {
     fn set_events(self: &Arc<Self>, events: EventSink);
     fn kill(&self);
     fn is_releasing(&self) -> bool;
-}
-
-impl Driver for PtyAgent {
-    fn set_events(self: &Arc<Self>, events: EventSink) {
-        PtyAgent::set_events(self, events)
-    }
-    fn kill(&self) {
-        PtyAgent::kill(self)
-    }
-    fn is_releasing(&self) -> bool {
-        PtyAgent::is_releasing(self)
-    }
-}
-
-impl Driver for StructuredAgent {
-    fn set_events(self: &Arc<Self>, events: EventSink) {
-        StructuredAgent::set_events(self, events)
-    }
-    fn kill(&self) {
-        StructuredAgent::kill(self)
-    }
-    fn is_releasing(&self) -> bool {
-        StructuredAgent::is_releasing(self)
-    }
 }
 
 /// Runs until the command exits or the session is released; returns the command's exit code.

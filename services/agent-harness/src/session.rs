@@ -9,6 +9,7 @@
 
 use crate::parse::{Detected, Keys};
 use crate::prompts::{Ask, Prompts};
+use crate::run::Driver;
 use crate::screen::Screen;
 use relay_contracts::capabilities::DeliveryMode;
 use relay_contracts::delivery::*;
@@ -294,22 +295,6 @@ impl PtyAgent {
         self.write(keys)
     }
 
-    pub fn is_releasing(&self) -> bool {
-        self.releasing.load(std::sync::atomic::Ordering::SeqCst)
-    }
-
-    /// Kills the command (the PTY's child).
-    pub fn kill(&self) {
-        let _ = self.killer.lock().expect("killer lock").kill();
-    }
-
-    /// The event sink exists once the session is attached; what was parsed before is handled now.
-    pub fn set_events(self: &Arc<Self>, events: EventSink) {
-        *self.events.lock().expect("events lock") = Some(events);
-        let early = std::mem::take(&mut self.state.lock().expect("state lock").early);
-        self.on_output(early);
-    }
-
     fn events(&self) -> Option<EventSink> {
         self.events.lock().expect("events lock").clone()
     }
@@ -545,5 +530,23 @@ impl AgentSession for PtyAgent {
         tracing::info!(?reason, "releasing: stopping the agent process");
         self.releasing.store(true, std::sync::atomic::Ordering::SeqCst);
         self.kill();
+    }
+}
+
+impl Driver for PtyAgent {
+    fn is_releasing(&self) -> bool {
+        self.releasing.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// Kills the command (the PTY's child).
+    fn kill(&self) {
+        let _ = self.killer.lock().expect("killer lock").kill();
+    }
+
+    /// The event sink exists once the session is attached; what was parsed before is handled now.
+    fn set_events(self: &Arc<Self>, events: EventSink) {
+        *self.events.lock().expect("events lock") = Some(events);
+        let early = std::mem::take(&mut self.state.lock().expect("state lock").early);
+        self.on_output(early);
     }
 }

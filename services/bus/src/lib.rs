@@ -30,6 +30,19 @@ pub fn now_ms() -> i64 {
         .unwrap_or_default()
 }
 
+/// Days since 1970-01-01 to a proleptic Gregorian date (Howard Hinnant's algorithm).
+pub fn civil_from_days(z: i64) -> (i64, i64, i64) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    (yoe + era * 400 + i64::from(m <= 2), m, d)
+}
+
 /// Keeps the longest prefix of `items` whose JSON fits in `budget` bytes (never fewer than one
 /// item), so a page fits in one NATS message; returns whether it cut.
 pub fn fit_json<T: serde::Serialize>(items: &mut Vec<T>, budget: usize) -> bool {

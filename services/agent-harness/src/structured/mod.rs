@@ -12,6 +12,7 @@ mod claude;
 mod codex;
 
 use crate::prompts::{Ask, Prompts};
+use crate::run::Driver;
 use relay_contracts::capabilities::*;
 use relay_contracts::delivery::*;
 use relay_contracts::permission::Decision;
@@ -326,30 +327,6 @@ impl StructuredAgent {
         Ok((agent, Box::pin(pump)))
     }
 
-    pub fn is_releasing(&self) -> bool {
-        self.releasing.load(Ordering::SeqCst)
-    }
-
-    /// Stops the CLI and what its tools run (its process group) with SIGTERM; the pump sees
-    /// it exit. Its transcript is written as it goes, so a stop between turns loses nothing.
-    pub fn kill(&self) {
-        if let Some(pid) = self.pid {
-            // SAFETY: kill(2) on the process group of our own child; no memory is touched.
-            unsafe {
-                libc::kill(-(pid as i32), libc::SIGTERM);
-            }
-        }
-    }
-
-    /// The event sink exists once the session is attached; what was seen before is handled now.
-    pub fn set_events(self: &Arc<Self>, events: EventSink) {
-        *self.events.lock().expect("events lock") = Some(events);
-        let early = std::mem::take(&mut self.state.lock().expect("state lock").early);
-        for seen in early {
-            self.on_seen(seen);
-        }
-    }
-
     fn events(&self) -> Option<EventSink> {
         self.events.lock().expect("events lock").clone()
     }
@@ -398,7 +375,7 @@ impl StructuredAgent {
             Seen::Text(text) => {
                 ev.emit(
                     "transcript.chunk",
-                    json!({ "chunk": { "id": uuid::Uuid::now_v7().to_string(), "at": now_ms(), "role": "agent", "content": text, "sequence": 0 } }),
+                    json!({ "chunk": { "id": uuid::Uuid::now_v7().to_string(), "at": relay_bus::now_ms(), "role": "agent", "content": text, "sequence": 0 } }),
                 );
             }
             Seen::ToolCalled { id, tool, input } => {
@@ -529,13 +506,6 @@ impl StructuredAgent {
     }
 }
 
-fn now_ms() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or_default()
-}
-
 impl AgentSession for StructuredAgent {
     async fn receive_message(&self, message: Message, ctx: MessageContext) -> Receipt {
         let text = message.content_text;
@@ -584,4 +554,30 @@ fn rpc(id: u64, method: &str, params: Value) -> Value {
 /// A JSON-RPC 2.0 result line answering the agent's request `id`.
 fn rpc_result(id: &Value, result: Value) -> Value {
     json!({ "jsonrpc": "2.0", "id": id, "result": result })
+}
+
+impl Driver for StructuredAgent {
+    fn is_releasing(&self) -> bool {
+        self.releasing.load(Ordering::SeqCst)
+    }
+
+    /// Stops the CLI and what its tools run (its process group) with SIGTERM; the pump sees
+    /// it exit. Its transcript is written as it goes, so a stop between turns loses nothing.
+    fn kill(&self) {
+        if let Some(pid) = self.pid {
+            // SAFETY: kill(2) on the process group of our own child; no memory is touched.
+            unsafe {
+                libc::kill(-(pid as i32), libc::SIGTERM);
+            }
+        }
+    }
+
+    /// The event sink exists once the session is attached; what was seen before is handled now.
+    fn set_events(self: &Arc<Self>, events: EventSink) {
+        *self.events.lock().expect("events lock") = Some(events);
+        let early = std::mem::take(&mut self.state.lock().expect("state lock").early);
+        for seen in early {
+            self.on_seen(seen);
+        }
+    }
 }
