@@ -22,6 +22,10 @@ use std::io::{Read, Write};
 use std::sync::{Arc, Mutex};
 use tokio::sync::oneshot;
 
+/// Variables that make a CLI believe no one is at its terminal (Gemini CLI's `isHeadlessMode`,
+/// the `is-in-ci` check of ink-based TUIs); they are not passed to a CLI under a PTY.
+const CI_MARKERS: &[&str] = &["CI", "CONTINUOUS_INTEGRATION", "GITHUB_ACTIONS"];
+
 /// What the harness was told to run.
 pub struct Spawn {
     pub program: String,
@@ -128,6 +132,11 @@ impl PtyAgent {
         // The TUIs draw for the terminal they are told they have; a service has none of its own.
         if std::env::var_os("TERM").is_none_or(|t| t.is_empty() || t == "dumb") {
             cmd.env("TERM", "xterm-256color");
+        }
+        // A PTY is interactive by construction, but CLIs read CI markers inherited from the
+        // harness's own environment as "headless" (Gemini CLI then never draws its TUI).
+        for marker in CI_MARKERS {
+            cmd.env_remove(marker);
         }
         if let Some(cwd) = &spawn.cwd {
             cmd.cwd(cwd);

@@ -145,7 +145,19 @@ async fn world(script: Script) -> World {
     for s in relay_testkit::BUS_SERVICES {
         relay_testkit::wait_for_instances(&client, s, 1).await;
     }
-    let spawner = ServiceProcess::spawn(SPAWNER, &nats, &db, &[("RELAY_CONFIG", config.to_str().unwrap())]);
+    // As a CI runner would have it: TUIs must still draw (the harness keeps CI markers from
+    // them), so these tests behave the same on a laptop and in CI.
+    let spawner = ServiceProcess::spawn(
+        SPAWNER,
+        &nats,
+        &db,
+        &[
+            ("RELAY_CONFIG", config.to_str().unwrap()),
+            ("CI", "true"),
+            ("GITHUB_ACTIONS", "true"),
+            ("CI_JOB_ID", "1"),
+        ],
+    );
     relay_testkit::wait_for_instances(&client, "agent-spawner", 1).await;
     let listen = format!("127.0.0.1:{}", free_port());
     let gateway = ServiceProcess::spawn(
