@@ -13,6 +13,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut settings: Settings = relay_bus::settings::load()?;
     apply_args(&mut settings.harness, std::env::args().skip(1))?;
     let _telemetry = relay_bus::telemetry::init("agent-harness", &settings.telemetry)?;
+    // Its calls come from its agent (named once it attached), not from a service.
+    relay_bus::context::set_identity(relay_bus::Caller::Agent(None));
     let nats = relay_bus::connect_nats(&settings.nats, "agent-harness").await?;
     let code = agent_harness::run(nats, settings.harness).await?;
     std::process::exit(code as i32);

@@ -7,6 +7,7 @@
 
 use relay_contracts::delivery::AgentStatus;
 use relay_contracts::permission::*;
+use relay_contracts::rpc;
 use relay_harness::EventSink;
 use serde_json::json;
 use std::collections::HashMap;
@@ -53,8 +54,7 @@ impl Prompts {
             description: ask.description,
         };
         let later = self.register(&request_id);
-        let reply: Result<PermissionDecision, _> =
-            relay_bus::client::request(&self.nats, REQUEST, &req, Duration::from_secs(10)).await;
+        let reply = relay_bus::client::call::<rpc::PermissionRequest>(&self.nats, &req, Duration::from_secs(10)).await;
         match reply {
             Ok(r) if r.decision != Decision::Pending => {
                 self.forget(&request_id);
@@ -86,8 +86,7 @@ impl Prompts {
             options,
         };
         let later = self.register(&question_id);
-        let reply: Result<QuestionReply, _> =
-            relay_bus::client::request(&self.nats, ASK, &req, Duration::from_secs(10)).await;
+        let reply = relay_bus::client::call::<rpc::QuestionAsk>(&self.nats, &req, Duration::from_secs(10)).await;
         match reply {
             Ok(QuestionReply { answer: Some(a), .. }) => {
                 self.forget(&question_id);

@@ -9,8 +9,10 @@ use crate::structured::{Launch, Protocol, StructuredAgent};
 use futures::StreamExt;
 use futures::future::BoxFuture;
 use relay_contracts::capabilities::*;
-use relay_contracts::delivery::{AgentStatus, Receipt, ReceiptStatus, agent_subject};
+use relay_contracts::delivery::{AgentStatus, Receipt, ReceiptStatus};
+use relay_contracts::rpc;
 use relay_contracts::permission::{Decision, PermissionDecision, QuestionAnswer};
+use relay_contracts::session::AgentSelection;
 use relay_contracts::{ErrorCode, WireError};
 use relay_harness::{AgentSession, AttachOptions, Binding, EventSink};
 use std::sync::Arc;
@@ -312,7 +314,10 @@ async fn drive<A: Driver>(
     let adapter = h.adapter.clone().unwrap_or_else(|| h.cli.clone());
     let opts = AttachOptions {
         session_id,
-        agent: serde_json::json!({ "kind": "adapter", "adapterName": adapter, "cwd": h.cwd }),
+        agent: AgentSelection {
+            cwd: h.cwd.clone(),
+            ..AgentSelection::adapter(adapter)
+        },
         capabilities,
         adapter_session_id: None,
         agent_id: h.agent_id.clone(),
@@ -323,11 +328,11 @@ async fn drive<A: Driver>(
     agent.set_events(events.clone());
     // Decisions for prompts the permission manager could not decide at once.
     let decisions = nats
-        .subscribe(agent_subject(&binding.agent_id, "permission"))
+        .subscribe(rpc::agent::permission(&binding.agent_id))
         .await
         .map_err(|e| WireError::new(ErrorCode::Unavailable, e.to_string()))?;
     let answers = nats
-        .subscribe(agent_subject(&binding.agent_id, "question"))
+        .subscribe(rpc::agent::question(&binding.agent_id))
         .await
         .map_err(|e| WireError::new(ErrorCode::Unavailable, e.to_string()))?;
     tokio::spawn(route_decisions(nats.clone(), prompts, decisions, answers));

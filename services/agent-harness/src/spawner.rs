@@ -9,8 +9,8 @@
 use crate::HarnessError;
 use relay_bus::service::{ServiceError, ServiceHost};
 use relay_contracts::delivery::{SpawnRequest, SpawnResponse};
-use relay_contracts::session::{AgentTargets, SendMessageRequest, SendMessageResponse};
-use relay_contracts::subjects;
+use relay_contracts::session::{AgentTargets, SendMessageRequest};
+use relay_contracts::{RequestContext, rpc};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -142,20 +142,21 @@ impl Spawner {
     }
 }
 
-pub async fn serve(spawner: Spawner) -> Result<ServiceHost, ServiceError> {
+pub async fn serve(spawner: Spawner) -> Result<ServiceHost<Spawner>, ServiceError> {
     let mut host = ServiceHost::start(
         spawner.nats.clone(),
         "agent-spawner",
         env!("CARGO_PKG_VERSION"),
         "starts agent CLIs under agent-harness processes on agent.spawn",
+        spawner,
     )
     .await?;
-    host.endpoint(subjects::agent::SPAWN, spawner, spawn).await?;
+    host.serve::<rpc::AgentSpawn>(spawn).await?;
     Ok(host)
 }
 
 /// Starts the agent, waits for it to attach, sends the task; the reply is its agent id.
-pub async fn spawn(s: Spawner, req: SpawnRequest) -> Result<SpawnResponse, HarnessError> {
+pub async fn spawn(s: Spawner, _ctx: RequestContext, req: SpawnRequest) -> Result<SpawnResponse, HarnessError> {
     let agent = s.settings.agent(&req.cli).ok_or_else(|| {
         HarnessError::Invalid(format!(
             "no command for cli {:?}; configured: {}",
@@ -199,8 +200,7 @@ pub async fn spawn(s: Spawner, req: SpawnRequest) -> Result<SpawnResponse, Harne
             message_id: Some(format!("{agent_id}-task")),
             ..SendMessageRequest::text(&req.session_id, task)
         };
-        let _: SendMessageResponse =
-            relay_bus::client::request(&s.nats, subjects::session::SEND_MESSAGE, &send, timeout).await?;
+        relay_bus::client::call::<rpc::SessionSendMessage>(&s.nats, &send, timeout).await?;
     }
     Ok(SpawnResponse { agent_id })
 }

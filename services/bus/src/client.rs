@@ -1,11 +1,21 @@
 //! Calling other services: typed requests and event publishing, both carrying trace context.
 
-use crate::trace;
+use crate::{context, trace};
 use async_nats::service::{NATS_SERVICE_ERROR, NATS_SERVICE_ERROR_CODE};
 use async_nats::{Client, HeaderMap, RequestErrorKind};
 use relay_contracts::{ErrorCode, WireError};
 use serde::{Serialize, de::DeserializeOwned};
 use std::time::Duration;
+
+/// Calls `R` with its declared types: `call::<SessionFork>(&nats, &req, timeout)`.
+pub async fn call<R: relay_contracts::Rpc>(
+    client: &Client,
+    req: &R::Request,
+    timeout: Duration,
+) -> Result<R::Response, WireError> {
+    let timeout = timeout.max(Duration::from_secs(R::MIN_TIMEOUT_SECS));
+    request(client, R::SUBJECT, req, timeout).await
+}
 
 /// Sends `req` to `subject` and decodes the reply; a wire error reply comes back as `Err`.
 /// Transport failures map onto the same codes: no responder → `unavailable`, no reply → `timeout`.
@@ -35,6 +45,7 @@ pub async fn request_bytes(
 ) -> Result<bytes::Bytes, WireError> {
     let mut headers = HeaderMap::new();
     trace::inject_current(&mut headers);
+    context::inject(&mut headers);
     let request = async_nats::Request::new()
         .payload(payload.into())
         .headers(headers)
@@ -89,6 +100,7 @@ pub async fn publish<T: Serialize>(client: &Client, subject: String, event: &T) 
         .map_err(|e| WireError::new(ErrorCode::Internal, format!("cannot encode event: {e}")))?;
     let mut headers = HeaderMap::new();
     trace::inject_current(&mut headers);
+    context::inject(&mut headers);
     client
         .publish_with_headers(subject, headers, payload.into())
         .await

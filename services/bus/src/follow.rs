@@ -8,7 +8,7 @@
 use futures::StreamExt;
 use relay_contracts::WireError;
 use relay_contracts::events::{SinceRequest, SinceResponse};
-use relay_contracts::subjects::event as subjects;
+use relay_contracts::rpc::EventSince;
 use sqlx::PgConnection;
 use std::sync::Arc;
 use std::time::Duration;
@@ -61,7 +61,7 @@ impl Follower {
             session_ids: None,
             limit: Some(limit),
         };
-        let page: SinceResponse = crate::client::request(nats, subjects::SINCE, &req, TIMEOUT).await?;
+        let page: SinceResponse = crate::client::call::<EventSince>(nats, &req, TIMEOUT).await?;
         Ok((page.next_seq != cursor).then_some(page))
     }
 

@@ -2,7 +2,8 @@
 //!
 //! - [`service`]: registers a NATS micro service (queue group, `$SRV.PING/INFO/STATS`) whose
 //!   endpoints are plain async functions `Fn(State, Request) -> Result<Reply, E>`.
-//! - [`client`]: typed `bus.request`-style calls and event publishing, with trace context.
+//! - [`client`]: typed `bus.request`-style calls and event publishing, with trace and request
+//!   context ([`context`]: who calls, in which workspace).
 //! - [`settings`]: layered configuration (defaults → file → `RELAY_*` env).
 //! - [`telemetry`]: JSON logs, W3C trace context, opt-in OTLP export.
 //! - [`db`]: Postgres pool with start-up retries and the embedded migrations.
@@ -11,6 +12,7 @@
 //! - [`health`]: an optional `GET /healthz` for container probes.
 
 pub mod client;
+pub mod context;
 pub mod db;
 pub mod follow;
 pub mod health;
@@ -20,7 +22,7 @@ pub mod settings;
 pub mod telemetry;
 mod trace;
 
-pub use relay_contracts::{ErrorCode, WireError};
+pub use relay_contracts::{Caller, ErrorCode, RequestContext, WireError};
 
 /// Unix time in milliseconds, the unit of every timestamp on the wire.
 pub fn now_ms() -> i64 {
@@ -74,6 +76,7 @@ pub async fn connect_nats(
     settings: &settings::NatsSettings,
     name: &str,
 ) -> Result<async_nats::Client, async_nats::ConnectError> {
+    context::set_default_identity(Caller::Service(name.to_string()));
     let mut attempt = 1u32;
     loop {
         let opts = async_nats::ConnectOptions::new()

@@ -10,7 +10,7 @@
 //! forward_error`; the agent id, when there is one, is the payload's `agentId`.
 
 use relay_contracts::events::{AppendRequest, AppendResponse, NewEvent};
-use relay_contracts::subjects::event as subjects;
+use relay_contracts::rpc::EventAppend;
 use relay_contracts::{ErrorCode, WireError};
 use sqlx::PgPool;
 use std::sync::Arc;
@@ -147,7 +147,7 @@ fn to_log_event((_, event_id, session_id, event_type, ts, payload): &Row) -> New
 
 async fn append(nats: &async_nats::Client, events: Vec<NewEvent>) -> Result<(), WireError> {
     let _: AppendResponse =
-        crate::client::request(nats, subjects::APPEND, &AppendRequest::Batch { events }, TIMEOUT).await?;
+        crate::client::call::<EventAppend>(nats, &AppendRequest::Batch { events }, TIMEOUT).await?;
     Ok(())
 }
 

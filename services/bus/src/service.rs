@@ -1,18 +1,19 @@
 //! A NATS micro service whose endpoints are plain async functions.
 //!
 //! Each endpoint subscribes in the service's queue group, so any number of replicas share the
-//! load. A request body is decoded into the handler's request type (a bad body becomes
+//! load. Each request's context (caller, workspace) is read from its headers and handed to the
+//! handler; calls the handler makes carry it on. A request body is decoded into the handler's request type (a bad body becomes
 //! `invalid_request` naming the problem), the handler runs inside a span whose parent is the
 //! caller's `traceparent`, and its result is encoded as the reply: the response object, or the
 //! wire error with the micro error headers set.
 
-use crate::trace;
+use crate::{context, trace};
 use async_nats::service::{NATS_SERVICE_ERROR, NATS_SERVICE_ERROR_CODE, ServiceExt};
 use async_nats::{Client, HeaderMap};
 use bytes::Bytes;
 use futures::{FutureExt, StreamExt};
-use relay_contracts::{ErrorCode, WireError};
-use serde::{Serialize, de::DeserializeOwned};
+use relay_contracts::{ErrorCode, RequestContext, Rpc, WireError};
+use serde::de::DeserializeOwned;
 use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
@@ -30,16 +31,43 @@ pub enum ServiceError {
     Endpoint { subject: String, reason: String },
 }
 
-pub struct ServiceHost {
+pub struct ServiceHost<S> {
     client: Client,
     service: async_nats::service::Service,
+    state: S,
     inflight: Arc<Semaphore>,
     readers: Vec<tokio::task::JoinHandle<()>>,
 }
 
-impl ServiceHost {
-    /// Registers `name` as a NATS micro service; `nats micro ls` lists it from here on.
-    pub async fn start(client: Client, name: &str, version: &str, description: &str) -> Result<Self, ServiceError> {
+/// A handler of `R`: `async fn(state, context, R::Request) -> Result<R::Response, E>`.
+pub trait Handler<R: Rpc, S>: Clone + Send + Sync + 'static {
+    type Error: Into<WireError>;
+    fn call(&self, state: S, ctx: RequestContext, req: R::Request) -> impl Future<Output = Result<R::Response, Self::Error>> + Send;
+}
+
+impl<R, S, F, Fut, E> Handler<R, S> for F
+where
+    R: Rpc,
+    F: Fn(S, RequestContext, R::Request) -> Fut + Clone + Send + Sync + 'static,
+    Fut: Future<Output = Result<R::Response, E>> + Send,
+    E: Into<WireError>,
+{
+    type Error = E;
+    fn call(&self, state: S, ctx: RequestContext, req: R::Request) -> impl Future<Output = Result<R::Response, E>> + Send {
+        self(state, ctx, req)
+    }
+}
+
+impl<S: Clone + Send + Sync + 'static> ServiceHost<S> {
+    /// Registers `name` as a NATS micro service whose handlers share `state`; `nats micro ls`
+    /// lists it from here on.
+    pub async fn start(
+        client: Client,
+        name: &str,
+        version: &str,
+        description: &str,
+        state: S,
+    ) -> Result<Self, ServiceError> {
         let service = client
             .service_builder()
             .description(description)
@@ -49,6 +77,7 @@ impl ServiceHost {
         Ok(ServiceHost {
             client,
             service,
+            state,
             inflight: Arc::new(Semaphore::new(MAX_IN_FLIGHT as usize)),
             readers: Vec::new(),
         })
@@ -58,21 +87,31 @@ impl ServiceHost {
         &self.client
     }
 
-    /// Serves `subject` with `handler(state, request)`.
-    pub async fn endpoint<S, Req, Resp, E, F, Fut>(
-        &mut self,
-        subject: &'static str,
-        state: S,
-        handler: F,
-    ) -> Result<(), ServiceError>
-    where
-        S: Clone + Send + Sync + 'static,
-        Req: DeserializeOwned + Send + 'static,
-        Resp: Serialize + Send + 'static,
-        E: Into<WireError> + Send + 'static,
-        F: Fn(S, Req) -> Fut + Clone + Send + Sync + 'static,
-        Fut: Future<Output = Result<Resp, E>> + Send + 'static,
-    {
+    /// Serves `R` with `handler(state, context, request)`:
+    ///
+    /// ```no_run
+    /// # async fn demo(host: &mut relay_bus::service::ServiceHost<()>) {
+    /// use relay_contracts::{RequestContext, rpc::SessionFork, session::*};
+    /// async fn fork(_: (), _: RequestContext, _: ForkRequest) -> Result<SessionIdResponse, relay_bus::WireError> {
+    ///     unimplemented!()
+    /// }
+    /// host.serve::<SessionFork>(fork).await.unwrap();
+    /// # }
+    /// ```
+    ///
+    /// A handler whose request or reply type is not the contract's does not compile:
+    ///
+    /// ```compile_fail
+    /// # async fn demo(host: &mut relay_bus::service::ServiceHost<()>) {
+    /// use relay_contracts::{RequestContext, rpc::SessionFork, session::*};
+    /// async fn fork(_: (), _: RequestContext, _: SessionRef) -> Result<SessionIdResponse, relay_bus::WireError> {
+    ///     unimplemented!()
+    /// }
+    /// host.serve::<SessionFork>(fork).await.unwrap(); // SessionFork takes a ForkRequest
+    /// # }
+    /// ```
+    pub async fn serve<R: Rpc>(&mut self, handler: impl Handler<R, S>) -> Result<(), ServiceError> {
+        let subject = R::SUBJECT;
         // Micro endpoint names may not contain dots.
         let name = subject.replace('.', "-");
         let mut requests = self
@@ -86,6 +125,7 @@ impl ServiceHost {
                 reason: e.to_string(),
             })?;
         let inflight = self.inflight.clone();
+        let state = self.state.clone();
         let max_payload = self.client.server_info().max_payload;
         self.readers.push(tokio::spawn(async move {
             while let Some(request) = requests.next().await {
@@ -94,7 +134,7 @@ impl ServiceHost {
                 };
                 let (state, handler) = (state.clone(), handler.clone());
                 tokio::spawn(async move {
-                    serve(subject, request, state, handler, max_payload).await;
+                    serve_one::<R, _, _>(request, state, handler, max_payload).await;
                     drop(permit);
                 });
             }
@@ -138,25 +178,23 @@ pub async fn shutdown_signal() {
     let _ = ctrl_c.await;
 }
 
-async fn serve<S, Req, Resp, E, F, Fut>(
-    subject: &'static str,
-    request: async_nats::service::Request,
-    state: S,
-    handler: F,
-    max_payload: usize,
-) where
-    Req: DeserializeOwned,
-    Resp: Serialize,
-    E: Into<WireError>,
-    F: Fn(S, Req) -> Fut,
-    Fut: Future<Output = Result<Resp, E>>,
-{
-    let span = tracing::info_span!("rpc", subject, otel.kind = "server", error.code = tracing::field::Empty);
+async fn serve_one<R: Rpc, S, H: Handler<R, S>>(request: async_nats::service::Request, state: S, handler: H, max_payload: usize) {
+    let subject = R::SUBJECT;
+    let ctx = context::extract(request.message.headers.as_ref());
+    let span = tracing::info_span!(
+        "rpc",
+        subject,
+        otel.kind = "server",
+        caller = %ctx.caller,
+        workspace = %ctx.workspace,
+        error.code = tracing::field::Empty
+    );
     trace::set_parent_from(&span, request.message.headers.as_ref());
     let result = async {
-        let req = decode::<Req>(subject, &request.message.payload)?;
+        let req = decode::<R::Request>(subject, &request.message.payload)?;
         // A panicking handler answers `internal` instead of leaving the caller to time out.
-        match std::panic::AssertUnwindSafe(handler(state, req)).catch_unwind().await {
+        let handled = context::serving(&ctx, handler.call(state, ctx.clone(), req));
+        match std::panic::AssertUnwindSafe(handled).catch_unwind().await {
             Ok(result) => result.map_err(Into::into),
             Err(_) => Err(WireError::new(
                 ErrorCode::Internal,

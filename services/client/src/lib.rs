@@ -24,7 +24,7 @@ pub use follow::EventStream;
 pub use relay_contracts as contracts;
 pub use relay_contracts::{ErrorCode, WireError};
 
-use relay_contracts::{cost, delivery, events, permission, session, subjects};
+use relay_contracts::{Rpc, events, rpc};
 use serde::{Serialize, de::DeserializeOwned};
 use std::time::Duration;
 
@@ -61,7 +61,7 @@ pub type Result<T> = std::result::Result<T, Error>;
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(5);
 /// `agent.spawn` answers once the agent has attached, which takes as long as the CLI needs to
 /// start (the spawner gives up after `spawner.attach_timeout_ms`, 30 s by default).
-pub const SPAWN_TIMEOUT: Duration = Duration::from_secs(35);
+pub const SPAWN_TIMEOUT: Duration = Duration::from_secs(rpc::AgentSpawn::MIN_TIMEOUT_SECS);
 
 /// A handle on the mesh; cheap to clone (it shares one NATS connection).
 #[derive(Clone)]
@@ -118,15 +118,9 @@ impl Client {
         Ok(relay_bus::client::request(&self.nats, subject, req, timeout).await?)
     }
 
-    /// Starts an agent CLI for a session through `agent-spawner` and waits for it to attach.
-    pub async fn agent_spawn(&self, req: &delivery::SpawnRequest) -> Result<delivery::SpawnResponse> {
-        self.call_within(subjects::agent::SPAWN, req, SPAWN_TIMEOUT.max(self.timeout))
-            .await
-    }
-
-    /// `cost.models` takes no arguments.
-    pub async fn cost_models(&self) -> Result<cost::ModelsResponse> {
-        self.call(cost::MODELS, &serde_json::json!({})).await
+    /// Calls `R` with its declared types; the typed methods below are this for each subject.
+    pub async fn rpc<R: Rpc>(&self, req: &R::Request) -> Result<R::Response> {
+        Ok(relay_bus::client::call::<R>(&self.nats, req, self.timeout).await?)
     }
 
     /// Follows the event log from `filter.seq` (0 = the beginning): see [`EventStream`].
@@ -135,87 +129,24 @@ impl Client {
     }
 }
 
-/// One method per request/reply subject: `name(Request) -> Reply = subject`.
-macro_rules! rpcs {
-    ($( $(#[$doc:meta])* $name:ident($req:ty) -> $resp:ty = $subject:expr; )*) => {
+/// One method per declared subject (`relay_contracts::with_rpcs!`): `session_fork(&ForkRequest)`
+/// calls `session.fork` and returns its `SessionIdResponse`.
+macro_rules! client_methods {
+    ($(
+        $(#[doc = $doc:expr])+
+        $name:ident $method:ident = $subject:literal, $service:ident, $roles:expr, $scope:ident,
+            $req:ty => $resp:ty $(, grpc($gs:literal, $gm:literal))? $(, timeout($secs:literal))?;
+    )*) => {
         impl Client {
             $(
-                $(#[$doc])*
-                #[doc = concat!("\n\nSubject `", stringify!($subject), "`.")]
-                pub async fn $name(&self, req: &$req) -> Result<$resp> {
-                    self.call($subject, req).await
+                $(#[doc = $doc])+
+                #[doc = concat!("\n\nSubject `", $subject, "` ([`rpc::", stringify!($name), "`]).")]
+                pub async fn $method(&self, req: &<rpc::$name as Rpc>::Request) -> Result<<rpc::$name as Rpc>::Response> {
+                    self.rpc::<rpc::$name>(req).await
                 }
             )*
         }
-
-        /// Every subject [`Client`] has a method for (besides `agent.spawn` and `cost.models`).
-        pub const TYPED_SUBJECTS: &[&str] = &[$($subject),*];
     };
 }
 
-use subjects::session as s;
-rpcs! {
-    session_create(session::CreateRequest) -> session::SessionIdResponse = s::CREATE;
-    session_get(session::SessionRef) -> session::GetResponse = s::GET;
-    session_list(session::ListRequest) -> session::ListResponse = s::LIST;
-    session_update(session::UpdateRequest) -> session::SuccessResponse = s::UPDATE;
-    session_close(session::CloseRequest) -> session::SuccessResponse = s::CLOSE;
-    session_resume(session::SessionRef) -> session::SuccessResponse = s::RESUME;
-    session_archive(session::SessionRef) -> session::SuccessResponse = s::ARCHIVE;
-    /// Deletes the session, its registry rows and its events in the event log.
-    session_purge(session::SessionRef) -> session::PurgeResponse = s::PURGE;
-    session_fork(session::ForkRequest) -> session::SessionIdResponse = s::FORK;
-    session_merge(session::MergeRequest) -> session::MergeResponse = s::MERGE;
-    session_abandon(session::AbandonRequest) -> session::SuccessResponse = s::ABANDON;
-    session_get_children(session::SessionRef) -> session::GetChildrenResponse = s::GET_CHILDREN;
-    session_get_status_counts(session::StatusCountsRequest) -> session::StatusCounts = s::GET_STATUS_COUNTS;
-    session_get_by_adapter_session_id(session::GetByAdapterSessionIdRequest) -> session::GetResponse = s::GET_BY_ADAPTER_SESSION_ID;
-    session_search(session::SearchRequest) -> session::ListResponse = s::SEARCH;
-    session_agent_attach(session::AttachRequest) -> session::AttachResponse = s::AGENT_ATTACH;
-    session_agent_release(session::ReleaseRequest) -> session::SuccessResponse = s::AGENT_RELEASE;
-    session_agent_capabilities(session::AgentRef) -> session::CapabilitiesResponse = s::AGENT_CAPABILITIES;
-    session_agent_declare_capabilities(session::DeclareCapabilitiesRequest) -> session::CapabilitiesResponse = s::AGENT_DECLARE_CAPABILITIES;
-    session_resolve_agent_config(session::ResolveAgentConfigRequest) -> session::ResolveAgentConfigResponse = s::RESOLVE_AGENT_CONFIG;
-    /// Stores a message; the delivery runner delivers it to the targeted agents.
-    session_send_message(session::SendMessageRequest) -> session::SendMessageResponse = s::SEND_MESSAGE;
-    session_user_message_acknowledge(session::AcknowledgeRequest) -> session::SuccessResponse = s::USER_MESSAGE_ACKNOWLEDGE;
-    session_user_message_complete(session::CompleteRequest) -> session::CompleteResponse = s::USER_MESSAGE_COMPLETE;
-    session_turns(session::SessionRef) -> session::TurnsResponse = s::TURNS;
-    session_messages(session::MessagesRequest) -> session::MessagesResponse = s::MESSAGES;
-    session_usage(session::UsageRequest) -> session::UsageResponse = s::USAGE;
-    session_snapshot_export(session::ExportRequest) -> session::ExportResponse = s::SNAPSHOT_EXPORT;
-    session_snapshot_import(session::ImportRequest) -> session::ImportResponse = s::SNAPSHOT_IMPORT;
-    session_snapshot_validate(session::ValidateRequest) -> session::ValidateResponse = s::SNAPSHOT_VALIDATE;
-    session_get_context_window_state(cost::ContextWindowRequest) -> cost::ContextWindowResponse = cost::CONTEXT_WINDOW;
-
-    event_append(events::AppendRequest) -> events::AppendResponse = subjects::event::APPEND;
-    event_query(events::QueryRequest) -> events::QueryResponse = subjects::event::QUERY;
-    event_since(events::SinceRequest) -> events::SinceResponse = subjects::event::SINCE;
-    event_purge_session(events::PurgeSessionRequest) -> events::PurgeSessionResponse = subjects::event::PURGE_SESSION;
-
-    delivery_get(delivery::DeliveryRef) -> delivery::Delivery = subjects::delivery::GET;
-    delivery_list(delivery::ListDeliveriesRequest) -> delivery::ListDeliveriesResponse = subjects::delivery::LIST;
-    delivery_cancel(delivery::CancelDeliveryRequest) -> delivery::Delivery = subjects::delivery::CANCEL;
-    delivery_retry(delivery::DeliveryRef) -> delivery::Delivery = subjects::delivery::RETRY;
-    delivery_flush(delivery::FlushRequest) -> delivery::FlushResponse = subjects::delivery::FLUSH;
-    /// A harness's receipt for a delivery it was handed.
-    delivery_report(delivery::Receipt) -> delivery::Delivery = subjects::delivery::REPORT;
-
-    agent_pause(delivery::AgentRef) -> delivery::AgentHold = subjects::agent::PAUSE;
-    agent_resume(delivery::AgentRef) -> delivery::AgentHold = subjects::agent::RESUME;
-    /// Releases the agent (its harness exits) and cancels what it was not yet sent.
-    agent_stop(delivery::StopAgentRequest) -> delivery::StopAgentResponse = subjects::agent::STOP;
-    agent_input(delivery::InputRequest) -> delivery::InputResponse = subjects::agent::INPUT;
-
-    permission_request(permission::PermissionRequest) -> permission::PermissionDecision = permission::REQUEST;
-    permission_get(permission::GetPermissionRequest) -> permission::Permission = permission::GET;
-    permission_list(permission::ListRequest) -> permission::PermissionList = permission::LIST;
-    permission_approve(permission::DecideRequest) -> permission::DecideResponse = permission::APPROVE;
-    permission_deny(permission::DecideRequest) -> permission::DecideResponse = permission::DENY;
-    question_ask(permission::QuestionRequest) -> permission::QuestionReply = permission::ASK;
-    question_get(permission::GetQuestionRequest) -> permission::Question = permission::QUESTION_GET;
-    question_list(permission::ListRequest) -> permission::QuestionList = permission::QUESTION_LIST;
-    question_answer(permission::AnswerRequest) -> permission::AnswerResponse = permission::ANSWER;
-
-    cost_report(cost::ReportRequest) -> cost::Report = cost::REPORT;
-}
+relay_contracts::with_rpcs!(client_methods);

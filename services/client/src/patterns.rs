@@ -9,7 +9,8 @@
 use crate::{Client, Error, EventStream, Result};
 use futures::StreamExt;
 use relay_contracts::capabilities::DeliveryMode;
-use relay_contracts::delivery::{AgentStatus, ReleaseRequest, SpawnRequest, StopAgentRequest, agent_subject};
+use relay_contracts::delivery::{AgentStatus, ReleaseRequest, SpawnRequest, StopAgentRequest};
+use relay_contracts::rpc;
 use relay_contracts::events::SinceRequest;
 use relay_contracts::session::{AgentTargets, CreateRequest, DeliveryRequest, SendMessageRequest};
 use std::time::{Duration, Instant};
@@ -112,7 +113,7 @@ impl Worker {
             let release = ReleaseRequest {
                 reason: Some(reason.to_string()),
             };
-            let subject = agent_subject(&self.agent_id, "release");
+            let subject = rpc::agent::release(&self.agent_id);
             if let Err(e) = self.client.call::<_, serde_json::Value>(&subject, &release).await {
                 tracing::debug!(agent_id = %self.agent_id, error = %e, "release");
             }

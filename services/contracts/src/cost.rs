@@ -5,9 +5,6 @@ use serde::{Deserialize, Serialize};
 use serde_with::skip_serializing_none;
 use std::collections::BTreeMap;
 
-pub const REPORT: &str = "cost.report";
-pub const MODELS: &str = "cost.models";
-pub const CONTEXT_WINDOW: &str = "session.getContextWindowState";
 /// Emitted (and appended to the event log) when spending crosses a configured budget.
 pub const BUDGET_EXCEEDED: &str = "budget.exceeded";
 
@@ -69,6 +66,11 @@ pub struct Report {
     /// Models seen with no price: their tokens are counted, their cost is 0.
     pub unpriced_models: Vec<String>,
 }
+
+/// `cost.models` takes no arguments.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct ModelsRequest {}
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]

@@ -188,10 +188,6 @@ pub struct FlushResponse {
 /// Postgres NOTIFY channel that wakes the delivery runners: new deliveries, flush, resume.
 pub const WAKE_CHANNEL: &str = "relay_deliveries";
 
-/// The subject a harness serves deliveries for one agent session on.
-pub fn deliver_subject(agent_id: &str) -> String {
-    agent_subject(agent_id, "deliver")
-}
 
 /// A delivery event (seed 001 DeliveryEvent), published on `delivery.<kind>` and appended to
 /// the event log as type `delivery.<kind>`.
@@ -339,9 +335,4 @@ pub struct SpawnRequest {
 #[serde(rename_all = "camelCase")]
 pub struct SpawnResponse {
     pub agent_id: String,
-}
-
-/// Subjects a harness serves for one agent session: `agent.<agentId>.<verb>`.
-pub fn agent_subject(agent_id: &str, verb: &str) -> String {
-    format!("agent.{agent_id}.{verb}")
 }

@@ -4,12 +4,16 @@
 //! it, so a field renamed here is renamed everywhere at once.
 
 pub mod capabilities;
+pub mod context;
 pub mod cost;
 pub mod delivery;
 pub mod error;
 pub mod events;
 pub mod permission;
+pub mod rpc;
 pub mod session;
 pub mod subjects;
 
+pub use context::{Caller, RequestContext};
 pub use error::{ErrorBody, ErrorCode, WireError};
+pub use rpc::Rpc;

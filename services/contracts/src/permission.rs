@@ -5,15 +5,6 @@
 use serde::{Deserialize, Serialize};
 use serde_with::skip_serializing_none;
 
-pub const REQUEST: &str = "permission.request";
-pub const GET: &str = "permission.get";
-pub const LIST: &str = "permission.list";
-pub const APPROVE: &str = "permission.approve";
-pub const DENY: &str = "permission.deny";
-pub const ASK: &str = "question.ask";
-pub const QUESTION_GET: &str = "question.get";
-pub const QUESTION_LIST: &str = "question.list";
-pub const ANSWER: &str = "question.answer";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]

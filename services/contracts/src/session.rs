@@ -323,6 +323,27 @@ pub struct AgentSelection {
     pub extra: Map<String, Value>,
 }
 
+impl AgentSelection {
+    /// `{"kind": "adapter", "adapterName": name}`.
+    pub fn adapter(name: impl Into<String>) -> Self {
+        AgentSelection {
+            kind: "adapter".into(),
+            adapter_id: None,
+            adapter_name: Some(name.into()),
+            model: None,
+            provider_config_id: None,
+            persona_id: None,
+            cwd: None,
+            allowed_tools: None,
+            disallowed_tools: None,
+            allowed_directories: None,
+            reasoning_effort: None,
+            system_prompt: None,
+            extra: Map::new(),
+        }
+    }
+}
+
 /// One content block or several.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]

@@ -12,8 +12,9 @@ use relay_bus::follow::Follower;
 use relay_contracts::cost::{BUDGET_EXCEEDED, BudgetExceeded};
 use relay_contracts::delivery::AgentRef;
 use relay_contracts::events::Event;
-use relay_contracts::session::{UsageRequest, UsageResponse};
-use relay_contracts::subjects::{agent as agent_subjects, event as event_subjects, session as session_subjects};
+use relay_contracts::session::UsageRequest;
+use relay_contracts::rpc;
+use relay_contracts::subjects::event as event_subjects;
 use relay_contracts::{ErrorCode, WireError};
 use serde_json::Value;
 use sqlx::PgConnection;
@@ -496,7 +497,7 @@ pub async fn after_commit(agg: &Aggregator) -> crate::Result<()> {
             let req = AgentRef {
                 agent_id: agent_id.clone(),
             };
-            let r: Result<Value, _> = relay_bus::client::request(&agg.nats, agent_subjects::PAUSE, &req, TIMEOUT).await;
+            let r = relay_bus::client::call::<rpc::AgentPause>(&agg.nats, &req, TIMEOUT).await;
             match r {
                 Ok(_) => tracing::info!(budget, agent_id, "agent paused: budget exceeded"),
                 Err(e) if gives_up(&e) => {
@@ -538,8 +539,7 @@ pub async fn after_commit(agg: &Aggregator) -> crate::Result<()> {
             total_output_tokens: output,
             total_tokens: total,
         };
-        let r: Result<UsageResponse, _> =
-            relay_bus::client::request(&agg.nats, session_subjects::USAGE, &req, TIMEOUT).await;
+        let r = relay_bus::client::call::<rpc::SessionUsage>(&agg.nats, &req, TIMEOUT).await;
         match r {
             Ok(_) => {}
             Err(e) if gives_up(&e) => tracing::debug!(session_id, error = %e, "registry did not take session usage"),

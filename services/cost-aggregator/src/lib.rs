@@ -8,11 +8,13 @@ pub mod models;
 
 pub use error::CostError;
 
+use relay_contracts::RequestContext;
 use error::Result;
 use relay_bus::outbox::{self, Outbox};
 use relay_bus::service::{ServiceError, ServiceHost};
 use relay_bus::settings::{DatabaseSettings, NatsSettings, TelemetrySettings};
 use relay_contracts::cost::*;
+use relay_contracts::rpc;
 use serde::{Deserialize, Serialize};
 use sqlx::PgPool;
 use std::sync::Arc;
@@ -171,24 +173,25 @@ impl Aggregator {
     }
 }
 
-pub async fn serve(nats: async_nats::Client, agg: Aggregator) -> std::result::Result<ServiceHost, ServiceError> {
+pub async fn serve(nats: async_nats::Client, agg: Aggregator) -> std::result::Result<ServiceHost<Aggregator>, ServiceError> {
     let mut host = ServiceHost::start(
         nats,
         SERVICE_NAME,
         env!("CARGO_PKG_VERSION"),
         "Token usage and cost (cost.*, session.getContextWindowState)",
+        agg,
     )
     .await?;
-    host.endpoint(REPORT, agg.clone(), report).await?;
-    host.endpoint(MODELS, agg.clone(), list_models).await?;
-    host.endpoint(CONTEXT_WINDOW, agg, context_window).await?;
+    host.serve::<rpc::CostReport>(report).await?;
+    host.serve::<rpc::CostModels>(list_models).await?;
+    host.serve::<rpc::SessionGetContextWindowState>(context_window).await?;
     Ok(host)
 }
 
 type BreakdownRow = (String, String, i64, i64, i64, i64, i64, f64, i64);
 
 /// `cost.report`: totals over the usage events with `since <= ts < until` matching the filters.
-pub async fn report(agg: Aggregator, req: ReportRequest) -> Result<Report> {
+pub async fn report(agg: Aggregator, _ctx: RequestContext, req: ReportRequest) -> Result<Report> {
     if let (Some(s), Some(u)) = (req.since, req.until)
         && s > u
     {
@@ -242,7 +245,7 @@ pub async fn report(agg: Aggregator, req: ReportRequest) -> Result<Report> {
     Ok(r)
 }
 
-pub async fn list_models(agg: Aggregator, _req: serde_json::Value) -> Result<ModelsResponse> {
+pub async fn list_models(agg: Aggregator, _ctx: RequestContext, _req: ModelsRequest) -> Result<ModelsResponse> {
     Ok(ModelsResponse {
         models: agg.models.as_ref().clone(),
         source: agg.models_source.as_ref().clone(),
@@ -250,7 +253,7 @@ pub async fn list_models(agg: Aggregator, _req: serde_json::Value) -> Result<Mod
 }
 
 /// `session.getContextWindowState`: the fullest agent of the session ("worst agent").
-pub async fn context_window(agg: Aggregator, req: ContextWindowRequest) -> Result<ContextWindowResponse> {
+pub async fn context_window(agg: Aggregator, _ctx: RequestContext, req: ContextWindowRequest) -> Result<ContextWindowResponse> {
     if req.session_id.trim().is_empty() {
         return Err(CostError::Invalid("sessionId must not be empty".into()));
     }

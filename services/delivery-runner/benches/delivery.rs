@@ -161,7 +161,7 @@ async fn main() {
     for a in 0..AGENTS {
         let opts = AttachOptions {
             session_id: format!("bench-{a}"),
-            agent: json!({"kind": "adapter", "adapterName": "claude"}),
+            agent: relay_contracts::session::AgentSelection::adapter("claude"),
             capabilities: caps.clone(),
             adapter_session_id: None,
             agent_id: None,

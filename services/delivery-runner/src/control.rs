@@ -2,6 +2,8 @@
 //! order, stop releases the agent session and cancels what it was never sent, input passes raw
 //! terminal input to its harness.
 
+use relay_contracts::rpc;
+use relay_contracts::RequestContext;
 use crate::settle::Outcome;
 use crate::{DeliveryError, Result, Runner};
 use relay_contracts::delivery::*;
@@ -58,13 +60,13 @@ async fn known_agent(runner: &Runner, agent_id: &str) -> Result<()> {
 
 /// `agent.pause`: nothing more is delivered to the agent until `agent.resume`. A delivery
 /// already handed over finishes.
-pub async fn pause(runner: Runner, req: AgentRef) -> Result<AgentHold> {
+pub async fn pause(runner: Runner, _ctx: RequestContext, req: AgentRef) -> Result<AgentHold> {
     known_agent(&runner, &req.agent_id).await?;
     set_paused(&runner, &req.agent_id, true).await
 }
 
 /// `agent.resume`: the deliveries held while paused go out, in order.
-pub async fn resume(runner: Runner, req: AgentRef) -> Result<AgentHold> {
+pub async fn resume(runner: Runner, _ctx: RequestContext, req: AgentRef) -> Result<AgentHold> {
     known_agent(&runner, &req.agent_id).await?;
     set_paused(&runner, &req.agent_id, false).await
 }
@@ -95,7 +97,7 @@ pub async fn cancel_where(runner: &Runner, filter: &str, arg: &str, reason: &str
 
 /// `agent.stop`: asks the harness to release the agent session and cancels every delivery it
 /// was not yet sent (each with a `delivery.cancelled` event, never a silent drop).
-pub async fn stop(runner: Runner, req: StopAgentRequest) -> Result<StopAgentResponse> {
+pub async fn stop(runner: Runner, _ctx: RequestContext, req: StopAgentRequest) -> Result<StopAgentResponse> {
     known_agent(&runner, &req.agent_id).await?;
     let reason = req.reason.clone().unwrap_or_else(|| "agent stopped".into());
     // Hold first, so nothing new is handed over while the harness shuts down.
@@ -103,7 +105,7 @@ pub async fn stop(runner: Runner, req: StopAgentRequest) -> Result<StopAgentResp
     let release = ReleaseRequest {
         reason: Some(reason.clone()),
     };
-    let subject = agent_subject(&req.agent_id, "release");
+    let subject = rpc::agent::release(&req.agent_id);
     let released =
         match relay_bus::client::request::<_, ReleaseResponse>(&runner.nats, &subject, &release, HARNESS_TIMEOUT).await
         {
@@ -124,9 +126,9 @@ pub async fn stop(runner: Runner, req: StopAgentRequest) -> Result<StopAgentResp
 }
 
 /// `agent.input`: raw input for the agent's terminal, passed to its harness as is.
-pub async fn input(runner: Runner, req: InputRequest) -> Result<InputResponse> {
+pub async fn input(runner: Runner, _ctx: RequestContext, req: InputRequest) -> Result<InputResponse> {
     known_agent(&runner, &req.agent_id).await?;
-    let subject = agent_subject(&req.agent_id, "input");
+    let subject = rpc::agent::input(&req.agent_id);
     relay_bus::client::request(&runner.nats, &subject, &req, HARNESS_TIMEOUT)
         .await
         .map_err(|e| match e.code() {

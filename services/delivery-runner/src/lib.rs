@@ -14,11 +14,12 @@ mod control;
 mod run;
 mod settle;
 
+use relay_contracts::RequestContext;
 use relay_bus::service::{ServiceError, ServiceHost};
 use relay_bus::settings::{DatabaseSettings, NatsSettings, TelemetrySettings};
 use relay_contracts::capabilities::DeliveryMode;
 use relay_contracts::delivery::*;
-use relay_contracts::subjects::{agent as agent_subjects, delivery as subjects};
+use relay_contracts::rpc;
 use relay_contracts::{ErrorCode, WireError};
 use serde::{Deserialize, Serialize};
 use settle::{Outcome, Settler};
@@ -156,27 +157,25 @@ const OUTBOX: relay_bus::outbox::Outbox = relay_bus::outbox::Outbox {
 
 pub const SERVICE_NAME: &str = "delivery-runner";
 
-pub async fn serve(nats: async_nats::Client, runner: Runner) -> std::result::Result<ServiceHost, ServiceError> {
+pub async fn serve(nats: async_nats::Client, runner: Runner) -> std::result::Result<ServiceHost<Runner>, ServiceError> {
     let mut host = ServiceHost::start(
         nats,
         SERVICE_NAME,
         env!("CARGO_PKG_VERSION"),
         "Deliveries and agent control (delivery.*, agent.pause|resume|stop|input)",
+        runner,
     )
     .await?;
-    host.endpoint(subjects::GET, runner.clone(), get).await?;
-    host.endpoint(subjects::LIST, runner.clone(), list).await?;
-    host.endpoint(subjects::CANCEL, runner.clone(), cancel).await?;
-    host.endpoint(subjects::RETRY, runner.clone(), retry).await?;
-    host.endpoint(subjects::FLUSH, runner.clone(), flush).await?;
-    host.endpoint(subjects::REPORT, runner.clone(), report).await?;
-    host.endpoint(agent_subjects::PAUSE, runner.clone(), control::pause)
-        .await?;
-    host.endpoint(agent_subjects::RESUME, runner.clone(), control::resume)
-        .await?;
-    host.endpoint(agent_subjects::STOP, runner.clone(), control::stop)
-        .await?;
-    host.endpoint(agent_subjects::INPUT, runner, control::input).await?;
+    host.serve::<rpc::DeliveryGet>(get).await?;
+    host.serve::<rpc::DeliveryList>(list).await?;
+    host.serve::<rpc::DeliveryCancel>(cancel).await?;
+    host.serve::<rpc::DeliveryRetry>(retry).await?;
+    host.serve::<rpc::DeliveryFlush>(flush).await?;
+    host.serve::<rpc::DeliveryReport>(report).await?;
+    host.serve::<rpc::AgentPause>(control::pause).await?;
+    host.serve::<rpc::AgentResume>(control::resume).await?;
+    host.serve::<rpc::AgentStop>(control::stop).await?;
+    host.serve::<rpc::AgentInput>(control::input).await?;
     Ok(host)
 }
 
@@ -274,12 +273,12 @@ async fn wake_agent<'e, E: sqlx::PgExecutor<'e>>(db: E, agent_id: &str) -> std::
     Ok(())
 }
 
-pub async fn get(runner: Runner, req: DeliveryRef) -> Result<Delivery> {
+pub async fn get(runner: Runner, _ctx: RequestContext, req: DeliveryRef) -> Result<Delivery> {
     find(&runner.db, &req.delivery_id).await
 }
 
 /// Deliveries in creation order, filtered, paged by `cursor`.
-pub async fn list(runner: Runner, req: ListDeliveriesRequest) -> Result<ListDeliveriesResponse> {
+pub async fn list(runner: Runner, _ctx: RequestContext, req: ListDeliveriesRequest) -> Result<ListDeliveriesResponse> {
     let limit = req.limit.unwrap_or(100);
     if !(1..=1000).contains(&limit) {
         return Err(DeliveryError::Invalid("limit must be between 1 and 1000".into()));
@@ -309,7 +308,7 @@ pub async fn list(runner: Runner, req: ListDeliveriesRequest) -> Result<ListDeli
 
 /// Cancels a delivery that has not reached its agent, with a `delivery.cancelled` event.
 /// Cancelling twice is harmless; a delivery already delivered or failed cannot be cancelled.
-pub async fn cancel(runner: Runner, req: CancelDeliveryRequest) -> Result<Delivery> {
+pub async fn cancel(runner: Runner, _ctx: RequestContext, req: CancelDeliveryRequest) -> Result<Delivery> {
     let reason = req.reason.unwrap_or_else(|| "cancelled".into());
     let cancelled = control::cancel_where(&runner, "delivery_id = $1", &req.delivery_id, &reason).await?;
     let delivery = find(&runner.db, &req.delivery_id).await?;
@@ -324,7 +323,7 @@ pub async fn cancel(runner: Runner, req: CancelDeliveryRequest) -> Result<Delive
 }
 
 /// Makes a failed (or deferred) delivery due again now, with a fresh attempt budget.
-pub async fn retry(runner: Runner, req: DeliveryRef) -> Result<Delivery> {
+pub async fn retry(runner: Runner, _ctx: RequestContext, req: DeliveryRef) -> Result<Delivery> {
     let mut tx = runner.db.begin().await?;
     let done = sqlx::query(
         "UPDATE deliveries SET status = 'pending', attempts = 0, available_at = $2, updated_at = $2
@@ -349,7 +348,7 @@ pub async fn retry(runner: Runner, req: DeliveryRef) -> Result<Delivery> {
 
 /// Releases an agent's held deliveries (all modes, or the given one) in order, and makes
 /// deferred ones due now.
-pub async fn flush(runner: Runner, req: FlushRequest) -> Result<FlushResponse> {
+pub async fn flush(runner: Runner, _ctx: RequestContext, req: FlushRequest) -> Result<FlushResponse> {
     let mut tx = runner.db.begin().await?;
     let done = sqlx::query(
         "UPDATE deliveries SET released = true, available_at = least(available_at, $3), updated_at = $3
@@ -368,7 +367,7 @@ pub async fn flush(runner: Runner, req: FlushRequest) -> Result<FlushResponse> {
 }
 
 /// A harness reports what became of a delivery it accepted (`delivery.queue`).
-pub async fn report(runner: Runner, req: Receipt) -> Result<Delivery> {
+pub async fn report(runner: Runner, _ctx: RequestContext, req: Receipt) -> Result<Delivery> {
     let Some(id) = req.delivery_id.clone() else {
         return Err(DeliveryError::Invalid("delivery.report needs the deliveryId".into()));
     };

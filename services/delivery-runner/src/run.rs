@@ -20,6 +20,7 @@
 //! A delivery that may go but is not due yet (deferred, or a retry in backoff) holds back the
 //! agent's later ones.
 
+use relay_contracts::rpc;
 use crate::Runner;
 use crate::settle::{DeliveryKey, Outcome};
 use futures::FutureExt;
@@ -548,7 +549,7 @@ async fn deliver(runner: &Runner, owner: &str, key: &DeliveryKey, message: &Mess
         message: message.clone(),
     };
     let timeout = Duration::from_millis(runner.settings.deliver_timeout_ms);
-    match relay_bus::client::request::<_, Receipt>(&runner.nats, &deliver_subject(&key.agent_id), &req, timeout).await {
+    match relay_bus::client::request::<_, Receipt>(&runner.nats, &rpc::agent::deliver(&key.agent_id), &req, timeout).await {
         Ok(r) => r,
         Err(e) => Receipt {
             status: ReceiptStatus::Failed,

@@ -351,7 +351,7 @@ async fn a_runner_killed_mid_load_leaves_every_message_delivered_and_none_surfac
     for a in 0..4 {
         let opts = relay_harness::AttachOptions {
             session_id: format!("k{a}"),
-            agent: json!({"kind": "adapter", "adapterName": "claude"}),
+            agent: relay_contracts::session::AgentSelection::adapter("claude"),
             capabilities: caps.clone(),
             adapter_session_id: None,
             agent_id: None,

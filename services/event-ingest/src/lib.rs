@@ -8,10 +8,12 @@ mod store;
 
 pub use error::IngestError;
 
+use relay_contracts::RequestContext;
 use error::Result;
 use relay_bus::service::{ServiceError, ServiceHost};
 use relay_bus::settings::{DatabaseSettings, NatsSettings, TelemetrySettings};
 use relay_contracts::events::*;
+use relay_contracts::rpc;
 use relay_contracts::subjects::event as subjects;
 use serde::{Deserialize, Serialize};
 use sqlx::PgPool;
@@ -278,23 +280,24 @@ const ENVELOPE_BYTES: usize = 5 * 256 * 6 + 512;
 /// An append's reply lists every event: `{"eventId":…,"seq":…,"duplicate":…}`.
 const REPLY_BYTES_PER_EVENT: usize = 64;
 
-pub async fn serve(nats: async_nats::Client, ingest: Ingest) -> std::result::Result<ServiceHost, ServiceError> {
+pub async fn serve(nats: async_nats::Client, ingest: Ingest) -> std::result::Result<ServiceHost<Ingest>, ServiceError> {
     let mut host = ServiceHost::start(
         nats,
         SERVICE_NAME,
         env!("CARGO_PKG_VERSION"),
         "The event log (event.* subjects)",
+        ingest,
     )
     .await?;
-    host.endpoint(subjects::APPEND, ingest.clone(), append).await?;
-    host.endpoint(subjects::QUERY, ingest.clone(), query).await?;
-    host.endpoint(subjects::SINCE, ingest.clone(), since).await?;
-    host.endpoint(subjects::PURGE_SESSION, ingest, purge_session).await?;
+    host.serve::<rpc::EventAppend>(append).await?;
+    host.serve::<rpc::EventQuery>(query).await?;
+    host.serve::<rpc::EventSince>(since).await?;
+    host.serve::<rpc::EventPurgeSession>(purge_session).await?;
     Ok(host)
 }
 
 /// Validates every event (all or nothing), redacts, and waits for the commit.
-pub async fn append(ingest: Ingest, req: AppendRequest) -> Result<AppendResponse> {
+pub async fn append(ingest: Ingest, _ctx: RequestContext, req: AppendRequest) -> Result<AppendResponse> {
     let events = req.into_events();
     if events.is_empty() {
         return Err(IngestError::Invalid("no events to append".into()));
@@ -384,7 +387,7 @@ fn any_of(list: &Option<Vec<String>>) -> Option<&[String]> {
     list.as_deref().filter(|l| !l.is_empty())
 }
 
-pub async fn query(ingest: Ingest, req: QueryRequest) -> Result<QueryResponse> {
+pub async fn query(ingest: Ingest, _ctx: RequestContext, req: QueryRequest) -> Result<QueryResponse> {
     let limit = page_size(&ingest, req.limit)?;
     let filter = Filter {
         types: any_of(&req.types),
@@ -400,7 +403,7 @@ pub async fn query(ingest: Ingest, req: QueryRequest) -> Result<QueryResponse> {
     Ok(QueryResponse { events, next_cursor })
 }
 
-pub async fn since(ingest: Ingest, req: SinceRequest) -> Result<SinceResponse> {
+pub async fn since(ingest: Ingest, _ctx: RequestContext, req: SinceRequest) -> Result<SinceResponse> {
     if req.seq < 0 {
         return Err(IngestError::Invalid("seq must not be negative".into()));
     }
@@ -430,7 +433,7 @@ pub async fn since(ingest: Ingest, req: SinceRequest) -> Result<SinceResponse> {
     })
 }
 
-pub async fn purge_session(ingest: Ingest, req: PurgeSessionRequest) -> Result<PurgeSessionResponse> {
+pub async fn purge_session(ingest: Ingest, _ctx: RequestContext, req: PurgeSessionRequest) -> Result<PurgeSessionResponse> {
     Ok(PurgeSessionResponse {
         events_deleted: store::purge_session(&ingest.db, &req.session_id).await?,
     })

@@ -1,6 +1,6 @@
 //! gRPC on the gateway's own port (h2c, beside HTTP/1.1 REST), from proto/relay/v1.
 //!
-//! Every unary rpc is bridged to the NATS subject `relay_proto::UNARY_RPCS` names: the protobuf
+//! Every unary rpc is bridged to the NATS subject `relay_proto::unary_rpcs()` names: the protobuf
 //! request becomes the contract's JSON and the JSON reply becomes the protobuf response, both
 //! through prost-reflect with the mapping rules of session.proto (fields without presence are
 //! sent even at their default, 64-bit integers as JSON numbers). The proto files are checked
@@ -53,11 +53,10 @@ fn rpcs() -> HashMap<String, Arc<Rpc>> {
     let mut map = HashMap::new();
     for service in POOL.services().filter(|s| s.package_name() == "relay.v1") {
         for method in service.methods() {
-            let subject = relay_proto::UNARY_RPCS
-                .iter()
+            let subject = relay_proto::unary_rpcs()
                 .find(|(s, m, _)| *s == service.name() && *m == method.name())
-                .map(|(_, _, subject)| *subject);
-            // The drift test keeps UNARY_RPCS complete; only Subscribe has no subject.
+                .map(|(_, _, subject)| subject);
+            // The drift test keeps the declarations' grpc complete; only Subscribe has no subject.
             debug_assert!(subject.is_some() || method.is_server_streaming());
             let rpc = Rpc {
                 subject,
@@ -142,10 +141,9 @@ async fn report_health(reporter: tonic_health::server::HealthReporter, nats: asy
 }
 
 async fn require_token(State(state): State<AppState>, request: Request, next: Next) -> Response {
-    if crate::auth::allows(&state, request.headers()) {
-        next.run(request).await
-    } else {
-        Status::unauthenticated("a valid bearer token is required").into_http::<axum::body::Body>()
+    match crate::auth::caller(&state, request.headers()) {
+        Some(ctx) => relay_bus::context::act_as(ctx, next.run(request)).await,
+        None => Status::unauthenticated("a valid bearer token is required").into_http::<axum::body::Body>(),
     }
 }
 

@@ -15,12 +15,12 @@ use relay_contracts::capabilities::DeliveryMode;
 use relay_contracts::cost::{Report, ReportRequest};
 use relay_contracts::delivery::{
     AgentHold, AgentRef, CancelDeliveryRequest, Delivery, DeliveryRef, FlushRequest, FlushResponse, InputRequest,
-    InputResponse, ListDeliveriesRequest, ListDeliveriesResponse, SpawnRequest, SpawnResponse, StopAgentRequest,
+    InputResponse, ListDeliveriesRequest, ListDeliveriesResponse, SpawnRequest, StopAgentRequest,
     StopAgentResponse,
 };
 use relay_contracts::events::{QueryRequest, QueryResponse};
 use relay_contracts::permission::{
-    self, AnswerRequest, AnswerResponse, DecideRequest, DecideResponse, GetPermissionRequest, GetQuestionRequest,
+    AnswerRequest, AnswerResponse, DecideRequest, DecideResponse, GetPermissionRequest, GetQuestionRequest,
     ListRequest as PendingListRequest, Permission, PermissionList, Question, QuestionList,
 };
 use relay_contracts::session::{
@@ -28,7 +28,7 @@ use relay_contracts::session::{
     MessagesRequest, MessagesResponse, PurgeResponse, SendMessageRequest, SendMessageResponse, Session,
     SessionIdResponse, SessionRef, SuccessResponse,
 };
-use relay_contracts::subjects;
+use relay_contracts::{Rpc, rpc};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use tower_http::cors::{AllowOrigin, Any, CorsLayer};
@@ -92,12 +92,8 @@ pub struct Path<T>(pub T);
 
 type Reply<T> = Result<Json<T>, ApiError>;
 
-async fn call<Req: Serialize, Resp: DeserializeOwned>(
-    s: &AppState,
-    subject: &str,
-    req: &Req,
-) -> Result<Resp, ApiError> {
-    Ok(relay_bus::client::request(&s.nats, subject, req, s.timeout()).await?)
+async fn call<R: Rpc>(s: &AppState, req: &R::Request) -> Result<R::Response, ApiError> {
+    Ok(relay_bus::client::call::<R>(&s.nats, req, s.timeout()).await?)
 }
 
 /// A body that may be left out entirely (`POST …/approve` with no reason).
@@ -272,7 +268,7 @@ async fn create_session(State(s): State<AppState>, body: Bytes) -> Result<(Statu
         target_working_directory: req.cwd.clone(),
         ..Default::default()
     };
-    let created: SessionIdResponse = call(&s, subjects::session::CREATE, &create).await?;
+    let created: SessionIdResponse = call::<rpc::SessionCreate>(&s, &create).await?;
     let session_id = created.session_id;
     let Some(cli) = req.cli else {
         return Ok((
@@ -294,8 +290,7 @@ async fn create_session(State(s): State<AppState>, body: Bytes) -> Result<(Statu
     };
     // The spawner answers once the agent has attached, which takes longer than a lookup.
     let timeout = std::time::Duration::from_millis(s.settings.spawn_timeout_ms);
-    let spawned =
-        relay_bus::client::request::<_, SpawnResponse>(&s.nats, subjects::agent::SPAWN, &spawn, timeout).await;
+    let spawned = relay_bus::client::call::<rpc::AgentSpawn>(&s.nats, &spawn, timeout).await;
     match spawned.map_err(ApiError::from) {
         Ok(spawned) => Ok((
             StatusCode::CREATED,
@@ -312,7 +307,7 @@ async fn create_session(State(s): State<AppState>, body: Bytes) -> Result<(Statu
                 session_id,
                 reason: Some(format!("agent spawn failed: {e}")),
             };
-            let _ = call::<_, SuccessResponse>(&s, subjects::session::CLOSE, &close).await;
+            let _ = call::<rpc::SessionClose>(&s, &close).await;
             Err(e)
         }
     }
@@ -320,11 +315,11 @@ async fn create_session(State(s): State<AppState>, body: Bytes) -> Result<(Statu
 
 #[utoipa::path(get, path = "/sessions", tag = "sessions", params(ListRequest), responses((status = 200, body = ListResponse), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
 async fn list_sessions(State(s): State<AppState>, Query(q): Query<ListRequest>) -> Reply<ListResponse> {
-    Ok(Json(call(&s, subjects::session::LIST, &q).await?))
+    Ok(Json(call::<rpc::SessionList>(&s, &q).await?))
 }
 
 async fn find_session(s: &AppState, id: String) -> Result<Session, ApiError> {
-    let r: GetResponse = call(s, subjects::session::GET, &SessionRef { session_id: id.clone() }).await?;
+    let r: GetResponse = call::<rpc::SessionGet>(s, &SessionRef { session_id: id.clone() }).await?;
     r.session
         .ok_or_else(|| ApiError::NotFound(format!("session {id} not found")))
 }
@@ -358,7 +353,7 @@ async fn end_session(State(s): State<AppState>, Path(id): Path<String>) -> Reply
             agent_id: agent.agent_id.clone(),
             reason: Some("session ended".into()),
         };
-        match call::<_, StopAgentResponse>(&s, subjects::agent::STOP, &stop).await {
+        match call::<rpc::AgentStop>(&s, &stop).await {
             Ok(_) => {}
             Err(ApiError::Bus(e)) if e.code() == relay_contracts::ErrorCode::NotFound => {}
             Err(e) => return Err(e),
@@ -373,7 +368,7 @@ async fn end_session(State(s): State<AppState>, Path(id): Path<String>) -> Reply
             limit: Some(5_000),
             cursor,
         };
-        let r: MessagesResponse = call(&s, subjects::session::MESSAGES, &page).await?;
+        let r: MessagesResponse = call::<rpc::SessionMessages>(&s, &page).await?;
         item_count += r.messages.len() as i64;
         match r.next_cursor {
             Some(c) if !r.messages.is_empty() => cursor = Some(c),
@@ -384,7 +379,7 @@ async fn end_session(State(s): State<AppState>, Path(id): Path<String>) -> Reply
         session_id: id,
         reason: Some("ended".into()),
     };
-    match call::<_, SuccessResponse>(&s, subjects::session::CLOSE, &close).await {
+    match call::<rpc::SessionClose>(&s, &close).await {
         Ok(_) => {}
         // Already closed: ending it again is still an end.
         Err(ApiError::Bus(e)) if e.code() == relay_contracts::ErrorCode::Conflict => {}
@@ -427,7 +422,7 @@ async fn send_message(State(s): State<AppState>, Path(id): Path<String>, Json(re
         message_id: req.message_id,
         ..SendMessageRequest::text(id, req.message)
     };
-    let r: SendMessageResponse = call(&s, subjects::session::SEND_MESSAGE, &send).await?;
+    let r: SendMessageResponse = call::<rpc::SessionSendMessage>(&s, &send).await?;
     Ok(Json(Sent {
         success: true,
         message_id: r.message_id,
@@ -446,27 +441,27 @@ pub struct Reason {
 async fn close_session(State(s): State<AppState>, Path(id): Path<String>, body: Bytes) -> Reply<SuccessResponse> {
     let Reason { reason } = optional_body(&body)?;
     let req = CloseRequest { session_id: id, reason };
-    Ok(Json(call(&s, subjects::session::CLOSE, &req).await?))
+    Ok(Json(call::<rpc::SessionClose>(&s, &req).await?))
 }
 
 #[utoipa::path(post, path = "/sessions/{id}/resume", tag = "sessions", params(("id" = String, Path, description = "Session id")), responses((status = 200, body = SuccessResponse), (status = 404, description = "Not found", body = WireError), (status = 409, description = "Conflicts with the current state", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
 async fn resume_session(State(s): State<AppState>, Path(id): Path<String>) -> Reply<SuccessResponse> {
     Ok(Json(
-        call(&s, subjects::session::RESUME, &SessionRef { session_id: id }).await?,
+        call::<rpc::SessionResume>(&s, &SessionRef { session_id: id }).await?,
     ))
 }
 
 #[utoipa::path(post, path = "/sessions/{id}/archive", tag = "sessions", params(("id" = String, Path, description = "Session id")), responses((status = 200, body = SuccessResponse), (status = 404, description = "Not found", body = WireError), (status = 409, description = "Conflicts with the current state", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
 async fn archive_session(State(s): State<AppState>, Path(id): Path<String>) -> Reply<SuccessResponse> {
     Ok(Json(
-        call(&s, subjects::session::ARCHIVE, &SessionRef { session_id: id }).await?,
+        call::<rpc::SessionArchive>(&s, &SessionRef { session_id: id }).await?,
     ))
 }
 
 #[utoipa::path(post, path = "/sessions/{id}/purge", tag = "sessions", params(("id" = String, Path, description = "Session id")), responses((status = 200, body = PurgeResponse), (status = 404, description = "Not found", body = WireError), (status = 409, description = "Conflicts with the current state", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
 async fn purge_session(State(s): State<AppState>, Path(id): Path<String>) -> Reply<PurgeResponse> {
     Ok(Json(
-        call(&s, subjects::session::PURGE, &SessionRef { session_id: id }).await?,
+        call::<rpc::SessionPurge>(&s, &SessionRef { session_id: id }).await?,
     ))
 }
 
@@ -497,7 +492,7 @@ async fn fork_session(
     };
     Ok((
         StatusCode::CREATED,
-        Json(call(&s, subjects::session::FORK, &req).await?),
+        Json(call::<rpc::SessionFork>(&s, &req).await?),
     ))
 }
 
@@ -531,17 +526,19 @@ async fn list_permissions(
     Path(name): Path<String>,
     Query(q): Query<PendingQuery>,
 ) -> Reply<PermissionList> {
-    Ok(Json(call(&s, permission::LIST, &q.for_agent(name)).await?))
+    Ok(Json(call::<rpc::PermissionList>(&s, &q.for_agent(name)).await?))
 }
 
 /// A request id under another agent's path is not found, so one agent's URL space cannot
 /// decide another's requests.
-async fn decide(s: &AppState, name: String, request_id: String, body: &Bytes, subject: &str) -> Reply<DecideResponse> {
+async fn decide<R: Rpc<Request = DecideRequest, Response = DecideResponse>>(
+    s: &AppState,
+    name: String,
+    request_id: String,
+    body: &Bytes,
+) -> Reply<DecideResponse> {
     let Reason { reason } = optional_body(body)?;
-    let p: Permission = call(
-        s,
-        permission::GET,
-        &GetPermissionRequest {
+    let p: Permission = call::<rpc::PermissionGet>(s, &GetPermissionRequest {
             request_id: request_id.clone(),
         },
     )
@@ -551,7 +548,7 @@ async fn decide(s: &AppState, name: String, request_id: String, body: &Bytes, su
             "agent {name} has no permission request {request_id}"
         )));
     }
-    Ok(Json(call(s, subject, &DecideRequest { request_id, reason }).await?))
+    Ok(Json(call::<R>(s, &DecideRequest { request_id, reason }).await?))
 }
 
 #[utoipa::path(post, path = "/agents/{name}/permissions/{request_id}/approve", tag = "permissions", params(("name" = String, Path, description = "Agent id"), ("request_id" = String, Path)), request_body(content = Option<Reason>), responses((status = 200, body = DecideResponse), (status = 404, description = "Not found", body = WireError), (status = 409, description = "Conflicts with the current state", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
@@ -560,7 +557,7 @@ async fn approve(
     Path((name, id)): Path<(String, String)>,
     body: Bytes,
 ) -> Reply<DecideResponse> {
-    decide(&s, name, id, &body, permission::APPROVE).await
+    decide::<rpc::PermissionApprove>(&s, name, id, &body).await
 }
 
 #[utoipa::path(post, path = "/agents/{name}/permissions/{request_id}/deny", tag = "permissions", params(("name" = String, Path, description = "Agent id"), ("request_id" = String, Path)), request_body(content = Option<Reason>), responses((status = 200, body = DecideResponse), (status = 404, description = "Not found", body = WireError), (status = 409, description = "Conflicts with the current state", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
@@ -569,7 +566,7 @@ async fn deny(
     Path((name, id)): Path<(String, String)>,
     body: Bytes,
 ) -> Reply<DecideResponse> {
-    decide(&s, name, id, &body, permission::DENY).await
+    decide::<rpc::PermissionDeny>(&s, name, id, &body).await
 }
 
 #[utoipa::path(get, path = "/agents/{name}/questions", tag = "questions", params(("name" = String, Path, description = "Agent id"), PendingQuery), responses((status = 200, body = QuestionList), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
@@ -578,7 +575,7 @@ async fn list_questions(
     Path(name): Path<String>,
     Query(q): Query<PendingQuery>,
 ) -> Reply<QuestionList> {
-    Ok(Json(call(&s, permission::QUESTION_LIST, &q.for_agent(name)).await?))
+    Ok(Json(call::<rpc::QuestionList>(&s, &q.for_agent(name)).await?))
 }
 
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
@@ -593,10 +590,7 @@ async fn answer(
     Path((name, question_id)): Path<(String, String)>,
     Json(a): Json<Answer>,
 ) -> Reply<AnswerResponse> {
-    let q: Question = call(
-        &s,
-        permission::QUESTION_GET,
-        &GetQuestionRequest {
+    let q: Question = call::<rpc::QuestionGet>(&s, &GetQuestionRequest {
             question_id: question_id.clone(),
         },
     )
@@ -610,7 +604,7 @@ async fn answer(
         question_id,
         answer: a.answer,
     };
-    Ok(Json(call(&s, permission::ANSWER, &req).await?))
+    Ok(Json(call::<rpc::QuestionAnswer>(&s, &req).await?))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -619,14 +613,14 @@ async fn answer(
 #[utoipa::path(post, path = "/agents/{name}/pause", tag = "agents", params(("name" = String, Path, description = "Agent id")), responses((status = 200, body = AgentHold), (status = 404, description = "Not found", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
 async fn pause(State(s): State<AppState>, Path(name): Path<String>) -> Reply<AgentHold> {
     Ok(Json(
-        call(&s, subjects::agent::PAUSE, &AgentRef { agent_id: name }).await?,
+        call::<rpc::AgentPause>(&s, &AgentRef { agent_id: name }).await?,
     ))
 }
 
 #[utoipa::path(post, path = "/agents/{name}/resume", tag = "agents", params(("name" = String, Path, description = "Agent id")), responses((status = 200, body = AgentHold), (status = 404, description = "Not found", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
 async fn resume(State(s): State<AppState>, Path(name): Path<String>) -> Reply<AgentHold> {
     Ok(Json(
-        call(&s, subjects::agent::RESUME, &AgentRef { agent_id: name }).await?,
+        call::<rpc::AgentResume>(&s, &AgentRef { agent_id: name }).await?,
     ))
 }
 
@@ -634,7 +628,7 @@ async fn resume(State(s): State<AppState>, Path(name): Path<String>) -> Reply<Ag
 async fn stop(State(s): State<AppState>, Path(name): Path<String>, body: Bytes) -> Reply<StopAgentResponse> {
     let Reason { reason } = optional_body(&body)?;
     let req = StopAgentRequest { agent_id: name, reason };
-    Ok(Json(call(&s, subjects::agent::STOP, &req).await?))
+    Ok(Json(call::<rpc::AgentStop>(&s, &req).await?))
 }
 
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
@@ -650,7 +644,7 @@ async fn input(State(s): State<AppState>, Path(name): Path<String>, Json(i): Jso
         agent_id: name,
         data: i.data,
     };
-    Ok(Json(call(&s, subjects::agent::INPUT, &req).await?))
+    Ok(Json(call::<rpc::AgentInput>(&s, &req).await?))
 }
 
 #[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
@@ -663,7 +657,7 @@ pub struct Flush {
 async fn flush(State(s): State<AppState>, Path(name): Path<String>, body: Bytes) -> Reply<FlushResponse> {
     let Flush { mode } = optional_body(&body)?;
     let req = FlushRequest { agent_id: name, mode };
-    Ok(Json(call(&s, subjects::delivery::FLUSH, &req).await?))
+    Ok(Json(call::<rpc::DeliveryFlush>(&s, &req).await?))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -674,20 +668,20 @@ async fn list_deliveries(
     State(s): State<AppState>,
     Query(q): Query<ListDeliveriesRequest>,
 ) -> Reply<ListDeliveriesResponse> {
-    Ok(Json(call(&s, subjects::delivery::LIST, &q).await?))
+    Ok(Json(call::<rpc::DeliveryList>(&s, &q).await?))
 }
 
 #[utoipa::path(get, path = "/deliveries/{id}", tag = "deliveries", params(("id" = String, Path, description = "Delivery id")), responses((status = 200, body = Delivery), (status = 404, description = "Not found", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
 async fn get_delivery(State(s): State<AppState>, Path(id): Path<String>) -> Reply<Delivery> {
     Ok(Json(
-        call(&s, subjects::delivery::GET, &DeliveryRef { delivery_id: id }).await?,
+        call::<rpc::DeliveryGet>(&s, &DeliveryRef { delivery_id: id }).await?,
     ))
 }
 
 #[utoipa::path(post, path = "/deliveries/{id}/retry", tag = "deliveries", params(("id" = String, Path, description = "Delivery id")), responses((status = 200, body = Delivery), (status = 404, description = "Not found", body = WireError), (status = 409, description = "Conflicts with the current state", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
 async fn retry_delivery(State(s): State<AppState>, Path(id): Path<String>) -> Reply<Delivery> {
     Ok(Json(
-        call(&s, subjects::delivery::RETRY, &DeliveryRef { delivery_id: id }).await?,
+        call::<rpc::DeliveryRetry>(&s, &DeliveryRef { delivery_id: id }).await?,
     ))
 }
 
@@ -698,7 +692,7 @@ async fn cancel_delivery(State(s): State<AppState>, Path(id): Path<String>, body
         delivery_id: id,
         reason,
     };
-    Ok(Json(call(&s, subjects::delivery::CANCEL, &req).await?))
+    Ok(Json(call::<rpc::DeliveryCancel>(&s, &req).await?))
 }
 
 /// `GET /api/v1/events`: a page of the log, oldest first; pass `nextCursor` back as `cursor`.
@@ -733,10 +727,10 @@ async fn query_events(State(s): State<AppState>, Query(q): Query<EventsQuery>) -
         limit: q.limit,
         cursor: q.cursor,
     };
-    Ok(Json(call(&s, subjects::event::QUERY, &req).await?))
+    Ok(Json(call::<rpc::EventQuery>(&s, &req).await?))
 }
 
 #[utoipa::path(get, path = "/costs", tag = "costs", params(ReportRequest), responses((status = 200, body = Report), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
 async fn costs(State(s): State<AppState>, Query(q): Query<ReportRequest>) -> Reply<Report> {
-    Ok(Json(call(&s, relay_contracts::cost::REPORT, &q).await?))
+    Ok(Json(call::<rpc::CostReport>(&s, &q).await?))
 }

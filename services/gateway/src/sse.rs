@@ -14,7 +14,8 @@ use axum::extract::State;
 use axum::http::HeaderMap;
 use axum::response::IntoResponse;
 use bytes::{Bytes, BytesMut};
-use relay_contracts::events::{Event, QueryRequest, QueryResponse, SinceRequest, SinceResponse};
+use relay_contracts::events::{Event, QueryRequest, SinceRequest, SinceResponse};
+use relay_contracts::rpc;
 use relay_contracts::subjects::event as subjects;
 use serde::Deserialize;
 use std::convert::Infallible;
@@ -149,7 +150,7 @@ impl Hub {
 }
 
 async fn since(nats: &async_nats::Client, req: &SinceRequest) -> Result<SinceResponse, ApiError> {
-    Ok(relay_bus::client::request(nats, subjects::SINCE, req, REQUEST_TIMEOUT).await?)
+    Ok(relay_bus::client::call::<rpc::EventSince>(nats, req, REQUEST_TIMEOUT).await?)
 }
 
 /// The highest committed seq of the event log.
@@ -159,7 +160,7 @@ async fn log_head(nats: &async_nats::Client, timeout: Duration) -> Result<i64, A
         limit: Some(1),
         ..Default::default()
     };
-    let r: SinceResponse = relay_bus::client::request(nats, subjects::SINCE, &req, timeout).await?;
+    let r = relay_bus::client::call::<rpc::EventSince>(nats, &req, timeout).await?;
     Ok(r.head_seq)
 }
 
@@ -435,7 +436,7 @@ impl Client {
         loop {
             let req = self.filter.since_request(*cursor, self.page);
             let page: SinceResponse =
-                match relay_bus::client::request(&self.nats, subjects::SINCE, &req, self.timeout).await {
+                match relay_bus::client::call::<rpc::EventSince>(&self.nats, &req, self.timeout).await {
                     Ok(p) => p,
                     Err(e) => {
                         // Ending the stream is honest: the client reconnects with Last-Event-ID.
@@ -466,7 +467,7 @@ impl Client {
             limit: Some(1),
             ..Default::default()
         };
-        match relay_bus::client::request::<_, QueryResponse>(&self.nats, subjects::QUERY, &req, self.timeout).await {
+        match relay_bus::client::call::<rpc::EventQuery>(&self.nats, &req, self.timeout).await {
             Ok(r) => match r.events.first() {
                 Some(e) => Ok(e.seq - 1),
                 None => self.log_head().await,

@@ -5,7 +5,7 @@
 //! reached it retries with backoff and loses nothing.
 
 use relay_contracts::delivery::AgentStatus;
-use relay_contracts::events::{AppendRequest, AppendResponse, NewEvent};
+use relay_contracts::events::{AppendRequest, NewEvent};
 use serde_json::{Value, json};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -133,8 +133,7 @@ async fn append_retrying(nats: &async_nats::Client, events: &[NewEvent]) -> Resu
     };
     let mut wait = Duration::from_millis(100);
     loop {
-        match relay_bus::client::request::<_, AppendResponse>(nats, "event.append", &req, Duration::from_secs(5)).await
-        {
+        match relay_bus::client::call::<relay_contracts::rpc::EventAppend>(nats, &req, Duration::from_secs(5)).await {
             Ok(_) => return Ok(()),
             // Refused: retrying the same request cannot help.
             Err(e) if !e.error.retryable => return Err(e),

@@ -13,9 +13,9 @@ pub use events::EventSink;
 use futures::StreamExt;
 use relay_contracts::capabilities::AgentSessionCapabilities;
 use relay_contracts::delivery::*;
-use relay_contracts::session::Message;
-use relay_contracts::{ErrorCode, WireError};
-use serde_json::{Value, json};
+use relay_contracts::session::{self, AgentSelection, AttachRequest, CreateRequest, Message};
+use relay_contracts::{ErrorCode, WireError, rpc};
+use serde_json::json;
 use std::collections::{HashMap, VecDeque};
 use std::future::Future;
 use std::sync::Arc;
@@ -46,8 +46,8 @@ pub trait AgentSession: Send + Sync + 'static {
 pub struct AttachOptions {
     /// Created when it does not exist yet.
     pub session_id: String,
-    /// The `agent` selection of `session.agent.attach` (e.g. `{"kind":"adapter","adapterName":"claude"}`).
-    pub agent: Value,
+    /// The `agent` selection of `session.agent.attach` (e.g. `AgentSelection::adapter("claude")`).
+    pub agent: AgentSelection,
     pub capabilities: AgentSessionCapabilities,
     pub adapter_session_id: Option<String>,
     /// Bind to this already attached agent instead of attaching a new one: a harness restarted
@@ -97,10 +97,11 @@ impl Binding {
         };
         let events = EventSink::start(nats.clone(), opts.session_id.clone(), agent_id.clone());
         let released = Arc::new(tokio::sync::Notify::new());
-        let subscribe = |verb: &str| nats.subscribe(agent_subject(&agent_id, verb));
-        let deliveries = subscribe("deliver").await.map_err(unavailable)?;
-        let inputs = subscribe("input").await.map_err(unavailable)?;
-        let releases = subscribe("release").await.map_err(unavailable)?;
+        // Its calls come from its agent from here on.
+        relay_bus::context::set_identity(relay_bus::Caller::Agent(Some(agent_id.clone())));
+        let deliveries = nats.subscribe(rpc::agent::deliver(&agent_id)).await.map_err(unavailable)?;
+        let inputs = nats.subscribe(rpc::agent::input(&agent_id)).await.map_err(unavailable)?;
+        let releases = nats.subscribe(rpc::agent::release(&agent_id)).await.map_err(unavailable)?;
         nats.flush().await.map_err(unavailable)?;
         let tasks = vec![
             tokio::spawn(serve_deliveries(
@@ -152,10 +153,12 @@ impl Binding {
     /// The agent ended without being released (its process exited): the registry stops
     /// listing it as attached (`session.agent.release` with the reason).
     pub async fn ended(&self, reason: String) {
-        let body = json!({ "sessionId": self.session_id, "agentId": self.agent_id, "reason": reason });
-        if let Err(e) =
-            relay_bus::client::request::<_, Value>(&self.nats, "session.agent.release", &body, CALL_TIMEOUT).await
-        {
+        let req = session::ReleaseRequest {
+            session_id: self.session_id.clone(),
+            agent_id: self.agent_id.clone(),
+            reason: Some(reason),
+        };
+        if let Err(e) = relay_bus::client::call::<rpc::SessionAgentRelease>(&self.nats, &req, CALL_TIMEOUT).await {
             tracing::warn!(error = %e, "registry did not record the agent's end");
         }
     }
@@ -174,23 +177,27 @@ impl Binding {
 
 /// Creates the relay session if needed and attaches a new agent to it; its id.
 async fn attach_new(nats: &async_nats::Client, opts: &AttachOptions) -> Result<String, WireError> {
-    let create = json!({ "sessionId": opts.session_id });
-    match relay_bus::client::request::<_, Value>(nats, "session.create", &create, CALL_TIMEOUT).await {
+    let create = CreateRequest {
+        session_id: Some(opts.session_id.clone()),
+        ..Default::default()
+    };
+    match relay_bus::client::call::<rpc::SessionCreate>(nats, &create, CALL_TIMEOUT).await {
         Ok(_) => {}
         Err(e) if e.code() == ErrorCode::Conflict => {} // it exists: attach to it
         Err(e) => return Err(e),
     }
-    let attach = json!({
-        "sessionId": opts.session_id,
-        "agent": opts.agent,
-        "capabilities": opts.capabilities,
-        "adapterSessionId": opts.adapter_session_id,
-    });
-    let attached: Value = relay_bus::client::request(nats, "session.agent.attach", &attach, CALL_TIMEOUT).await?;
-    attached["agentId"]
-        .as_str()
-        .map(String::from)
-        .ok_or_else(|| WireError::new(ErrorCode::Internal, "session.agent.attach answered no agentId"))
+    let attach = AttachRequest {
+        session_id: opts.session_id.clone(),
+        agent: opts.agent.clone(),
+        role: None,
+        initial_message: None,
+        capabilities: Some(opts.capabilities.clone()),
+        agent_capabilities: None,
+        adapter_session_id: opts.adapter_session_id.clone(),
+        harness_id: None,
+    };
+    let attached = relay_bus::client::call::<rpc::SessionAgentAttach>(nats, &attach, CALL_TIMEOUT).await?;
+    Ok(attached.agent_id)
 }
 
 /// `delivery.report`, retried while no runner answers.
@@ -206,14 +213,7 @@ pub async fn report(
     };
     let mut wait = Duration::from_millis(100);
     loop {
-        match relay_bus::client::request::<_, Value>(
-            nats,
-            relay_contracts::subjects::delivery::REPORT,
-            &req,
-            CALL_TIMEOUT,
-        )
-        .await
-        {
+        match relay_bus::client::call::<rpc::DeliveryReport>(nats, &req, CALL_TIMEOUT).await {
             Ok(_) => return Ok(()),
             Err(e) if e.error.retryable => {
                 tracing::warn!(delivery_id, error = %e, "delivery report not taken yet, retrying");
@@ -336,10 +336,12 @@ async fn serve_release<S: AgentSession>(
     );
     events.status(AgentStatus::Released);
     if registry_release {
-        let body = json!({ "sessionId": events.session_id(), "agentId": events.agent_id() });
-        if let Err(e) =
-            relay_bus::client::request::<_, Value>(&nats, "session.agent.release", &body, CALL_TIMEOUT).await
-        {
+        let req = session::ReleaseRequest {
+            session_id: events.session_id().to_string(),
+            agent_id: events.agent_id().to_string(),
+            reason: None,
+        };
+        if let Err(e) = relay_bus::client::call::<rpc::SessionAgentRelease>(&nats, &req, CALL_TIMEOUT).await {
             tracing::warn!(error = %e, "registry did not record the release");
         }
     }

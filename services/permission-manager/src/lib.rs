@@ -9,15 +9,15 @@ mod store;
 
 pub use error::PermissionError;
 
+use relay_contracts::RequestContext;
 use error::Result;
 use policy::{Action, Policies, PolicyRule};
 use relay_bus::outbox::{self, Outbox};
 use relay_bus::service::{ServiceError, ServiceHost};
 use relay_bus::settings::{DatabaseSettings, NatsSettings, TelemetrySettings};
-use relay_contracts::delivery::agent_subject;
 use relay_contracts::permission::*;
-use relay_contracts::session::{ApprovalPolicy, GetResponse, SessionRef};
-use relay_contracts::subjects::session as session_subjects;
+use relay_contracts::rpc;
+use relay_contracts::session::{ApprovalPolicy, SessionRef};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use sqlx::PgPool;
@@ -151,16 +151,15 @@ impl Manager {
             session_id: session_id.to_string(),
         };
         let timeout = Duration::from_millis(self.settings.session_timeout_ms);
-        match relay_bus::client::request::<_, GetResponse>(&self.nats, session_subjects::GET, &req, timeout).await {
+        match relay_bus::client::call::<rpc::SessionGet>(&self.nats, &req, timeout).await {
             Ok(r) => Ok(r.session.and_then(|s| s.approval_policy_override)),
             Err(e) => Err(e.to_string()),
         }
     }
 
     /// Sends a decision or answer to the harness that asked; whether it took it.
-    async fn notify<T: Serialize>(&self, agent_id: &str, verb: &str, body: &T) -> bool {
+    async fn notify<T: Serialize>(&self, subject: String, body: &T) -> bool {
         let timeout = Duration::from_millis(self.settings.notify_timeout_ms);
-        let subject = agent_subject(agent_id, verb);
         match relay_bus::client::request::<_, Value>(&self.nats, &subject, body, timeout).await {
             Ok(_) => true,
             Err(e) => {
@@ -182,23 +181,24 @@ impl Manager {
     }
 }
 
-pub async fn serve(nats: async_nats::Client, m: Manager) -> std::result::Result<ServiceHost, ServiceError> {
+pub async fn serve(nats: async_nats::Client, m: Manager) -> std::result::Result<ServiceHost<Manager>, ServiceError> {
     let mut host = ServiceHost::start(
         nats,
         SERVICE_NAME,
         env!("CARGO_PKG_VERSION"),
         "Permission requests and questions (permission.*, question.*)",
+        m,
     )
     .await?;
-    host.endpoint(REQUEST, m.clone(), request).await?;
-    host.endpoint(GET, m.clone(), get).await?;
-    host.endpoint(LIST, m.clone(), list).await?;
-    host.endpoint(APPROVE, m.clone(), approve).await?;
-    host.endpoint(DENY, m.clone(), deny).await?;
-    host.endpoint(ASK, m.clone(), ask).await?;
-    host.endpoint(QUESTION_GET, m.clone(), question_get).await?;
-    host.endpoint(QUESTION_LIST, m.clone(), question_list).await?;
-    host.endpoint(ANSWER, m, answer).await?;
+    host.serve::<rpc::PermissionRequest>(request).await?;
+    host.serve::<rpc::PermissionGet>(get).await?;
+    host.serve::<rpc::PermissionList>(list).await?;
+    host.serve::<rpc::PermissionApprove>(approve).await?;
+    host.serve::<rpc::PermissionDeny>(deny).await?;
+    host.serve::<rpc::QuestionAsk>(ask).await?;
+    host.serve::<rpc::QuestionGet>(question_get).await?;
+    host.serve::<rpc::QuestionList>(question_list).await?;
+    host.serve::<rpc::QuestionAnswer>(answer).await?;
     Ok(host)
 }
 
@@ -261,7 +261,7 @@ fn resolved_event(p: &Permission) -> Value {
 }
 
 /// `permission.request`: decided by the policies now, or stored pending for a human.
-pub async fn request(m: Manager, req: PermissionRequest) -> Result<PermissionDecision> {
+pub async fn request(m: Manager, _ctx: RequestContext, req: PermissionRequest) -> Result<PermissionDecision> {
     check("agentId", &req.agent_id, MAX_FIELD)?;
     check("sessionId", &req.session_id, MAX_FIELD)?;
     check("tool", &req.tool, MAX_FIELD)?;
@@ -350,7 +350,7 @@ fn same_request(req: &PermissionRequest, p: Permission) -> Result<PermissionDeci
     Ok(reply(&p))
 }
 
-pub async fn get(m: Manager, req: GetPermissionRequest) -> Result<Permission> {
+pub async fn get(m: Manager, _ctx: RequestContext, req: GetPermissionRequest) -> Result<Permission> {
     store::get_permission(&mut *m.db.acquire().await?, &req.request_id)
         .await?
         .ok_or_else(|| not_found("permission request", &req.request_id))
@@ -366,18 +366,18 @@ fn check_status(status: &Option<String>, allowed: &[&str]) -> Result<()> {
     }
 }
 
-pub async fn list(m: Manager, req: ListRequest) -> Result<PermissionList> {
+pub async fn list(m: Manager, _ctx: RequestContext, req: ListRequest) -> Result<PermissionList> {
     check_status(&req.status, &["pending", "approved", "denied", "all"])?;
     let limit = m.limit(req.limit)?;
     let permissions = store::list_permissions(&mut *m.db.acquire().await?, &req, limit).await?;
     Ok(PermissionList { permissions })
 }
 
-pub async fn approve(m: Manager, req: DecideRequest) -> Result<DecideResponse> {
+pub async fn approve(m: Manager, _ctx: RequestContext, req: DecideRequest) -> Result<DecideResponse> {
     decide(m, req, Decision::Approved).await
 }
 
-pub async fn deny(m: Manager, req: DecideRequest) -> Result<DecideResponse> {
+pub async fn deny(m: Manager, _ctx: RequestContext, req: DecideRequest) -> Result<DecideResponse> {
     decide(m, req, Decision::Denied).await
 }
 
@@ -411,7 +411,7 @@ async fn decide(m: Manager, req: DecideRequest, decision: Decision) -> Result<De
         "permission decided by a human"
     );
     m.committed(vec![("permission.resolved", event)]).await;
-    let harness_notified = m.notify(&p.agent_id, "permission", &reply(&p)).await;
+    let harness_notified = m.notify(rpc::agent::permission(&p.agent_id), &reply(&p)).await;
     Ok(DecideResponse {
         success: true,
         permission: p,
@@ -434,7 +434,7 @@ fn answered_event(q: &Question) -> Value {
 }
 
 /// `question.ask`: stored pending; the answer comes from a human (`question.answer`).
-pub async fn ask(m: Manager, req: QuestionRequest) -> Result<QuestionReply> {
+pub async fn ask(m: Manager, _ctx: RequestContext, req: QuestionRequest) -> Result<QuestionReply> {
     check("agentId", &req.agent_id, MAX_FIELD)?;
     check("sessionId", &req.session_id, MAX_FIELD)?;
     check("question", &req.question, MAX_TEXT)?;
@@ -482,20 +482,20 @@ pub async fn ask(m: Manager, req: QuestionRequest) -> Result<QuestionReply> {
     })
 }
 
-pub async fn question_get(m: Manager, req: GetQuestionRequest) -> Result<Question> {
+pub async fn question_get(m: Manager, _ctx: RequestContext, req: GetQuestionRequest) -> Result<Question> {
     store::get_question(&mut *m.db.acquire().await?, &req.question_id)
         .await?
         .ok_or_else(|| not_found("question", &req.question_id))
 }
 
-pub async fn question_list(m: Manager, req: ListRequest) -> Result<QuestionList> {
+pub async fn question_list(m: Manager, _ctx: RequestContext, req: ListRequest) -> Result<QuestionList> {
     check_status(&req.status, &["pending", "answered", "expired", "all"])?;
     let limit = m.limit(req.limit)?;
     let questions = store::list_questions(&mut *m.db.acquire().await?, &req, limit).await?;
     Ok(QuestionList { questions })
 }
 
-pub async fn answer(m: Manager, req: AnswerRequest) -> Result<AnswerResponse> {
+pub async fn answer(m: Manager, _ctx: RequestContext, req: AnswerRequest) -> Result<AnswerResponse> {
     check("questionId", &req.question_id, MAX_FIELD)?;
     if req.answer.len() > MAX_TEXT || req.answer.contains('\0') {
         return Err(PermissionError::Invalid(format!(
@@ -522,7 +522,7 @@ pub async fn answer(m: Manager, req: AnswerRequest) -> Result<AnswerResponse> {
         question_id: q.question_id.clone(),
         answer: req.answer,
     };
-    let harness_notified = m.notify(&q.agent_id, "question", &body).await;
+    let harness_notified = m.notify(rpc::agent::question(&q.agent_id), &body).await;
     Ok(AnswerResponse {
         success: true,
         question: q,
@@ -568,14 +568,14 @@ async fn expire_once(m: &Manager) -> Result<()> {
     );
     m.committed(events).await;
     for p in &permissions {
-        m.notify(&p.agent_id, "permission", &reply(p)).await;
+        m.notify(rpc::agent::permission(&p.agent_id), &reply(p)).await;
     }
     for q in &questions {
         let body = QuestionAnswer {
             question_id: q.question_id.clone(),
             answer: q.answer.clone().unwrap_or_default(),
         };
-        m.notify(&q.agent_id, "question", &body).await;
+        m.notify(rpc::agent::question(&q.agent_id), &body).await;
     }
     Ok(())
 }

@@ -23,63 +23,12 @@ pub mod v1 {
 /// comments), for gRPC reflection and the drift test.
 pub const FILE_DESCRIPTOR_SET: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/relay_descriptor.bin"));
 
-use relay_contracts::subjects::{agent, delivery, event, session};
-use relay_contracts::{cost, permission};
-
-/// The NATS subject behind every unary rpc, as (service, rpc, subject). The gateway's gRPC
-/// bridge routes by it; `tests/contract_drift.rs` checks it against the proto files and the
-/// handlers' request and response types. `EventService.Subscribe` streams, so it is not here.
-pub const UNARY_RPCS: &[(&str, &str, &str)] = &[
-    ("SessionService", "Create", session::CREATE),
-    ("SessionService", "Get", session::GET),
-    ("SessionService", "List", session::LIST),
-    ("SessionService", "Update", session::UPDATE),
-    ("SessionService", "Close", session::CLOSE),
-    ("SessionService", "Resume", session::RESUME),
-    ("SessionService", "Archive", session::ARCHIVE),
-    ("SessionService", "Purge", session::PURGE),
-    ("SessionService", "Fork", session::FORK),
-    ("SessionService", "Merge", session::MERGE),
-    ("SessionService", "Abandon", session::ABANDON),
-    ("SessionService", "GetChildren", session::GET_CHILDREN),
-    ("SessionService", "GetStatusCounts", session::GET_STATUS_COUNTS),
-    (
-        "SessionService",
-        "GetByAdapterSessionId",
-        session::GET_BY_ADAPTER_SESSION_ID,
-    ),
-    ("SessionService", "Search", session::SEARCH),
-    ("SessionService", "AgentAttach", session::AGENT_ATTACH),
-    ("SessionService", "AgentRelease", session::AGENT_RELEASE),
-    ("SessionService", "AgentCapabilities", session::AGENT_CAPABILITIES),
-    (
-        "SessionService",
-        "AgentDeclareCapabilities",
-        session::AGENT_DECLARE_CAPABILITIES,
-    ),
-    ("SessionService", "SendMessage", session::SEND_MESSAGE),
-    ("SessionService", "Turns", session::TURNS),
-    ("SessionService", "Messages", session::MESSAGES),
-    ("DeliveryService", "Get", delivery::GET),
-    ("DeliveryService", "List", delivery::LIST),
-    ("DeliveryService", "Retry", delivery::RETRY),
-    ("DeliveryService", "Flush", delivery::FLUSH),
-    ("DeliveryService", "Cancel", delivery::CANCEL),
-    ("AgentService", "Pause", agent::PAUSE),
-    ("AgentService", "Resume", agent::RESUME),
-    ("AgentService", "Stop", agent::STOP),
-    ("AgentService", "Input", agent::INPUT),
-    ("PermissionService", "List", permission::LIST),
-    ("PermissionService", "Get", permission::GET),
-    ("PermissionService", "Approve", permission::APPROVE),
-    ("PermissionService", "Deny", permission::DENY),
-    ("PermissionService", "ListQuestions", permission::QUESTION_LIST),
-    ("PermissionService", "GetQuestion", permission::QUESTION_GET),
-    ("PermissionService", "Answer", permission::ANSWER),
-    ("CostService", "Report", cost::REPORT),
-    ("CostService", "Models", cost::MODELS),
-    ("CostService", "GetContextWindowState", cost::CONTEXT_WINDOW),
-    ("EventService", "Query", event::QUERY),
-    ("EventService", "Since", event::SINCE),
-    ("EventService", "Append", event::APPEND),
-];
+/// The NATS subject behind every unary rpc, as (service, rpc, subject), read from the `grpc`
+/// of each declaration in `relay_contracts::rpc`. The gateway's gRPC bridge routes by it;
+/// `tests/contract_drift.rs` checks it against the proto files and the declared request and
+/// response types. `EventService.Subscribe` streams, so it is not here.
+pub fn unary_rpcs() -> impl Iterator<Item = (&'static str, &'static str, &'static str)> {
+    relay_contracts::rpc::ALL
+        .iter()
+        .filter_map(|r| r.grpc.map(|(service, method)| (service, method, r.subject)))
+}

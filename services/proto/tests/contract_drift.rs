@@ -31,11 +31,7 @@ use prost_types::field_descriptor_proto::{Label, Type};
 use prost_types::{DescriptorProto, FieldDescriptorProto, FileDescriptorSet, MethodDescriptorProto};
 use relay_contracts::capabilities::*;
 use relay_contracts::session::*;
-use relay_contracts::subjects::agent as agent_subject;
-use relay_contracts::subjects::delivery as delivery_subject;
-use relay_contracts::subjects::event as event_subject;
-use relay_contracts::subjects::session as subject;
-use relay_contracts::{cost, delivery, events, permission};
+use relay_contracts::{Rpc, cost, delivery, events, permission, rpc};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
@@ -342,6 +338,7 @@ fn contracts() -> Vec<Contract> {
             by_session: BTreeMap::from([("s1".to_string(), breakdown())]),
             unpriced_models: vec!["local-llm".into()],
         }),
+        contract(cost::ModelsRequest {}),
         contract(cost::ModelsResponse {
             models: vec![cost_model()],
             source: "built-in".into(),
@@ -394,143 +391,26 @@ fn contracts() -> Vec<Contract> {
 /// Proto messages with no Rust contract type to pair with, and why.
 const NO_JSON_TWIN: &[(&str, &str)] = &[
     (
-        "ModelsRequest",
-        "cost.models takes any JSON body and reads none of it (serde_json::Value)",
-    ),
-    (
         "SubscribeRequest",
         "EventService.Subscribe is the gateway's stream, with no NATS request behind it",
     ),
 ];
 
-/// One rpc per registry subject: (subject, request message, response message), as the
-/// registry's handlers take and return them (services/session-registry/src/lib.rs). The rpc's
-/// name is the subject in PascalCase without `session.`: `session.agent.attach` is AgentAttach.
-/// Its service is `SessionService`.
-const RPCS: &[(&str, &str, &str)] = &[
-    (subject::CREATE, "CreateRequest", "SessionIdResponse"),
-    (subject::GET, "SessionRef", "GetResponse"),
-    (subject::LIST, "ListRequest", "ListResponse"),
-    (subject::UPDATE, "UpdateRequest", "SuccessResponse"),
-    (subject::CLOSE, "CloseRequest", "SuccessResponse"),
-    (subject::RESUME, "SessionRef", "SuccessResponse"),
-    (subject::ARCHIVE, "SessionRef", "SuccessResponse"),
-    (subject::PURGE, "SessionRef", "PurgeResponse"),
-    (subject::FORK, "ForkRequest", "SessionIdResponse"),
-    (subject::MERGE, "MergeRequest", "MergeResponse"),
-    (subject::ABANDON, "AbandonRequest", "SuccessResponse"),
-    (subject::GET_CHILDREN, "SessionRef", "GetChildrenResponse"),
-    (subject::GET_STATUS_COUNTS, "StatusCountsRequest", "StatusCounts"),
-    (
-        subject::GET_BY_ADAPTER_SESSION_ID,
-        "GetByAdapterSessionIdRequest",
-        "GetResponse",
-    ),
-    (subject::SEARCH, "SearchRequest", "ListResponse"),
-    (subject::AGENT_ATTACH, "AttachRequest", "AttachResponse"),
-    (subject::AGENT_RELEASE, "ReleaseRequest", "SuccessResponse"),
-    (subject::AGENT_CAPABILITIES, "AgentRef", "CapabilitiesResponse"),
-    (
-        subject::AGENT_DECLARE_CAPABILITIES,
-        "DeclareCapabilitiesRequest",
-        "CapabilitiesResponse",
-    ),
-    (subject::SEND_MESSAGE, "SendMessageRequest", "SendMessageResponse"),
-    (subject::TURNS, "SessionRef", "TurnsResponse"),
-    (subject::MESSAGES, "MessagesRequest", "MessagesResponse"),
-];
+/// Rust contract types paired with a proto message of another name (see `contract_named`).
+const RENAMED: &[(&str, &str)] = &[("permission::ListRequest", "PermissionListRequest")];
+
+/// The proto message of a declared request or reply type (`session :: ForkRequest`).
+fn proto_message(rust_type: &str) -> String {
+    let rust_type = rust_type.replace(' ', "");
+    RENAMED
+        .iter()
+        .find(|(rust, _)| *rust == rust_type)
+        .map(|(_, proto)| proto.to_string())
+        .unwrap_or_else(|| rust_type.rsplit("::").next().unwrap().to_string())
+}
 
 /// The live subject of every committed event, which `EventService.Subscribe` follows.
 const LIVE_EVENTS: &str = "event.committed.>";
-
-/// The other services: (service, [(rpc, subjects its comment names, request, response)]), as the
-/// answering services' handlers take and return them (services/delivery-runner,
-/// permission-manager, cost-aggregator, event-ingest). Not every rpc name follows from its
-/// subject (`question.list` is `PermissionService.ListQuestions`), so they are spelled out. A
-/// response written `stream X` is server-streamed.
-/// (rpc, subjects its comment names, request, response).
-type ServiceRpc = (&'static str, &'static [&'static str], &'static str, &'static str);
-
-const SERVICE_RPCS: &[(&str, &[ServiceRpc])] = &[
-    (
-        "DeliveryService",
-        &[
-            ("Get", &[delivery_subject::GET], "DeliveryRef", "Delivery"),
-            (
-                "List",
-                &[delivery_subject::LIST],
-                "ListDeliveriesRequest",
-                "ListDeliveriesResponse",
-            ),
-            ("Retry", &[delivery_subject::RETRY], "DeliveryRef", "Delivery"),
-            ("Flush", &[delivery_subject::FLUSH], "FlushRequest", "FlushResponse"),
-            (
-                "Cancel",
-                &[delivery_subject::CANCEL],
-                "CancelDeliveryRequest",
-                "Delivery",
-            ),
-        ],
-    ),
-    (
-        "AgentService",
-        &[
-            ("Pause", &[agent_subject::PAUSE], "AgentRef", "AgentHold"),
-            ("Resume", &[agent_subject::RESUME], "AgentRef", "AgentHold"),
-            ("Stop", &[agent_subject::STOP], "StopAgentRequest", "StopAgentResponse"),
-            ("Input", &[agent_subject::INPUT], "InputRequest", "InputResponse"),
-        ],
-    ),
-    (
-        "PermissionService",
-        &[
-            ("List", &[permission::LIST], "PermissionListRequest", "PermissionList"),
-            ("Get", &[permission::GET], "GetPermissionRequest", "Permission"),
-            ("Approve", &[permission::APPROVE], "DecideRequest", "DecideResponse"),
-            ("Deny", &[permission::DENY], "DecideRequest", "DecideResponse"),
-            (
-                "ListQuestions",
-                &[permission::QUESTION_LIST],
-                "PermissionListRequest",
-                "QuestionList",
-            ),
-            (
-                "GetQuestion",
-                &[permission::QUESTION_GET],
-                "GetQuestionRequest",
-                "Question",
-            ),
-            ("Answer", &[permission::ANSWER], "AnswerRequest", "AnswerResponse"),
-        ],
-    ),
-    (
-        "CostService",
-        &[
-            ("Report", &[cost::REPORT], "ReportRequest", "Report"),
-            ("Models", &[cost::MODELS], "ModelsRequest", "ModelsResponse"),
-            (
-                "GetContextWindowState",
-                &[cost::CONTEXT_WINDOW],
-                "ContextWindowRequest",
-                "ContextWindowResponse",
-            ),
-        ],
-    ),
-    (
-        "EventService",
-        &[
-            ("Query", &[event_subject::QUERY], "QueryRequest", "QueryResponse"),
-            ("Since", &[event_subject::SINCE], "SinceRequest", "SinceResponse"),
-            ("Append", &[event_subject::APPEND], "AppendRequest", "AppendResponse"),
-            (
-                "Subscribe",
-                &[event_subject::SINCE, LIVE_EVENTS],
-                "SubscribeRequest",
-                "stream Event",
-            ),
-        ],
-    ),
-];
 
 // ---------------------------------------------------------------------------------------------
 // Samples: every Option is Some, every Vec is non-empty.
@@ -1102,42 +982,34 @@ fn compare_presence(c: &Contract, msg: &DescriptorProto, problems: &mut BTreeSet
     }
 }
 
-/// `session.agent.attach` → `AgentAttach`, `session.getChildren` → `GetChildren`.
-fn rpc_name(subject: &str) -> String {
-    let key = subject.strip_prefix("session.").expect("a session subject");
-    key.split(['.', '_'])
-        .map(|part| {
-            let mut chars = part.chars();
-            chars
-                .next()
-                .map(|c| c.to_ascii_uppercase().to_string() + chars.as_str())
-                .unwrap_or_default()
-        })
-        .collect()
-}
-
 /// One rpc as the drift check sees it: (service, rpc, request, response), where a streamed side
 /// is written `stream X`.
 type RpcSig = (String, String, String, String);
 
-/// Every rpc the proto should have, with the subjects its comment should name.
+/// Every rpc the proto should have, with the subjects its comment should name: one per
+/// declaration in `relay_contracts::rpc` that names a gRPC twin, plus the streaming
+/// `EventService.Subscribe`, which has no NATS request behind it.
 fn expected_rpcs() -> BTreeMap<RpcSig, Vec<&'static str>> {
-    let session = RPCS.iter().map(|(s, req, resp)| {
+    let declared = rpc::ALL.iter().filter_map(|r| {
+        let (service, method) = r.grpc?;
         let sig = (
-            "SessionService".to_string(),
-            rpc_name(s),
-            req.to_string(),
-            resp.to_string(),
+            service.to_string(),
+            method.to_string(),
+            proto_message(r.request),
+            proto_message(r.response),
         );
-        (sig, vec![*s])
+        Some((sig, vec![r.subject]))
     });
-    let others = SERVICE_RPCS.iter().flat_map(|(service, rpcs)| {
-        rpcs.iter().map(|(rpc, subjects, req, resp)| {
-            let sig = (service.to_string(), rpc.to_string(), req.to_string(), resp.to_string());
-            (sig, subjects.to_vec())
-        })
-    });
-    session.chain(others).collect()
+    let subscribe = (
+        (
+            "EventService".to_string(),
+            "Subscribe".to_string(),
+            "SubscribeRequest".to_string(),
+            "stream Event".to_string(),
+        ),
+        vec![rpc::EventSince::SUBJECT, LIVE_EVENTS],
+    );
+    declared.chain([subscribe]).collect()
 }
 
 /// The words of a comment's first line, without the punctuation around them.
@@ -1252,8 +1124,9 @@ fn field_mut<'a>(fds: &'a mut FileDescriptorSet, msg: &str, field: &str) -> &'a 
 }
 
 /// The check itself must be able to fail: corrupt a copy of the descriptor set in four ways.
-/// The gateway routes each unary rpc to the subject `relay_proto::UNARY_RPCS` names: that table
-/// must hold exactly the unary rpcs above, each with the one subject its comment names.
+/// The gateway routes each unary rpc to the subject `relay_proto::unary_rpcs()` names: that
+/// table must hold exactly the unary rpcs of the proto, each with the one subject its comment
+/// names.
 #[test]
 fn the_gateway_rpc_table_routes_every_unary_rpc_to_its_subject() {
     let expected: BTreeSet<(String, String, String)> = expected_rpcs()
@@ -1264,20 +1137,19 @@ fn the_gateway_rpc_table_routes_every_unary_rpc_to_its_subject() {
             (service, rpc, subjects[0].to_string())
         })
         .collect();
-    let table: BTreeSet<(String, String, String)> = relay_proto::UNARY_RPCS
-        .iter()
+    let table: BTreeSet<(String, String, String)> = relay_proto::unary_rpcs()
         .map(|(s, r, subj)| (s.to_string(), r.to_string(), subj.to_string()))
         .collect();
     assert_eq!(
         table.len(),
-        relay_proto::UNARY_RPCS.len(),
-        "UNARY_RPCS lists an rpc twice"
+        relay_proto::unary_rpcs().count(),
+        "the declarations name an rpc twice"
     );
     let missing: Vec<_> = expected.difference(&table).collect();
     let extra: Vec<_> = table.difference(&expected).collect();
     assert!(
         missing.is_empty() && extra.is_empty(),
-        "UNARY_RPCS differs from the proto services: missing {missing:?}, extra {extra:?}"
+        "the declared gRPC twins differ from the proto services: missing {missing:?}, extra {extra:?}"
     );
 }
 
@@ -1352,11 +1224,9 @@ fn the_rpc_check_reports_streaming_names_and_subjects() {
 }
 
 #[test]
-fn rpc_names_follow_the_subjects() {
-    assert_eq!(rpc_name(subject::AGENT_ATTACH), "AgentAttach");
-    assert_eq!(rpc_name(subject::GET_BY_ADAPTER_SESSION_ID), "GetByAdapterSessionId");
-    assert_eq!(rpc_name(subject::USER_MESSAGE_ACKNOWLEDGE), "UserMessageAcknowledge");
-    assert_eq!(LIVE_EVENTS, event_subject::committed_subject(">"));
+fn declared_types_name_their_proto_messages() {
+    assert_eq!(proto_message(rpc::find("permission.list").unwrap().request), "PermissionListRequest");
+    assert_eq!(LIVE_EVENTS, relay_contracts::subjects::event::committed_subject(">"));
 }
 
 /// The generated types round-trip through the protobuf encoding and the service names are the

@@ -1,5 +1,6 @@
 //! Attached agents: attach, release, capability discovery and declaration, config resolution.
 
+use relay_contracts::RequestContext;
 use crate::Registry;
 use crate::error::{RegistryError, Result};
 use crate::messages::{self, Post};
@@ -156,7 +157,7 @@ pub(crate) async fn attach_agent(
     Ok(agent)
 }
 
-pub async fn attach(reg: Registry, req: AttachRequest) -> Result<AttachResponse> {
+pub async fn attach(reg: Registry, _ctx: RequestContext, req: AttachRequest) -> Result<AttachResponse> {
     let mut change = Change::begin(&reg).await?;
     let mut session = store::lock_live(change.conn(), &req.session_id).await?;
     let agent = attach_agent(
@@ -200,7 +201,7 @@ pub async fn attach(reg: Registry, req: AttachRequest) -> Result<AttachResponse>
 
 /// Releases an agent session. Needs `lifecycle.release`: an agent that cannot release is never
 /// reported as released.
-pub async fn release(reg: Registry, req: ReleaseRequest) -> Result<SuccessResponse> {
+pub async fn release(reg: Registry, _ctx: RequestContext, req: ReleaseRequest) -> Result<SuccessResponse> {
     let mut change = Change::begin(&reg).await?;
     let mut session = store::lock_live(change.conn(), &req.session_id).await?;
     let agents = store::session_agents(change.conn(), &session.session_id).await?;
@@ -236,7 +237,7 @@ pub async fn release(reg: Registry, req: ReleaseRequest) -> Result<SuccessRespon
 }
 
 /// Capability discovery (AG-UI style): what the agent declared, as of now.
-pub async fn capabilities(reg: Registry, req: AgentRef) -> Result<CapabilitiesResponse> {
+pub async fn capabilities(reg: Registry, _ctx: RequestContext, req: AgentRef) -> Result<CapabilitiesResponse> {
     let mut conn = reg.db.acquire().await?;
     let agent = store::find_agent(&mut conn, &req.agent_id).await?;
     Ok(CapabilitiesResponse {
@@ -248,7 +249,7 @@ pub async fn capabilities(reg: Registry, req: AgentRef) -> Result<CapabilitiesRe
 }
 
 /// A harness re-declares what a session can do (capabilities change with connection state).
-pub async fn declare_capabilities(reg: Registry, req: DeclareCapabilitiesRequest) -> Result<CapabilitiesResponse> {
+pub async fn declare_capabilities(reg: Registry, _ctx: RequestContext, req: DeclareCapabilitiesRequest) -> Result<CapabilitiesResponse> {
     if req.capabilities.is_none() && req.agent_capabilities.is_none() {
         return Err(RegistryError::Invalid(
             "give capabilities, agentCapabilities or both".into(),
@@ -351,6 +352,6 @@ pub(crate) fn resolve(reg: &Registry, sel: &AgentSelection) -> Result<ResolveAge
     })
 }
 
-pub async fn resolve_agent_config(reg: Registry, req: ResolveAgentConfigRequest) -> Result<ResolveAgentConfigResponse> {
+pub async fn resolve_agent_config(reg: Registry, _ctx: RequestContext, req: ResolveAgentConfigRequest) -> Result<ResolveAgentConfigResponse> {
     resolve(&reg, &req.selection)
 }

@@ -13,7 +13,7 @@ pub use error::RegistryError;
 
 use relay_bus::service::{ServiceError, ServiceHost};
 use relay_bus::settings::{DatabaseSettings, NatsSettings, TelemetrySettings};
-use relay_contracts::subjects::session as s;
+use relay_contracts::rpc;
 use serde::{Deserialize, Serialize};
 use sqlx::PgPool;
 use std::collections::BTreeMap;
@@ -99,58 +99,47 @@ impl Registry {
     }
 }
 
-pub const SERVICE_NAME: &str = "session-registry";
+pub const SERVICE_NAME: &str = relay_contracts::rpc::service::SESSION_REGISTRY;
 
 /// Registers the micro service and every endpoint.
-pub async fn serve(nats: async_nats::Client, reg: Registry) -> Result<ServiceHost, ServiceError> {
+pub async fn serve(nats: async_nats::Client, reg: Registry) -> Result<ServiceHost<Registry>, ServiceError> {
     let mut host = ServiceHost::start(
         nats,
         SERVICE_NAME,
         env!("CARGO_PKG_VERSION"),
         "Sessions, agents, turns and messages (session.* subjects)",
+        reg,
     )
     .await?;
-    let r = reg;
-    host.endpoint(s::CREATE, r.clone(), lifecycle::create).await?;
-    host.endpoint(s::GET, r.clone(), query::get).await?;
-    host.endpoint(s::LIST, r.clone(), query::list).await?;
-    host.endpoint(s::UPDATE, r.clone(), lifecycle::update).await?;
-    host.endpoint(s::CLOSE, r.clone(), lifecycle::close).await?;
-    host.endpoint(s::RESUME, r.clone(), lifecycle::resume).await?;
-    host.endpoint(s::ARCHIVE, r.clone(), lifecycle::archive).await?;
-    host.endpoint(s::PURGE, r.clone(), lifecycle::purge).await?;
-    host.endpoint(s::FORK, r.clone(), lifecycle::fork).await?;
-    host.endpoint(s::MERGE, r.clone(), lifecycle::merge).await?;
-    host.endpoint(s::ABANDON, r.clone(), lifecycle::abandon).await?;
-    host.endpoint(s::GET_CHILDREN, r.clone(), query::get_children).await?;
-    host.endpoint(s::GET_STATUS_COUNTS, r.clone(), query::status_counts)
-        .await?;
-    host.endpoint(
-        s::GET_BY_ADAPTER_SESSION_ID,
-        r.clone(),
-        query::get_by_adapter_session_id,
-    )
-    .await?;
-    host.endpoint(s::SEARCH, r.clone(), query::search).await?;
-    host.endpoint(s::AGENT_ATTACH, r.clone(), agents::attach).await?;
-    host.endpoint(s::AGENT_RELEASE, r.clone(), agents::release).await?;
-    host.endpoint(s::AGENT_CAPABILITIES, r.clone(), agents::capabilities)
-        .await?;
-    host.endpoint(s::AGENT_DECLARE_CAPABILITIES, r.clone(), agents::declare_capabilities)
-        .await?;
-    host.endpoint(s::RESOLVE_AGENT_CONFIG, r.clone(), agents::resolve_agent_config)
-        .await?;
-    host.endpoint(s::SEND_MESSAGE, r.clone(), messages::send).await?;
-    host.endpoint(s::USER_MESSAGE_ACKNOWLEDGE, r.clone(), messages::acknowledge)
-        .await?;
-    host.endpoint(s::USER_MESSAGE_COMPLETE, r.clone(), messages::complete)
-        .await?;
-    host.endpoint(s::TURNS, r.clone(), messages::turns).await?;
-    host.endpoint(s::MESSAGES, r.clone(), messages::list).await?;
-    host.endpoint(s::USAGE, r.clone(), messages::usage).await?;
-    host.endpoint(s::SNAPSHOT_EXPORT, r.clone(), snapshot::export).await?;
-    host.endpoint(s::SNAPSHOT_IMPORT, r.clone(), snapshot::import).await?;
-    host.endpoint(s::SNAPSHOT_VALIDATE, r, snapshot::validate).await?;
+    host.serve::<rpc::SessionCreate>(lifecycle::create).await?;
+    host.serve::<rpc::SessionGet>(query::get).await?;
+    host.serve::<rpc::SessionList>(query::list).await?;
+    host.serve::<rpc::SessionUpdate>(lifecycle::update).await?;
+    host.serve::<rpc::SessionClose>(lifecycle::close).await?;
+    host.serve::<rpc::SessionResume>(lifecycle::resume).await?;
+    host.serve::<rpc::SessionArchive>(lifecycle::archive).await?;
+    host.serve::<rpc::SessionPurge>(lifecycle::purge).await?;
+    host.serve::<rpc::SessionFork>(lifecycle::fork).await?;
+    host.serve::<rpc::SessionMerge>(lifecycle::merge).await?;
+    host.serve::<rpc::SessionAbandon>(lifecycle::abandon).await?;
+    host.serve::<rpc::SessionGetChildren>(query::get_children).await?;
+    host.serve::<rpc::SessionGetStatusCounts>(query::status_counts).await?;
+    host.serve::<rpc::SessionGetByAdapterSessionId>(query::get_by_adapter_session_id).await?;
+    host.serve::<rpc::SessionSearch>(query::search).await?;
+    host.serve::<rpc::SessionAgentAttach>(agents::attach).await?;
+    host.serve::<rpc::SessionAgentRelease>(agents::release).await?;
+    host.serve::<rpc::SessionAgentCapabilities>(agents::capabilities).await?;
+    host.serve::<rpc::SessionAgentDeclareCapabilities>(agents::declare_capabilities).await?;
+    host.serve::<rpc::SessionResolveAgentConfig>(agents::resolve_agent_config).await?;
+    host.serve::<rpc::SessionSendMessage>(messages::send).await?;
+    host.serve::<rpc::SessionUserMessageAcknowledge>(messages::acknowledge).await?;
+    host.serve::<rpc::SessionUserMessageComplete>(messages::complete).await?;
+    host.serve::<rpc::SessionTurns>(messages::turns).await?;
+    host.serve::<rpc::SessionMessages>(messages::list).await?;
+    host.serve::<rpc::SessionUsage>(messages::usage).await?;
+    host.serve::<rpc::SessionSnapshotExport>(snapshot::export).await?;
+    host.serve::<rpc::SessionSnapshotImport>(snapshot::import).await?;
+    host.serve::<rpc::SessionSnapshotValidate>(snapshot::validate).await?;
     Ok(host)
 }
 

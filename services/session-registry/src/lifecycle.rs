@@ -4,6 +4,7 @@
 //! already in succeeds without a second event, so a retried request is harmless; every other
 //! illegal transition is a `conflict` that says what to do instead.
 
+use relay_contracts::RequestContext;
 use crate::error::{RegistryError, Result};
 use crate::store::{self, Change, new_id, now_ms};
 use crate::{Registry, messages};
@@ -86,7 +87,7 @@ pub(crate) fn created_event(s: &Session) -> Created {
     }
 }
 
-pub async fn create(reg: Registry, req: CreateRequest) -> Result<SessionIdResponse> {
+pub async fn create(reg: Registry, _ctx: RequestContext, req: CreateRequest) -> Result<SessionIdResponse> {
     let id = req.session_id.unwrap_or_else(new_id);
     check_id("sessionId", &id)?;
     let mut change = Change::begin(&reg).await?;
@@ -117,7 +118,7 @@ pub async fn create(reg: Registry, req: CreateRequest) -> Result<SessionIdRespon
     Ok(SessionIdResponse { session_id: id })
 }
 
-pub async fn update(reg: Registry, req: UpdateRequest) -> Result<SuccessResponse> {
+pub async fn update(reg: Registry, _ctx: RequestContext, req: UpdateRequest) -> Result<SuccessResponse> {
     let mut change = Change::begin(&reg).await?;
     let mut s = store::lock_live(change.conn(), &req.session_id).await?;
     if s.status == SessionStatus::Archived {
@@ -195,7 +196,7 @@ async fn transition<P: EventPayload>(
     Ok(OK)
 }
 
-pub async fn close(reg: Registry, req: CloseRequest) -> Result<SuccessResponse> {
+pub async fn close(reg: Registry, _ctx: RequestContext, req: CloseRequest) -> Result<SuccessResponse> {
     let id = req.session_id.as_str();
     let refuse = |st: SessionStatus| format!("session {id} is {}; only an active session can be closed", st.as_str());
     let event = Closed {
@@ -213,7 +214,7 @@ pub async fn close(reg: Registry, req: CloseRequest) -> Result<SuccessResponse> 
     .await
 }
 
-pub async fn resume(reg: Registry, req: SessionRef) -> Result<SuccessResponse> {
+pub async fn resume(reg: Registry, _ctx: RequestContext, req: SessionRef) -> Result<SuccessResponse> {
     let id = req.session_id.as_str();
     let refuse = |st: SessionStatus| {
         format!(
@@ -235,7 +236,7 @@ pub async fn resume(reg: Registry, req: SessionRef) -> Result<SuccessResponse> {
     .await
 }
 
-pub async fn archive(reg: Registry, req: SessionRef) -> Result<SuccessResponse> {
+pub async fn archive(reg: Registry, _ctx: RequestContext, req: SessionRef) -> Result<SuccessResponse> {
     let id = req.session_id.as_str();
     let refuse = |st: SessionStatus| format!("session {id} is {}; close it before archiving", st.as_str());
     let event = Archived {
@@ -252,7 +253,7 @@ pub async fn archive(reg: Registry, req: SessionRef) -> Result<SuccessResponse> 
     .await
 }
 
-pub async fn purge(reg: Registry, req: SessionRef) -> Result<PurgeResponse> {
+pub async fn purge(reg: Registry, _ctx: RequestContext, req: SessionRef) -> Result<PurgeResponse> {
     let mut change = Change::begin(&reg).await?;
     let id = &req.session_id;
     let s = match store::lock_session(change.conn(), id).await? {
@@ -301,19 +302,18 @@ pub async fn purge(reg: Registry, req: SessionRef) -> Result<PurgeResponse> {
 }
 
 async fn purge_event_log(reg: &Registry, session_id: &str) -> Result<i64> {
-    use relay_contracts::events::{PurgeSessionRequest, PurgeSessionResponse};
+    use relay_contracts::{events::PurgeSessionRequest, rpc::EventPurgeSession};
     let req = PurgeSessionRequest {
         session_id: session_id.to_string(),
     };
     let timeout = std::time::Duration::from_secs(30);
-    let subject = relay_contracts::subjects::event::PURGE_SESSION;
-    let reply: PurgeSessionResponse = relay_bus::client::request(&reg.nats, subject, &req, timeout)
+    let reply = relay_bus::client::call::<EventPurgeSession>(&reg.nats, &req, timeout)
         .await
         .map_err(RegistryError::Upstream)?;
     Ok(reply.events_deleted)
 }
 
-pub async fn fork(reg: Registry, req: ForkRequest) -> Result<SessionIdResponse> {
+pub async fn fork(reg: Registry, _ctx: RequestContext, req: ForkRequest) -> Result<SessionIdResponse> {
     let child_id = req.existing_session_id.clone().unwrap_or_else(new_id);
     check_id("existingSessionId", &child_id)?;
     let mut change = Change::begin(&reg).await?;
@@ -418,7 +418,7 @@ async fn end_branch(change: &mut Change, mut child: Session, state: &str, handof
     Ok(())
 }
 
-pub async fn merge(reg: Registry, req: MergeRequest) -> Result<MergeResponse> {
+pub async fn merge(reg: Registry, _ctx: RequestContext, req: MergeRequest) -> Result<MergeResponse> {
     let mut change = Change::begin(&reg).await?;
     let (mut parent, child) = lock_branch(&mut change, &req.parent_session_id, &req.child_session_id).await?;
     if parent.status == SessionStatus::Archived {
@@ -458,7 +458,7 @@ pub async fn merge(reg: Registry, req: MergeRequest) -> Result<MergeResponse> {
     })
 }
 
-pub async fn abandon(reg: Registry, req: AbandonRequest) -> Result<SuccessResponse> {
+pub async fn abandon(reg: Registry, _ctx: RequestContext, req: AbandonRequest) -> Result<SuccessResponse> {
     let mut change = Change::begin(&reg).await?;
     let (_, child) = lock_branch(&mut change, &req.parent_session_id, &req.child_session_id).await?;
     end_branch(&mut change, child, "abandoned", None).await?;

@@ -3,6 +3,7 @@
 //! Until the delivery runner exists, a sent message is stored durably here with the agents it
 //! targets; the turn completes when every targeted agent reports an outcome.
 
+use relay_contracts::RequestContext;
 use crate::Registry;
 use crate::agents::{self, Attach, capabilities_of, is_attached};
 use crate::error::{RegistryError, Result};
@@ -184,7 +185,7 @@ async fn open_turn(change: &mut Change, session: &Session, turn_id: Option<Strin
 
 /// The single entry point for user messages (seed 002): creates the session when missing,
 /// auto-attaches `agent` when it has none, opens a turn, routes to the lead by default.
-pub async fn send(reg: Registry, req: SendMessageRequest) -> Result<SendMessageResponse> {
+pub async fn send(reg: Registry, _ctx: RequestContext, req: SendMessageRequest) -> Result<SendMessageResponse> {
     check_id("sessionId", &req.session_id)?;
     if let Some(mode) = req.delivery_mode.as_deref()
         && mode != "enqueue"
@@ -335,7 +336,7 @@ async fn turn_of(change: &mut Change, message: &Message) -> Result<Turn> {
 }
 
 /// An agent has received the message and begun on it.
-pub async fn acknowledge(reg: Registry, req: AcknowledgeRequest) -> Result<SuccessResponse> {
+pub async fn acknowledge(reg: Registry, _ctx: RequestContext, req: AcknowledgeRequest) -> Result<SuccessResponse> {
     let mut change = Change::begin(&reg).await?;
     let (message, target) = locate(&mut change, &req.session_id, &req.message_id, &req.agent_id).await?;
     if !target.acknowledged {
@@ -356,7 +357,7 @@ pub async fn acknowledge(reg: Registry, req: AcknowledgeRequest) -> Result<Succe
 
 /// An agent finished the message. When no target of the turn is pending any more, the turn
 /// completes: success unless some agent reported `error` (cancelled/superseded/merged are neutral).
-pub async fn complete(reg: Registry, req: CompleteRequest) -> Result<CompleteResponse> {
+pub async fn complete(reg: Registry, _ctx: RequestContext, req: CompleteRequest) -> Result<CompleteResponse> {
     let mut change = Change::begin(&reg).await?;
     let (message, target) = locate(&mut change, &req.session_id, &req.message_id, &req.agent_id).await?;
     if let Some(previous) = target.outcome {
@@ -422,7 +423,7 @@ pub async fn complete(reg: Registry, req: CompleteRequest) -> Result<CompleteRes
     })
 }
 
-pub async fn turns(reg: Registry, req: SessionRef) -> Result<TurnsResponse> {
+pub async fn turns(reg: Registry, _ctx: RequestContext, req: SessionRef) -> Result<TurnsResponse> {
     let mut conn = reg.db.acquire().await?;
     store::require_session(&mut conn, &req.session_id).await?;
     Ok(TurnsResponse {
@@ -480,7 +481,7 @@ pub(crate) async fn require_in_conversation(conn: &mut PgConnection, session_id:
     })
 }
 
-pub async fn list(reg: Registry, req: MessagesRequest) -> Result<MessagesResponse> {
+pub async fn list(reg: Registry, _ctx: RequestContext, req: MessagesRequest) -> Result<MessagesResponse> {
     let mut conn = reg.db.acquire().await?;
     let limit = req.limit.unwrap_or(500);
     if !(1..=5000).contains(&limit) {
@@ -503,7 +504,7 @@ pub async fn list(reg: Registry, req: MessagesRequest) -> Result<MessagesRespons
 }
 
 /// Aggregated usage reported for a session (seed 002 `session.usage`): stored, acknowledged.
-pub async fn usage(reg: Registry, req: UsageRequest) -> Result<UsageResponse> {
+pub async fn usage(reg: Registry, _ctx: RequestContext, req: UsageRequest) -> Result<UsageResponse> {
     let counts = [
         req.adapter_count,
         req.total_calls,

@@ -1,10 +1,11 @@
 //! Read-only subjects: get, list, getChildren, getStatusCounts, getByAdapterSessionId, search.
 
+use relay_contracts::RequestContext;
 use crate::error::{RegistryError, Result};
 use crate::{Registry, store};
 use relay_contracts::session::*;
 
-pub async fn get(reg: Registry, req: SessionRef) -> Result<GetResponse> {
+pub async fn get(reg: Registry, _ctx: RequestContext, req: SessionRef) -> Result<GetResponse> {
     let mut conn = reg.db.acquire().await?;
     Ok(GetResponse {
         session: store::load_session(&mut conn, &req.session_id).await?,
@@ -24,7 +25,7 @@ fn page(reg: &Registry, limit: Option<i64>, offset: Option<i64>) -> Result<(i64,
     Ok((limit, offset))
 }
 
-pub async fn list(reg: Registry, req: ListRequest) -> Result<ListResponse> {
+pub async fn list(reg: Registry, _ctx: RequestContext, req: ListRequest) -> Result<ListResponse> {
     let (limit, offset) = page(&reg, req.limit, req.offset)?;
     let status = req.status.unwrap_or_default().status().map(|s| s.as_str());
     let mut conn = reg.db.acquire().await?;
@@ -64,7 +65,7 @@ pub async fn list(reg: Registry, req: ListRequest) -> Result<ListResponse> {
     Ok(ListResponse { sessions, total })
 }
 
-pub async fn get_children(reg: Registry, req: SessionRef) -> Result<GetChildrenResponse> {
+pub async fn get_children(reg: Registry, _ctx: RequestContext, req: SessionRef) -> Result<GetChildrenResponse> {
     let mut conn = reg.db.acquire().await?;
     store::require_session(&mut conn, &req.session_id).await?;
     let ids = store::child_ids(&mut conn, &req.session_id).await?;
@@ -86,7 +87,7 @@ pub async fn get_children(reg: Registry, req: SessionRef) -> Result<GetChildrenR
     Ok(GetChildrenResponse { children: out })
 }
 
-pub async fn status_counts(reg: Registry, _req: StatusCountsRequest) -> Result<StatusCounts> {
+pub async fn status_counts(reg: Registry, _ctx: RequestContext, _req: StatusCountsRequest) -> Result<StatusCounts> {
     let rows: Vec<(String, i64)> =
         sqlx::query_as("SELECT status, count(*) FROM registry_sessions WHERE status <> 'purged' GROUP BY status")
             .fetch_all(&reg.db)
@@ -105,7 +106,7 @@ pub async fn status_counts(reg: Registry, _req: StatusCountsRequest) -> Result<S
     Ok(counts)
 }
 
-pub async fn get_by_adapter_session_id(reg: Registry, req: GetByAdapterSessionIdRequest) -> Result<GetResponse> {
+pub async fn get_by_adapter_session_id(reg: Registry, _ctx: RequestContext, req: GetByAdapterSessionIdRequest) -> Result<GetResponse> {
     let mut conn = reg.db.acquire().await?;
     // The session's own adapter id first, then any agent attached with it.
     let id: Option<String> = sqlx::query_scalar(
@@ -128,7 +129,7 @@ pub async fn get_by_adapter_session_id(reg: Registry, req: GetByAdapterSessionId
 
 /// Full-text search over message content (Postgres `english` text search, web-search syntax:
 /// quoted phrases, `or`, `-word`), best match first. Results always carry a preview.
-pub async fn search(reg: Registry, req: SearchRequest) -> Result<ListResponse> {
+pub async fn search(reg: Registry, _ctx: RequestContext, req: SearchRequest) -> Result<ListResponse> {
     if req.query.trim().is_empty() {
         return Err(RegistryError::Invalid("query must not be empty".into()));
     }

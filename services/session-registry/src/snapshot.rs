@@ -1,5 +1,6 @@
 //! Snapshots: export a session (with ancestors, children, events as asked), validate, import.
 
+use relay_contracts::RequestContext;
 use crate::Registry;
 use crate::error::{RegistryError, Result};
 use crate::lifecycle::{check_id, created_event};
@@ -12,7 +13,7 @@ use std::collections::HashSet;
 /// Block types that carry tool output, left out unless `includeToolOutputs`.
 const TOOL_OUTPUT_BLOCKS: &[&str] = &["tool_result", "tool_output"];
 
-pub async fn export(reg: Registry, req: ExportRequest) -> Result<ExportResponse> {
+pub async fn export(reg: Registry, _ctx: RequestContext, req: ExportRequest) -> Result<ExportResponse> {
     let options = req.options.unwrap_or_default();
     let mut conn = reg.db.acquire().await?;
     let root = store::require_session(&mut conn, &req.session_id).await?;
@@ -161,7 +162,7 @@ fn problems(snapshot: &Value) -> (Option<Snapshot>, Vec<String>) {
     (Some(snap), errors)
 }
 
-pub async fn validate(_reg: Registry, req: ValidateRequest) -> Result<ValidateResponse> {
+pub async fn validate(_reg: Registry, _ctx: RequestContext, req: ValidateRequest) -> Result<ValidateResponse> {
     let (_, errors) = problems(&req.snapshot);
     Ok(ValidateResponse {
         valid: errors.is_empty(),
@@ -173,7 +174,7 @@ pub async fn validate(_reg: Registry, req: ValidateRequest) -> Result<ValidateRe
 /// any session exists; `skip` leaves existing ones alone; `overwrite` replaces them. A session
 /// that cannot be written (e.g. a message id already used elsewhere) is reported in `errors`
 /// and rolled back on its own savepoint; the others still land.
-pub async fn import(reg: Registry, req: ImportRequest) -> Result<ImportResponse> {
+pub async fn import(reg: Registry, _ctx: RequestContext, req: ImportRequest) -> Result<ImportResponse> {
     let raw = serde_json::to_value(&req.snapshot).map_err(|e| RegistryError::Invalid(e.to_string()))?;
     let (_, errors) = problems(&raw);
     if !errors.is_empty() {

@@ -4,46 +4,22 @@
 mod common;
 use common::Mesh;
 use futures::StreamExt;
-use relay_contracts::subjects::session as s;
+use relay_contracts::{Rpc, rpc};
 use serde_json::{Value, json};
 use std::collections::{BTreeSet, HashSet};
 use std::time::Duration;
 
 /// Every RPC the registry serves.
-const SUBJECTS: &[&str] = &[
-    s::CREATE,
-    s::GET,
-    s::LIST,
-    s::UPDATE,
-    s::CLOSE,
-    s::RESUME,
-    s::ARCHIVE,
-    s::PURGE,
-    s::FORK,
-    s::MERGE,
-    s::ABANDON,
-    s::GET_CHILDREN,
-    s::GET_STATUS_COUNTS,
-    s::GET_BY_ADAPTER_SESSION_ID,
-    s::SEARCH,
-    s::AGENT_ATTACH,
-    s::AGENT_RELEASE,
-    s::AGENT_CAPABILITIES,
-    s::AGENT_DECLARE_CAPABILITIES,
-    s::SEND_MESSAGE,
-    s::USER_MESSAGE_ACKNOWLEDGE,
-    s::USER_MESSAGE_COMPLETE,
-    s::TURNS,
-    s::MESSAGES,
-    s::USAGE,
-    s::RESOLVE_AGENT_CONFIG,
-    s::SNAPSHOT_EXPORT,
-    s::SNAPSHOT_IMPORT,
-    s::SNAPSHOT_VALIDATE,
-];
+fn subjects() -> Vec<&'static str> {
+    rpc::ALL
+        .iter()
+        .filter(|r| r.service == rpc::service::SESSION_REGISTRY)
+        .map(|r| r.subject)
+        .collect()
+}
 
 /// Subjects whose request has no required field.
-const NO_REQUIRED_FIELDS: &[&str] = &[s::CREATE, s::LIST, s::GET_STATUS_COUNTS];
+const NO_REQUIRED_FIELDS: &[&str] = &[rpc::SessionCreate::SUBJECT, rpc::SessionList::SUBJECT, rpc::SessionGetStatusCounts::SUBJECT];
 
 async fn raw(m: &Mesh, subject: &str, body: &[u8]) -> async_nats::Message {
     m.client
@@ -56,7 +32,7 @@ async fn raw(m: &Mesh, subject: &str, body: &[u8]) -> async_nats::Message {
 async fn every_subject_answers_garbage_with_invalid_request_and_micro_error_headers() {
     let m = common::start(1).await;
     let garbage: [&[u8]; 4] = [b"{not json", b"\xff\xfe\x00binary", b"[1,2,3]", b"\"a string\""];
-    for subject in SUBJECTS {
+    for subject in subjects() {
         for body in garbage {
             let reply = raw(&m, subject, body).await;
             let headers = reply
@@ -81,13 +57,13 @@ async fn every_subject_answers_garbage_with_invalid_request_and_micro_error_head
         }
     }
     // Still alive and serving after all that.
-    m.ok(s::GET_STATUS_COUNTS, json!({})).await;
+    m.ok(rpc::SessionGetStatusCounts::SUBJECT, json!({})).await;
 }
 
 #[tokio::test]
 async fn every_subject_names_the_missing_field() {
     let m = common::start(1).await;
-    for subject in SUBJECTS.iter().filter(|s| !NO_REQUIRED_FIELDS.contains(s)) {
+    for subject in subjects().iter().filter(|s| !NO_REQUIRED_FIELDS.contains(s)) {
         let e = m.err(subject, json!({}), "invalid_request").await;
         assert!(e.error.message.contains("missing field"), "{subject}: {e}");
     }
@@ -95,7 +71,7 @@ async fn every_subject_names_the_missing_field() {
         m.ok(subject, json!({})).await;
     }
     // Wrong types are named too.
-    let e = m.err(s::GET, json!({"sessionId": 42}), "invalid_request").await;
+    let e = m.err(rpc::SessionGet::SUBJECT, json!({"sessionId": 42}), "invalid_request").await;
     assert!(e.error.message.contains("invalid type"), "{e}");
     assert!(e.error.details.as_ref().unwrap()["column"].is_u64());
 }
@@ -103,7 +79,7 @@ async fn every_subject_names_the_missing_field() {
 #[tokio::test]
 async fn an_empty_body_is_an_empty_request() {
     let m = common::start(1).await;
-    let reply = raw(&m, s::GET_STATUS_COUNTS, b"").await;
+    let reply = raw(&m, rpc::SessionGetStatusCounts::SUBJECT, b"").await;
     assert!(reply.headers.is_none());
     let counts: Value = serde_json::from_slice(&reply.payload).unwrap();
     assert_eq!(counts["all"], 0);
@@ -123,7 +99,7 @@ async fn the_registry_is_a_nats_micro_service_listing_every_subject() {
         .iter()
         .map(|e| e["subject"].as_str().unwrap())
         .collect();
-    let expected: BTreeSet<&str> = SUBJECTS.iter().copied().collect();
+    let expected: BTreeSet<&str> = subjects().iter().copied().collect();
     assert_eq!(served, expected);
     assert!(
         info["endpoints"]
@@ -140,7 +116,7 @@ async fn the_registry_is_a_nats_micro_service_listing_every_subject() {
         .as_array()
         .unwrap()
         .iter()
-        .find(|e| e["subject"] == s::CREATE)
+        .find(|e| e["subject"] == rpc::SessionCreate::SUBJECT)
         .unwrap();
     assert_eq!(create["num_requests"], 2);
 }
@@ -163,23 +139,23 @@ async fn events_are_published_after_commit_on_typed_subjects_and_the_catch_all()
     let claude = json!({"kind": "adapter", "adapterName": "claude"});
     let sent = m
         .ok(
-            s::SEND_MESSAGE,
+            rpc::SessionSendMessage::SUBJECT,
             json!({"sessionId": "ev", "agent": claude, "message": "hi"}),
         )
         .await;
     // A failed request emits nothing.
     m.err(
-        s::SEND_MESSAGE,
+        rpc::SessionSendMessage::SUBJECT,
         json!({"sessionId": "ev", "message": "hi", "agentIds": ["ghost"]}),
         "not_found",
     )
     .await;
-    m.ok(s::CLOSE, json!({"sessionId": "ev", "reason": "bye"})).await;
+    m.ok(rpc::SessionClose::SUBJECT, json!({"sessionId": "ev", "reason": "bye"})).await;
 
     let msgs = drain(&mut typed, Duration::from_millis(500)).await;
     let envelopes: Vec<Value> = msgs
         .iter()
-        .filter(|m| m.subject.as_str() == s::EVENT)
+        .filter(|m| m.subject.as_str() == relay_contracts::subjects::session::EVENT)
         .map(|m| serde_json::from_slice(&m.payload).unwrap())
         .collect();
     let types: Vec<&str> = envelopes.iter().map(|e| e["type"].as_str().unwrap()).collect();
@@ -200,7 +176,7 @@ async fn events_are_published_after_commit_on_typed_subjects_and_the_catch_all()
     let typed_subjects: Vec<&str> = msgs
         .iter()
         .map(|m| m.subject.as_str())
-        .filter(|subject| *subject != s::EVENT && !SUBJECTS.contains(subject))
+        .filter(|subject| *subject != relay_contracts::subjects::session::EVENT && !subjects().contains(subject))
         .collect();
     assert_eq!(
         typed_subjects,
@@ -246,7 +222,7 @@ async fn the_callers_trace_context_reaches_the_events_the_request_caused() {
     let reply = m
         .client
         .request_with_headers(
-            s::CREATE.to_string(),
+            rpc::SessionCreate::SUBJECT.to_string(),
             headers,
             br#"{"sessionId":"traced"}"#.to_vec().into(),
         )
@@ -275,7 +251,7 @@ async fn two_replicas_in_one_queue_group_both_serve() {
     let mut ids = Vec::new();
     for i in 0..200 {
         let id = format!("r-{i}");
-        m.ok(s::CREATE, json!({"sessionId": id})).await;
+        m.ok(rpc::SessionCreate::SUBJECT, json!({"sessionId": id})).await;
         ids.push(id);
     }
     let stats = relay_testkit::micro_replies(&m.client, "STATS", "session-registry", 2).await;
@@ -287,7 +263,7 @@ async fn two_replicas_in_one_queue_group_both_serve() {
                 .as_array()
                 .unwrap()
                 .iter()
-                .find(|e| e["subject"] == s::CREATE)
+                .find(|e| e["subject"] == rpc::SessionCreate::SUBJECT)
                 .unwrap()["num_requests"]
                 .as_i64()
                 .unwrap()
@@ -299,7 +275,7 @@ async fn two_replicas_in_one_queue_group_both_serve() {
         "both replicas served: {per_replica:?}"
     );
     // Either replica reads what the other wrote.
-    assert_eq!(m.ok(s::LIST, json!({"limit": 500})).await["total"], 200);
+    assert_eq!(m.ok(rpc::SessionList::SUBJECT, json!({"limit": 500})).await["total"], 200);
 }
 
 #[tokio::test]
@@ -307,21 +283,21 @@ async fn sigterm_shuts_down_cleanly_and_a_restart_finds_everything() {
     let mut m = common::start(1).await;
     let claude = json!({"kind": "adapter", "adapterName": "claude"});
     m.ok(
-        s::SEND_MESSAGE,
+        rpc::SessionSendMessage::SUBJECT,
         json!({"sessionId": "keep", "agent": claude, "message": "remember me"}),
     )
     .await;
-    m.ok(s::CLOSE, json!({"sessionId": "keep"})).await;
-    let before = m.ok(s::GET, json!({"sessionId": "keep"})).await;
+    m.ok(rpc::SessionClose::SUBJECT, json!({"sessionId": "keep"})).await;
+    let before = m.ok(rpc::SessionGet::SUBJECT, json!({"sessionId": "keep"})).await;
 
     assert!(m.replicas[0].terminate().await, "exit status 0 after SIGTERM");
     m.replicas.clear();
-    relay_testkit::wait_until_unserved(&m.client, s::GET).await;
-    m.err(s::GET, json!({"sessionId": "keep"}), "unavailable").await;
+    relay_testkit::wait_until_unserved(&m.client, rpc::SessionGet::SUBJECT).await;
+    m.err(rpc::SessionGet::SUBJECT, json!({"sessionId": "keep"}), "unavailable").await;
     m.add_replica().await;
 
-    assert_eq!(m.ok(s::GET, json!({"sessionId": "keep"})).await, before);
-    let msgs = m.ok(s::MESSAGES, json!({"sessionId": "keep"})).await;
+    assert_eq!(m.ok(rpc::SessionGet::SUBJECT, json!({"sessionId": "keep"})).await, before);
+    let msgs = m.ok(rpc::SessionMessages::SUBJECT, json!({"sessionId": "keep"})).await;
     assert_eq!(msgs["messages"][0]["contentText"], "remember me");
 }
 
@@ -334,7 +310,7 @@ async fn a_replica_killed_mid_load_loses_and_duplicates_nothing() {
     let claude = json!({"kind": "adapter", "adapterName": "claude"});
     for c in 0..8 {
         m.ok(
-            s::SEND_MESSAGE,
+            rpc::SessionSendMessage::SUBJECT,
             json!({"sessionId": format!("load-{c}"), "agent": claude, "message": "start"}),
         )
         .await;
@@ -349,7 +325,7 @@ async fn a_replica_killed_mid_load_loses_and_duplicates_nothing() {
                 let id = format!("m-{c}-{i}");
                 let req = json!({"sessionId": format!("load-{c}"), "message": format!("message {i}"), "messageId": id});
                 loop {
-                    match relay_bus::client::request::<_, Value>(&client, s::SEND_MESSAGE, &req, Duration::from_secs(2))
+                    match relay_bus::client::request::<_, Value>(&client, rpc::SessionSendMessage::SUBJECT, &req, Duration::from_secs(2))
                         .await
                     {
                         Ok(_) => break,
@@ -424,7 +400,7 @@ fn the_readme_subject_table_lists_exactly_the_served_subjects() {
         .filter(|subject| subject.starts_with("session."))
         .map(String::from)
         .collect();
-    let served: BTreeSet<String> = SUBJECTS.iter().map(|s| s.to_string()).collect();
+    let served: BTreeSet<String> = subjects().iter().map(|s| s.to_string()).collect();
     assert_eq!(documented, served, "README's subject table and the registry disagree");
 }
 
@@ -444,5 +420,5 @@ async fn an_unreachable_otlp_collector_does_not_stop_the_registry_serving() {
     for _ in 0..20 {
         common::create(&m).await;
     }
-    assert_eq!(m.ok(s::GET_STATUS_COUNTS, json!({})).await["all"], 20);
+    assert_eq!(m.ok(rpc::SessionGetStatusCounts::SUBJECT, json!({})).await["all"], 20);
 }

@@ -1,0 +1,123 @@
+//! Who is calling, and in which workspace: the request context every call carries in NATS
+//! headers next to its trace context. The bus runtime reads it once and hands it to every
+//! handler. Nothing enforces it yet; the boundary work binds it to NATS credentials.
+
+use crate::rpc::Role;
+use std::fmt;
+
+/// Header carrying the caller: `operator:<keyId>`, `viewer:<keyId>`, `service:<name>`,
+/// `agent:<agentId>` (a harness; `agent` alone before it attached) or `anonymous`.
+pub const CALLER_HEADER: &str = "Relay-Caller";
+/// Header carrying the workspace the call acts in.
+pub const WORKSPACE_HEADER: &str = "Relay-Workspace";
+/// The workspace of a call that names none.
+pub const DEFAULT_WORKSPACE: &str = "default";
+
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum Caller {
+    /// A person through the gateway or a tool, by API key id.
+    Operator(String),
+    Viewer(String),
+    /// A relay-mesh service, by micro service name.
+    Service(String),
+    /// A harness, for its agent (`None` until it attached).
+    Agent(Option<String>),
+    /// Nothing said who: a raw `nats req`, a test.
+    #[default]
+    Anonymous,
+}
+
+impl Caller {
+    pub fn role(&self) -> Option<Role> {
+        match self {
+            Caller::Operator(_) => Some(Role::Operator),
+            Caller::Viewer(_) => Some(Role::Viewer),
+            Caller::Service(_) => Some(Role::Service),
+            Caller::Agent(_) => Some(Role::Harness),
+            Caller::Anonymous => None,
+        }
+    }
+
+    /// Reads the header value; anything unrecognised is `Anonymous`.
+    pub fn parse(value: &str) -> Caller {
+        let (kind, id) = value.split_once(':').unwrap_or((value, ""));
+        let id = id.to_string();
+        match kind {
+            "operator" if !id.is_empty() => Caller::Operator(id),
+            "viewer" if !id.is_empty() => Caller::Viewer(id),
+            "service" if !id.is_empty() => Caller::Service(id),
+            "agent" => Caller::Agent((!id.is_empty()).then_some(id)),
+            _ => Caller::Anonymous,
+        }
+    }
+}
+
+impl fmt::Display for Caller {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Caller::Operator(id) => write!(f, "operator:{id}"),
+            Caller::Viewer(id) => write!(f, "viewer:{id}"),
+            Caller::Service(name) => write!(f, "service:{name}"),
+            Caller::Agent(Some(id)) => write!(f, "agent:{id}"),
+            Caller::Agent(None) => f.write_str("agent"),
+            Caller::Anonymous => f.write_str("anonymous"),
+        }
+    }
+}
+
+/// What a handler is told about the call it serves.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RequestContext {
+    pub caller: Caller,
+    pub workspace: String,
+}
+
+impl Default for RequestContext {
+    fn default() -> Self {
+        RequestContext {
+            caller: Caller::Anonymous,
+            workspace: DEFAULT_WORKSPACE.to_string(),
+        }
+    }
+}
+
+impl RequestContext {
+    pub fn new(caller: Caller, workspace: impl Into<String>) -> Self {
+        RequestContext {
+            caller,
+            workspace: workspace.into(),
+        }
+    }
+
+    /// From the two header values (either may be missing).
+    pub fn from_headers(caller: Option<&str>, workspace: Option<&str>) -> Self {
+        RequestContext {
+            caller: caller.map(Caller::parse).unwrap_or_default(),
+            workspace: workspace
+                .filter(|w| !w.is_empty())
+                .unwrap_or(DEFAULT_WORKSPACE)
+                .to_string(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_caller_survives_its_header_form() {
+        for c in [
+            Caller::Operator("k1".into()),
+            Caller::Viewer("k2".into()),
+            Caller::Service("gateway".into()),
+            Caller::Agent(Some("a1".into())),
+            Caller::Agent(None),
+            Caller::Anonymous,
+        ] {
+            assert_eq!(Caller::parse(&c.to_string()), c);
+        }
+        assert_eq!(Caller::parse("root"), Caller::Anonymous);
+        assert_eq!(Caller::parse("operator:"), Caller::Anonymous);
+    }
+}

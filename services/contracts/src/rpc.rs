@@ -1,0 +1,422 @@
+//! Every request/reply subject of the mesh, declared once.
+//!
+//! Each subject is a zero-sized type implementing [`Rpc`]: its subject string, the service that
+//! answers it, its request and reply types, who may call it and whether it acts inside one
+//! workspace. Everything else is derived from the declarations in [`with_rpcs!`]:
+//!
+//! - a service serves it with `host.serve::<SessionFork>(state, lifecycle::fork)`; a handler
+//!   whose request or reply type is not the contract's does not compile;
+//! - `relay-client` has one typed method per subject (`session_fork`), generated;
+//! - the gateway's gRPC bridge and the proto drift test read [`ALL`] (`grpc`);
+//! - the README subject tables are generated from [`ALL`] and the request/reply schemas (a test
+//!   fails when they drift).
+//!
+//! To find the handler of a subject, grep its type name (`SessionFork`): the hits are this
+//! declaration, the `serve::<SessionFork>` line that names the handler, and the callers.
+
+use serde::{Serialize, de::DeserializeOwned};
+
+/// Who may call a subject. Not enforced yet: the boundary work binds callers to credentials.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Role {
+    /// A person (or their tool) with an operator key: steers sessions and decides permissions.
+    Operator,
+    /// A person who may only look.
+    Viewer,
+    /// A relay-mesh service calling another.
+    Service,
+    /// An agent harness, for its one agent.
+    Harness,
+}
+
+impl Role {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Operator => "operator",
+            Role::Viewer => "viewer",
+            Role::Service => "service",
+            Role::Harness => "harness",
+        }
+    }
+}
+
+/// Reads: anyone who may look.
+pub const READ: &[Role] = &[Role::Viewer, Role::Operator, Role::Service];
+/// Changes made by people or by services on their behalf.
+pub const OPERATE: &[Role] = &[Role::Operator, Role::Service];
+/// What a harness reports about its own agent.
+pub const HARNESS: &[Role] = &[Role::Harness, Role::Service];
+/// Messages and flushes: people, services and agents.
+pub const SEND: &[Role] = &[Role::Operator, Role::Service, Role::Harness];
+
+/// The micro service names (`nats micro ls`) that own subjects.
+pub mod service {
+    pub const SESSION_REGISTRY: &str = "session-registry";
+    pub const EVENT_INGEST: &str = "event-ingest";
+    pub const DELIVERY_RUNNER: &str = "delivery-runner";
+    pub const PERMISSION_MANAGER: &str = "permission-manager";
+    pub const COST_AGGREGATOR: &str = "cost-aggregator";
+    pub const AGENT_SPAWNER: &str = "agent-spawner";
+}
+
+/// One request/reply subject.
+pub trait Rpc: 'static {
+    const SUBJECT: &'static str;
+    /// The micro service that answers it.
+    const SERVICE: &'static str;
+    const ROLES: &'static [Role];
+    /// Acts on things inside the caller's workspace (false: mesh-wide, like the price table).
+    const WORKSPACE_SCOPED: bool;
+    const DOC: &'static str;
+    /// How long a caller should wait at least (0: the caller's default).
+    const MIN_TIMEOUT_SECS: u64;
+    type Request: Serialize + DeserializeOwned + Send + Sync + 'static;
+    type Response: Serialize + DeserializeOwned + Send + 'static;
+}
+
+/// A declaration as data, for tables and drift checks.
+#[derive(Debug, Clone, Copy)]
+pub struct RpcInfo {
+    /// The declared type's name (`SessionFork`).
+    pub name: &'static str,
+    /// The `relay-client` method (`session_fork`).
+    pub method: &'static str,
+    pub subject: &'static str,
+    pub service: &'static str,
+    pub roles: &'static [Role],
+    pub workspace_scoped: bool,
+    pub doc: &'static str,
+    /// The gRPC twin as (service, rpc), if the proto has one.
+    pub grpc: Option<(&'static str, &'static str)>,
+    /// The request type as written in the declaration (`stringify!`, so `session :: ForkRequest`).
+    pub request: &'static str,
+    pub response: &'static str,
+}
+
+/// The one list of subjects. Call it with a macro that takes the declarations; [`rpc`] makes
+/// the types with it, `relay-client` its methods.
+///
+/// Each entry: doc, `Type method = "subject"`, owner, roles, `workspace` or `mesh`, request and
+/// reply types, then an optional gRPC twin and minimum timeout.
+#[macro_export]
+macro_rules! with_rpcs {
+    ($then:ident) => {
+        $then! {
+            // ---- session registry ---------------------------------------------------------
+            /// Creates a session (seed 002).
+            SessionCreate session_create = "session.create", SESSION_REGISTRY, OPERATE, workspace,
+                session::CreateRequest => session::SessionIdResponse, grpc("SessionService", "Create");
+            /// A session by id (`session: null` when unknown or purged).
+            SessionGet session_get = "session.get", SESSION_REGISTRY, READ, workspace,
+                session::SessionRef => session::GetResponse, grpc("SessionService", "Get");
+            /// Sessions by status, newest first, paged.
+            SessionList session_list = "session.list", SESSION_REGISTRY, READ, workspace,
+                session::ListRequest => session::ListResponse, grpc("SessionService", "List");
+            /// Changes title, summary, execution target or approval policy override.
+            SessionUpdate session_update = "session.update", SESSION_REGISTRY, OPERATE, workspace,
+                session::UpdateRequest => session::SuccessResponse, grpc("SessionService", "Update");
+            /// Closes a session.
+            SessionClose session_close = "session.close", SESSION_REGISTRY, OPERATE, workspace,
+                session::CloseRequest => session::SuccessResponse, grpc("SessionService", "Close");
+            /// Re-opens a closed session.
+            SessionResume session_resume = "session.resume", SESSION_REGISTRY, OPERATE, workspace,
+                session::SessionRef => session::SuccessResponse, grpc("SessionService", "Resume");
+            /// Archives a closed session.
+            SessionArchive session_archive = "session.archive", SESSION_REGISTRY, OPERATE, workspace,
+                session::SessionRef => session::SuccessResponse, grpc("SessionService", "Archive");
+            /// Deletes an archived session, its registry rows and its events in the event log.
+            SessionPurge session_purge = "session.purge", SESSION_REGISTRY, OPERATE, workspace,
+                session::SessionRef => session::PurgeResponse, grpc("SessionService", "Purge");
+            /// A child session from a message of its parent.
+            SessionFork session_fork = "session.fork", SESSION_REGISTRY, OPERATE, workspace,
+                session::ForkRequest => session::SessionIdResponse, grpc("SessionService", "Fork");
+            /// Closes a child and hands its summary to the parent.
+            SessionMerge session_merge = "session.merge", SESSION_REGISTRY, OPERATE, workspace,
+                session::MergeRequest => session::MergeResponse, grpc("SessionService", "Merge");
+            /// Closes a child without a hand-off.
+            SessionAbandon session_abandon = "session.abandon", SESSION_REGISTRY, OPERATE, workspace,
+                session::AbandonRequest => session::SuccessResponse, grpc("SessionService", "Abandon");
+            /// A session's direct children.
+            SessionGetChildren session_get_children = "session.getChildren", SESSION_REGISTRY, READ, workspace,
+                session::SessionRef => session::GetChildrenResponse, grpc("SessionService", "GetChildren");
+            /// How many sessions are in each status.
+            SessionGetStatusCounts session_get_status_counts = "session.getStatusCounts", SESSION_REGISTRY, READ, workspace,
+                session::StatusCountsRequest => session::StatusCounts, grpc("SessionService", "GetStatusCounts");
+            /// The session an agent CLI's own session id belongs to.
+            SessionGetByAdapterSessionId session_get_by_adapter_session_id = "session.getByAdapterSessionId", SESSION_REGISTRY, READ, workspace,
+                session::GetByAdapterSessionIdRequest => session::GetResponse, grpc("SessionService", "GetByAdapterSessionId");
+            /// Full-text search over titles and messages (web-search syntax).
+            SessionSearch session_search = "session.search", SESSION_REGISTRY, READ, workspace,
+                session::SearchRequest => session::ListResponse, grpc("SessionService", "Search");
+            /// Binds an agent (a harness) to a session.
+            SessionAgentAttach session_agent_attach = "session.agent.attach", SESSION_REGISTRY, HARNESS, workspace,
+                session::AttachRequest => session::AttachResponse, grpc("SessionService", "AgentAttach");
+            /// Unbinds an agent from its session.
+            SessionAgentRelease session_agent_release = "session.agent.release", SESSION_REGISTRY, SEND, workspace,
+                session::ReleaseRequest => session::SuccessResponse, grpc("SessionService", "AgentRelease");
+            /// What an agent declared it can do.
+            SessionAgentCapabilities session_agent_capabilities = "session.agent.capabilities", SESSION_REGISTRY, SEND, workspace,
+                session::AgentRef => session::CapabilitiesResponse, grpc("SessionService", "AgentCapabilities");
+            /// An agent declares (again) what it can do.
+            SessionAgentDeclareCapabilities session_agent_declare_capabilities = "session.agent.declareCapabilities", SESSION_REGISTRY, HARNESS, workspace,
+                session::DeclareCapabilitiesRequest => session::CapabilitiesResponse, grpc("SessionService", "AgentDeclareCapabilities");
+            /// The adapter and model an agent selection resolves to.
+            SessionResolveAgentConfig session_resolve_agent_config = "session.resolveAgentConfig", SESSION_REGISTRY, SEND, mesh,
+                session::ResolveAgentConfigRequest => session::ResolveAgentConfigResponse;
+            /// Stores a message and its deliveries; answers once both are durable.
+            SessionSendMessage session_send_message = "session.sendMessage", SESSION_REGISTRY, SEND, workspace,
+                session::SendMessageRequest => session::SendMessageResponse, grpc("SessionService", "SendMessage");
+            /// An agent took a message.
+            SessionUserMessageAcknowledge session_user_message_acknowledge = "session.user_message.acknowledge", SESSION_REGISTRY, HARNESS, workspace,
+                session::AcknowledgeRequest => session::SuccessResponse;
+            /// An agent finished a message; the turn completes with the last one.
+            SessionUserMessageComplete session_user_message_complete = "session.user_message.complete", SESSION_REGISTRY, HARNESS, workspace,
+                session::CompleteRequest => session::CompleteResponse;
+            /// A session's turns.
+            SessionTurns session_turns = "session.turns", SESSION_REGISTRY, READ, workspace,
+                session::SessionRef => session::TurnsResponse, grpc("SessionService", "Turns");
+            /// A session's messages, oldest first, paged.
+            SessionMessages session_messages = "session.messages", SESSION_REGISTRY, READ, workspace,
+                session::MessagesRequest => session::MessagesResponse, grpc("SessionService", "Messages");
+            /// Usage totals an adapter reports (seed 002's `session.usage`).
+            SessionUsage session_usage = "session.usage", SESSION_REGISTRY, HARNESS, workspace,
+                session::UsageRequest => session::UsageResponse;
+            /// A session (and optionally its family and events) as one portable document.
+            SessionSnapshotExport session_snapshot_export = "session.snapshot.export", SESSION_REGISTRY, OPERATE, workspace,
+                session::ExportRequest => session::ExportResponse;
+            /// Imports a snapshot.
+            SessionSnapshotImport session_snapshot_import = "session.snapshot.import", SESSION_REGISTRY, OPERATE, workspace,
+                session::ImportRequest => session::ImportResponse;
+            /// Checks a snapshot without importing it.
+            SessionSnapshotValidate session_snapshot_validate = "session.snapshot.validate", SESSION_REGISTRY, OPERATE, workspace,
+                session::ValidateRequest => session::ValidateResponse;
+
+            // ---- event log ----------------------------------------------------------------
+            /// Appends events (one, or a batch) to the log; answers after commit with their seqs.
+            EventAppend event_append = "event.append", EVENT_INGEST, HARNESS, workspace,
+                events::AppendRequest => events::AppendResponse, grpc("EventService", "Append");
+            /// Events by type, agent, session and time, paged.
+            EventQuery event_query = "event.query", EVENT_INGEST, READ, workspace,
+                events::QueryRequest => events::QueryResponse, grpc("EventService", "Query");
+            /// Events after a seq, in seq order: the resume cursor of every stream.
+            EventSince event_since = "event.since", EVENT_INGEST, READ, workspace,
+                events::SinceRequest => events::SinceResponse, grpc("EventService", "Since");
+            /// Deletes a purged session's events.
+            EventPurgeSession event_purge_session = "event.purgeSession", EVENT_INGEST, &[Role::Service], workspace,
+                events::PurgeSessionRequest => events::PurgeSessionResponse;
+
+            // ---- deliveries and agent control ---------------------------------------------
+            /// A delivery by id.
+            DeliveryGet delivery_get = "delivery.get", DELIVERY_RUNNER, READ, workspace,
+                delivery::DeliveryRef => delivery::Delivery, grpc("DeliveryService", "Get");
+            /// Deliveries by session, agent, message or status, paged.
+            DeliveryList delivery_list = "delivery.list", DELIVERY_RUNNER, READ, workspace,
+                delivery::ListDeliveriesRequest => delivery::ListDeliveriesResponse, grpc("DeliveryService", "List");
+            /// Cancels a delivery not yet delivered.
+            DeliveryCancel delivery_cancel = "delivery.cancel", DELIVERY_RUNNER, OPERATE, workspace,
+                delivery::CancelDeliveryRequest => delivery::Delivery, grpc("DeliveryService", "Cancel");
+            /// Makes a failed or deferred delivery due now, with a fresh attempt budget.
+            DeliveryRetry delivery_retry = "delivery.retry", DELIVERY_RUNNER, OPERATE, workspace,
+                delivery::DeliveryRef => delivery::Delivery, grpc("DeliveryService", "Retry");
+            /// Releases an agent's held deliveries and makes its deferred ones due now.
+            DeliveryFlush delivery_flush = "delivery.flush", DELIVERY_RUNNER, SEND, workspace,
+                delivery::FlushRequest => delivery::FlushResponse, grpc("DeliveryService", "Flush");
+            /// A harness's receipt for a delivery it was handed.
+            DeliveryReport delivery_report = "delivery.report", DELIVERY_RUNNER, HARNESS, workspace,
+                delivery::Receipt => delivery::Delivery;
+            /// Holds an agent's deliveries until resumed.
+            AgentPause agent_pause = "agent.pause", DELIVERY_RUNNER, OPERATE, workspace,
+                delivery::AgentRef => delivery::AgentHold, grpc("AgentService", "Pause");
+            /// Sends an agent's held deliveries, in order.
+            AgentResume agent_resume = "agent.resume", DELIVERY_RUNNER, OPERATE, workspace,
+                delivery::AgentRef => delivery::AgentHold, grpc("AgentService", "Resume");
+            /// Releases the agent (its harness exits) and cancels what it was not yet sent.
+            AgentStop agent_stop = "agent.stop", DELIVERY_RUNNER, OPERATE, workspace,
+                delivery::StopAgentRequest => delivery::StopAgentResponse, grpc("AgentService", "Stop");
+            /// Raw input typed into an agent's terminal.
+            AgentInput agent_input = "agent.input", DELIVERY_RUNNER, OPERATE, workspace,
+                delivery::InputRequest => delivery::InputResponse, grpc("AgentService", "Input");
+            /// Starts an agent CLI under a harness and answers once it attached.
+            AgentSpawn agent_spawn = "agent.spawn", AGENT_SPAWNER, OPERATE, workspace,
+                delivery::SpawnRequest => delivery::SpawnResponse, timeout(35);
+
+            // ---- permissions and questions ------------------------------------------------
+            /// A harness asks whether its agent may use a tool; answers with the decision.
+            PermissionRequest permission_request = "permission.request", PERMISSION_MANAGER, HARNESS, workspace,
+                permission::PermissionRequest => permission::PermissionDecision;
+            /// A permission request by id.
+            PermissionGet permission_get = "permission.get", PERMISSION_MANAGER, READ, workspace,
+                permission::GetPermissionRequest => permission::Permission, grpc("PermissionService", "Get");
+            /// Permission requests by status, session or agent.
+            PermissionList permission_list = "permission.list", PERMISSION_MANAGER, READ, workspace,
+                permission::ListRequest => permission::PermissionList, grpc("PermissionService", "List");
+            /// Approves a pending permission request.
+            PermissionApprove permission_approve = "permission.approve", PERMISSION_MANAGER, &[Role::Operator], workspace,
+                permission::DecideRequest => permission::DecideResponse, grpc("PermissionService", "Approve");
+            /// Denies a pending permission request.
+            PermissionDeny permission_deny = "permission.deny", PERMISSION_MANAGER, &[Role::Operator], workspace,
+                permission::DecideRequest => permission::DecideResponse, grpc("PermissionService", "Deny");
+            /// A harness asks its agent's question of a person.
+            QuestionAsk question_ask = "question.ask", PERMISSION_MANAGER, HARNESS, workspace,
+                permission::QuestionRequest => permission::QuestionReply;
+            /// A question by id.
+            QuestionGet question_get = "question.get", PERMISSION_MANAGER, READ, workspace,
+                permission::GetQuestionRequest => permission::Question, grpc("PermissionService", "GetQuestion");
+            /// Questions by status, session or agent.
+            QuestionList question_list = "question.list", PERMISSION_MANAGER, READ, workspace,
+                permission::ListRequest => permission::QuestionList, grpc("PermissionService", "ListQuestions");
+            /// Answers a pending question.
+            QuestionAnswer question_answer = "question.answer", PERMISSION_MANAGER, &[Role::Operator], workspace,
+                permission::AnswerRequest => permission::AnswerResponse, grpc("PermissionService", "Answer");
+
+            // ---- costs --------------------------------------------------------------------
+            /// Spend and tokens by session, agent and model over a time range.
+            CostReport cost_report = "cost.report", COST_AGGREGATOR, READ, workspace,
+                cost::ReportRequest => cost::Report, grpc("CostService", "Report");
+            /// The price table.
+            CostModels cost_models = "cost.models", COST_AGGREGATOR, READ, mesh,
+                cost::ModelsRequest => cost::ModelsResponse, grpc("CostService", "Models");
+            /// How full each agent's context window is.
+            SessionGetContextWindowState session_get_context_window_state = "session.getContextWindowState", COST_AGGREGATOR, READ, workspace,
+                cost::ContextWindowRequest => cost::ContextWindowResponse, grpc("CostService", "GetContextWindowState");
+        }
+    };
+}
+
+macro_rules! declare {
+    ($(
+        $(#[doc = $doc:expr])+
+        $name:ident $method:ident = $subject:literal, $service:ident, $roles:expr, $scope:ident,
+            $req:ty => $resp:ty $(, grpc($gs:literal, $gm:literal))? $(, timeout($secs:literal))?;
+    )*) => {
+        $(
+            $(#[doc = $doc])+
+            #[doc = concat!("\n\nSubject `", $subject, "`, answered by ", stringify!($service), ".")]
+            pub struct $name;
+
+            impl Rpc for $name {
+                const SUBJECT: &'static str = $subject;
+                const SERVICE: &'static str = service::$service;
+                const ROLES: &'static [Role] = $roles;
+                const WORKSPACE_SCOPED: bool = scope!($scope);
+                const DOC: &'static str = concat!($($doc),+);
+                const MIN_TIMEOUT_SECS: u64 = 0 $(+ $secs)?;
+                type Request = $req;
+                type Response = $resp;
+            }
+        )*
+
+        /// Every declaration, in declaration order.
+        pub const ALL: &[RpcInfo] = &[$(
+            RpcInfo {
+                name: stringify!($name),
+                method: stringify!($method),
+                subject: $subject,
+                service: service::$service,
+                roles: $roles,
+                workspace_scoped: scope!($scope),
+                doc: concat!($($doc),+),
+                grpc: opt!($(($gs, $gm))?),
+                request: stringify!($req),
+                response: stringify!($resp),
+            },
+        )*];
+
+        /// The request and reply schemas of every declaration, for the README tables.
+        #[cfg(feature = "openapi")]
+        pub fn schemas() -> Vec<(RpcInfo, utoipa::openapi::RefOr<utoipa::openapi::schema::Schema>, utoipa::openapi::RefOr<utoipa::openapi::schema::Schema>)> {
+            let mut out = Vec::new();
+            let mut i = 0;
+            $(
+                out.push((ALL[i], <$req as utoipa::PartialSchema>::schema(), <$resp as utoipa::PartialSchema>::schema()));
+                i += 1;
+            )*
+            let _ = i;
+            out
+        }
+    };
+}
+
+macro_rules! opt {
+    () => {
+        None
+    };
+    ($x:expr) => {
+        Some($x)
+    };
+}
+
+macro_rules! scope {
+    (workspace) => {
+        true
+    };
+    (mesh) => {
+        false
+    };
+}
+
+use crate::{cost, delivery, events, permission, session};
+
+
+with_rpcs!(declare);
+
+/// The declaration of `subject`, if there is one.
+pub fn find(subject: &str) -> Option<&'static RpcInfo> {
+    ALL.iter().find(|r| r.subject == subject)
+}
+
+/// Subjects a harness serves for its one agent, `agent.<agentId>.<verb>`: the only place
+/// they are spelled.
+pub mod agent {
+    /// Deliveries (`DeliverRequest` → `Receipt`), from the delivery runner.
+    pub fn deliver(agent_id: &str) -> String {
+        subject(agent_id, "deliver")
+    }
+    /// Raw terminal input (`InputRequest`), from the delivery runner.
+    pub fn input(agent_id: &str) -> String {
+        subject(agent_id, "input")
+    }
+    /// Release the session and exit, from the delivery runner or a pattern.
+    pub fn release(agent_id: &str) -> String {
+        subject(agent_id, "release")
+    }
+    /// A permission request was decided (`PermissionDecision`), from the permission manager.
+    pub fn permission(agent_id: &str) -> String {
+        subject(agent_id, "permission")
+    }
+    /// A question was answered, from the permission manager.
+    pub fn question(agent_id: &str) -> String {
+        subject(agent_id, "question")
+    }
+
+    fn subject(agent_id: &str, verb: &str) -> String {
+        format!("agent.{agent_id}.{verb}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashSet;
+
+    #[test]
+    fn every_subject_type_and_method_is_declared_once() {
+        let mut seen = HashSet::new();
+        for r in ALL {
+            assert!(seen.insert(r.subject), "{} declared twice", r.subject);
+            assert!(seen.insert(r.name), "{} declared twice", r.name);
+            assert!(seen.insert(r.method), "{} declared twice", r.method);
+        }
+    }
+
+    #[test]
+    fn the_trait_and_the_table_agree() {
+        let fork = find(SessionFork::SUBJECT).unwrap();
+        assert_eq!(fork.name, "SessionFork");
+        assert_eq!(fork.service, SessionFork::SERVICE);
+        assert_eq!(fork.grpc, Some(("SessionService", "Fork")));
+        assert_eq!(AgentSpawn::MIN_TIMEOUT_SECS, 35);
+        assert_eq!(CostModels::WORKSPACE_SCOPED, false);
+        assert_eq!(fork.request.replace(' ', ""), "session::ForkRequest");
+    }
+}
