@@ -25,11 +25,18 @@ pub fn set_identity(caller: Caller) {
 
 /// Names this process unless it already has a name.
 pub fn set_default_identity(caller: Caller) {
-    IDENTITY.write().unwrap_or_else(|e| e.into_inner()).get_or_insert(caller);
+    IDENTITY
+        .write()
+        .unwrap_or_else(|e| e.into_inner())
+        .get_or_insert(caller);
 }
 
 pub fn identity() -> Caller {
-    IDENTITY.read().unwrap_or_else(|e| e.into_inner()).clone().unwrap_or_default()
+    IDENTITY
+        .read()
+        .unwrap_or_else(|e| e.into_inner())
+        .clone()
+        .unwrap_or_default()
 }
 
 /// Runs `fut` with its calls made as `ctx`.

@@ -146,8 +146,7 @@ fn to_log_event((_, event_id, session_id, event_type, ts, payload): &Row) -> New
 }
 
 async fn append(nats: &async_nats::Client, events: Vec<NewEvent>) -> Result<(), WireError> {
-    let _: AppendResponse =
-        crate::client::call::<EventAppend>(nats, &AppendRequest::Batch { events }, TIMEOUT).await?;
+    let _: AppendResponse = crate::client::call::<EventAppend>(nats, &AppendRequest::Batch { events }, TIMEOUT).await?;
     Ok(())
 }
 

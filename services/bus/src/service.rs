@@ -12,7 +12,7 @@ use async_nats::service::{NATS_SERVICE_ERROR, NATS_SERVICE_ERROR_CODE, ServiceEx
 use async_nats::{Client, HeaderMap};
 use bytes::Bytes;
 use futures::{FutureExt, StreamExt};
-use relay_contracts::{ErrorCode, RequestContext, Rpc, WireError};
+use relay_contracts::{ErrorCode, MAX_ID_BYTES, RequestContext, Rpc, WireError};
 use serde::de::DeserializeOwned;
 use std::future::Future;
 use std::sync::Arc;
@@ -42,7 +42,12 @@ pub struct ServiceHost<S> {
 /// A handler of `R`: `async fn(state, context, R::Request) -> Result<R::Response, E>`.
 pub trait Handler<R: Rpc, S>: Clone + Send + Sync + 'static {
     type Error: Into<WireError>;
-    fn call(&self, state: S, ctx: RequestContext, req: R::Request) -> impl Future<Output = Result<R::Response, Self::Error>> + Send;
+    fn call(
+        &self,
+        state: S,
+        ctx: RequestContext,
+        req: R::Request,
+    ) -> impl Future<Output = Result<R::Response, Self::Error>> + Send;
 }
 
 impl<R, S, F, Fut, E> Handler<R, S> for F
@@ -53,7 +58,12 @@ where
     E: Into<WireError>,
 {
     type Error = E;
-    fn call(&self, state: S, ctx: RequestContext, req: R::Request) -> impl Future<Output = Result<R::Response, E>> + Send {
+    fn call(
+        &self,
+        state: S,
+        ctx: RequestContext,
+        req: R::Request,
+    ) -> impl Future<Output = Result<R::Response, E>> + Send {
         self(state, ctx, req)
     }
 }
@@ -178,7 +188,12 @@ pub async fn shutdown_signal() {
     let _ = ctrl_c.await;
 }
 
-async fn serve_one<R: Rpc, S, H: Handler<R, S>>(request: async_nats::service::Request, state: S, handler: H, max_payload: usize) {
+async fn serve_one<R: Rpc, S, H: Handler<R, S>>(
+    request: async_nats::service::Request,
+    state: S,
+    handler: H,
+    max_payload: usize,
+) {
     let subject = R::SUBJECT;
     let ctx = context::extract(request.message.headers.as_ref());
     let span = tracing::info_span!(
@@ -246,6 +261,7 @@ fn decode<Req: DeserializeOwned>(subject: &str, payload: &[u8]) -> Result<Req, W
     } else {
         payload
     };
+    check_ids(subject, payload)?;
     serde_json::from_slice(payload).map_err(|e| {
         let kind = match e.classify() {
             serde_json::error::Category::Syntax | serde_json::error::Category::Eof => "malformed JSON",
@@ -254,6 +270,65 @@ fn decode<Req: DeserializeOwned>(subject: &str, payload: &[u8]) -> Result<Req, W
         WireError::new(ErrorCode::InvalidRequest, format!("{subject}: {kind}: {e}"))
             .with_details(serde_json::json!({ "line": e.line(), "column": e.column() }))
     })
+}
+
+/// Every id a request names (a top-level field `…Id`, or each of a `…Ids` list) is at most
+/// [`MAX_ID_BYTES`]: ids end up in keys, subjects and Postgres NOTIFY payloads, which have
+/// limits of their own, so a longer one is refused here, for every subject at once.
+fn check_ids(subject: &str, payload: &[u8]) -> Result<(), WireError> {
+    use serde::de::IgnoredAny;
+    #[derive(serde::Deserialize)]
+    #[serde(untagged)]
+    enum IdValue {
+        One(String),
+        Many(Vec<IdValue>),
+        Other(IgnoredAny),
+    }
+    impl IdValue {
+        fn too_long(&self) -> bool {
+            match self {
+                IdValue::One(s) => s.len() > MAX_ID_BYTES,
+                IdValue::Many(v) => v.iter().any(IdValue::too_long),
+                IdValue::Other(_) => false,
+            }
+        }
+    }
+    // Only fields named like ids are kept; the rest is skipped without being built.
+    struct Ids(Vec<(String, IdValue)>);
+    impl<'de> serde::Deserialize<'de> for Ids {
+        fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            struct V;
+            impl<'de> serde::de::Visitor<'de> for V {
+                type Value = Ids;
+                fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                    f.write_str("an object")
+                }
+                fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Ids, A::Error> {
+                    let mut ids = Vec::new();
+                    while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+                        if key.ends_with("Id") || key.ends_with("Ids") {
+                            ids.push((key.into_owned(), map.next_value::<IdValue>()?));
+                        } else {
+                            map.next_value::<IgnoredAny>()?;
+                        }
+                    }
+                    Ok(Ids(ids))
+                }
+            }
+            d.deserialize_map(V)
+        }
+    }
+    let Ok(Ids(ids)) = serde_json::from_slice::<Ids>(payload) else {
+        return Ok(()); // not an object: the contract decided already
+    };
+    match ids.iter().find(|(_, v)| v.too_long()) {
+        None => Ok(()),
+        Some((field, _)) => Err(WireError::new(
+            ErrorCode::InvalidRequest,
+            format!("{subject}: {field} is longer than {MAX_ID_BYTES} bytes"),
+        )
+        .with_details(serde_json::json!({ "field": field, "maxBytes": MAX_ID_BYTES }))),
+    }
 }
 
 /// Keeps an error reply sendable: a huge message or details (e.g. every problem of a big
@@ -287,4 +362,22 @@ pub fn error_headers(err: &WireError) -> HeaderMap {
     headers.insert(NATS_SERVICE_ERROR, message.as_str());
     headers.insert(NATS_SERVICE_ERROR_CODE, err.code().status().to_string().as_str());
     headers
+}
+
+#[cfg(test)]
+mod id_tests {
+    use super::*;
+
+    #[test]
+    fn ids_past_the_maximum_are_refused_by_name_and_other_fields_are_not_read() {
+        let long = "a".repeat(MAX_ID_BYTES + 1);
+        let body = serde_json::json!({"sessionId": long, "message": long});
+        let err = check_ids("x", &serde_json::to_vec(&body).unwrap()).unwrap_err();
+        assert!(err.error.message.contains("sessionId"), "{err}");
+        let body = serde_json::json!({"agentIds": ["a", long]});
+        assert!(check_ids("x", &serde_json::to_vec(&body).unwrap()).is_err());
+        let body = serde_json::json!({"agentId": "a".repeat(MAX_ID_BYTES), "message": long, "agentIds": "all"});
+        assert!(check_ids("x", &serde_json::to_vec(&body).unwrap()).is_ok());
+        assert!(check_ids("x", b"[1, 2]").is_ok());
+    }
 }

@@ -3,10 +3,10 @@
 
 mod common;
 
-use relay_client::contracts::events::{AppendRequest, NewEvent, SinceRequest};
-use relay_client::contracts::session::{CreateRequest, SessionRef};
 use relay_client::ErrorCode;
+use relay_client::contracts::events::{AppendRequest, NewEvent, SinceRequest};
 use relay_client::contracts::rpc;
+use relay_client::contracts::session::{CreateRequest, SessionRef};
 use std::collections::BTreeSet;
 use std::time::Duration;
 
@@ -27,7 +27,10 @@ async fn every_declared_subject_is_served_by_its_owner_and_nothing_undeclared_is
             .filter(|r| r.service == *service)
             .map(|r| r.subject.to_string())
             .collect();
-        assert_eq!(served, declared, "{service} serves other subjects than it is declared to");
+        assert_eq!(
+            served, declared,
+            "{service} serves other subjects than it is declared to"
+        );
     }
 }
 
@@ -183,4 +186,44 @@ async fn a_nul_character_in_any_field_of_any_subject_is_never_an_internal_error(
     }
     println!("answers to NUL-bearing requests: {table:?}");
     assert_eq!(internal, Vec::<String>::new(), "internal errors");
+}
+
+/// Ids end up in keys, subjects and Postgres NOTIFY payloads (8,000 bytes at most): an 8 KB
+/// `agentId` on `delivery.flush` once answered `internal`. Every subject refuses any id field
+/// longer than `MAX_ID_BYTES` with `invalid_request` naming it, and takes one of exactly that
+/// length.
+#[tokio::test]
+async fn every_subject_refuses_an_id_longer_than_the_documented_maximum() {
+    use relay_client::contracts::MAX_ID_BYTES;
+    let mesh = common::mesh(1).await;
+    let nats = mesh.client.nats();
+    let long = "a".repeat(8_000);
+    for field in [
+        "sessionId",
+        "agentId",
+        "deliveryId",
+        "requestId",
+        "questionId",
+        "messageId",
+    ] {
+        for subject in rpc::ALL.iter().map(|r| r.subject) {
+            let mut body = serde_json::json!({"sessionId": "s", "agentId": "a", "tool": "Bash"});
+            body[field] = serde_json::json!(long);
+            let err = relay_testkit::call_json(nats, subject, body).await.expect_err(subject);
+            assert_eq!(err.code(), ErrorCode::InvalidRequest, "{subject} {field}: {err}");
+            assert!(err.error.message.contains(field), "{subject}: {err}");
+        }
+    }
+    let ids = serde_json::json!({"agentIds": ["a", "b".repeat(MAX_ID_BYTES + 1)], "sessionId": "s", "message": "hi"});
+    let err = relay_testkit::call_json(nats, "session.sendMessage", ids)
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), ErrorCode::InvalidRequest, "{err}");
+
+    // Exactly the maximum is an id like any other: here, one nobody knows.
+    let at_max = serde_json::json!({"agentId": "c".repeat(MAX_ID_BYTES)});
+    let err = relay_testkit::call_json(nats, "delivery.flush", at_max)
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), ErrorCode::NotFound, "{err}");
 }

@@ -188,7 +188,6 @@ pub struct FlushResponse {
 /// Postgres NOTIFY channel that wakes the delivery runners: new deliveries, flush, resume.
 pub const WAKE_CHANNEL: &str = "relay_deliveries";
 
-
 /// A delivery event (seed 001 DeliveryEvent), published on `delivery.<kind>` and appended to
 /// the event log as type `delivery.<kind>`.
 #[skip_serializing_none]

@@ -17,3 +17,7 @@ pub mod subjects;
 pub use context::{Caller, RequestContext};
 pub use error::{ErrorBody, ErrorCode, WireError};
 pub use rpc::Rpc;
+
+/// The longest id any request may name (`sessionId`, `agentId`, each of `agentIds`, …), in
+/// bytes; longer ones are `invalid_request`.
+pub const MAX_ID_BYTES: usize = 256;

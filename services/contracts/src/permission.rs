@@ -5,7 +5,6 @@
 use serde::{Deserialize, Serialize};
 use serde_with::skip_serializing_none;
 
-
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "lowercase")]
@@ -48,6 +47,7 @@ impl Risk {
 }
 
 /// `permission.request`, sent by a harness that saw a permission prompt.
+#[serde_with::serde_as]
 #[skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
@@ -61,6 +61,9 @@ pub struct PermissionRequest {
     pub tool: String,
     pub command: Option<String>,
     pub file_path: Option<String>,
+    /// What the prompt said; empty when absent or null (not every CLI describes a prompt).
+    #[serde(default)]
+    #[serde_as(deserialize_as = "serde_with::DefaultOnNull")]
     pub description: String,
 }
 

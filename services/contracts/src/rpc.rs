@@ -103,37 +103,37 @@ macro_rules! with_rpcs {
     ($then:ident) => {
         $then! {
             // ---- session registry ---------------------------------------------------------
-            /// Creates a session (seed 002).
+            /// Creates a session (seed 002). Events: `session.created`.
             SessionCreate session_create = "session.create", SESSION_REGISTRY, OPERATE, workspace,
                 session::CreateRequest => session::SessionIdResponse, grpc("SessionService", "Create");
-            /// A session by id (`session: null` when unknown or purged).
+            /// A session by id; `session` is null when unknown or purged.
             SessionGet session_get = "session.get", SESSION_REGISTRY, READ, workspace,
                 session::SessionRef => session::GetResponse, grpc("SessionService", "Get");
-            /// Sessions by status, newest first, paged.
+            /// Sessions by status (`active`, `closed`, `archived`, `discovered`, `all`), newest first; limit ≤ 500, with offset.
             SessionList session_list = "session.list", SESSION_REGISTRY, READ, workspace,
                 session::ListRequest => session::ListResponse, grpc("SessionService", "List");
-            /// Changes title, summary, execution target or approval policy override.
+            /// Changes title, summary, execution target or approval policy override (null clears it). Events: `session.updated`.
             SessionUpdate session_update = "session.update", SESSION_REGISTRY, OPERATE, workspace,
                 session::UpdateRequest => session::SuccessResponse, grpc("SessionService", "Update");
-            /// Closes a session.
+            /// Closes a session. Events: `session.closed`.
             SessionClose session_close = "session.close", SESSION_REGISTRY, OPERATE, workspace,
                 session::CloseRequest => session::SuccessResponse, grpc("SessionService", "Close");
-            /// Re-opens a closed session.
+            /// Re-opens a closed session. Events: `session.resumed`.
             SessionResume session_resume = "session.resume", SESSION_REGISTRY, OPERATE, workspace,
                 session::SessionRef => session::SuccessResponse, grpc("SessionService", "Resume");
-            /// Archives a closed session.
+            /// Archives a closed session. Events: `session.archived`.
             SessionArchive session_archive = "session.archive", SESSION_REGISTRY, OPERATE, workspace,
                 session::SessionRef => session::SuccessResponse, grpc("SessionService", "Archive");
-            /// Deletes an archived session, its registry rows and its events in the event log.
+            /// Deletes an archived session with no live children, its registry rows and its events in the event log. Events: `session.purged`.
             SessionPurge session_purge = "session.purge", SESSION_REGISTRY, OPERATE, workspace,
                 session::SessionRef => session::PurgeResponse, grpc("SessionService", "Purge");
-            /// A child session from a message of its parent.
+            /// A child session from a message of its parent. Events: `session.created`, `session.forked`.
             SessionFork session_fork = "session.fork", SESSION_REGISTRY, OPERATE, workspace,
                 session::ForkRequest => session::SessionIdResponse, grpc("SessionService", "Fork");
-            /// Closes a child and hands its summary to the parent.
+            /// Closes a child and hands its summary to the parent. Events: `session.closed` (child), `session.merged`.
             SessionMerge session_merge = "session.merge", SESSION_REGISTRY, OPERATE, workspace,
                 session::MergeRequest => session::MergeResponse, grpc("SessionService", "Merge");
-            /// Closes a child without a hand-off.
+            /// Closes a child without a hand-off. Events: `session.closed` (child), `session.abandoned`.
             SessionAbandon session_abandon = "session.abandon", SESSION_REGISTRY, OPERATE, workspace,
                 session::AbandonRequest => session::SuccessResponse, grpc("SessionService", "Abandon");
             /// A session's direct children.
@@ -145,46 +145,46 @@ macro_rules! with_rpcs {
             /// The session an agent CLI's own session id belongs to.
             SessionGetByAdapterSessionId session_get_by_adapter_session_id = "session.getByAdapterSessionId", SESSION_REGISTRY, READ, workspace,
                 session::GetByAdapterSessionIdRequest => session::GetResponse, grpc("SessionService", "GetByAdapterSessionId");
-            /// Full-text search over titles and messages (web-search syntax).
+            /// Full-text search over titles and messages (web-search syntax), with previews; limit ≤ 500, with offset.
             SessionSearch session_search = "session.search", SESSION_REGISTRY, READ, workspace,
                 session::SearchRequest => session::ListResponse, grpc("SessionService", "Search");
-            /// Binds an agent (a harness) to a session.
+            /// Binds an agent (a harness) to a session. Events: `session.agent.added` (and `session.turn.started`, `session.user_message.sent` with an initial message).
             SessionAgentAttach session_agent_attach = "session.agent.attach", SESSION_REGISTRY, HARNESS, workspace,
                 session::AttachRequest => session::AttachResponse, grpc("SessionService", "AgentAttach");
-            /// Unbinds an agent from its session.
+            /// Unbinds an agent from its session (needs `lifecycle.release`). Events: `session.agent.removed`.
             SessionAgentRelease session_agent_release = "session.agent.release", SESSION_REGISTRY, SEND, workspace,
                 session::ReleaseRequest => session::SuccessResponse, grpc("SessionService", "AgentRelease");
             /// What an agent declared it can do.
             SessionAgentCapabilities session_agent_capabilities = "session.agent.capabilities", SESSION_REGISTRY, SEND, workspace,
                 session::AgentRef => session::CapabilitiesResponse, grpc("SessionService", "AgentCapabilities");
-            /// An agent declares (again) what it can do.
+            /// An agent declares (again) what it can do. Events: `session.updated`.
             SessionAgentDeclareCapabilities session_agent_declare_capabilities = "session.agent.declareCapabilities", SESSION_REGISTRY, HARNESS, workspace,
                 session::DeclareCapabilitiesRequest => session::CapabilitiesResponse, grpc("SessionService", "AgentDeclareCapabilities");
             /// The adapter and model an agent selection resolves to.
             SessionResolveAgentConfig session_resolve_agent_config = "session.resolveAgentConfig", SESSION_REGISTRY, SEND, mesh,
                 session::ResolveAgentConfigRequest => session::ResolveAgentConfigResponse;
-            /// Stores a message and its deliveries; answers once both are durable.
+            /// Stores a message and its deliveries (`agentIds`: a list or `"all"`); answers once both are durable. Events: `session.created`, `session.agent.added`, `session.turn.started`, `session.user_message.sent`.
             SessionSendMessage session_send_message = "session.sendMessage", SESSION_REGISTRY, SEND, workspace,
                 session::SendMessageRequest => session::SendMessageResponse, grpc("SessionService", "SendMessage");
-            /// An agent took a message.
+            /// An agent took a message. Events: `session.user_message.acknowledged`.
             SessionUserMessageAcknowledge session_user_message_acknowledge = "session.user_message.acknowledge", SESSION_REGISTRY, HARNESS, workspace,
                 session::AcknowledgeRequest => session::SuccessResponse;
-            /// An agent finished a message; the turn completes with the last one.
+            /// An agent finished a message; the turn completes with the last one. Events: `session.user_message.completed`, `session.turn.completed`.
             SessionUserMessageComplete session_user_message_complete = "session.user_message.complete", SESSION_REGISTRY, HARNESS, workspace,
                 session::CompleteRequest => session::CompleteResponse;
             /// A session's turns.
             SessionTurns session_turns = "session.turns", SESSION_REGISTRY, READ, workspace,
                 session::SessionRef => session::TurnsResponse, grpc("SessionService", "Turns");
-            /// A session's messages, oldest first, paged.
+            /// A session's messages, oldest first, with its ancestors' by default; limit ≤ 5,000, with cursor.
             SessionMessages session_messages = "session.messages", SESSION_REGISTRY, READ, workspace,
                 session::MessagesRequest => session::MessagesResponse, grpc("SessionService", "Messages");
             /// Usage totals an adapter reports (seed 002's `session.usage`).
             SessionUsage session_usage = "session.usage", SESSION_REGISTRY, HARNESS, workspace,
                 session::UsageRequest => session::UsageResponse;
-            /// A session (and optionally its family and events) as one portable document.
+            /// A session (optionally with ancestors, children, events and tool outputs) as one portable document.
             SessionSnapshotExport session_snapshot_export = "session.snapshot.export", SESSION_REGISTRY, OPERATE, workspace,
                 session::ExportRequest => session::ExportResponse;
-            /// Imports a snapshot.
+            /// Imports a snapshot (`onConflict`: `fail`, `skip`, `overwrite`). Events: `session.created` for each imported session.
             SessionSnapshotImport session_snapshot_import = "session.snapshot.import", SESSION_REGISTRY, OPERATE, workspace,
                 session::ImportRequest => session::ImportResponse;
             /// Checks a snapshot without importing it.
@@ -192,13 +192,13 @@ macro_rules! with_rpcs {
                 session::ValidateRequest => session::ValidateResponse;
 
             // ---- event log ----------------------------------------------------------------
-            /// Appends events (one, or a batch) to the log; answers after commit with their seqs.
+            /// Appends one event or a batch (≤ 10,000, few enough that the reply fits one NATS message); answers after commit with their seqs.
             EventAppend event_append = "event.append", EVENT_INGEST, HARNESS, workspace,
                 events::AppendRequest => events::AppendResponse, grpc("EventService", "Append");
-            /// Events by type, agent, session and time, paged.
+            /// Events by type, agent (name or id), session and time (ts ms), paged; limit ≤ 10,000, with cursor.
             EventQuery event_query = "event.query", EVENT_INGEST, READ, workspace,
                 events::QueryRequest => events::QueryResponse, grpc("EventService", "Query");
-            /// Events after a seq, in seq order: the resume cursor of every stream.
+            /// Events after a seq (0: from the start), in seq order: the resume cursor of every stream.
             EventSince event_since = "event.since", EVENT_INGEST, READ, workspace,
                 events::SinceRequest => events::SinceResponse, grpc("EventService", "Since");
             /// Deletes a purged session's events.
@@ -206,13 +206,13 @@ macro_rules! with_rpcs {
                 events::PurgeSessionRequest => events::PurgeSessionResponse;
 
             // ---- deliveries and agent control ---------------------------------------------
-            /// A delivery by id.
+            /// A delivery by id (`not_found` if unknown).
             DeliveryGet delivery_get = "delivery.get", DELIVERY_RUNNER, READ, workspace,
                 delivery::DeliveryRef => delivery::Delivery, grpc("DeliveryService", "Get");
-            /// Deliveries by session, agent, message or status, paged.
+            /// Deliveries by session, agent, message or status; limit ≤ 1,000, with cursor.
             DeliveryList delivery_list = "delivery.list", DELIVERY_RUNNER, READ, workspace,
                 delivery::ListDeliveriesRequest => delivery::ListDeliveriesResponse, grpc("DeliveryService", "List");
-            /// Cancels a delivery not yet delivered.
+            /// Cancels a delivery; `conflict` once delivered or failed.
             DeliveryCancel delivery_cancel = "delivery.cancel", DELIVERY_RUNNER, OPERATE, workspace,
                 delivery::CancelDeliveryRequest => delivery::Delivery, grpc("DeliveryService", "Cancel");
             /// Makes a failed or deferred delivery due now, with a fresh attempt budget.
@@ -221,7 +221,7 @@ macro_rules! with_rpcs {
             /// Releases an agent's held deliveries and makes its deferred ones due now.
             DeliveryFlush delivery_flush = "delivery.flush", DELIVERY_RUNNER, SEND, workspace,
                 delivery::FlushRequest => delivery::FlushResponse, grpc("DeliveryService", "Flush");
-            /// A harness's receipt for a delivery it was handed.
+            /// A harness's receipt for a delivery it accepted earlier; `unavailable` (retry) while the runner has not yet recorded the hand-off.
             DeliveryReport delivery_report = "delivery.report", DELIVERY_RUNNER, HARNESS, workspace,
                 delivery::Receipt => delivery::Delivery;
             /// Holds an agent's deliveries until resumed.
@@ -236,47 +236,47 @@ macro_rules! with_rpcs {
             /// Raw input typed into an agent's terminal.
             AgentInput agent_input = "agent.input", DELIVERY_RUNNER, OPERATE, workspace,
                 delivery::InputRequest => delivery::InputResponse, grpc("AgentService", "Input");
-            /// Starts an agent CLI under a harness and answers once it attached.
+            /// Starts an agent CLI (`cli`: an entry of `[spawner.agents]`) under a harness and answers once it attached; sends `task` as its first message.
             AgentSpawn agent_spawn = "agent.spawn", AGENT_SPAWNER, OPERATE, workspace,
                 delivery::SpawnRequest => delivery::SpawnResponse, timeout(35);
 
             // ---- permissions and questions ------------------------------------------------
-            /// A harness asks whether its agent may use a tool; answers with the decision.
+            /// A harness asks whether its agent may use a tool; answers the decision (`approved`, `denied`, or `pending` for a human). The same `requestId` again answers the stored request.
             PermissionRequest permission_request = "permission.request", PERMISSION_MANAGER, HARNESS, workspace,
                 permission::PermissionRequest => permission::PermissionDecision;
             /// A permission request by id.
             PermissionGet permission_get = "permission.get", PERMISSION_MANAGER, READ, workspace,
                 permission::GetPermissionRequest => permission::Permission, grpc("PermissionService", "Get");
-            /// Permission requests by status, session or agent.
+            /// Permission requests by status (`pending` default, `approved`, `denied`, `all`), session or agent, oldest first.
             PermissionList permission_list = "permission.list", PERMISSION_MANAGER, READ, workspace,
                 permission::ListRequest => permission::PermissionList, grpc("PermissionService", "List");
-            /// Approves a pending permission request.
+            /// Approves a pending permission request; `conflict` when already decided (by policy, a human or expiry).
             PermissionApprove permission_approve = "permission.approve", PERMISSION_MANAGER, &[Role::Operator], workspace,
                 permission::DecideRequest => permission::DecideResponse, grpc("PermissionService", "Approve");
-            /// Denies a pending permission request.
+            /// Denies a pending permission request; `conflict` when already decided.
             PermissionDeny permission_deny = "permission.deny", PERMISSION_MANAGER, &[Role::Operator], workspace,
                 permission::DecideRequest => permission::DecideResponse, grpc("PermissionService", "Deny");
-            /// A harness asks its agent's question of a person.
+            /// A harness asks its agent's question of a person; `answer` comes now from a policy, or later on `agent.<agentId>.question`.
             QuestionAsk question_ask = "question.ask", PERMISSION_MANAGER, HARNESS, workspace,
                 permission::QuestionRequest => permission::QuestionReply;
             /// A question by id.
             QuestionGet question_get = "question.get", PERMISSION_MANAGER, READ, workspace,
                 permission::GetQuestionRequest => permission::Question, grpc("PermissionService", "GetQuestion");
-            /// Questions by status, session or agent.
+            /// Questions by status (`pending` default, `answered`, `expired`, `all`), session or agent.
             QuestionList question_list = "question.list", PERMISSION_MANAGER, READ, workspace,
                 permission::ListRequest => permission::QuestionList, grpc("PermissionService", "ListQuestions");
-            /// Answers a pending question.
+            /// Answers a pending question; `conflict` when already answered.
             QuestionAnswer question_answer = "question.answer", PERMISSION_MANAGER, &[Role::Operator], workspace,
                 permission::AnswerRequest => permission::AnswerResponse, grpc("PermissionService", "Answer");
 
             // ---- costs --------------------------------------------------------------------
-            /// Spend and tokens by session, agent and model over a time range.
+            /// Spend and tokens by agent, model and session over `since <= ts < until` (Unix ms).
             CostReport cost_report = "cost.report", COST_AGGREGATOR, READ, workspace,
                 cost::ReportRequest => cost::Report, grpc("CostService", "Report");
-            /// The price table.
+            /// The price table and where it came from.
             CostModels cost_models = "cost.models", COST_AGGREGATOR, READ, mesh,
                 cost::ModelsRequest => cost::ModelsResponse, grpc("CostService", "Models");
-            /// How full each agent's context window is.
+            /// How full a session's context window is (`state` null when unknown).
             SessionGetContextWindowState session_get_context_window_state = "session.getContextWindowState", COST_AGGREGATOR, READ, workspace,
                 cost::ContextWindowRequest => cost::ContextWindowResponse, grpc("CostService", "GetContextWindowState");
         }
@@ -322,13 +322,14 @@ macro_rules! declare {
             },
         )*];
 
-        /// The request and reply schemas of every declaration, for the README tables.
+        /// The request and reply schemas of every declaration, with the schemas they refer to,
+        /// for the README tables.
         #[cfg(feature = "openapi")]
-        pub fn schemas() -> Vec<(RpcInfo, utoipa::openapi::RefOr<utoipa::openapi::schema::Schema>, utoipa::openapi::RefOr<utoipa::openapi::schema::Schema>)> {
+        pub fn schemas() -> Vec<(RpcInfo, docs::Schemas, docs::Schemas)> {
             let mut out = Vec::new();
             let mut i = 0;
             $(
-                out.push((ALL[i], <$req as utoipa::PartialSchema>::schema(), <$resp as utoipa::PartialSchema>::schema()));
+                out.push((ALL[i], docs::Schemas::of::<$req>(), docs::Schemas::of::<$resp>()));
                 i += 1;
             )*
             let _ = i;
@@ -357,8 +358,10 @@ macro_rules! scope {
 
 use crate::{cost, delivery, events, permission, session};
 
-
 with_rpcs!(declare);
+
+#[cfg(feature = "openapi")]
+pub mod docs;
 
 /// The declaration of `subject`, if there is one.
 pub fn find(subject: &str) -> Option<&'static RpcInfo> {
@@ -416,7 +419,7 @@ mod tests {
         assert_eq!(fork.service, SessionFork::SERVICE);
         assert_eq!(fork.grpc, Some(("SessionService", "Fork")));
         assert_eq!(AgentSpawn::MIN_TIMEOUT_SECS, 35);
-        assert_eq!(CostModels::WORKSPACE_SCOPED, false);
+        const { assert!(!CostModels::WORKSPACE_SCOPED) };
         assert_eq!(fork.request.replace(' ', ""), "session::ForkRequest");
     }
 }

@@ -8,11 +8,11 @@ pub mod models;
 
 pub use error::CostError;
 
-use relay_contracts::RequestContext;
 use error::Result;
 use relay_bus::outbox::{self, Outbox};
 use relay_bus::service::{ServiceError, ServiceHost};
 use relay_bus::settings::{DatabaseSettings, NatsSettings, TelemetrySettings};
+use relay_contracts::RequestContext;
 use relay_contracts::cost::*;
 use relay_contracts::rpc;
 use serde::{Deserialize, Serialize};
@@ -173,7 +173,10 @@ impl Aggregator {
     }
 }
 
-pub async fn serve(nats: async_nats::Client, agg: Aggregator) -> std::result::Result<ServiceHost<Aggregator>, ServiceError> {
+pub async fn serve(
+    nats: async_nats::Client,
+    agg: Aggregator,
+) -> std::result::Result<ServiceHost<Aggregator>, ServiceError> {
     let mut host = ServiceHost::start(
         nats,
         SERVICE_NAME,
@@ -253,7 +256,11 @@ pub async fn list_models(agg: Aggregator, _ctx: RequestContext, _req: ModelsRequ
 }
 
 /// `session.getContextWindowState`: the fullest agent of the session ("worst agent").
-pub async fn context_window(agg: Aggregator, _ctx: RequestContext, req: ContextWindowRequest) -> Result<ContextWindowResponse> {
+pub async fn context_window(
+    agg: Aggregator,
+    _ctx: RequestContext,
+    req: ContextWindowRequest,
+) -> Result<ContextWindowResponse> {
     if req.session_id.trim().is_empty() {
         return Err(CostError::Invalid("sessionId must not be empty".into()));
     }

@@ -2,11 +2,11 @@
 //! order, stop releases the agent session and cancels what it was never sent, input passes raw
 //! terminal input to its harness.
 
-use relay_contracts::rpc;
-use relay_contracts::RequestContext;
 use crate::settle::Outcome;
 use crate::{DeliveryError, Result, Runner};
+use relay_contracts::RequestContext;
 use relay_contracts::delivery::*;
+use relay_contracts::rpc;
 use relay_contracts::{ErrorCode, WireError};
 use std::time::Duration;
 
@@ -43,7 +43,7 @@ async fn set_paused(runner: &Runner, agent_id: &str, paused: bool) -> Result<Age
     })
 }
 
-async fn known_agent(runner: &Runner, agent_id: &str) -> Result<()> {
+pub(crate) async fn known_agent(runner: &Runner, agent_id: &str) -> Result<()> {
     let known: bool = sqlx::query_scalar(
         "SELECT EXISTS (SELECT 1 FROM registry_agents WHERE agent_id = $1)
              OR EXISTS (SELECT 1 FROM deliveries WHERE agent_id = $1)",

@@ -14,9 +14,9 @@ mod control;
 mod run;
 mod settle;
 
-use relay_contracts::RequestContext;
 use relay_bus::service::{ServiceError, ServiceHost};
 use relay_bus::settings::{DatabaseSettings, NatsSettings, TelemetrySettings};
+use relay_contracts::RequestContext;
 use relay_contracts::capabilities::DeliveryMode;
 use relay_contracts::delivery::*;
 use relay_contracts::rpc;
@@ -349,6 +349,8 @@ pub async fn retry(runner: Runner, _ctx: RequestContext, req: DeliveryRef) -> Re
 /// Releases an agent's held deliveries (all modes, or the given one) in order, and makes
 /// deferred ones due now.
 pub async fn flush(runner: Runner, _ctx: RequestContext, req: FlushRequest) -> Result<FlushResponse> {
+    // Like pause, resume and stop: an agent nobody knows is `not_found`, not `{"flushed": 0}`.
+    control::known_agent(&runner, &req.agent_id).await?;
     let mut tx = runner.db.begin().await?;
     let done = sqlx::query(
         "UPDATE deliveries SET released = true, available_at = least(available_at, $3), updated_at = $3

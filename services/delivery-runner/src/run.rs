@@ -20,12 +20,12 @@
 //! A delivery that may go but is not due yet (deferred, or a retry in backoff) holds back the
 //! agent's later ones.
 
-use relay_contracts::rpc;
 use crate::Runner;
 use crate::settle::{DeliveryKey, Outcome};
 use futures::FutureExt;
 use relay_contracts::capabilities::{AgentSessionCapabilities, AttachmentKind};
 use relay_contracts::delivery::*;
+use relay_contracts::rpc;
 use relay_contracts::session::{Agent, AgentRecordStatus, Message};
 use sqlx::types::Json;
 use std::collections::HashMap;
@@ -549,7 +549,9 @@ async fn deliver(runner: &Runner, owner: &str, key: &DeliveryKey, message: &Mess
         message: message.clone(),
     };
     let timeout = Duration::from_millis(runner.settings.deliver_timeout_ms);
-    match relay_bus::client::request::<_, Receipt>(&runner.nats, &rpc::agent::deliver(&key.agent_id), &req, timeout).await {
+    match relay_bus::client::request::<_, Receipt>(&runner.nats, &rpc::agent::deliver(&key.agent_id), &req, timeout)
+        .await
+    {
         Ok(r) => r,
         Err(e) => Receipt {
             status: ReceiptStatus::Failed,

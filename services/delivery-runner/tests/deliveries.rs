@@ -94,6 +94,18 @@ async fn send_message_commits_one_delivery_per_target_with_the_message() {
         .await;
 }
 
+/// Flushing an agent nobody knows is `not_found`, as pausing, resuming, stopping or typing to
+/// it is (it once answered `{"flushed": 0}`).
+#[tokio::test]
+async fn an_unknown_agent_is_not_found_by_flush_as_by_every_agent_control() {
+    let (m, _registry) = mesh().await;
+    for subject in ["delivery.flush", "agent.pause", "agent.resume", "agent.stop"] {
+        m.err(subject, json!({"agentId": "ghost"}), "not_found").await;
+    }
+    m.err("agent.input", json!({"agentId": "ghost", "data": "x"}), "not_found")
+        .await;
+}
+
 #[tokio::test]
 async fn cancel_stops_a_pending_delivery_once_and_purge_removes_deliveries() {
     let (m, _registry) = mesh().await;

@@ -8,10 +8,10 @@ mod store;
 
 pub use error::IngestError;
 
-use relay_contracts::RequestContext;
 use error::Result;
 use relay_bus::service::{ServiceError, ServiceHost};
 use relay_bus::settings::{DatabaseSettings, NatsSettings, TelemetrySettings};
+use relay_contracts::RequestContext;
 use relay_contracts::events::*;
 use relay_contracts::rpc;
 use relay_contracts::subjects::event as subjects;
@@ -433,7 +433,11 @@ pub async fn since(ingest: Ingest, _ctx: RequestContext, req: SinceRequest) -> R
     })
 }
 
-pub async fn purge_session(ingest: Ingest, _ctx: RequestContext, req: PurgeSessionRequest) -> Result<PurgeSessionResponse> {
+pub async fn purge_session(
+    ingest: Ingest,
+    _ctx: RequestContext,
+    req: PurgeSessionRequest,
+) -> Result<PurgeSessionResponse> {
     Ok(PurgeSessionResponse {
         events_deleted: store::purge_session(&ingest.db, &req.session_id).await?,
     })

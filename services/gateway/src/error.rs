@@ -85,3 +85,35 @@ impl From<PathRejection> for ApiError {
         ApiError::Invalid(r.body_text())
     }
 }
+
+/// Every error the gateway answers is the one JSON envelope, including the ones axum makes
+/// before a handler runs (a body over the limit: 413, a wrong method: 405, an extractor's
+/// plain-text rejection): they keep their status and get `{"error": {...}}` as the body.
+pub async fn json_errors(request: axum::extract::Request, next: axum::middleware::Next) -> Response {
+    let response = next.run(request).await;
+    let status = response.status();
+    let is_json_or_grpc = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|t| t.starts_with("application/json") || t.starts_with("application/grpc"));
+    if !(status.is_client_error() || status.is_server_error()) || is_json_or_grpc {
+        return response;
+    }
+    let (mut parts, body) = response.into_parts();
+    let text = axum::body::to_bytes(body, 4096).await.unwrap_or_default();
+    let text = String::from_utf8_lossy(&text).trim().to_string();
+    let (code, message) = match status {
+        StatusCode::PAYLOAD_TOO_LARGE => (ErrorCode::InvalidRequest, ApiError::TooLarge.to_string()),
+        StatusCode::METHOD_NOT_ALLOWED => (ErrorCode::InvalidRequest, "method not allowed on this route".into()),
+        StatusCode::NOT_FOUND => (ErrorCode::NotFound, "no such route".into()),
+        s if s.is_server_error() => (ErrorCode::Internal, text),
+        _ => (ErrorCode::InvalidRequest, text),
+    };
+    let body = serde_json::to_vec(&WireError::new(code, message)).unwrap_or_default();
+    parts
+        .headers
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    parts.headers.remove(header::CONTENT_LENGTH);
+    Response::from_parts(parts, axum::body::Body::from(body))
+}

@@ -15,8 +15,7 @@ use relay_contracts::capabilities::DeliveryMode;
 use relay_contracts::cost::{Report, ReportRequest};
 use relay_contracts::delivery::{
     AgentHold, AgentRef, CancelDeliveryRequest, Delivery, DeliveryRef, FlushRequest, FlushResponse, InputRequest,
-    InputResponse, ListDeliveriesRequest, ListDeliveriesResponse, SpawnRequest, StopAgentRequest,
-    StopAgentResponse,
+    InputResponse, ListDeliveriesRequest, ListDeliveriesResponse, SpawnRequest, StopAgentRequest, StopAgentResponse,
 };
 use relay_contracts::events::{QueryRequest, QueryResponse};
 use relay_contracts::permission::{
@@ -145,6 +144,7 @@ pub fn router(state: AppState) -> Router {
         .route("/metrics", get(metrics::serve))
         .merge(crate::grpc::router(state.clone()))
         .layer(middleware::from_fn_with_state(state.clone(), metrics::track))
+        .layer(middleware::from_fn(crate::error::json_errors))
         .layer(axum::extract::DefaultBodyLimit::max(state.settings.body_limit_bytes));
     if let Some(cors) = cors(&state.settings.cors_origins) {
         app = app.layer(cors);
@@ -490,10 +490,7 @@ async fn fork_session(
         target_working_directory: f.target_working_directory,
         transforms: None,
     };
-    Ok((
-        StatusCode::CREATED,
-        Json(call::<rpc::SessionFork>(&s, &req).await?),
-    ))
+    Ok((StatusCode::CREATED, Json(call::<rpc::SessionFork>(&s, &req).await?)))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -538,7 +535,9 @@ async fn decide<R: Rpc<Request = DecideRequest, Response = DecideResponse>>(
     body: &Bytes,
 ) -> Reply<DecideResponse> {
     let Reason { reason } = optional_body(body)?;
-    let p: Permission = call::<rpc::PermissionGet>(s, &GetPermissionRequest {
+    let p: Permission = call::<rpc::PermissionGet>(
+        s,
+        &GetPermissionRequest {
             request_id: request_id.clone(),
         },
     )
@@ -590,7 +589,9 @@ async fn answer(
     Path((name, question_id)): Path<(String, String)>,
     Json(a): Json<Answer>,
 ) -> Reply<AnswerResponse> {
-    let q: Question = call::<rpc::QuestionGet>(&s, &GetQuestionRequest {
+    let q: Question = call::<rpc::QuestionGet>(
+        &s,
+        &GetQuestionRequest {
             question_id: question_id.clone(),
         },
     )
@@ -612,16 +613,12 @@ async fn answer(
 
 #[utoipa::path(post, path = "/agents/{name}/pause", tag = "agents", params(("name" = String, Path, description = "Agent id")), responses((status = 200, body = AgentHold), (status = 404, description = "Not found", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
 async fn pause(State(s): State<AppState>, Path(name): Path<String>) -> Reply<AgentHold> {
-    Ok(Json(
-        call::<rpc::AgentPause>(&s, &AgentRef { agent_id: name }).await?,
-    ))
+    Ok(Json(call::<rpc::AgentPause>(&s, &AgentRef { agent_id: name }).await?))
 }
 
 #[utoipa::path(post, path = "/agents/{name}/resume", tag = "agents", params(("name" = String, Path, description = "Agent id")), responses((status = 200, body = AgentHold), (status = 404, description = "Not found", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
 async fn resume(State(s): State<AppState>, Path(name): Path<String>) -> Reply<AgentHold> {
-    Ok(Json(
-        call::<rpc::AgentResume>(&s, &AgentRef { agent_id: name }).await?,
-    ))
+    Ok(Json(call::<rpc::AgentResume>(&s, &AgentRef { agent_id: name }).await?))
 }
 
 #[utoipa::path(post, path = "/agents/{name}/stop", tag = "agents", params(("name" = String, Path, description = "Agent id")), request_body(content = Option<Reason>), responses((status = 200, body = StopAgentResponse), (status = 404, description = "Not found", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]

@@ -700,3 +700,45 @@ async fn metrics_count_requests_by_route_template() {
         .unwrap_or_else(|| panic!("no per-route counter in\n{text}"));
     assert!(line.ends_with(" 3"), "{line}");
 }
+
+/// Errors axum makes before a handler runs (a body over the limit, a wrong method) were
+/// `text/plain` on 8 of the 11 POST routes that take a body; every one is now the JSON envelope
+/// with its status.
+#[tokio::test]
+async fn a_body_over_the_limit_and_a_wrong_method_answer_the_json_envelope_on_every_route() {
+    let m = mesh().await;
+    let g = gateway(&m, &[("RELAY_GATEWAY__BODY_LIMIT_BYTES", "1024")]).await;
+    let big = json!({"reason": "x".repeat(4096), "message": "y", "data": "z"});
+    for path in [
+        "/api/v1/sessions",
+        "/api/v1/sessions/s1/messages",
+        "/api/v1/sessions/s1/close",
+        "/api/v1/sessions/s1/fork",
+        "/api/v1/agents/a1/permissions/r1/approve",
+        "/api/v1/agents/a1/permissions/r1/deny",
+        "/api/v1/agents/a1/questions/q1/answer",
+        "/api/v1/agents/a1/stop",
+        "/api/v1/agents/a1/input",
+        "/api/v1/agents/a1/flush",
+        "/api/v1/deliveries/d1/cancel",
+    ] {
+        let (st, body) = g.post(path, big.clone()).await;
+        assert_eq!(
+            (st, code(&body)),
+            (StatusCode::PAYLOAD_TOO_LARGE, "invalid_request"),
+            "{path}: {body}"
+        );
+    }
+    let (st, body) = g.send(reqwest::Method::PUT, "/api/v1/sessions", Some(json!({}))).await;
+    assert_eq!(
+        (st, code(&body)),
+        (StatusCode::METHOD_NOT_ALLOWED, "invalid_request"),
+        "{body}"
+    );
+    let (st, body) = g.send(reqwest::Method::DELETE, "/api/v1/deliveries/d1", None).await;
+    assert_eq!(
+        (st, code(&body)),
+        (StatusCode::METHOD_NOT_ALLOWED, "invalid_request"),
+        "{body}"
+    );
+}

@@ -99,9 +99,18 @@ impl Binding {
         let released = Arc::new(tokio::sync::Notify::new());
         // Its calls come from its agent from here on.
         relay_bus::context::set_identity(relay_bus::Caller::Agent(Some(agent_id.clone())));
-        let deliveries = nats.subscribe(rpc::agent::deliver(&agent_id)).await.map_err(unavailable)?;
-        let inputs = nats.subscribe(rpc::agent::input(&agent_id)).await.map_err(unavailable)?;
-        let releases = nats.subscribe(rpc::agent::release(&agent_id)).await.map_err(unavailable)?;
+        let deliveries = nats
+            .subscribe(rpc::agent::deliver(&agent_id))
+            .await
+            .map_err(unavailable)?;
+        let inputs = nats
+            .subscribe(rpc::agent::input(&agent_id))
+            .await
+            .map_err(unavailable)?;
+        let releases = nats
+            .subscribe(rpc::agent::release(&agent_id))
+            .await
+            .map_err(unavailable)?;
         nats.flush().await.map_err(unavailable)?;
         let tasks = vec![
             tokio::spawn(serve_deliveries(

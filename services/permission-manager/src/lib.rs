@@ -9,12 +9,12 @@ mod store;
 
 pub use error::PermissionError;
 
-use relay_contracts::RequestContext;
 use error::Result;
 use policy::{Action, Policies, PolicyRule};
 use relay_bus::outbox::{self, Outbox};
 use relay_bus::service::{ServiceError, ServiceHost};
 use relay_bus::settings::{DatabaseSettings, NatsSettings, TelemetrySettings};
+use relay_contracts::RequestContext;
 use relay_contracts::permission::*;
 use relay_contracts::rpc;
 use relay_contracts::session::{ApprovalPolicy, SessionRef};

@@ -389,12 +389,10 @@ fn contracts() -> Vec<Contract> {
 }
 
 /// Proto messages with no Rust contract type to pair with, and why.
-const NO_JSON_TWIN: &[(&str, &str)] = &[
-    (
-        "SubscribeRequest",
-        "EventService.Subscribe is the gateway's stream, with no NATS request behind it",
-    ),
-];
+const NO_JSON_TWIN: &[(&str, &str)] = &[(
+    "SubscribeRequest",
+    "EventService.Subscribe is the gateway's stream, with no NATS request behind it",
+)];
 
 /// Rust contract types paired with a proto message of another name (see `contract_named`).
 const RENAMED: &[(&str, &str)] = &[("permission::ListRequest", "PermissionListRequest")];
@@ -1225,7 +1223,10 @@ fn the_rpc_check_reports_streaming_names_and_subjects() {
 
 #[test]
 fn declared_types_name_their_proto_messages() {
-    assert_eq!(proto_message(rpc::find("permission.list").unwrap().request), "PermissionListRequest");
+    assert_eq!(
+        proto_message(rpc::find("permission.list").unwrap().request),
+        "PermissionListRequest"
+    );
     assert_eq!(LIVE_EVENTS, relay_contracts::subjects::event::committed_subject(">"));
 }
 

@@ -1,10 +1,10 @@
 //! Attached agents: attach, release, capability discovery and declaration, config resolution.
 
-use relay_contracts::RequestContext;
 use crate::Registry;
 use crate::error::{RegistryError, Result};
 use crate::messages::{self, Post};
 use crate::store::{self, Change, new_id, now_ms};
+use relay_contracts::RequestContext;
 use relay_contracts::capabilities::{AgUiCapabilities, AgentSessionCapabilities, LifecycleOp};
 use relay_contracts::session::{events::*, *};
 use serde_json::json;
@@ -249,7 +249,11 @@ pub async fn capabilities(reg: Registry, _ctx: RequestContext, req: AgentRef) ->
 }
 
 /// A harness re-declares what a session can do (capabilities change with connection state).
-pub async fn declare_capabilities(reg: Registry, _ctx: RequestContext, req: DeclareCapabilitiesRequest) -> Result<CapabilitiesResponse> {
+pub async fn declare_capabilities(
+    reg: Registry,
+    _ctx: RequestContext,
+    req: DeclareCapabilitiesRequest,
+) -> Result<CapabilitiesResponse> {
     if req.capabilities.is_none() && req.agent_capabilities.is_none() {
         return Err(RegistryError::Invalid(
             "give capabilities, agentCapabilities or both".into(),
@@ -352,6 +356,10 @@ pub(crate) fn resolve(reg: &Registry, sel: &AgentSelection) -> Result<ResolveAge
     })
 }
 
-pub async fn resolve_agent_config(reg: Registry, _ctx: RequestContext, req: ResolveAgentConfigRequest) -> Result<ResolveAgentConfigResponse> {
+pub async fn resolve_agent_config(
+    reg: Registry,
+    _ctx: RequestContext,
+    req: ResolveAgentConfigRequest,
+) -> Result<ResolveAgentConfigResponse> {
     resolve(&reg, &req.selection)
 }

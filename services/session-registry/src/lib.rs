@@ -124,16 +124,22 @@ pub async fn serve(nats: async_nats::Client, reg: Registry) -> Result<ServiceHos
     host.serve::<rpc::SessionAbandon>(lifecycle::abandon).await?;
     host.serve::<rpc::SessionGetChildren>(query::get_children).await?;
     host.serve::<rpc::SessionGetStatusCounts>(query::status_counts).await?;
-    host.serve::<rpc::SessionGetByAdapterSessionId>(query::get_by_adapter_session_id).await?;
+    host.serve::<rpc::SessionGetByAdapterSessionId>(query::get_by_adapter_session_id)
+        .await?;
     host.serve::<rpc::SessionSearch>(query::search).await?;
     host.serve::<rpc::SessionAgentAttach>(agents::attach).await?;
     host.serve::<rpc::SessionAgentRelease>(agents::release).await?;
-    host.serve::<rpc::SessionAgentCapabilities>(agents::capabilities).await?;
-    host.serve::<rpc::SessionAgentDeclareCapabilities>(agents::declare_capabilities).await?;
-    host.serve::<rpc::SessionResolveAgentConfig>(agents::resolve_agent_config).await?;
+    host.serve::<rpc::SessionAgentCapabilities>(agents::capabilities)
+        .await?;
+    host.serve::<rpc::SessionAgentDeclareCapabilities>(agents::declare_capabilities)
+        .await?;
+    host.serve::<rpc::SessionResolveAgentConfig>(agents::resolve_agent_config)
+        .await?;
     host.serve::<rpc::SessionSendMessage>(messages::send).await?;
-    host.serve::<rpc::SessionUserMessageAcknowledge>(messages::acknowledge).await?;
-    host.serve::<rpc::SessionUserMessageComplete>(messages::complete).await?;
+    host.serve::<rpc::SessionUserMessageAcknowledge>(messages::acknowledge)
+        .await?;
+    host.serve::<rpc::SessionUserMessageComplete>(messages::complete)
+        .await?;
     host.serve::<rpc::SessionTurns>(messages::turns).await?;
     host.serve::<rpc::SessionMessages>(messages::list).await?;
     host.serve::<rpc::SessionUsage>(messages::usage).await?;

@@ -4,10 +4,10 @@
 //! already in succeeds without a second event, so a retried request is harmless; every other
 //! illegal transition is a `conflict` that says what to do instead.
 
-use relay_contracts::RequestContext;
 use crate::error::{RegistryError, Result};
 use crate::store::{self, Change, new_id, now_ms};
 use crate::{Registry, messages};
+use relay_contracts::RequestContext;
 use relay_contracts::session::{events::*, *};
 
 pub(crate) fn check_id(field: &str, id: &str) -> Result<()> {

@@ -3,12 +3,12 @@
 //! Until the delivery runner exists, a sent message is stored durably here with the agents it
 //! targets; the turn completes when every targeted agent reports an outcome.
 
-use relay_contracts::RequestContext;
 use crate::Registry;
 use crate::agents::{self, Attach, capabilities_of, is_attached};
 use crate::error::{RegistryError, Result};
 use crate::lifecycle::{check_id, lock_or_create};
 use crate::store::{self, Change, new_id, now_ms};
+use relay_contracts::RequestContext;
 use relay_contracts::capabilities::{AttachmentKind, DeliveryMode};
 use relay_contracts::session::{events::*, *};
 use serde_json::{Value, json};

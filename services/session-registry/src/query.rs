@@ -1,8 +1,8 @@
 //! Read-only subjects: get, list, getChildren, getStatusCounts, getByAdapterSessionId, search.
 
-use relay_contracts::RequestContext;
 use crate::error::{RegistryError, Result};
 use crate::{Registry, store};
+use relay_contracts::RequestContext;
 use relay_contracts::session::*;
 
 pub async fn get(reg: Registry, _ctx: RequestContext, req: SessionRef) -> Result<GetResponse> {
@@ -106,7 +106,11 @@ pub async fn status_counts(reg: Registry, _ctx: RequestContext, _req: StatusCoun
     Ok(counts)
 }
 
-pub async fn get_by_adapter_session_id(reg: Registry, _ctx: RequestContext, req: GetByAdapterSessionIdRequest) -> Result<GetResponse> {
+pub async fn get_by_adapter_session_id(
+    reg: Registry,
+    _ctx: RequestContext,
+    req: GetByAdapterSessionIdRequest,
+) -> Result<GetResponse> {
     let mut conn = reg.db.acquire().await?;
     // The session's own adapter id first, then any agent attached with it.
     let id: Option<String> = sqlx::query_scalar(

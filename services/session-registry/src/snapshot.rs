@@ -1,11 +1,11 @@
 //! Snapshots: export a session (with ancestors, children, events as asked), validate, import.
 
-use relay_contracts::RequestContext;
 use crate::Registry;
 use crate::error::{RegistryError, Result};
 use crate::lifecycle::{check_id, created_event};
 use crate::messages::conversation;
 use crate::store::{self, Change, now_ms};
+use relay_contracts::RequestContext;
 use relay_contracts::session::*;
 use serde_json::Value;
 use std::collections::HashSet;

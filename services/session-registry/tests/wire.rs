@@ -19,7 +19,11 @@ fn subjects() -> Vec<&'static str> {
 }
 
 /// Subjects whose request has no required field.
-const NO_REQUIRED_FIELDS: &[&str] = &[rpc::SessionCreate::SUBJECT, rpc::SessionList::SUBJECT, rpc::SessionGetStatusCounts::SUBJECT];
+const NO_REQUIRED_FIELDS: &[&str] = &[
+    rpc::SessionCreate::SUBJECT,
+    rpc::SessionList::SUBJECT,
+    rpc::SessionGetStatusCounts::SUBJECT,
+];
 
 async fn raw(m: &Mesh, subject: &str, body: &[u8]) -> async_nats::Message {
     m.client
@@ -71,7 +75,9 @@ async fn every_subject_names_the_missing_field() {
         m.ok(subject, json!({})).await;
     }
     // Wrong types are named too.
-    let e = m.err(rpc::SessionGet::SUBJECT, json!({"sessionId": 42}), "invalid_request").await;
+    let e = m
+        .err(rpc::SessionGet::SUBJECT, json!({"sessionId": 42}), "invalid_request")
+        .await;
     assert!(e.error.message.contains("invalid type"), "{e}");
     assert!(e.error.details.as_ref().unwrap()["column"].is_u64());
 }
@@ -150,7 +156,8 @@ async fn events_are_published_after_commit_on_typed_subjects_and_the_catch_all()
         "not_found",
     )
     .await;
-    m.ok(rpc::SessionClose::SUBJECT, json!({"sessionId": "ev", "reason": "bye"})).await;
+    m.ok(rpc::SessionClose::SUBJECT, json!({"sessionId": "ev", "reason": "bye"}))
+        .await;
 
     let msgs = drain(&mut typed, Duration::from_millis(500)).await;
     let envelopes: Vec<Value> = msgs
@@ -275,7 +282,10 @@ async fn two_replicas_in_one_queue_group_both_serve() {
         "both replicas served: {per_replica:?}"
     );
     // Either replica reads what the other wrote.
-    assert_eq!(m.ok(rpc::SessionList::SUBJECT, json!({"limit": 500})).await["total"], 200);
+    assert_eq!(
+        m.ok(rpc::SessionList::SUBJECT, json!({"limit": 500})).await["total"],
+        200
+    );
 }
 
 #[tokio::test]
@@ -293,10 +303,14 @@ async fn sigterm_shuts_down_cleanly_and_a_restart_finds_everything() {
     assert!(m.replicas[0].terminate().await, "exit status 0 after SIGTERM");
     m.replicas.clear();
     relay_testkit::wait_until_unserved(&m.client, rpc::SessionGet::SUBJECT).await;
-    m.err(rpc::SessionGet::SUBJECT, json!({"sessionId": "keep"}), "unavailable").await;
+    m.err(rpc::SessionGet::SUBJECT, json!({"sessionId": "keep"}), "unavailable")
+        .await;
     m.add_replica().await;
 
-    assert_eq!(m.ok(rpc::SessionGet::SUBJECT, json!({"sessionId": "keep"})).await, before);
+    assert_eq!(
+        m.ok(rpc::SessionGet::SUBJECT, json!({"sessionId": "keep"})).await,
+        before
+    );
     let msgs = m.ok(rpc::SessionMessages::SUBJECT, json!({"sessionId": "keep"})).await;
     assert_eq!(msgs["messages"][0]["contentText"], "remember me");
 }
@@ -325,8 +339,13 @@ async fn a_replica_killed_mid_load_loses_and_duplicates_nothing() {
                 let id = format!("m-{c}-{i}");
                 let req = json!({"sessionId": format!("load-{c}"), "message": format!("message {i}"), "messageId": id});
                 loop {
-                    match relay_bus::client::request::<_, Value>(&client, rpc::SessionSendMessage::SUBJECT, &req, Duration::from_secs(2))
-                        .await
+                    match relay_bus::client::request::<_, Value>(
+                        &client,
+                        rpc::SessionSendMessage::SUBJECT,
+                        &req,
+                        Duration::from_secs(2),
+                    )
+                    .await
                     {
                         Ok(_) => break,
                         Err(e) => {

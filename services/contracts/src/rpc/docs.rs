@@ -1,0 +1,132 @@
+//! The README's subject tables, generated from the declarations and the request and reply
+//! schemas, so the documentation says what the API really accepts.
+
+use super::{ALL, RpcInfo};
+use utoipa::openapi::schema::Schema;
+use utoipa::openapi::{RefOr, schema::SchemaType};
+
+/// A type's schema and every schema it refers to by name.
+pub struct Schemas {
+    root: RefOr<Schema>,
+    named: Vec<(String, RefOr<Schema>)>,
+}
+
+impl Schemas {
+    pub fn of<T: utoipa::ToSchema>() -> Schemas {
+        let mut named = Vec::new();
+        T::schemas(&mut named);
+        named.push((T::name().into_owned(), T::schema()));
+        Schemas {
+            root: T::schema(),
+            named,
+        }
+    }
+
+    fn resolve<'a>(&'a self, s: &'a RefOr<Schema>) -> Option<&'a Schema> {
+        match s {
+            RefOr::T(schema) => Some(schema),
+            RefOr::Ref(r) => {
+                let name = r.ref_location.rsplit('/').next()?;
+                let found = self.named.iter().find(|(n, _)| n == name)?;
+                self.resolve(&found.1)
+            }
+        }
+    }
+
+    /// Top-level fields as (name, required); alternatives of a `oneOf` each on their own.
+    fn alternatives(&self) -> Vec<Vec<(String, bool)>> {
+        match self.resolve(&self.root) {
+            Some(Schema::OneOf(one)) => one.items.iter().map(|i| self.fields(i)).collect(),
+            _ => vec![self.fields(&self.root)],
+        }
+    }
+
+    fn fields(&self, s: &RefOr<Schema>) -> Vec<(String, bool)> {
+        let mut out = Vec::new();
+        match self.resolve(s) {
+            Some(Schema::Object(o)) if !matches!(o.schema_type, SchemaType::AnyValue) => {
+                for name in o.properties.keys() {
+                    out.push((name.clone(), o.required.contains(name)));
+                }
+            }
+            Some(Schema::AllOf(all)) => {
+                for item in &all.items {
+                    out.extend(self.fields(item));
+                }
+            }
+            _ => {}
+        }
+        out
+    }
+}
+
+/// `**agentId**, **tool**, command`: fields in declaration order, required ones in bold.
+fn request_cell(s: &Schemas) -> String {
+    let cells: Vec<String> = s
+        .alternatives()
+        .into_iter()
+        .map(|fields| {
+            if fields.is_empty() {
+                return "–".to_string();
+            }
+            fields
+                .iter()
+                .map(|(n, req)| if *req { format!("**{n}**") } else { n.clone() })
+                .collect::<Vec<_>>()
+                .join(", ")
+        })
+        .collect();
+    cells.join(" — or — ")
+}
+
+/// `{requestId, decision, reason?}`: `?` marks a field that may be absent.
+fn reply_cell(s: &Schemas) -> String {
+    let cells: Vec<String> = s
+        .alternatives()
+        .into_iter()
+        .map(|fields| {
+            let names: Vec<String> = fields
+                .iter()
+                .map(|(n, req)| if *req { n.clone() } else { format!("{n}?") })
+                .collect();
+            format!("`{{{}}}`", names.join(", "))
+        })
+        .collect();
+    cells.join(" or ")
+}
+
+fn callers(r: &RpcInfo) -> String {
+    r.roles.iter().map(|role| role.as_str()).collect::<Vec<_>>().join(", ")
+}
+
+/// The Markdown table of every subject `service` answers, as the README carries it between
+/// `<!-- subjects:<service> -->` and `<!-- /subjects -->`.
+pub fn markdown_table(service: &str) -> String {
+    let mut out = String::from(
+        "| Subject | Request (required in **bold**) | Reply (`?`: may be absent) | Callers | What it does |\n\
+         | --- | --- | --- | --- | --- |\n",
+    );
+    for (r, req, resp) in super::schemas().iter().filter(|(r, _, _)| r.service == service) {
+        let scope = if r.workspace_scoped { "" } else { " (mesh-wide)" };
+        out += &format!(
+            "| `{}` | {} | {} | {}{scope} | {} |\n",
+            r.subject,
+            request_cell(req),
+            reply_cell(resp),
+            callers(r),
+            r.doc.trim().replace('\n', " ").replace('|', "\\|"),
+        );
+    }
+    out
+}
+
+/// Every service that answers subjects, in declaration order.
+pub fn services() -> Vec<&'static str> {
+    let mut out: Vec<&'static str> = Vec::new();
+    for r in ALL {
+        if !out.contains(&r.service) {
+            out.push(r.service);
+        }
+    }
+    out
+}
