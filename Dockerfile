@@ -22,6 +22,7 @@ RUN cargo chef cook --release --workspace --bins --recipe-path recipe.json
 # relay-bus embeds migrations/ (sqlx::migrate!); relay-proto compiles proto/ with protox.
 COPY Cargo.toml Cargo.lock ./
 COPY services services
+COPY crates crates
 COPY migrations migrations
 COPY proto proto
 RUN cargo build --release --locked --workspace --bins

@@ -2,7 +2,7 @@
 CARGO ?= cargo
 export CARGO_TERM_COLOR ?= never
 
-.PHONY: test build services agent-clis run up bench chaos fmt lint clean-test-dbs openapi fuzz compose-check deploy-check
+.PHONY: test build services agent-clis run up bench chaos fmt lint clean-test-dbs openapi fuzz fuzz-random compose-check deploy-check
 
 ## Start NATS and Postgres if needed, install the pinned agent CLIs if missing, then build and
 ## run every test.
@@ -65,6 +65,11 @@ openapi:
 fuzz: services
 	$(CARGO) build -p session-registry -p event-ingest -p delivery-runner -p permission-manager -p cost-aggregator -p gateway -p agent-harness
 	./scripts/fuzz-api.sh
+
+## The same with a fresh seed and more examples, for longer runs outside CI.
+fuzz-random: services
+	$(CARGO) build -p session-registry -p event-ingest -p delivery-runner -p permission-manager -p cost-aggregator -p gateway -p agent-harness
+	FUZZ_SEED=$$(od -An -N4 -tu4 /dev/urandom | tr -d ' ') FUZZ_EXAMPLES=$${FUZZ_EXAMPLES:-200} ./scripts/fuzz-api.sh
 
 fmt:
 	$(CARGO) fmt --all

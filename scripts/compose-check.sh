@@ -59,7 +59,7 @@ for b in sorted(image_bins):
 for b in sorted(workspace_bins - image_bins):
     print(f"  note: workspace binary {b} is not in the image")
 ignored = [l.strip().rstrip("/") for l in open(".dockerignore") if l.strip() and not l.startswith("#")]
-for needed in ["Cargo.toml", "Cargo.lock", "services", "migrations", "proto"]:
+for needed in ["Cargo.toml", "Cargo.lock", "services", "crates", "migrations", "proto"]:
     hit = [p for p in ignored if fnmatch.fnmatch(needed, p.removeprefix("**/"))]
     check(not hit and os.path.exists(needed), f"build context has {needed}", f"excluded by .dockerignore {hit}" if hit else "missing")
 

@@ -88,9 +88,12 @@ pub enum HarnessError {
     Spawn(#[from] std::io::Error),
     #[error("{0}")]
     Bus(#[from] relay_contracts::WireError),
-    /// `agent.spawn` asked for something this spawner cannot do (unknown cli, bad cwd).
+    /// `agent.spawn` asked for something this spawner cannot do (a bad cwd).
     #[error("{0}")]
     Invalid(String),
+    /// `agent.spawn` named a cli this spawner has no command for.
+    #[error("{0}")]
+    UnknownCli(String),
     /// The spawner is running as many agents as it may.
     #[error("{0}")]
     Busy(String),
@@ -104,6 +107,7 @@ impl From<HarnessError> for WireError {
         match e {
             HarnessError::Bus(w) => w,
             HarnessError::Invalid(m) | HarnessError::Patterns(m) => WireError::new(ErrorCode::InvalidRequest, m),
+            HarnessError::UnknownCli(m) => WireError::new(ErrorCode::NotFound, m),
             HarnessError::Busy(m) | HarnessError::NotStarted(m) => WireError::new(ErrorCode::Unavailable, m),
             e @ HarnessError::Spawn(_) => WireError::new(ErrorCode::Internal, e.to_string()),
         }

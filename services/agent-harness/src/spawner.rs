@@ -158,7 +158,7 @@ pub async fn serve(spawner: Spawner) -> Result<ServiceHost<Spawner>, ServiceErro
 /// Starts the agent, waits for it to attach, sends the task; the reply is its agent id.
 pub async fn spawn(s: Spawner, _ctx: RequestContext, req: SpawnRequest) -> Result<SpawnResponse, HarnessError> {
     let agent = s.settings.agent(&req.cli).ok_or_else(|| {
-        HarnessError::Invalid(format!(
+        HarnessError::UnknownCli(format!(
             "no command for cli {:?}; configured: {}",
             req.cli,
             s.settings.known()

@@ -142,11 +142,7 @@ async fn spawn_refuses_unknown_clis_bad_cwds_missing_commands_and_more_agents_th
 
     let unknown = mesh
         .m
-        .err(
-            "agent.spawn",
-            json!({"sessionId": session, "cli": "nano"}),
-            "invalid_request",
-        )
+        .err("agent.spawn", json!({"sessionId": session, "cli": "nano"}), "not_found")
         .await;
     assert!(unknown.error.message.contains("claude"), "{unknown:?}");
     mesh.m

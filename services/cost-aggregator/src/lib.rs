@@ -193,13 +193,9 @@ pub async fn serve(
 
 type BreakdownRow = (String, String, i64, i64, i64, i64, i64, f64, i64);
 
-/// `cost.report`: totals over the usage events with `since <= ts < until` matching the filters.
+/// `cost.report`: totals over the usage events with `since <= ts < until` matching the filters
+/// (an `until` before `since` holds none).
 pub async fn report(agg: Aggregator, _ctx: RequestContext, req: ReportRequest) -> Result<Report> {
-    if let (Some(s), Some(u)) = (req.since, req.until)
-        && s > u
-    {
-        return Err(CostError::Invalid(format!("since ({s}) is after until ({u})")));
-    }
     let rows: Vec<BreakdownRow> = sqlx::query_as(
         "SELECT CASE WHEN GROUPING(agent_id) = 0 THEN 'agent' WHEN GROUPING(model) = 0 THEN 'model'
                      WHEN GROUPING(session_id) = 0 THEN 'session' ELSE 'total' END,

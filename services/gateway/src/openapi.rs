@@ -47,7 +47,74 @@ impl Modify for BearerAuth {
 
 /// The document as served and checked in: pretty JSON with a trailing newline.
 pub fn json() -> String {
-    let mut s = ApiDoc::openapi().to_pretty_json().unwrap_or_default();
+    let mut doc = serde_json::to_value(ApiDoc::openapi()).unwrap_or_default();
+    constrain(&mut doc, None);
+    // A task is the first message of an agent the gateway spawns: it needs a `cli`.
+    doc["components"]["schemas"]["CreateSession"]["if"] =
+        serde_json::json!({ "required": ["task"], "properties": { "task": { "type": "string" } } });
+    doc["components"]["schemas"]["CreateSession"]["then"] =
+        serde_json::json!({ "required": ["cli"], "properties": { "cli": { "type": "string" } } });
+    let mut s = serde_json::to_string_pretty(&doc).unwrap_or_default();
     s.push('\n');
     s
+}
+
+/// No string may hold NUL (Postgres cannot store it).
+const NO_NUL: &str = "^[^\\u0000]*$";
+/// An id is not blank either.
+const ID: &str = "^[^\\u0000]*[^\\s\\u0000][^\\u0000]*$";
+
+/// Writes into the document what the API checks for every string, so that it describes
+/// exactly what the API accepts: no NUL anywhere, and ids (a field or parameter named `…Id`, a
+/// path parameter) of at most `MAX_ID_CHARS` characters.
+fn constrain(node: &mut serde_json::Value, name: Option<&str>) {
+    use serde_json::Value;
+    match node {
+        Value::Object(map) => {
+            let is_string = match map.get("type") {
+                Some(Value::String(t)) => t == "string",
+                Some(Value::Array(ts)) => ts.iter().any(|t| t == "string"),
+                _ => false,
+            };
+            if is_string && !map.contains_key("enum") && !map.contains_key("format") {
+                let id = name.is_some_and(is_id);
+                // Query filters may be empty (no filter); ids in bodies and paths may not.
+                let blank_ok = name.is_some_and(|n| n.starts_with("query:"));
+                map.entry("pattern")
+                    .or_insert_with(|| if id && !blank_ok { ID } else { NO_NUL }.into());
+                if id {
+                    map.entry("maxLength").or_insert(relay_contracts::MAX_ID_CHARS.into());
+                }
+            }
+            // A parameter names its schema; an object names its properties.
+            let param = match (map.get("name"), map.get("in")) {
+                (Some(Value::String(n)), Some(Value::String(place))) => Some(match place.as_str() {
+                    "path" => "pathId".to_string(),
+                    "query" => format!("query:{n}"),
+                    _ => n.clone(),
+                }),
+                _ => None,
+            };
+            for (key, child) in map.iter_mut() {
+                match key.as_str() {
+                    "properties" => {
+                        if let Value::Object(props) = child {
+                            for (prop, schema) in props.iter_mut() {
+                                constrain(schema, Some(prop));
+                            }
+                        }
+                    }
+                    "schema" => constrain(child, param.as_deref().or(name)),
+                    "items" => constrain(child, name),
+                    _ => constrain(child, None),
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(|i| constrain(i, name)),
+        _ => {}
+    }
+}
+
+fn is_id(name: &str) -> bool {
+    name.ends_with("Id") || name.ends_with("Ids")
 }

@@ -96,8 +96,10 @@ async fn call<R: Rpc>(s: &AppState, req: &R::Request) -> Result<R::Response, Api
 }
 
 /// A body that may be left out entirely (`POST …/approve` with no reason).
+/// The one rule: no bytes, only whitespace, or the JSON `null` is no body; anything else must
+/// be the JSON object.
 fn optional_body<T: DeserializeOwned + Default>(body: &Bytes) -> Result<T, ApiError> {
-    if body.iter().all(u8::is_ascii_whitespace) {
+    if body.trim_ascii().is_empty() || body.trim_ascii() == b"null" {
         return Ok(T::default());
     }
     parse(body)
@@ -232,6 +234,8 @@ fn valid_cli(cli: &str) -> bool {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct CreateSession {
     pub agent: Option<String>,
+    /// An agent name the spawners are configured with.
+    #[schema(pattern = "^[a-z0-9_-]{1,64}$")]
     pub cli: Option<String>,
     pub task: Option<String>,
     pub cwd: Option<String>,
@@ -249,7 +253,7 @@ pub struct Created {
     pub agent_id: Option<String>,
 }
 
-#[utoipa::path(post, path = "/sessions", tag = "sessions", request_body(content = Option<CreateSession>, description = "Seed 003: agent, cli, task, cwd"), responses((status = 201, body = Created), (status = 409, description = "A session with this sessionId exists", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
+#[utoipa::path(post, path = "/sessions", tag = "sessions", request_body(content = Option<CreateSession>, description = "Seed 003: agent, cli, task, cwd. No body, an empty one or `null` is `{}`."), responses((status = 201, body = Created), (status = 404, description = "No agent-spawner has a command for this cli", body = WireError), (status = 409, description = "A session with this sessionId exists", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
 async fn create_session(State(s): State<AppState>, body: Bytes) -> Result<(StatusCode, Json<Created>), ApiError> {
     let req: CreateSession = optional_body(&body)?;
     if let Some(cli) = &req.cli
@@ -496,32 +500,42 @@ async fn fork_session(
 // ---------------------------------------------------------------------------------------------
 // Permissions and questions
 
-#[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
-#[into_params(parameter_in = Query)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct PendingQuery {
-    /// `pending` (default), a final status, or `all`.
-    pub status: Option<String>,
-    pub session_id: Option<String>,
-    pub limit: Option<i64>,
-}
-
-impl PendingQuery {
-    fn for_agent(self, agent: String) -> PendingListRequest {
-        PendingListRequest {
-            agent_id: Some(agent),
-            session_id: self.session_id,
-            status: self.status,
-            limit: self.limit,
+/// Both lists take the same filters; only the statuses differ.
+macro_rules! pending_query {
+    ($name:ident, $statuses:literal) => {
+        #[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
+        #[into_params(parameter_in = Query)]
+        #[serde(rename_all = "camelCase", deny_unknown_fields)]
+        pub struct $name {
+            /// `pending` (default), a final status, or `all`.
+            #[param(pattern = $statuses)]
+            pub status: Option<String>,
+            pub session_id: Option<String>,
+            /// At most `permissions.max_list_limit` (1,000 by default).
+            #[param(minimum = 1, maximum = 1000)]
+            pub limit: Option<i64>,
         }
-    }
-}
 
-#[utoipa::path(get, path = "/agents/{name}/permissions", tag = "permissions", params(("name" = String, Path, description = "Agent id"), PendingQuery), responses((status = 200, body = PermissionList), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
+        impl $name {
+            fn for_agent(self, agent: String) -> PendingListRequest {
+                PendingListRequest {
+                    agent_id: Some(agent),
+                    session_id: self.session_id,
+                    status: self.status,
+                    limit: self.limit,
+                }
+            }
+        }
+    };
+}
+pending_query!(PermissionsQuery, "^(pending|approved|denied|all)$");
+pending_query!(QuestionsQuery, "^(pending|answered|expired|all)$");
+
+#[utoipa::path(get, path = "/agents/{name}/permissions", tag = "permissions", params(("name" = String, Path, description = "Agent id"), PermissionsQuery), responses((status = 200, body = PermissionList), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
 async fn list_permissions(
     State(s): State<AppState>,
     Path(name): Path<String>,
-    Query(q): Query<PendingQuery>,
+    Query(q): Query<PermissionsQuery>,
 ) -> Reply<PermissionList> {
     Ok(Json(call::<rpc::PermissionList>(&s, &q.for_agent(name)).await?))
 }
@@ -568,11 +582,11 @@ async fn deny(
     decide::<rpc::PermissionDeny>(&s, name, id, &body).await
 }
 
-#[utoipa::path(get, path = "/agents/{name}/questions", tag = "questions", params(("name" = String, Path, description = "Agent id"), PendingQuery), responses((status = 200, body = QuestionList), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
+#[utoipa::path(get, path = "/agents/{name}/questions", tag = "questions", params(("name" = String, Path, description = "Agent id"), QuestionsQuery), responses((status = 200, body = QuestionList), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
 async fn list_questions(
     State(s): State<AppState>,
     Path(name): Path<String>,
-    Query(q): Query<PendingQuery>,
+    Query(q): Query<QuestionsQuery>,
 ) -> Reply<QuestionList> {
     Ok(Json(call::<rpc::QuestionList>(&s, &q.for_agent(name)).await?))
 }
@@ -704,6 +718,8 @@ pub struct EventsQuery {
     pub session_id: Option<String>,
     pub since: Option<i64>,
     pub until: Option<i64>,
+    /// At most `ingest.max_page_size` (10,000 by default).
+    #[param(minimum = 1, maximum = 10000)]
     pub limit: Option<i64>,
     pub cursor: Option<i64>,
 }

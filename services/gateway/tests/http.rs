@@ -39,9 +39,10 @@ async fn session_routes_answer_with_the_seed_status_codes() {
     let (st, body) = g
         .post(&format!("/api/v1/sessions/{id}/messages"), json!({"message": "hello"}))
         .await;
+    // A well-formed message the session's state refuses (no agent attached): a conflict.
     assert_eq!(
         (st, code(&body)),
-        (StatusCode::BAD_REQUEST, "invalid_request"),
+        (StatusCode::CONFLICT, "conflict"),
         "no agent to send to yet"
     );
     relay_testkit::expect_ok(

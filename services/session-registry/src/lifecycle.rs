@@ -11,7 +11,7 @@ use relay_contracts::RequestContext;
 use relay_contracts::session::{events::*, *};
 
 pub(crate) fn check_id(field: &str, id: &str) -> Result<()> {
-    if id.trim().is_empty() || id.len() > 256 {
+    if id.trim().is_empty() || relay_contracts::id_too_long(id) {
         return Err(RegistryError::Invalid(format!(
             "{field} must be a non-empty string of at most 256 characters"
         )));

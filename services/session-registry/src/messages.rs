@@ -236,7 +236,8 @@ pub async fn send(reg: Registry, _ctx: RequestContext, req: SendMessageRequest) 
         .collect();
     if attached.is_empty() {
         let Some(selection) = req.agent else {
-            return Err(RegistryError::Invalid(format!(
+            // A well-formed request the session's state refuses: a conflict.
+            return Err(RegistryError::Conflict(format!(
                 "session {} has no agents; pass `agent` to attach one",
                 session.session_id
             )));

@@ -270,7 +270,7 @@ async fn send_message_without_agents_or_to_unknown_agents_is_rejected() {
         .err(
             "session.sendMessage",
             json!({"sessionId": "bare", "message": "hi"}),
-            "invalid_request",
+            "conflict",
         )
         .await;
     assert!(e.error.message.contains("pass `agent`"), "{e}");

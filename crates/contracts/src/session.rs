@@ -464,7 +464,14 @@ pub struct ListRequest {
     pub status: Option<StatusFilter>,
     pub execution_target_id: Option<String>,
     pub include_preview: Option<bool>,
+    /// Default 50; at most `registry.max_page_size` (500 by default).
+    #[cfg_attr(
+        feature = "openapi",
+        param(minimum = 1, maximum = 500),
+        schema(minimum = 1, maximum = 500)
+    )]
     pub limit: Option<i64>,
+    #[cfg_attr(feature = "openapi", param(minimum = 0), schema(minimum = 0))]
     pub offset: Option<i64>,
 }
 

@@ -190,11 +190,11 @@ async fn a_nul_character_in_any_field_of_any_subject_is_never_an_internal_error(
 
 /// Ids end up in keys, subjects and Postgres NOTIFY payloads (8,000 bytes at most): an 8 KB
 /// `agentId` on `delivery.flush` once answered `internal`. Every subject refuses any id field
-/// longer than `MAX_ID_BYTES` with `invalid_request` naming it, and takes one of exactly that
+/// longer than `MAX_ID_CHARS` characters with `invalid_request` naming it, and takes one of exactly that
 /// length.
 #[tokio::test]
 async fn every_subject_refuses_an_id_longer_than_the_documented_maximum() {
-    use relay_client::contracts::MAX_ID_BYTES;
+    use relay_client::contracts::MAX_ID_CHARS;
     let mesh = common::mesh(1).await;
     let nats = mesh.client.nats();
     let long = "a".repeat(8_000);
@@ -214,14 +214,14 @@ async fn every_subject_refuses_an_id_longer_than_the_documented_maximum() {
             assert!(err.error.message.contains(field), "{subject}: {err}");
         }
     }
-    let ids = serde_json::json!({"agentIds": ["a", "b".repeat(MAX_ID_BYTES + 1)], "sessionId": "s", "message": "hi"});
+    let ids = serde_json::json!({"agentIds": ["a", "b".repeat(MAX_ID_CHARS + 1)], "sessionId": "s", "message": "hi"});
     let err = relay_testkit::call_json(nats, "session.sendMessage", ids)
         .await
         .unwrap_err();
     assert_eq!(err.code(), ErrorCode::InvalidRequest, "{err}");
 
     // Exactly the maximum is an id like any other: here, one nobody knows.
-    let at_max = serde_json::json!({"agentId": "c".repeat(MAX_ID_BYTES)});
+    let at_max = serde_json::json!({"agentId": "c".repeat(MAX_ID_CHARS)});
     let err = relay_testkit::call_json(nats, "delivery.flush", at_max)
         .await
         .unwrap_err();

@@ -19,5 +19,11 @@ pub use error::{ErrorBody, ErrorCode, WireError};
 pub use rpc::Rpc;
 
 /// The longest id any request may name (`sessionId`, `agentId`, each of `agentIds`, …), in
-/// bytes; longer ones are `invalid_request`.
-pub const MAX_ID_BYTES: usize = 256;
+/// characters (so at most 1 KiB of UTF-8); longer ones are `invalid_request`.
+pub const MAX_ID_CHARS: usize = 256;
+
+/// Whether `id` is longer than [`MAX_ID_CHARS`].
+pub fn id_too_long(id: &str) -> bool {
+    // Cheap first: fewer bytes than the limit cannot be more characters.
+    id.len() > MAX_ID_CHARS && id.chars().count() > MAX_ID_CHARS
+}

@@ -1085,7 +1085,7 @@ fn rpc_drift(fds: &FileDescriptorSet) -> BTreeSet<String> {
 fn report(what: &str, problems: &BTreeSet<String>) {
     assert!(
         problems.is_empty(),
-        "{what}: proto/relay/v1 and services/contracts disagree ({} problems):\n  - {}\n\
+        "{what}: proto/relay/v1 and crates/contracts disagree ({} problems):\n  - {}\n\
          The JSON contracts are the source of truth: update the proto (or this test's samples).",
         problems.len(),
         problems.iter().cloned().collect::<Vec<_>>().join("\n  - ")

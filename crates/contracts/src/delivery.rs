@@ -81,6 +81,12 @@ pub struct ListDeliveriesRequest {
     pub agent_id: Option<String>,
     pub message_id: Option<String>,
     pub status: Option<DeliveryStatus>,
+    /// Default 100.
+    #[cfg_attr(
+        feature = "openapi",
+        param(minimum = 1, maximum = 1000),
+        schema(minimum = 1, maximum = 1000)
+    )]
     pub limit: Option<i64>,
     /// `nextCursor` of the previous page.
     pub cursor: Option<i64>,

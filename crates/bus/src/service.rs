@@ -12,7 +12,7 @@ use async_nats::service::{NATS_SERVICE_ERROR, NATS_SERVICE_ERROR_CODE, ServiceEx
 use async_nats::{Client, HeaderMap};
 use bytes::Bytes;
 use futures::{FutureExt, StreamExt};
-use relay_contracts::{ErrorCode, MAX_ID_BYTES, RequestContext, Rpc, WireError};
+use relay_contracts::{ErrorCode, MAX_ID_CHARS, RequestContext, Rpc, WireError};
 use serde::de::DeserializeOwned;
 use std::future::Future;
 use std::sync::Arc;
@@ -273,7 +273,7 @@ fn decode<Req: DeserializeOwned>(subject: &str, payload: &[u8]) -> Result<Req, W
 }
 
 /// Every id a request names (a top-level field `…Id`, or each of a `…Ids` list) is at most
-/// [`MAX_ID_BYTES`]: ids end up in keys, subjects and Postgres NOTIFY payloads, which have
+/// [`MAX_ID_CHARS`] characters: ids end up in keys, subjects and Postgres NOTIFY payloads, which have
 /// limits of their own, so a longer one is refused here, for every subject at once.
 fn check_ids(subject: &str, payload: &[u8]) -> Result<(), WireError> {
     use serde::de::IgnoredAny;
@@ -287,7 +287,7 @@ fn check_ids(subject: &str, payload: &[u8]) -> Result<(), WireError> {
     impl IdValue {
         fn too_long(&self) -> bool {
             match self {
-                IdValue::One(s) => s.len() > MAX_ID_BYTES,
+                IdValue::One(s) => relay_contracts::id_too_long(s),
                 IdValue::Many(v) => v.iter().any(IdValue::too_long),
                 IdValue::Other(_) => false,
             }
@@ -325,9 +325,9 @@ fn check_ids(subject: &str, payload: &[u8]) -> Result<(), WireError> {
         None => Ok(()),
         Some((field, _)) => Err(WireError::new(
             ErrorCode::InvalidRequest,
-            format!("{subject}: {field} is longer than {MAX_ID_BYTES} bytes"),
+            format!("{subject}: {field} is longer than {MAX_ID_CHARS} characters"),
         )
-        .with_details(serde_json::json!({ "field": field, "maxBytes": MAX_ID_BYTES }))),
+        .with_details(serde_json::json!({ "field": field, "maxLength": MAX_ID_CHARS }))),
     }
 }
 
@@ -370,13 +370,13 @@ mod id_tests {
 
     #[test]
     fn ids_past_the_maximum_are_refused_by_name_and_other_fields_are_not_read() {
-        let long = "a".repeat(MAX_ID_BYTES + 1);
+        let long = "a".repeat(MAX_ID_CHARS + 1);
         let body = serde_json::json!({"sessionId": long, "message": long});
         let err = check_ids("x", &serde_json::to_vec(&body).unwrap()).unwrap_err();
         assert!(err.error.message.contains("sessionId"), "{err}");
         let body = serde_json::json!({"agentIds": ["a", long]});
         assert!(check_ids("x", &serde_json::to_vec(&body).unwrap()).is_err());
-        let body = serde_json::json!({"agentId": "a".repeat(MAX_ID_BYTES), "message": long, "agentIds": "all"});
+        let body = serde_json::json!({"agentId": "a".repeat(MAX_ID_CHARS), "message": long, "agentIds": "all"});
         assert!(check_ids("x", &serde_json::to_vec(&body).unwrap()).is_ok());
         assert!(check_ids("x", b"[1, 2]").is_ok());
     }

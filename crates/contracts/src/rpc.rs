@@ -109,10 +109,12 @@ macro_rules! with_rpcs {
             /// A session by id; `session` is null when unknown or purged.
             SessionGet session_get = "session.get", SESSION_REGISTRY, READ, workspace,
                 session::SessionRef => session::GetResponse, grpc("SessionService", "Get");
-            /// Sessions by status (`active`, `closed`, `archived`, `discovered`, `all`), newest first; limit ≤ 500, with offset.
+            /// Sessions by status (`active`, `closed`, `archived`, `discovered`, `all`), newest
+            /// first; limit ≤ 500, with offset.
             SessionList session_list = "session.list", SESSION_REGISTRY, READ, workspace,
                 session::ListRequest => session::ListResponse, grpc("SessionService", "List");
-            /// Changes title, summary, execution target or approval policy override (null clears it). Events: `session.updated`.
+            /// Changes title, summary, execution target or approval policy override (null clears
+            /// it). Events: `session.updated`.
             SessionUpdate session_update = "session.update", SESSION_REGISTRY, OPERATE, workspace,
                 session::UpdateRequest => session::SuccessResponse, grpc("SessionService", "Update");
             /// Closes a session. Events: `session.closed`.
@@ -124,16 +126,20 @@ macro_rules! with_rpcs {
             /// Archives a closed session. Events: `session.archived`.
             SessionArchive session_archive = "session.archive", SESSION_REGISTRY, OPERATE, workspace,
                 session::SessionRef => session::SuccessResponse, grpc("SessionService", "Archive");
-            /// Deletes an archived session with no live children, its registry rows and its events in the event log. Events: `session.purged`.
+            /// Deletes an archived session with no live children, its registry rows and its events
+            /// in the event log. Events: `session.purged`.
             SessionPurge session_purge = "session.purge", SESSION_REGISTRY, OPERATE, workspace,
                 session::SessionRef => session::PurgeResponse, grpc("SessionService", "Purge");
-            /// A child session from a message of its parent. Events: `session.created`, `session.forked`.
+            /// A child session from a message of its parent. Events: `session.created`,
+            /// `session.forked`.
             SessionFork session_fork = "session.fork", SESSION_REGISTRY, OPERATE, workspace,
                 session::ForkRequest => session::SessionIdResponse, grpc("SessionService", "Fork");
-            /// Closes a child and hands its summary to the parent. Events: `session.closed` (child), `session.merged`.
+            /// Closes a child and hands its summary to the parent. Events: `session.closed`
+            /// (child), `session.merged`.
             SessionMerge session_merge = "session.merge", SESSION_REGISTRY, OPERATE, workspace,
                 session::MergeRequest => session::MergeResponse, grpc("SessionService", "Merge");
-            /// Closes a child without a hand-off. Events: `session.closed` (child), `session.abandoned`.
+            /// Closes a child without a hand-off. Events: `session.closed` (child),
+            /// `session.abandoned`.
             SessionAbandon session_abandon = "session.abandon", SESSION_REGISTRY, OPERATE, workspace,
                 session::AbandonRequest => session::SuccessResponse, grpc("SessionService", "Abandon");
             /// A session's direct children.
@@ -145,13 +151,16 @@ macro_rules! with_rpcs {
             /// The session an agent CLI's own session id belongs to.
             SessionGetByAdapterSessionId session_get_by_adapter_session_id = "session.getByAdapterSessionId", SESSION_REGISTRY, READ, workspace,
                 session::GetByAdapterSessionIdRequest => session::GetResponse, grpc("SessionService", "GetByAdapterSessionId");
-            /// Full-text search over titles and messages (web-search syntax), with previews; limit ≤ 500, with offset.
+            /// Full-text search over titles and messages (web-search syntax), with previews; limit
+            /// ≤ 500, with offset.
             SessionSearch session_search = "session.search", SESSION_REGISTRY, READ, workspace,
                 session::SearchRequest => session::ListResponse, grpc("SessionService", "Search");
-            /// Binds an agent (a harness) to a session. Events: `session.agent.added` (and `session.turn.started`, `session.user_message.sent` with an initial message).
+            /// Binds an agent (a harness) to a session. Events: `session.agent.added` (and
+            /// `session.turn.started`, `session.user_message.sent` with an initial message).
             SessionAgentAttach session_agent_attach = "session.agent.attach", SESSION_REGISTRY, HARNESS, workspace,
                 session::AttachRequest => session::AttachResponse, grpc("SessionService", "AgentAttach");
-            /// Unbinds an agent from its session (needs `lifecycle.release`). Events: `session.agent.removed`.
+            /// Unbinds an agent from its session (needs `lifecycle.release`). Events:
+            /// `session.agent.removed`.
             SessionAgentRelease session_agent_release = "session.agent.release", SESSION_REGISTRY, SEND, workspace,
                 session::ReleaseRequest => session::SuccessResponse, grpc("SessionService", "AgentRelease");
             /// What an agent declared it can do.
@@ -163,28 +172,34 @@ macro_rules! with_rpcs {
             /// The adapter and model an agent selection resolves to.
             SessionResolveAgentConfig session_resolve_agent_config = "session.resolveAgentConfig", SESSION_REGISTRY, SEND, mesh,
                 session::ResolveAgentConfigRequest => session::ResolveAgentConfigResponse;
-            /// Stores a message and its deliveries (`agentIds`: a list or `"all"`); answers once both are durable. Events: `session.created`, `session.agent.added`, `session.turn.started`, `session.user_message.sent`.
+            /// Stores a message and its deliveries (`agentIds`: a list or `"all"`); answers once
+            /// both are durable. Events: `session.created`, `session.agent.added`,
+            /// `session.turn.started`, `session.user_message.sent`.
             SessionSendMessage session_send_message = "session.sendMessage", SESSION_REGISTRY, SEND, workspace,
                 session::SendMessageRequest => session::SendMessageResponse, grpc("SessionService", "SendMessage");
             /// An agent took a message. Events: `session.user_message.acknowledged`.
             SessionUserMessageAcknowledge session_user_message_acknowledge = "session.user_message.acknowledge", SESSION_REGISTRY, HARNESS, workspace,
                 session::AcknowledgeRequest => session::SuccessResponse;
-            /// An agent finished a message; the turn completes with the last one. Events: `session.user_message.completed`, `session.turn.completed`.
+            /// An agent finished a message; the turn completes with the last one. Events:
+            /// `session.user_message.completed`, `session.turn.completed`.
             SessionUserMessageComplete session_user_message_complete = "session.user_message.complete", SESSION_REGISTRY, HARNESS, workspace,
                 session::CompleteRequest => session::CompleteResponse;
             /// A session's turns.
             SessionTurns session_turns = "session.turns", SESSION_REGISTRY, READ, workspace,
                 session::SessionRef => session::TurnsResponse, grpc("SessionService", "Turns");
-            /// A session's messages, oldest first, with its ancestors' by default; limit ≤ 5,000, with cursor.
+            /// A session's messages, oldest first, with its ancestors' by default; limit ≤ 5,000,
+            /// with cursor.
             SessionMessages session_messages = "session.messages", SESSION_REGISTRY, READ, workspace,
                 session::MessagesRequest => session::MessagesResponse, grpc("SessionService", "Messages");
             /// Usage totals an adapter reports (seed 002's `session.usage`).
             SessionUsage session_usage = "session.usage", SESSION_REGISTRY, HARNESS, workspace,
                 session::UsageRequest => session::UsageResponse;
-            /// A session (optionally with ancestors, children, events and tool outputs) as one portable document.
+            /// A session (optionally with ancestors, children, events and tool outputs) as one
+            /// portable document.
             SessionSnapshotExport session_snapshot_export = "session.snapshot.export", SESSION_REGISTRY, OPERATE, workspace,
                 session::ExportRequest => session::ExportResponse;
-            /// Imports a snapshot (`onConflict`: `fail`, `skip`, `overwrite`). Events: `session.created` for each imported session.
+            /// Imports a snapshot (`onConflict`: `fail`, `skip`, `overwrite`). Events:
+            /// `session.created` for each imported session.
             SessionSnapshotImport session_snapshot_import = "session.snapshot.import", SESSION_REGISTRY, OPERATE, workspace,
                 session::ImportRequest => session::ImportResponse;
             /// Checks a snapshot without importing it.
@@ -192,13 +207,16 @@ macro_rules! with_rpcs {
                 session::ValidateRequest => session::ValidateResponse;
 
             // ---- event log ----------------------------------------------------------------
-            /// Appends one event or a batch (≤ 10,000, few enough that the reply fits one NATS message); answers after commit with their seqs.
+            /// Appends one event or a batch (≤ 10,000, few enough that the reply fits one NATS
+            /// message); answers after commit with their seqs.
             EventAppend event_append = "event.append", EVENT_INGEST, HARNESS, workspace,
                 events::AppendRequest => events::AppendResponse, grpc("EventService", "Append");
-            /// Events by type, agent (name or id), session and time (ts ms), paged; limit ≤ 10,000, with cursor.
+            /// Events by type, agent (name or id), session and time (ts ms), paged; limit ≤ 10,000,
+            /// with cursor.
             EventQuery event_query = "event.query", EVENT_INGEST, READ, workspace,
                 events::QueryRequest => events::QueryResponse, grpc("EventService", "Query");
-            /// Events after a seq (0: from the start), in seq order: the resume cursor of every stream.
+            /// Events after a seq (0: from the start), in seq order: the resume cursor of every
+            /// stream.
             EventSince event_since = "event.since", EVENT_INGEST, READ, workspace,
                 events::SinceRequest => events::SinceResponse, grpc("EventService", "Since");
             /// Deletes a purged session's events.
@@ -221,7 +239,8 @@ macro_rules! with_rpcs {
             /// Releases an agent's held deliveries and makes its deferred ones due now.
             DeliveryFlush delivery_flush = "delivery.flush", DELIVERY_RUNNER, SEND, workspace,
                 delivery::FlushRequest => delivery::FlushResponse, grpc("DeliveryService", "Flush");
-            /// A harness's receipt for a delivery it accepted earlier; `unavailable` (retry) while the runner has not yet recorded the hand-off.
+            /// A harness's receipt for a delivery it accepted earlier; `unavailable` (retry) while
+            /// the runner has not yet recorded the hand-off.
             DeliveryReport delivery_report = "delivery.report", DELIVERY_RUNNER, HARNESS, workspace,
                 delivery::Receipt => delivery::Delivery;
             /// Holds an agent's deliveries until resumed.
@@ -236,33 +255,40 @@ macro_rules! with_rpcs {
             /// Raw input typed into an agent's terminal.
             AgentInput agent_input = "agent.input", DELIVERY_RUNNER, OPERATE, workspace,
                 delivery::InputRequest => delivery::InputResponse, grpc("AgentService", "Input");
-            /// Starts an agent CLI (`cli`: an entry of `[spawner.agents]`) under a harness and answers once it attached; sends `task` as its first message.
+            /// Starts an agent CLI (`cli`: an entry of `[spawner.agents]`) under a harness and
+            /// answers once it attached; sends `task` as its first message.
             AgentSpawn agent_spawn = "agent.spawn", AGENT_SPAWNER, OPERATE, workspace,
                 delivery::SpawnRequest => delivery::SpawnResponse, timeout(35);
 
             // ---- permissions and questions ------------------------------------------------
-            /// A harness asks whether its agent may use a tool; answers the decision (`approved`, `denied`, or `pending` for a human). The same `requestId` again answers the stored request.
+            /// A harness asks whether its agent may use a tool; answers the decision (`approved`,
+            /// `denied`, or `pending` for a human). The same `requestId` again answers the stored
+            /// request.
             PermissionRequest permission_request = "permission.request", PERMISSION_MANAGER, HARNESS, workspace,
                 permission::PermissionRequest => permission::PermissionDecision;
             /// A permission request by id.
             PermissionGet permission_get = "permission.get", PERMISSION_MANAGER, READ, workspace,
                 permission::GetPermissionRequest => permission::Permission, grpc("PermissionService", "Get");
-            /// Permission requests by status (`pending` default, `approved`, `denied`, `all`), session or agent, oldest first.
+            /// Permission requests by status (`pending` default, `approved`, `denied`, `all`),
+            /// session or agent, oldest first.
             PermissionList permission_list = "permission.list", PERMISSION_MANAGER, READ, workspace,
                 permission::ListRequest => permission::PermissionList, grpc("PermissionService", "List");
-            /// Approves a pending permission request; `conflict` when already decided (by policy, a human or expiry).
+            /// Approves a pending permission request; `conflict` when already decided (by policy, a
+            /// human or expiry).
             PermissionApprove permission_approve = "permission.approve", PERMISSION_MANAGER, &[Role::Operator], workspace,
                 permission::DecideRequest => permission::DecideResponse, grpc("PermissionService", "Approve");
             /// Denies a pending permission request; `conflict` when already decided.
             PermissionDeny permission_deny = "permission.deny", PERMISSION_MANAGER, &[Role::Operator], workspace,
                 permission::DecideRequest => permission::DecideResponse, grpc("PermissionService", "Deny");
-            /// A harness asks its agent's question of a person; `answer` comes now from a policy, or later on `agent.<agentId>.question`.
+            /// A harness asks its agent's question of a person; `answer` comes now from a policy,
+            /// or later on `agent.<agentId>.question`.
             QuestionAsk question_ask = "question.ask", PERMISSION_MANAGER, HARNESS, workspace,
                 permission::QuestionRequest => permission::QuestionReply;
             /// A question by id.
             QuestionGet question_get = "question.get", PERMISSION_MANAGER, READ, workspace,
                 permission::GetQuestionRequest => permission::Question, grpc("PermissionService", "GetQuestion");
-            /// Questions by status (`pending` default, `answered`, `expired`, `all`), session or agent.
+            /// Questions by status (`pending` default, `answered`, `expired`, `all`), session or
+            /// agent.
             QuestionList question_list = "question.list", PERMISSION_MANAGER, READ, workspace,
                 permission::ListRequest => permission::QuestionList, grpc("PermissionService", "ListQuestions");
             /// Answers a pending question; `conflict` when already answered.
