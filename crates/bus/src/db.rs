@@ -110,3 +110,29 @@ mod tests {
         assert_eq!(super::redact("postgres://u@h/db"), "postgres://u@h/db");
     }
 }
+
+/// A text column holding an enum by its wire name (`pending`, `next-tool-call`, `critical`):
+/// decoded with the enum's serde names. An unknown value is a decode error (the request
+/// answers `internal` and the log names the value), never a silent default. The one way every
+/// service turns text columns into enums, in `#[derive(sqlx::FromRow)]` rows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TextEnum<T>(pub T);
+
+impl<T> sqlx::Type<sqlx::Postgres> for TextEnum<T> {
+    fn type_info() -> sqlx::postgres::PgTypeInfo {
+        <String as sqlx::Type<sqlx::Postgres>>::type_info()
+    }
+
+    fn compatible(ty: &sqlx::postgres::PgTypeInfo) -> bool {
+        <String as sqlx::Type<sqlx::Postgres>>::compatible(ty)
+    }
+}
+
+impl<'r, T: serde::de::DeserializeOwned> sqlx::Decode<'r, sqlx::Postgres> for TextEnum<T> {
+    fn decode(value: sqlx::postgres::PgValueRef<'r>) -> Result<Self, sqlx::error::BoxDynError> {
+        let text = <&str as sqlx::Decode<sqlx::Postgres>>::decode(value)?;
+        serde_json::from_value(serde_json::Value::String(text.to_owned()))
+            .map(TextEnum)
+            .map_err(|e| format!("unknown value {text:?} ({}): {e}", std::any::type_name::<T>()).into())
+    }
+}

@@ -61,7 +61,9 @@ impl Follower {
             session_ids: None,
             limit: Some(limit),
         };
-        let page: SinceResponse = crate::client::call::<EventSince>(nats, &req, TIMEOUT).await?;
+        // Polling is not traced: it would be a trace every time it looks.
+        let page: SinceResponse =
+            crate::trace::untraced(crate::client::call::<EventSince>(nats, &req, TIMEOUT)).await?;
         Ok((page.next_seq != cursor).then_some(page))
     }
 

@@ -20,7 +20,7 @@ pub mod outbox;
 pub mod service;
 pub mod settings;
 pub mod telemetry;
-mod trace;
+pub mod trace;
 
 pub use relay_contracts::{Caller, ErrorCode, RequestContext, WireError};
 
@@ -68,6 +68,41 @@ pub fn fit_json<T: serde::Serialize>(items: &mut Vec<T>, budget: usize) -> bool 
         }
     }
     false
+}
+
+/// Any error `main` can end with.
+pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+/// The settings every bus service has, read from the same file and environment as its own.
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
+struct CommonSettings {
+    nats: settings::NatsSettings,
+    database: settings::DatabaseSettings,
+    telemetry: settings::TelemetrySettings,
+}
+
+/// What every bus service's `main` does: load its settings `T`, start logs and traces, connect
+/// to Postgres (running the migrations) and NATS, serve `/healthz` if asked; then `serve`
+/// builds the handler state and registers the endpoints, and the service runs until SIGTERM,
+/// finishing the requests in flight.
+pub async fn run_service<T, S, F, Fut>(name: &'static str, serve: F) -> Result<(), BoxError>
+where
+    T: serde::Serialize + serde::de::DeserializeOwned + Default,
+    S: Clone + Send + Sync + 'static,
+    F: FnOnce(T, sqlx::PgPool, async_nats::Client) -> Fut,
+    Fut: std::future::Future<Output = Result<service::ServiceHost<S>, BoxError>>,
+{
+    let common: CommonSettings = settings::load()?;
+    let own: T = settings::load()?;
+    let _telemetry = telemetry::init(name, &common.telemetry)?;
+    let db = db::connect(&common.database).await?;
+    let nats = connect_nats(&common.nats, name).await?;
+    health::serve(common.telemetry.health_listen.as_deref(), nats.clone()).await?;
+    let host = serve(own, db, nats).await?;
+    tracing::info!(service = name, "serving");
+    host.run_until_shutdown(std::time::Duration::from_secs(10)).await;
+    Ok(())
 }
 
 /// Connects to NATS, retrying until it answers: a service started before NATS waits for it

@@ -146,7 +146,10 @@ fn to_log_event((_, event_id, session_id, event_type, ts, payload): &Row) -> New
 }
 
 async fn append(nats: &async_nats::Client, events: Vec<NewEvent>) -> Result<(), WireError> {
-    let _: AppendResponse = crate::client::call::<EventAppend>(nats, &AppendRequest::Batch { events }, TIMEOUT).await?;
+    // Forwarding runs in the background: not traced, like polling.
+    let batch = AppendRequest::Batch { events };
+    let append = crate::client::call::<EventAppend>(nats, &batch, TIMEOUT);
+    let _: AppendResponse = crate::trace::untraced(append).await?;
     Ok(())
 }
 

@@ -36,3 +36,33 @@ pub(crate) fn set_parent_from(span: &tracing::Span, headers: Option<&HeaderMap>)
     let cx = opentelemetry::global::get_text_map_propagator(|p| p.extract(&HeaderExtractor(headers)));
     let _ = span.set_parent(cx);
 }
+
+/// Makes the W3C context in `headers` (lower-case `traceparent`, `tracestate`), if any, the
+/// parent of `span`: how the gateway continues a trace an HTTP client started.
+pub fn set_parent_from_map(span: &tracing::Span, headers: &std::collections::HashMap<String, String>) {
+    let cx = opentelemetry::global::get_text_map_propagator(|p| p.extract(headers));
+    let _ = span.set_parent(cx);
+}
+
+/// Runs `fut` in a trace that is not recorded: its calls carry a not-sampled `traceparent`, so
+/// the spans they cause are not exported either. For background polling, which would
+/// otherwise make a one-span trace every time it looks.
+pub async fn untraced<F: std::future::Future>(fut: F) -> F::Output {
+    use opentelemetry::trace::{SpanContext, SpanId, TraceContextExt, TraceFlags, TraceId, TraceState};
+    use tracing::Instrument;
+    // Any valid ids do: nothing is recorded under them.
+    let id = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(1, |d| d.as_nanos())
+        | 1;
+    let quiet = SpanContext::new(
+        TraceId::from(id),
+        SpanId::from((id as u64) | 1),
+        TraceFlags::default(), // not sampled
+        false,
+        TraceState::default(),
+    );
+    let span = tracing::info_span!("untraced");
+    let _ = span.set_parent(opentelemetry::Context::new().with_remote_span_context(quiet));
+    fut.instrument(span).await
+}

@@ -67,7 +67,7 @@ async fn follow(db: &PgPool, nats: &async_nats::Client) -> Result<bool, FollowEr
     }
     FOLLOWER.advance(&mut tx, page.next_seq).await?;
     if moved {
-        crate::wake_runners(&mut *tx).await?;
+        crate::store::wake_runners(&mut *tx).await?;
     }
     tx.commit().await?;
     Ok(page.events.len() as i64 >= PAGE)

@@ -32,7 +32,7 @@ async fn set_paused(runner: &Runner, agent_id: &str, paused: bool) -> Result<Age
             .fetch_one(&mut *tx)
             .await?;
     if !paused {
-        crate::wake_agent(&mut *tx, agent_id).await?;
+        crate::store::wake_agent(&mut *tx, agent_id).await?;
     }
     tx.commit().await?;
     tracing::info!(agent_id, paused, waiting, "agent delivery hold changed");
@@ -75,7 +75,7 @@ pub async fn resume(runner: Runner, _ctx: RequestContext, req: AgentRef) -> Resu
 /// each with a `delivery.cancelled` event; returns how many.
 pub async fn cancel_where(runner: &Runner, filter: &str, arg: &str, reason: &str) -> Result<i64> {
     let filter = format!("{filter} AND status IN ('pending', 'accepted', 'deferred')");
-    let keys = crate::keys_where(runner, &filter, arg).await?;
+    let keys = crate::store::keys_where(&runner.db, &filter, arg).await?;
     let n = keys.len() as i64;
     let outcomes = keys
         .into_iter()

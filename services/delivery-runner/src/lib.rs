@@ -7,12 +7,19 @@
 //! - settle.rs: receipts become delivery states and events, group-committed.
 //! - boundary.rs: follows the event log for status and tool-call boundaries.
 //! - control.rs: agent pause/resume/stop/input.
-//! - This file: settings, the error type, and the `delivery.*` handlers.
+//! - store.rs: the handlers' SQL on `deliveries` (rows, lookups, wake-ups); error.rs: the error.
+//! - This file: settings and the `delivery.*` handlers.
 
 mod boundary;
 mod control;
+mod error;
 mod run;
 mod settle;
+mod store;
+
+pub use error::DeliveryError;
+use error::Result;
+use store::{COLUMNS, DeliveryRow, find, wake_agent, wake_runners};
 
 use relay_bus::service::{ServiceError, ServiceHost};
 use relay_bus::settings::{DatabaseSettings, NatsSettings, TelemetrySettings};
@@ -20,7 +27,6 @@ use relay_contracts::RequestContext;
 use relay_contracts::capabilities::DeliveryMode;
 use relay_contracts::delivery::*;
 use relay_contracts::rpc;
-use relay_contracts::{ErrorCode, WireError};
 use serde::{Deserialize, Serialize};
 use settle::{Outcome, Settler};
 use sqlx::PgPool;
@@ -86,39 +92,6 @@ impl Default for RunnerSettings {
     }
 }
 
-#[derive(Debug, thiserror::Error)]
-pub enum DeliveryError {
-    #[error("{0}")]
-    Invalid(String),
-    #[error("{0} not found")]
-    NotFound(String),
-    #[error("{0}")]
-    Conflict(String),
-    /// Not yet possible, but it will be: the caller retries (`unavailable`, retryable).
-    #[error("{0}")]
-    NotYet(String),
-    #[error("database: {0}")]
-    Db(#[from] sqlx::Error),
-    /// A harness or another service refused or could not be reached; passed on as it came.
-    #[error("{0}")]
-    Upstream(WireError),
-}
-
-type Result<T> = std::result::Result<T, DeliveryError>;
-
-impl From<DeliveryError> for WireError {
-    fn from(e: DeliveryError) -> Self {
-        match e {
-            DeliveryError::Invalid(m) => WireError::new(ErrorCode::InvalidRequest, m),
-            e @ DeliveryError::NotFound(_) => WireError::new(ErrorCode::NotFound, e.to_string()),
-            DeliveryError::Conflict(m) => WireError::new(ErrorCode::Conflict, m),
-            DeliveryError::NotYet(m) => WireError::new(ErrorCode::Unavailable, m),
-            DeliveryError::Db(e) => relay_bus::db::wire_error(&e),
-            DeliveryError::Upstream(e) => e,
-        }
-    }
-}
-
 /// Handler state, shared with the delivery loop.
 #[derive(Clone)]
 pub struct Runner {
@@ -179,100 +152,6 @@ pub async fn serve(nats: async_nats::Client, runner: Runner) -> std::result::Res
     Ok(host)
 }
 
-const COLUMNS: &str = "delivery_id, message_id, session_id, agent_id, mode, status, attempts::bigint, available_at, reason, retryable, metadata, created_at, updated_at, seq";
-
-type Row = (
-    String,
-    String,
-    String,
-    String,
-    String,
-    String,
-    i64,
-    i64,
-    Option<String>,
-    Option<bool>,
-    Option<serde_json::Value>,
-    i64,
-    i64,
-    i64,
-);
-
-/// A mode or status column as its enum; the CHECK constraints guarantee the values.
-fn parse_enum<T: serde::de::DeserializeOwned>(s: String) -> T {
-    serde_json::from_value(serde_json::Value::String(s)).expect("CHECK constraint")
-}
-
-fn to_delivery(r: Row) -> (Delivery, i64) {
-    let delivery = Delivery {
-        delivery_id: r.0,
-        message_id: r.1,
-        session_id: r.2,
-        agent_id: r.3,
-        mode: parse_enum(r.4),
-        status: parse_enum(r.5),
-        attempts: r.6,
-        available_at: r.7,
-        reason: r.8,
-        retryable: r.9,
-        metadata: r.10,
-        created_at: r.11,
-        updated_at: r.12,
-    };
-    (delivery, r.13)
-}
-
-async fn find(db: &PgPool, id: &str) -> Result<Delivery> {
-    let row: Option<Row> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
-        "SELECT {COLUMNS} FROM deliveries WHERE delivery_id = $1"
-    )))
-    .bind(id)
-    .fetch_optional(db)
-    .await?;
-    row.map(|r| to_delivery(r).0)
-        .ok_or_else(|| DeliveryError::NotFound(format!("delivery {id}")))
-}
-
-/// Keys of the deliveries matching `filter` (SQL on `deliveries`, `$1` bound to `arg`), in order.
-async fn keys_where(runner: &Runner, filter: &str, arg: &str) -> Result<Vec<settle::DeliveryKey>> {
-    type Key = (String, String, String, String, String, i32);
-    let keys: Vec<Key> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
-        "SELECT delivery_id, message_id, session_id, agent_id, mode, attempts FROM deliveries
-         WHERE {filter} ORDER BY seq"
-    )))
-    .bind(arg)
-    .fetch_all(&runner.db)
-    .await?;
-    Ok(keys
-        .into_iter()
-        .map(
-            |(delivery_id, message_id, session_id, agent_id, mode, attempts)| settle::DeliveryKey {
-                delivery_id,
-                message_id,
-                session_id,
-                agent_id,
-                mode: parse_enum(mode),
-                attempts: attempts as i64,
-            },
-        )
-        .collect())
-}
-
-/// Wakes every runner replica (at commit, when run inside a transaction).
-async fn wake_runners<'e, E: sqlx::PgExecutor<'e>>(db: E) -> std::result::Result<(), sqlx::Error> {
-    wake_agent(db, "").await
-}
-
-/// Wakes the walker of `agent_id` (or the claim loops when no runner walks it); "" wakes all.
-async fn wake_agent<'e, E: sqlx::PgExecutor<'e>>(db: E, agent_id: &str) -> std::result::Result<(), sqlx::Error> {
-    sqlx::query("SELECT pg_notify($1, $2)")
-        .bind(WAKE_CHANNEL)
-        .bind(agent_id)
-        .execute(db)
-        .await?;
-    Ok(())
-}
-
 pub async fn get(runner: Runner, _ctx: RequestContext, req: DeliveryRef) -> Result<Delivery> {
     find(&runner.db, &req.delivery_id).await
 }
@@ -283,7 +162,7 @@ pub async fn list(runner: Runner, _ctx: RequestContext, req: ListDeliveriesReque
     if !(1..=1000).contains(&limit) {
         return Err(DeliveryError::Invalid("limit must be between 1 and 1000".into()));
     }
-    let rows: Vec<Row> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
+    let rows: Vec<DeliveryRow> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
         "SELECT {COLUMNS} FROM deliveries
          WHERE seq > $1 AND ($2::text IS NULL OR session_id = $2) AND ($3::text IS NULL OR agent_id = $3)
            AND ($4::text IS NULL OR message_id = $4) AND ($5::text IS NULL OR status = $5)
@@ -298,8 +177,8 @@ pub async fn list(runner: Runner, _ctx: RequestContext, req: ListDeliveriesReque
     .fetch_all(&runner.db)
     .await?;
     let full = rows.len() as i64 == limit;
-    let (deliveries, seqs): (Vec<Delivery>, Vec<i64>) = rows.into_iter().map(to_delivery).unzip();
-    let next_cursor = if full { seqs.last().copied() } else { None };
+    let next_cursor = if full { rows.last().map(|r| r.seq) } else { None };
+    let deliveries = rows.into_iter().map(Delivery::from).collect();
     Ok(ListDeliveriesResponse {
         deliveries,
         next_cursor,

@@ -23,7 +23,8 @@
 use crate::Runner;
 use crate::settle::{DeliveryKey, Outcome};
 use futures::FutureExt;
-use relay_contracts::capabilities::{AgentSessionCapabilities, AttachmentKind};
+use relay_bus::db::TextEnum;
+use relay_contracts::capabilities::{AgentSessionCapabilities, AttachmentKind, DeliveryMode};
 use relay_contracts::delivery::*;
 use relay_contracts::rpc;
 use relay_contracts::session::{Agent, AgentRecordStatus, Message};
@@ -144,8 +145,8 @@ pub async fn run(runner: Runner) {
 /// to the walkers, each with a retryable `delivery.failed` event saying why.
 async fn requeue_stale_accepted(runner: &Runner) -> Result<i64, crate::DeliveryError> {
     let before = relay_bus::now_ms() - runner.settings.accept_timeout_ms;
-    let stale = crate::keys_where(
-        runner,
+    let stale = crate::store::keys_where(
+        &runner.db,
         "status = 'accepted' AND updated_at < $1::bigint",
         &before.to_string(),
     )
@@ -171,7 +172,7 @@ async fn requeue_stale_accepted(runner: &Runner) -> Result<i64, crate::DeliveryE
             deliveries = n,
             "accepted deliveries never reported on were handed over again"
         );
-        crate::wake_runners(&runner.db).await?;
+        crate::store::wake_runners(&runner.db).await?;
     }
     Ok(n)
 }
@@ -280,7 +281,7 @@ type WaitingRow = (
     String,
     String,
     String,
-    String,
+    TextEnum<DeliveryMode>,
     i32,
     i64,
     Json<Message>,
@@ -435,7 +436,7 @@ async fn walk_once(runner: &Runner, owner: &str, agent_id: &str, renew: bool) ->
                     message_id,
                     session_id,
                     agent_id: agent_id.to_string(),
-                    mode: crate::parse_enum(mode),
+                    mode: mode.0,
                     attempts: attempts as i64 + 1,
                 },
                 message,

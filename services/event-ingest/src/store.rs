@@ -146,17 +146,20 @@ pub struct Filter<'a> {
     pub until_ts: Option<i64>,
 }
 
-type Row = (
-    i64,
-    String,
-    String,
-    i64,
-    Option<String>,
-    Option<i64>,
-    Option<String>,
-    Option<String>,
-    serde_json::Value,
-);
+/// An `events` row.
+#[derive(sqlx::FromRow)]
+struct Row {
+    seq: i64,
+    event_id: String,
+    #[sqlx(rename = "type")]
+    event_type: String,
+    ts: i64,
+    session_id: Option<String>,
+    session_seq: Option<i64>,
+    agent_name: Option<String>,
+    agent_id: Option<String>,
+    payload: serde_json::Value,
+}
 
 /// Up to `limit` events with seq > `after` matching `f`, oldest first. Pages walk the primary
 /// key, so a replay never holds more than one page in memory.
@@ -182,19 +185,17 @@ pub async fn page(db: &PgPool, f: &Filter<'_>, after: i64, limit: i64) -> Result
     .await?;
     Ok(rows
         .into_iter()
-        .map(
-            |(seq, event_id, event_type, ts, session_id, session_seq, agent_name, agent_id, payload)| Event {
-                seq,
-                event_id,
-                event_type,
-                ts,
-                session_id,
-                session_seq,
-                agent_name,
-                agent_id,
-                payload,
-            },
-        )
+        .map(|r| Event {
+            seq: r.seq,
+            event_id: r.event_id,
+            event_type: r.event_type,
+            ts: r.ts,
+            session_id: r.session_id,
+            session_seq: r.session_seq,
+            agent_name: r.agent_name,
+            agent_id: r.agent_id,
+            payload: r.payload,
+        })
         .collect())
 }
 

@@ -11,6 +11,7 @@ pub mod metrics;
 pub mod openapi;
 pub mod rest;
 pub mod sse;
+pub mod trace;
 
 use axum::Router;
 use serde::{Deserialize, Serialize};

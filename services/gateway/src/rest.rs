@@ -147,6 +147,7 @@ pub fn router(state: AppState) -> Router {
         .merge(crate::grpc::router(state.clone()))
         .layer(middleware::from_fn_with_state(state.clone(), metrics::track))
         .layer(middleware::from_fn(crate::error::json_errors))
+        .layer(middleware::from_fn(crate::trace::http_span))
         .layer(axum::extract::DefaultBodyLimit::max(state.settings.body_limit_bytes));
     if let Some(cors) = cors(&state.settings.cors_origins) {
         app = app.layer(cors);

@@ -149,8 +149,10 @@ impl Hub {
     }
 }
 
+/// The hub's poll of the log: not traced (it would be a trace every time it looks).
 async fn since(nats: &async_nats::Client, req: &SinceRequest) -> Result<SinceResponse, ApiError> {
-    Ok(relay_bus::client::call::<rpc::EventSince>(nats, req, REQUEST_TIMEOUT).await?)
+    let call = relay_bus::client::call::<rpc::EventSince>(nats, req, REQUEST_TIMEOUT);
+    Ok(relay_bus::trace::untraced(call).await?)
 }
 
 /// The highest committed seq of the event log.
@@ -160,8 +162,8 @@ async fn log_head(nats: &async_nats::Client, timeout: Duration) -> Result<i64, A
         limit: Some(1),
         ..Default::default()
     };
-    let r = relay_bus::client::call::<rpc::EventSince>(nats, &req, timeout).await?;
-    Ok(r.head_seq)
+    let call = relay_bus::client::call::<rpc::EventSince>(nats, &req, timeout);
+    Ok(relay_bus::trace::untraced(call).await?.head_seq)
 }
 
 /// Query parameters of every SSE route (seed 003 §3.2).

@@ -1,62 +1,49 @@
 //! SQL of `permission_requests`, `questions` and their outbox `permission_events`.
 
 use crate::error::Result;
+use relay_bus::db::TextEnum;
 use relay_contracts::permission::*;
 use serde_json::Value;
 use sqlx::PgConnection;
+use sqlx::types::Json;
 
 const PERMISSION_COLUMNS: &str = "request_id, agent_id, session_id, tool, command, file_path, description, risk_level, status, decided_by, reason, requested_at, decided_at, expires_at";
 
-type PermissionRow = (
-    String,
-    String,
-    String,
-    String,
-    Option<String>,
-    Option<String>,
-    String,
-    String,
-    String,
-    Option<String>,
-    Option<String>,
-    i64,
-    Option<i64>,
-    Option<i64>,
-);
-
-fn risk(s: &str) -> Risk {
-    match s {
-        "low" => Risk::Low,
-        "high" => Risk::High,
-        "critical" => Risk::Critical,
-        _ => Risk::Medium,
-    }
-}
-
-fn decision(s: &str) -> Decision {
-    match s {
-        "approved" => Decision::Approved,
-        "denied" => Decision::Denied,
-        _ => Decision::Pending,
-    }
+/// A `permission_requests` row as selected by [`PERMISSION_COLUMNS`].
+#[derive(sqlx::FromRow)]
+struct PermissionRow {
+    request_id: String,
+    agent_id: String,
+    session_id: String,
+    tool: String,
+    command: Option<String>,
+    file_path: Option<String>,
+    description: String,
+    risk_level: TextEnum<Risk>,
+    status: TextEnum<Decision>,
+    decided_by: Option<String>,
+    reason: Option<String>,
+    requested_at: i64,
+    decided_at: Option<i64>,
+    expires_at: Option<i64>,
 }
 
 fn permission(r: PermissionRow) -> Permission {
     Permission {
-        request_id: r.0,
-        agent_id: r.1,
-        session_id: r.2,
-        tool: r.3,
-        command: r.4,
-        file_path: r.5,
-        description: r.6,
-        risk_level: risk(&r.7),
-        status: decision(&r.8),
-        decided_by: r.9,
-        reason: r.10,
-        requested_at: r.11,
-        decided_at: r.12,
-        expires_at: r.13,
+        request_id: r.request_id,
+        agent_id: r.agent_id,
+        session_id: r.session_id,
+        tool: r.tool,
+        command: r.command,
+        file_path: r.file_path,
+        description: r.description,
+        risk_level: r.risk_level.0,
+        status: r.status.0,
+        decided_by: r.decided_by,
+        reason: r.reason,
+        requested_at: r.requested_at,
+        decided_at: r.decided_at,
+        expires_at: r.expires_at,
     }
 }
 
@@ -196,35 +183,33 @@ pub async fn list_permissions(conn: &mut PgConnection, req: &ListRequest, limit:
 const QUESTION_COLUMNS: &str =
     "question_id, agent_id, session_id, question, options, status, answer, asked_at, answered_at, expires_at";
 
-type QuestionRow = (
-    String,
-    String,
-    String,
-    String,
-    Value,
-    String,
-    Option<String>,
-    i64,
-    Option<i64>,
-    Option<i64>,
-);
+/// A `questions` row as selected by [`QUESTION_COLUMNS`].
+#[derive(sqlx::FromRow)]
+struct QuestionRow {
+    question_id: String,
+    agent_id: String,
+    session_id: String,
+    question: String,
+    options: Json<Vec<String>>,
+    status: TextEnum<QuestionStatus>,
+    answer: Option<String>,
+    asked_at: i64,
+    answered_at: Option<i64>,
+    expires_at: Option<i64>,
+}
 
 fn question(r: QuestionRow) -> Question {
     Question {
-        question_id: r.0,
-        agent_id: r.1,
-        session_id: r.2,
-        question: r.3,
-        options: serde_json::from_value(r.4).unwrap_or_default(),
-        status: match r.5.as_str() {
-            "answered" => QuestionStatus::Answered,
-            "expired" => QuestionStatus::Expired,
-            _ => QuestionStatus::Pending,
-        },
-        answer: r.6,
-        asked_at: r.7,
-        answered_at: r.8,
-        expires_at: r.9,
+        question_id: r.question_id,
+        agent_id: r.agent_id,
+        session_id: r.session_id,
+        question: r.question,
+        options: r.options.0,
+        status: r.status.0,
+        answer: r.answer,
+        asked_at: r.asked_at,
+        answered_at: r.answered_at,
+        expires_at: r.expires_at,
     }
 }
 

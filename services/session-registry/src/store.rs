@@ -5,6 +5,7 @@
 
 use crate::Registry;
 use crate::error::{RegistryError, Result};
+use relay_bus::db::TextEnum;
 use relay_contracts::capabilities::DeliveryMode;
 use relay_contracts::delivery::DeliveryEvent;
 use relay_contracts::session::*;
@@ -534,7 +535,7 @@ pub struct Target {
 }
 
 pub async fn target(conn: &mut PgConnection, message_id: &str, agent_id: &str) -> Result<Option<Target>> {
-    let row: Option<(Option<i64>, Option<String>)> = sqlx::query_as(
+    let row: Option<(Option<i64>, Option<TextEnum<Outcome>>)> = sqlx::query_as(
         "SELECT acknowledged_at, outcome FROM registry_message_targets WHERE message_id = $1 AND agent_id = $2 FOR UPDATE",
     )
     .bind(message_id)
@@ -543,7 +544,7 @@ pub async fn target(conn: &mut PgConnection, message_id: &str, agent_id: &str) -
     .await?;
     Ok(row.map(|(ack, outcome)| Target {
         acknowledged: ack.is_some(),
-        outcome: outcome.and_then(|o| serde_json::from_value(serde_json::Value::String(o)).ok()),
+        outcome: outcome.map(|o| o.0),
     }))
 }
 

@@ -18,12 +18,17 @@ pub struct Mesh {
 }
 
 pub async fn mesh() -> Mesh {
+    mesh_with(&[]).await
+}
+
+/// The mesh with `env` set for every service (telemetry, say).
+pub async fn mesh_with(env: &[(&str, &str)]) -> Mesh {
     let nats = Nats::start().await;
     let db = Database::create().await;
     let client = nats.client().await;
     let services = SERVICES
         .iter()
-        .map(|s| ServiceProcess::spawn(&relay_testkit::bin_path(s), &nats, &db, &[]))
+        .map(|s| ServiceProcess::spawn(&relay_testkit::bin_path(s), &nats, &db, env))
         .collect();
     for s in SERVICES {
         relay_testkit::wait_for_instances(&client, s, 1).await;
@@ -39,6 +44,10 @@ pub async fn mesh() -> Mesh {
 /// An agent-spawner whose `claude` is the fake agent, logging every message it is typed to
 /// `surfaced`.
 pub async fn spawner(m: &Mesh, surfaced: &std::path::Path) -> ServiceProcess {
+    spawner_with(m, surfaced, &[]).await
+}
+
+pub async fn spawner_with(m: &Mesh, surfaced: &std::path::Path, env: &[(&str, &str)]) -> ServiceProcess {
     let config = std::env::temp_dir().join(format!("gw-spawner-{}.toml", free_port()));
     let fake = relay_testkit::bin_path("fake-agent");
     let log = surfaced.to_str().unwrap();
@@ -47,12 +56,9 @@ pub async fn spawner(m: &Mesh, surfaced: &std::path::Path) -> ServiceProcess {
         format!("[spawner.commands]\nclaude = [{fake:?}, \"--style\", \"claude\", \"--log\", {log:?}]\n"),
     )
     .unwrap();
-    let spawner = ServiceProcess::spawn(
-        &relay_testkit::bin_path("agent-spawner"),
-        &m.nats,
-        &m.db,
-        &[("RELAY_CONFIG", config.to_str().unwrap())],
-    );
+    let mut all = vec![("RELAY_CONFIG", config.to_str().unwrap())];
+    all.extend_from_slice(env);
+    let spawner = ServiceProcess::spawn(&relay_testkit::bin_path("agent-spawner"), &m.nats, &m.db, &all);
     relay_testkit::wait_for_instances(&m.client, "agent-spawner", 1).await;
     spawner
 }

@@ -1,0 +1,181 @@
+//! "One HTTP call is one trace across every service it touches": the mesh exports its spans
+//! to an OTLP collector running in this test, and each REST call is checked to be one trace
+//! that holds spans of the services it reached, continuing the caller's `traceparent`.
+
+mod common;
+use common::{gateway, mesh_with};
+use opentelemetry_proto::tonic::collector::trace::v1::trace_service_server::{TraceService, TraceServiceServer};
+use opentelemetry_proto::tonic::collector::trace::v1::{ExportTraceServiceRequest, ExportTraceServiceResponse};
+use opentelemetry_proto::tonic::common::v1::any_value::Value as AnyValue;
+use reqwest::StatusCode;
+use serde_json::json;
+use std::collections::BTreeSet;
+use std::sync::{Arc, Mutex};
+
+/// One exported span, flattened.
+#[derive(Debug, Clone)]
+struct Span {
+    service: String,
+    trace_id: String,
+    parent: String,
+    name: String,
+}
+
+#[derive(Clone, Default)]
+struct Collector(Arc<Mutex<Vec<Span>>>);
+
+#[tonic::async_trait]
+impl TraceService for Collector {
+    async fn export(
+        &self,
+        request: tonic::Request<ExportTraceServiceRequest>,
+    ) -> Result<tonic::Response<ExportTraceServiceResponse>, tonic::Status> {
+        let mut spans = self.0.lock().unwrap();
+        for rs in request.into_inner().resource_spans {
+            let service = rs
+                .resource
+                .iter()
+                .flat_map(|r| &r.attributes)
+                .find(|a| a.key == "service.name")
+                .and_then(|a| match a.value.as_ref()?.value.as_ref()? {
+                    AnyValue::StringValue(s) => Some(s.clone()),
+                    _ => None,
+                })
+                .unwrap_or_default();
+            for ss in rs.scope_spans {
+                for s in ss.spans {
+                    spans.push(Span {
+                        service: service.clone(),
+                        trace_id: hex(&s.trace_id),
+                        parent: hex(&s.parent_span_id),
+                        name: s.name,
+                    });
+                }
+            }
+        }
+        Ok(tonic::Response::new(ExportTraceServiceResponse::default()))
+    }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+impl Collector {
+    /// Serves OTLP/gRPC on a free loopback port; its endpoint.
+    async fn start(&self) -> String {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let svc = TraceServiceServer::new(self.clone());
+        let router = axum::Router::new().route_service(
+            "/opentelemetry.proto.collector.trace.v1.TraceService/{*rest}",
+            tower::ServiceExt::map_request(svc, |req: axum::extract::Request| req.map(tonic::body::Body::new)),
+        );
+        tokio::spawn(async move { axum::serve(listener, router).await });
+        format!("http://{addr}")
+    }
+
+    /// The services with spans in trace `id`, once every one of `expected` has one there.
+    async fn services_in(&self, id: &str, expected: &[&str]) -> BTreeSet<String> {
+        relay_testkit::wait_for(|| async {
+            let seen: BTreeSet<String> = self
+                .0
+                .lock()
+                .unwrap()
+                .iter()
+                .filter(|s| s.trace_id == id)
+                .map(|s| s.service.clone())
+                .collect();
+            expected.iter().all(|e| seen.contains(*e)).then_some(seen)
+        })
+        .await
+    }
+
+    fn spans(&self) -> Vec<Span> {
+        self.0.lock().unwrap().clone()
+    }
+}
+
+/// A W3C `traceparent` a client would send, for a new trace id.
+fn traceparent() -> (String, String) {
+    let trace_id = format!("{:032x}", uuid::Uuid::new_v4().as_u128());
+    (format!("00-{trace_id}-00f067aa0ba902b7-01"), trace_id)
+}
+
+#[tokio::test]
+async fn a_rest_call_is_one_trace_across_the_services_it_touches() {
+    let collector = Collector::default();
+    let endpoint = collector.start().await;
+    let telemetry = [
+        ("RELAY_TELEMETRY__OTLP_ENDPOINT", endpoint.as_str()),
+        // Export within a fraction of a second instead of every five.
+        ("OTEL_BSP_SCHEDULE_DELAY", "100"),
+    ];
+    let m = mesh_with(&telemetry).await;
+    let g = gateway(&m, &telemetry).await;
+
+    // A client's trace is continued: the gateway's span and the registry's are in it.
+    let (parent, trace_id) = traceparent();
+    let created = g
+        .req(reqwest::Method::POST, "/api/v1/sessions")
+        .header("traceparent", &parent)
+        .json(&json!({"sessionId": "traced"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(created.status(), StatusCode::CREATED);
+    let services = collector.services_in(&trace_id, &["gateway", "session-registry"]).await;
+    println!("POST /sessions touched {services:?}");
+
+    // Every span of that trace hangs off the client's span: one trace, no second root.
+    let roots: Vec<Span> = collector
+        .spans()
+        .into_iter()
+        .filter(|s| s.trace_id == trace_id && s.parent.is_empty())
+        .collect();
+    assert!(
+        roots.is_empty(),
+        "spans that start their own root in the client's trace: {roots:?}"
+    );
+
+    // The permission routes: a lookup and a decision, each in the caller's trace.
+    let (parent, trace_id) = traceparent();
+    let listed = g
+        .req(reqwest::Method::GET, "/api/v1/agents/nobody/permissions")
+        .header("traceparent", &parent)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(listed.status(), StatusCode::OK);
+    collector
+        .services_in(&trace_id, &["gateway", "permission-manager"])
+        .await;
+
+    // Without a traceparent the gateway starts the trace: the registry's span is in the trace
+    // of the gateway's span for that request.
+    let before = collector.spans().len();
+    let (st, _) = g.get("/api/v1/sessions/traced").await;
+    assert_eq!(st, StatusCode::OK);
+    let gateway_trace = relay_testkit::wait_for(|| async {
+        collector.spans()[before..]
+            .iter()
+            .find(|s| s.service == "gateway" && s.name == "GET /api/v1/sessions/traced")
+            .map(|s| s.trace_id.clone())
+    })
+    .await;
+    collector
+        .services_in(&gateway_trace, &["gateway", "session-registry"])
+        .await;
+
+    // Background polling (the SSE hub and the followers read `event.since` all the time) is
+    // not exported: no span of an `event.since` call is the root of a trace.
+    let polling_roots: Vec<Span> = collector
+        .spans()
+        .into_iter()
+        .filter(|s| s.parent.is_empty() && s.service != "gateway")
+        .collect();
+    assert!(
+        polling_roots.is_empty(),
+        "root spans nobody asked for: {polling_roots:?}"
+    );
+}
