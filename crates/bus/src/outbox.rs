@@ -73,7 +73,7 @@ async fn run(outbox: Outbox, db: PgPool, nats: async_nats::Client, wake: Arc<Not
     }
 }
 
-type Row = (i64, String, String, String, i64, serde_json::Value);
+type Row = (i64, String, String, String, i64, serde_json::Value, Option<String>);
 
 async fn forward_batch(outbox: &Outbox, db: &PgPool, nats: &async_nats::Client) -> Result<usize, ForwardError> {
     let mut tx = db.begin().await?;
@@ -85,7 +85,7 @@ async fn forward_batch(outbox: &Outbox, db: &PgPool, nats: &async_nats::Client) 
         return Ok(0);
     }
     let rows: Vec<Row> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
-        "SELECT seq, event_id, session_id, $2 || type, ts, payload FROM {}
+        "SELECT seq, event_id, session_id, $2 || type, ts, payload, traceparent FROM {}
          WHERE NOT forwarded ORDER BY seq LIMIT $1 FOR UPDATE",
         outbox.table
     )))
@@ -106,18 +106,25 @@ async fn forward_batch(outbox: &Outbox, db: &PgPool, nats: &async_nats::Client) 
             bytes <= BATCH_BYTES
         })
         .count();
-    // One event bigger than a batch goes alone; only the log's own refusal skips it.
-    let take = take.max(1);
+    // One event bigger than a batch goes alone; only the log's own refusal skips it. A batch
+    // is the events of one trace, appended in it (the request that made them).
+    let trace = rows[0].6.clone();
+    let same_trace = rows.iter().take_while(|r| r.6 == trace).count();
+    let take = take.min(same_trace).max(1);
     events.truncate(take);
     let seqs: Vec<i64> = rows[..take].iter().map(|r| r.0).collect();
-    match append(nats, events.clone()).await {
+    let append = |events| {
+        let span = crate::trace::continuing("forward events", trace.as_deref());
+        tracing::Instrument::instrument(append(nats, events), span)
+    };
+    match append(events.clone()).await {
         Ok(()) => mark(outbox, &mut tx, &seqs, None).await?,
         // One bad event must not hold back the rest: send them one by one and keep the
         // reason for each the log refuses.
         Err(e) if e.code() == ErrorCode::InvalidRequest => {
             for (seq, event) in seqs.iter().zip(events) {
                 let id = event.event_id.clone().unwrap_or_default();
-                match append(nats, vec![event]).await {
+                match append(vec![event]).await {
                     Ok(()) => mark(outbox, &mut tx, &[*seq], None).await?,
                     Err(e) if e.code() == ErrorCode::InvalidRequest => {
                         tracing::error!(outbox = outbox.table, event_id = %id, error = %e, "event log refused an event; not retried");
@@ -133,7 +140,7 @@ async fn forward_batch(outbox: &Outbox, db: &PgPool, nats: &async_nats::Client) 
     Ok(take)
 }
 
-fn to_log_event((_, event_id, session_id, event_type, ts, payload): &Row) -> NewEvent {
+fn to_log_event((_, event_id, session_id, event_type, ts, payload, _): &Row) -> NewEvent {
     NewEvent {
         event_id: Some(event_id.clone()),
         event_type: event_type.clone(),
@@ -146,10 +153,8 @@ fn to_log_event((_, event_id, session_id, event_type, ts, payload): &Row) -> New
 }
 
 async fn append(nats: &async_nats::Client, events: Vec<NewEvent>) -> Result<(), WireError> {
-    // Forwarding runs in the background: not traced, like polling.
     let batch = AppendRequest::Batch { events };
-    let append = crate::client::call::<EventAppend>(nats, &batch, TIMEOUT);
-    let _: AppendResponse = crate::trace::untraced(append).await?;
+    let _: AppendResponse = crate::client::call::<EventAppend>(nats, &batch, TIMEOUT).await?;
     Ok(())
 }
 

@@ -199,6 +199,7 @@ async fn serve_one<R: Rpc, S, H: Handler<R, S>>(
     let span = tracing::info_span!(
         "rpc",
         subject,
+        otel.name = subject,
         otel.kind = "server",
         caller = %ctx.caller,
         workspace = %ctx.workspace,

@@ -285,7 +285,9 @@ async fn serve_deliveries<S: AgentSession>(
             continue;
         }
         let message_id = req.message.message_id.clone();
-        let mut r = session.receive_message(req.message, req.context).await;
+        // The hand-over is part of the trace of the request that sent the message.
+        let span = relay_bus::trace::message_span(&msg.subject, msg.headers.as_ref());
+        let mut r = tracing::Instrument::instrument(session.receive_message(req.message, req.context), span).await;
         r.delivery_id = Some(id.clone());
         if matches!(r.status, ReceiptStatus::Delivered | ReceiptStatus::Accepted) {
             events.emit("message.received", json!({ "messageId": message_id, "deliveryId": id }));

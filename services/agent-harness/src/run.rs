@@ -16,6 +16,7 @@ use relay_contracts::session::AgentSelection;
 use relay_contracts::{ErrorCode, WireError};
 use relay_harness::{AgentSession, AttachOptions, Binding, EventSink};
 use std::sync::Arc;
+use tracing::Instrument;
 
 /// What a PTY agent can do: every delivery mode (boundary modes queued in the harness and
 /// reported when typed), text only, release; usage only when the CLI shows it on its screen.
@@ -326,7 +327,12 @@ async fn drive<A: Driver>(
         adapter_session_id: None,
         agent_id: h.agent_id.clone(),
     };
-    let binding = Binding::attach(nats.clone(), opts, agent.clone()).await?;
+    // Attaching is part of the spawn request's trace, when a spawner started this harness.
+    let traceparent = std::env::var(crate::spawner::TRACEPARENT_ENV).ok();
+    let span = relay_bus::trace::continuing("attach", traceparent.as_deref());
+    let binding = Binding::attach(nats.clone(), opts, agent.clone())
+        .instrument(span)
+        .await?;
     let events = binding.events();
     events.status(AgentStatus::Starting);
     agent.set_events(events.clone());
@@ -451,18 +457,23 @@ async fn route_decisions(
 ) {
     let mut both = futures::stream::select(decisions.map(|m| (true, m)), answers.map(|m| (false, m)));
     while let Some((is_permission, msg)) = both.next().await {
-        let resolved = if is_permission {
-            serde_json::from_slice::<PermissionDecision>(&msg.payload).map(|d| {
-                let value = if d.decision == Decision::Approved {
-                    "approved"
-                } else {
-                    "denied"
-                };
-                prompts.resolve(&d.request_id, value.into())
-            })
-        } else {
-            serde_json::from_slice::<QuestionAnswer>(&msg.payload).map(|a| prompts.resolve(&a.question_id, a.answer))
-        };
+        // A human's decision reaches the agent in the trace of the request that made it.
+        let span = relay_bus::trace::message_span(&msg.subject, msg.headers.as_ref());
+        let resolved = span.in_scope(|| {
+            if is_permission {
+                serde_json::from_slice::<PermissionDecision>(&msg.payload).map(|d| {
+                    let value = if d.decision == Decision::Approved {
+                        "approved"
+                    } else {
+                        "denied"
+                    };
+                    prompts.resolve(&d.request_id, value.into())
+                })
+            } else {
+                serde_json::from_slice::<QuestionAnswer>(&msg.payload)
+                    .map(|a| prompts.resolve(&a.question_id, a.answer))
+            }
+        });
         let Some(reply) = msg.reply else { continue };
         let err = match resolved {
             Ok(true) => {

@@ -155,6 +155,9 @@ pub async fn serve(spawner: Spawner) -> Result<ServiceHost<Spawner>, ServiceErro
     Ok(host)
 }
 
+/// How a spawner hands its request's trace context to the harness it starts.
+pub const TRACEPARENT_ENV: &str = "RELAY_TRACEPARENT";
+
 /// Starts the agent, waits for it to attach, sends the task; the reply is its agent id.
 pub async fn spawn(s: Spawner, _ctx: RequestContext, req: SpawnRequest) -> Result<SpawnResponse, HarnessError> {
     let agent = s.settings.agent(&req.cli).ok_or_else(|| {
@@ -272,6 +275,10 @@ async fn start_harness(s: &Spawner, run: &Run, resume: Option<&Resume>) -> Resul
         }
     }
     cmd.arg("--").args(&run.agent.command).envs(&run.agent.env);
+    // The harness attaches in the trace of the spawn request.
+    if let Some(tp) = relay_bus::trace::current_traceparent() {
+        cmd.env(TRACEPARENT_ENV, tp);
+    }
     // The harness reads its NATS and telemetry settings from the same environment and file.
     // Its stdin is a pipe nobody writes to: when this process ends, however it ends, the pipe
     // closes and the harness stops its agent and ends the session. Its own process group, so

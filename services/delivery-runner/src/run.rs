@@ -33,6 +33,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{Notify, Semaphore};
+use tracing::Instrument;
 
 /// SQL: may waiting delivery `{d}` go now, apart from its time? `a` is the agent's
 /// `delivery_agents` row (LEFT JOINed), `$3` the array of safe states.
@@ -275,6 +276,8 @@ async fn claim(runner: &Runner, owner: &str, n: i64) -> Result<Vec<String>, sqlx
 struct Waiting {
     key: DeliveryKey,
     message: Message,
+    /// The context of the request that sent the message: the hand-over joins its trace.
+    traceparent: Option<String>,
 }
 
 type WaitingRow = (
@@ -286,6 +289,7 @@ type WaitingRow = (
     i64,
     Json<Message>,
     Option<Json<Agent>>,
+    Option<String>,
 );
 
 /// Walks one leased agent's deliveries until none is ready, lingers a moment for its next
@@ -402,7 +406,7 @@ async fn walk_once(runner: &Runner, owner: &str, agent_id: &str, renew: bool) ->
     };
     let query = format!(
         "{lease}
-         SELECT d.delivery_id, d.message_id, d.session_id, d.mode, d.attempts, d.available_at, m.doc, r.doc
+         SELECT d.delivery_id, d.message_id, d.session_id, d.mode, d.attempts, d.available_at, m.doc, r.doc, d.traceparent
          FROM deliveries d JOIN registry_messages m ON m.message_id = d.message_id
               LEFT JOIN delivery_agents a ON a.agent_id = d.agent_id
               LEFT JOIN registry_agents r ON r.agent_id = d.agent_id
@@ -430,7 +434,7 @@ async fn walk_once(runner: &Runner, owner: &str, agent_id: &str, renew: bool) ->
         .into_iter()
         .take_while(|r| r.5 <= now)
         .map(
-            |(delivery_id, message_id, session_id, mode, attempts, _, Json(message), _)| Waiting {
+            |(delivery_id, message_id, session_id, mode, attempts, _, Json(message), _, traceparent)| Waiting {
                 key: DeliveryKey {
                     delivery_id,
                     message_id,
@@ -440,6 +444,7 @@ async fn walk_once(runner: &Runner, owner: &str, agent_id: &str, renew: bool) ->
                     attempts: attempts as i64 + 1,
                 },
                 message,
+                traceparent,
             },
         )
         .collect();
@@ -453,7 +458,11 @@ async fn walk_once(runner: &Runner, owner: &str, agent_id: &str, renew: bool) ->
         tracing::debug!(delivery_id = %w.key.delivery_id, "delivering");
         let mut outcome = match refusal(agent.as_ref(), &w.key, &w.message) {
             Some(reason) => Outcome::refused(&w.key, reason),
-            None => Outcome::from_receipt(&w.key, deliver(runner, owner, &w.key, &w.message).await, s),
+            None => {
+                let span = relay_bus::trace::continuing("deliver", w.traceparent.as_deref());
+                let receipt = deliver(runner, owner, &w.key, &w.message).instrument(span).await;
+                Outcome::from_receipt(&w.key, receipt, s)
+            }
         };
         outcome.owner = Some(owner.to_string());
         let holds_back = outcome.holds_back();

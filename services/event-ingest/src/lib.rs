@@ -21,6 +21,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use store::{Filter, Prepared};
 use tokio::sync::{mpsc, oneshot};
+use tracing::Instrument;
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(default)]
@@ -91,6 +92,29 @@ impl Default for RedactionSettings {
 struct Job {
     events: Vec<Prepared>,
     reply: oneshot::Sender<Result<Vec<Appended>>>,
+    /// The appending request's span: its events are published live in its trace.
+    span: tracing::Span,
+}
+
+/// Committed events on their way to be published, each with the span of the request that
+/// appended it.
+type Live = Vec<(Event, tracing::Span)>;
+
+/// Pairs newly committed events with the span of the job that brought each.
+fn with_spans(events: Vec<Event>, jobs: &[Job]) -> Live {
+    let spans: std::collections::HashMap<&str, &tracing::Span> = jobs
+        .iter()
+        .flat_map(|j| j.events.iter().map(move |e| (e.event_id.as_str(), &j.span)))
+        .collect();
+    events
+        .into_iter()
+        .map(|e| {
+            let span = spans
+                .get(e.event_id.as_str())
+                .map_or_else(tracing::Span::none, |s| (*s).clone());
+            (e, span)
+        })
+        .collect()
 }
 
 /// Handler state.
@@ -134,7 +158,7 @@ impl Ingest {
 
 /// The single writer of this replica: takes every queued request (up to `max` events), commits
 /// them in one transaction, answers each caller, then publishes the new events in seq order.
-async fn writer(db: PgPool, live: mpsc::Sender<Vec<Event>>, mut rx: mpsc::Receiver<Job>, max: usize) {
+async fn writer(db: PgPool, live: mpsc::Sender<Live>, mut rx: mpsc::Receiver<Job>, max: usize) {
     while let Some(first) = rx.recv().await {
         let mut jobs = vec![first];
         let mut n = jobs[0].events.len();
@@ -154,6 +178,7 @@ async fn writer(db: PgPool, live: mpsc::Sender<Vec<Event>>, mut rx: mpsc::Receiv
         };
         match result {
             Ok((appended, events)) => {
+                let events = with_spans(events, &jobs);
                 let mut rest = appended.into_iter();
                 for job in jobs {
                     let mine: Vec<Appended> = rest.by_ref().take(job.events.len()).collect();
@@ -179,6 +204,7 @@ async fn writer(db: PgPool, live: mpsc::Sender<Vec<Event>>, mut rx: mpsc::Receiv
                     };
                     match result {
                         Ok((appended, events)) => {
+                            let events = with_spans(events, std::slice::from_ref(&job));
                             let _ = job.reply.send(Ok(appended));
                             let _ = live.send(events).await;
                         }
@@ -217,30 +243,32 @@ fn json_len(v: &serde_json::Value, budget: usize) -> usize {
 /// and an agent's event about a session also on the `session.event` catch-all (seed 002), so one
 /// subscription sees all of a session. `session.*` events are the registry's, which publishes
 /// them there itself.
-async fn publisher(nats: async_nats::Client, mut rx: mpsc::Receiver<Vec<Event>>) {
+async fn publisher(nats: async_nats::Client, mut rx: mpsc::Receiver<Live>) {
     while let Some(events) = rx.recv().await {
-        for e in &events {
-            let mut published = relay_bus::client::publish(&nats, subjects::committed_subject(&e.event_type), e).await;
-            if let Some(session_id) = &e.session_id
-                && !e.event_type.starts_with("session.")
-                && published.is_ok()
-            {
-                let envelope = relay_contracts::session::SessionEvent {
-                    event_id: e.event_id.clone(),
-                    session_id: session_id.clone(),
-                    timestamp: e.ts,
-                    event_type: e.event_type.clone(),
-                    payload: e.payload.clone(),
-                    seq: Some(e.seq),
-                };
-                published =
-                    relay_bus::client::publish(&nats, relay_contracts::subjects::session::EVENT.into(), &envelope)
-                        .await;
-            }
-            if let Err(err) = published {
-                tracing::warn!(seq = e.seq, error = %err, "event committed but not published live");
-            }
+        for (e, span) in &events {
+            publish_live(&nats, e).instrument(span.clone()).await;
         }
+    }
+}
+
+async fn publish_live(nats: &async_nats::Client, e: &Event) {
+    let mut published = relay_bus::client::publish(nats, subjects::committed_subject(&e.event_type), e).await;
+    if let Some(session_id) = &e.session_id
+        && !e.event_type.starts_with("session.")
+        && published.is_ok()
+    {
+        let envelope = relay_contracts::session::SessionEvent {
+            event_id: e.event_id.clone(),
+            session_id: session_id.clone(),
+            timestamp: e.ts,
+            event_type: e.event_type.clone(),
+            payload: e.payload.clone(),
+            seq: Some(e.seq),
+        };
+        published = relay_bus::client::publish(nats, relay_contracts::subjects::session::EVENT.into(), &envelope).await;
+    }
+    if let Err(err) = published {
+        tracing::warn!(seq = e.seq, error = %err, "event committed but not published live");
     }
 }
 
@@ -365,6 +393,7 @@ pub async fn append(ingest: Ingest, _ctx: RequestContext, req: AppendRequest) ->
         .send(Job {
             events: prepared,
             reply,
+            span: tracing::Span::current(),
         })
         .await
         .map_err(|_| IngestError::WriterGone)?;

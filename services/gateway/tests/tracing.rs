@@ -115,6 +115,8 @@ async fn a_rest_call_is_one_trace_across_the_services_it_touches() {
     let g = gateway(&m, &telemetry).await;
 
     // A client's trace is continued: the gateway's span and the registry's are in it.
+    let mut committed = m.client.subscribe("event.committed.session.created").await.unwrap();
+    m.client.flush().await.unwrap();
     let (parent, trace_id) = traceparent();
     let created = g
         .req(reqwest::Method::POST, "/api/v1/sessions")
@@ -126,6 +128,23 @@ async fn a_rest_call_is_one_trace_across_the_services_it_touches() {
     assert_eq!(created.status(), StatusCode::CREATED);
     let services = collector.services_in(&trace_id, &["gateway", "session-registry"]).await;
     println!("POST /sessions touched {services:?}");
+    // The event it committed is published live in the same trace.
+    let live = tokio::time::timeout(
+        std::time::Duration::from_secs(10),
+        futures::StreamExt::next(&mut committed),
+    )
+    .await
+    .expect("session.created is published")
+    .unwrap();
+    let carried = live
+        .headers
+        .as_ref()
+        .and_then(|h| h.get("traceparent"))
+        .map(|v| v.to_string());
+    assert!(
+        carried.as_deref().is_some_and(|tp| tp.contains(&trace_id)),
+        "event.committed.session.created carries {carried:?}, not the trace {trace_id}"
+    );
 
     // Every span of that trace hangs off the client's span: one trace, no second root.
     let roots: Vec<Span> = collector
@@ -167,15 +186,106 @@ async fn a_rest_call_is_one_trace_across_the_services_it_touches() {
         .services_in(&gateway_trace, &["gateway", "session-registry"])
         .await;
 
-    // Background polling (the SSE hub and the followers read `event.since` all the time) is
-    // not exported: no span of an `event.since` call is the root of a trace.
+    assert_no_polling_traces(&collector);
+}
+
+/// Background polling (the SSE hub and the followers read `event.since` all the time) is not
+/// exported: no `event.since` span starts a trace of its own.
+fn assert_no_polling_traces(collector: &Collector) {
     let polling_roots: Vec<Span> = collector
         .spans()
         .into_iter()
-        .filter(|s| s.parent.is_empty() && s.service != "gateway")
+        .filter(|s| s.parent.is_empty() && s.name == "event.since")
         .collect();
-    assert!(
-        polling_roots.is_empty(),
-        "root spans nobody asked for: {polling_roots:?}"
-    );
+    assert!(polling_roots.is_empty(), "polling made traces: {polling_roots:?}");
+}
+
+/// The three calls that cross the most services: a session with a spawned agent and its task,
+/// a message to that agent, and a human's approval of the command the agent asked to run. Each
+/// is one trace that reaches every service the work goes through — including the harness, the
+/// delivery runner and the event log, which do their part after the REST call has answered.
+#[tokio::test]
+async fn spawning_sending_and_approving_are_each_one_trace_through_every_service_they_touch() {
+    let collector = Collector::default();
+    let endpoint = collector.start().await;
+    let telemetry = [
+        ("RELAY_TELEMETRY__OTLP_ENDPOINT", endpoint.as_str()),
+        ("OTEL_BSP_SCHEDULE_DELAY", "100"),
+    ];
+    let m = mesh_with(&telemetry).await;
+    let surfaced = std::env::temp_dir().join(format!("traced-{}.log", uuid::Uuid::new_v4().simple()));
+    let _spawner = common::spawner_with(&m, &surfaced, &telemetry).await;
+    let g = gateway(&m, &telemetry).await;
+
+    let (parent, spawn_trace) = traceparent();
+    let created: serde_json::Value = g
+        .req(reqwest::Method::POST, "/api/v1/sessions")
+        .header("traceparent", &parent)
+        .json(&json!({"sessionId": "traced-agent", "cli": "claude", "task": "hello"}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let agent = created["agentId"].as_str().expect("an agent id").to_string();
+    let everywhere = [
+        "gateway",
+        "session-registry",
+        "agent-spawner",
+        "agent-harness",
+        "delivery-runner",
+        "event-ingest",
+    ];
+    let services = collector.services_in(&spawn_trace, &everywhere).await;
+    println!("POST /sessions with a cli touched {services:?}");
+
+    let (parent, send_trace) = traceparent();
+    let sent = g
+        .req(reqwest::Method::POST, "/api/v1/sessions/traced-agent/messages")
+        .header("traceparent", &parent)
+        .json(&json!({"message": "ask-permission Bash rm -rf build"}))
+        .send()
+        .await
+        .unwrap();
+    assert!(sent.status().is_success(), "{}", sent.text().await.unwrap());
+    let delivered = [
+        "gateway",
+        "session-registry",
+        "delivery-runner",
+        "agent-harness",
+        "event-ingest",
+    ];
+    let services = collector.services_in(&send_trace, &delivered).await;
+    println!("POST /sessions/{{id}}/messages touched {services:?}");
+
+    let request_id = relay_testkit::wait_for(|| async {
+        let (_, list) = g.get(&format!("/api/v1/agents/{agent}/permissions")).await;
+        list["permissions"][0]["requestId"].as_str().map(String::from)
+    })
+    .await;
+    let (parent, approve_trace) = traceparent();
+    let approved = g
+        .req(
+            reqwest::Method::POST,
+            &format!("/api/v1/agents/{agent}/permissions/{request_id}/approve"),
+        )
+        .header("traceparent", &parent)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(approved.status(), StatusCode::OK);
+    let decided = ["gateway", "permission-manager", "agent-harness", "event-ingest"];
+    let services = collector.services_in(&approve_trace, &decided).await;
+    println!("POST …/approve touched {services:?}");
+
+    for trace in [&spawn_trace, &send_trace, &approve_trace] {
+        let roots: Vec<Span> = collector
+            .spans()
+            .into_iter()
+            .filter(|s| &s.trace_id == trace && s.parent.is_empty())
+            .collect();
+        assert!(roots.is_empty(), "a second root in the client's trace: {roots:?}");
+    }
+    assert_no_polling_traces(&collector);
 }

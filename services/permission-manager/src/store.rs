@@ -291,13 +291,17 @@ pub async fn insert_event(
     ts: i64,
     payload: &Value,
 ) -> Result<()> {
-    sqlx::query("INSERT INTO permission_events (event_id, session_id, type, ts, payload) VALUES ($1, $2, $3, $4, $5)")
-        .bind(uuid::Uuid::now_v7().to_string())
-        .bind(session_id)
-        .bind(event_type)
-        .bind(ts)
-        .bind(payload)
-        .execute(conn)
-        .await?;
+    sqlx::query(
+        "INSERT INTO permission_events (event_id, session_id, type, ts, payload, traceparent)
+         VALUES ($1, $2, $3, $4, $5, $6)",
+    )
+    .bind(uuid::Uuid::now_v7().to_string())
+    .bind(session_id)
+    .bind(event_type)
+    .bind(ts)
+    .bind(payload)
+    .bind(relay_bus::trace::current_traceparent())
+    .execute(conn)
+    .await?;
     Ok(())
 }

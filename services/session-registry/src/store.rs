@@ -50,13 +50,15 @@ impl Change {
         let payload = serde_json::to_value(&payload).map_err(|e| RegistryError::Invalid(e.to_string()))?;
         let (event_id, ts) = (new_id(), now_ms());
         let seq: i64 = sqlx::query_scalar(
-            "INSERT INTO registry_events (event_id, session_id, type, ts, payload) VALUES ($1, $2, $3, $4, $5) RETURNING seq",
+            "INSERT INTO registry_events (event_id, session_id, type, ts, payload, traceparent)
+             VALUES ($1, $2, $3, $4, $5, $6) RETURNING seq",
         )
         .bind(&event_id)
         .bind(session_id)
         .bind(P::TYPE)
         .bind(ts)
         .bind(&payload)
+        .bind(relay_bus::trace::current_traceparent())
         .fetch_one(&mut *self.tx)
         .await?;
         self.events.push(SessionEvent {
@@ -79,8 +81,8 @@ impl Change {
         for agent_id in m.target_agent_ids.iter().flatten() {
             let id = new_id();
             sqlx::query(
-                "INSERT INTO deliveries (delivery_id, message_id, session_id, agent_id, mode, status, available_at, created_at, updated_at)
-                 VALUES ($1, $2, $3, $4, $5, 'pending', $6, $6, $6)",
+                "INSERT INTO deliveries (delivery_id, message_id, session_id, agent_id, mode, status, available_at, created_at, updated_at, traceparent)
+                 VALUES ($1, $2, $3, $4, $5, 'pending', $6, $6, $6, $7)",
             )
             .bind(&id)
             .bind(&m.message_id)
@@ -88,6 +90,7 @@ impl Change {
             .bind(agent_id)
             .bind(mode.as_str())
             .bind(m.timestamp)
+            .bind(relay_bus::trace::current_traceparent())
             .execute(&mut *self.tx)
             .await?;
             let event = DeliveryEvent {
@@ -103,13 +106,15 @@ impl Change {
                 retryable: None,
             };
             sqlx::query(
-                "INSERT INTO delivery_events (event_id, session_id, type, ts, payload) VALUES ($1, $2, $3, $4, $5)",
+                "INSERT INTO delivery_events (event_id, session_id, type, ts, payload, traceparent)
+                 VALUES ($1, $2, $3, $4, $5, $6)",
             )
             .bind(new_id())
             .bind(&m.session_id)
             .bind(&event.event_type)
             .bind(m.timestamp)
             .bind(serde_json::to_value(&event).map_err(|e| RegistryError::Invalid(e.to_string()))?)
+            .bind(relay_bus::trace::current_traceparent())
             .execute(&mut *self.tx)
             .await?;
             self.deliveries.push(event);
