@@ -9,6 +9,16 @@ use std::time::Duration;
 
 pub static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../../migrations");
 
+/// The migrations of this build, as every service and `relayctl migrate` run them. A database a
+/// newer build has migrated further is accepted: during a rolling upgrade, an older replica
+/// that restarts must not refuse to start because a newer one migrated first (migrations only
+/// add, so the old code still fits the schema).
+pub fn migrator() -> sqlx::migrate::Migrator {
+    let mut m = sqlx::migrate!("../../migrations");
+    m.set_ignore_missing(true);
+    m
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum DbError {
     #[error("cannot connect to Postgres at {url}: {source}")]
@@ -47,7 +57,7 @@ pub async fn connect(settings: &DatabaseSettings) -> Result<PgPool, DbError> {
         tokio::time::sleep(Duration::from_millis(500)).await;
     };
     if settings.migrate {
-        MIGRATOR.run(&pool).await?;
+        migrator().run(&pool).await?;
         tracing::info!(migrations = MIGRATOR.iter().count(), "database schema is current");
     }
     Ok(pool)

@@ -492,7 +492,7 @@ async fn migrate(mut db: DatabaseSettings) -> Result<()> {
             .unwrap_or_default() // no table yet: nothing applied
     };
     let before = applied().await;
-    let embedded = &relay_bus::db::MIGRATOR;
+    let embedded = relay_bus::db::migrator();
     let pending: Vec<_> = embedded.iter().filter(|m| !before.contains(&m.version)).collect();
     println!(
         "{} migrations embedded, {} applied, {} to apply",
