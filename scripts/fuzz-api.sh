@@ -3,7 +3,9 @@
 # Starts a private nats-server and a fresh database on loopback, the services and the gateway,
 # validates docs/api/openapi.json, then runs schemathesis against the live gateway with every
 # check (a valid request refused or an invalid one accepted, a 5xx, a response, status or content
-# type the document does not describe) and the stateful phase. Fails on any of them, or on an
+# type the document does not describe) and the stateful phase. One check is left out:
+# use_after_free expects a 404 after DELETE, but `DELETE /sessions/{id}` ends a session (seed 003:
+# "End session") and the ended session stays readable, status `closed`, as its history. Fails on any of them, or on an
 # invalid document.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -78,6 +80,7 @@ set +e
   --url "$base/api/v1" \
   --header "Authorization: Bearer fuzz-token" \
   --checks all \
+  --exclude-checks use_after_free \
   --exclude-path-regex '/events/sse$' \
   --max-examples "$EXAMPLES" \
   --seed "$SEED" \

@@ -349,7 +349,9 @@ pub struct Ended {
     pub summary: Summary,
 }
 
-/// Seed 003 `DELETE /api/v1/sessions/:id`: releases the session's agents and closes it.
+/// Seed 003 `DELETE /api/v1/sessions/:id` ("End session"): releases the session's agents and
+/// closes it. The ended session stays readable (`GET` answers it with status `closed`); purging
+/// deletes it.
 #[utoipa::path(delete, path = "/sessions/{id}", tag = "sessions", params(("id" = String, Path, description = "Session id")), responses((status = 200, body = Ended), (status = 404, description = "Not found", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
 async fn end_session(State(s): State<AppState>, Path(id): Path<String>) -> Reply<Ended> {
     let session = find_session(&s, id.clone()).await?;
