@@ -43,12 +43,9 @@ pub async fn request_bytes(
     payload: Vec<u8>,
     timeout: Duration,
 ) -> Result<bytes::Bytes, WireError> {
-    let mut headers = HeaderMap::new();
-    trace::inject_current(&mut headers);
-    context::inject(&mut headers);
     let request = async_nats::Request::new()
         .payload(payload.into())
-        .headers(headers)
+        .headers(outgoing_headers())
         .timeout(Some(timeout));
     let message = client
         .send_request(subject.to_string(), request)
@@ -98,11 +95,16 @@ fn code_from_status(status: &str) -> ErrorCode {
 pub async fn publish<T: Serialize>(client: &Client, subject: String, event: &T) -> Result<(), WireError> {
     let payload = serde_json::to_vec(event)
         .map_err(|e| WireError::new(ErrorCode::Internal, format!("cannot encode event: {e}")))?;
+    client
+        .publish_with_headers(subject, outgoing_headers(), payload.into())
+        .await
+        .map_err(|e| WireError::new(ErrorCode::Unavailable, format!("cannot publish: {e}")))
+}
+
+/// The headers every call and publish carries: the trace context and the request context.
+fn outgoing_headers() -> HeaderMap {
     let mut headers = HeaderMap::new();
     trace::inject_current(&mut headers);
     context::inject(&mut headers);
-    client
-        .publish_with_headers(subject, headers, payload.into())
-        .await
-        .map_err(|e| WireError::new(ErrorCode::Unavailable, format!("cannot publish: {e}")))
+    headers
 }

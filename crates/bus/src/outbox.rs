@@ -113,18 +113,18 @@ async fn forward_batch(outbox: &Outbox, db: &PgPool, nats: &async_nats::Client) 
     let take = take.min(same_trace).max(1);
     events.truncate(take);
     let seqs: Vec<i64> = rows[..take].iter().map(|r| r.0).collect();
-    let append = |events| {
+    let append_in_trace = |events| {
         let span = crate::trace::continuing("forward events", trace.as_deref());
         tracing::Instrument::instrument(append(nats, events), span)
     };
-    match append(events.clone()).await {
+    match append_in_trace(events.clone()).await {
         Ok(()) => mark(outbox, &mut tx, &seqs, None).await?,
         // One bad event must not hold back the rest: send them one by one and keep the
         // reason for each the log refuses.
         Err(e) if e.code() == ErrorCode::InvalidRequest => {
             for (seq, event) in seqs.iter().zip(events) {
                 let id = event.event_id.clone().unwrap_or_default();
-                match append(vec![event]).await {
+                match append_in_trace(vec![event]).await {
                     Ok(()) => mark(outbox, &mut tx, &[*seq], None).await?,
                     Err(e) if e.code() == ErrorCode::InvalidRequest => {
                         tracing::error!(outbox = outbox.table, event_id = %id, error = %e, "event log refused an event; not retried");

@@ -25,13 +25,13 @@ impl Extractor for HeaderExtractor<'_> {
 }
 
 /// Writes the current span's context into `headers`.
-pub fn inject_current(headers: &mut HeaderMap) {
+pub(crate) fn inject_current(headers: &mut HeaderMap) {
     let cx = tracing::Span::current().context();
     opentelemetry::global::get_text_map_propagator(|p| p.inject_context(&cx, &mut HeaderInjector(headers)));
 }
 
 /// Makes the context found in `headers` (if any) the parent of `span`.
-pub fn set_parent_from(span: &tracing::Span, headers: Option<&HeaderMap>) {
+pub(crate) fn set_parent_from(span: &tracing::Span, headers: Option<&HeaderMap>) {
     let Some(headers) = headers else { return };
     let cx = opentelemetry::global::get_text_map_propagator(|p| p.extract(&HeaderExtractor(headers)));
     let _ = span.set_parent(cx);
@@ -48,10 +48,7 @@ pub fn set_parent_from_map(span: &tracing::Span, headers: &std::collections::Has
 /// the spans they cause are not exported either. For background polling, which would
 /// otherwise make a one-span trace every time it looks.
 pub async fn untraced<F: std::future::Future>(fut: F) -> F::Output {
-    use tracing::Instrument;
-    let span = tracing::info_span!("untraced");
-    let _ = span.set_parent(quiet_context());
-    fut.instrument(span).await
+    tracing::Instrument::instrument(fut, continuing("untraced", None)).await
 }
 
 /// A parent that is not sampled: spans under it, here and in the services called, are dropped.

@@ -352,14 +352,8 @@ macro_rules! declare {
         /// for the README tables.
         #[cfg(feature = "openapi")]
         pub fn schemas() -> Vec<(RpcInfo, docs::Schemas, docs::Schemas)> {
-            let mut out = Vec::new();
-            let mut i = 0;
-            $(
-                out.push((ALL[i], docs::Schemas::of::<$req>(), docs::Schemas::of::<$resp>()));
-                i += 1;
-            )*
-            let _ = i;
-            out
+            let schemas = vec![$((docs::Schemas::of::<$req>(), docs::Schemas::of::<$resp>())),*];
+            ALL.iter().zip(schemas).map(|(r, (req, resp))| (*r, req, resp)).collect()
         }
     };
 }

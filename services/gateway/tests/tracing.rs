@@ -62,8 +62,21 @@ fn hex(bytes: &[u8]) -> String {
 }
 
 impl Collector {
+    /// A collector serving OTLP/gRPC on a free loopback port, and the environment that points
+    /// a service at it.
+    async fn start() -> (Collector, [(&'static str, String); 2]) {
+        let collector = Collector::default();
+        let endpoint = collector.serve().await;
+        let env = [
+            ("RELAY_TELEMETRY__OTLP_ENDPOINT", endpoint),
+            // Export within a fraction of a second instead of every five.
+            ("OTEL_BSP_SCHEDULE_DELAY", "100".to_string()),
+        ];
+        (collector, env)
+    }
+
     /// Serves OTLP/gRPC on a free loopback port; its endpoint.
-    async fn start(&self) -> String {
+    async fn serve(&self) -> String {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         let svc = TraceServiceServer::new(self.clone());
@@ -94,6 +107,24 @@ impl Collector {
     fn spans(&self) -> Vec<Span> {
         self.0.lock().unwrap().clone()
     }
+
+    /// Every span of trace `id` hangs off the client's span: one trace, no second root.
+    fn assert_no_second_root(&self, id: &str) {
+        let roots: Vec<Span> = self
+            .spans()
+            .into_iter()
+            .filter(|s| s.trace_id == id && s.parent.is_empty())
+            .collect();
+        assert!(
+            roots.is_empty(),
+            "spans that start their own root in the client's trace: {roots:?}"
+        );
+    }
+}
+
+/// `env` as the `(key, value)` pairs the test processes take.
+fn pairs<'a>(env: &'a [(&'static str, String)]) -> Vec<(&'static str, &'a str)> {
+    env.iter().map(|(k, v)| (*k, v.as_str())).collect()
 }
 
 /// A W3C `traceparent` a client would send, for a new trace id.
@@ -104,13 +135,8 @@ fn traceparent() -> (String, String) {
 
 #[tokio::test]
 async fn a_rest_call_is_one_trace_across_the_services_it_touches() {
-    let collector = Collector::default();
-    let endpoint = collector.start().await;
-    let telemetry = [
-        ("RELAY_TELEMETRY__OTLP_ENDPOINT", endpoint.as_str()),
-        // Export within a fraction of a second instead of every five.
-        ("OTEL_BSP_SCHEDULE_DELAY", "100"),
-    ];
+    let (collector, env) = Collector::start().await;
+    let telemetry = pairs(&env);
     let m = mesh_with(&telemetry).await;
     let g = gateway(&m, &telemetry).await;
 
@@ -146,16 +172,7 @@ async fn a_rest_call_is_one_trace_across_the_services_it_touches() {
         "event.committed.session.created carries {carried:?}, not the trace {trace_id}"
     );
 
-    // Every span of that trace hangs off the client's span: one trace, no second root.
-    let roots: Vec<Span> = collector
-        .spans()
-        .into_iter()
-        .filter(|s| s.trace_id == trace_id && s.parent.is_empty())
-        .collect();
-    assert!(
-        roots.is_empty(),
-        "spans that start their own root in the client's trace: {roots:?}"
-    );
+    collector.assert_no_second_root(&trace_id);
 
     // The permission routes: a lookup and a decision, each in the caller's trace.
     let (parent, trace_id) = traceparent();
@@ -206,12 +223,8 @@ fn assert_no_polling_traces(collector: &Collector) {
 /// delivery runner and the event log, which do their part after the REST call has answered.
 #[tokio::test]
 async fn spawning_sending_and_approving_are_each_one_trace_through_every_service_they_touch() {
-    let collector = Collector::default();
-    let endpoint = collector.start().await;
-    let telemetry = [
-        ("RELAY_TELEMETRY__OTLP_ENDPOINT", endpoint.as_str()),
-        ("OTEL_BSP_SCHEDULE_DELAY", "100"),
-    ];
+    let (collector, env) = Collector::start().await;
+    let telemetry = pairs(&env);
     let m = mesh_with(&telemetry).await;
     let surfaced = std::env::temp_dir().join(format!("traced-{}.log", uuid::Uuid::new_v4().simple()));
     let _spawner = common::spawner_with(&m, &surfaced, &telemetry).await;
@@ -280,12 +293,7 @@ async fn spawning_sending_and_approving_are_each_one_trace_through_every_service
     println!("POST …/approve touched {services:?}");
 
     for trace in [&spawn_trace, &send_trace, &approve_trace] {
-        let roots: Vec<Span> = collector
-            .spans()
-            .into_iter()
-            .filter(|s| &s.trace_id == trace && s.parent.is_empty())
-            .collect();
-        assert!(roots.is_empty(), "a second root in the client's trace: {roots:?}");
+        collector.assert_no_second_root(trace);
     }
     assert_no_polling_traces(&collector);
 }
