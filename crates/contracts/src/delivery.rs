@@ -1,7 +1,8 @@
 //! Deliveries (seed 001): one per message and target agent, a state machine in Postgres.
 //!
-//! The registry creates them in the same transaction as the message (`session.sendMessage`);
-//! the delivery runner (services/delivery-runner) owns their state from there.
+//! The registry stores a message and the hand-off of its deliveries in one transaction
+//! (`session.sendMessage`) and hands them to the delivery runner (`delivery.handoff`), which
+//! owns them from there (services/delivery-runner).
 
 use crate::capabilities::DeliveryMode;
 use serde::{Deserialize, Serialize};
@@ -340,4 +341,73 @@ pub struct SpawnRequest {
 #[serde(rename_all = "camelCase")]
 pub struct SpawnResponse {
     pub agent_id: String,
+}
+
+/// `delivery.handoff`: what the registry hands the delivery runner, in the registry's commit
+/// order. Applying an entry twice changes nothing (ids are the registry's; an agent entry older
+/// than the one applied is ignored), so the registry re-sends until it hears back.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct HandoffRequest {
+    pub entries: Vec<HandoffEntry>,
+}
+
+/// One entry of the registry's hand-off outbox: `seq` is its commit order there.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct HandoffEntry {
+    pub seq: i64,
+    #[serde(flatten)]
+    pub item: HandoffItem,
+}
+
+#[skip_serializing_none]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(tag = "kind", rename_all = "camelCase")]
+pub enum HandoffItem {
+    /// A stored message and one delivery per target agent, in target order.
+    #[serde(rename_all = "camelCase")]
+    Message {
+        message: crate::session::Message,
+        deliveries: Vec<NewDelivery>,
+        /// The trace of the send that stored it: its deliveries go out in it.
+        traceparent: Option<String>,
+    },
+    /// An agent as the registry now has it: its status and capabilities decide what may go.
+    #[serde(rename_all = "camelCase")]
+    Agent { agent: crate::session::Agent },
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct NewDelivery {
+    pub delivery_id: String,
+    pub agent_id: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct HandoffResponse {
+    /// Deliveries created by this call (an entry applied before counts 0).
+    pub created: i64,
+}
+
+/// `delivery.purge`: a purged session's deliveries go too.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct PurgeDeliveriesRequest {
+    pub session_id: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct PurgeDeliveriesResponse {
+    pub deliveries_deleted: i64,
 }

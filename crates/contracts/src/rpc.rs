@@ -243,6 +243,13 @@ macro_rules! with_rpcs {
             /// the runner has not yet recorded the hand-off.
             DeliveryReport delivery_report = "delivery.report", DELIVERY_RUNNER, HARNESS, workspace,
                 delivery::Receipt => delivery::Delivery;
+            /// The registry hands over stored messages' deliveries and agent changes, in its
+            /// commit order; idempotent (the registry re-sends until answered).
+            DeliveryHandoff delivery_handoff = "delivery.handoff", DELIVERY_RUNNER, &[Role::Service], mesh,
+                delivery::HandoffRequest => delivery::HandoffResponse;
+            /// Deletes a purged session's deliveries (the registry's `session.purge`).
+            DeliveryPurge delivery_purge = "delivery.purge", DELIVERY_RUNNER, &[Role::Service], workspace,
+                delivery::PurgeDeliveriesRequest => delivery::PurgeDeliveriesResponse;
             /// Holds an agent's deliveries until resumed.
             AgentPause agent_pause = "agent.pause", DELIVERY_RUNNER, OPERATE, workspace,
                 delivery::AgentRef => delivery::AgentHold, grpc("AgentService", "Pause");

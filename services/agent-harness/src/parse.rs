@@ -55,6 +55,10 @@ pub struct PatternSet {
     pub session_args: Option<String>,
     /// Arguments that continue session `{id}` (a harness restarted after a crash).
     pub resume_args: Option<String>,
+    /// Raw output: a resumed CLI has loaded the session it continues. Until it shows, the
+    /// ready prompt of a resumed CLI is not idle (what is typed before the history is loaded
+    /// can be lost), unless the screen stays still for `RESUME_QUIET`.
+    pub resume_loaded: Option<String>,
 }
 
 /// How a CLI's menus are answered.
@@ -133,6 +137,7 @@ impl PatternSet {
                 enter_delay_ms: None,
                 session_args: p("--session-id {id}"),
                 resume_args: p("--resume {id}"),
+                resume_loaded: None,
             },
             "codex" => PatternSet {
                 // "Would you like to run the following command?" … "$ touch x" … "› 1. Yes, proceed (y)"
@@ -164,6 +169,7 @@ impl PatternSet {
                 // in $CODEX_HOME/sessions)
                 session_args: None,
                 resume_args: p("resume {id}"),
+                resume_loaded: None,
             },
             "gemini" => PatternSet {
                 // "│ ? Shell  touch x │" … "│ Allow execution of [Shell]? │" … "│ ● 1. Allow once │"
@@ -194,6 +200,9 @@ impl PatternSet {
                 enter_delay_ms: Some(150),
                 session_args: p("--session-id {id}"),
                 resume_args: p("--resume {id}"),
+                // Gemini draws its ready prompt, then clears the screen (ESC[2J) to redraw the
+                // resumed history; a message submitted in between never reaches the model.
+                resume_loaded: p(r"\x1b\[2J"),
             },
             _ => PatternSet {
                 // "Allow X? (y/n)" / "Approve X? [Y/n]": the common shape
@@ -233,6 +242,7 @@ impl PatternSet {
             enter_delay_ms: overrides.enter_delay_ms.or(self.enter_delay_ms),
             session_args: pick(&overrides.session_args, self.session_args),
             resume_args: pick(&overrides.resume_args, self.resume_args),
+            resume_loaded: pick(&overrides.resume_loaded, self.resume_loaded),
         }
     }
 

@@ -129,7 +129,10 @@ pub async fn run(nats: async_nats::Client, h: HarnessSettings) -> Result<u32, Ha
     let (program, args) = h.command.split_first().expect("command checked at start");
     if protocol == Protocol::Pty {
         let patterns = PatternSet::builtin(&h.cli).merged(&h.patterns.get(&h.cli).cloned().unwrap_or_default());
-        let screen = Screen::new(&patterns, ROWS, COLS).map_err(HarnessError::Patterns)?;
+        let mut screen = Screen::new(&patterns, ROWS, COLS).map_err(HarnessError::Patterns)?;
+        if h.cli_session.is_some() {
+            screen.resuming();
+        }
         let screen = Arc::new(std::sync::Mutex::new(screen));
         let (outputs, output_seen) = tokio::sync::watch::channel(0u64);
         // A CLI that takes a session id of ours can be resumed by a restarted harness.
@@ -261,7 +264,8 @@ fn pty_pump(
     Box::pin(async move {
         let mut last_output = Instant::now();
         let mut last_settle = Instant::now();
-        // How far the quiet after the last output has been read: 0 none, 1 the pause, 2 idle.
+        // How far the quiet after the last output has been read: 0 none, 1 the pause, 2 idle,
+        // 3 a resumed CLI idle without its `resumeLoaded` output.
         let mut stage = 0;
         let settle = |quiet: Duration| {
             let found = screen.lock().expect("screen lock").settle(quiet);
@@ -271,6 +275,10 @@ fn pty_pump(
             let next = match stage {
                 0 => (last_output + PAUSE).min(last_settle + STREAMING),
                 1 => last_output + crate::screen::IDLE_QUIET,
+                // A resumed CLI that never showed `resumeLoaded` is idle after a longer quiet.
+                2 if screen.lock().expect("screen lock").awaiting_resume() => {
+                    last_output + crate::screen::RESUME_QUIET
+                }
                 _ => last_output + Duration::from_secs(3600),
             };
             tokio::select! {
@@ -283,7 +291,7 @@ fn pty_pump(
                     }
                     None => break (&mut exit).await.unwrap_or(1),
                 },
-                _ = tokio::time::sleep_until(next), if stage < 2 => {
+                _ = tokio::time::sleep_until(next), if stage < 3 => {
                     let now = Instant::now();
                     settle(now - last_output);
                     last_settle = now;

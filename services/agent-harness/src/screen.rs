@@ -15,6 +15,9 @@ use std::time::Duration;
 /// How long the screen must be still before its ready prompt means idle (spinners redraw
 /// several times a second while a CLI works).
 pub const IDLE_QUIET: Duration = Duration::from_millis(300);
+/// How long a resumed CLI's screen must be still before its ready prompt means idle when the
+/// `resumeLoaded` output never came (a session with nothing to load, a CLI that changed).
+pub const RESUME_QUIET: Duration = Duration::from_secs(5);
 
 struct Patterns {
     permission: Option<Regex>,
@@ -28,6 +31,7 @@ struct Patterns {
     file: Option<Regex>,
     command: Option<Regex>,
     ignore: Option<Regex>,
+    resume_loaded: Option<regex::bytes::Regex>,
 }
 
 pub struct Screen {
@@ -41,6 +45,10 @@ pub struct Screen {
     /// Typed into since the last output: the screen must change before idle is believed.
     typed: bool,
     open_tool: Option<String>,
+    /// Resumed, and the `resumeLoaded` output not seen yet.
+    awaiting_resume: bool,
+    /// The end of the last output piece, so a marker split between two pieces is still seen.
+    tail: Vec<u8>,
 }
 
 impl Screen {
@@ -58,6 +66,12 @@ impl Screen {
             file: compile("file", &set.file)?,
             command: compile("command", &set.command)?,
             ignore: compile("ignore", &set.ignore)?,
+            resume_loaded: match set.resume_loaded.as_deref().filter(|s| !s.is_empty()) {
+                Some(re) => Some(
+                    regex::bytes::Regex::new(re).map_err(|e| format!("patterns.resumeLoaded: {e}"))?,
+                ),
+                None => None,
+            },
         };
         for (field, re, group) in [("tokens", &p.tokens, 2), ("tool", &p.tool, 1), ("file", &p.file, 2)] {
             if let Some(re) = re
@@ -77,13 +91,37 @@ impl Screen {
             idle: false,
             typed: false,
             open_tool: None,
+            awaiting_resume: false,
+            tail: Vec::new(),
         })
+    }
+
+    /// The CLI was started to continue a session: its ready prompt waits for `resumeLoaded`.
+    pub fn resuming(&mut self) {
+        self.awaiting_resume = self.p.resume_loaded.is_some();
+    }
+
+    /// Whether a resumed CLI has not shown `resumeLoaded` yet.
+    pub fn awaiting_resume(&self) -> bool {
+        self.awaiting_resume
     }
 
     /// Raw output of the CLI, in any pieces.
     pub fn feed(&mut self, bytes: &[u8]) {
         if !bytes.is_empty() {
             self.typed = false;
+        }
+        if self.awaiting_resume
+            && let Some(re) = &self.p.resume_loaded
+        {
+            self.tail.extend_from_slice(bytes);
+            if re.is_match(&self.tail) {
+                self.awaiting_resume = false;
+                self.tail = Vec::new();
+            } else {
+                let keep = self.tail.len().saturating_sub(64);
+                self.tail.drain(..keep);
+            }
         }
         self.vt.process(bytes);
     }
@@ -193,7 +231,10 @@ impl Screen {
             && !self.p.busy.as_ref().is_some_and(|re| re.is_match(&text));
         if !ready {
             self.idle = false;
-        } else if !self.idle && !self.typed && quiet >= IDLE_QUIET {
+        } else if !self.idle
+            && !self.typed
+            && quiet >= if self.awaiting_resume { RESUME_QUIET } else { IDLE_QUIET }
+        {
             self.idle = true;
             out.push(Detected::Screen(text));
             out.push(Detected::Idle);
@@ -569,5 +610,30 @@ mod tests {
         let before = vec!["a".to_string(), "b".into(), "".into()];
         let now = vec!["a".to_string(), "b".into(), "b".into(), "".into(), "c".into()];
         assert_eq!(new_rows(&before, &now), vec!["b".to_string(), "c".into()]);
+    }
+
+    const GEMINI_READY: &str = " >   Type your message or @path/to/file\r\n";
+
+    #[test]
+    fn a_resumed_gemini_is_idle_only_after_its_history_reload() {
+        let mut s = Screen::new(&PatternSet::builtin("gemini"), 50, 200).unwrap();
+        s.resuming();
+        // The prompt it draws before it reloads the session is not the one to type into.
+        s.feed(GEMINI_READY.as_bytes());
+        assert_eq!(prompts(s.settle(IDLE_QUIET)), vec![]);
+        // The reload clears the screen (the marker split between two pieces of output).
+        s.feed(b"\x1b[2");
+        s.feed(b"J\x1b[3J\x1b[H > REMEMBER the word BANANA\r\n");
+        s.feed(GEMINI_READY.as_bytes());
+        assert_eq!(prompts(s.settle(IDLE_QUIET)), vec![Detected::Idle]);
+    }
+
+    #[test]
+    fn a_resumed_gemini_that_never_reloads_is_idle_after_a_longer_quiet() {
+        let mut s = Screen::new(&PatternSet::builtin("gemini"), 50, 200).unwrap();
+        s.resuming();
+        s.feed(GEMINI_READY.as_bytes());
+        assert_eq!(prompts(s.settle(IDLE_QUIET)), vec![]);
+        assert_eq!(prompts(s.settle(RESUME_QUIET)), vec![Detected::Idle]);
     }
 }

@@ -277,6 +277,7 @@ impl PtyAgent {
                 "the text is still in the CLI's input after Enter; pressing it again"
             );
         }
+        tracing::info!(chars = text.chars().count(), "message typed and submitted");
         Ok(())
     }
 

@@ -574,9 +574,20 @@ impl World {
             if std::time::Instant::now() > deadline {
                 let screens = self.events(agent, "terminal.screen").await;
                 let last = screens.last().map(|e| e["payload"]["text"].to_string());
+                let deliveries = self
+                    .ok(reqwest::Method::GET, &format!("/deliveries?agentId={agent}"), None)
+                    .await;
+                let mut seen = Vec::new();
+                for kind in ["delivery.failed", "delivery.delivered", "status.changed"] {
+                    for e in self.events(agent, kind).await {
+                        seen.push((e["seq"].as_i64(), format!("{} {kind} {}", e["seq"], e["payload"])));
+                    }
+                }
+                seen.sort();
                 panic!(
-                    "condition not met in 120 s; the agent's last screen: {}",
-                    last.unwrap_or_default()
+                    "condition not met in 120 s; the agent's last screen: {}\ndeliveries: {deliveries}\nevents:\n{}",
+                    last.unwrap_or_default(),
+                    seen.into_iter().map(|(_, e)| e).collect::<Vec<_>>().join("\n")
                 );
             }
             tokio::time::sleep(std::time::Duration::from_millis(100)).await;

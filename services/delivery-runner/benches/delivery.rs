@@ -247,7 +247,7 @@ async fn main() {
     }
     // The same from the database's clock: message committed → receipt stored (ms resolution).
     let mut db_lat: Vec<i64> = sqlx::query_scalar(
-        "SELECT d.updated_at - m.created_at FROM deliveries d JOIN registry_messages m USING (message_id)
+        "SELECT d.updated_at - m.created_at FROM deliveries d JOIN delivery_messages m USING (message_id)
          WHERE d.status = 'delivered' AND m.content_text LIKE 'l%'",
     )
     .fetch_all(&pool)

@@ -45,7 +45,7 @@ async fn set_paused(runner: &Runner, agent_id: &str, paused: bool) -> Result<Age
 
 pub(crate) async fn known_agent(runner: &Runner, agent_id: &str) -> Result<()> {
     let known: bool = sqlx::query_scalar(
-        "SELECT EXISTS (SELECT 1 FROM registry_agents WHERE agent_id = $1)
+        "SELECT EXISTS (SELECT 1 FROM delivery_agents WHERE agent_id = $1 AND doc IS NOT NULL)
              OR EXISTS (SELECT 1 FROM deliveries WHERE agent_id = $1)",
     )
     .bind(agent_id)

@@ -13,6 +13,7 @@
 mod boundary;
 mod control;
 mod error;
+mod handoff;
 mod run;
 mod settle;
 mod store;
@@ -99,6 +100,8 @@ pub struct Runner {
     nats: async_nats::Client,
     settings: Arc<RunnerSettings>,
     settler: Settler,
+    /// Pokes the event forwarder after a commit that wrote `delivery_events`.
+    forward_wake: Arc<tokio::sync::Notify>,
 }
 
 impl Runner {
@@ -106,12 +109,13 @@ impl Runner {
     pub async fn start(db: PgPool, nats: async_nats::Client, settings: RunnerSettings) -> Self {
         let settings = Arc::new(settings);
         let forward_wake = relay_bus::outbox::start(OUTBOX, &db, &nats, settings.forward_events);
-        let settler = Settler::start(db.clone(), nats.clone(), forward_wake);
+        let settler = Settler::start(db.clone(), nats.clone(), forward_wake.clone());
         let runner = Runner {
             db,
             nats,
             settings,
             settler,
+            forward_wake,
         };
         if runner.settings.follow_events {
             tokio::spawn(boundary::run(runner.db.clone(), runner.nats.clone()));
@@ -145,6 +149,8 @@ pub async fn serve(nats: async_nats::Client, runner: Runner) -> std::result::Res
     host.serve::<rpc::DeliveryRetry>(retry).await?;
     host.serve::<rpc::DeliveryFlush>(flush).await?;
     host.serve::<rpc::DeliveryReport>(report).await?;
+    host.serve::<rpc::DeliveryHandoff>(handoff::handoff).await?;
+    host.serve::<rpc::DeliveryPurge>(handoff::purge).await?;
     host.serve::<rpc::AgentPause>(control::pause).await?;
     host.serve::<rpc::AgentResume>(control::resume).await?;
     host.serve::<rpc::AgentStop>(control::stop).await?;

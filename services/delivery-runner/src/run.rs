@@ -38,18 +38,17 @@ use tracing::Instrument;
 /// SQL: may waiting delivery `{d}` go now, apart from its time? `a` is the agent's
 /// `delivery_agents` row (LEFT JOINed), `$3` the array of safe states.
 fn may_go(d: &str) -> String {
-    // An agent that is gone (released, failed, or no live registry record) gets everything at
-    // once: the capability check then fails each delivery explicitly instead of holding it.
+    // An agent that is gone (released, failed, or not live as the registry handed it over)
+    // gets everything at once: the capability check then fails each delivery explicitly
+    // instead of holding it.
     let own = |x: &str| {
         format!(
             "({x}.mode = 'immediate' OR {x}.released
              OR a.status IN ('released', 'failed')
-             OR NOT EXISTS (SELECT 1 FROM registry_agents g WHERE g.agent_id = {x}.agent_id
-                              AND g.doc->>'status' NOT IN ('disposed', 'dead'))
+             OR a.doc IS NULL OR a.doc->>'status' IN ('disposed', 'dead')
              OR ({x}.mode = 'on-idle' AND a.status = ANY($3))
-             OR ({x}.mode IN ('next-message', 'next-tool-call') AND EXISTS (
-                 SELECT 1 FROM registry_agents r WHERE r.agent_id = {x}.agent_id
-                   AND r.doc #>> '{{capabilities,delivery,queue}}' = 'true')))"
+             OR ({x}.mode IN ('next-message', 'next-tool-call')
+                 AND a.doc #>> '{{capabilities,delivery,queue}}' = 'true'))"
         )
     };
     // next-message deliveries ride just ahead of the agent's next message of another mode.
@@ -406,10 +405,9 @@ async fn walk_once(runner: &Runner, owner: &str, agent_id: &str, renew: bool) ->
     };
     let query = format!(
         "{lease}
-         SELECT d.delivery_id, d.message_id, d.session_id, d.mode, d.attempts, d.available_at, m.doc, r.doc, d.traceparent
-         FROM deliveries d JOIN registry_messages m ON m.message_id = d.message_id
+         SELECT d.delivery_id, d.message_id, d.session_id, d.mode, d.attempts, d.available_at, m.doc, a.doc, d.traceparent
+         FROM deliveries d JOIN delivery_messages m ON m.message_id = d.message_id
               LEFT JOIN delivery_agents a ON a.agent_id = d.agent_id
-              LEFT JOIN registry_agents r ON r.agent_id = d.agent_id
          WHERE d.agent_id = $1 AND d.status IN ('pending', 'deferred') AND {} {}
            AND a.owner = $4 AND NOT a.paused
          ORDER BY d.seq LIMIT $2",

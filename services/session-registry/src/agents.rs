@@ -86,7 +86,7 @@ pub(crate) async fn attach_agent(
             .filter(|x| is_attached(x) && x.role == AgentRole::Lead)
         {
             old.role = AgentRole::Member;
-            store::save_agent(change.conn(), old).await?;
+            change.save_agent(old).await?;
         }
     }
     let now = now_ms();
@@ -130,7 +130,7 @@ pub(crate) async fn attach_agent(
         capabilities: Some(a.capabilities.unwrap_or_else(AgentSessionCapabilities::minimum)),
         agent_capabilities: a.agent_capabilities,
     };
-    store::insert_agent(change.conn(), &agent).await?;
+    change.insert_agent(&agent).await?;
     if role == AgentRole::Lead {
         session.lead_agent_id = Some(agent.agent_id.clone());
         session.adapter_id = Some(agent.adapter_id.clone());
@@ -217,7 +217,7 @@ pub async fn release(reg: Registry, _ctx: RequestContext, req: ReleaseRequest) -
     require(&agent, LifecycleOp::Release)?;
     agent.status = AgentRecordStatus::Disposed;
     agent.last_activity_at = now_ms();
-    store::save_agent(change.conn(), &agent).await?;
+    change.save_agent(&agent).await?;
     if session.lead_agent_id.as_deref() == Some(agent.agent_id.as_str()) {
         session.lead_agent_id = None;
     }
@@ -280,7 +280,7 @@ pub async fn declare_capabilities(
         agent.agent_capabilities = Some(agui);
     }
     agent.last_activity_at = now_ms();
-    store::save_agent(change.conn(), &agent).await?;
+    change.save_agent(&agent).await?;
     session.last_activity_at = now_ms();
     store::save_session(change.conn(), &session).await?;
     change

@@ -3,6 +3,7 @@
 
 mod agents;
 mod error;
+mod handoff;
 mod lifecycle;
 mod messages;
 mod query;
@@ -77,6 +78,8 @@ pub struct Registry {
     settings: Arc<RegistrySettings>,
     /// Poked after each commit so the forwarder sends new events at once.
     forward_wake: Arc<tokio::sync::Notify>,
+    /// Hands stored messages' deliveries and agent changes to the delivery runner.
+    relay: handoff::Relay,
 }
 
 /// `registry_events` rows become `session.<type>` events in the log.
@@ -90,11 +93,13 @@ impl Registry {
     /// Builds the handler state and, when configured, starts forwarding events to the log.
     pub fn new(db: PgPool, nats: async_nats::Client, settings: RegistrySettings) -> Self {
         let forward_wake = relay_bus::outbox::start(OUTBOX, &db, &nats, settings.forward_events);
+        let relay = handoff::Relay::start(db.clone(), nats.clone());
         Registry {
             db,
             nats,
             settings: Arc::new(settings),
             forward_wake,
+            relay,
         }
     }
 }

@@ -291,6 +291,7 @@ pub async fn purge(reg: Registry, _ctx: RequestContext, req: SessionRef) -> Resu
         true => purge_event_log(&reg, id).await? + unforwarded,
         false => store::count_session_events(change.conn(), id).await?,
     };
+    purge_deliveries(&reg, change.conn(), id).await?;
     store::purge(change.conn(), id).await?;
     change.emit(id, Purged { session_id: id.clone() }).await?;
     change.commit().await?;
@@ -299,6 +300,21 @@ pub async fn purge(reg: Registry, _ctx: RequestContext, req: SessionRef) -> Resu
         events_deleted: Some(events_deleted),
         error: None,
     })
+}
+
+/// The delivery runner forgets the session's deliveries (and the registry what it had not
+/// handed over yet); `unavailable` while the runner cannot answer, so the purge is retried.
+pub(crate) async fn purge_deliveries(reg: &Registry, conn: &mut sqlx::PgConnection, session_id: &str) -> Result<()> {
+    use relay_contracts::{delivery::PurgeDeliveriesRequest, rpc::DeliveryPurge};
+    crate::handoff::forget_session(conn, session_id).await?;
+    let req = PurgeDeliveriesRequest {
+        session_id: session_id.to_string(),
+    };
+    let timeout = std::time::Duration::from_secs(30);
+    relay_bus::client::call::<DeliveryPurge>(&reg.nats, &req, timeout)
+        .await
+        .map_err(RegistryError::Upstream)?;
+    Ok(())
 }
 
 async fn purge_event_log(reg: &Registry, session_id: &str) -> Result<i64> {

@@ -131,7 +131,7 @@ pub(crate) async fn post(change: &mut Change, session: &mut Session, post: Post)
         delivery_mode: post.delivery_mode,
     };
     store::insert_message(change.conn(), &message).await?;
-    let delivery_ids = change.insert_deliveries(&message).await?;
+    let delivery_ids = change.hand_over_deliveries(&message).await?;
     session.last_activity_at = now;
     store::save_session(change.conn(), session).await?;
     let sid = session.session_id.clone();
@@ -220,7 +220,7 @@ pub async fn send(reg: Registry, _ctx: RequestContext, req: SendMessageRequest) 
                 "message {id} belongs to another session"
             )));
         }
-        let delivery_ids = store::delivery_ids_of(change.conn(), &m.message_id).await?;
+        let delivery_ids = store::delivery_ids_of(change.conn(), &m).await?;
         return Ok(SendMessageResponse {
             message_id: m.message_id,
             session_id: m.session_id,

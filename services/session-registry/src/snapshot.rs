@@ -219,6 +219,10 @@ pub async fn import(reg: Registry, _ctx: RequestContext, req: ImportRequest) -> 
             out.skipped.push(s.session_id.clone());
             continue;
         }
+        if exists {
+            // What the runner holds for the session it replaces goes first.
+            crate::lifecycle::purge_deliveries(&reg, change.conn(), &s.session_id).await?;
+        }
         let mut sp = sqlx::Connection::begin(change.conn()).await?;
         match import_one(&mut sp, &snap, s, exists).await {
             Ok(()) => {

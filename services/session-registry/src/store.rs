@@ -6,8 +6,7 @@
 use crate::Registry;
 use crate::error::{RegistryError, Result};
 use relay_bus::db::TextEnum;
-use relay_contracts::capabilities::DeliveryMode;
-use relay_contracts::delivery::DeliveryEvent;
+use relay_contracts::delivery::{HandoffItem, NewDelivery};
 use relay_contracts::session::*;
 use sqlx::types::Json;
 use sqlx::{PgConnection, Postgres, Row, Transaction};
@@ -25,10 +24,11 @@ pub use relay_bus::now_ms;
 pub struct Change {
     pub tx: Transaction<'static, Postgres>,
     events: Vec<SessionEvent>,
-    /// `delivery.created` events, published after commit like `events`.
-    deliveries: Vec<DeliveryEvent>,
+    /// Stored entries for the delivery runner: handed over right after commit.
+    handed_over: bool,
     nats: async_nats::Client,
     forward_wake: std::sync::Arc<tokio::sync::Notify>,
+    relay: crate::handoff::Relay,
 }
 
 impl Change {
@@ -36,9 +36,10 @@ impl Change {
         Ok(Change {
             tx: reg.db.begin().await?,
             events: Vec::new(),
-            deliveries: Vec::new(),
+            handed_over: false,
             nats: reg.nats.clone(),
             forward_wake: reg.forward_wake.clone(),
+            relay: reg.relay.clone(),
         })
     }
 
@@ -72,73 +73,54 @@ impl Change {
         Ok(())
     }
 
-    /// One delivery per target agent, in the message's transaction (the delivery runner takes
-    /// it from there), each with its `delivery.created` event in the runner's outbox, and a
-    /// NOTIFY per agent that wakes the runners at commit. Returns the delivery ids in target order.
-    pub async fn insert_deliveries(&mut self, m: &Message) -> Result<Vec<String>> {
-        let mode = m.delivery_mode.unwrap_or(DeliveryMode::Immediate);
-        let mut ids = Vec::new();
+    /// One delivery per target agent, named here and stored with the message's targets, and
+    /// the message handed over to the delivery runner (handoff.rs) with this change. Returns
+    /// the delivery ids in target order.
+    pub async fn hand_over_deliveries(&mut self, m: &Message) -> Result<Vec<String>> {
+        let mut deliveries = Vec::new();
         for agent_id in m.target_agent_ids.iter().flatten() {
-            let id = new_id();
-            sqlx::query(
-                "INSERT INTO deliveries (delivery_id, message_id, session_id, agent_id, mode, status, available_at, created_at, updated_at, traceparent)
-                 VALUES ($1, $2, $3, $4, $5, 'pending', $6, $6, $6, $7)",
-            )
-            .bind(&id)
-            .bind(&m.message_id)
-            .bind(&m.session_id)
-            .bind(agent_id)
-            .bind(mode.as_str())
-            .bind(m.timestamp)
-            .bind(relay_bus::trace::current_traceparent())
-            .execute(&mut *self.tx)
-            .await?;
-            let event = DeliveryEvent {
-                event_type: "delivery.created".into(),
-                delivery_id: id.clone(),
-                message_id: m.message_id.clone(),
-                session_id: m.session_id.clone(),
-                agent_id: agent_id.clone(),
-                mode,
-                attempt: 0,
-                available_at: None,
-                reason: None,
-                retryable: None,
-            };
-            sqlx::query(
-                "INSERT INTO delivery_events (event_id, session_id, type, ts, payload, traceparent)
-                 VALUES ($1, $2, $3, $4, $5, $6)",
-            )
-            .bind(new_id())
-            .bind(&m.session_id)
-            .bind(&event.event_type)
-            .bind(m.timestamp)
-            .bind(serde_json::to_value(&event).map_err(|e| RegistryError::Invalid(e.to_string()))?)
-            .bind(relay_bus::trace::current_traceparent())
-            .execute(&mut *self.tx)
-            .await?;
-            self.deliveries.push(event);
-            ids.push(id);
-        }
-        if let Some(agents) = &m.target_agent_ids {
-            // The payload names the agent, so the runner walking it (if any) hears it directly.
-            sqlx::query("SELECT pg_notify($1, a) FROM unnest($2::text[]) AS a")
-                .bind(relay_contracts::delivery::WAKE_CHANNEL)
-                .bind(agents)
+            let delivery_id = new_id();
+            sqlx::query("UPDATE registry_message_targets SET delivery_id = $3 WHERE message_id = $1 AND agent_id = $2")
+                .bind(&m.message_id)
+                .bind(agent_id)
+                .bind(&delivery_id)
                 .execute(&mut *self.tx)
                 .await?;
+            deliveries.push(NewDelivery {
+                delivery_id,
+                agent_id: agent_id.clone(),
+            });
+        }
+        let ids = deliveries.iter().map(|d| d.delivery_id.clone()).collect();
+        if !deliveries.is_empty() {
+            let item = HandoffItem::Message {
+                message: m.clone(),
+                deliveries,
+                traceparent: relay_bus::trace::current_traceparent(),
+            };
+            crate::handoff::store(&mut self.tx, &m.session_id, &item).await?;
+            self.handed_over = true;
         }
         Ok(ids)
+    }
+
+    pub async fn insert_agent(&mut self, a: &Agent) -> Result<()> {
+        insert_agent(&mut self.tx, a).await?;
+        self.handed_over = true;
+        Ok(())
+    }
+
+    pub async fn save_agent(&mut self, a: &Agent) -> Result<()> {
+        save_agent(&mut self.tx, a).await?;
+        self.handed_over = true;
+        Ok(())
     }
 
     /// Commits, then publishes each event on `session.<type>` and on the `session.event` catch-all.
     pub async fn commit(self) -> Result<()> {
         self.tx.commit().await?;
-        for d in &self.deliveries {
-            let subject = relay_contracts::subjects::delivery::event_subject("created");
-            if let Err(e) = relay_bus::client::publish(&self.nats, subject, d).await {
-                tracing::warn!(delivery_id = %d.delivery_id, error = %e, "delivery.created stored but not published");
-            }
+        if self.handed_over {
+            self.relay.hand_over_now().await;
         }
         if !self.events.is_empty() {
             self.forward_wake.notify_one();
@@ -370,15 +352,17 @@ pub async fn find_agent(conn: &mut PgConnection, agent_id: &str) -> Result<Agent
         .ok_or_else(|| RegistryError::agent_not_found(agent_id))
 }
 
+/// Inserts the agent and hands it to the delivery runner (its status and capabilities decide
+/// what may be delivered to it).
 pub async fn insert_agent(conn: &mut PgConnection, a: &Agent) -> Result<()> {
     sqlx::query("INSERT INTO registry_agents (agent_id, session_id, adapter_session_id, doc) VALUES ($1, $2, $3, $4)")
         .bind(&a.agent_id)
         .bind(&a.session_id)
         .bind(&a.adapter_session_id)
         .bind(Json(a))
-        .execute(conn)
+        .execute(&mut *conn)
         .await?;
-    Ok(())
+    crate::handoff::store(conn, &a.session_id, &HandoffItem::Agent { agent: a.clone() }).await
 }
 
 pub async fn save_agent(conn: &mut PgConnection, a: &Agent) -> Result<()> {
@@ -386,9 +370,9 @@ pub async fn save_agent(conn: &mut PgConnection, a: &Agent) -> Result<()> {
         .bind(&a.agent_id)
         .bind(&a.adapter_session_id)
         .bind(Json(a))
-        .execute(conn)
+        .execute(&mut *conn)
         .await?;
-    Ok(())
+    crate::handoff::store(conn, &a.session_id, &HandoffItem::Agent { agent: a.clone() }).await
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -494,13 +478,21 @@ pub async fn insert_message(conn: &mut PgConnection, m: &Message) -> Result<()> 
     Ok(())
 }
 
-pub async fn delivery_ids_of(conn: &mut PgConnection, message_id: &str) -> Result<Vec<String>> {
-    Ok(
-        sqlx::query_scalar("SELECT delivery_id FROM deliveries WHERE message_id = $1 ORDER BY seq")
-            .bind(message_id)
-            .fetch_all(conn)
-            .await?,
+/// A message's delivery ids, in target order.
+pub async fn delivery_ids_of(conn: &mut PgConnection, m: &Message) -> Result<Vec<String>> {
+    let ids: HashMap<String, String> = sqlx::query_as(
+        "SELECT agent_id, delivery_id FROM registry_message_targets WHERE message_id = $1 AND delivery_id IS NOT NULL",
     )
+    .bind(&m.message_id)
+    .fetch_all(conn)
+    .await?
+    .into_iter()
+    .collect();
+    Ok(m.target_agent_ids
+        .iter()
+        .flatten()
+        .filter_map(|a| ids.get(a).cloned())
+        .collect())
 }
 
 pub async fn find_message(conn: &mut PgConnection, message_id: &str) -> Result<Option<(Message, i64)>> {

@@ -1,0 +1,142 @@
+//! What the registry hands over (`delivery.handoff`): stored messages with their deliveries,
+//! and agents as they change. The runner keeps its own copy of both (`delivery_messages`,
+//! `delivery_agents.doc`), so it never reads the registry's tables. Applying an entry again
+//! changes nothing: a delivery id is created once, and an agent entry older than the one
+//! applied (`synced_seq`) is ignored.
+
+use crate::error::Result;
+use crate::{DeliveryError, Runner};
+use relay_bus::RequestContext;
+use relay_contracts::capabilities::DeliveryMode;
+use relay_contracts::delivery::*;
+use sqlx::types::Json;
+use std::collections::BTreeSet;
+
+pub async fn handoff(runner: Runner, _ctx: RequestContext, req: HandoffRequest) -> Result<HandoffResponse> {
+    let mut tx = runner.db.begin().await?;
+    let now = relay_bus::now_ms();
+    let mut created = Vec::new();
+    let mut agents = BTreeSet::new();
+    for entry in req.entries {
+        match entry.item {
+            HandoffItem::Agent { agent } => {
+                sqlx::query(
+                    "INSERT INTO delivery_agents (agent_id, doc, synced_seq, updated_at) VALUES ($1, $2, $3, $4)
+                     ON CONFLICT (agent_id) DO UPDATE SET doc = EXCLUDED.doc, synced_seq = EXCLUDED.synced_seq
+                     WHERE delivery_agents.synced_seq < EXCLUDED.synced_seq",
+                )
+                .bind(&agent.agent_id)
+                .bind(Json(&agent))
+                .bind(entry.seq)
+                .bind(now)
+                .execute(&mut *tx)
+                .await?;
+                // A released agent's waiting deliveries go to the walk, which fails them.
+                agents.insert(agent.agent_id);
+            }
+            HandoffItem::Message {
+                message,
+                deliveries,
+                traceparent,
+            } => {
+                sqlx::query(
+                    "INSERT INTO delivery_messages (message_id, session_id, doc, created_at) VALUES ($1, $2, $3, $4)
+                     ON CONFLICT (message_id) DO NOTHING",
+                )
+                .bind(&message.message_id)
+                .bind(&message.session_id)
+                .bind(Json(&message))
+                .bind(message.timestamp)
+                .execute(&mut *tx)
+                .await?;
+                let mode = message.delivery_mode.unwrap_or(DeliveryMode::Immediate);
+                for d in deliveries {
+                    let inserted = sqlx::query(
+                        "INSERT INTO deliveries (delivery_id, message_id, session_id, agent_id, mode, status, available_at, created_at, updated_at, traceparent)
+                         VALUES ($1, $2, $3, $4, $5, 'pending', $6, $6, $6, $7) ON CONFLICT (delivery_id) DO NOTHING",
+                    )
+                    .bind(&d.delivery_id)
+                    .bind(&message.message_id)
+                    .bind(&message.session_id)
+                    .bind(&d.agent_id)
+                    .bind(mode.as_str())
+                    .bind(message.timestamp)
+                    .bind(&traceparent)
+                    .execute(&mut *tx)
+                    .await?
+                    .rows_affected();
+                    if inserted == 0 {
+                        continue;
+                    }
+                    let event = DeliveryEvent {
+                        event_type: "delivery.created".into(),
+                        delivery_id: d.delivery_id,
+                        message_id: message.message_id.clone(),
+                        session_id: message.session_id.clone(),
+                        agent_id: d.agent_id.clone(),
+                        mode,
+                        attempt: 0,
+                        available_at: None,
+                        reason: None,
+                        retryable: None,
+                    };
+                    let payload = serde_json::to_value(&event).map_err(|e| DeliveryError::Invalid(e.to_string()))?;
+                    sqlx::query(
+                        "INSERT INTO delivery_events (event_id, session_id, type, ts, payload, traceparent)
+                         VALUES ($1, $2, $3, $4, $5, $6)",
+                    )
+                    .bind(uuid::Uuid::now_v7().to_string())
+                    .bind(&message.session_id)
+                    .bind(&event.event_type)
+                    .bind(message.timestamp)
+                    .bind(payload)
+                    .bind(&traceparent)
+                    .execute(&mut *tx)
+                    .await?;
+                    agents.insert(d.agent_id);
+                    created.push(event);
+                }
+            }
+        }
+    }
+    // The payload names the agent, so the runner walking it (if any) hears it directly.
+    let agents: Vec<String> = agents.into_iter().collect();
+    sqlx::query("SELECT pg_notify($1, a) FROM unnest($2::text[]) AS a")
+        .bind(WAKE_CHANNEL)
+        .bind(&agents)
+        .execute(&mut *tx)
+        .await?;
+    tx.commit().await?;
+    runner.forward_wake.notify_one();
+    for event in &created {
+        let subject = relay_contracts::subjects::delivery::event_subject("created");
+        if let Err(e) = relay_bus::client::publish(&runner.nats, subject, event).await {
+            tracing::warn!(delivery_id = %event.delivery_id, error = %e, "delivery.created stored but not published");
+        }
+    }
+    Ok(HandoffResponse {
+        created: created.len() as i64,
+    })
+}
+
+/// Deletes a purged session's deliveries, the messages they carried and its agents.
+pub async fn purge(runner: Runner, _ctx: RequestContext, req: PurgeDeliveriesRequest) -> Result<PurgeDeliveriesResponse> {
+    let mut tx = runner.db.begin().await?;
+    let deleted = sqlx::query("DELETE FROM deliveries WHERE session_id = $1")
+        .bind(&req.session_id)
+        .execute(&mut *tx)
+        .await?
+        .rows_affected();
+    sqlx::query("DELETE FROM delivery_messages WHERE session_id = $1")
+        .bind(&req.session_id)
+        .execute(&mut *tx)
+        .await?;
+    sqlx::query("DELETE FROM delivery_agents WHERE doc->>'sessionId' = $1")
+        .bind(&req.session_id)
+        .execute(&mut *tx)
+        .await?;
+    tx.commit().await?;
+    Ok(PurgeDeliveriesResponse {
+        deliveries_deleted: deleted as i64,
+    })
+}

@@ -1,0 +1,152 @@
+//! The hand-off outbox: what the delivery runner must know of the registry's changes (a sent
+//! message and its deliveries, an agent's new status or capabilities), stored in the change's
+//! own transaction and handed over on `delivery.handoff` in commit order.
+//!
+//! A change that stored entries hands them over itself right after it commits, so the runner
+//! normally has them before the caller hears back; whatever that could not hand over (the
+//! runner down) is handed over by the background relay once it can. One relay at a time (an
+//! advisory lock) keeps the commit order; the runner applies an entry twice harmlessly.
+
+use crate::error::Result;
+use relay_contracts::delivery::{HandoffEntry, HandoffItem, HandoffRequest};
+use relay_contracts::rpc::DeliveryHandoff;
+use sqlx::types::Json;
+use sqlx::{PgConnection, PgPool};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+use tokio::sync::Notify;
+
+const BATCH: i64 = 200;
+/// Advisory lock key: one relay at a time, across replicas.
+const LOCK_KEY: i64 = 0x7265_6c61_7968_616e; // "relayhan"
+const TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Stores `item` for hand-over in the caller's transaction.
+pub async fn store(conn: &mut PgConnection, session_id: &str, item: &HandoffItem) -> Result<()> {
+    sqlx::query("INSERT INTO registry_handoffs (session_id, item, traceparent) VALUES ($1, $2, $3)")
+        .bind(session_id)
+        .bind(Json(item))
+        .bind(relay_bus::trace::current_traceparent())
+        .execute(conn)
+        .await?;
+    Ok(())
+}
+
+/// Drops what a purged session had not handed over yet (`delivery.purge` makes the runner
+/// forget the rest). Holds the relay lock until the caller's transaction ends, so no relay
+/// hands over one of them after the runner purged.
+pub async fn forget_session(conn: &mut PgConnection, session_id: &str) -> Result<()> {
+    sqlx::query("SELECT pg_advisory_xact_lock($1)")
+        .bind(LOCK_KEY)
+        .execute(&mut *conn)
+        .await?;
+    sqlx::query("DELETE FROM registry_handoffs WHERE session_id = $1")
+        .bind(session_id)
+        .execute(conn)
+        .await?;
+    Ok(())
+}
+
+#[derive(Clone)]
+pub struct Relay {
+    db: PgPool,
+    nats: async_nats::Client,
+    wake: Arc<Notify>,
+    /// The last hand-over failed: commits leave it to the background relay rather than each
+    /// waiting out the timeout.
+    failing: Arc<AtomicBool>,
+}
+
+impl Relay {
+    /// Starts the background relay.
+    pub fn start(db: PgPool, nats: async_nats::Client) -> Relay {
+        let relay = Relay {
+            db,
+            nats,
+            wake: Arc::new(Notify::new()),
+            failing: Arc::new(AtomicBool::new(false)),
+        };
+        tokio::spawn(relay.clone().run());
+        relay
+    }
+
+    /// Hands over everything pending, oldest first (what other commits stored too, so the
+    /// order holds); on failure the background relay takes over.
+    pub async fn hand_over_now(&self) {
+        if self.failing.load(Ordering::Relaxed) {
+            self.wake.notify_one();
+            return;
+        }
+        if let Err(e) = self.hand_over_all().await {
+            tracing::warn!(error = %e, "delivery hand-off deferred to the background relay");
+            self.wake.notify_one();
+        }
+    }
+
+    async fn run(self) {
+        let mut backoff = Duration::from_millis(200);
+        loop {
+            match self.hand_over_all().await {
+                Ok(()) => {
+                    backoff = Duration::from_millis(200);
+                    tokio::select! {
+                        _ = self.wake.notified() => {}
+                        _ = tokio::time::sleep(Duration::from_secs(1)) => {}
+                    }
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, retry_in = ?backoff, "cannot hand deliveries to the delivery runner yet");
+                    tokio::time::sleep(backoff).await;
+                    backoff = (backoff * 2).min(Duration::from_secs(2));
+                }
+            }
+        }
+    }
+
+    async fn hand_over_all(&self) -> Result<()> {
+        let result = async {
+            while self.hand_over_batch().await? == BATCH {}
+            Ok(())
+        }
+        .await;
+        self.failing.store(result.is_err(), Ordering::Relaxed);
+        result
+    }
+
+    /// One batch under the relay lock; returns how many entries it handed over.
+    async fn hand_over_batch(&self) -> Result<i64> {
+        let mut tx = self.db.begin().await?;
+        sqlx::query("SELECT pg_advisory_xact_lock($1)")
+            .bind(LOCK_KEY)
+            .execute(&mut *tx)
+            .await?;
+        let rows: Vec<(i64, Json<HandoffItem>, Option<String>)> = sqlx::query_as(
+            "SELECT seq, item, traceparent FROM registry_handoffs ORDER BY seq LIMIT $1",
+        )
+        .bind(BATCH)
+        .fetch_all(&mut *tx)
+        .await?;
+        let Some(first) = rows.first() else {
+            return Ok(0);
+        };
+        let span = relay_bus::trace::continuing("hand over deliveries", first.2.as_deref());
+        let seqs: Vec<i64> = rows.iter().map(|r| r.0).collect();
+        let req = HandoffRequest {
+            entries: rows
+                .into_iter()
+                .map(|(seq, Json(item), _)| HandoffEntry { seq, item })
+                .collect(),
+        };
+        let call = relay_bus::client::call::<DeliveryHandoff>(&self.nats, &req, TIMEOUT);
+        tracing::Instrument::instrument(call, span)
+            .await
+            .map_err(crate::RegistryError::Upstream)?;
+        sqlx::query("DELETE FROM registry_handoffs WHERE seq = ANY($1)")
+            .bind(&seqs)
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(seqs.len() as i64)
+    }
+}
