@@ -53,27 +53,42 @@ pub struct Relay {
     db: PgPool,
     nats: async_nats::Client,
     wake: Arc<Notify>,
+    enabled: bool,
+    /// One hand-over at a time in this process: concurrent commits queue here, not on the
+    /// database lock while holding a pooled connection each.
+    busy: Arc<tokio::sync::Mutex<()>>,
     /// The last hand-over failed: commits leave it to the background relay rather than each
     /// waiting out the timeout.
     failing: Arc<AtomicBool>,
 }
 
 impl Relay {
-    /// Starts the background relay.
-    pub fn start(db: PgPool, nats: async_nats::Client) -> Relay {
+    /// Starts the background relay when `enabled`.
+    pub fn start(db: PgPool, nats: async_nats::Client, enabled: bool) -> Relay {
         let relay = Relay {
             db,
             nats,
             wake: Arc::new(Notify::new()),
+            enabled,
+            busy: Arc::default(),
             failing: Arc::new(AtomicBool::new(false)),
         };
-        tokio::spawn(relay.clone().run());
+        if enabled {
+            tokio::spawn(relay.clone().run());
+        }
         relay
+    }
+
+    pub fn enabled(&self) -> bool {
+        self.enabled
     }
 
     /// Hands over everything pending, oldest first (what other commits stored too, so the
     /// order holds); on failure the background relay takes over.
     pub async fn hand_over_now(&self) {
+        if !self.enabled {
+            return;
+        }
         if self.failing.load(Ordering::Relaxed) {
             self.wake.notify_one();
             return;
@@ -105,6 +120,7 @@ impl Relay {
     }
 
     async fn hand_over_all(&self) -> Result<()> {
+        let _one = self.busy.lock().await;
         let result = async {
             while self.hand_over_batch().await? == BATCH {}
             Ok(())

@@ -45,6 +45,10 @@ pub struct RegistrySettings {
     /// `session.purge` also deletes the session's events from the event log (event-ingest)
     /// and fails with `unavailable` while it cannot. Off only for a registry running alone.
     pub purge_event_log: bool,
+    /// Hand stored messages' deliveries and agent changes to the delivery runner
+    /// (`delivery.handoff`), and purge its deliveries with a session. Off only for a registry
+    /// running alone: what is stored for the runner waits until it is on.
+    pub hand_over_deliveries: bool,
 }
 
 impl Default for RegistrySettings {
@@ -64,6 +68,7 @@ impl Default for RegistrySettings {
             default_page_size: 50,
             max_page_size: 500,
             purge_event_log: true,
+            hand_over_deliveries: true,
             forward_events: true,
             max_reply_bytes: 900_000,
         }
@@ -93,7 +98,7 @@ impl Registry {
     /// Builds the handler state and, when configured, starts forwarding events to the log.
     pub fn new(db: PgPool, nats: async_nats::Client, settings: RegistrySettings) -> Self {
         let forward_wake = relay_bus::outbox::start(OUTBOX, &db, &nats, settings.forward_events);
-        let relay = handoff::Relay::start(db.clone(), nats.clone());
+        let relay = handoff::Relay::start(db.clone(), nats.clone(), settings.hand_over_deliveries);
         Registry {
             db,
             nats,

@@ -307,6 +307,9 @@ pub async fn purge(reg: Registry, _ctx: RequestContext, req: SessionRef) -> Resu
 pub(crate) async fn purge_deliveries(reg: &Registry, conn: &mut sqlx::PgConnection, session_id: &str) -> Result<()> {
     use relay_contracts::{delivery::PurgeDeliveriesRequest, rpc::DeliveryPurge};
     crate::handoff::forget_session(conn, session_id).await?;
+    if !reg.relay.enabled() {
+        return Ok(());
+    }
     let req = PurgeDeliveriesRequest {
         session_id: session_id.to_string(),
     };

@@ -36,6 +36,62 @@ async fn every_table_names_one_owning_service() {
     pool.close().await;
 }
 
+/// Only a table's owner holds SQL on it: another service's needs go over the bus (the
+/// registry hands deliveries to the runner on `delivery.handoff`). Every statement in every
+/// service's `src/` that names a table after FROM, JOIN, INTO, UPDATE or TABLE is checked.
+#[tokio::test]
+async fn no_service_holds_sql_on_a_table_it_does_not_own() {
+    let db = Database::create().await;
+    let pool = db.pool().await;
+    relay_bus::db::migrator().run(&pool).await.unwrap();
+    let owners: std::collections::HashMap<String, String> = sqlx::query_as(
+        "SELECT c.relname::text, substr(obj_description(c.oid, 'pg_class'), 8)
+         FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+         WHERE n.nspname = 'public' AND c.relkind = 'r' AND c.relname <> '_sqlx_migrations'",
+    )
+    .fetch_all(&pool)
+    .await
+    .unwrap()
+    .into_iter()
+    .collect();
+    pool.close().await;
+    let services = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+    let mut foreign = Vec::new();
+    let mut checked = 0;
+    for dir in std::fs::read_dir(services).unwrap().flatten() {
+        let crate_dir = dir.file_name().to_string_lossy().into_owned();
+        // The spawner is a binary of the agent-harness crate.
+        let service = if crate_dir == "agent-harness" { "agent-spawner".to_string() } else { crate_dir.clone() };
+        for (file, text) in rust_files(&dir.path().join("src")) {
+            let words: Vec<&str> = text.split(|c: char| !(c.is_alphanumeric() || c == '_')).collect();
+            for pair in words.windows(2) {
+                let keyword = ["FROM", "JOIN", "INTO", "UPDATE", "TABLE"].contains(&pair[0]);
+                if let (true, Some(owner)) = (keyword, owners.get(pair[1])) {
+                    checked += 1;
+                    if *owner != service {
+                        foreign.push(format!("{file}: {} {} (owner: {owner})", pair[0], pair[1]));
+                    }
+                }
+            }
+        }
+    }
+    assert!(checked > 50, "the scan found only {checked} statements");
+    assert!(foreign.is_empty(), "SQL on another service's table: {foreign:#?}");
+}
+
+fn rust_files(dir: &std::path::Path) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = e.path();
+        if path.is_dir() {
+            out.extend(rust_files(&path));
+        } else if path.extension().is_some_and(|x| x == "rs") {
+            out.push((path.display().to_string(), std::fs::read_to_string(&path).unwrap()));
+        }
+    }
+    out
+}
+
 /// During a rolling upgrade a newer replica may migrate first; an older one that restarts then
 /// finds a version it does not know. It starts anyway (the migrations only add), where the
 /// strict migrator would refuse.

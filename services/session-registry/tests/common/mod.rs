@@ -8,11 +8,13 @@ pub const BIN: &str = env!("CARGO_BIN_EXE_session-registry");
 pub type Mesh = Cluster;
 
 /// NATS, a fresh database and `n` registry replicas on their own: they neither forward to nor
-/// purge from the event log (tested with event-ingest running in with_event_log.rs).
+/// purge from the event log (tested with event-ingest running in with_event_log.rs), and hand
+/// nothing to a delivery runner.
 pub async fn start(n: usize) -> Mesh {
     let env = [
         ("RELAY_REGISTRY__PURGE_EVENT_LOG", "false"),
         ("RELAY_REGISTRY__FORWARD_EVENTS", "false"),
+        ("RELAY_REGISTRY__HAND_OVER_DELIVERIES", "false"),
     ];
     Cluster::start(BIN, "session-registry", n, &env).await
 }
