@@ -1,4 +1,4 @@
-//! Deliveries created with their message by the registry, read and cancelled through the runner.
+//! Deliveries handed over with their message by the registry, read and cancelled through the runner.
 
 use relay_testkit::{Cluster, ServiceProcess};
 use serde_json::{Value, json};
@@ -229,6 +229,36 @@ async fn an_immediate_message_reaches_the_harness_with_its_delivery_id_and_is_de
     assert_eq!(req["context"]["id"], json!(id));
     assert_eq!(req["context"]["mode"], "immediate");
     assert_eq!(req["message"]["contentText"], "do the thing");
+}
+
+/// The registry answers a send while no runner is up (the hand-off is durable in its outbox);
+/// once a runner is back, every message is created and delivered, in the order sent, once.
+#[tokio::test]
+async fn messages_sent_while_the_runner_is_down_are_delivered_in_order_once_it_is_back() {
+    let (mut m, _registry) = mesh().await;
+    let agent = attached(&m, "s", &["immediate"]).await;
+    let mut seen = harness(&m.client, &agent, vec![json!({"status": "delivered"})]).await;
+    m.replicas[0].kill9().await;
+    relay_testkit::wait_until_unserved(&m.client, "delivery.get").await;
+    let mut sent = Vec::new();
+    for i in 0..5 {
+        let reply = m
+            .ok("session.sendMessage", json!({"sessionId": "s", "message": format!("m{i}")}))
+            .await;
+        sent.push(ids(&reply["deliveryIds"]).remove(0));
+    }
+    m.replace_first_replica().await;
+    for id in &sent {
+        wait_status(&m, id, "delivered").await;
+    }
+    // Each request was queued before its receipt went back.
+    let mut got = Vec::new();
+    while let Ok((_, req)) = seen.try_recv() {
+        got.push(req["message"]["contentText"].as_str().unwrap().to_string());
+    }
+    assert_eq!(got, ["m0", "m1", "m2", "m3", "m4"]);
+    let listed = m.ok("delivery.list", json!({"sessionId": "s"})).await;
+    assert_eq!(listed["deliveries"].as_array().unwrap().len(), 5, "{listed}");
 }
 
 #[tokio::test]

@@ -16,11 +16,13 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 use tokio::sync::Notify;
+use tracing::Instrument;
 
 const BATCH: i64 = 200;
 /// Advisory lock key: one relay at a time, across replicas.
 const LOCK_KEY: i64 = 0x7265_6c61_7968_616e; // "relayhan"
 const TIMEOUT: Duration = Duration::from_secs(5);
+const INLINE_WAIT: Duration = Duration::from_millis(300);
 
 /// Stores `item` for hand-over in the caller's transaction.
 pub async fn store(conn: &mut PgConnection, session_id: &str, item: &HandoffItem) -> Result<()> {
@@ -84,19 +86,30 @@ impl Relay {
     }
 
     /// Hands over everything pending, oldest first (what other commits stored too, so the
-    /// order holds); on failure the background relay takes over.
+    /// order holds), waiting at most `INLINE_WAIT` for it: normally the runner has the
+    /// deliveries before the caller hears back, and a runner that hangs (killed, and NATS has
+    /// not noticed yet) holds a send up for no longer than that. On failure the background
+    /// relay takes over.
     pub async fn hand_over_now(&self) {
         if !self.enabled {
             return;
         }
-        if self.failing.load(Ordering::Relaxed) {
-            self.wake.notify_one();
-            return;
-        }
-        if let Err(e) = self.hand_over_all().await {
-            tracing::warn!(error = %e, "delivery hand-off deferred to the background relay");
-            self.wake.notify_one();
-        }
+        let relay = self.clone();
+        let task = tokio::spawn(
+            async move {
+                let _one = relay.busy.lock().await;
+                if relay.failing.load(Ordering::Relaxed) {
+                    relay.wake.notify_one();
+                    return;
+                }
+                if let Err(e) = relay.hand_over_pending().await {
+                    tracing::warn!(error = %e, "delivery hand-off deferred to the background relay");
+                    relay.wake.notify_one();
+                }
+            }
+            .in_current_span(),
+        );
+        let _ = tokio::time::timeout(INLINE_WAIT, task).await;
     }
 
     async fn run(self) {
@@ -121,6 +134,11 @@ impl Relay {
 
     async fn hand_over_all(&self) -> Result<()> {
         let _one = self.busy.lock().await;
+        self.hand_over_pending().await
+    }
+
+    /// The caller holds `busy`.
+    async fn hand_over_pending(&self) -> Result<()> {
         let result = async {
             while self.hand_over_batch().await? == BATCH {}
             Ok(())
@@ -154,8 +172,8 @@ impl Relay {
                 .map(|(seq, Json(item), _)| HandoffEntry { seq, item })
                 .collect(),
         };
-        let call = relay_bus::client::call::<DeliveryHandoff>(&self.nats, &req, TIMEOUT);
-        tracing::Instrument::instrument(call, span)
+        relay_bus::client::call::<DeliveryHandoff>(&self.nats, &req, TIMEOUT)
+            .instrument(span)
             .await
             .map_err(crate::RegistryError::Upstream)?;
         sqlx::query("DELETE FROM registry_handoffs WHERE seq = ANY($1)")
