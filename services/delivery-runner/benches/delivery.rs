@@ -191,9 +191,12 @@ async fn main() {
         tokio::spawn(async move {
             let text = if i < WARM_UP { format!("w{i}") } else { format!("l{i}") };
             let body = json!({"sessionId": format!("bench-{}", i % AGENTS), "message": text});
+            // From the send: the registry answers once the runner has the delivery (hand-off),
+            // which is often after the harness got it.
+            let t0 = Instant::now();
             let sent = relay_testkit::expect_ok(&client, "session.sendMessage", body).await;
             if i >= WARM_UP {
-                let _ = tx.send((sent["deliveryIds"][0].as_str().unwrap().to_string(), Instant::now()));
+                let _ = tx.send((sent["deliveryIds"][0].as_str().unwrap().to_string(), t0));
             }
         });
     }
@@ -213,7 +216,7 @@ async fn main() {
         .collect();
     lat.sort_unstable();
     let missing = committed.len() - lat.len();
-    // Where the time goes: committed → at the harness (claim, load, hand-over), and at the
+    // Where the time goes: sent → at the harness (commit, hand-off, claim, load, hand-over), and at the
     // harness → delivered event (receipt reply, group commit, publish).
     let reached = REACHED.lock().unwrap().take().unwrap_or_default();
     let mut to_harness: Vec<u64> = Vec::new();
@@ -248,7 +251,7 @@ async fn main() {
     // The same from the database's clock: message committed → receipt stored (ms resolution).
     let mut db_lat: Vec<i64> = sqlx::query_scalar(
         "SELECT d.updated_at - m.created_at FROM deliveries d JOIN delivery_messages m USING (message_id)
-         WHERE d.status = 'delivered' AND m.content_text LIKE 'l%'",
+         WHERE d.status = 'delivered' AND m.doc->>'contentText' LIKE 'l%'",
     )
     .fetch_all(&pool)
     .await
@@ -359,7 +362,7 @@ async fn main() {
     println!("| end-to-end deliveries/s, {AGENTS} agents, {n} messages | {e2e_rate:.0} |");
     println!("| bare SKIP LOCKED claim/ack loop rows/s (baseline) | {base_rate:.0} |");
     println!(
-        "| immediate latency p50 / p99 (ms), {} messages at 200/s | {:.2} / {:.2} |",
+        "| immediate latency, send → delivered event, p50 / p99 (ms), {} messages at 200/s | {:.2} / {:.2} |",
         lat.len(),
         percentile(&lat, 0.50) as f64 / 1000.0,
         percentile(&lat, 0.99) as f64 / 1000.0
@@ -370,7 +373,7 @@ async fn main() {
         percentile(&floor, 0.99) as f64 / 1000.0
     );
     println!(
-        "| of which committed → at the harness, p50 / p99 (ms) | {:.2} / {:.2} |",
+        "| of which sent → at the harness, p50 / p99 (ms) | {:.2} / {:.2} |",
         percentile(&to_harness, 0.50) as f64 / 1000.0,
         percentile(&to_harness, 0.99) as f64 / 1000.0
     );
@@ -395,7 +398,7 @@ async fn main() {
         "baselineRows": total,
         "immediateLatencyUs": {"p50": percentile(&lat, 0.50), "p99": percentile(&lat, 0.99), "max": lat.last().copied().unwrap_or(0), "samples": lat.len(), "missing": missing},
         "immediateLatencyDbClockMs": {"p50": db_pct(0.50), "p99": db_pct(0.99)},
-        "immediateSplitUs": {"committedToHarness": {"p50": percentile(&to_harness, 0.50), "p99": percentile(&to_harness, 0.99)},
+        "immediateSplitUs": {"sentToHarness": {"p50": percentile(&to_harness, 0.50), "p99": percentile(&to_harness, 0.99)},
                              "harnessToDeliveredEvent": {"p50": percentile(&to_receipt, 0.50), "p99": percentile(&to_receipt, 0.99)}},
         "barePathLatencyUs": {"p50": percentile(&floor, 0.50), "p99": percentile(&floor, 0.99), "max": floor.last().copied().unwrap_or(0), "samples": floor.len()},
         "command": "make bench (cargo bench -p delivery-runner --bench delivery)",

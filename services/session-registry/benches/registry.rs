@@ -112,6 +112,7 @@ async fn main() {
             ("RELAY_DATABASE__MAX_CONNECTIONS", "16"),
             ("RELAY_TELEMETRY__LOG_LEVEL", "warn"),
             ("RELAY_REGISTRY__FORWARD_EVENTS", "false"),
+            ("RELAY_REGISTRY__HAND_OVER_DELIVERIES", "false"),
         ],
     );
     let client = nats.client().await;
