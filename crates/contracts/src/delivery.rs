@@ -371,14 +371,14 @@ pub enum HandoffItem {
     /// A stored message and one delivery per target agent, in target order.
     #[serde(rename_all = "camelCase")]
     Message {
-        message: crate::session::Message,
+        message: Box<crate::session::Message>,
         deliveries: Vec<NewDelivery>,
         /// The trace of the send that stored it: its deliveries go out in it.
         traceparent: Option<String>,
     },
     /// An agent as the registry now has it: its status and capabilities decide what may go.
     #[serde(rename_all = "camelCase")]
-    Agent { agent: crate::session::Agent },
+    Agent { agent: Box<crate::session::Agent> },
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -276,9 +276,7 @@ fn pty_pump(
                 0 => (last_output + PAUSE).min(last_settle + STREAMING),
                 1 => last_output + crate::screen::IDLE_QUIET,
                 // A resumed CLI that never showed `resumeLoaded` is idle after a longer quiet.
-                2 if screen.lock().expect("screen lock").awaiting_resume() => {
-                    last_output + crate::screen::RESUME_QUIET
-                }
+                2 if screen.lock().expect("screen lock").awaiting_resume() => last_output + crate::screen::RESUME_QUIET,
                 _ => last_output + Duration::from_secs(3600),
             };
             tokio::select! {

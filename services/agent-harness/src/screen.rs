@@ -67,9 +67,7 @@ impl Screen {
             command: compile("command", &set.command)?,
             ignore: compile("ignore", &set.ignore)?,
             resume_loaded: match set.resume_loaded.as_deref().filter(|s| !s.is_empty()) {
-                Some(re) => Some(
-                    regex::bytes::Regex::new(re).map_err(|e| format!("patterns.resumeLoaded: {e}"))?,
-                ),
+                Some(re) => Some(regex::bytes::Regex::new(re).map_err(|e| format!("patterns.resumeLoaded: {e}"))?),
                 None => None,
             },
         };
@@ -231,10 +229,7 @@ impl Screen {
             && !self.p.busy.as_ref().is_some_and(|re| re.is_match(&text));
         if !ready {
             self.idle = false;
-        } else if !self.idle
-            && !self.typed
-            && quiet >= if self.awaiting_resume { RESUME_QUIET } else { IDLE_QUIET }
-        {
+        } else if !self.idle && !self.typed && quiet >= if self.awaiting_resume { RESUME_QUIET } else { IDLE_QUIET } {
             self.idle = true;
             out.push(Detected::Screen(text));
             out.push(Detected::Idle);

@@ -120,7 +120,11 @@ pub async fn handoff(runner: Runner, _ctx: RequestContext, req: HandoffRequest) 
 }
 
 /// Deletes a purged session's deliveries, the messages they carried and its agents.
-pub async fn purge(runner: Runner, _ctx: RequestContext, req: PurgeDeliveriesRequest) -> Result<PurgeDeliveriesResponse> {
+pub async fn purge(
+    runner: Runner,
+    _ctx: RequestContext,
+    req: PurgeDeliveriesRequest,
+) -> Result<PurgeDeliveriesResponse> {
     let mut tx = runner.db.begin().await?;
     let deleted = sqlx::query("DELETE FROM deliveries WHERE session_id = $1")
         .bind(&req.session_id)

@@ -243,7 +243,10 @@ async fn messages_sent_while_the_runner_is_down_are_delivered_in_order_once_it_i
     let mut sent = Vec::new();
     for i in 0..5 {
         let reply = m
-            .ok("session.sendMessage", json!({"sessionId": "s", "message": format!("m{i}")}))
+            .ok(
+                "session.sendMessage",
+                json!({"sessionId": "s", "message": format!("m{i}")}),
+            )
             .await;
         sent.push(ids(&reply["deliveryIds"]).remove(0));
     }

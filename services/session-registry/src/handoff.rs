@@ -157,12 +157,11 @@ impl Relay {
             .bind(LOCK_KEY)
             .execute(&mut *tx)
             .await?;
-        let rows: Vec<(i64, Json<HandoffItem>, Option<String>)> = sqlx::query_as(
-            "SELECT seq, item, traceparent FROM registry_handoffs ORDER BY seq LIMIT $1",
-        )
-        .bind(BATCH)
-        .fetch_all(&mut *tx)
-        .await?;
+        let rows: Vec<(i64, Json<HandoffItem>, Option<String>)> =
+            sqlx::query_as("SELECT seq, item, traceparent FROM registry_handoffs ORDER BY seq LIMIT $1")
+                .bind(BATCH)
+                .fetch_all(&mut *tx)
+                .await?;
         let Some(first) = rows.first() else {
             return Ok(0);
         };

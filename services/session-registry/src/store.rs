@@ -94,7 +94,7 @@ impl Change {
         let ids = deliveries.iter().map(|d| d.delivery_id.clone()).collect();
         if !deliveries.is_empty() {
             let item = HandoffItem::Message {
-                message: m.clone(),
+                message: Box::new(m.clone()),
                 deliveries,
                 traceparent: relay_bus::trace::current_traceparent(),
             };
@@ -362,7 +362,14 @@ pub async fn insert_agent(conn: &mut PgConnection, a: &Agent) -> Result<()> {
         .bind(Json(a))
         .execute(&mut *conn)
         .await?;
-    crate::handoff::store(conn, &a.session_id, &HandoffItem::Agent { agent: a.clone() }).await
+    hand_over_agent(conn, a).await
+}
+
+async fn hand_over_agent(conn: &mut PgConnection, a: &Agent) -> Result<()> {
+    let item = HandoffItem::Agent {
+        agent: Box::new(a.clone()),
+    };
+    crate::handoff::store(conn, &a.session_id, &item).await
 }
 
 pub async fn save_agent(conn: &mut PgConnection, a: &Agent) -> Result<()> {
@@ -372,7 +379,7 @@ pub async fn save_agent(conn: &mut PgConnection, a: &Agent) -> Result<()> {
         .bind(Json(a))
         .execute(&mut *conn)
         .await?;
-    crate::handoff::store(conn, &a.session_id, &HandoffItem::Agent { agent: a.clone() }).await
+    hand_over_agent(conn, a).await
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -61,7 +61,11 @@ async fn no_service_holds_sql_on_a_table_it_does_not_own() {
     for dir in std::fs::read_dir(services).unwrap().flatten() {
         let crate_dir = dir.file_name().to_string_lossy().into_owned();
         // The spawner is a binary of the agent-harness crate.
-        let service = if crate_dir == "agent-harness" { "agent-spawner".to_string() } else { crate_dir.clone() };
+        let service = if crate_dir == "agent-harness" {
+            "agent-spawner".to_string()
+        } else {
+            crate_dir.clone()
+        };
         for (file, text) in rust_files(&dir.path().join("src")) {
             let words: Vec<&str> = text.split(|c: char| !(c.is_alphanumeric() || c == '_')).collect();
             for pair in words.windows(2) {

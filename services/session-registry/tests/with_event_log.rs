@@ -10,7 +10,12 @@ async fn purge_deletes_the_sessions_events_from_the_event_log_and_waits_for_it()
     let nats = Nats::start().await;
     let db = Database::create().await;
     let client = nats.client().await;
-    let _registry = ServiceProcess::spawn(REGISTRY, &nats, &db, &[("RELAY_REGISTRY__HAND_OVER_DELIVERIES", "false")]);
+    let _registry = ServiceProcess::spawn(
+        REGISTRY,
+        &nats,
+        &db,
+        &[("RELAY_REGISTRY__HAND_OVER_DELIVERIES", "false")],
+    );
     let mut ingest = ServiceProcess::spawn(&relay_testkit::bin_path("event-ingest"), &nats, &db, &[]);
     relay_testkit::wait_for_instances(&client, "session-registry", 1).await;
     relay_testkit::wait_for_instances(&client, "event-ingest", 1).await;
