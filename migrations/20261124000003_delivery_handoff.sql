@@ -33,9 +33,19 @@ INSERT INTO delivery_messages (message_id, session_id, doc, created_at)
 SELECT m.message_id, m.session_id, m.doc, m.created_at FROM registry_messages m
 WHERE EXISTS (SELECT 1 FROM deliveries d WHERE d.message_id = m.message_id);
 
+-- Not additive: a registry older than this migration inserts deliveries itself and is refused
+-- here (its sends fail, nothing is lost). Replace every registry when upgrading past it.
 ALTER TABLE deliveries DROP CONSTRAINT deliveries_message_id_fkey;
 ALTER TABLE deliveries ADD CONSTRAINT deliveries_message_id_fkey
     FOREIGN KEY (message_id) REFERENCES delivery_messages (message_id) ON DELETE CASCADE;
+
+-- owner: delivery-runner. Purged sessions: their hand-off entries up to `through_seq` are
+-- stale, and one still on its way when the purge ran is ignored when it arrives.
+CREATE TABLE delivery_purges (
+    session_id  TEXT PRIMARY KEY,
+    through_seq BIGINT NOT NULL
+);
+COMMENT ON TABLE delivery_purges IS 'owner: delivery-runner';
 
 -- The agent as the registry last handed it over (status, capabilities) and that hand-off's
 -- seq: an older one arriving late is ignored.

@@ -403,6 +403,9 @@ pub struct HandoffResponse {
 #[serde(rename_all = "camelCase")]
 pub struct PurgeDeliveriesRequest {
     pub session_id: String,
+    /// Hand-off entries of the session up to this seq are stale: one still on its way (a
+    /// relay that timed out while the runner was slow) is ignored when it arrives.
+    pub through_seq: i64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

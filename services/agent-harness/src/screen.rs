@@ -231,6 +231,8 @@ impl Screen {
             self.idle = false;
         } else if !self.idle && !self.typed && quiet >= if self.awaiting_resume { RESUME_QUIET } else { IDLE_QUIET } {
             self.idle = true;
+            // Loaded or not, the session resumed: later prompts need only the usual quiet.
+            self.awaiting_resume = false;
             out.push(Detected::Screen(text));
             out.push(Detected::Idle);
         }
@@ -630,5 +632,10 @@ mod tests {
         s.feed(GEMINI_READY.as_bytes());
         assert_eq!(prompts(s.settle(IDLE_QUIET)), vec![]);
         assert_eq!(prompts(s.settle(RESUME_QUIET)), vec![Detected::Idle]);
+        // The next turn's prompt is idle after the usual quiet.
+        s.typed();
+        s.feed(b"\x1b[H");
+        s.feed(GEMINI_READY.as_bytes());
+        assert_eq!(prompts(s.settle(IDLE_QUIET)), vec![Detected::Idle]);
     }
 }

@@ -17,7 +17,21 @@ pub async fn handoff(runner: Runner, _ctx: RequestContext, req: HandoffRequest) 
     let now = relay_bus::now_ms();
     let mut created = Vec::new();
     let mut agents = BTreeSet::new();
+    let sessions: Vec<&str> = req.entries.iter().map(|e| session_of(&e.item)).collect();
+    let purged: std::collections::HashMap<String, i64> =
+        sqlx::query_as("SELECT session_id, through_seq FROM delivery_purges WHERE session_id = ANY($1)")
+            .bind(&sessions)
+            .fetch_all(&mut *tx)
+            .await?
+            .into_iter()
+            .collect();
     for entry in req.entries {
+        if purged
+            .get(session_of(&entry.item))
+            .is_some_and(|through| entry.seq <= *through)
+        {
+            continue;
+        }
         match entry.item {
             HandoffItem::Agent { agent } => {
                 sqlx::query(
@@ -119,13 +133,29 @@ pub async fn handoff(runner: Runner, _ctx: RequestContext, req: HandoffRequest) 
     })
 }
 
-/// Deletes a purged session's deliveries, the messages they carried and its agents.
+fn session_of(item: &HandoffItem) -> &str {
+    match item {
+        HandoffItem::Message { message, .. } => &message.session_id,
+        HandoffItem::Agent { agent } => &agent.session_id,
+    }
+}
+
+/// Deletes a purged session's deliveries, the messages they carried and its agents, and
+/// remembers the purge so a hand-off entry of the session still on its way is ignored.
 pub async fn purge(
     runner: Runner,
     _ctx: RequestContext,
     req: PurgeDeliveriesRequest,
 ) -> Result<PurgeDeliveriesResponse> {
     let mut tx = runner.db.begin().await?;
+    sqlx::query(
+        "INSERT INTO delivery_purges (session_id, through_seq) VALUES ($1, $2)
+         ON CONFLICT (session_id) DO UPDATE SET through_seq = GREATEST(delivery_purges.through_seq, EXCLUDED.through_seq)",
+    )
+    .bind(&req.session_id)
+    .bind(req.through_seq)
+    .execute(&mut *tx)
+    .await?;
     let deleted = sqlx::query("DELETE FROM deliveries WHERE session_id = $1")
         .bind(&req.session_id)
         .execute(&mut *tx)

@@ -264,6 +264,55 @@ async fn messages_sent_while_the_runner_is_down_are_delivered_in_order_once_it_i
     assert_eq!(listed["deliveries"].as_array().unwrap().len(), 5, "{listed}");
 }
 
+/// A message whose stored form could not travel in one NATS message is refused at send, and
+/// nothing of it is stored.
+#[tokio::test]
+async fn a_message_too_large_to_deliver_is_refused_at_send() {
+    let (m, _registry) = mesh().await;
+    attached(&m, "big", &["immediate"]).await;
+    let text = "x".repeat(600 * 1024);
+    let e = m
+        .err(
+            "session.sendMessage",
+            json!({"sessionId": "big", "message": text}),
+            "invalid_request",
+        )
+        .await;
+    assert!(e.to_string().contains("too large to deliver"), "{e}");
+    let page = m.ok("session.messages", json!({"sessionId": "big"})).await;
+    assert_eq!(page["messages"], json!([]), "{page}");
+    let listed = m.ok("delivery.list", json!({"sessionId": "big"})).await;
+    assert_eq!(listed["deliveries"], json!([]), "{listed}");
+}
+
+/// A hand-off entry of a purged session that arrives after the purge (a relay that timed out
+/// while the runner was slow) is ignored; a later one (the session's id reused by an import)
+/// is applied.
+#[tokio::test]
+async fn a_hand_off_entry_older_than_its_sessions_purge_is_ignored() {
+    let (m, _registry) = mesh().await;
+    let purged = m
+        .ok("delivery.purge", json!({"sessionId": "gone", "throughSeq": 100}))
+        .await;
+    assert_eq!(purged["deliveriesDeleted"], 0);
+    let entry = |seq: i64, id: &str| {
+        json!({"seq": seq, "kind": "message", "deliveries": [{"deliveryId": id, "agentId": "a1"}],
+               "message": {"messageId": format!("m-{id}"), "sessionId": "gone", "turnId": null, "role": "user",
+                           "blocks": [], "contentText": "late", "timestamp": 1, "targetAgentIds": ["a1"]}})
+    };
+    let stale = m
+        .ok("delivery.handoff", json!({"entries": [entry(99, "d-stale")]}))
+        .await;
+    assert_eq!(stale["created"], 0);
+    m.err("delivery.get", json!({"deliveryId": "d-stale"}), "not_found")
+        .await;
+    let fresh = m
+        .ok("delivery.handoff", json!({"entries": [entry(101, "d-fresh")]}))
+        .await;
+    assert_eq!(fresh["created"], 1);
+    m.ok("delivery.get", json!({"deliveryId": "d-fresh"})).await;
+}
+
 #[tokio::test]
 async fn a_retryable_failure_is_retried_and_a_final_one_waits_for_delivery_retry() {
     let (m, _registry) = mesh().await;

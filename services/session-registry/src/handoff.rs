@@ -19,32 +19,51 @@ use tokio::sync::Notify;
 use tracing::Instrument;
 
 const BATCH: i64 = 200;
+/// Bytes of entries per hand-over: well under the NATS max_payload (1 MiB by default). A
+/// bigger entry goes alone.
+const BATCH_BYTES: i64 = 512 * 1024;
+/// The largest entry that fits one NATS message; a message bigger than this is refused at send.
+pub const MAX_ENTRY_BYTES: usize = 900 * 1024;
 /// Advisory lock key: one relay at a time, across replicas.
 const LOCK_KEY: i64 = 0x7265_6c61_7968_616e; // "relayhan"
 const TIMEOUT: Duration = Duration::from_secs(5);
 const INLINE_WAIT: Duration = Duration::from_millis(300);
 
-/// Stores `item` for hand-over in the caller's transaction.
+/// Stores `item` for hand-over in the caller's transaction; `invalid_request` when it could
+/// never be handed over (bigger than one NATS message).
 pub async fn store(conn: &mut PgConnection, session_id: &str, item: &HandoffItem) -> Result<()> {
+    let json = serde_json::to_value(item).map_err(|e| crate::RegistryError::Invalid(e.to_string()))?;
+    let bytes = json.to_string().len();
+    if bytes > MAX_ENTRY_BYTES {
+        return Err(crate::RegistryError::Invalid(format!(
+            "the message is too large to deliver: {bytes} bytes stored with its deliveries, at most {MAX_ENTRY_BYTES}"
+        )));
+    }
     sqlx::query("INSERT INTO registry_handoffs (session_id, item, traceparent) VALUES ($1, $2, $3)")
         .bind(session_id)
-        .bind(Json(item))
+        .bind(json)
         .bind(relay_bus::trace::current_traceparent())
         .execute(conn)
         .await?;
     Ok(())
 }
 
-/// Drops what a purged session had not handed over yet (`delivery.purge` makes the runner
-/// forget the rest). Holds the relay lock until the caller's transaction ends, so no relay
-/// hands over one of them after the runner purged.
-pub async fn forget_session(conn: &mut PgConnection, session_id: &str) -> Result<()> {
-    sqlx::query("SELECT pg_advisory_xact_lock($1)")
-        .bind(LOCK_KEY)
-        .execute(&mut *conn)
-        .await?;
-    sqlx::query("DELETE FROM registry_handoffs WHERE session_id = $1")
+/// The last hand-off seq handed out so far: entries of a session up to it are what a purge
+/// makes stale.
+pub async fn watermark(conn: &mut PgConnection) -> Result<i64> {
+    Ok(sqlx::query_scalar(
+        "SELECT COALESCE(pg_sequence_last_value(pg_get_serial_sequence('registry_handoffs', 'seq')::regclass), 0)",
+    )
+    .fetch_one(conn)
+    .await?)
+}
+
+/// Drops what a purged session had not handed over yet, up to `through_seq`. An entry a relay
+/// is sending meanwhile is ignored by the runner, which remembers the purge (`delivery.purge`).
+pub async fn forget_session(conn: &mut PgConnection, session_id: &str, through_seq: i64) -> Result<()> {
+    sqlx::query("DELETE FROM registry_handoffs WHERE session_id = $1 AND seq <= $2")
         .bind(session_id)
+        .bind(through_seq)
         .execute(conn)
         .await?;
     Ok(())
@@ -140,7 +159,7 @@ impl Relay {
     /// The caller holds `busy`.
     async fn hand_over_pending(&self) -> Result<()> {
         let result = async {
-            while self.hand_over_batch().await? == BATCH {}
+            while self.hand_over_batch().await? {}
             Ok(())
         }
         .await;
@@ -148,8 +167,9 @@ impl Relay {
         result
     }
 
-    /// One batch under the relay lock; returns how many entries it handed over.
-    async fn hand_over_batch(&self) -> Result<i64> {
+    /// One batch under the relay lock: the oldest entries of one trace (the send that stored
+    /// them), at most `BATCH_BYTES`; returns whether more are pending.
+    async fn hand_over_batch(&self) -> Result<bool> {
         let mut tx = self.db.begin().await?;
         // Losing the deletion below in a crash only re-sends entries the runner ignores; not
         // waiting for its flush lets the next hand-over start sooner.
@@ -157,20 +177,33 @@ impl Relay {
             .bind(LOCK_KEY)
             .execute(&mut *tx)
             .await?;
-        let rows: Vec<(i64, Json<HandoffItem>, Option<String>)> =
-            sqlx::query_as("SELECT seq, item, traceparent FROM registry_handoffs ORDER BY seq LIMIT $1")
-                .bind(BATCH)
-                .fetch_all(&mut *tx)
-                .await?;
+        let mut rows: Vec<(i64, Json<HandoffItem>, Option<String>, i64)> = sqlx::query_as(
+            "SELECT seq, item, traceparent, octet_length(item::text)::bigint FROM registry_handoffs ORDER BY seq LIMIT $1",
+        )
+        .bind(BATCH)
+        .fetch_all(&mut *tx)
+        .await?;
         let Some(first) = rows.first() else {
-            return Ok(0);
+            return Ok(false);
         };
-        let span = relay_bus::trace::continuing("hand over deliveries", first.2.as_deref());
+        let trace = first.2.clone();
+        let mut bytes = 0;
+        let take = rows
+            .iter()
+            .take_while(|r| {
+                bytes += r.3;
+                r.2 == trace && bytes <= BATCH_BYTES
+            })
+            .count()
+            .max(1);
+        let more = rows.len() > take || rows.len() as i64 == BATCH;
+        rows.truncate(take);
+        let span = relay_bus::trace::continuing("hand over deliveries", trace.as_deref());
         let seqs: Vec<i64> = rows.iter().map(|r| r.0).collect();
         let req = HandoffRequest {
             entries: rows
                 .into_iter()
-                .map(|(seq, Json(item), _)| HandoffEntry { seq, item })
+                .map(|(seq, Json(item), _, _)| HandoffEntry { seq, item })
                 .collect(),
         };
         relay_bus::client::call::<DeliveryHandoff>(&self.nats, &req, TIMEOUT)
@@ -182,6 +215,6 @@ impl Relay {
             .execute(&mut *tx)
             .await?;
         tx.commit().await?;
-        Ok(seqs.len() as i64)
+        Ok(more)
     }
 }

@@ -291,7 +291,8 @@ pub async fn purge(reg: Registry, _ctx: RequestContext, req: SessionRef) -> Resu
         true => purge_event_log(&reg, id).await? + unforwarded,
         false => store::count_session_events(change.conn(), id).await?,
     };
-    purge_deliveries(&reg, change.conn(), id).await?;
+    let through_seq = crate::handoff::watermark(change.conn()).await?;
+    purge_deliveries(&reg, change.conn(), id, through_seq).await?;
     store::purge(change.conn(), id).await?;
     change.emit(id, Purged { session_id: id.clone() }).await?;
     change.commit().await?;
@@ -302,16 +303,23 @@ pub async fn purge(reg: Registry, _ctx: RequestContext, req: SessionRef) -> Resu
     })
 }
 
-/// The delivery runner forgets the session's deliveries (and the registry what it had not
-/// handed over yet); `unavailable` while the runner cannot answer, so the purge is retried.
-pub(crate) async fn purge_deliveries(reg: &Registry, conn: &mut sqlx::PgConnection, session_id: &str) -> Result<()> {
+/// The delivery runner forgets the session's deliveries and ignores its hand-off entries up to
+/// `through_seq` from now on (the registry drops those it had not handed over yet);
+/// `unavailable` while the runner cannot answer, so the purge is retried.
+pub(crate) async fn purge_deliveries(
+    reg: &Registry,
+    conn: &mut sqlx::PgConnection,
+    session_id: &str,
+    through_seq: i64,
+) -> Result<()> {
     use relay_contracts::{delivery::PurgeDeliveriesRequest, rpc::DeliveryPurge};
-    crate::handoff::forget_session(conn, session_id).await?;
+    crate::handoff::forget_session(conn, session_id, through_seq).await?;
     if !reg.relay.enabled() {
         return Ok(());
     }
     let req = PurgeDeliveriesRequest {
         session_id: session_id.to_string(),
+        through_seq,
     };
     let timeout = std::time::Duration::from_secs(30);
     relay_bus::client::call::<DeliveryPurge>(&reg.nats, &req, timeout)

@@ -219,14 +219,19 @@ pub async fn import(reg: Registry, _ctx: RequestContext, req: ImportRequest) -> 
             out.skipped.push(s.session_id.clone());
             continue;
         }
-        if exists {
-            // What the runner holds for the session it replaces goes first.
-            crate::lifecycle::purge_deliveries(&reg, change.conn(), &s.session_id).await?;
-        }
+        // What the runner holds for the session this one replaces goes once the import worked;
+        // the imported session's own entries come after this mark.
+        let replaced_through = match exists {
+            true => Some(crate::handoff::watermark(change.conn()).await?),
+            false => None,
+        };
         let mut sp = sqlx::Connection::begin(change.conn()).await?;
         match import_one(&mut sp, &snap, s, exists).await {
             Ok(()) => {
                 sp.commit().await?;
+                if let Some(through_seq) = replaced_through {
+                    crate::lifecycle::purge_deliveries(&reg, change.conn(), &s.session_id, through_seq).await?;
+                }
                 out.imported.push(s.session_id.clone());
             }
             Err(e) => {

@@ -38,7 +38,8 @@ async fn every_table_names_one_owning_service() {
 
 /// Only a table's owner holds SQL on it: another service's needs go over the bus (the
 /// registry hands deliveries to the runner on `delivery.handoff`). Every statement in every
-/// service's `src/` that names a table after FROM, JOIN, INTO, UPDATE or TABLE is checked.
+/// service's `src/` that names a table after FROM, JOIN, INTO, UPDATE, TABLE or USING is
+/// checked (table names built at run time, as in the registry's purge, are not seen).
 #[tokio::test]
 async fn no_service_holds_sql_on_a_table_it_does_not_own() {
     let db = Database::create().await;
@@ -69,7 +70,7 @@ async fn no_service_holds_sql_on_a_table_it_does_not_own() {
         for (file, text) in rust_files(&dir.path().join("src")) {
             let words: Vec<&str> = text.split(|c: char| !(c.is_alphanumeric() || c == '_')).collect();
             for pair in words.windows(2) {
-                let keyword = ["FROM", "JOIN", "INTO", "UPDATE", "TABLE"].contains(&pair[0]);
+                let keyword = ["FROM", "JOIN", "INTO", "UPDATE", "TABLE", "USING"].contains(&pair[0]);
                 if let (true, Some(owner)) = (keyword, owners.get(pair[1])) {
                     checked += 1;
                     if *owner != service {
