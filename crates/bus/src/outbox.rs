@@ -52,25 +52,57 @@ pub fn start(outbox: Outbox, db: &PgPool, nats: &async_nats::Client, enabled: bo
 
 /// Runs forever: forwards whatever is pending, then sleeps until woken by a commit or 1 s.
 async fn run(outbox: Outbox, db: PgPool, nats: async_nats::Client, wake: Arc<Notify>) {
+    let what = format!("cannot forward events of {} to the event log yet", outbox.table);
+    drain_forever(&wake, &what, || async {
+        Ok::<_, ForwardError>(forward_batch(&outbox, &db, &nats).await? > 0)
+    })
+    .await
+}
+
+/// Runs `step` forever: again at once while it made progress, when `wake` is poked or after
+/// 1 s once it found nothing, and after a backoff (200 ms doubling to 2 s, reset by progress)
+/// when it failed, logging `what`. The loop of every outbox relay.
+pub async fn drain_forever<E, F, Fut>(wake: &Notify, what: &str, mut step: F)
+where
+    E: std::fmt::Display,
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<bool, E>>,
+{
     let mut backoff = Duration::from_millis(200);
     loop {
-        match forward_batch(&outbox, &db, &nats).await {
-            Ok(n) if n > 0 => backoff = Duration::from_millis(200),
-            Ok(_) => {
+        match step().await {
+            Ok(true) => backoff = Duration::from_millis(200),
+            Ok(false) => {
                 tokio::select! {
                     _ = wake.notified() => {}
                     _ = tokio::time::sleep(Duration::from_secs(1)) => {}
                 }
             }
             Err(e) => {
-                tracing::warn!(outbox = outbox.table, error = %e, retry_in = ?backoff, "cannot forward events to the event log yet");
+                tracing::warn!(error = %e, retry_in = ?backoff, "{what}");
                 // Commits do not cut this short (that would retry at the commit rate); the cap
-                // bounds how long forwarding lags once the log is back.
+                // bounds how long forwarding lags once the other side is back.
                 tokio::time::sleep(backoff).await;
                 backoff = (backoff * 2).min(Duration::from_secs(2));
             }
         }
     }
+}
+
+/// How many of the oldest pending rows (`(bytes, trace)`, in order) go in one request: the
+/// first always (one bigger than a batch goes alone), then those of its trace while the bytes
+/// stay within `max_bytes`. A batch is one trace's, sent in that trace.
+pub fn one_trace_batch<'a>(rows: impl IntoIterator<Item = (usize, Option<&'a str>)>, max_bytes: usize) -> usize {
+    let mut rows = rows.into_iter();
+    let Some((mut bytes, trace)) = rows.next() else {
+        return 0;
+    };
+    1 + rows
+        .take_while(|(b, t)| {
+            bytes += b;
+            *t == trace && bytes <= max_bytes
+        })
+        .count()
 }
 
 type Row = (i64, String, String, String, i64, serde_json::Value, Option<String>);
@@ -97,20 +129,10 @@ async fn forward_batch(outbox: &Outbox, db: &PgPool, nats: &async_nats::Client) 
         return Ok(0);
     }
     let mut events: Vec<NewEvent> = rows.iter().map(to_log_event).collect();
-    // As many as fit in one request; one that fits in none is recorded and skipped.
-    let mut bytes = 0;
-    let take = events
-        .iter()
-        .take_while(|e| {
-            bytes += serde_json::to_vec(e).map_or(0, |b| b.len()) + 1;
-            bytes <= BATCH_BYTES
-        })
-        .count();
-    // One event bigger than a batch goes alone; only the log's own refusal skips it. A batch
-    // is the events of one trace, appended in it (the request that made them).
+    // One event bigger than a batch goes alone; only the log's own refusal skips it.
+    let sizes = events.iter().map(|e| serde_json::to_vec(e).map_or(0, |b| b.len()) + 1);
+    let take = one_trace_batch(sizes.zip(rows.iter().map(|r| r.6.as_deref())), BATCH_BYTES);
     let trace = rows[0].6.clone();
-    let same_trace = rows.iter().take_while(|r| r.6 == trace).count();
-    let take = take.min(same_trace).max(1);
     events.truncate(take);
     let seqs: Vec<i64> = rows[..take].iter().map(|r| r.0).collect();
     let append_in_trace = |events| {
@@ -173,4 +195,19 @@ async fn mark(
     .execute(conn)
     .await?;
     Ok(())
+}
+
+#[cfg(test)]
+mod batch_tests {
+    use super::one_trace_batch;
+
+    #[test]
+    fn a_batch_is_one_traces_rows_within_the_bytes_and_never_empty() {
+        let (a, b) = (Some("a"), Some("b"));
+        assert_eq!(one_trace_batch([(10, a), (10, a), (10, b), (10, a)], 100), 2);
+        assert_eq!(one_trace_batch([(60, a), (60, a)], 100), 1);
+        assert_eq!(one_trace_batch([(500, None), (1, None)], 100), 1, "too big goes alone");
+        assert_eq!(one_trace_batch([(1, None), (1, None)], 100), 2);
+        assert_eq!(one_trace_batch(Vec::<(usize, Option<&str>)>::new(), 100), 0);
+    }
 }

@@ -113,21 +113,10 @@ pub async fn handoff(runner: Runner, _ctx: RequestContext, req: HandoffRequest) 
             }
         }
     }
-    // The payload names the agent, so the runner walking it (if any) hears it directly.
     let agents: Vec<String> = agents.into_iter().collect();
-    sqlx::query("SELECT pg_notify($1, a) FROM unnest($2::text[]) AS a")
-        .bind(WAKE_CHANNEL)
-        .bind(&agents)
-        .execute(&mut *tx)
-        .await?;
+    crate::store::wake_agents(&mut *tx, &agents).await?;
     tx.commit().await?;
-    runner.forward_wake.notify_one();
-    for event in &created {
-        let subject = relay_contracts::subjects::delivery::event_subject("created");
-        if let Err(e) = relay_bus::client::publish(&runner.nats, subject, event).await {
-            tracing::warn!(delivery_id = %event.delivery_id, error = %e, "delivery.created stored but not published");
-        }
-    }
+    crate::settle::publish(&runner.nats, &runner.forward_wake, &created).await;
     Ok(HandoffResponse {
         created: created.len() as i64,
     })

@@ -227,7 +227,9 @@ async fn group_commit(
     }
 }
 
-async fn publish(nats: &async_nats::Client, forward_wake: &Notify, events: &[DeliveryEvent]) {
+/// After commit: the forwarder appends the stored events to the log, and each goes live on
+/// its `delivery.<kind>` subject.
+pub(crate) async fn publish(nats: &async_nats::Client, forward_wake: &Notify, events: &[DeliveryEvent]) {
     if !events.is_empty() {
         forward_wake.notify_one();
     }

@@ -97,6 +97,20 @@ pub async fn wake_runners<'e, E: sqlx::PgExecutor<'e>>(db: E) -> std::result::Re
     wake_agent(db, "").await
 }
 
+/// Wakes the walkers of `agents` at commit: each NOTIFY names its agent, so the runner walking
+/// it (if any) hears it directly.
+pub async fn wake_agents<'e, E: sqlx::PgExecutor<'e>>(
+    db: E,
+    agents: &[String],
+) -> std::result::Result<(), sqlx::Error> {
+    sqlx::query("SELECT pg_notify($1, a) FROM unnest($2::text[]) AS a")
+        .bind(WAKE_CHANNEL)
+        .bind(agents)
+        .execute(db)
+        .await?;
+    Ok(())
+}
+
 /// Wakes the walker of `agent_id` (or the claim loops when no runner walks it); "" wakes all.
 pub async fn wake_agent<'e, E: sqlx::PgExecutor<'e>>(db: E, agent_id: &str) -> std::result::Result<(), sqlx::Error> {
     sqlx::query("SELECT pg_notify($1, $2)")

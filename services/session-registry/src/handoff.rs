@@ -21,7 +21,7 @@ use tracing::Instrument;
 const BATCH: i64 = 200;
 /// Bytes of entries per hand-over: well under the NATS max_payload (1 MiB by default). A
 /// bigger entry goes alone.
-const BATCH_BYTES: i64 = 512 * 1024;
+const BATCH_BYTES: usize = 512 * 1024;
 /// The largest entry that fits one NATS message; a message bigger than this is refused at send.
 pub const MAX_ENTRY_BYTES: usize = 900 * 1024;
 /// Advisory lock key: one relay at a time, across replicas.
@@ -32,14 +32,14 @@ const INLINE_WAIT: Duration = Duration::from_millis(300);
 /// Stores `item` for hand-over in the caller's transaction; `invalid_request` when it could
 /// never be handed over (bigger than one NATS message).
 pub async fn store(conn: &mut PgConnection, session_id: &str, item: &HandoffItem) -> Result<()> {
-    let json = serde_json::to_value(item).map_err(|e| crate::RegistryError::Invalid(e.to_string()))?;
-    let bytes = json.to_string().len();
-    if bytes > MAX_ENTRY_BYTES {
+    let json = serde_json::to_string(item).map_err(|e| crate::RegistryError::Invalid(e.to_string()))?;
+    if json.len() > MAX_ENTRY_BYTES {
         return Err(crate::RegistryError::Invalid(format!(
-            "the message is too large to deliver: {bytes} bytes stored with its deliveries, at most {MAX_ENTRY_BYTES}"
+            "the message is too large to deliver: {} bytes stored with its deliveries, at most {MAX_ENTRY_BYTES}",
+            json.len()
         )));
     }
-    sqlx::query("INSERT INTO registry_handoffs (session_id, item, traceparent) VALUES ($1, $2, $3)")
+    sqlx::query("INSERT INTO registry_handoffs (session_id, item, traceparent) VALUES ($1, $2::jsonb, $3)")
         .bind(session_id)
         .bind(json)
         .bind(relay_bus::trace::current_traceparent())
@@ -132,37 +132,22 @@ impl Relay {
     }
 
     async fn run(self) {
-        let mut backoff = Duration::from_millis(200);
-        loop {
-            match self.hand_over_all().await {
-                Ok(()) => {
-                    backoff = Duration::from_millis(200);
-                    tokio::select! {
-                        _ = self.wake.notified() => {}
-                        _ = tokio::time::sleep(Duration::from_secs(1)) => {}
-                    }
-                }
-                Err(e) => {
-                    tracing::warn!(error = %e, retry_in = ?backoff, "cannot hand deliveries to the delivery runner yet");
-                    tokio::time::sleep(backoff).await;
-                    backoff = (backoff * 2).min(Duration::from_secs(2));
-                }
-            }
-        }
+        let what = "cannot hand deliveries to the delivery runner yet";
+        relay_bus::outbox::drain_forever(&self.wake, what, || async {
+            let _one = self.busy.lock().await;
+            self.noted(self.hand_over_batch().await)
+        })
+        .await
     }
 
-    async fn hand_over_all(&self) -> Result<()> {
-        let _one = self.busy.lock().await;
-        self.hand_over_pending().await
-    }
-
-    /// The caller holds `busy`.
+    /// Everything pending; the caller holds `busy`.
     async fn hand_over_pending(&self) -> Result<()> {
-        let result = async {
-            while self.hand_over_batch().await? {}
-            Ok(())
-        }
-        .await;
+        while self.noted(self.hand_over_batch().await)? {}
+        Ok(())
+    }
+
+    /// Remembers whether the last hand-over failed.
+    fn noted<T>(&self, result: Result<T>) -> Result<T> {
         self.failing.store(result.is_err(), Ordering::Relaxed);
         result
     }
@@ -187,15 +172,7 @@ impl Relay {
             return Ok(false);
         };
         let trace = first.2.clone();
-        let mut bytes = 0;
-        let take = rows
-            .iter()
-            .take_while(|r| {
-                bytes += r.3;
-                r.2 == trace && bytes <= BATCH_BYTES
-            })
-            .count()
-            .max(1);
+        let take = relay_bus::outbox::one_trace_batch(rows.iter().map(|r| (r.3 as usize, r.2.as_deref())), BATCH_BYTES);
         let more = rows.len() > take || rows.len() as i64 == BATCH;
         rows.truncate(take);
         let span = relay_bus::trace::continuing("hand over deliveries", trace.as_deref());

@@ -130,8 +130,9 @@ pub(crate) async fn post(change: &mut Change, session: &mut Session, post: Post)
         target_agent_ids: Some(agent_ids.clone()),
         delivery_mode: post.delivery_mode,
     };
-    store::insert_message(change.conn(), &message).await?;
-    let delivery_ids = change.hand_over_deliveries(&message).await?;
+    let delivery_ids: Vec<String> = agent_ids.iter().map(|_| new_id()).collect();
+    store::insert_message(change.conn(), &message, &delivery_ids).await?;
+    change.hand_over_deliveries(&message, &delivery_ids).await?;
     session.last_activity_at = now;
     store::save_session(change.conn(), session).await?;
     let sid = session.session_id.clone();

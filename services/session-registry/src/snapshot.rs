@@ -272,7 +272,7 @@ async fn import_one(conn: &mut sqlx::PgConnection, snap: &Snapshot, s: &Session,
         store::insert_turn(conn, turn).await?;
     }
     for message in snap.messages.iter().filter(|m| m.session_id == s.session_id) {
-        store::insert_message(conn, message).await?;
+        store::insert_message(conn, message, &[]).await?;
     }
     for e in snap.events.iter().flatten().filter(|e| e.session_id == s.session_id) {
         sqlx::query(

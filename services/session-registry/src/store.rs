@@ -73,25 +73,19 @@ impl Change {
         Ok(())
     }
 
-    /// One delivery per target agent, named here and stored with the message's targets, and
-    /// the message handed over to the delivery runner (handoff.rs) with this change. Returns
-    /// the delivery ids in target order.
-    pub async fn hand_over_deliveries(&mut self, m: &Message) -> Result<Vec<String>> {
-        let mut deliveries = Vec::new();
-        for agent_id in m.target_agent_ids.iter().flatten() {
-            let delivery_id = new_id();
-            sqlx::query("UPDATE registry_message_targets SET delivery_id = $3 WHERE message_id = $1 AND agent_id = $2")
-                .bind(&m.message_id)
-                .bind(agent_id)
-                .bind(&delivery_id)
-                .execute(&mut *self.tx)
-                .await?;
-            deliveries.push(NewDelivery {
-                delivery_id,
+    /// Hands the stored message and its deliveries (`delivery_ids` in target order, as
+    /// [`insert_message`] stored them) to the delivery runner (handoff.rs) with this change.
+    pub async fn hand_over_deliveries(&mut self, m: &Message, delivery_ids: &[String]) -> Result<()> {
+        let deliveries: Vec<NewDelivery> = m
+            .target_agent_ids
+            .iter()
+            .flatten()
+            .zip(delivery_ids)
+            .map(|(agent_id, delivery_id)| NewDelivery {
+                delivery_id: delivery_id.clone(),
                 agent_id: agent_id.clone(),
-            });
-        }
-        let ids = deliveries.iter().map(|d| d.delivery_id.clone()).collect();
+            })
+            .collect();
         if !deliveries.is_empty() {
             let item = HandoffItem::Message {
                 message: Box::new(m.clone()),
@@ -101,7 +95,7 @@ impl Change {
             crate::handoff::store(&mut self.tx, &m.session_id, &item).await?;
             self.handed_over = true;
         }
-        Ok(ids)
+        Ok(())
     }
 
     pub async fn insert_agent(&mut self, a: &Agent) -> Result<()> {
@@ -461,7 +455,9 @@ fn role_str(r: MessageRole) -> &'static str {
     }
 }
 
-pub async fn insert_message(conn: &mut PgConnection, m: &Message) -> Result<()> {
+/// Stores the message and its targets, the n-th with the n-th of `delivery_ids` (none for an
+/// imported message).
+pub async fn insert_message(conn: &mut PgConnection, m: &Message, delivery_ids: &[String]) -> Result<()> {
     sqlx::query(
         "INSERT INTO registry_messages (message_id, session_id, turn_id, role, content_text, created_at, doc)
          VALUES ($1, $2, $3, $4, $5, $6, $7)",
@@ -475,10 +471,11 @@ pub async fn insert_message(conn: &mut PgConnection, m: &Message) -> Result<()> 
     .bind(Json(m))
     .execute(&mut *conn)
     .await?;
-    for agent_id in m.target_agent_ids.iter().flatten() {
-        sqlx::query("INSERT INTO registry_message_targets (message_id, agent_id) VALUES ($1, $2)")
+    for (i, agent_id) in m.target_agent_ids.iter().flatten().enumerate() {
+        sqlx::query("INSERT INTO registry_message_targets (message_id, agent_id, delivery_id) VALUES ($1, $2, $3)")
             .bind(&m.message_id)
             .bind(agent_id)
+            .bind(delivery_ids.get(i))
             .execute(&mut *conn)
             .await?;
     }
