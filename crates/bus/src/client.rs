@@ -48,7 +48,7 @@ pub async fn request_bytes(
         .headers(outgoing_headers())
         .timeout(Some(timeout));
     let message = client
-        .send_request(subject.to_string(), request)
+        .send_request(context::outgoing_subject(subject), request)
         .await
         .map_err(|e| match e.kind() {
             RequestErrorKind::TimedOut => WireError::new(

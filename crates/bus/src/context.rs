@@ -13,6 +13,8 @@ use std::future::Future;
 use std::sync::RwLock;
 
 static IDENTITY: RwLock<Option<Caller>> = RwLock::new(None);
+/// (workspace, agentId) when this process is a harness with its own NATS identity.
+static HARNESS: RwLock<Option<(String, String)>> = RwLock::new(None);
 
 tokio::task_local! {
     static OUTGOING: RequestContext;
@@ -21,6 +23,27 @@ tokio::task_local! {
 /// Names this process as the caller of its calls (a harness names its agent once attached).
 pub fn set_identity(caller: Caller) {
     *IDENTITY.write().unwrap_or_else(|e| e.into_inner()) = Some(caller);
+}
+
+/// This process is the harness of `agent_id` in `workspace`, by its credentials: it calls as
+/// that agent, on the harness form of each subject (`harness.<workspace>.<agentId>.<subject>`),
+/// the only subjects its NATS identity may publish on.
+pub fn set_harness(workspace: &str, agent_id: &str) {
+    *HARNESS.write().unwrap_or_else(|e| e.into_inner()) = Some((workspace.to_string(), agent_id.to_string()));
+    set_identity(Caller::Agent(Some(agent_id.to_string())));
+}
+
+/// (workspace, agentId) of this process, if it is a harness with its own identity.
+pub fn harness() -> Option<(String, String)> {
+    HARNESS.read().unwrap_or_else(|e| e.into_inner()).clone()
+}
+
+/// The subject a call to `subject` goes out on from this process.
+pub fn outgoing_subject(subject: &str) -> String {
+    match harness() {
+        Some((workspace, agent)) => relay_contracts::access::harness_subject(&workspace, &agent, subject),
+        None => subject.to_string(),
+    }
 }
 
 /// Names this process unless it already has a name.

@@ -16,6 +16,7 @@ pub mod context;
 pub mod db;
 pub mod follow;
 pub mod health;
+pub mod identity;
 pub mod outbox;
 pub mod service;
 pub mod settings;
@@ -107,20 +108,59 @@ where
 
 /// Connects to NATS, retrying until it answers: a service started before NATS waits for it
 /// instead of dying. Once connected, async-nats reconnects by itself.
+///
+/// With credentials, the process is who they say: a service or the gateway by name (its
+/// replies come to `_INBOX.<name>`), a harness as its agent in its workspace (its calls go out
+/// on `harness.<workspace>.<agentId>.…`, see [`relay_contracts::access`]).
 pub async fn connect_nats(
     settings: &settings::NatsSettings,
     name: &str,
-) -> Result<async_nats::Client, async_nats::ConnectError> {
-    context::set_default_identity(Caller::Service(name.to_string()));
+) -> Result<async_nats::Client, BoxError> {
+    let creds = match (&settings.creds, &settings.creds_file) {
+        (Some(text), _) if !text.trim().is_empty() => Some(text.clone()),
+        (_, Some(path)) if !path.is_empty() => Some(
+            std::fs::read_to_string(path).map_err(|e| format!("cannot read NATS credentials {path}: {e}"))?,
+        ),
+        _ => None,
+    };
+    let mut inbox = None;
+    match &creds {
+        Some(text) => match identity::creds_identity(text)? {
+            (agent, Some(workspace)) => {
+                context::set_harness(&workspace, &agent);
+                inbox = Some(relay_contracts::access::harness_inbox_prefix(&agent));
+            }
+            (who, None) => {
+                context::set_default_identity(Caller::Service(who.clone()));
+                inbox = Some(relay_contracts::access::inbox_prefix(&who));
+            }
+        },
+        None => context::set_default_identity(Caller::Service(name.to_string())),
+    }
     let mut attempt = 1u32;
     loop {
-        let opts = async_nats::ConnectOptions::new()
+        let mut opts = async_nats::ConnectOptions::new()
             .name(name)
             .connection_timeout(std::time::Duration::from_secs(2))
-            .max_reconnects(None);
+            .max_reconnects(None)
+            .event_callback(|event| async move {
+                // A permission violation is the server refusing a publish or subscribe: loud.
+                if let async_nats::Event::ServerError(e) = event {
+                    tracing::error!(error = %e, "NATS server error");
+                }
+            });
+        if let Some(text) = &creds {
+            opts = opts.credentials(text)?;
+        }
+        if let Some(prefix) = &inbox {
+            opts = opts.custom_inbox_prefix(prefix.clone());
+        }
+        if let Some(ca) = &settings.tls_ca_file {
+            opts = opts.add_root_certificates(ca.into()).require_tls(true);
+        }
         match opts.connect(&settings.url).await {
             Ok(client) => return Ok(client),
-            Err(e) if attempt >= settings.connect_attempts => return Err(e),
+            Err(e) if attempt >= settings.connect_attempts => return Err(e.into()),
             Err(e) => {
                 tracing::warn!(url = %settings.url, error = %e, attempt, "NATS not reachable yet, retrying")
             }

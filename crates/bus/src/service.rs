@@ -12,7 +12,8 @@ use async_nats::service::{NATS_SERVICE_ERROR, NATS_SERVICE_ERROR_CODE, ServiceEx
 use async_nats::{Client, HeaderMap};
 use bytes::Bytes;
 use futures::{FutureExt, StreamExt};
-use relay_contracts::{ErrorCode, MAX_ID_CHARS, RequestContext, Rpc, WireError};
+use relay_contracts::access;
+use relay_contracts::{Caller, ErrorCode, MAX_ID_CHARS, RequestContext, Rpc, WireError};
 use serde::de::DeserializeOwned;
 use std::future::Future;
 use std::sync::Arc;
@@ -124,14 +125,30 @@ impl<S: Clone + Send + Sync + 'static> ServiceHost<S> {
         let subject = R::SUBJECT;
         // Micro endpoint names may not contain dots.
         let name = subject.replace('.', "-");
+        self.endpoint::<R, _>(&name, subject.to_string(), handler.clone()).await?;
+        // Harnesses call on `harness.<workspace>.<agentId>.<subject>`, which only the harness
+        // of that agent may publish on: the subject says who calls.
+        if R::ROLES.contains(&relay_contracts::rpc::Role::Harness) {
+            self.endpoint::<R, _>(&format!("h-{name}"), access::harness_wildcard(subject), handler)
+                .await?;
+        }
+        Ok(())
+    }
+
+    async fn endpoint<R: Rpc, H: Handler<R, S>>(
+        &mut self,
+        name: &str,
+        subject: String,
+        handler: H,
+    ) -> Result<(), ServiceError> {
         let mut requests = self
             .service
             .endpoint_builder()
-            .name(&name)
-            .add(subject)
+            .name(name)
+            .add(subject.clone())
             .await
             .map_err(|e| ServiceError::Endpoint {
-                subject: subject.into(),
+                subject: subject.clone(),
                 reason: e.to_string(),
             })?;
         let inflight = self.inflight.clone();
@@ -195,7 +212,10 @@ async fn serve_one<R: Rpc, S, H: Handler<R, S>>(
     max_payload: usize,
 ) {
     let subject = R::SUBJECT;
-    let ctx = context::extract(request.message.headers.as_ref());
+    let ctx = match access::parse_harness_subject(request.message.subject.as_str()) {
+        Some((workspace, agent)) => RequestContext::new(Caller::Agent(Some(agent.to_string())), workspace),
+        None => context::extract(request.message.headers.as_ref()),
+    };
     let span = tracing::info_span!(
         "rpc",
         subject,
@@ -208,6 +228,9 @@ async fn serve_one<R: Rpc, S, H: Handler<R, S>>(
     trace::set_parent_from(&span, request.message.headers.as_ref());
     let result = async {
         let req = decode::<R::Request>(subject, &request.message.payload)?;
+        if let Caller::Agent(Some(agent)) = &ctx.caller {
+            check_own_agent(subject, agent, &request.message.payload)?;
+        }
         // A panicking handler answers `internal` instead of leaving the caller to time out.
         let handled = context::serving(&ctx, handler.call(state, ctx.clone(), req));
         match std::panic::AssertUnwindSafe(handled).catch_unwind().await {
@@ -329,6 +352,23 @@ fn check_ids(subject: &str, payload: &[u8]) -> Result<(), WireError> {
             format!("{subject}: {field} is longer than {MAX_ID_CHARS} characters"),
         )
         .with_details(serde_json::json!({ "field": field, "maxLength": MAX_ID_CHARS }))),
+    }
+}
+
+/// A harness acts only as its own agent: an `agentId` its request names must be its own.
+fn check_own_agent(subject: &str, agent: &str, payload: &[u8]) -> Result<(), WireError> {
+    #[derive(serde::Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Named {
+        agent_id: Option<String>,
+    }
+    match serde_json::from_slice::<Named>(payload) {
+        Ok(Named { agent_id: Some(named) }) if named != agent => Err(WireError::new(
+            ErrorCode::Forbidden,
+            format!("{subject}: agent {agent} cannot act as agent {named}"),
+        )
+        .with_details(serde_json::json!({ "field": "agentId" }))),
+        _ => Ok(()),
     }
 }
 

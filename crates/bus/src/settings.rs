@@ -9,6 +9,12 @@ pub struct NatsSettings {
     pub url: String,
     /// How many times to try the first connection (500 ms apart) before giving up.
     pub connect_attempts: u32,
+    /// This process's NATS identity: a `.creds` file (`relayctl auth init` writes them)…
+    pub creds_file: Option<String>,
+    /// …or the text of one (how the spawner hands a harness the identity it minted for it).
+    pub creds: Option<String>,
+    /// PEM file of the CA that signed the NATS server's certificate; TLS is required when set.
+    pub tls_ca_file: Option<String>,
 }
 
 impl Default for NatsSettings {
@@ -16,6 +22,9 @@ impl Default for NatsSettings {
         NatsSettings {
             url: "nats://127.0.0.1:4222".into(),
             connect_attempts: 120,
+            creds_file: None,
+            creds: None,
+            tls_ca_file: None,
         }
     }
 }

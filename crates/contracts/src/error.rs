@@ -17,7 +17,12 @@ pub enum ErrorCode {
     Conflict,
     /// The agent did not declare the capability the operation needs.
     CapabilityUnsupported,
+    /// No credentials, or credentials that are not (or no longer) valid.
     Unauthorized,
+    /// Known credentials whose role or identity may not do this.
+    Forbidden,
+    /// Too many requests for this key; `details.retryAfterSecs` says when to come back.
+    RateLimited,
     /// A dependency (database, bus) is down; retrying later may succeed.
     Unavailable,
     Timeout,
@@ -25,12 +30,14 @@ pub enum ErrorCode {
 }
 
 impl ErrorCode {
-    pub const ALL: [ErrorCode; 8] = [
+    pub const ALL: [ErrorCode; 10] = [
         ErrorCode::InvalidRequest,
         ErrorCode::NotFound,
         ErrorCode::Conflict,
         ErrorCode::CapabilityUnsupported,
         ErrorCode::Unauthorized,
+        ErrorCode::Forbidden,
+        ErrorCode::RateLimited,
         ErrorCode::Unavailable,
         ErrorCode::Timeout,
         ErrorCode::Internal,
@@ -41,6 +48,8 @@ impl ErrorCode {
         match self {
             ErrorCode::InvalidRequest => 400,
             ErrorCode::Unauthorized => 401,
+            ErrorCode::Forbidden => 403,
+            ErrorCode::RateLimited => 429,
             ErrorCode::NotFound => 404,
             ErrorCode::Conflict => 409,
             ErrorCode::CapabilityUnsupported => 422,
@@ -57,6 +66,8 @@ impl ErrorCode {
             ErrorCode::Conflict => "conflict",
             ErrorCode::CapabilityUnsupported => "capability_unsupported",
             ErrorCode::Unauthorized => "unauthorized",
+            ErrorCode::Forbidden => "forbidden",
+            ErrorCode::RateLimited => "rate_limited",
             ErrorCode::Unavailable => "unavailable",
             ErrorCode::Timeout => "timeout",
             ErrorCode::Internal => "internal",

@@ -16,7 +16,7 @@
 
 use serde::{Serialize, de::DeserializeOwned};
 
-/// Who may call a subject. Not enforced yet: the boundary work binds callers to credentials.
+/// Who may call a subject: the source of every identity's NATS permissions ([`crate::access`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Role {
     /// A person (or their tool) with an operator key: steers sessions and decides permissions.
@@ -103,8 +103,8 @@ macro_rules! with_rpcs {
     ($then:ident) => {
         $then! {
             // ---- session registry ---------------------------------------------------------
-            /// Creates a session (seed 002). Events: `session.created`.
-            SessionCreate session_create = "session.create", SESSION_REGISTRY, OPERATE, workspace,
+            /// Creates a session (seed 002); a harness may create its own. Events: `session.created`.
+            SessionCreate session_create = "session.create", SESSION_REGISTRY, SEND, workspace,
                 session::CreateRequest => session::SessionIdResponse, grpc("SessionService", "Create");
             /// A session by id; `session` is null when unknown or purged.
             SessionGet session_get = "session.get", SESSION_REGISTRY, READ, workspace,

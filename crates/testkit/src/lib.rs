@@ -49,25 +49,42 @@ fn nats_server_bin() -> PathBuf {
     panic!("nats-server not found: install it or set RELAY_NATS_SERVER");
 }
 
-/// A private nats-server with JetStream, stopped on drop.
+/// A private nats-server with JetStream, stopped on drop. Auth is on, as in production: every
+/// identity of the mesh has its own credentials ([`Nats::creds`]) and its subject permissions.
 pub struct Nats {
     child: Option<Child>,
     pub port: u16,
     pub url: String,
     store: PathBuf,
+    /// The identities (`relayctl auth init` into the server's scratch directory); `None` when
+    /// started with [`Nats::start_without_auth`].
+    pub auth: Option<relay_bus::identity::Setup>,
 }
 
 impl Nats {
+    /// With auth on.
     pub async fn start() -> Nats {
+        Self::start_with(true).await
+    }
+
+    /// Anyone may connect and do anything: the mesh as it was before identities.
+    pub async fn start_without_auth() -> Nats {
+        Self::start_with(false).await
+    }
+
+    async fn start_with(auth: bool) -> Nats {
         // The free port may be taken between probing and binding (tests run in parallel):
         // then our nats-server exits, and we try another port.
         for _ in 0..10 {
             let port = free_port();
+            let store = scratch_dir("nats");
+            let auth = auth.then(|| relay_bus::identity::init(&store.join("auth")).expect("write NATS identities"));
             let mut nats = Nats {
                 child: None,
                 port,
                 url: format!("nats://127.0.0.1:{port}"),
-                store: scratch_dir("nats"),
+                store,
+                auth,
             };
             if nats.spawn().await {
                 return nats;
@@ -78,9 +95,22 @@ impl Nats {
 
     /// Starts nats-server on `self.port`; false if it exited instead (the port was taken).
     async fn spawn(&mut self) -> bool {
+        let conf = self.store.join("nats.conf");
+        let include = if self.auth.is_some() {
+            // Include paths are relative to the including file.
+            "include \"auth/nats-auth.conf\"\n"
+        } else {
+            ""
+        };
+        let text = format!(
+            "listen: \"127.0.0.1:{}\"\njetstream {{ store_dir: \"{}\" }}\n{include}",
+            self.port,
+            self.store.join("js").display()
+        );
+        std::fs::write(&conf, text).expect("write nats.conf");
         let mut child = Command::new(nats_server_bin())
-            .args(["-a", "127.0.0.1", "-p", &self.port.to_string(), "-js", "-sd"])
-            .arg(&self.store)
+            .arg("-c")
+            .arg(&conf)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .kill_on_drop(true)
@@ -131,10 +161,63 @@ impl Nats {
         );
     }
 
+    /// A client with the `admin` identity (operators' tools: every subject).
     pub async fn client(&self) -> async_nats::Client {
-        async_nats::connect(&self.url)
-            .await
-            .expect("connect to test nats-server")
+        self.client_as(relay_contracts::access::ADMIN).await
+    }
+
+    /// A client with a named identity's credentials and inbox, as that service connects.
+    pub async fn client_as(&self, identity: &str) -> async_nats::Client {
+        let mut opts = async_nats::ConnectOptions::new();
+        if let Some(creds) = self.creds(identity) {
+            opts = opts
+                .credentials_file(creds)
+                .await
+                .expect("read test credentials")
+                .custom_inbox_prefix(relay_contracts::access::inbox_prefix(identity));
+        }
+        opts.connect(&self.url).await.expect("connect to test nats-server")
+    }
+
+    /// The `.creds` file of a named identity (a service, `gateway`, `admin`), with auth on.
+    pub fn creds(&self, identity: &str) -> Option<PathBuf> {
+        self.auth.as_ref().map(|a| a.creds(identity))
+    }
+
+    /// The `.creds` text of a harness for `agent_id` in `workspace`, minted as the spawner does.
+    pub fn harness_creds(&self, agent_id: &str, workspace: &str) -> Option<String> {
+        let auth = self.auth.as_ref()?;
+        let spawner = std::fs::read_to_string(auth.creds("agent-spawner")).expect("spawner creds");
+        let signer = relay_bus::identity::HarnessSigner::load(&auth.harness_signer, &spawner).expect("harness signer");
+        Some(signer.mint(agent_id, workspace).expect("mint harness identity"))
+    }
+
+    /// The environment a process needs to connect as `identity` (nothing with auth off). The
+    /// spawner also gets the harness signer; a harness gets a fresh agent identity.
+    pub fn env_for(&self, identity: &str) -> Vec<(String, String)> {
+        let Some(auth) = &self.auth else {
+            return Vec::new();
+        };
+        match identity {
+            "agent-harness" | "fake-agent" => {
+                let agent = uuid::Uuid::new_v4().simple().to_string();
+                let creds = self.harness_creds(&agent, relay_contracts::context::DEFAULT_WORKSPACE);
+                vec![("RELAY_NATS__CREDS".into(), creds.unwrap_or_default())]
+            }
+            _ => {
+                let mut env = vec![(
+                    "RELAY_NATS__CREDS_FILE".into(),
+                    auth.creds(identity).display().to_string(),
+                )];
+                if identity == "agent-spawner" {
+                    env.push((
+                        "RELAY_SPAWNER__HARNESS_SIGNER".into(),
+                        auth.harness_signer.display().to_string(),
+                    ));
+                }
+                env
+            }
+        }
     }
 }
 
@@ -351,7 +434,12 @@ impl ServiceProcess {
         let log = log_dir.join(format!("{name}-{}.log", uuid::Uuid::new_v4().simple()));
         let file = std::fs::File::create(&log).expect("log file");
         let mut cmd = Command::new(bin);
+        let identity = match name {
+            "relayctl" => relay_contracts::access::ADMIN,
+            other => other,
+        };
         cmd.args(args)
+            .envs(nats.env_for(identity))
             .env("RELAY_NATS__URL", &nats.url)
             .env("RELAY_DATABASE__URL", &db.url)
             .env("RELAY_DATABASE__MAX_CONNECTIONS", "8")

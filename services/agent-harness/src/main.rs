@@ -9,7 +9,7 @@
 use agent_harness::{HarnessSettings, Settings};
 
 #[tokio::main]
-async fn main() -> Result<(), Box<dyn std::error::Error>> {
+async fn main() -> Result<(), relay_bus::BoxError> {
     let mut settings: Settings = relay_bus::settings::load()?;
     apply_args(&mut settings.harness, std::env::args().skip(1))?;
     let _telemetry = relay_bus::telemetry::init("agent-harness", &settings.telemetry)?;

@@ -7,6 +7,7 @@
 //! spawner is a queue-group service: run it on every machine that may host agents.
 
 use crate::HarnessError;
+use relay_bus::identity::HarnessSigner;
 use relay_bus::service::{ServiceError, ServiceHost};
 use relay_contracts::delivery::{SpawnRequest, SpawnResponse};
 use relay_contracts::session::{AgentTargets, SendMessageRequest};
@@ -37,6 +38,10 @@ pub struct SpawnerSettings {
     /// A harness killed by a signal (kill -9, OOM) is started again this many times, bound to
     /// the same agent and resuming the CLI's session; 0 turns restarts off.
     pub max_restarts: u32,
+    /// The harness signer seed (`harness-signer.nk` from `relayctl auth init`): each harness
+    /// gets a NATS identity minted for its one agent. Required when this spawner has
+    /// credentials of its own; empty: harnesses connect without any (auth off).
+    pub harness_signer: String,
 }
 
 /// One kind of agent the spawner can start.
@@ -83,6 +88,7 @@ impl Default for SpawnerSettings {
             max_agents: 16,
             attach_timeout_ms: 30_000,
             max_restarts: 3,
+            harness_signer: String::new(),
         }
     }
 }
@@ -124,20 +130,34 @@ pub struct Spawner {
     settings: Arc<SpawnerSettings>,
     harness: PathBuf,
     slots: Arc<Semaphore>,
+    signer: Option<HarnessSigner>,
 }
 
 impl Spawner {
-    pub fn new(nats: async_nats::Client, settings: SpawnerSettings) -> std::io::Result<Spawner> {
+    /// `own_creds`: this spawner's NATS credentials, if it has any (auth on).
+    pub fn new(
+        nats: async_nats::Client,
+        settings: SpawnerSettings,
+        own_creds: Option<&str>,
+    ) -> Result<Spawner, relay_bus::BoxError> {
         let harness = if settings.harness_bin.is_empty() {
             std::env::current_exe()?.with_file_name("agent-harness")
         } else {
             PathBuf::from(&settings.harness_bin)
+        };
+        let signer = match (own_creds, settings.harness_signer.as_str()) {
+            (None, _) => None,
+            (Some(_), "") => {
+                return Err("the spawner has NATS credentials but no spawner.harness_signer to give its harnesses theirs".into());
+            }
+            (Some(creds), path) => Some(HarnessSigner::load(std::path::Path::new(path), creds)?),
         };
         Ok(Spawner {
             nats,
             slots: Arc::new(Semaphore::new(settings.max_agents)),
             settings: Arc::new(settings),
             harness,
+            signer,
         })
     }
 }
@@ -159,7 +179,7 @@ pub async fn serve(spawner: Spawner) -> Result<ServiceHost<Spawner>, ServiceErro
 pub const TRACEPARENT_ENV: &str = "RELAY_TRACEPARENT";
 
 /// Starts the agent, waits for it to attach, sends the task; the reply is its agent id.
-pub async fn spawn(s: Spawner, _ctx: RequestContext, req: SpawnRequest) -> Result<SpawnResponse, HarnessError> {
+pub async fn spawn(s: Spawner, ctx: RequestContext, req: SpawnRequest) -> Result<SpawnResponse, HarnessError> {
     let agent = s.settings.agent(&req.cli).ok_or_else(|| {
         HarnessError::UnknownCli(format!(
             "no command for cli {:?}; configured: {}",
@@ -189,6 +209,7 @@ pub async fn spawn(s: Spawner, _ctx: RequestContext, req: SpawnRequest) -> Resul
     let run = Run {
         req: req.clone(),
         agent,
+        workspace: ctx.workspace,
     };
     let timeout = Duration::from_millis(s.settings.attach_timeout_ms);
     let mut harness = start_harness(&s, &run, None).await?;
@@ -212,6 +233,7 @@ pub async fn spawn(s: Spawner, _ctx: RequestContext, req: SpawnRequest) -> Resul
 struct Run {
     req: SpawnRequest,
     agent: AgentCommand,
+    workspace: String,
 }
 
 /// A harness that attached its agent.
@@ -267,6 +289,14 @@ async fn start_harness(s: &Spawner, run: &Run, resume: Option<&Resume>) -> Resul
     ]);
     if let Some(cwd) = &req.cwd {
         cmd.args(["--cwd", cwd]);
+    }
+    // The harness's own NATS identity, for its one agent (a new id, or the one it resumes).
+    if let Some(signer) = &s.signer {
+        let agent_id = resume.map_or_else(|| uuid::Uuid::new_v4().simple().to_string(), |r| r.agent_id.clone());
+        let creds = signer
+            .mint(&agent_id, &run.workspace)
+            .map_err(|e| HarnessError::Invalid(e.to_string()))?;
+        cmd.env("RELAY_NATS__CREDS", creds).env_remove("RELAY_NATS__CREDS_FILE");
     }
     if let Some(r) = resume {
         cmd.args(["--agent-id", &r.agent_id]);

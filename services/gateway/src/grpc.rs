@@ -282,6 +282,8 @@ fn status_of(e: WireError) -> Status {
         ErrorCode::NotFound => Code::NotFound,
         ErrorCode::Conflict | ErrorCode::CapabilityUnsupported => Code::FailedPrecondition,
         ErrorCode::Unauthorized => Code::Unauthenticated,
+        ErrorCode::Forbidden => Code::PermissionDenied,
+        ErrorCode::RateLimited => Code::ResourceExhausted,
         ErrorCode::Unavailable => Code::Unavailable,
         ErrorCode::Timeout => Code::DeadlineExceeded,
         ErrorCode::Internal => Code::Internal,

@@ -3,7 +3,7 @@ use gateway::{AppState, Settings};
 use std::time::Duration;
 
 #[tokio::main]
-async fn main() -> Result<(), Box<dyn std::error::Error>> {
+async fn main() -> Result<(), relay_bus::BoxError> {
     // `gateway --openapi`: print the OpenAPI document (make openapi) without starting.
     if std::env::args().nth(1).as_deref() == Some("--openapi") {
         print!("{}", gateway::openapi::json());

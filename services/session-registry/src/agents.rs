@@ -49,6 +49,8 @@ pub(crate) struct Attach {
     pub agent_capabilities: Option<AgUiCapabilities>,
     pub adapter_session_id: Option<String>,
     pub harness_id: Option<String>,
+    /// The id its harness's NATS identity was minted for; a new one when `None`.
+    pub agent_id: Option<String>,
 }
 
 /// Attaches an agent to a locked, active session and records `agent.added`. A new lead demotes
@@ -89,6 +91,11 @@ pub(crate) async fn attach_agent(
             change.save_agent(old).await?;
         }
     }
+    if let Some(id) = &a.agent_id
+        && store::find_agent(change.conn(), id).await.is_ok()
+    {
+        return Err(RegistryError::Conflict(format!("agent {id} is already attached")));
+    }
     let now = now_ms();
     let adapter_session_id = a
         .adapter_session_id
@@ -101,7 +108,7 @@ pub(crate) async fn attach_agent(
         })
         .unwrap_or_else(new_id);
     let agent = Agent {
-        agent_id: new_id(),
+        agent_id: a.agent_id.unwrap_or_else(new_id),
         session_id: session.session_id.clone(),
         adapter_id: a
             .selection
@@ -157,7 +164,12 @@ pub(crate) async fn attach_agent(
     Ok(agent)
 }
 
-pub async fn attach(reg: Registry, _ctx: RequestContext, req: AttachRequest) -> Result<AttachResponse> {
+pub async fn attach(reg: Registry, ctx: RequestContext, req: AttachRequest) -> Result<AttachResponse> {
+    // A harness with its own identity attaches the agent it was minted for.
+    let agent_id = match ctx.caller {
+        relay_contracts::Caller::Agent(id) => id,
+        _ => None,
+    };
     let mut change = Change::begin(&reg).await?;
     let mut session = store::lock_live(change.conn(), &req.session_id).await?;
     let agent = attach_agent(
@@ -171,6 +183,7 @@ pub async fn attach(reg: Registry, _ctx: RequestContext, req: AttachRequest) -> 
             agent_capabilities: req.agent_capabilities,
             adapter_session_id: req.adapter_session_id,
             harness_id: req.harness_id,
+            agent_id,
         },
     )
     .await?;

@@ -250,6 +250,7 @@ pub async fn send(reg: Registry, _ctx: RequestContext, req: SendMessageRequest) 
             agent_capabilities: None,
             adapter_session_id: None,
             harness_id: None,
+            agent_id: None,
         };
         attached.push(agents::attach_agent(&reg, &mut change, &mut session, attach).await?);
     }

@@ -6,12 +6,16 @@ use agent_harness::spawner::{self, Spawner};
 use std::time::Duration;
 
 #[tokio::main]
-async fn main() -> Result<(), Box<dyn std::error::Error>> {
+async fn main() -> Result<(), relay_bus::BoxError> {
     let settings: Settings = relay_bus::settings::load()?;
     let _telemetry = relay_bus::telemetry::init("agent-spawner", &settings.telemetry)?;
     let nats = relay_bus::connect_nats(&settings.nats, "agent-spawner").await?;
     relay_bus::health::serve(settings.telemetry.health_listen.as_deref(), nats.clone()).await?;
-    let spawner = Spawner::new(nats, settings.spawner)?;
+    let own_creds = match &settings.nats.creds_file {
+        Some(path) if !path.is_empty() => Some(std::fs::read_to_string(path)?),
+        _ => settings.nats.creds.clone(),
+    };
+    let spawner = Spawner::new(nats, settings.spawner, own_creds.as_deref())?;
     let host = spawner::serve(spawner).await?;
     tracing::info!("agent-spawner serving agent.spawn");
     // Agents already running keep running: they are separate processes bound to the bus.
