@@ -13,7 +13,7 @@ use async_nats::{Client, HeaderMap};
 use bytes::Bytes;
 use futures::{FutureExt, StreamExt};
 use relay_contracts::access;
-use relay_contracts::{Caller, ErrorCode, MAX_ID_CHARS, RequestContext, Rpc, WireError};
+use relay_contracts::{ErrorCode, MAX_ID_CHARS, RequestContext, Rpc, WireError};
 use serde::de::DeserializeOwned;
 use std::future::Future;
 use std::sync::Arc;
@@ -213,7 +213,7 @@ async fn serve_one<R: Rpc, S, H: Handler<R, S>>(
 ) {
     let subject = R::SUBJECT;
     let ctx = match access::parse_harness_subject(request.message.subject.as_str()) {
-        Some((workspace, agent)) => RequestContext::new(Caller::Agent(Some(agent.to_string())), workspace),
+        Some((workspace, agent)) => RequestContext::harness(workspace, agent),
         None => context::extract(request.message.headers.as_ref()),
     };
     let span = tracing::info_span!(
@@ -228,7 +228,7 @@ async fn serve_one<R: Rpc, S, H: Handler<R, S>>(
     trace::set_parent_from(&span, request.message.headers.as_ref());
     let result = async {
         let req = decode::<R::Request>(subject, &request.message.payload)?;
-        if let Caller::Agent(Some(agent)) = &ctx.caller {
+        if let Some(agent) = &ctx.agent {
             check_own_agent(subject, agent, &request.message.payload)?;
         }
         // A panicking handler answers `internal` instead of leaving the caller to time out.

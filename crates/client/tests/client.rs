@@ -5,7 +5,7 @@ mod common;
 
 use relay_client::ErrorCode;
 use relay_client::contracts::events::{AppendRequest, NewEvent, SinceRequest};
-use relay_client::contracts::rpc;
+use relay_client::contracts::{access, rpc};
 use relay_client::contracts::session::{CreateRequest, SessionRef};
 use std::collections::BTreeSet;
 use std::time::Duration;
@@ -22,10 +22,14 @@ async fn every_declared_subject_is_served_by_its_owner_and_nothing_undeclared_is
                 served.insert(endpoint["subject"].as_str().unwrap().to_string());
             }
         }
+        // Each subject, and the harness form of those a harness may call.
         let declared: BTreeSet<String> = rpc::ALL
             .iter()
             .filter(|r| r.service == *service)
-            .map(|r| r.subject.to_string())
+            .flat_map(|r| {
+                let harness = access::harness_may_call(r).then(|| access::harness_wildcard(r.subject));
+                std::iter::once(r.subject.to_string()).chain(harness)
+            })
             .collect();
         assert_eq!(
             served, declared,

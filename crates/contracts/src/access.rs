@@ -107,7 +107,7 @@ const SERVICES: &[ServiceAccess] = &[
     },
     ServiceAccess {
         name: service::COST_AGGREGATOR,
-        calls: &["event.append", "event.since", "agent.pause"],
+        calls: &["event.append", "event.since", "agent.pause", "session.usage"],
         emits: &[crate::cost::BUDGET_EXCEEDED],
         follows: &[COMMITTED],
     },
@@ -155,10 +155,11 @@ pub fn permissions(identity: &str) -> Option<Permissions> {
     let access = SERVICES.iter().find(|s| s.name == identity)?;
     p.publish_allow
         .extend(access.calls.iter().chain(access.emits).map(|s| s.to_string()));
-    // Another service's request subjects under an emitted wildcard stay closed.
+    // Request subjects under an emitted wildcard stay closed: a service calls only what it
+    // lists (never itself, never another's admin subjects).
     for r in ALL {
         let covered = access.emits.iter().any(|w| subject_matches(w, r.subject));
-        if covered && r.service != identity && !access.calls.contains(&r.subject) {
+        if covered && !access.calls.contains(&r.subject) {
             p.publish_deny.push(r.subject.to_string());
         }
     }
@@ -241,7 +242,7 @@ mod tests {
         assert!(ingest.publish_deny.iter().any(|d| d == "session.purge"));
         assert!(ingest.publish_deny.iter().any(|d| d == "session.getContextWindowState"));
         let registry = permissions(service::SESSION_REGISTRY).unwrap();
-        assert!(!registry.publish_deny.iter().any(|d| d == "session.purge"));
+        assert!(registry.publish_deny.iter().any(|d| d == "session.purge"));
         assert!(registry.subscribe_allow.contains(&"harness.*.*.session.agent.attach q".to_string()));
     }
 

@@ -1,6 +1,7 @@
 //! Who is calling, and in which workspace: the request context every call carries in NATS
 //! headers next to its trace context. The bus runtime reads it once and hands it to every
-//! handler. Nothing enforces it yet; the boundary work binds it to NATS credentials.
+//! handler. With auth on only the mesh's own identities may publish on plain subjects, so their
+//! headers are trusted; a harness is known by the subject it calls on ([`RequestContext::agent`]).
 
 use crate::rpc::Role;
 use std::fmt;
@@ -70,6 +71,10 @@ impl fmt::Display for Caller {
 pub struct RequestContext {
     pub caller: Caller,
     pub workspace: String,
+    /// The agent whose harness made this call, proven by the subject it came on
+    /// (`harness.<workspace>.<agentId>.…`, which only that harness may publish on); `None` for
+    /// every other caller, whatever its headers claim.
+    pub agent: Option<String>,
 }
 
 impl Default for RequestContext {
@@ -77,15 +82,26 @@ impl Default for RequestContext {
         RequestContext {
             caller: Caller::Anonymous,
             workspace: DEFAULT_WORKSPACE.to_string(),
+            agent: None,
         }
     }
 }
 
 impl RequestContext {
+    /// The context of a call a harness made on its own subject.
+    pub fn harness(workspace: &str, agent_id: &str) -> Self {
+        RequestContext {
+            caller: Caller::Agent(Some(agent_id.to_string())),
+            workspace: workspace.to_string(),
+            agent: Some(agent_id.to_string()),
+        }
+    }
+
     pub fn new(caller: Caller, workspace: impl Into<String>) -> Self {
         RequestContext {
             caller,
             workspace: workspace.into(),
+            agent: None,
         }
     }
 
@@ -97,6 +113,7 @@ impl RequestContext {
                 .filter(|w| !w.is_empty())
                 .unwrap_or(DEFAULT_WORKSPACE)
                 .to_string(),
+            agent: None,
         }
     }
 }

@@ -46,6 +46,8 @@ pub const READ: &[Role] = &[Role::Viewer, Role::Operator, Role::Service];
 pub const OPERATE: &[Role] = &[Role::Operator, Role::Service];
 /// What a harness reports about its own agent.
 pub const HARNESS: &[Role] = &[Role::Harness, Role::Service];
+/// Events: harnesses for their agent, services, and operators' integrations (gRPC `Append`).
+pub const REPORT: &[Role] = &[Role::Harness, Role::Service, Role::Operator];
 /// Messages and flushes: people, services and agents.
 pub const SEND: &[Role] = &[Role::Operator, Role::Service, Role::Harness];
 
@@ -209,7 +211,7 @@ macro_rules! with_rpcs {
             // ---- event log ----------------------------------------------------------------
             /// Appends one event or a batch (≤ 10,000, few enough that the reply fits one NATS
             /// message); answers after commit with their seqs.
-            EventAppend event_append = "event.append", EVENT_INGEST, HARNESS, workspace,
+            EventAppend event_append = "event.append", EVENT_INGEST, REPORT, workspace,
                 events::AppendRequest => events::AppendResponse, grpc("EventService", "Append");
             /// Events by type, agent (name or id), session and time (ts ms), paged; limit ≤ 10,000,
             /// with cursor.

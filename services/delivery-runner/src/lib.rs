@@ -254,11 +254,17 @@ pub async fn flush(runner: Runner, _ctx: RequestContext, req: FlushRequest) -> R
 }
 
 /// A harness reports what became of a delivery it accepted (`delivery.queue`).
-pub async fn report(runner: Runner, _ctx: RequestContext, req: Receipt) -> Result<Delivery> {
+pub async fn report(runner: Runner, ctx: RequestContext, req: Receipt) -> Result<Delivery> {
     let Some(id) = req.delivery_id.clone() else {
         return Err(DeliveryError::Invalid("delivery.report needs the deliveryId".into()));
     };
     let delivery = find(&runner.db, &id).await?;
+    // A harness reports on its own agent's deliveries; another's do not exist for it.
+    if let Some(own) = &ctx.agent
+        && delivery.agent_id != *own
+    {
+        return Err(DeliveryError::NotFound(format!("delivery {id}")));
+    }
     // A harness reports only what it was handed, so this is a report that overtook its own
     // `accepted` receipt (the runner has not recorded the hand-off yet): a retry will land.
     if delivery.status == DeliveryStatus::Pending && delivery.attempts == 0 {

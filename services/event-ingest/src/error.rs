@@ -10,6 +10,9 @@ pub enum IngestError {
         message: String,
         details: serde_json::Value,
     },
+    /// A harness appending for an agent that is not its own.
+    #[error("{0}")]
+    Forbidden(String),
     #[error("the writer stopped; retry")]
     WriterGone,
     /// The transaction holding this request failed; nothing of it was stored. The cause is
@@ -36,6 +39,7 @@ impl From<IngestError> for WireError {
             IngestError::InvalidEvents { message, details } => {
                 WireError::new(ErrorCode::InvalidRequest, message).with_details(details)
             }
+            IngestError::Forbidden(m) => WireError::new(ErrorCode::Forbidden, m),
             IngestError::WriterGone => WireError::new(ErrorCode::Unavailable, e.to_string()),
             IngestError::CommitFailed { retryable: true, .. } => WireError::new(ErrorCode::Unavailable, e.to_string()),
             IngestError::CommitFailed { retryable: false, .. } => WireError::new(ErrorCode::Internal, e.to_string()),

@@ -325,8 +325,21 @@ pub async fn serve(nats: async_nats::Client, ingest: Ingest) -> std::result::Res
 }
 
 /// Validates every event (all or nothing), redacts, and waits for the commit.
-pub async fn append(ingest: Ingest, _ctx: RequestContext, req: AppendRequest) -> Result<AppendResponse> {
-    let events = req.into_events();
+pub async fn append(ingest: Ingest, ctx: RequestContext, req: AppendRequest) -> Result<AppendResponse> {
+    let mut events = req.into_events();
+    // A harness writes its own agent's events only: they are stamped with its agent id.
+    if let Some(own) = &ctx.agent {
+        for e in &mut events {
+            match &e.agent_id {
+                Some(named) if named != own => {
+                    return Err(IngestError::Forbidden(format!(
+                        "agent {own} cannot append events of agent {named}"
+                    )));
+                }
+                _ => e.agent_id = Some(own.clone()),
+            }
+        }
+    }
     if events.is_empty() {
         return Err(IngestError::Invalid("no events to append".into()));
     }

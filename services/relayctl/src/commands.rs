@@ -1,7 +1,7 @@
 //! What each command does: one bus call (or a few), then output.
 
 use crate::output::{self, json, opt, table, time, wire};
-use crate::{Cli, Command, CostArgs, Deliveries, Events, Permissions, Questions, Sessions, TailArgs};
+use crate::{Auth, Cli, Command, CostArgs, Deliveries, Events, Permissions, Questions, Sessions, TailArgs};
 use futures::StreamExt;
 use relay_bus::settings::{DatabaseSettings, NatsSettings};
 use relay_client::Client;
@@ -19,6 +19,8 @@ pub enum CtlError {
     Database(#[from] relay_bus::db::DbError),
     #[error("{0}")]
     Invalid(String),
+    #[error("{0}")]
+    Failed(String),
 }
 
 impl CtlError {
@@ -63,10 +65,20 @@ pub async fn run(cli: Cli) -> Result<()> {
         db.url = database_url.unwrap_or(db.url);
         return migrate(db).await;
     }
-    let url = cli.nats.unwrap_or(settings.nats.url);
-    let client = Client::connect(&url)
-        .await?
-        .with_timeout(Duration::from_millis(cli.timeout_ms));
+    if let Command::Auth(cmd) = cli.command {
+        return auth(cmd);
+    }
+    // relayctl connects with the mesh's NATS settings: RELAY_NATS__CREDS_FILE names its
+    // identity (`admin.creds` from `relayctl auth init`) when auth is on.
+    let nats_settings = NatsSettings {
+        url: cli.nats.unwrap_or(settings.nats.url),
+        connect_attempts: 1,
+        ..settings.nats
+    };
+    let nats = relay_bus::connect_nats(&nats_settings, "relayctl")
+        .await
+        .map_err(|e| CtlError::Failed(format!("cannot connect to NATS at {}: {e}", nats_settings.url)))?;
+    let client = Client::new(nats).with_timeout(Duration::from_millis(cli.timeout_ms));
     let as_json = cli.json;
     match cli.command {
         Command::Sessions(c) => sessions(&client, c, as_json).await,
@@ -76,8 +88,40 @@ pub async fn run(cli: Cli) -> Result<()> {
         Command::Costs(args) => costs(&client, args, as_json).await,
         Command::Deliveries(c) => deliveries(&client, c, as_json).await,
         Command::Services => services(&client, as_json).await,
-        Command::Migrate { .. } => unreachable!("handled above"),
+        Command::Migrate { .. } | Command::Auth(_) => unreachable!("handled above"),
     }
+}
+
+fn auth(cmd: Auth) -> Result<()> {
+    let fail = |e: relay_bus::identity::IdentityError| CtlError::Failed(e.to_string());
+    match cmd {
+        Auth::Init { dir } => {
+            if dir.join("nats-auth.conf").exists() {
+                return Err(CtlError::Invalid(format!(
+                    "{} already holds an auth setup; remove it first to replace every credential",
+                    dir.display()
+                )));
+            }
+            let setup = relay_bus::identity::init(&dir).map_err(fail)?;
+            println!("wrote {}:", setup.dir.display());
+            println!("  nats-auth.conf      include it from nats-server.conf");
+            for name in relay_contracts::access::identities() {
+                println!("  {name}.creds{:pad$}RELAY_NATS__CREDS_FILE of {name}", "", pad = 20usize.saturating_sub(name.len() + 6));
+            }
+            println!("  harness-signer.nk   RELAY_SPAWNER__HARNESS_SIGNER of every agent-spawner");
+            println!("  operator.nk, account.nk: keep offline; they re-sign everything");
+        }
+        Auth::Harness { agent, workspace, dir } => {
+            let spawner = std::fs::read_to_string(dir.join("agent-spawner.creds"))
+                .map_err(|e| CtlError::Failed(format!("{}: {e}", dir.join("agent-spawner.creds").display())))?;
+            let signer = relay_bus::identity::HarnessSigner::load(&dir.join("harness-signer.nk"), &spawner).map_err(fail)?;
+            let creds = signer
+                .mint(&agent, &workspace)
+                .map_err(|e| CtlError::Invalid(e.to_string()))?;
+            print!("{creds}");
+        }
+    }
+    Ok(())
 }
 
 async fn sessions(c: &Client, cmd: Sessions, as_json: bool) -> Result<()> {

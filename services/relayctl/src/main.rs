@@ -46,10 +46,34 @@ enum Command {
     Deliveries(Deliveries),
     /// The micro services on the bus and their instances ($SRV.PING / $SRV.STATS).
     Services,
+    /// NATS identities: credentials for a new cluster, harness identities.
+    #[command(subcommand)]
+    Auth(Auth),
     /// Apply the database migrations (RELAY_DATABASE__URL) and exit; safe to run concurrently.
     Migrate {
         #[arg(long, env = "RELAY_DATABASE__URL")]
         database_url: Option<String>,
+    },
+}
+
+#[derive(Subcommand)]
+pub(crate) enum Auth {
+    /// Writes a new operator and account, the nats-server include `nats-auth.conf`, a `.creds`
+    /// file for each service, the gateway and `admin`, and `harness-signer.nk` for spawners.
+    /// Refuses a directory that already holds a setup (credential files are secrets: 0600).
+    Init {
+        dir: std::path::PathBuf,
+    },
+    /// Prints the `.creds` of a harness for one agent (a harness run by hand, not by a spawner),
+    /// minted with the harness signer and the account named in the spawner's credentials.
+    Harness {
+        #[arg(long)]
+        agent: String,
+        #[arg(long, default_value = "default")]
+        workspace: String,
+        /// The setup directory of `auth init`.
+        #[arg(long)]
+        dir: std::path::PathBuf,
     },
 }
 

@@ -32,6 +32,7 @@ async fn mesh() -> Mesh {
         ctl: Ctl {
             nats_url: nats.url.clone(),
             database_url: db.url.clone(),
+            env: nats.env_for(relay_contracts::access::ADMIN),
         },
         client,
         _services: services,
@@ -44,12 +45,15 @@ async fn mesh() -> Mesh {
 struct Ctl {
     nats_url: String,
     database_url: String,
+    /// Its NATS identity: `admin`, as an operator's relayctl.
+    env: Vec<(String, String)>,
 }
 
 impl Ctl {
     fn command(&self, args: &[&str]) -> Command {
         let mut cmd = Command::new(RELAYCTL);
         cmd.args(args)
+            .envs(self.env.iter().map(|(k, v)| (k, v)))
             .env("RELAY_NATS__URL", &self.nats_url)
             .env("RELAY_DATABASE__URL", &self.database_url)
             .env_remove("RELAY_CONFIG");
@@ -87,6 +91,7 @@ async fn migrate_applies_what_is_missing_and_then_nothing() {
     let ctl = Ctl {
         nats_url: "nats://127.0.0.1:1".into(), // migrate needs no NATS
         database_url: db.url.clone(),
+        env: Vec::new(),
     };
     let first = ctl.ok(&["migrate"]).await;
     assert!(first.contains(", 0 applied,"), "{first}");

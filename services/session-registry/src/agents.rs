@@ -166,10 +166,7 @@ pub(crate) async fn attach_agent(
 
 pub async fn attach(reg: Registry, ctx: RequestContext, req: AttachRequest) -> Result<AttachResponse> {
     // A harness with its own identity attaches the agent it was minted for.
-    let agent_id = match ctx.caller {
-        relay_contracts::Caller::Agent(id) => id,
-        _ => None,
-    };
+    let agent_id = ctx.agent;
     let mut change = Change::begin(&reg).await?;
     let mut session = store::lock_live(change.conn(), &req.session_id).await?;
     let agent = attach_agent(
