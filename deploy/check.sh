@@ -17,7 +17,12 @@ trap 'rm -rf "$out"' EXIT
 
 echo "== nats-server -t"
 for f in "$deploy"/nats/nats-*.conf; do "$nats_server" -t -c "$f"; done
-SERVER_NAME=nats-0 "$nats_server" -t -c "$deploy/kubernetes/nats.conf"
+# nats.conf includes the identities the Secret carries: render a throwaway set beside a copy.
+relayctl="${RELAYCTL:-$deploy/../target/debug/relayctl}"
+[ -x "$relayctl" ] || (cd "$deploy/.." && cargo build -q -p relayctl)
+mkdir -p "$out/k8s-nats" && cp "$deploy/kubernetes/nats.conf" "$out/k8s-nats/"
+"$relayctl" auth init "$out/k8s-nats/auth" >/dev/null
+SERVER_NAME=nats-0 "$nats_server" -t -c "$out/k8s-nats/nats.conf"
 
 echo "== YAML, kustomization lists, relay.toml"
 python3 - "$deploy" "$deploy/../config/relay.example.toml" <<'EOF'

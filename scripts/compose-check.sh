@@ -87,6 +87,10 @@ for name, svc in relay.items():
         check(str(env.get("RELAY_DATABASE__MIGRATE")).lower() == "false", f"{name} leaves migrations to `migrate`")
         dep = (svc.get("depends_on") or {}).get("migrate", {}) if isinstance(svc.get("depends_on"), dict) else {}
         check(dep.get("condition") == "service_completed_successfully", f"{name} waits for migrate")
+        # Auth: each service connects to NATS as itself (relayctl auth init names the files).
+        creds = env.get("RELAY_NATS__CREDS_FILE", "")
+        check(creds == f"/auth/{argv[0] if argv else name}.creds", f"{name} connects with its own NATS identity", repr(creds))
+        check(any(str(v).startswith("nats-auth:/auth") for v in svc.get("volumes", [])), f"{name} mounts the identities")
     if "RELAY_CONFIG" in env:
         target = env["RELAY_CONFIG"]
         mounts = {v.split(":")[1]: v.split(":")[0] for v in svc.get("volumes", []) if v.startswith("./")}
@@ -99,6 +103,13 @@ for name, svc in services.items():
     for v in svc.get("volumes", []):
         if v.startswith("./"):
             check(os.path.exists(v.split(":")[0]), f"{name} mounts existing {v.split(':')[0]}")
+
+print("compose-check: NATS auth")
+init = services.get("auth-init", {})
+check("relayctl auth init /auth" in " ".join(init.get("command") or []), "auth-init writes the identities with relayctl")
+nats_conf = open("deploy/compose/nats.conf").read()
+check('include "auth/nats-auth.conf"' in nats_conf, "deploy/compose/nats.conf includes the identities")
+check(any(str(v).startswith("nats-auth:/etc/nats/auth") for v in services["nats"].get("volumes", [])), "nats mounts them beside its config")
 
 print("compose-check: deploy/compose/otel-collector.yaml")
 try:

@@ -38,7 +38,11 @@ echo "validating docs/api/openapi.json"
 
 nats_port=$(free_port)
 http_port=$(free_port)
-nats-server -a 127.0.0.1 -p "$nats_port" -js -sd "$work/js" >"$work/nats.log" 2>&1 &
+# NATS with auth on, as everywhere: each service connects with its own identity.
+./target/debug/relayctl auth init "$work/auth" >/dev/null
+printf 'listen: "127.0.0.1:%s"\njetstream { store_dir: "%s" }\ninclude "auth/nats-auth.conf"\n' \
+  "$nats_port" "$work/js" > "$work/nats.conf"
+nats-server -c "$work/nats.conf" >"$work/nats.log" 2>&1 &
 pids+=($!)
 psql -q -h 127.0.0.1 -U postgres -d postgres -c "CREATE DATABASE $db" >/dev/null
 export RELAY_NATS__URL="nats://127.0.0.1:$nats_port"
@@ -48,7 +52,7 @@ export RELAY_API_TOKEN="fuzz-token"
 export RELAY_GATEWAY__REQUEST_TIMEOUT_MS=10000
 unset RELAY_CONFIG
 for svc in session-registry event-ingest delivery-runner permission-manager cost-aggregator gateway; do
-  "./target/debug/$svc" >"$work/$svc.log" 2>&1 &
+  RELAY_NATS__CREDS_FILE="$work/auth/$svc.creds" "./target/debug/$svc" >"$work/$svc.log" 2>&1 &
   pids+=($!)
 done
 # An agent-spawner that knows one agent, the fake one: any other `cli` the fuzzer makes up is the
@@ -61,7 +65,9 @@ command = ["$ROOT/target/debug/fake-agent", "--style", "generic"]
 protocol = "pty"
 patterns = "generic"
 TOML
-RELAY_CONFIG="$work/spawner.toml" ./target/debug/agent-spawner >"$work/agent-spawner.log" 2>&1 &
+RELAY_CONFIG="$work/spawner.toml" RELAY_NATS__CREDS_FILE="$work/auth/agent-spawner.creds" \
+  RELAY_SPAWNER__HARNESS_SIGNER="$work/auth/harness-signer.nk" \
+  ./target/debug/agent-spawner >"$work/agent-spawner.log" 2>&1 &
 pids+=($!)
 
 base="http://127.0.0.1:$http_port"

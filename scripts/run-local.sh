@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
-# The compose cluster (docker-compose.yml) without Docker: against the local NATS and Postgres
-# (database `relay`), runs `relayctl migrate` once, then every service from target/debug with
+# The compose cluster (docker-compose.yml) without Docker: against the local Postgres (database
+# `relay`), runs `relayctl migrate` once, then every service from target/debug with
 # RELAY_DATABASE__MIGRATE=false until Ctrl-C. agent-spawner reads deploy/compose/spawner.toml, so
 # agents are the scripted fake-agent. Traces are exported only when RELAY_TELEMETRY__OTLP_ENDPOINT
 # is set. Needs `cargo build --workspace --bins`.
+#
+# Auth is on: the first run writes NATS identities into .relay/auth (`relayctl auth init`), and a
+# private nats-server with them listens on 127.0.0.1:${RELAY_RUN_NATS_PORT:-4322}; each service
+# connects with its own .creds. RELAY_AUTH=off uses the machine's NATS (RELAY_NATS__URL) as is.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin="$PWD/target/debug"
@@ -19,11 +23,26 @@ RELAY_DATABASE__MIGRATE=true "$bin/relayctl" migrate
 export RELAY_DATABASE__MIGRATE=false
 pids=()
 trap 'kill "${pids[@]}" 2>/dev/null; wait' EXIT INT TERM
+
+auth="$PWD/.relay/auth"
+if [ "${RELAY_AUTH:-on}" != off ]; then
+  [ -f "$auth/nats-auth.conf" ] || "$bin/relayctl" auth init "$auth" >/dev/null
+  port="${RELAY_RUN_NATS_PORT:-4322}"
+  printf 'listen: "127.0.0.1:%s"\njetstream { store_dir: "%s" }\ninclude "auth/nats-auth.conf"\n' \
+    "$port" "$PWD/.relay/js" > .relay/nats.conf
+  nats-server -c .relay/nats.conf &
+  pids+=($!)
+  export RELAY_NATS__URL="nats://127.0.0.1:$port"
+  export RELAY_SPAWNER__HARNESS_SIGNER="$auth/harness-signer.nk"
+  echo "run-local: NATS with auth at $RELAY_NATS__URL; relayctl needs RELAY_NATS__URL=$RELAY_NATS__URL RELAY_NATS__CREDS_FILE=$auth/admin.creds"
+fi
 for svc in "${services[@]}"; do
+  creds=()
+  [ "${RELAY_AUTH:-on}" = off ] || creds=(env "RELAY_NATS__CREDS_FILE=$auth/$svc.creds")
   if [ "$svc" = agent-spawner ]; then
-    RELAY_CONFIG="$PWD/deploy/compose/spawner.toml" "$bin/$svc" &
+    RELAY_CONFIG="$PWD/deploy/compose/spawner.toml" "${creds[@]}" "$bin/$svc" &
   else
-    "$bin/$svc" &
+    "${creds[@]}" "$bin/$svc" &
   fi
   pids+=($!)
 done

@@ -112,15 +112,12 @@ where
 /// With credentials, the process is who they say: a service or the gateway by name (its
 /// replies come to `_INBOX.<name>`), a harness as its agent in its workspace (its calls go out
 /// on `harness.<workspace>.<agentId>.…`, see [`relay_contracts::access`]).
-pub async fn connect_nats(
-    settings: &settings::NatsSettings,
-    name: &str,
-) -> Result<async_nats::Client, BoxError> {
+pub async fn connect_nats(settings: &settings::NatsSettings, name: &str) -> Result<async_nats::Client, BoxError> {
     let creds = match (&settings.creds, &settings.creds_file) {
         (Some(text), _) if !text.trim().is_empty() => Some(text.clone()),
-        (_, Some(path)) if !path.is_empty() => Some(
-            std::fs::read_to_string(path).map_err(|e| format!("cannot read NATS credentials {path}: {e}"))?,
-        ),
+        (_, Some(path)) if !path.is_empty() => {
+            Some(std::fs::read_to_string(path).map_err(|e| format!("cannot read NATS credentials {path}: {e}"))?)
+        }
         _ => None,
     };
     let mut inbox = None;

@@ -125,7 +125,8 @@ impl<S: Clone + Send + Sync + 'static> ServiceHost<S> {
         let subject = R::SUBJECT;
         // Micro endpoint names may not contain dots.
         let name = subject.replace('.', "-");
-        self.endpoint::<R, _>(&name, subject.to_string(), handler.clone()).await?;
+        self.endpoint::<R, _>(&name, subject.to_string(), handler.clone())
+            .await?;
         // Harnesses call on `harness.<workspace>.<agentId>.<subject>`, which only the harness
         // of that agent may publish on: the subject says who calls.
         if R::ROLES.contains(&relay_contracts::rpc::Role::Harness) {

@@ -106,16 +106,28 @@ async fn every_identity_calls_exactly_the_subjects_its_role_allows() {
             .custom_inbox_prefix(access::inbox_prefix(identity));
         let mut conn = Conn::open(&m.nats.url, opts).await;
         let answered = call_every_subject(&conn, |r| r.subject.to_string()).await;
-        let allowed: BTreeSet<_> = ALL.iter().filter(|r| expected(identity, r)).map(|r| r.subject).collect();
+        let allowed: BTreeSet<_> = ALL
+            .iter()
+            .filter(|r| expected(identity, r))
+            .map(|r| r.subject)
+            .collect();
         let denied = ALL.len() - allowed.len();
         let violations = violated(&conn.violations(denied).await);
         for r in ALL {
             let (was_answered, was_refused) = (answered.contains(r.subject), violations.contains(r.subject));
             if allowed.contains(r.subject) {
                 // agent.spawn answers too: the spawner serves it.
-                assert!(was_answered && !was_refused, "{identity} may call {} but it was not answered", r.subject);
+                assert!(
+                    was_answered && !was_refused,
+                    "{identity} may call {} but it was not answered",
+                    r.subject
+                );
             } else {
-                assert!(!was_answered && was_refused, "{identity} may not call {} but it got through", r.subject);
+                assert!(
+                    !was_answered && was_refused,
+                    "{identity} may not call {} but it got through",
+                    r.subject
+                );
             }
         }
         report.push(format!("{identity}: {} allowed, {denied} refused", allowed.len()));
@@ -136,19 +148,30 @@ async fn a_harness_calls_only_as_its_own_agent_on_its_own_subjects() {
 
     // On its own harness form it reaches exactly the subjects a harness may call.
     let answered = call_every_subject(&conn, |r| access::harness_subject("default", "a1", r.subject)).await;
-    let harness_subjects: BTreeSet<_> = ALL.iter().filter(|r| access::harness_may_call(r)).map(|r| r.subject).collect();
+    let harness_subjects: BTreeSet<_> = ALL
+        .iter()
+        .filter(|r| access::harness_may_call(r))
+        .map(|r| r.subject)
+        .collect();
     assert_eq!(answered, harness_subjects);
     // Plain subjects, and another agent's or workspace's harness form, the server refuses.
     let before = conn.violations(0).await.len();
     assert_eq!(before, 0, "the harness's own subjects are never refused");
     let refused = call_every_subject(&conn, |r| r.subject.to_string()).await;
-    assert!(refused.is_empty(), "a harness got through on plain subjects: {refused:?}");
+    assert!(
+        refused.is_empty(),
+        "a harness got through on plain subjects: {refused:?}"
+    );
     let others = call_every_subject(&conn, |r| access::harness_subject("default", "a2", r.subject)).await;
     assert!(others.is_empty());
     let elsewhere = call_every_subject(&conn, |r| access::harness_subject("acme", "a1", r.subject)).await;
     assert!(elsewhere.is_empty());
     let violations = violated(&conn.violations(3 * ALL.len()).await);
-    assert_eq!(violations.len(), 3 * ALL.len(), "every one of them is a publish violation");
+    assert_eq!(
+        violations.len(),
+        3 * ALL.len(),
+        "every one of them is a publish violation"
+    );
 
     // A pending permission of agent a1 stays pending whatever its harness tries.
     let session = "auth-s1";
@@ -171,7 +194,8 @@ async fn a_harness_calls_only_as_its_own_agent_on_its_own_subjects() {
     ] {
         let _ = tokio::time::timeout(
             Duration::from_secs(2),
-            conn.client.request(subject, serde_json::to_vec(&decide).unwrap().into()),
+            conn.client
+                .request(subject, serde_json::to_vec(&decide).unwrap().into()),
         )
         .await;
     }
@@ -200,8 +224,18 @@ async fn a_harness_calls_only_as_its_own_agent_on_its_own_subjects() {
     )
     .await;
     assert!(own["appended"][0]["seq"].is_number(), "{own}");
-    let mine = expect_ok(&admin, "event.query", json!({"sessionIds": [session], "types": ["tool.called"]})).await;
-    let agents: Vec<_> = mine["events"].as_array().unwrap().iter().map(|e| e["agentId"].clone()).collect();
+    let mine = expect_ok(
+        &admin,
+        "event.query",
+        json!({"sessionIds": [session], "types": ["tool.called"]}),
+    )
+    .await;
+    let agents: Vec<_> = mine["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["agentId"].clone())
+        .collect();
     assert_eq!(agents, vec![json!("a1")], "only its own event, stamped with its agent");
 
     // Subscriptions: another agent's deliveries and any service's queue group are closed.
@@ -239,13 +273,19 @@ async fn a_client_without_credentials_cannot_connect_and_a_service_cannot_serve_
         ConnectOptions::with_credentials_file(ingest).await.unwrap(),
     )
     .await;
-    let _take = conn.client.queue_subscribe("permission.approve", "q".into()).await.unwrap();
+    let _take = conn
+        .client
+        .queue_subscribe("permission.approve", "q".into())
+        .await
+        .unwrap();
     let _snoop = conn.client.subscribe("_INBOX.gateway.>").await.unwrap();
     let v = conn.violations(2).await;
     assert_eq!(v.iter().filter(|e| e.contains("Subscription")).count(), 2, "{v:?}");
     // The permission manager is still the one answering.
     let listed = wait_for(|| async {
-        relay_testkit::call_json(m.client.nats(), "permission.list", json!({})).await.ok()
+        relay_testkit::call_json(m.client.nats(), "permission.list", json!({}))
+            .await
+            .ok()
     })
     .await;
     assert!(listed["permissions"].is_array());

@@ -5,8 +5,8 @@ mod common;
 
 use relay_client::ErrorCode;
 use relay_client::contracts::events::{AppendRequest, NewEvent, SinceRequest};
-use relay_client::contracts::{access, rpc};
 use relay_client::contracts::session::{CreateRequest, SessionRef};
+use relay_client::contracts::{access, rpc};
 use std::collections::BTreeSet;
 use std::time::Duration;
 

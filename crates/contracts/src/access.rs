@@ -45,9 +45,7 @@ pub fn harness_may_call(r: &RpcInfo) -> bool {
 
 /// A name usable as one subject token: workspace names, agent ids, identity names.
 pub fn is_token(s: &str) -> bool {
-    !s.is_empty()
-        && s.len() <= 128
-        && s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+    !s.is_empty() && s.len() <= 128 && s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
 }
 
 /// The inbox prefix an identity's replies come to; nobody else may subscribe under it.
@@ -83,7 +81,12 @@ const COMMITTED: &str = "event.committed.>";
 const SERVICES: &[ServiceAccess] = &[
     ServiceAccess {
         name: service::SESSION_REGISTRY,
-        calls: &["event.append", "event.purgeSession", "delivery.handoff", "delivery.purge"],
+        calls: &[
+            "event.append",
+            "event.purgeSession",
+            "delivery.handoff",
+            "delivery.purge",
+        ],
         emits: &["session.>"],
         follows: &[],
     },
@@ -172,8 +175,7 @@ pub fn permissions(identity: &str) -> Option<Permissions> {
                 .push(format!("{} {QUEUE_GROUP}", harness_wildcard(r.subject)));
         }
     }
-    p.subscribe_allow
-        .extend(access.follows.iter().map(|s| s.to_string()));
+    p.subscribe_allow.extend(access.follows.iter().map(|s| s.to_string()));
     Some(p)
 }
 
@@ -243,7 +245,11 @@ mod tests {
         assert!(ingest.publish_deny.iter().any(|d| d == "session.getContextWindowState"));
         let registry = permissions(service::SESSION_REGISTRY).unwrap();
         assert!(registry.publish_deny.iter().any(|d| d == "session.purge"));
-        assert!(registry.subscribe_allow.contains(&"harness.*.*.session.agent.attach q".to_string()));
+        assert!(
+            registry
+                .subscribe_allow
+                .contains(&"harness.*.*.session.agent.attach q".to_string())
+        );
     }
 
     #[test]

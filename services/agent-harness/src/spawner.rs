@@ -148,7 +148,10 @@ impl Spawner {
         let signer = match (own_creds, settings.harness_signer.as_str()) {
             (None, _) => None,
             (Some(_), "") => {
-                return Err("the spawner has NATS credentials but no spawner.harness_signer to give its harnesses theirs".into());
+                return Err(
+                    "the spawner has NATS credentials but no spawner.harness_signer to give its harnesses theirs"
+                        .into(),
+                );
             }
             (Some(creds), path) => Some(HarnessSigner::load(std::path::Path::new(path), creds)?),
         };

@@ -423,6 +423,125 @@ struct Rest {
     p99_us: u64,
 }
 
+impl Rest {
+    fn rps(&self) -> f64 {
+        self.requests as f64 / self.seconds
+    }
+}
+
+/// A registry, an event log and a gateway on a private NATS (auth on or off) and database.
+struct BenchMesh {
+    nats: Nats,
+    _db: Database,
+    _services: Vec<ServiceProcess>,
+    gateway: ServiceProcess,
+    client: async_nats::Client,
+    http: reqwest::Client,
+    base: String,
+}
+
+impl BenchMesh {
+    async fn start(auth: bool) -> BenchMesh {
+        let nats = if auth {
+            Nats::start().await
+        } else {
+            Nats::start_without_auth().await
+        };
+        let db = Database::create().await;
+        let quiet = [("RELAY_TELEMETRY__LOG_LEVEL", "warn")];
+        let registry = ServiceProcess::spawn(
+            &relay_testkit::bin_path("session-registry"),
+            &nats,
+            &db,
+            &[
+                ("RELAY_TELEMETRY__LOG_LEVEL", "warn"),
+                ("RELAY_REGISTRY__FORWARD_EVENTS", "false"),
+            ],
+        );
+        let ingest = ServiceProcess::spawn(&relay_testkit::bin_path("event-ingest"), &nats, &db, &quiet);
+        let client = nats.client().await;
+        relay_testkit::wait_for_instances(&client, "session-registry", 1).await;
+        relay_testkit::wait_for_instances(&client, "event-ingest", 1).await;
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let listen = format!("127.0.0.1:{port}");
+        let gateway = ServiceProcess::spawn(
+            GATEWAY,
+            &nats,
+            &db,
+            &[
+                ("RELAY_TELEMETRY__LOG_LEVEL", "warn"),
+                ("RELAY_GATEWAY__LISTEN", listen.as_str()),
+                ("RELAY_API_TOKEN", ""),
+            ],
+        );
+        let base = format!("http://{listen}");
+        let http = reqwest::Client::builder()
+            .pool_max_idle_per_host(usize::MAX)
+            .build()
+            .unwrap();
+        relay_testkit::wait_for(|| async {
+            let r = http.get(format!("{base}/readyz")).send().await.ok()?;
+            r.status().is_success().then_some(())
+        })
+        .await;
+        BenchMesh {
+            nats,
+            _db: db,
+            _services: vec![registry, ingest],
+            gateway,
+            client,
+            http,
+            base,
+        }
+    }
+
+    /// REST against a seeded registry, each case beside its floors.
+    async fn rest(&self, secs: f64) -> Vec<Rest> {
+        let (client, http, base) = (&self.client, &self.http, &self.base);
+        let run = format!("b{}", relay_bus::now_ms());
+        for i in 0..SESSIONS {
+            relay_testkit::expect_ok(
+                &client,
+                "session.create",
+                json!({"sessionId": format!("{run}-{i}"), "title": "bench"}),
+            )
+            .await;
+        }
+        let health: Call = {
+            let (http, url) = (http.clone(), format!("{base}/healthz"));
+            Arc::new(move |_| {
+                let (http, url) = (http.clone(), url.clone());
+                Box::pin(async move { http.get(url).send().await.is_ok_and(|r| r.status().is_success()) })
+            })
+        };
+        let bus: Call = {
+            let (nats, run) = (client.clone(), run.clone());
+            Arc::new(move |n| {
+                let (nats, body) = (nats.clone(), json!({"sessionId": format!("{run}-{}", n % SESSIONS)}));
+                Box::pin(async move { relay_testkit::call_json(&nats, "session.get", body).await.is_ok() })
+            })
+        };
+        let rest: Call = {
+            let (http, base, run) = (http.clone(), base.clone(), run.clone());
+            Arc::new(move |n| {
+                let (http, url) = (http.clone(), format!("{base}/api/v1/sessions/{run}-{}", n % SESSIONS));
+                Box::pin(async move { http.get(url).send().await.is_ok_and(|r| r.status().is_success()) })
+            })
+        };
+        let mut rests = Vec::new();
+        for concurrency in [1, 32] {
+            rests.push(closed_loop("GET /healthz (HTTP floor)", concurrency, secs, health.clone()).await);
+            rests.push(closed_loop("session.get over NATS (baseline)", concurrency, secs, bus.clone()).await);
+            rests.push(closed_loop("GET /api/v1/sessions/{id}", concurrency, secs, rest.clone()).await);
+        }
+        rests
+    }
+}
+
 type Call = Arc<dyn Fn(u64) -> futures::future::BoxFuture<'static, bool> + Send + Sync>;
 
 /// `concurrency` callers in a closed loop for `secs` after 0.5 s of warm-up.
@@ -478,98 +597,38 @@ async fn main() {
         .filter_map(|s| s.trim().parse().ok())
         .collect();
 
-    let nats = Nats::start().await;
-    let db = Database::create().await;
-    let quiet = [("RELAY_TELEMETRY__LOG_LEVEL", "warn")];
-    let _registry = ServiceProcess::spawn(
-        &relay_testkit::bin_path("session-registry"),
-        &nats,
-        &db,
-        &[
-            ("RELAY_TELEMETRY__LOG_LEVEL", "warn"),
-            ("RELAY_REGISTRY__FORWARD_EVENTS", "false"),
-        ],
-    );
-    let _ingest = ServiceProcess::spawn(&relay_testkit::bin_path("event-ingest"), &nats, &db, &quiet);
-    let client = nats.client().await;
-    relay_testkit::wait_for_instances(&client, "session-registry", 1).await;
-    relay_testkit::wait_for_instances(&client, "event-ingest", 1).await;
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let listen = format!("127.0.0.1:{port}");
-    let gateway = ServiceProcess::spawn(
-        GATEWAY,
-        &nats,
-        &db,
-        &[
-            ("RELAY_TELEMETRY__LOG_LEVEL", "warn"),
-            ("RELAY_GATEWAY__LISTEN", listen.as_str()),
-            ("RELAY_API_TOKEN", ""),
-        ],
-    );
-    let base = format!("http://{listen}");
-    let http = reqwest::Client::builder()
-        .pool_max_idle_per_host(usize::MAX)
-        .build()
-        .unwrap();
-    relay_testkit::wait_for(|| async {
-        let r = http.get(format!("{base}/readyz")).send().await.ok()?;
-        r.status().is_success().then_some(())
-    })
-    .await;
-
+    // Auth on (the default): fan-out and REST. Then REST again with auth off, in the same run,
+    // for what the boundary costs.
+    let on = BenchMesh::start(true).await;
     // 1. Fan-out, each size beside its NATS baseline.
     let fan_secs = secs * 3.0;
     let mut fanouts = Vec::new();
     for &clients in &sizes {
         eprintln!("fan-out: {clients} clients, {rate} events/s for {fan_secs} s");
-        fanouts.push(nats_fanout(&nats, &client, Source::Raw, clients, rate, fan_secs).await);
-        fanouts.push(nats_fanout(&nats, &client, Source::Log, clients, rate, fan_secs).await);
-        fanouts.push(sse_fanout(&http, &base, &client, gateway.pid(), clients, rate, fan_secs).await);
+        fanouts.push(nats_fanout(&on.nats, &on.client, Source::Raw, clients, rate, fan_secs).await);
+        fanouts.push(nats_fanout(&on.nats, &on.client, Source::Log, clients, rate, fan_secs).await);
+        fanouts.push(
+            sse_fanout(
+                &on.http,
+                &on.base,
+                &on.client,
+                on.gateway.pid(),
+                clients,
+                rate,
+                fan_secs,
+            )
+            .await,
+        );
         // Let the closed streams go before the next case.
         tokio::time::sleep(Duration::from_secs(2)).await;
     }
-
     // 2. REST against a seeded registry.
-    let run = format!("b{}", relay_bus::now_ms());
-    for i in 0..SESSIONS {
-        relay_testkit::expect_ok(
-            &client,
-            "session.create",
-            json!({"sessionId": format!("{run}-{i}"), "title": "bench"}),
-        )
-        .await;
-    }
-    let health: Call = {
-        let (http, url) = (http.clone(), format!("{base}/healthz"));
-        Arc::new(move |_| {
-            let (http, url) = (http.clone(), url.clone());
-            Box::pin(async move { http.get(url).send().await.is_ok_and(|r| r.status().is_success()) })
-        })
-    };
-    let bus: Call = {
-        let (nats, run) = (client.clone(), run.clone());
-        Arc::new(move |n| {
-            let (nats, body) = (nats.clone(), json!({"sessionId": format!("{run}-{}", n % SESSIONS)}));
-            Box::pin(async move { relay_testkit::call_json(&nats, "session.get", body).await.is_ok() })
-        })
-    };
-    let rest: Call = {
-        let (http, base, run) = (http.clone(), base.clone(), run.clone());
-        Arc::new(move |n| {
-            let (http, url) = (http.clone(), format!("{base}/api/v1/sessions/{run}-{}", n % SESSIONS));
-            Box::pin(async move { http.get(url).send().await.is_ok_and(|r| r.status().is_success()) })
-        })
-    };
-    let mut rests = Vec::new();
-    for concurrency in [1, 32] {
-        rests.push(closed_loop("GET /healthz (HTTP floor)", concurrency, secs, health.clone()).await);
-        rests.push(closed_loop("session.get over NATS (baseline)", concurrency, secs, bus.clone()).await);
-        rests.push(closed_loop("GET /api/v1/sessions/{id}", concurrency, secs, rest.clone()).await);
-    }
+    let mut rests: Vec<(bool, Rest)> = on.rest(secs).await.into_iter().map(|r| (true, r)).collect();
+    drop(on);
+    eprintln!("REST with NATS auth off");
+    let off = BenchMesh::start(false).await;
+    rests.extend(off.rest(secs).await.into_iter().map(|r| (false, r)));
+    drop(off);
 
     println!(
         "\n{:<26} {:>7} {:>7} {:>11} {:>11} {:>9} {:>9} {:>9} {:>10} {:>9} {:>9}",
@@ -603,19 +662,36 @@ async fn main() {
         );
     }
     println!(
-        "\n{:<34} {:>5} {:>10} {:>10} {:>10} {:>7}",
-        "REST", "conc", "req/s", "p50 µs", "p99 µs", "errors"
+        "\n{:<34} {:>5} {:>5} {:>10} {:>10} {:>10} {:>7}",
+        "REST", "auth", "conc", "req/s", "p50 µs", "p99 µs", "errors"
     );
-    for r in &rests {
+    for (auth, r) in &rests {
         println!(
-            "{:<34} {:>5} {:>10.0} {:>10} {:>10} {:>7}",
+            "{:<34} {:>5} {:>5} {:>10.0} {:>10} {:>10} {:>7}",
             r.case,
+            if *auth { "on" } else { "off" },
             r.concurrency,
-            r.requests as f64 / r.seconds,
+            r.rps(),
             r.p50_us,
             r.p99_us,
             r.errors
         );
+    }
+    let mut cost = Vec::new();
+    for (_, on) in rests.iter().filter(|(a, _)| *a) {
+        if let Some((_, off)) = rests
+            .iter()
+            .find(|(a, r)| !*a && r.case == on.case && r.concurrency == on.concurrency)
+        {
+            let ratio = on.rps() / off.rps().max(1.0);
+            println!(
+                "auth on/off {:<34} conc {:>3}: {:.1} % of the throughput",
+                on.case,
+                on.concurrency,
+                ratio * 100.0
+            );
+            cost.push(json!({"case": on.case, "concurrency": on.concurrency, "authOnShareOfAuthOff": (ratio * 1000.0).round() / 1000.0}));
+        }
     }
 
     let doc = json!({
@@ -623,13 +699,14 @@ async fn main() {
         "command": "make bench",
         "measuredAt": relay_bus::now_ms(),
         "machine": { "cpus": std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0), "os": std::env::consts::OS },
-        "setup": "private nats-server and a fresh Postgres database on loopback; release-built session-registry, event-ingest and gateway, each its own process; the bench process runs every client (SSE readers, NATS subscribers, HTTP callers) on the same two cores",
+        "setup": "private nats-server and a fresh Postgres database on loopback; release-built session-registry, event-ingest and gateway, each its own process; the bench process runs every client (SSE readers, NATS subscribers, HTTP callers) on the same two cores; fan-out with NATS auth on (the default), REST with auth on and, on a second mesh, off",
         "fanout": fanouts.iter().map(Fanout::json).collect::<Vec<_>>(),
-        "rest": rests.iter().map(|r| json!({
-            "case": r.case, "concurrency": r.concurrency, "requests": r.requests, "errors": r.errors,
-            "seconds": r.seconds, "throughputPerSec": (r.requests as f64 / r.seconds).round(),
+        "rest": rests.iter().map(|(auth, r)| json!({
+            "case": r.case, "auth": auth, "concurrency": r.concurrency, "requests": r.requests, "errors": r.errors,
+            "seconds": r.seconds, "throughputPerSec": r.rps().round(),
             "p50Us": r.p50_us, "p99Us": r.p99_us,
         })).collect::<Vec<_>>(),
+        "authCost": cost,
     });
     relay_testkit::write_bench_results("gateway", &doc);
 }

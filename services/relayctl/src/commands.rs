@@ -106,7 +106,11 @@ fn auth(cmd: Auth) -> Result<()> {
             println!("wrote {}:", setup.dir.display());
             println!("  nats-auth.conf      include it from nats-server.conf");
             for name in relay_contracts::access::identities() {
-                println!("  {name}.creds{:pad$}RELAY_NATS__CREDS_FILE of {name}", "", pad = 20usize.saturating_sub(name.len() + 6));
+                println!(
+                    "  {name}.creds{:pad$}RELAY_NATS__CREDS_FILE of {name}",
+                    "",
+                    pad = 20usize.saturating_sub(name.len() + 6)
+                );
             }
             println!("  harness-signer.nk   RELAY_SPAWNER__HARNESS_SIGNER of every agent-spawner");
             println!("  operator.nk, account.nk: keep offline; they re-sign everything");
@@ -114,7 +118,8 @@ fn auth(cmd: Auth) -> Result<()> {
         Auth::Harness { agent, workspace, dir } => {
             let spawner = std::fs::read_to_string(dir.join("agent-spawner.creds"))
                 .map_err(|e| CtlError::Failed(format!("{}: {e}", dir.join("agent-spawner.creds").display())))?;
-            let signer = relay_bus::identity::HarnessSigner::load(&dir.join("harness-signer.nk"), &spawner).map_err(fail)?;
+            let signer =
+                relay_bus::identity::HarnessSigner::load(&dir.join("harness-signer.nk"), &spawner).map_err(fail)?;
             let creds = signer
                 .mint(&agent, &workspace)
                 .map_err(|e| CtlError::Invalid(e.to_string()))?;

@@ -61,9 +61,7 @@ pub(crate) enum Auth {
     /// Writes a new operator and account, the nats-server include `nats-auth.conf`, a `.creds`
     /// file for each service, the gateway and `admin`, and `harness-signer.nk` for spawners.
     /// Refuses a directory that already holds a setup (credential files are secrets: 0600).
-    Init {
-        dir: std::path::PathBuf,
-    },
+    Init { dir: std::path::PathBuf },
     /// Prints the `.creds` of a harness for one agent (a harness run by hand, not by a spawner),
     /// minted with the harness signer and the account named in the spawner's credentials.
     Harness {

@@ -102,7 +102,22 @@ async fn main() {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(3.0);
-    let nats = Nats::start().await;
+    // The same cases with NATS auth on (every identity its own JWT and permissions, the
+    // default) and off, in one run: what the boundary costs.
+    let mut all = Vec::new();
+    for auth in [true, false] {
+        eprintln!("== NATS auth {}", if auth { "on" } else { "off" });
+        all.extend(suite(auth, secs).await.into_iter().map(|c| (auth, c)));
+    }
+    report(&all);
+}
+
+async fn suite(auth: bool, secs: f64) -> Vec<Case> {
+    let nats = if auth {
+        Nats::start().await
+    } else {
+        Nats::start_without_auth().await
+    };
     let db = Database::create().await;
     let mut registry = ServiceProcess::spawn(
         BIN,
@@ -184,15 +199,19 @@ async fn main() {
         );
     }
     registry.terminate().await;
+    cases
+}
 
+fn report(cases: &[(bool, Case)]) {
     println!(
-        "\n{:<22} {:>5} {:>10} {:>10} {:>10} {:>7}",
-        "case", "conc", "req/s", "p50 µs", "p99 µs", "errors"
+        "\n{:<22} {:>5} {:>5} {:>10} {:>10} {:>10} {:>7}",
+        "case", "auth", "conc", "req/s", "p50 µs", "p99 µs", "errors"
     );
-    for c in &cases {
+    for (auth, c) in cases {
         println!(
-            "{:<22} {:>5} {:>10.0} {:>10} {:>10} {:>7}",
+            "{:<22} {:>5} {:>5} {:>10.0} {:>10} {:>10} {:>7}",
             c.name,
+            if *auth { "on" } else { "off" },
             c.concurrency,
             c.rps(),
             c.p50_us,
@@ -200,12 +219,29 @@ async fn main() {
             c.errors
         );
     }
+    // Throughput with auth on as a share of auth off, per case and concurrency.
+    let mut cost = Vec::new();
+    for (_, on) in cases.iter().filter(|(a, _)| *a) {
+        if let Some((_, off)) = cases
+            .iter()
+            .find(|(a, c)| !*a && c.name == on.name && c.concurrency == on.concurrency)
+        {
+            let ratio = on.rps() / off.rps().max(1.0);
+            println!(
+                "auth on/off {:<22} conc {:>3}: {:.1} % of the throughput",
+                on.name,
+                on.concurrency,
+                ratio * 100.0
+            );
+            cost.push(json!({"case": on.name, "concurrency": on.concurrency, "authOnShareOfAuthOff": (ratio * 1000.0).round() / 1000.0}));
+        }
+    }
 
     let results: Vec<_> = cases
         .iter()
-        .map(|c| {
+        .map(|(auth, c)| {
             json!({
-                "case": c.name, "concurrency": c.concurrency, "requests": c.requests, "errors": c.errors,
+                "case": c.name, "auth": auth, "concurrency": c.concurrency, "requests": c.requests, "errors": c.errors,
                 "seconds": c.seconds, "throughputPerSec": c.rps().round(), "p50Us": c.p50_us, "p99Us": c.p99_us,
             })
         })
@@ -215,8 +251,9 @@ async fn main() {
         "command": "make bench",
         "measuredAt": relay_bus::now_ms(),
         "machine": { "cpus": std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0), "os": std::env::consts::OS },
-        "setup": "private nats-server and a fresh Postgres database on loopback; registry release build in its own process; closed-loop callers on one NATS connection; echo responder on a second connection of the bench process",
+        "setup": "private nats-server and a fresh Postgres database on loopback; registry release build in its own process; closed-loop callers on one NATS connection; echo responder on a second connection of the bench process; every case with NATS auth on (JWT identities and subject permissions; callers as admin, the registry as itself) and off",
         "results": results,
+        "authCost": cost,
     });
     relay_testkit::write_bench_results("registry", &doc);
 }
