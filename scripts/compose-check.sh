@@ -106,7 +106,8 @@ for name, svc in services.items():
 
 print("compose-check: NATS auth")
 init = services.get("auth-init", {})
-check("relayctl auth init /auth" in " ".join(init.get("command") or []), "auth-init writes the identities with relayctl")
+init_cmd = " ".join(init.get("command") or [])
+check(init_cmd.startswith("relayctl auth init") and init_cmd.endswith(" /auth"), "auth-init writes the identities with relayctl", init_cmd)
 nats_conf = open("deploy/compose/nats.conf").read()
 check('include "auth/nats-auth.conf"' in nats_conf, "deploy/compose/nats.conf includes the identities")
 check(any(str(v).startswith("nats-auth:/etc/nats/auth") for v in services["nats"].get("volumes", [])), "nats mounts them beside its config")

@@ -122,6 +122,10 @@ impl Setup {
 /// into `dir` (created; files readable by their owner only).
 pub fn init(dir: &Path) -> Result<Setup, IdentityError> {
     std::fs::create_dir_all(dir).map_err(io_err(dir))?;
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700)).map_err(io_err(dir))?;
+    }
     let operator = KeyPair::new_operator();
     let account = KeyPair::new_account();
     let signer = KeyPair::new_account();

@@ -95,7 +95,11 @@ pub async fn run(cli: Cli) -> Result<()> {
 fn auth(cmd: Auth) -> Result<()> {
     let fail = |e: relay_bus::identity::IdentityError| CtlError::Failed(e.to_string());
     match cmd {
-        Auth::Init { dir } => {
+        Auth::Init { dir, if_missing } => {
+            if dir.join("nats-auth.conf").exists() && if_missing {
+                println!("{} already holds an auth setup: kept", dir.display());
+                return Ok(());
+            }
             if dir.join("nats-auth.conf").exists() {
                 return Err(CtlError::Invalid(format!(
                     "{} already holds an auth setup; remove it first to replace every credential",

@@ -61,7 +61,12 @@ pub(crate) enum Auth {
     /// Writes a new operator and account, the nats-server include `nats-auth.conf`, a `.creds`
     /// file for each service, the gateway and `admin`, and `harness-signer.nk` for spawners.
     /// Refuses a directory that already holds a setup (credential files are secrets: 0600).
-    Init { dir: std::path::PathBuf },
+    Init {
+        dir: std::path::PathBuf,
+        /// Keep a setup that is already there (and say so) instead of refusing.
+        #[arg(long)]
+        if_missing: bool,
+    },
     /// Prints the `.creds` of a harness for one agent (a harness run by hand, not by a spawner),
     /// minted with the harness signer and the account named in the spawner's credentials.
     Harness {
