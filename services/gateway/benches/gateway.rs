@@ -505,7 +505,7 @@ impl BenchMesh {
         let run = format!("b{}", relay_bus::now_ms());
         for i in 0..SESSIONS {
             relay_testkit::expect_ok(
-                &client,
+                client,
                 "session.create",
                 json!({"sessionId": format!("{run}-{i}"), "title": "bench"}),
             )
