@@ -77,6 +77,15 @@ struct ServiceAccess {
 }
 
 const COMMITTED: &str = "event.committed.>";
+/// Service subjects the gateway calls for itself.
+const GATEWAY_CALLS: &[&str] = &["key.verify"];
+
+/// Whether some API key role may call `r` through the gateway.
+pub fn person_may_call(r: &RpcInfo) -> bool {
+    r.roles
+        .iter()
+        .any(|role| matches!(role, Role::Operator | Role::Viewer | Role::Admin))
+}
 
 const SERVICES: &[ServiceAccess] = &[
     ServiceAccess {
@@ -87,7 +96,7 @@ const SERVICES: &[ServiceAccess] = &[
             "delivery.handoff",
             "delivery.purge",
         ],
-        emits: &["session.>"],
+        emits: &["session.>", crate::keys::KEY_REVOKED],
         follows: &[],
     },
     ServiceAccess {
@@ -146,13 +155,16 @@ pub fn permissions(identity: &str) -> Option<Permissions> {
     };
     p.subscribe_allow.push(format!("{}.>", inbox_prefix(identity)));
     if identity == GATEWAY {
-        // It acts for API keys, whose roles it checks: everything a person may call.
+        // It acts for API keys, whose roles it checks: everything a person may call, and it
+        // verifies the keys.
         p.publish_allow = ALL
             .iter()
-            .filter(|r| r.roles.contains(&Role::Operator) || r.roles.contains(&Role::Viewer))
+            .filter(|r| person_may_call(r))
             .map(|r| r.subject.to_string())
+            .chain(GATEWAY_CALLS.iter().map(|s| s.to_string()))
             .collect();
-        p.subscribe_allow.push(COMMITTED.into());
+        p.subscribe_allow
+            .extend([COMMITTED.to_string(), crate::keys::KEY_REVOKED.to_string()]);
         return Some(p);
     }
     let access = SERVICES.iter().find(|s| s.name == identity)?;

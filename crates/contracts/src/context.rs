@@ -6,7 +6,7 @@
 use crate::rpc::Role;
 use std::fmt;
 
-/// Header carrying the caller: `operator:<keyId>`, `viewer:<keyId>`, `service:<name>`,
+/// Header carrying the caller: `admin:<keyId>`, `operator:<keyId>`, `viewer:<keyId>`, `service:<name>`,
 /// `agent:<agentId>` (a harness; `agent` alone before it attached) or `anonymous`.
 pub const CALLER_HEADER: &str = "Relay-Caller";
 /// Header carrying the workspace the call acts in.
@@ -16,6 +16,8 @@ pub const DEFAULT_WORKSPACE: &str = "default";
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub enum Caller {
+    /// A person with an admin key, through the gateway.
+    Admin(String),
     /// A person through the gateway or a tool, by API key id.
     Operator(String),
     Viewer(String),
@@ -31,6 +33,7 @@ pub enum Caller {
 impl Caller {
     pub fn role(&self) -> Option<Role> {
         match self {
+            Caller::Admin(_) => Some(Role::Admin),
             Caller::Operator(_) => Some(Role::Operator),
             Caller::Viewer(_) => Some(Role::Viewer),
             Caller::Service(_) => Some(Role::Service),
@@ -44,6 +47,7 @@ impl Caller {
         let (kind, id) = value.split_once(':').unwrap_or((value, ""));
         let id = id.to_string();
         match kind {
+            "admin" if !id.is_empty() => Caller::Admin(id),
             "operator" if !id.is_empty() => Caller::Operator(id),
             "viewer" if !id.is_empty() => Caller::Viewer(id),
             "service" if !id.is_empty() => Caller::Service(id),
@@ -56,6 +60,7 @@ impl Caller {
 impl fmt::Display for Caller {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
+            Caller::Admin(id) => write!(f, "admin:{id}"),
             Caller::Operator(id) => write!(f, "operator:{id}"),
             Caller::Viewer(id) => write!(f, "viewer:{id}"),
             Caller::Service(name) => write!(f, "service:{name}"),
@@ -125,6 +130,7 @@ mod tests {
     #[test]
     fn a_caller_survives_its_header_form() {
         for c in [
+            Caller::Admin("k0".into()),
             Caller::Operator("k1".into()),
             Caller::Viewer("k2".into()),
             Caller::Service("gateway".into()),

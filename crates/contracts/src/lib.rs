@@ -10,6 +10,7 @@ pub mod cost;
 pub mod delivery;
 pub mod error;
 pub mod events;
+pub mod keys;
 pub mod permission;
 pub mod rpc;
 pub mod session;

@@ -27,6 +27,8 @@ pub enum Role {
     Service,
     /// An agent harness, for its one agent.
     Harness,
+    /// A person with an admin key: keys, workspaces, policies, budgets (and all an operator may).
+    Admin,
 }
 
 impl Role {
@@ -36,6 +38,7 @@ impl Role {
             Role::Viewer => "viewer",
             Role::Service => "service",
             Role::Harness => "harness",
+            Role::Admin => "admin",
         }
     }
 }
@@ -48,6 +51,8 @@ pub const OPERATE: &[Role] = &[Role::Operator, Role::Service];
 pub const HARNESS: &[Role] = &[Role::Harness, Role::Service];
 /// Events: harnesses for their agent, services, and operators' integrations (gRPC `Append`).
 pub const REPORT: &[Role] = &[Role::Harness, Role::Service, Role::Operator];
+/// Administration: admin keys through the gateway, and relayctl.
+pub const ADMIN: &[Role] = &[Role::Admin];
 /// Messages and flushes: people, services and agents.
 pub const SEND: &[Role] = &[Role::Operator, Role::Service, Role::Harness];
 
@@ -207,6 +212,22 @@ macro_rules! with_rpcs {
             /// Checks a snapshot without importing it.
             SessionSnapshotValidate session_snapshot_validate = "session.snapshot.validate", SESSION_REGISTRY, OPERATE, workspace,
                 session::ValidateRequest => session::ValidateResponse;
+
+            // ---- API keys (the gateway's callers) -------------------------------------------
+            /// Creates a workspace API key with a role; the reply holds its token, shown once.
+            KeyCreate key_create = "key.create", SESSION_REGISTRY, ADMIN, workspace,
+                keys::CreateKeyRequest => keys::CreatedKey;
+            /// The workspace's keys (never their tokens), newest first.
+            KeyList key_list = "key.list", SESSION_REGISTRY, ADMIN, workspace,
+                keys::ListKeysRequest => keys::KeyList;
+            /// Revokes a key; gateways refuse it from then on and end its streams. Events:
+            /// `key.revoked` (published).
+            KeyRevoke key_revoke = "key.revoke", SESSION_REGISTRY, ADMIN, workspace,
+                keys::KeyRef => keys::ApiKey;
+            /// The key a bearer token belongs to (the gateway, on each new token);
+            /// `unauthorized` when unknown, wrong or revoked.
+            KeyVerify key_verify = "key.verify", SESSION_REGISTRY, &[Role::Service], mesh,
+                keys::VerifyKeyRequest => keys::ApiKey;
 
             // ---- event log ----------------------------------------------------------------
             /// Appends one event or a batch (≤ 10,000, few enough that the reply fits one NATS
@@ -385,7 +406,7 @@ macro_rules! scope {
     };
 }
 
-use crate::{cost, delivery, events, permission, session};
+use crate::{cost, delivery, events, keys, permission, session};
 
 with_rpcs!(declare);
 

@@ -1,15 +1,37 @@
-//! Optional bearer auth for `/api/v1` (seed 003 §2.5). The configured token is kept only as a
-//! SHA-256 digest and compared in constant time, so response timing says nothing about it.
+//! Who is calling `/api/v1` and gRPC, and what they may do.
+//!
+//! - A workspace API key (`Authorization: Bearer rk_…`, made by `key.create`): its role and
+//!   workspace, verified by the registry (`key.verify`) and cached for a few seconds; a
+//!   `key.revoked` event drops it from the cache at once and ends its open streams.
+//! - The configured `RELAY_API_TOKEN`: an admin key of `default` (kept as a SHA-256 digest and
+//!   compared in constant time, so response timing says nothing about it).
+//! - No token configured and none presented: open, as an admin of `default` (development).
+//!
+//! Each key has its own rate limit (governor's keyed GCRA: `429` with `Retry-After`; the
+//! shared token is not limited), and each
+//! bus call checks the key's role against the subject's declared roles (`403` otherwise).
 
 use crate::{ApiError, AppState};
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
+use governor::{DefaultKeyedRateLimiter, Quota};
 use relay_contracts::context::DEFAULT_WORKSPACE;
-use relay_contracts::{Caller, RequestContext};
+use relay_contracts::keys::{ApiKey, KEY_REVOKED, KeyRevoked, KeyRole, TOKEN_PREFIX, VerifyKeyRequest};
+use relay_contracts::rpc::{self, Role};
+use relay_contracts::{Caller, ErrorCode, RequestContext};
 use sha2::{Digest, Sha256};
+use std::collections::HashMap;
+use std::num::NonZeroU32;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 use subtle::ConstantTimeEq;
+use tokio::sync::broadcast;
+
+/// How long a verified key is trusted without asking the registry again: the longest a revoked
+/// key can still be used by a gateway that missed the `key.revoked` event.
+const KEY_CACHE_TTL: Duration = Duration::from_secs(5);
 
 #[derive(Clone)]
 pub struct Token([u8; 32]);
@@ -25,29 +47,217 @@ impl Token {
     }
 }
 
-/// Who is calling, when no token is configured or the `Authorization: Bearer` header carries
-/// it; `None` otherwise. The gRPC bridge asks the same question of its metadata (which is
-/// HTTP/2 headers). With one shared token every caller is the operator `bearer` (`open` when
-/// no token is configured); scoped keys will name their own.
-pub fn caller(state: &AppState, headers: &HeaderMap) -> Option<RequestContext> {
-    let operator = |id: &str| Some(RequestContext::new(Caller::Operator(id.into()), DEFAULT_WORKSPACE));
-    let Some(token) = &state.auth else {
-        return operator("open");
+/// An authenticated caller: the context its bus calls carry, and its key (none for the shared
+/// token or open access).
+#[derive(Debug, Clone)]
+pub struct Principal {
+    pub ctx: RequestContext,
+    pub role: KeyRole,
+    pub key_id: Option<String>,
+}
+
+impl Principal {
+    fn shared(id: &str) -> Principal {
+        Principal {
+            ctx: RequestContext::new(Caller::Admin(id.into()), DEFAULT_WORKSPACE),
+            role: KeyRole::Admin,
+            key_id: None,
+        }
+    }
+
+    fn of_key(key: &ApiKey) -> Principal {
+        let id = key.key_id.clone();
+        let caller = match key.role {
+            KeyRole::Admin => Caller::Admin(id),
+            KeyRole::Operator => Caller::Operator(id),
+            KeyRole::Viewer => Caller::Viewer(id),
+        };
+        Principal {
+            ctx: RequestContext::new(caller, key.workspace.clone()),
+            role: key.role,
+            key_id: Some(key.key_id.clone()),
+        }
+    }
+
+    /// The rate limiter's bucket.
+    fn bucket(&self) -> String {
+        self.key_id.clone().unwrap_or_default()
+    }
+}
+
+/// Whether a key of `role` may call a subject declared for `roles`.
+pub fn allows(role: KeyRole, roles: &[Role]) -> bool {
+    roles.iter().any(|r| match role {
+        KeyRole::Admin => matches!(r, Role::Admin | Role::Operator | Role::Viewer),
+        KeyRole::Operator => matches!(r, Role::Operator | Role::Viewer),
+        KeyRole::Viewer => matches!(r, Role::Viewer),
+    })
+}
+
+/// `forbidden` unless the caller of the current request may call `subject`.
+pub fn check_role(subject: &str) -> Result<(), ApiError> {
+    let Some(decl) = rpc::find(subject) else {
+        return Ok(());
     };
+    let role = match relay_bus::context::outgoing().caller {
+        Caller::Admin(_) => KeyRole::Admin,
+        Caller::Operator(_) => KeyRole::Operator,
+        Caller::Viewer(_) => KeyRole::Viewer,
+        // Not acting for a key: the gateway's own calls.
+        _ => return Ok(()),
+    };
+    if allows(role, decl.roles) {
+        Ok(())
+    } else {
+        Err(ApiError::Forbidden(format!(
+            "a {} key may not call {subject}",
+            role.as_str()
+        )))
+    }
+}
+
+/// Keys, their cache, revocations and rate limits.
+pub struct Keys {
+    shared: Option<Token>,
+    cache: Mutex<HashMap<[u8; 32], (Principal, Instant)>>,
+    /// Key ids as they are revoked, for the streams to end.
+    pub revoked: broadcast::Sender<String>,
+    limiter: Option<DefaultKeyedRateLimiter<String>>,
+}
+
+impl Keys {
+    pub fn new(shared: Option<Token>, per_sec: u32, burst: u32) -> Keys {
+        let limiter = NonZeroU32::new(per_sec).map(|rate| {
+            let burst = NonZeroU32::new(burst.max(per_sec)).unwrap_or(rate);
+            governor::RateLimiter::keyed(Quota::per_second(rate).allow_burst(burst))
+        });
+        Keys {
+            shared,
+            cache: Mutex::new(HashMap::new()),
+            revoked: broadcast::channel(1024).0,
+            limiter,
+        }
+    }
+
+    /// Forgets a revoked key and tells its streams.
+    fn forget(&self, key_id: &str) {
+        self.cache
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .retain(|_, (p, _)| p.key_id.as_deref() != Some(key_id));
+        let _ = self.revoked.send(key_id.to_string());
+    }
+
+    /// How long to wait, if this caller is over its rate. Keys are limited; the shared token
+    /// and open access (the operator's own) are not.
+    fn over_limit(&self, p: &Principal) -> Option<Duration> {
+        p.key_id.as_ref()?;
+        let limiter = self.limiter.as_ref()?;
+        limiter
+            .check_key(&p.bucket())
+            .err()
+            .map(|not_until| not_until.wait_time_from(governor::clock::Clock::now(&governor::clock::DefaultClock::default())))
+    }
+}
+
+/// Follows `key.revoked` for as long as the gateway runs.
+pub fn watch_revocations(nats: async_nats::Client, keys: Arc<Keys>) {
+    tokio::spawn(async move {
+        use futures::StreamExt;
+        let mut sub = match nats.subscribe(KEY_REVOKED).await {
+            Ok(s) => s,
+            Err(e) => {
+                tracing::error!(error = %e, "cannot follow key.revoked; revoked keys live out the cache");
+                return;
+            }
+        };
+        while let Some(msg) = sub.next().await {
+            if let Ok(r) = serde_json::from_slice::<KeyRevoked>(&msg.payload) {
+                tracing::info!(key_id = r.key_id, "API key revoked: forgotten");
+                keys.forget(&r.key_id);
+            }
+        }
+    });
+}
+
+fn bearer(headers: &HeaderMap) -> Option<&str> {
     headers
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.strip_prefix("Bearer ").or_else(|| v.strip_prefix("bearer ")))
-        .is_some_and(|presented| token.matches(presented.trim()))
-        .then(|| operator("bearer"))
-        .flatten()
+        .map(str::trim)
 }
 
-/// Lets an authorised request through, its bus calls made as its caller; 401 with
-/// `WWW-Authenticate` otherwise.
-pub async fn require_bearer(State(state): State<AppState>, request: Request, next: Next) -> Response {
-    match caller(&state, request.headers()) {
-        Some(ctx) => relay_bus::context::act_as(ctx, next.run(request)).await,
-        None => ApiError::Unauthorized.into_response(),
+/// Who is calling, from the `Authorization: Bearer` header (HTTP, or gRPC metadata, which is
+/// HTTP/2 headers): `unauthorized` when a token is required and missing, or wrong, unknown or
+/// revoked.
+pub async fn authenticate(state: &AppState, headers: &HeaderMap) -> Result<Principal, ApiError> {
+    let keys = &state.keys;
+    let Some(presented) = bearer(headers) else {
+        return match keys.shared {
+            None => Ok(Principal::shared("open")),
+            Some(_) => Err(ApiError::Unauthorized),
+        };
+    };
+    if presented.starts_with(TOKEN_PREFIX) {
+        return verify(state, presented).await;
     }
+    match &keys.shared {
+        Some(t) if t.matches(presented) => Ok(Principal::shared("bearer")),
+        _ => Err(ApiError::Unauthorized),
+    }
+}
+
+async fn verify(state: &AppState, token: &str) -> Result<Principal, ApiError> {
+    let digest: [u8; 32] = Sha256::digest(token.as_bytes()).into();
+    let cached = state
+        .keys
+        .cache
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .get(&digest)
+        .filter(|(_, at)| at.elapsed() < KEY_CACHE_TTL)
+        .map(|(p, _)| p.clone());
+    if let Some(p) = cached {
+        return Ok(p);
+    }
+    let req = VerifyKeyRequest { token: token.into() };
+    match relay_bus::client::call::<rpc::KeyVerify>(&state.nats, &req, state.timeout()).await {
+        Ok(key) => {
+            let p = Principal::of_key(&key);
+            let mut cache = state.keys.cache.lock().unwrap_or_else(|e| e.into_inner());
+            if cache.len() > 100_000 {
+                cache.retain(|_, (_, at)| at.elapsed() < KEY_CACHE_TTL);
+            }
+            cache.insert(digest, (p.clone(), Instant::now()));
+            Ok(p)
+        }
+        Err(e) if e.code() == ErrorCode::Unauthorized => Err(ApiError::Unauthorized),
+        Err(e) => Err(ApiError::Bus(e)),
+    }
+}
+
+/// Lets an authorised request through (its bus calls made as its caller, the principal in its
+/// extensions); 401, or 429 over its rate.
+pub async fn require_bearer(State(state): State<AppState>, mut request: Request, next: Next) -> Response {
+    match admit(&state, request.headers()).await {
+        Ok(p) => {
+            let ctx = p.ctx.clone();
+            request.extensions_mut().insert(p);
+            relay_bus::context::act_as(ctx, next.run(request)).await
+        }
+        Err(e) => e.into_response(),
+    }
+}
+
+/// Authenticates and applies the caller's rate limit.
+pub async fn admit(state: &AppState, headers: &HeaderMap) -> Result<Principal, ApiError> {
+    let p = authenticate(state, headers).await?;
+    if let Some(wait) = state.keys.over_limit(&p) {
+        state.metrics.rate_limited.inc();
+        return Err(ApiError::RateLimited {
+            retry_after_secs: wait.as_secs_f64().ceil().max(1.0) as u64,
+        });
+    }
+    Ok(p)
 }

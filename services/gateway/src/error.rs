@@ -17,6 +17,11 @@ pub enum ApiError {
     NotFound(String),
     #[error("a valid bearer token is required")]
     Unauthorized,
+    /// The caller's key role may not do this.
+    #[error("{0}")]
+    Forbidden(String),
+    #[error("too many requests for this key; retry after {retry_after_secs} s")]
+    RateLimited { retry_after_secs: u64 },
     #[error("request body too large (gateway.body_limit_bytes)")]
     TooLarge,
     /// Over a capacity limit (SSE connections); the client should come back later.
@@ -31,6 +36,8 @@ impl ApiError {
             ApiError::Invalid(_) | ApiError::TooLarge => ErrorCode::InvalidRequest,
             ApiError::NotFound(_) => ErrorCode::NotFound,
             ApiError::Unauthorized => ErrorCode::Unauthorized,
+            ApiError::Forbidden(_) => ErrorCode::Forbidden,
+            ApiError::RateLimited { .. } => ErrorCode::RateLimited,
             ApiError::Busy(_) => ErrorCode::Unavailable,
         }
     }
@@ -39,6 +46,10 @@ impl ApiError {
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let code = self.code();
+        let retry_after = match &self {
+            ApiError::RateLimited { retry_after_secs } => Some(*retry_after_secs),
+            _ => None,
+        };
         let status = match self {
             ApiError::TooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             _ => StatusCode::from_u16(code.status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
@@ -46,6 +57,10 @@ impl IntoResponse for ApiError {
         let body = match self {
             ApiError::Bus(e) => e,
             other => WireError::new(code, other.to_string()),
+        };
+        let body = match retry_after {
+            Some(secs) => body.with_details(serde_json::json!({ "retryAfterSecs": secs })),
+            None => body,
         };
         let mut response = (status, axum::Json(body)).into_response();
         let headers = response.headers_mut();
@@ -58,6 +73,12 @@ impl IntoResponse for ApiError {
             }
             StatusCode::SERVICE_UNAVAILABLE => {
                 headers.insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+            }
+            StatusCode::TOO_MANY_REQUESTS => {
+                let secs = retry_after.unwrap_or(1).to_string();
+                if let Ok(v) = HeaderValue::from_str(&secs) {
+                    headers.insert(header::RETRY_AFTER, v);
+                }
             }
             _ => {}
         }

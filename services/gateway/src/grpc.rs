@@ -143,9 +143,9 @@ async fn report_health(reporter: tonic_health::server::HealthReporter, nats: asy
 }
 
 async fn require_token(State(state): State<AppState>, request: Request, next: Next) -> Response {
-    match crate::auth::caller(&state, request.headers()) {
-        Some(ctx) => relay_bus::context::act_as(ctx, next.run(request)).await,
-        None => Status::unauthenticated("a valid bearer token is required").into_http::<axum::body::Body>(),
+    match crate::auth::admit(&state, request.headers()).await {
+        Ok(p) => relay_bus::context::act_as(p.ctx, next.run(request)).await,
+        Err(e) => status_of_api(&e).into_http::<axum::body::Body>(),
     }
 }
 
@@ -203,6 +203,7 @@ async fn unary(
     response: MessageDescriptor,
     request: DynamicMessage,
 ) -> Result<tonic::Response<DynamicMessage>, Status> {
+    crate::auth::check_role(subject).map_err(|e| status_of_api(&e))?;
     let json = request
         .serialize_with_options(serde_json::value::Serializer, &json_options())
         .map_err(|e| Status::invalid_argument(format!("request cannot be expressed as JSON: {e}")))?;
@@ -308,6 +309,8 @@ fn status_of_api(e: &ApiError) -> Status {
         ApiError::Invalid(m) => Status::invalid_argument(m.clone()),
         ApiError::NotFound(m) => Status::not_found(m.clone()),
         ApiError::Unauthorized => Status::unauthenticated(e.to_string()),
+        ApiError::Forbidden(m) => Status::permission_denied(m.clone()),
+        ApiError::RateLimited { .. } => Status::resource_exhausted(e.to_string()),
         ApiError::TooLarge => Status::resource_exhausted(e.to_string()),
         ApiError::Busy(m) => Status::resource_exhausted(m.clone()),
     }

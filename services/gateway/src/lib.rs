@@ -46,6 +46,11 @@ pub struct GatewaySettings {
     pub sse_hub_capacity: usize,
     /// Events per `event.since` page when replaying.
     pub sse_replay_page: i64,
+    /// Requests per second each API key may make, sustained (the shared token is not limited);
+    /// 0: no limit.
+    pub rate_limit_per_sec: u32,
+    /// How many it may make at once above that rate.
+    pub rate_limit_burst: u32,
 }
 
 impl Default for GatewaySettings {
@@ -62,6 +67,8 @@ impl Default for GatewaySettings {
             sse_client_buffer: 256,
             sse_hub_capacity: 8_192,
             sse_replay_page: 1_000,
+            rate_limit_per_sec: 100,
+            rate_limit_burst: 200,
         }
     }
 }
@@ -84,7 +91,8 @@ pub struct AppState {
     pub settings: Arc<GatewaySettings>,
     pub metrics: Arc<metrics::Metrics>,
     pub hub: sse::Hub,
-    pub auth: Option<auth::Token>,
+    /// API keys, the shared token, revocations and rate limits.
+    pub keys: Arc<auth::Keys>,
 }
 
 impl AppState {
@@ -97,10 +105,16 @@ impl AppState {
             settings.api_token.clone()
         };
         let hub = sse::Hub::start(nats.clone(), &settings, metrics.clone());
+        let keys = Arc::new(auth::Keys::new(
+            (!token.is_empty()).then(|| auth::Token::new(&token)),
+            settings.rate_limit_per_sec,
+            settings.rate_limit_burst,
+        ));
+        auth::watch_revocations(nats.clone(), keys.clone());
         AppState {
             nats,
             db,
-            auth: (!token.is_empty()).then(|| auth::Token::new(&token)),
+            keys,
             settings: Arc::new(settings),
             metrics,
             hub,

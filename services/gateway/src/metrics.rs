@@ -38,6 +38,8 @@ pub struct Metrics {
     pub sse_rejected: Counter,
     /// Live events the hub fetched from the log because NATS skipped or reordered them.
     pub hub_gap_fills: Counter,
+    /// Requests refused with 429 by a key's rate limit.
+    pub rate_limited: Counter,
 }
 
 fn latency_histogram() -> Histogram {
@@ -54,6 +56,12 @@ impl Default for Metrics {
         let sse_catch_ups = Counter::default();
         let sse_rejected = Counter::default();
         let hub_gap_fills = Counter::default();
+        let rate_limited = Counter::default();
+        registry.register(
+            "rate_limited",
+            "Requests refused with 429 by a key's rate limit",
+            rate_limited.clone(),
+        );
         registry.register("http_requests", "HTTP requests by route and status", requests.clone());
         registry.register(
             "http_request_duration_seconds",
@@ -86,6 +94,7 @@ impl Default for Metrics {
             sse_catch_ups,
             sse_rejected,
             hub_gap_fills,
+            rate_limited,
         }
     }
 }

@@ -20,6 +20,7 @@ use utoipa::{Modify, OpenApi};
         rest::pause, rest::resume, rest::stop, rest::input, rest::flush,
         rest::list_deliveries, rest::get_delivery, rest::retry_delivery, rest::cancel_delivery,
         rest::query_events, rest::costs, sse::all_events, sse::agent_events, sse::session_events,
+        rest::create_key, rest::list_keys, rest::revoke_key,
     ),
     // Enums used only by query parameters are not collected on their own.
     components(schemas(relay_contracts::session::StatusFilter)),
@@ -27,7 +28,7 @@ use utoipa::{Modify, OpenApi};
     security(("bearerAuth" = [])),
     tags(
         (name = "sessions"), (name = "permissions"), (name = "questions"), (name = "agents"),
-        (name = "deliveries"), (name = "events"), (name = "costs")
+        (name = "deliveries"), (name = "events"), (name = "costs"), (name = "keys")
     )
 )]
 pub struct ApiDoc;
@@ -39,7 +40,7 @@ impl Modify for BearerAuth {
         let components = openapi.components.get_or_insert_with(Default::default);
         let mut scheme = Http::new(HttpAuthScheme::Bearer);
         scheme.description = Some(
-            "Required on every /api/v1 route when the gateway has a token (gateway.api_token or RELAY_API_TOKEN); optional for local development.".into(),
+            "A workspace API key (`rk_…`, from POST /keys or `relayctl keys create`) with its role (viewer, operator, admin), or the gateway's shared token (gateway.api_token or RELAY_API_TOKEN: an admin key of `default`). Without a shared token, a request with no key is an admin of `default` (local development).".into(),
         );
         components.add_security_scheme("bearerAuth", SecurityScheme::Http(scheme));
     }

@@ -27,6 +27,7 @@ use relay_contracts::session::{
     MessagesRequest, MessagesResponse, PurgeResponse, SendMessageRequest, SendMessageResponse, Session,
     SessionIdResponse, SessionRef, SuccessResponse,
 };
+use relay_contracts::keys::{ApiKey, CreateKeyRequest, CreatedKey, KeyList, KeyRef, ListKeysRequest};
 use relay_contracts::{Rpc, rpc};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -92,6 +93,7 @@ pub struct Path<T>(pub T);
 type Reply<T> = Result<Json<T>, ApiError>;
 
 async fn call<R: Rpc>(s: &AppState, req: &R::Request) -> Result<R::Response, ApiError> {
+    crate::auth::check_role(R::SUBJECT)?;
     Ok(relay_bus::client::call::<R>(&s.nats, req, s.timeout()).await?)
 }
 
@@ -134,6 +136,8 @@ pub fn router(state: AppState) -> Router {
         .route("/events", get(query_events))
         .route("/events/sse", get(sse::all_events))
         .route("/costs", get(costs))
+        .route("/keys", post(create_key).get(list_keys))
+        .route("/keys/{id}", axum::routing::delete(revoke_key))
         .route("/openapi.json", get(openapi))
         .fallback(not_found)
         .route_layer(middleware::from_fn(refuse_nul))
@@ -354,6 +358,9 @@ pub struct Ended {
 /// deletes it.
 #[utoipa::path(delete, path = "/sessions/{id}", tag = "sessions", params(("id" = String, Path, description = "Session id")), responses((status = 200, body = Ended), (status = 404, description = "Not found", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
 async fn end_session(State(s): State<AppState>, Path(id): Path<String>) -> Reply<Ended> {
+    // Routes that look something up first check the role of what they will change up front:
+    // a viewer learns nothing from a 404 it may not act on anyway.
+    auth::check_role(rpc::SessionClose::SUBJECT)?;
     let session = find_session(&s, id.clone()).await?;
     for agent in &session.agents {
         let stop = StopAgentRequest {
@@ -551,6 +558,7 @@ async fn decide<R: Rpc<Request = DecideRequest, Response = DecideResponse>>(
     request_id: String,
     body: &Bytes,
 ) -> Reply<DecideResponse> {
+    auth::check_role(R::SUBJECT)?;
     let Reason { reason } = optional_body(body)?;
     let p: Permission = call::<rpc::PermissionGet>(
         s,
@@ -606,6 +614,7 @@ async fn answer(
     Path((name, question_id)): Path<(String, String)>,
     Json(a): Json<Answer>,
 ) -> Reply<AnswerResponse> {
+    auth::check_role(rpc::QuestionAnswer::SUBJECT)?;
     let q: Question = call::<rpc::QuestionGet>(
         &s,
         &GetQuestionRequest {
@@ -749,4 +758,30 @@ async fn query_events(State(s): State<AppState>, Query(q): Query<EventsQuery>) -
 #[utoipa::path(get, path = "/costs", tag = "costs", params(ReportRequest), responses((status = 200, body = Report), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
 async fn costs(State(s): State<AppState>, Query(q): Query<ReportRequest>) -> Reply<Report> {
     Ok(Json(call::<rpc::CostReport>(&s, &q).await?))
+}
+
+#[utoipa::path(post, path = "/keys", tag = "keys", request_body = CreateKeyRequest, responses((status = 201, description = "The key and its token, shown this once", body = CreatedKey), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 403, description = "Not an admin key", body = WireError), (status = 429, description = "Over the key's rate limit (Retry-After)", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
+async fn create_key(State(s): State<AppState>, body: Bytes) -> Result<(StatusCode, Json<CreatedKey>), ApiError> {
+    let req: CreateKeyRequest = parse(&body)?;
+    Ok((StatusCode::CREATED, Json(call::<rpc::KeyCreate>(&s, &req).await?)))
+}
+
+#[utoipa::path(get, path = "/keys", tag = "keys", params(("includeRevoked" = Option<bool>, Query, description = "Revoked keys too")), responses((status = 200, body = KeyList), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 403, description = "Not an admin key", body = WireError), (status = 429, description = "Over the key's rate limit (Retry-After)", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
+async fn list_keys(State(s): State<AppState>, Query(q): Query<KeysQuery>) -> Reply<KeyList> {
+    let req = ListKeysRequest {
+        workspace: None,
+        include_revoked: q.include_revoked,
+    };
+    Ok(Json(call::<rpc::KeyList>(&s, &req).await?))
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct KeysQuery {
+    include_revoked: Option<bool>,
+}
+
+#[utoipa::path(delete, path = "/keys/{id}", tag = "keys", params(("id" = String, Path, description = "Key id")), responses((status = 200, description = "The key, revoked", body = ApiKey), (status = 404, description = "Not found", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 403, description = "Not an admin key", body = WireError), (status = 429, description = "Over the key's rate limit (Retry-After)", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
+async fn revoke_key(State(s): State<AppState>, Path(id): Path<String>) -> Reply<ApiKey> {
+    Ok(Json(call::<rpc::KeyRevoke>(&s, &KeyRef { key_id: id }).await?))
 }

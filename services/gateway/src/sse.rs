@@ -7,6 +7,8 @@
 //! skipping what it already sent. A client that cannot keep up falls behind the hub's buffer and
 //! catches up from the log on its own, so it never holds the others back.
 
+use futures::StreamExt as _;
+use relay_contracts::Caller;
 use crate::metrics::Metrics;
 use crate::rest::{Path, Query};
 use crate::{ApiError, AppState, GatewaySettings};
@@ -274,6 +276,27 @@ fn start_of(headers: &HeaderMap, params: &StreamParams) -> Result<Start, ApiErro
     }
 }
 
+/// Resolves when the key of the current request is revoked (never for the shared token).
+fn revocation_of(state: &AppState) -> impl std::future::Future<Output = ()> + Send + 'static {
+    let key_id = match relay_bus::context::outgoing().caller {
+        Caller::Admin(id) | Caller::Operator(id) | Caller::Viewer(id) if id != "open" && id != "bearer" => Some(id),
+        _ => None,
+    };
+    let mut revoked = state.keys.revoked.subscribe();
+    async move {
+        let Some(key_id) = key_id else {
+            return std::future::pending().await;
+        };
+        loop {
+            match revoked.recv().await {
+                Ok(id) if id == key_id => return,
+                Err(tokio::sync::broadcast::error::RecvError::Closed) => return std::future::pending().await,
+                _ => {}
+            }
+        }
+    }
+}
+
 /// Counts an open stream; dropping it (the client task ended) gives the slot back.
 struct Slot(Arc<Metrics>);
 
@@ -308,6 +331,8 @@ async fn open(
     // rather than one per event.
     // One buffer per stream, reused for every burst.
     let ready = Vec::with_capacity(COALESCE);
+    // A stream opened with a key ends when that key is revoked.
+    let revoked = revocation_of(&state);
     let stream = futures::stream::unfold((rx, ready), move |(mut rx, mut ready)| async move {
         let chunk = match tokio::time::timeout(heartbeat, rx.recv_many(&mut ready, COALESCE)).await {
             Err(_) => Bytes::from_static(b": heartbeat\n\n"),
@@ -323,7 +348,8 @@ async fn open(
         };
         ready.clear();
         Some((Ok::<_, Infallible>(chunk), (rx, ready)))
-    });
+    })
+    .take_until(Box::pin(revoked));
     Ok((
         [
             ("content-type", "text/event-stream"),

@@ -1,7 +1,7 @@
 //! What each command does: one bus call (or a few), then output.
 
 use crate::output::{self, json, opt, table, time, wire};
-use crate::{Auth, Cli, Command, CostArgs, Deliveries, Events, Permissions, Questions, Sessions, TailArgs};
+use crate::{Auth, Cli, Keys, Command, CostArgs, Deliveries, Events, Permissions, Questions, Sessions, TailArgs};
 use futures::StreamExt;
 use relay_bus::settings::{DatabaseSettings, NatsSettings};
 use relay_client::Client;
@@ -88,8 +88,60 @@ pub async fn run(cli: Cli) -> Result<()> {
         Command::Costs(args) => costs(&client, args, as_json).await,
         Command::Deliveries(c) => deliveries(&client, c, as_json).await,
         Command::Services => services(&client, as_json).await,
+        Command::Keys(c) => keys(&client, c, as_json).await,
         Command::Migrate { .. } | Command::Auth(_) => unreachable!("handled above"),
     }
+}
+
+async fn keys(c: &Client, cmd: Keys, as_json: bool) -> Result<()> {
+    use relay_contracts::keys::{CreateKeyRequest, KeyRef, ListKeysRequest};
+    let row = |k: &relay_contracts::keys::ApiKey| {
+        vec![
+            k.key_id.clone(),
+            k.workspace.clone(),
+            k.role.as_str().to_string(),
+            k.name.clone(),
+            time(k.created_at),
+            k.revoked_at.map(time).unwrap_or_default(),
+        ]
+    };
+    const HEADERS: [&str; 6] = ["KEY", "WORKSPACE", "ROLE", "NAME", "CREATED (UTC)", "REVOKED (UTC)"];
+    match cmd {
+        Keys::Create { name, role, workspace } => {
+            let req = CreateKeyRequest {
+                name,
+                role: parse("role", &role)?,
+                workspace: Some(workspace),
+            };
+            let created = c.key_create(&req).await?;
+            if as_json {
+                return print_json(&created);
+            }
+            table(&HEADERS, &[row(&created.key)]);
+            eprintln!("relayctl: the token is shown this once; the mesh keeps only its digest");
+            println!("{}", created.token);
+        }
+        Keys::List { workspace, all } => {
+            let list = c
+                .key_list(&ListKeysRequest {
+                    workspace,
+                    include_revoked: Some(all),
+                })
+                .await?;
+            if as_json {
+                return print_json(&list);
+            }
+            table(&HEADERS, &list.keys.iter().map(row).collect::<Vec<_>>());
+        }
+        Keys::Revoke { key_id } => {
+            let key = c.key_revoke(&KeyRef { key_id }).await?;
+            if as_json {
+                return print_json(&key);
+            }
+            table(&HEADERS, &[row(&key)]);
+        }
+    }
+    Ok(())
 }
 
 fn auth(cmd: Auth) -> Result<()> {

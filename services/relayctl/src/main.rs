@@ -46,6 +46,9 @@ enum Command {
     Deliveries(Deliveries),
     /// The micro services on the bus and their instances ($SRV.PING / $SRV.STATS).
     Services,
+    /// The gateway's workspace API keys (key.*).
+    #[command(subcommand)]
+    Keys(Keys),
     /// NATS identities: credentials for a new cluster, harness identities.
     #[command(subcommand)]
     Auth(Auth),
@@ -54,6 +57,29 @@ enum Command {
         #[arg(long, env = "RELAY_DATABASE__URL")]
         database_url: Option<String>,
     },
+}
+
+#[derive(Subcommand)]
+pub(crate) enum Keys {
+    /// Creates a key and prints its token, which is shown this once.
+    Create {
+        name: String,
+        /// viewer, operator or admin.
+        #[arg(long)]
+        role: String,
+        #[arg(long, default_value = "default")]
+        workspace: String,
+    },
+    /// Keys (never their tokens); every workspace unless one is named.
+    List {
+        #[arg(long)]
+        workspace: Option<String>,
+        /// Revoked keys too.
+        #[arg(long)]
+        all: bool,
+    },
+    /// Revokes a key: the next request with it is 401 and its streams end.
+    Revoke { key_id: String },
 }
 
 #[derive(Subcommand)]

@@ -15,6 +15,8 @@ pub enum RegistryError {
     NotFound { what: &'static str, id: String },
     #[error("{0}")]
     Conflict(String),
+    #[error("{0}")]
+    Unauthorized(String),
     #[error("agent {agent_id} does not support {capability}: {reason}")]
     Capability {
         agent_id: String,
@@ -55,6 +57,7 @@ impl From<RegistryError> for WireError {
             }
             e @ RegistryError::NotFound { .. } => WireError::new(ErrorCode::NotFound, e.to_string()),
             RegistryError::Conflict(m) => WireError::new(ErrorCode::Conflict, m),
+            RegistryError::Unauthorized(m) => WireError::new(ErrorCode::Unauthorized, m),
             RegistryError::Capability {
                 ref agent_id,
                 ref capability,

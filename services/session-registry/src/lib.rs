@@ -4,6 +4,7 @@
 mod agents;
 mod error;
 mod handoff;
+mod keys;
 mod lifecycle;
 mod messages;
 mod query;
@@ -156,6 +157,10 @@ pub async fn serve(nats: async_nats::Client, reg: Registry) -> Result<ServiceHos
     host.serve::<rpc::SessionSnapshotExport>(snapshot::export).await?;
     host.serve::<rpc::SessionSnapshotImport>(snapshot::import).await?;
     host.serve::<rpc::SessionSnapshotValidate>(snapshot::validate).await?;
+    host.serve::<rpc::KeyCreate>(keys::create).await?;
+    host.serve::<rpc::KeyList>(keys::list).await?;
+    host.serve::<rpc::KeyRevoke>(keys::revoke).await?;
+    host.serve::<rpc::KeyVerify>(keys::verify).await?;
     Ok(host)
 }
 

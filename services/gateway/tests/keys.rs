@@ -1,0 +1,224 @@
+//! Workspace API keys at the gateway, over HTTP as a client uses them: roles (viewer reads,
+//! operator acts, admin manages keys), the shared token as an admin key of `default`,
+//! revocation (401 on the next request, the open stream ends), the per-key rate limit (429
+//! with Retry-After, counted in /metrics), and `relayctl keys`.
+
+mod common;
+
+use common::{gateway, mesh};
+use futures::StreamExt;
+use reqwest::{Method, StatusCode};
+use serde_json::{Value, json};
+use std::time::Duration;
+
+const ROOT: &str = "root-token";
+
+/// A caller of the gateway at `base` with one bearer token.
+#[derive(Clone)]
+struct As {
+    base: String,
+    http: reqwest::Client,
+    token: String,
+}
+
+impl As {
+    fn new(g: &common::Gateway, token: &str) -> As {
+        As {
+            base: g.base.clone(),
+            http: g.http.clone(),
+            token: token.to_string(),
+        }
+    }
+
+    async fn send(&self, method: Method, path: &str, body: Option<Value>) -> (StatusCode, Value, reqwest::header::HeaderMap) {
+        let mut r = self
+            .http
+            .request(method, format!("{}{path}", self.base))
+            .bearer_auth(&self.token);
+        if let Some(b) = body {
+            r = r.json(&b);
+        }
+        let resp = r.send().await.unwrap();
+        let (status, headers) = (resp.status(), resp.headers().clone());
+        let text = resp.text().await.unwrap();
+        (status, serde_json::from_str(&text).unwrap_or(Value::String(text)), headers)
+    }
+
+    async fn get(&self, path: &str) -> (StatusCode, Value) {
+        let (s, v, _) = self.send(Method::GET, path, None).await;
+        (s, v)
+    }
+
+    async fn post(&self, path: &str, body: Value) -> (StatusCode, Value) {
+        let (s, v, _) = self.send(Method::POST, path, Some(body)).await;
+        (s, v)
+    }
+
+    async fn create_key(&self, name: &str, role: &str) -> (String, As) {
+        let (status, body) = self.post("/api/v1/keys", json!({"name": name, "role": role})).await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+        let token = body["token"].as_str().unwrap();
+        assert!(token.starts_with("rk_"), "{token}");
+        let key = As {
+            token: token.to_string(),
+            ..self.clone()
+        };
+        (body["key"]["keyId"].as_str().unwrap().to_string(), key)
+    }
+}
+
+fn assert_error(status: StatusCode, body: &Value, expected: StatusCode, code: &str) {
+    assert_eq!(status, expected, "{body}");
+    assert_eq!(body["error"]["code"], code, "{body}");
+}
+
+#[tokio::test]
+async fn a_key_may_do_what_its_role_allows_and_gets_403_for_the_rest() {
+    let m = mesh().await;
+    let g = gateway(&m, &[("RELAY_API_TOKEN", ROOT)]).await;
+    let root = As::new(&g, ROOT);
+    let (_, viewer) = root.create_key("dashboard", "viewer").await;
+    let (_, operator) = root.create_key("on-call", "operator").await;
+    let (_, admin) = root.create_key("lead", "admin").await;
+
+    // viewer: reads, never acts.
+    let (status, _) = viewer.get("/api/v1/sessions").await;
+    assert_eq!(status, StatusCode::OK);
+    let (status, body) = viewer.post("/api/v1/sessions", json!({"title": "nope"})).await;
+    assert_error(status, &body, StatusCode::FORBIDDEN, "forbidden");
+    let (status, body) = viewer
+        .post("/api/v1/agents/a1/permissions/p1/approve", json!({"reason": "x"}))
+        .await;
+    assert_error(status, &body, StatusCode::FORBIDDEN, "forbidden");
+    let (status, body) = viewer.get("/api/v1/keys").await;
+    assert_error(status, &body, StatusCode::FORBIDDEN, "forbidden");
+
+    // operator: acts, but does not manage keys.
+    let (status, created) = operator.post("/api/v1/sessions", json!({"title": "ops"})).await;
+    assert_eq!(status, StatusCode::CREATED, "{created}");
+    let (status, body) = operator
+        .post("/api/v1/agents/a1/permissions/p1/approve", json!({"reason": "x"}))
+        .await;
+    assert_error(status, &body, StatusCode::NOT_FOUND, "not_found");
+    let (status, body) = operator.post("/api/v1/keys", json!({"name": "x", "role": "admin"})).await;
+    assert_error(status, &body, StatusCode::FORBIDDEN, "forbidden");
+
+    // admin: lists the workspace's keys, never their tokens.
+    let (status, list) = admin.get("/api/v1/keys").await;
+    assert_eq!(status, StatusCode::OK, "{list}");
+    let keys = list["keys"].as_array().unwrap();
+    assert_eq!(keys.len(), 3, "{list}");
+    assert!(keys.iter().all(|k| k.get("token").is_none() && k["workspace"] == "default"));
+    assert!(!list.to_string().contains(&viewer.token[3..]), "a token is never listed");
+
+    // Tokens that are not keys.
+    for bad in ["rk_nope", "rk_0_0", &format!("{}x", viewer.token), "not-the-root-token"] {
+        let (status, body) = As { token: bad.into(), ..root.clone() }.get("/api/v1/sessions").await;
+        assert_error(status, &body, StatusCode::UNAUTHORIZED, "unauthorized");
+    }
+}
+
+#[tokio::test]
+async fn a_revoked_key_gets_401_on_its_next_request_and_its_open_stream_ends() {
+    let m = mesh().await;
+    let g = gateway(&m, &[("RELAY_API_TOKEN", ROOT)]).await;
+    let root = As::new(&g, ROOT);
+    let (key_id, viewer) = root.create_key("tv", "viewer").await;
+    assert_eq!(viewer.get("/api/v1/sessions").await.0, StatusCode::OK);
+
+    let stream = viewer
+        .http
+        .get(format!("{}/api/v1/events/sse", viewer.base))
+        .bearer_auth(&viewer.token)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(stream.status(), StatusCode::OK);
+    let mut body = stream.bytes_stream();
+
+    let (status, revoked, _) = root.send(Method::DELETE, &format!("/api/v1/keys/{key_id}"), None).await;
+    assert_eq!(status, StatusCode::OK, "{revoked}");
+    let (status, body_401) = viewer.get("/api/v1/sessions").await;
+    assert_error(status, &body_401, StatusCode::UNAUTHORIZED, "unauthorized");
+
+    // The stream ends (EOF), rather than idling on heartbeats.
+    let ended = tokio::time::timeout(Duration::from_secs(10), async {
+        while let Some(chunk) = body.next().await {
+            if chunk.is_err() {
+                break;
+            }
+        }
+    })
+    .await;
+    assert!(ended.is_ok(), "the revoked key's stream was still open 10 s later");
+
+    // Revoking again is harmless; the list shows when.
+    let (status, again, _) = root.send(Method::DELETE, &format!("/api/v1/keys/{key_id}"), None).await;
+    assert_eq!(status, StatusCode::OK, "{again}");
+    assert!(again["revokedAt"].is_i64(), "{again}");
+    let (_, list) = root.get("/api/v1/keys?includeRevoked=true").await;
+    assert_eq!(list["keys"][0]["keyId"], key_id.as_str());
+}
+
+#[tokio::test]
+async fn a_key_over_its_rate_gets_429_with_retry_after_and_the_metric_counts_it() {
+    let m = mesh().await;
+    let g = gateway(
+        &m,
+        &[
+            ("RELAY_API_TOKEN", ROOT),
+            ("RELAY_GATEWAY__RATE_LIMIT_PER_SEC", "1"),
+            ("RELAY_GATEWAY__RATE_LIMIT_BURST", "1"),
+        ],
+    )
+    .await;
+    let root = As::new(&g, ROOT);
+    let (_, key) = root.create_key("busy", "viewer").await;
+    let mut limited = None;
+    for _ in 0..20 {
+        let (status, body, headers) = key.send(Method::GET, "/api/v1/sessions", None).await;
+        if status == StatusCode::TOO_MANY_REQUESTS {
+            limited = Some((body, headers));
+            break;
+        }
+    }
+    let (body, headers) = limited.expect("20 requests at once stayed under 1 per second");
+    assert_eq!(body["error"]["code"], "rate_limited", "{body}");
+    let retry: u64 = headers["retry-after"].to_str().unwrap().parse().unwrap();
+    assert!(retry >= 1, "{retry}");
+    assert!(g.metric("relay_gateway_rate_limited_total").await >= 1.0);
+    // The shared token is the operator's own: not limited.
+    for _ in 0..5 {
+        assert_eq!(root.get("/api/v1/sessions").await.0, StatusCode::OK);
+    }
+}
+
+#[tokio::test]
+async fn relayctl_creates_lists_and_revokes_keys_in_any_workspace() {
+    let m = mesh().await;
+    let g = gateway(&m, &[("RELAY_API_TOKEN", ROOT)]).await;
+    let ctl = |args: &[&str]| {
+        let mut cmd = std::process::Command::new(relay_testkit::bin_path("relayctl"));
+        cmd.args(args)
+            .envs(m.nats.env_for(relay_contracts::access::ADMIN))
+            .env("RELAY_NATS__URL", &m.nats.url)
+            .env_remove("RELAY_CONFIG");
+        let out = cmd.output().unwrap();
+        assert!(out.status.success(), "relayctl {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let created: Value = serde_json::from_str(&ctl(&["--json", "keys", "create", "ci", "--role", "operator"])).unwrap();
+    let token = created["token"].as_str().unwrap();
+    let key_id = created["key"]["keyId"].as_str().unwrap();
+    let key = As::new(&g, token);
+    assert_eq!(key.post("/api/v1/sessions", json!({})).await.0, StatusCode::CREATED);
+    let elsewhere: Value =
+        serde_json::from_str(&ctl(&["--json", "keys", "create", "b", "--role", "viewer", "--workspace", "acme"])).unwrap();
+    assert_eq!(elsewhere["key"]["workspace"], "acme");
+
+    let listed = ctl(&["keys", "list"]);
+    assert!(listed.contains(key_id) && listed.contains("acme"), "{listed}");
+    assert!(!listed.contains(token), "a token is never listed");
+    ctl(&["keys", "revoke", key_id]);
+    assert_eq!(key.get("/api/v1/sessions").await.0, StatusCode::UNAUTHORIZED);
+}
