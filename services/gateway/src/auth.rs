@@ -153,10 +153,9 @@ impl Keys {
     fn over_limit(&self, p: &Principal) -> Option<Duration> {
         p.key_id.as_ref()?;
         let limiter = self.limiter.as_ref()?;
-        limiter
-            .check_key(&p.bucket())
-            .err()
-            .map(|not_until| not_until.wait_time_from(governor::clock::Clock::now(&governor::clock::DefaultClock::default())))
+        limiter.check_key(&p.bucket()).err().map(|not_until| {
+            not_until.wait_time_from(governor::clock::Clock::now(&governor::clock::DefaultClock::default()))
+        })
     }
 }
 

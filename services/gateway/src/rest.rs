@@ -18,6 +18,7 @@ use relay_contracts::delivery::{
     InputResponse, ListDeliveriesRequest, ListDeliveriesResponse, SpawnRequest, StopAgentRequest, StopAgentResponse,
 };
 use relay_contracts::events::{QueryRequest, QueryResponse};
+use relay_contracts::keys::{ApiKey, CreateKeyRequest, CreatedKey, KeyList, KeyRef, ListKeysRequest};
 use relay_contracts::permission::{
     AnswerRequest, AnswerResponse, DecideRequest, DecideResponse, GetPermissionRequest, GetQuestionRequest,
     ListRequest as PendingListRequest, Permission, PermissionList, Question, QuestionList,
@@ -27,7 +28,6 @@ use relay_contracts::session::{
     MessagesRequest, MessagesResponse, PurgeResponse, SendMessageRequest, SendMessageResponse, Session,
     SessionIdResponse, SessionRef, SuccessResponse,
 };
-use relay_contracts::keys::{ApiKey, CreateKeyRequest, CreatedKey, KeyList, KeyRef, ListKeysRequest};
 use relay_contracts::{Rpc, rpc};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};

@@ -7,8 +7,6 @@
 //! skipping what it already sent. A client that cannot keep up falls behind the hub's buffer and
 //! catches up from the log on its own, so it never holds the others back.
 
-use futures::StreamExt as _;
-use relay_contracts::Caller;
 use crate::metrics::Metrics;
 use crate::rest::{Path, Query};
 use crate::{ApiError, AppState, GatewaySettings};
@@ -16,6 +14,8 @@ use axum::extract::State;
 use axum::http::HeaderMap;
 use axum::response::IntoResponse;
 use bytes::{Bytes, BytesMut};
+use futures::StreamExt as _;
+use relay_contracts::Caller;
 use relay_contracts::events::{Event, QueryRequest, SinceRequest, SinceResponse};
 use relay_contracts::rpc;
 use relay_contracts::subjects::event as subjects;

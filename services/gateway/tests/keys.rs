@@ -30,7 +30,12 @@ impl As {
         }
     }
 
-    async fn send(&self, method: Method, path: &str, body: Option<Value>) -> (StatusCode, Value, reqwest::header::HeaderMap) {
+    async fn send(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<Value>,
+    ) -> (StatusCode, Value, reqwest::header::HeaderMap) {
         let mut r = self
             .http
             .request(method, format!("{}{path}", self.base))
@@ -41,7 +46,11 @@ impl As {
         let resp = r.send().await.unwrap();
         let (status, headers) = (resp.status(), resp.headers().clone());
         let text = resp.text().await.unwrap();
-        (status, serde_json::from_str(&text).unwrap_or(Value::String(text)), headers)
+        (
+            status,
+            serde_json::from_str(&text).unwrap_or(Value::String(text)),
+            headers,
+        )
     }
 
     async fn get(&self, path: &str) -> (StatusCode, Value) {
@@ -100,7 +109,9 @@ async fn a_key_may_do_what_its_role_allows_and_gets_403_for_the_rest() {
         .post("/api/v1/agents/a1/permissions/p1/approve", json!({"reason": "x"}))
         .await;
     assert_error(status, &body, StatusCode::NOT_FOUND, "not_found");
-    let (status, body) = operator.post("/api/v1/keys", json!({"name": "x", "role": "admin"})).await;
+    let (status, body) = operator
+        .post("/api/v1/keys", json!({"name": "x", "role": "admin"}))
+        .await;
     assert_error(status, &body, StatusCode::FORBIDDEN, "forbidden");
 
     // admin: lists the workspace's keys, never their tokens.
@@ -108,12 +119,23 @@ async fn a_key_may_do_what_its_role_allows_and_gets_403_for_the_rest() {
     assert_eq!(status, StatusCode::OK, "{list}");
     let keys = list["keys"].as_array().unwrap();
     assert_eq!(keys.len(), 3, "{list}");
-    assert!(keys.iter().all(|k| k.get("token").is_none() && k["workspace"] == "default"));
-    assert!(!list.to_string().contains(&viewer.token[3..]), "a token is never listed");
+    assert!(
+        keys.iter()
+            .all(|k| k.get("token").is_none() && k["workspace"] == "default")
+    );
+    assert!(
+        !list.to_string().contains(&viewer.token[3..]),
+        "a token is never listed"
+    );
 
     // Tokens that are not keys.
     for bad in ["rk_nope", "rk_0_0", &format!("{}x", viewer.token), "not-the-root-token"] {
-        let (status, body) = As { token: bad.into(), ..root.clone() }.get("/api/v1/sessions").await;
+        let (status, body) = As {
+            token: bad.into(),
+            ..root.clone()
+        }
+        .get("/api/v1/sessions")
+        .await;
         assert_error(status, &body, StatusCode::UNAUTHORIZED, "unauthorized");
     }
 }
@@ -204,7 +226,11 @@ async fn relayctl_creates_lists_and_revokes_keys_in_any_workspace() {
             .env("RELAY_NATS__URL", &m.nats.url)
             .env_remove("RELAY_CONFIG");
         let out = cmd.output().unwrap();
-        assert!(out.status.success(), "relayctl {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "relayctl {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         String::from_utf8(out.stdout).unwrap()
     };
     let created: Value = serde_json::from_str(&ctl(&["--json", "keys", "create", "ci", "--role", "operator"])).unwrap();
@@ -212,8 +238,17 @@ async fn relayctl_creates_lists_and_revokes_keys_in_any_workspace() {
     let key_id = created["key"]["keyId"].as_str().unwrap();
     let key = As::new(&g, token);
     assert_eq!(key.post("/api/v1/sessions", json!({})).await.0, StatusCode::CREATED);
-    let elsewhere: Value =
-        serde_json::from_str(&ctl(&["--json", "keys", "create", "b", "--role", "viewer", "--workspace", "acme"])).unwrap();
+    let elsewhere: Value = serde_json::from_str(&ctl(&[
+        "--json",
+        "keys",
+        "create",
+        "b",
+        "--role",
+        "viewer",
+        "--workspace",
+        "acme",
+    ]))
+    .unwrap();
     assert_eq!(elsewhere["key"]["workspace"], "acme");
 
     let listed = ctl(&["keys", "list"]);

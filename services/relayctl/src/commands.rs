@@ -1,7 +1,7 @@
 //! What each command does: one bus call (or a few), then output.
 
 use crate::output::{self, json, opt, table, time, wire};
-use crate::{Auth, Cli, Keys, Command, CostArgs, Deliveries, Events, Permissions, Questions, Sessions, TailArgs};
+use crate::{Auth, Cli, Command, CostArgs, Deliveries, Events, Keys, Permissions, Questions, Sessions, TailArgs};
 use futures::StreamExt;
 use relay_bus::settings::{DatabaseSettings, NatsSettings};
 use relay_client::Client;

@@ -2,8 +2,8 @@
 //! SHA-256(secret), compared in constant time, so neither a database dump nor reply timing
 //! gives a usable token away.
 
-use crate::error::{RegistryError, Result};
 use crate::Registry;
+use crate::error::{RegistryError, Result};
 use relay_contracts::access::is_token;
 use relay_contracts::keys::{
     ApiKey, CreateKeyRequest, CreatedKey, KEY_REVOKED, KeyList, KeyRef, KeyRevoked, KeyRole, ListKeysRequest,
