@@ -18,6 +18,7 @@ pub mod follow;
 pub mod health;
 pub mod identity;
 pub mod outbox;
+pub mod scope;
 pub mod service;
 pub mod settings;
 pub mod telemetry;

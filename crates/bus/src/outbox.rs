@@ -6,8 +6,9 @@
 //! re-sends harmlessly. An advisory lock per outbox lets one replica forward at a time, which
 //! keeps the log in commit order.
 //!
-//! An outbox table has the columns `seq, event_id, session_id, type, ts, payload, forwarded,
-//! forward_error`; the agent id, when there is one, is the payload's `agentId`.
+//! An outbox table has the columns `seq, event_id, session_id, type, ts, payload, traceparent,
+//! workspace, forwarded, forward_error`; the agent id, when there is one, is the payload's
+//! `agentId`.
 
 use relay_contracts::events::{AppendRequest, AppendResponse, NewEvent};
 use relay_contracts::rpc::EventAppend;
@@ -105,7 +106,7 @@ pub fn one_trace_batch<'a>(rows: impl IntoIterator<Item = (usize, Option<&'a str
         .count()
 }
 
-type Row = (i64, String, String, String, i64, serde_json::Value, Option<String>);
+type Row = (i64, String, String, String, i64, serde_json::Value, Option<String>, String);
 
 async fn forward_batch(outbox: &Outbox, db: &PgPool, nats: &async_nats::Client) -> Result<usize, ForwardError> {
     let mut tx = db.begin().await?;
@@ -117,7 +118,7 @@ async fn forward_batch(outbox: &Outbox, db: &PgPool, nats: &async_nats::Client) 
         return Ok(0);
     }
     let rows: Vec<Row> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
-        "SELECT seq, event_id, session_id, $2 || type, ts, payload, traceparent FROM {}
+        "SELECT seq, event_id, session_id, $2 || type, ts, payload, traceparent, workspace FROM {}
          WHERE NOT forwarded ORDER BY seq LIMIT $1 FOR UPDATE",
         outbox.table
     )))
@@ -162,8 +163,9 @@ async fn forward_batch(outbox: &Outbox, db: &PgPool, nats: &async_nats::Client) 
     Ok(take)
 }
 
-fn to_log_event((_, event_id, session_id, event_type, ts, payload, _): &Row) -> NewEvent {
+fn to_log_event((_, event_id, session_id, event_type, ts, payload, _, workspace): &Row) -> NewEvent {
     NewEvent {
+        workspace: Some(workspace.clone()),
         event_id: Some(event_id.clone()),
         event_type: event_type.clone(),
         ts: Some(*ts),

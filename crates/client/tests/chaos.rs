@@ -147,6 +147,7 @@ async fn append_events(client: Client, worker: usize, tally: Shared, start: Inst
                 session_id: Some("chaos-costs".into()),
                 agent_name: None,
                 agent_id: Some("chaos-agent".into()),
+                workspace: None,
                 payload: json!({"inputTokens": 10, "outputTokens": TOKENS_EACH - 10, "model": "chaos-model"}),
             }
         } else {
@@ -157,6 +158,7 @@ async fn append_events(client: Client, worker: usize, tally: Shared, start: Inst
                 session_id: Some("chaos-events".into()),
                 agent_name: None,
                 agent_id: None,
+                workspace: None,
                 payload: json!({"worker": worker, "i": i}),
             }
         };

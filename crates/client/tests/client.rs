@@ -92,6 +92,7 @@ fn event(session: &str, i: usize) -> NewEvent {
         session_id: Some(session.into()),
         agent_name: None,
         agent_id: None,
+        workspace: None,
         payload: serde_json::json!({ "i": i }),
     }
 }

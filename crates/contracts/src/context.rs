@@ -93,6 +93,15 @@ impl Default for RequestContext {
 }
 
 impl RequestContext {
+    /// The one workspace this caller may see: a person's (by key) or an agent's; `None` for
+    /// the mesh's own services and operators' tools, which act across workspaces.
+    pub fn scope(&self) -> Option<&str> {
+        match self.caller {
+            Caller::Admin(_) | Caller::Operator(_) | Caller::Viewer(_) | Caller::Agent(_) => Some(&self.workspace),
+            Caller::Service(_) | Caller::Anonymous => None,
+        }
+    }
+
     /// The context of a call a harness made on its own subject.
     pub fn harness(workspace: &str, agent_id: &str) -> Self {
         RequestContext {

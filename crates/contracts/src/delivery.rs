@@ -375,6 +375,9 @@ pub enum HandoffItem {
         deliveries: Vec<NewDelivery>,
         /// The trace of the send that stored it: its deliveries go out in it.
         traceparent: Option<String>,
+        /// The workspace of its session (`default` when absent).
+        #[serde(default)]
+        workspace: Option<String>,
     },
     /// An agent as the registry now has it: its status and capabilities decide what may go.
     #[serde(rename_all = "camelCase")]

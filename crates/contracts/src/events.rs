@@ -18,6 +18,9 @@ pub struct NewEvent {
     pub session_id: Option<String>,
     pub agent_name: Option<String>,
     pub agent_id: Option<String>,
+    /// The workspace it belongs to: set by services for the session's workspace; a person's or
+    /// an agent's events always go to their own (`default` when no one says).
+    pub workspace: Option<String>,
     #[serde(default = "empty_object")]
     pub payload: Value,
 }
@@ -100,6 +103,8 @@ pub struct Event {
     pub session_seq: Option<i64>,
     pub agent_name: Option<String>,
     pub agent_id: Option<String>,
+    /// Relay extension: the workspace it belongs to.
+    pub workspace: Option<String>,
     pub payload: Value,
 }
 

@@ -15,6 +15,7 @@ pub mod permission;
 pub mod rpc;
 pub mod session;
 pub mod subjects;
+pub mod workspace;
 
 pub use context::{Caller, RequestContext};
 pub use error::{ErrorBody, ErrorCode, WireError};

@@ -213,6 +213,18 @@ macro_rules! with_rpcs {
             SessionSnapshotValidate session_snapshot_validate = "session.snapshot.validate", SESSION_REGISTRY, OPERATE, workspace,
                 session::ValidateRequest => session::ValidateResponse;
 
+            // ---- workspaces -----------------------------------------------------------------
+            /// Creates a workspace (admin keys of `default`, and relayctl); `conflict` if it
+            /// exists. Make its first key with `key.create` naming it.
+            WorkspaceCreate workspace_create = "workspace.create", SESSION_REGISTRY, ADMIN, mesh,
+                workspace::CreateWorkspaceRequest => workspace::Workspace;
+            /// A workspace by name (a key sees only its own).
+            WorkspaceGet workspace_get = "workspace.get", SESSION_REGISTRY, ADMIN, mesh,
+                workspace::WorkspaceRef => workspace::Workspace;
+            /// Every workspace (a key of another workspace than `default`: its own).
+            WorkspaceList workspace_list = "workspace.list", SESSION_REGISTRY, ADMIN, mesh,
+                workspace::ListWorkspacesRequest => workspace::WorkspaceList;
+
             // ---- API keys (the gateway's callers) -------------------------------------------
             /// Creates a workspace API key with a role; the reply holds its token, shown once.
             KeyCreate key_create = "key.create", SESSION_REGISTRY, ADMIN, workspace,
@@ -406,7 +418,7 @@ macro_rules! scope {
     };
 }
 
-use crate::{cost, delivery, events, keys, permission, session};
+use crate::{cost, delivery, events, keys, permission, session, workspace};
 
 with_rpcs!(declare);
 

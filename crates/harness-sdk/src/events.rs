@@ -55,6 +55,8 @@ impl EventSink {
             session_id: Some(self.session_id.to_string()),
             agent_name: None,
             agent_id: Some(self.agent_id.to_string()),
+            // Its NATS identity says (the harness form of event.append); without one, `default`.
+            workspace: None,
             payload,
         };
         let _ = self.tx.send(Item::Event(event));

@@ -685,6 +685,7 @@ fn new_event() -> events::NewEvent {
         session_id: some("s1"),
         agent_name: some("coder"),
         agent_id: some("a1"),
+        workspace: some("default"),
         payload: json!({"tool": "Bash"}),
     }
 }
@@ -699,6 +700,7 @@ fn event() -> events::Event {
         session_seq: Some(7),
         agent_name: some("coder"),
         agent_id: some("a1"),
+        workspace: some("default"),
         payload: json!({"tool": "Bash"}),
     }
 }

@@ -42,6 +42,8 @@ pub struct Usage {
     /// Tokens reported without a split.
     pub other: i64,
     pub cost: f64,
+    /// The workspace of its event.
+    pub workspace: String,
 }
 
 impl Usage {
@@ -127,6 +129,10 @@ pub fn usage_of(e: &Event, agg: &Aggregator) -> Result<Usage, String> {
         tokens,
         other,
         cost,
+        workspace: e
+            .workspace
+            .clone()
+            .unwrap_or_else(|| relay_contracts::context::DEFAULT_WORKSPACE.into()),
     })
 }
 
@@ -234,10 +240,11 @@ async fn insert_usage(conn: &mut PgConnection, usages: &[Usage]) -> Result<BTree
     let text = |f: fn(&Usage) -> &str| usages.iter().map(|u| f(u).to_string()).collect::<Vec<String>>();
     let seqs: Vec<i64> = sqlx::query_scalar(
         "INSERT INTO cost_usage (seq, ts, session_id, agent_id, model, input_tokens, output_tokens,
-                                 cache_read_tokens, cache_write_tokens, other_tokens, cost_usd)
-         SELECT seq, ts, s, a, m, i, o, cr, cw, x, c::numeric
+                                 cache_read_tokens, cache_write_tokens, other_tokens, cost_usd, workspace)
+         SELECT seq, ts, s, a, m, i, o, cr, cw, x, c::numeric, w
          FROM UNNEST($1::int8[], $2::int8[], $3::text[], $4::text[], $5::text[], $6::int8[], $7::int8[],
-                     $8::int8[], $9::int8[], $10::int8[], $11::float8[]) AS u(seq, ts, s, a, m, i, o, cr, cw, x, c)
+                     $8::int8[], $9::int8[], $10::int8[], $11::float8[], $12::text[])
+              AS u(seq, ts, s, a, m, i, o, cr, cw, x, c, w)
          ON CONFLICT (seq) DO NOTHING RETURNING seq",
     )
     .bind(col(|u| u.seq))
@@ -251,6 +258,7 @@ async fn insert_usage(conn: &mut PgConnection, usages: &[Usage]) -> Result<BTree
     .bind(col(|u| u.tokens.cache_write))
     .bind(col(|u| u.other))
     .bind(usages.iter().map(|u| u.cost).collect::<Vec<f64>>())
+    .bind(text(|u| &u.workspace))
     .fetch_all(conn)
     .await?;
     Ok(seqs.into_iter().collect())

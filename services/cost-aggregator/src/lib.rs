@@ -187,7 +187,8 @@ pub async fn serve(
     .await?;
     host.serve::<rpc::CostReport>(report).await?;
     host.serve::<rpc::CostModels>(list_models).await?;
-    host.serve::<rpc::SessionGetContextWindowState>(context_window).await?;
+    host.serve::<rpc::SessionGetContextWindowState>(relay_bus::scope::scoped(context_window))
+        .await?;
     Ok(host)
 }
 
@@ -195,7 +196,21 @@ type BreakdownRow = (String, String, i64, i64, i64, i64, i64, f64, i64);
 
 /// `cost.report`: totals over the usage events with `since <= ts < until` matching the filters
 /// (an `until` before `since` holds none).
-pub async fn report(agg: Aggregator, _ctx: RequestContext, req: ReportRequest) -> Result<Report> {
+/// A caller confined to a workspace sees its own sessions' windows only.
+impl relay_bus::scope::Scope for Aggregator {
+    async fn workspace_of(&self, field: &str, id: &str) -> std::result::Result<Option<String>, relay_contracts::WireError> {
+        if field != "sessionId" {
+            return Ok(None);
+        }
+        sqlx::query_scalar("SELECT workspace FROM cost_usage WHERE session_id = $1 LIMIT 1")
+            .bind(id)
+            .fetch_optional(&self.db)
+            .await
+            .map_err(|e| CostError::Db(e).into())
+    }
+}
+
+pub async fn report(agg: Aggregator, ctx: RequestContext, req: ReportRequest) -> Result<Report> {
     let rows: Vec<BreakdownRow> = sqlx::query_as(
         "SELECT CASE WHEN GROUPING(agent_id) = 0 THEN 'agent' WHEN GROUPING(model) = 0 THEN 'model'
                      WHEN GROUPING(session_id) = 0 THEN 'session' ELSE 'total' END,
@@ -207,7 +222,7 @@ pub async fn report(agg: Aggregator, _ctx: RequestContext, req: ReportRequest) -
          FROM cost_usage
          WHERE ($1::int8 IS NULL OR ts >= $1) AND ($2::int8 IS NULL OR ts < $2)
            AND ($3::text IS NULL OR agent_id = $3) AND ($4::text IS NULL OR session_id = $4)
-           AND ($5::text IS NULL OR model = $5)
+           AND ($5::text IS NULL OR model = $5) AND ($6::text IS NULL OR workspace = $6)
          GROUP BY GROUPING SETS ((), (agent_id), (model), (session_id))",
     )
     .bind(req.since)
@@ -215,6 +230,7 @@ pub async fn report(agg: Aggregator, _ctx: RequestContext, req: ReportRequest) -
     .bind(&req.agent)
     .bind(&req.session)
     .bind(&req.model)
+    .bind(ctx.scope())
     .fetch_all(&agg.db)
     .await?;
     let mut r = Report::default();

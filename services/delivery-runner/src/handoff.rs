@@ -52,22 +52,25 @@ pub async fn handoff(runner: Runner, _ctx: RequestContext, req: HandoffRequest) 
                 message,
                 deliveries,
                 traceparent,
+                workspace,
             } => {
+                let workspace = workspace.unwrap_or_else(|| relay_contracts::context::DEFAULT_WORKSPACE.to_string());
                 sqlx::query(
-                    "INSERT INTO delivery_messages (message_id, session_id, doc, created_at) VALUES ($1, $2, $3, $4)
+                    "INSERT INTO delivery_messages (message_id, session_id, doc, created_at, workspace) VALUES ($1, $2, $3, $4, $5)
                      ON CONFLICT (message_id) DO NOTHING",
                 )
                 .bind(&message.message_id)
                 .bind(&message.session_id)
                 .bind(Json(&message))
                 .bind(message.timestamp)
+                .bind(&workspace)
                 .execute(&mut *tx)
                 .await?;
                 let mode = message.delivery_mode.unwrap_or(DeliveryMode::Immediate);
                 for d in deliveries {
                     let inserted = sqlx::query(
-                        "INSERT INTO deliveries (delivery_id, message_id, session_id, agent_id, mode, status, available_at, created_at, updated_at, traceparent)
-                         VALUES ($1, $2, $3, $4, $5, 'pending', $6, $6, $6, $7) ON CONFLICT (delivery_id) DO NOTHING",
+                        "INSERT INTO deliveries (delivery_id, message_id, session_id, agent_id, mode, status, available_at, created_at, updated_at, traceparent, workspace)
+                         VALUES ($1, $2, $3, $4, $5, 'pending', $6, $6, $6, $7, $8) ON CONFLICT (delivery_id) DO NOTHING",
                     )
                     .bind(&d.delivery_id)
                     .bind(&message.message_id)
@@ -76,6 +79,7 @@ pub async fn handoff(runner: Runner, _ctx: RequestContext, req: HandoffRequest) 
                     .bind(mode.as_str())
                     .bind(message.timestamp)
                     .bind(&traceparent)
+                    .bind(&workspace)
                     .execute(&mut *tx)
                     .await?
                     .rows_affected();
@@ -96,8 +100,8 @@ pub async fn handoff(runner: Runner, _ctx: RequestContext, req: HandoffRequest) 
                     };
                     let payload = serde_json::to_value(&event).map_err(|e| DeliveryError::Invalid(e.to_string()))?;
                     sqlx::query(
-                        "INSERT INTO delivery_events (event_id, session_id, type, ts, payload, traceparent)
-                         VALUES ($1, $2, $3, $4, $5, $6)",
+                        "INSERT INTO delivery_events (event_id, session_id, type, ts, payload, traceparent, workspace)
+                         VALUES ($1, $2, $3, $4, $5, $6, $7)",
                     )
                     .bind(uuid::Uuid::now_v7().to_string())
                     .bind(&message.session_id)
@@ -105,6 +109,7 @@ pub async fn handoff(runner: Runner, _ctx: RequestContext, req: HandoffRequest) 
                     .bind(message.timestamp)
                     .bind(payload)
                     .bind(&traceparent)
+                    .bind(&workspace)
                     .execute(&mut *tx)
                     .await?;
                     agents.insert(d.agent_id);

@@ -24,7 +24,7 @@ use store::{COLUMNS, DeliveryRow, find, wake_agent, wake_runners};
 
 use relay_bus::service::{ServiceError, ServiceHost};
 use relay_bus::settings::{DatabaseSettings, NatsSettings, TelemetrySettings};
-use relay_contracts::RequestContext;
+use relay_contracts::{RequestContext, WireError};
 use relay_contracts::capabilities::DeliveryMode;
 use relay_contracts::delivery::*;
 use relay_contracts::rpc;
@@ -134,6 +134,8 @@ const OUTBOX: relay_bus::outbox::Outbox = relay_bus::outbox::Outbox {
 
 pub const SERVICE_NAME: &str = "delivery-runner";
 
+use relay_bus::scope::scoped;
+
 pub async fn serve(nats: async_nats::Client, runner: Runner) -> std::result::Result<ServiceHost<Runner>, ServiceError> {
     let mut host = ServiceHost::start(
         nats,
@@ -143,19 +145,36 @@ pub async fn serve(nats: async_nats::Client, runner: Runner) -> std::result::Res
         runner,
     )
     .await?;
-    host.serve::<rpc::DeliveryGet>(get).await?;
+    host.serve::<rpc::DeliveryGet>(scoped(get)).await?;
     host.serve::<rpc::DeliveryList>(list).await?;
-    host.serve::<rpc::DeliveryCancel>(cancel).await?;
-    host.serve::<rpc::DeliveryRetry>(retry).await?;
-    host.serve::<rpc::DeliveryFlush>(flush).await?;
-    host.serve::<rpc::DeliveryReport>(report).await?;
+    host.serve::<rpc::DeliveryCancel>(scoped(cancel)).await?;
+    host.serve::<rpc::DeliveryRetry>(scoped(retry)).await?;
+    host.serve::<rpc::DeliveryFlush>(scoped(flush)).await?;
+    host.serve::<rpc::DeliveryReport>(scoped(report)).await?;
     host.serve::<rpc::DeliveryHandoff>(handoff::handoff).await?;
     host.serve::<rpc::DeliveryPurge>(handoff::purge).await?;
-    host.serve::<rpc::AgentPause>(control::pause).await?;
-    host.serve::<rpc::AgentResume>(control::resume).await?;
-    host.serve::<rpc::AgentStop>(control::stop).await?;
-    host.serve::<rpc::AgentInput>(control::input).await?;
+    host.serve::<rpc::AgentPause>(scoped(control::pause)).await?;
+    host.serve::<rpc::AgentResume>(scoped(control::resume)).await?;
+    host.serve::<rpc::AgentStop>(scoped(control::stop)).await?;
+    host.serve::<rpc::AgentInput>(scoped(control::input)).await?;
     Ok(host)
+}
+
+/// A caller confined to a workspace sees its deliveries and agents only (`scoped` handlers).
+impl relay_bus::scope::Scope for Runner {
+    async fn workspace_of(&self, field: &str, id: &str) -> std::result::Result<Option<String>, WireError> {
+        let sql = match field {
+            "deliveryId" => "SELECT workspace FROM deliveries WHERE delivery_id = $1",
+            "agentId" => "SELECT workspace FROM deliveries WHERE agent_id = $1 LIMIT 1",
+            "sessionId" => "SELECT workspace FROM delivery_messages WHERE session_id = $1 LIMIT 1",
+            _ => return Ok(None),
+        };
+        sqlx::query_scalar(sql)
+            .bind(id)
+            .fetch_optional(&self.db)
+            .await
+            .map_err(|e| WireError::from(DeliveryError::Db(e)))
+    }
 }
 
 pub async fn get(runner: Runner, _ctx: RequestContext, req: DeliveryRef) -> Result<Delivery> {
@@ -163,7 +182,7 @@ pub async fn get(runner: Runner, _ctx: RequestContext, req: DeliveryRef) -> Resu
 }
 
 /// Deliveries in creation order, filtered, paged by `cursor`.
-pub async fn list(runner: Runner, _ctx: RequestContext, req: ListDeliveriesRequest) -> Result<ListDeliveriesResponse> {
+pub async fn list(runner: Runner, ctx: RequestContext, req: ListDeliveriesRequest) -> Result<ListDeliveriesResponse> {
     let limit = req.limit.unwrap_or(100);
     if !(1..=1000).contains(&limit) {
         return Err(DeliveryError::Invalid("limit must be between 1 and 1000".into()));
@@ -172,6 +191,7 @@ pub async fn list(runner: Runner, _ctx: RequestContext, req: ListDeliveriesReque
         "SELECT {COLUMNS} FROM deliveries
          WHERE seq > $1 AND ($2::text IS NULL OR session_id = $2) AND ($3::text IS NULL OR agent_id = $3)
            AND ($4::text IS NULL OR message_id = $4) AND ($5::text IS NULL OR status = $5)
+           AND ($7::text IS NULL OR workspace = $7)
          ORDER BY seq LIMIT $6"
     )))
     .bind(req.cursor.unwrap_or(0))
@@ -180,6 +200,7 @@ pub async fn list(runner: Runner, _ctx: RequestContext, req: ListDeliveriesReque
     .bind(&req.message_id)
     .bind(req.status.map(|s| s.as_str()))
     .bind(limit)
+    .bind(ctx.scope())
     .fetch_all(&runner.db)
     .await?;
     let full = rows.len() as i64 == limit;

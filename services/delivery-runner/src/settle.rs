@@ -312,8 +312,9 @@ async fn apply<'e, E: sqlx::PgExecutor<'e>>(db: E, round: &[&Outcome]) -> Result
              FROM u WHERE d.delivery_id = u.id AND d.status IN ('pending', 'deferred', 'accepted')
              RETURNING d.delivery_id),
          logged AS (
-             INSERT INTO delivery_events (event_id, session_id, type, ts, payload)
-             SELECT u.event_id, u.session_id, u.type, $8, u.payload::jsonb FROM u JOIN changed c ON c.delivery_id = u.id)
+             INSERT INTO delivery_events (event_id, session_id, type, ts, payload, workspace)
+             SELECT u.event_id, u.session_id, u.type, $8, u.payload::jsonb, d.workspace
+             FROM u JOIN changed c ON c.delivery_id = u.id JOIN deliveries d ON d.delivery_id = u.id)
          SELECT delivery_id FROM changed",
     )
     .bind(&ids)

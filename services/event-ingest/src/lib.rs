@@ -375,7 +375,16 @@ pub async fn append(ingest: Ingest, ctx: RequestContext, req: AppendRequest) -> 
             problems.push(serde_json::json!({ "index": i, "reason": format!("event of about {size} bytes exceeds the {max} bytes a replay page can carry") }));
             continue;
         }
+        // A person's or an agent's events are their own workspace's; a service says which.
+        let workspace = match ctx.scope() {
+            Some(own) => own.to_string(),
+            None => e
+                .workspace
+                .clone()
+                .unwrap_or_else(|| relay_contracts::context::DEFAULT_WORKSPACE.to_string()),
+        };
         prepared.push(Prepared {
+            workspace,
             event_id: e.event_id.unwrap_or_else(|| uuid::Uuid::now_v7().to_string()),
             event_type: e.event_type,
             ts: e.ts.unwrap_or(now),
@@ -429,7 +438,7 @@ fn any_of(list: &Option<Vec<String>>) -> Option<&[String]> {
     list.as_deref().filter(|l| !l.is_empty())
 }
 
-pub async fn query(ingest: Ingest, _ctx: RequestContext, req: QueryRequest) -> Result<QueryResponse> {
+pub async fn query(ingest: Ingest, ctx: RequestContext, req: QueryRequest) -> Result<QueryResponse> {
     let limit = page_size(&ingest, req.limit)?;
     let filter = Filter {
         types: any_of(&req.types),
@@ -437,6 +446,7 @@ pub async fn query(ingest: Ingest, _ctx: RequestContext, req: QueryRequest) -> R
         session_ids: any_of(&req.session_ids),
         since_ts: req.since,
         until_ts: req.until,
+        workspace: ctx.scope(),
     };
     let mut events = store::page(&ingest.db, &filter, req.cursor.unwrap_or(0), limit).await?;
     let cut = relay_bus::fit_json(&mut events, ingest.settings.max_reply_bytes);
@@ -445,7 +455,7 @@ pub async fn query(ingest: Ingest, _ctx: RequestContext, req: QueryRequest) -> R
     Ok(QueryResponse { events, next_cursor })
 }
 
-pub async fn since(ingest: Ingest, _ctx: RequestContext, req: SinceRequest) -> Result<SinceResponse> {
+pub async fn since(ingest: Ingest, ctx: RequestContext, req: SinceRequest) -> Result<SinceResponse> {
     if req.seq < 0 {
         return Err(IngestError::Invalid("seq must not be negative".into()));
     }
@@ -458,6 +468,7 @@ pub async fn since(ingest: Ingest, _ctx: RequestContext, req: SinceRequest) -> R
         session_ids: any_of(&req.session_ids),
         since_ts: None,
         until_ts: None,
+        workspace: ctx.scope(),
     };
     let mut events = store::page(&ingest.db, &filter, req.seq, limit).await?;
     let cut = relay_bus::fit_json(&mut events, ingest.settings.max_reply_bytes);

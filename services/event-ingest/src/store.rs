@@ -14,6 +14,7 @@ pub struct Prepared {
     pub session_id: Option<String>,
     pub agent_name: Option<String>,
     pub agent_id: Option<String>,
+    pub workspace: String,
     pub payload: serde_json::Value,
 }
 
@@ -103,6 +104,7 @@ pub async fn append(conn: &mut PgConnection, batch: &[&Prepared]) -> Result<(Vec
             session_seq,
             agent_name: e.agent_name.clone(),
             agent_id: e.agent_id.clone(),
+            workspace: Some(e.workspace.clone()),
             payload: e.payload.clone(),
         });
     }
@@ -118,10 +120,10 @@ pub async fn append(conn: &mut PgConnection, batch: &[&Prepared]) -> Result<(Vec
 async fn insert(conn: &mut PgConnection, events: &[Event]) -> Result<()> {
     let col = |f: fn(&Event) -> Option<String>| events.iter().map(f).collect::<Vec<_>>();
     sqlx::query(
-        "INSERT INTO events (seq, event_id, type, ts, session_id, session_seq, agent_name, agent_id, payload)
-         SELECT s, i, t, ts, sid, sseq, an, aid, p::jsonb
-         FROM UNNEST($1::bigint[], $2::text[], $3::text[], $4::bigint[], $5::text[], $6::bigint[], $7::text[], $8::text[], $9::text[])
-              AS u(s, i, t, ts, sid, sseq, an, aid, p)",
+        "INSERT INTO events (seq, event_id, type, ts, session_id, session_seq, agent_name, agent_id, payload, workspace)
+         SELECT s, i, t, ts, sid, sseq, an, aid, p::jsonb, w
+         FROM UNNEST($1::bigint[], $2::text[], $3::text[], $4::bigint[], $5::text[], $6::bigint[], $7::text[], $8::text[], $9::text[], $10::text[])
+              AS u(s, i, t, ts, sid, sseq, an, aid, p, w)",
     )
     .bind(events.iter().map(|e| e.seq).collect::<Vec<_>>())
     .bind(col(|e| Some(e.event_id.clone())))
@@ -132,6 +134,7 @@ async fn insert(conn: &mut PgConnection, events: &[Event]) -> Result<()> {
     .bind(col(|e| e.agent_name.clone()))
     .bind(col(|e| e.agent_id.clone()))
     .bind(col(|e| Some(e.payload.to_string())))
+    .bind(col(|e| e.workspace.clone()))
     .execute(conn)
     .await?;
     Ok(())
@@ -144,6 +147,8 @@ pub struct Filter<'a> {
     pub session_ids: Option<&'a [String]>,
     pub since_ts: Option<i64>,
     pub until_ts: Option<i64>,
+    /// The caller's workspace, when it is confined to one.
+    pub workspace: Option<&'a str>,
 }
 
 /// An `events` row.
@@ -159,14 +164,16 @@ struct Row {
     agent_name: Option<String>,
     agent_id: Option<String>,
     payload: serde_json::Value,
+    workspace: String,
 }
 
 /// Up to `limit` events with seq > `after` matching `f`, oldest first. Pages walk the primary
 /// key, so a replay never holds more than one page in memory.
 pub async fn page(db: &PgPool, f: &Filter<'_>, after: i64, limit: i64) -> Result<Vec<Event>> {
     let rows: Vec<Row> = sqlx::query_as(
-        "SELECT seq, event_id, type, ts, session_id, session_seq, agent_name, agent_id, payload FROM events
+        "SELECT seq, event_id, type, ts, session_id, session_seq, agent_name, agent_id, payload, workspace FROM events
          WHERE seq > $1
+           AND ($8::text IS NULL OR workspace = $8)
            AND ($2::text[] IS NULL OR type = ANY($2))
            AND ($3::text[] IS NULL OR agent_name = ANY($3) OR agent_id = ANY($3))
            AND ($4::text[] IS NULL OR session_id = ANY($4))
@@ -181,6 +188,7 @@ pub async fn page(db: &PgPool, f: &Filter<'_>, after: i64, limit: i64) -> Result
     .bind(f.since_ts)
     .bind(f.until_ts)
     .bind(limit)
+    .bind(f.workspace)
     .fetch_all(db)
     .await?;
     Ok(rows
@@ -194,6 +202,7 @@ pub async fn page(db: &PgPool, f: &Filter<'_>, after: i64, limit: i64) -> Result
             session_seq: r.session_seq,
             agent_name: r.agent_name,
             agent_id: r.agent_id,
+            workspace: Some(r.workspace),
             payload: r.payload,
         })
         .collect())

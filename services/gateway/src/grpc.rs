@@ -252,6 +252,7 @@ fn subscribe(state: &AppState, event: &MessageDescriptor, request: DynamicMessag
         agent: string("agent"),
         session: string("session_id"),
         since_ts: None,
+        workspace: relay_bus::context::outgoing().scope().map(String::from),
     };
     let rx = sse::follow(state, start, filter).map_err(|e| status_of_api(&e))?;
     let event = event.clone();

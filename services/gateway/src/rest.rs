@@ -18,6 +18,7 @@ use relay_contracts::delivery::{
     InputResponse, ListDeliveriesRequest, ListDeliveriesResponse, SpawnRequest, StopAgentRequest, StopAgentResponse,
 };
 use relay_contracts::events::{QueryRequest, QueryResponse};
+use relay_contracts::workspace::{CreateWorkspaceRequest, ListWorkspacesRequest, Workspace, WorkspaceList, WorkspaceRef};
 use relay_contracts::keys::{ApiKey, CreateKeyRequest, CreatedKey, KeyList, KeyRef, ListKeysRequest};
 use relay_contracts::permission::{
     AnswerRequest, AnswerResponse, DecideRequest, DecideResponse, GetPermissionRequest, GetQuestionRequest,
@@ -136,6 +137,8 @@ pub fn router(state: AppState) -> Router {
         .route("/events", get(query_events))
         .route("/events/sse", get(sse::all_events))
         .route("/costs", get(costs))
+        .route("/workspaces", post(create_workspace).get(list_workspaces))
+        .route("/workspaces/{name}", get(get_workspace))
         .route("/keys", post(create_key).get(list_keys))
         .route("/keys/{id}", axum::routing::delete(revoke_key))
         .route("/openapi.json", get(openapi))
@@ -784,4 +787,20 @@ struct KeysQuery {
 #[utoipa::path(delete, path = "/keys/{id}", tag = "keys", params(("id" = String, Path, description = "Key id")), responses((status = 200, description = "The key, revoked", body = ApiKey), (status = 404, description = "Not found", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 403, description = "Not an admin key", body = WireError), (status = 429, description = "Over the key's rate limit (Retry-After)", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
 async fn revoke_key(State(s): State<AppState>, Path(id): Path<String>) -> Reply<ApiKey> {
     Ok(Json(call::<rpc::KeyRevoke>(&s, &KeyRef { key_id: id }).await?))
+}
+
+#[utoipa::path(post, path = "/workspaces", tag = "workspaces", request_body = CreateWorkspaceRequest, responses((status = 201, body = Workspace), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 403, description = "Not an admin key of default", body = WireError), (status = 409, description = "The workspace exists", body = WireError), (status = 429, description = "Over the key's rate limit (Retry-After)", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
+async fn create_workspace(State(s): State<AppState>, body: Bytes) -> Result<(StatusCode, Json<Workspace>), ApiError> {
+    let req: CreateWorkspaceRequest = parse(&body)?;
+    Ok((StatusCode::CREATED, Json(call::<rpc::WorkspaceCreate>(&s, &req).await?)))
+}
+
+#[utoipa::path(get, path = "/workspaces", tag = "workspaces", responses((status = 200, body = WorkspaceList), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 403, description = "Not an admin key", body = WireError), (status = 429, description = "Over the key's rate limit (Retry-After)", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
+async fn list_workspaces(State(s): State<AppState>) -> Reply<WorkspaceList> {
+    Ok(Json(call::<rpc::WorkspaceList>(&s, &ListWorkspacesRequest {}).await?))
+}
+
+#[utoipa::path(get, path = "/workspaces/{name}", tag = "workspaces", params(("name" = String, Path, description = "Workspace name")), responses((status = 200, body = Workspace), (status = 404, description = "Not found", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 403, description = "Not an admin key", body = WireError), (status = 429, description = "Over the key's rate limit (Retry-After)", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
+async fn get_workspace(State(s): State<AppState>, Path(name): Path<String>) -> Reply<Workspace> {
+    Ok(Json(call::<rpc::WorkspaceGet>(&s, &WorkspaceRef { name }).await?))
 }

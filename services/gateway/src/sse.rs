@@ -188,6 +188,8 @@ pub(crate) struct Filter {
     pub session: Option<String>,
     /// `?since=`: events stamped earlier are skipped even when their seq comes later.
     pub since_ts: Option<i64>,
+    /// The caller's workspace, when its key confines it to one.
+    pub workspace: Option<String>,
 }
 
 impl Filter {
@@ -201,6 +203,9 @@ impl Filter {
                 .as_ref()
                 .is_none_or(|s| e.session_id.as_deref() == Some(s.as_str()))
             && self.since_ts.is_none_or(|ts| e.ts >= ts)
+            && self.workspace.as_ref().is_none_or(|w| {
+                e.workspace.as_deref().unwrap_or(relay_contracts::context::DEFAULT_WORKSPACE) == w
+            })
     }
 
     fn since_request(&self, seq: i64, limit: i64) -> SinceRequest {
@@ -324,6 +329,8 @@ async fn open(
         })
         .filter(|t| !t.is_empty());
     let start = start_of(&headers, &params)?;
+    // Frames are filtered here too: catch-ups and the live hub read the log as the gateway.
+    filter.workspace = relay_bus::context::outgoing().scope().map(String::from);
     let rx = follow(&state, start, filter)?;
     let heartbeat = Duration::from_millis(state.settings.sse_heartbeat_ms.max(1));
     // Frames are rendered once by the hub and shared; whatever is queued when the client's

@@ -261,7 +261,7 @@ fn resolved_event(p: &Permission) -> Value {
 }
 
 /// `permission.request`: decided by the policies now, or stored pending for a human.
-pub async fn request(m: Manager, _ctx: RequestContext, req: PermissionRequest) -> Result<PermissionDecision> {
+pub async fn request(m: Manager, ctx: RequestContext, req: PermissionRequest) -> Result<PermissionDecision> {
     check("agentId", &req.agent_id, MAX_FIELD)?;
     check("sessionId", &req.session_id, MAX_FIELD)?;
     check("tool", &req.tool, MAX_FIELD)?;
@@ -275,6 +275,9 @@ pub async fn request(m: Manager, _ctx: RequestContext, req: PermissionRequest) -
     let request_id = new_id(&req.request_id)?;
     // Asked again (a harness retrying): the same request, decided or not.
     if let Some(p) = store::get_permission(&mut *m.db.acquire().await?, &request_id).await? {
+        if !store::visible(&mut *m.db.acquire().await?, false, &request_id, ctx.scope()).await? {
+            return Err(PermissionError::Conflict(format!("request id {request_id} is taken")));
+        }
         return same_request(&req, p);
     }
     let mut verdict = match m.session_override(&req.session_id).await {
@@ -322,6 +325,8 @@ pub async fn request(m: Manager, _ctx: RequestContext, req: PermissionRequest) -
             stored.ok_or_else(|| not_found("permission request", &p.request_id))?,
         );
     };
+    // It belongs to the workspace it was asked in (an agent's is in its identity).
+    store::set_workspace(&mut tx, false, &p.request_id, &ctx.workspace).await?;
     let event = match p.status {
         Decision::Pending => ("permission.requested", requested_event(&p)),
         _ => ("permission.resolved", resolved_event(&p)),
@@ -350,10 +355,13 @@ fn same_request(req: &PermissionRequest, p: Permission) -> Result<PermissionDeci
     Ok(reply(&p))
 }
 
-pub async fn get(m: Manager, _ctx: RequestContext, req: GetPermissionRequest) -> Result<Permission> {
-    store::get_permission(&mut *m.db.acquire().await?, &req.request_id)
-        .await?
-        .ok_or_else(|| not_found("permission request", &req.request_id))
+pub async fn get(m: Manager, ctx: RequestContext, req: GetPermissionRequest) -> Result<Permission> {
+    let mut conn = m.db.acquire().await?;
+    let found = match store::visible(&mut conn, false, &req.request_id, ctx.scope()).await? {
+        true => store::get_permission(&mut conn, &req.request_id).await?,
+        false => None,
+    };
+    found.ok_or_else(|| not_found("permission request", &req.request_id))
 }
 
 fn check_status(status: &Option<String>, allowed: &[&str]) -> Result<()> {
@@ -366,25 +374,28 @@ fn check_status(status: &Option<String>, allowed: &[&str]) -> Result<()> {
     }
 }
 
-pub async fn list(m: Manager, _ctx: RequestContext, req: ListRequest) -> Result<PermissionList> {
+pub async fn list(m: Manager, ctx: RequestContext, req: ListRequest) -> Result<PermissionList> {
     check_status(&req.status, &["pending", "approved", "denied", "all"])?;
     let limit = m.limit(req.limit)?;
-    let permissions = store::list_permissions(&mut *m.db.acquire().await?, &req, limit).await?;
+    let permissions = store::list_permissions(&mut *m.db.acquire().await?, &req, limit, ctx.scope()).await?;
     Ok(PermissionList { permissions })
 }
 
-pub async fn approve(m: Manager, _ctx: RequestContext, req: DecideRequest) -> Result<DecideResponse> {
-    decide(m, req, Decision::Approved).await
+pub async fn approve(m: Manager, ctx: RequestContext, req: DecideRequest) -> Result<DecideResponse> {
+    decide(m, ctx, req, Decision::Approved).await
 }
 
-pub async fn deny(m: Manager, _ctx: RequestContext, req: DecideRequest) -> Result<DecideResponse> {
-    decide(m, req, Decision::Denied).await
+pub async fn deny(m: Manager, ctx: RequestContext, req: DecideRequest) -> Result<DecideResponse> {
+    decide(m, ctx, req, Decision::Denied).await
 }
 
 /// A human's decision: only a pending request can take one.
-async fn decide(m: Manager, req: DecideRequest, decision: Decision) -> Result<DecideResponse> {
+async fn decide(m: Manager, ctx: RequestContext, req: DecideRequest, decision: Decision) -> Result<DecideResponse> {
     check("requestId", &req.request_id, MAX_FIELD)?;
     check_optional("reason", &req.reason, MAX_TEXT)?;
+    if !store::visible(&mut *m.db.acquire().await?, false, &req.request_id, ctx.scope()).await? {
+        return Err(not_found("permission request", &req.request_id));
+    }
     let now = relay_bus::now_ms();
     let mut tx = m.db.begin().await?;
     let decided =
@@ -434,7 +445,7 @@ fn answered_event(q: &Question) -> Value {
 }
 
 /// `question.ask`: stored pending; the answer comes from a human (`question.answer`).
-pub async fn ask(m: Manager, _ctx: RequestContext, req: QuestionRequest) -> Result<QuestionReply> {
+pub async fn ask(m: Manager, ctx: RequestContext, req: QuestionRequest) -> Result<QuestionReply> {
     check("agentId", &req.agent_id, MAX_FIELD)?;
     check("sessionId", &req.session_id, MAX_FIELD)?;
     check("question", &req.question, MAX_TEXT)?;
@@ -471,6 +482,7 @@ pub async fn ask(m: Manager, _ctx: RequestContext, req: QuestionRequest) -> Resu
             answer: q.answer,
         });
     };
+    store::set_workspace(&mut tx, true, &q.question_id, &ctx.workspace).await?;
     let event = question_event(&q);
     store::insert_event(&mut tx, &q.session_id, "question.requested", now, &event).await?;
     tx.commit().await?;
@@ -482,21 +494,27 @@ pub async fn ask(m: Manager, _ctx: RequestContext, req: QuestionRequest) -> Resu
     })
 }
 
-pub async fn question_get(m: Manager, _ctx: RequestContext, req: GetQuestionRequest) -> Result<Question> {
-    store::get_question(&mut *m.db.acquire().await?, &req.question_id)
-        .await?
-        .ok_or_else(|| not_found("question", &req.question_id))
+pub async fn question_get(m: Manager, ctx: RequestContext, req: GetQuestionRequest) -> Result<Question> {
+    let mut conn = m.db.acquire().await?;
+    let found = match store::visible(&mut conn, true, &req.question_id, ctx.scope()).await? {
+        true => store::get_question(&mut conn, &req.question_id).await?,
+        false => None,
+    };
+    found.ok_or_else(|| not_found("question", &req.question_id))
 }
 
-pub async fn question_list(m: Manager, _ctx: RequestContext, req: ListRequest) -> Result<QuestionList> {
+pub async fn question_list(m: Manager, ctx: RequestContext, req: ListRequest) -> Result<QuestionList> {
     check_status(&req.status, &["pending", "answered", "expired", "all"])?;
     let limit = m.limit(req.limit)?;
-    let questions = store::list_questions(&mut *m.db.acquire().await?, &req, limit).await?;
+    let questions = store::list_questions(&mut *m.db.acquire().await?, &req, limit, ctx.scope()).await?;
     Ok(QuestionList { questions })
 }
 
-pub async fn answer(m: Manager, _ctx: RequestContext, req: AnswerRequest) -> Result<AnswerResponse> {
+pub async fn answer(m: Manager, ctx: RequestContext, req: AnswerRequest) -> Result<AnswerResponse> {
     check("questionId", &req.question_id, MAX_FIELD)?;
+    if !store::visible(&mut *m.db.acquire().await?, true, &req.question_id, ctx.scope()).await? {
+        return Err(not_found("question", &req.question_id));
+    }
     if req.answer.len() > MAX_TEXT || req.answer.contains('\0') {
         return Err(PermissionError::Invalid(format!(
             "answer must be at most {MAX_TEXT} bytes without NUL"

@@ -159,6 +159,14 @@ fn filters(req: &ListRequest, status_column: &str) -> Where {
 }
 
 impl Where {
+    /// Only rows of `workspace`, for a caller confined to one.
+    fn only_in(&mut self, workspace: Option<&str>) {
+        if let Some(ws) = workspace {
+            self.binds.push(ws.to_string());
+            self.clauses.push(format!("workspace = ${}", self.binds.len()));
+        }
+    }
+
     fn sql(&self) -> String {
         match self.clauses.is_empty() {
             true => String::new(),
@@ -167,8 +175,14 @@ impl Where {
     }
 }
 
-pub async fn list_permissions(conn: &mut PgConnection, req: &ListRequest, limit: i64) -> Result<Vec<Permission>> {
-    let w = filters(req, "status");
+pub async fn list_permissions(
+    conn: &mut PgConnection,
+    req: &ListRequest,
+    limit: i64,
+    workspace: Option<&str>,
+) -> Result<Vec<Permission>> {
+    let mut w = filters(req, "status");
+    w.only_in(workspace);
     let sql = format!(
         "SELECT {PERMISSION_COLUMNS} FROM permission_requests {} ORDER BY requested_at, request_id LIMIT {limit}",
         w.sql()
@@ -270,8 +284,14 @@ pub async fn expire_questions(conn: &mut PgConnection, answer: &str, now: i64, l
     Ok(rows.into_iter().map(question).collect())
 }
 
-pub async fn list_questions(conn: &mut PgConnection, req: &ListRequest, limit: i64) -> Result<Vec<Question>> {
-    let w = filters(req, "status");
+pub async fn list_questions(
+    conn: &mut PgConnection,
+    req: &ListRequest,
+    limit: i64,
+    workspace: Option<&str>,
+) -> Result<Vec<Question>> {
+    let mut w = filters(req, "status");
+    w.only_in(workspace);
     let sql = format!(
         "SELECT {QUESTION_COLUMNS} FROM questions {} ORDER BY asked_at, question_id LIMIT {limit}",
         w.sql()
@@ -291,9 +311,12 @@ pub async fn insert_event(
     ts: i64,
     payload: &Value,
 ) -> Result<()> {
+    // The session's workspace, as its requests recorded it.
     sqlx::query(
-        "INSERT INTO permission_events (event_id, session_id, type, ts, payload, traceparent)
-         VALUES ($1, $2, $3, $4, $5, $6)",
+        "INSERT INTO permission_events (event_id, session_id, type, ts, payload, traceparent, workspace)
+         VALUES ($1, $2, $3, $4, $5, $6, coalesce(
+             (SELECT workspace FROM permission_requests WHERE session_id = $2 LIMIT 1),
+             (SELECT workspace FROM questions WHERE session_id = $2 LIMIT 1), 'default'))",
     )
     .bind(uuid::Uuid::now_v7().to_string())
     .bind(session_id)
@@ -304,4 +327,28 @@ pub async fn insert_event(
     .execute(conn)
     .await?;
     Ok(())
+}
+
+/// Records the workspace of a request or question just inserted (the caller's).
+pub async fn set_workspace(conn: &mut PgConnection, question: bool, id: &str, workspace: &str) -> Result<()> {
+    let sql = match question {
+        false => "UPDATE permission_requests SET workspace = $2 WHERE request_id = $1",
+        true => "UPDATE questions SET workspace = $2 WHERE question_id = $1",
+    };
+    sqlx::query(sql).bind(id).bind(workspace).execute(conn).await?;
+    Ok(())
+}
+
+/// Whether a caller confined to `workspace` may see the request or question `id` (true when
+/// it does not exist: the handler answers that as it always does).
+pub async fn visible(conn: &mut PgConnection, question: bool, id: &str, workspace: Option<&str>) -> Result<bool> {
+    let Some(ws) = workspace else {
+        return Ok(true);
+    };
+    let sql = match question {
+        false => "SELECT workspace FROM permission_requests WHERE request_id = $1",
+        true => "SELECT workspace FROM questions WHERE question_id = $1",
+    };
+    let found: Option<String> = sqlx::query_scalar(sql).bind(id).fetch_optional(conn).await?;
+    Ok(found.is_none_or(|w| w == ws))
 }

@@ -1,7 +1,7 @@
 //! What each command does: one bus call (or a few), then output.
 
 use crate::output::{self, json, opt, table, time, wire};
-use crate::{Auth, Cli, Command, CostArgs, Deliveries, Events, Keys, Permissions, Questions, Sessions, TailArgs};
+use crate::{Auth, Cli, Command, CostArgs, Deliveries, Events, Keys, Permissions, Questions, Sessions, TailArgs, Workspaces};
 use futures::StreamExt;
 use relay_bus::settings::{DatabaseSettings, NatsSettings};
 use relay_client::Client;
@@ -89,8 +89,40 @@ pub async fn run(cli: Cli) -> Result<()> {
         Command::Deliveries(c) => deliveries(&client, c, as_json).await,
         Command::Services => services(&client, as_json).await,
         Command::Keys(c) => keys(&client, c, as_json).await,
+        Command::Workspaces(c) => workspaces(&client, c, as_json).await,
         Command::Migrate { .. } | Command::Auth(_) => unreachable!("handled above"),
     }
+}
+
+async fn workspaces(c: &Client, cmd: Workspaces, as_json: bool) -> Result<()> {
+    use relay_contracts::workspace::{CreateWorkspaceRequest, ListWorkspacesRequest, Workspace, WorkspaceRef};
+    let row = |w: &Workspace| vec![w.name.clone(), opt(&w.display_name), time(w.created_at), opt(&w.created_by)];
+    const HEADERS: [&str; 4] = ["WORKSPACE", "NAME", "CREATED (UTC)", "BY"];
+    let shown = match cmd {
+        Workspaces::Create { name, display_name } => {
+            let w = c.workspace_create(&CreateWorkspaceRequest { name, display_name }).await?;
+            if as_json {
+                return print_json(&w);
+            }
+            vec![w]
+        }
+        Workspaces::List => {
+            let list = c.workspace_list(&ListWorkspacesRequest {}).await?;
+            if as_json {
+                return print_json(&list);
+            }
+            list.workspaces
+        }
+        Workspaces::Show { name } => {
+            let w = c.workspace_get(&WorkspaceRef { name }).await?;
+            if as_json {
+                return print_json(&w);
+            }
+            vec![w]
+        }
+    };
+    table(&HEADERS, &shown.iter().map(row).collect::<Vec<_>>());
+    Ok(())
 }
 
 async fn keys(c: &Client, cmd: Keys, as_json: bool) -> Result<()> {

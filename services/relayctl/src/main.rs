@@ -46,6 +46,9 @@ enum Command {
     Deliveries(Deliveries),
     /// The micro services on the bus and their instances ($SRV.PING / $SRV.STATS).
     Services,
+    /// Workspaces, the unit of isolation (workspace.*).
+    #[command(subcommand)]
+    Workspaces(Workspaces),
     /// The gateway's workspace API keys (key.*).
     #[command(subcommand)]
     Keys(Keys),
@@ -57,6 +60,18 @@ enum Command {
         #[arg(long, env = "RELAY_DATABASE__URL")]
         database_url: Option<String>,
     },
+}
+
+#[derive(Subcommand)]
+pub(crate) enum Workspaces {
+    /// Creates a workspace; give it keys with `keys create --workspace NAME`.
+    Create {
+        name: String,
+        #[arg(long)]
+        display_name: Option<String>,
+    },
+    List,
+    Show { name: String },
 }
 
 #[derive(Subcommand)]

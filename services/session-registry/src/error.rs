@@ -17,6 +17,8 @@ pub enum RegistryError {
     Conflict(String),
     #[error("{0}")]
     Unauthorized(String),
+    #[error("{0}")]
+    Forbidden(String),
     #[error("agent {agent_id} does not support {capability}: {reason}")]
     Capability {
         agent_id: String,
@@ -58,6 +60,7 @@ impl From<RegistryError> for WireError {
             e @ RegistryError::NotFound { .. } => WireError::new(ErrorCode::NotFound, e.to_string()),
             RegistryError::Conflict(m) => WireError::new(ErrorCode::Conflict, m),
             RegistryError::Unauthorized(m) => WireError::new(ErrorCode::Unauthorized, m),
+            RegistryError::Forbidden(m) => WireError::new(ErrorCode::Forbidden, m),
             RegistryError::Capability {
                 ref agent_id,
                 ref capability,

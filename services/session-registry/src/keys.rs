@@ -47,11 +47,13 @@ impl KeyRow {
 
 const COLUMNS: &str = "key_id, workspace, name, role, secret_hash, created_at, created_by, revoked_at";
 
-/// The workspace a key call acts in: an admin key's own; relayctl (a mesh identity) any it names.
+/// The workspace a key call acts in: an admin key's own; relayctl (a mesh identity) and admin
+/// keys of `default` any they name.
 fn workspace_of(ctx: &RequestContext, named: Option<String>) -> Result<Option<String>> {
     let person = matches!(ctx.caller, Caller::Admin(_) | Caller::Operator(_) | Caller::Viewer(_));
+    let confined = person && ctx.workspace != relay_contracts::context::DEFAULT_WORKSPACE;
     match named {
-        Some(w) if person && w != ctx.workspace => Err(RegistryError::NotFound {
+        Some(w) if confined && w != ctx.workspace => Err(RegistryError::NotFound {
             what: "workspace",
             id: w,
         }),
@@ -89,7 +91,14 @@ pub async fn create(reg: Registry, ctx: RequestContext, req: CreateKeyRequest) -
     .bind(relay_bus::now_ms())
     .bind(ctx.caller.to_string())
     .fetch_one(&reg.db)
-    .await?;
+    .await
+    .map_err(|e| match e.as_database_error().and_then(|d| d.constraint()) {
+        Some(c) if c.contains("workspace") => RegistryError::NotFound {
+            what: "workspace",
+            id: workspace.clone(),
+        },
+        _ => RegistryError::Db(e),
+    })?;
     tracing::info!(key_id, workspace, role = req.role.as_str(), by = %ctx.caller, "API key created");
     Ok(CreatedKey {
         key: row.key(),

@@ -5,6 +5,8 @@ mod agents;
 mod error;
 mod handoff;
 mod keys;
+mod scope;
+mod workspaces;
 mod lifecycle;
 mod messages;
 mod query;
@@ -112,6 +114,8 @@ impl Registry {
 
 pub const SERVICE_NAME: &str = relay_contracts::rpc::service::SESSION_REGISTRY;
 
+use relay_bus::scope::scoped;
+
 /// Registers the micro service and every endpoint.
 pub async fn serve(nats: async_nats::Client, reg: Registry) -> Result<ServiceHost<Registry>, ServiceError> {
     let mut host = ServiceHost::start(
@@ -122,41 +126,44 @@ pub async fn serve(nats: async_nats::Client, reg: Registry) -> Result<ServiceHos
         reg,
     )
     .await?;
-    host.serve::<rpc::SessionCreate>(lifecycle::create).await?;
+    host.serve::<rpc::SessionCreate>(scoped(lifecycle::create)).await?;
     host.serve::<rpc::SessionGet>(query::get).await?;
     host.serve::<rpc::SessionList>(query::list).await?;
-    host.serve::<rpc::SessionUpdate>(lifecycle::update).await?;
-    host.serve::<rpc::SessionClose>(lifecycle::close).await?;
-    host.serve::<rpc::SessionResume>(lifecycle::resume).await?;
-    host.serve::<rpc::SessionArchive>(lifecycle::archive).await?;
-    host.serve::<rpc::SessionPurge>(lifecycle::purge).await?;
-    host.serve::<rpc::SessionFork>(lifecycle::fork).await?;
-    host.serve::<rpc::SessionMerge>(lifecycle::merge).await?;
-    host.serve::<rpc::SessionAbandon>(lifecycle::abandon).await?;
-    host.serve::<rpc::SessionGetChildren>(query::get_children).await?;
+    host.serve::<rpc::SessionUpdate>(scoped(lifecycle::update)).await?;
+    host.serve::<rpc::SessionClose>(scoped(lifecycle::close)).await?;
+    host.serve::<rpc::SessionResume>(scoped(lifecycle::resume)).await?;
+    host.serve::<rpc::SessionArchive>(scoped(lifecycle::archive)).await?;
+    host.serve::<rpc::SessionPurge>(scoped(lifecycle::purge)).await?;
+    host.serve::<rpc::SessionFork>(scoped(lifecycle::fork)).await?;
+    host.serve::<rpc::SessionMerge>(scoped(lifecycle::merge)).await?;
+    host.serve::<rpc::SessionAbandon>(scoped(lifecycle::abandon)).await?;
+    host.serve::<rpc::SessionGetChildren>(scoped(query::get_children)).await?;
     host.serve::<rpc::SessionGetStatusCounts>(query::status_counts).await?;
     host.serve::<rpc::SessionGetByAdapterSessionId>(query::get_by_adapter_session_id)
         .await?;
     host.serve::<rpc::SessionSearch>(query::search).await?;
-    host.serve::<rpc::SessionAgentAttach>(agents::attach).await?;
-    host.serve::<rpc::SessionAgentRelease>(agents::release).await?;
-    host.serve::<rpc::SessionAgentCapabilities>(agents::capabilities)
+    host.serve::<rpc::SessionAgentAttach>(scoped(agents::attach)).await?;
+    host.serve::<rpc::SessionAgentRelease>(scoped(agents::release)).await?;
+    host.serve::<rpc::SessionAgentCapabilities>(scoped(agents::capabilities))
         .await?;
-    host.serve::<rpc::SessionAgentDeclareCapabilities>(agents::declare_capabilities)
+    host.serve::<rpc::SessionAgentDeclareCapabilities>(scoped(agents::declare_capabilities))
         .await?;
     host.serve::<rpc::SessionResolveAgentConfig>(agents::resolve_agent_config)
         .await?;
-    host.serve::<rpc::SessionSendMessage>(messages::send).await?;
-    host.serve::<rpc::SessionUserMessageAcknowledge>(messages::acknowledge)
+    host.serve::<rpc::SessionSendMessage>(scoped(messages::send)).await?;
+    host.serve::<rpc::SessionUserMessageAcknowledge>(scoped(messages::acknowledge))
         .await?;
-    host.serve::<rpc::SessionUserMessageComplete>(messages::complete)
+    host.serve::<rpc::SessionUserMessageComplete>(scoped(messages::complete))
         .await?;
-    host.serve::<rpc::SessionTurns>(messages::turns).await?;
-    host.serve::<rpc::SessionMessages>(messages::list).await?;
-    host.serve::<rpc::SessionUsage>(messages::usage).await?;
-    host.serve::<rpc::SessionSnapshotExport>(snapshot::export).await?;
-    host.serve::<rpc::SessionSnapshotImport>(snapshot::import).await?;
-    host.serve::<rpc::SessionSnapshotValidate>(snapshot::validate).await?;
+    host.serve::<rpc::SessionTurns>(scoped(messages::turns)).await?;
+    host.serve::<rpc::SessionMessages>(scoped(messages::list)).await?;
+    host.serve::<rpc::SessionUsage>(scoped(messages::usage)).await?;
+    host.serve::<rpc::SessionSnapshotExport>(scoped(snapshot::export)).await?;
+    host.serve::<rpc::SessionSnapshotImport>(scoped(snapshot::import)).await?;
+    host.serve::<rpc::SessionSnapshotValidate>(scoped(snapshot::validate)).await?;
+    host.serve::<rpc::WorkspaceCreate>(workspaces::create).await?;
+    host.serve::<rpc::WorkspaceGet>(workspaces::get).await?;
+    host.serve::<rpc::WorkspaceList>(workspaces::list).await?;
     host.serve::<rpc::KeyCreate>(keys::create).await?;
     host.serve::<rpc::KeyList>(keys::list).await?;
     host.serve::<rpc::KeyRevoke>(keys::revoke).await?;

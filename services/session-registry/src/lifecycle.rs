@@ -54,7 +54,8 @@ pub(crate) fn new_session(session_id: String, now: i64) -> Session {
 
 /// Inserts `session` and records `created`; `conflict` if the id is taken.
 pub(crate) async fn insert_new(change: &mut Change, session: &Session) -> Result<()> {
-    if !store::insert_session(change.conn(), session).await? {
+    let workspace = change.workspace.clone();
+    if !store::insert_session(change.conn(), session, &workspace).await? {
         return Err(RegistryError::Conflict(format!(
             "session {} already exists",
             session.session_id
@@ -69,7 +70,8 @@ pub(crate) async fn lock_or_create(change: &mut Change, id: &str) -> Result<Sess
         let session = new_session(id.to_string(), now_ms());
         // Two first messages racing for a new session: the loser's insert waits for the winner
         // to commit, inserts nothing, and both then lock the one row below.
-        if store::insert_session(change.conn(), &session).await? {
+        let workspace = change.workspace.clone();
+        if store::insert_session(change.conn(), &session, &workspace).await? {
             change.emit(id, created_event(&session)).await?;
             return Ok(session);
         }

@@ -5,8 +5,12 @@ use crate::{Registry, store};
 use relay_contracts::RequestContext;
 use relay_contracts::session::*;
 
-pub async fn get(reg: Registry, _ctx: RequestContext, req: SessionRef) -> Result<GetResponse> {
+pub async fn get(reg: Registry, ctx: RequestContext, req: SessionRef) -> Result<GetResponse> {
     let mut conn = reg.db.acquire().await?;
+    // Another workspace's session is as unknown as one that never existed.
+    if !crate::scope::sees_session(&mut conn, &ctx, &req.session_id).await? {
+        return Ok(GetResponse { session: None });
+    }
     Ok(GetResponse {
         session: store::load_session(&mut conn, &req.session_id).await?,
     })
@@ -25,7 +29,7 @@ fn page(reg: &Registry, limit: Option<i64>, offset: Option<i64>) -> Result<(i64,
     Ok((limit, offset))
 }
 
-pub async fn list(reg: Registry, _ctx: RequestContext, req: ListRequest) -> Result<ListResponse> {
+pub async fn list(reg: Registry, ctx: RequestContext, req: ListRequest) -> Result<ListResponse> {
     let (limit, offset) = page(&reg, req.limit, req.offset)?;
     let status = req.status.unwrap_or_default().status().map(|s| s.as_str());
     let mut conn = reg.db.acquire().await?;
@@ -33,12 +37,14 @@ pub async fn list(reg: Registry, _ctx: RequestContext, req: ListRequest) -> Resu
         "SELECT session_id, count(*) OVER () FROM registry_sessions
          WHERE status <> 'purged' AND ($1::text IS NULL OR status = $1)
            AND ($2::text IS NULL OR execution_target_id = $2)
+           AND ($5::text IS NULL OR workspace = $5)
          ORDER BY last_activity_at DESC, session_id LIMIT $3 OFFSET $4",
     )
     .bind(status)
     .bind(&req.execution_target_id)
     .bind(limit)
     .bind(offset)
+    .bind(ctx.scope())
     .fetch_all(&mut *conn)
     .await?;
     let total =
@@ -47,10 +53,11 @@ pub async fn list(reg: Registry, _ctx: RequestContext, req: ListRequest) -> Resu
             // An offset past the end returns no rows, but the total is still asked for.
             None => sqlx::query_scalar(
                 "SELECT count(*) FROM registry_sessions WHERE status <> 'purged' AND ($1::text IS NULL OR status = $1)
-               AND ($2::text IS NULL OR execution_target_id = $2)",
+               AND ($2::text IS NULL OR execution_target_id = $2) AND ($3::text IS NULL OR workspace = $3)",
             )
             .bind(status)
             .bind(&req.execution_target_id)
+            .bind(ctx.scope())
             .fetch_one(&mut *conn)
             .await?,
         };
@@ -87,11 +94,14 @@ pub async fn get_children(reg: Registry, _ctx: RequestContext, req: SessionRef) 
     Ok(GetChildrenResponse { children: out })
 }
 
-pub async fn status_counts(reg: Registry, _ctx: RequestContext, _req: StatusCountsRequest) -> Result<StatusCounts> {
-    let rows: Vec<(String, i64)> =
-        sqlx::query_as("SELECT status, count(*) FROM registry_sessions WHERE status <> 'purged' GROUP BY status")
-            .fetch_all(&reg.db)
-            .await?;
+pub async fn status_counts(reg: Registry, ctx: RequestContext, _req: StatusCountsRequest) -> Result<StatusCounts> {
+    let rows: Vec<(String, i64)> = sqlx::query_as(
+        "SELECT status, count(*) FROM registry_sessions
+         WHERE status <> 'purged' AND ($1::text IS NULL OR workspace = $1) GROUP BY status",
+    )
+    .bind(ctx.scope())
+    .fetch_all(&reg.db)
+    .await?;
     let mut counts = StatusCounts::default();
     for (status, n) in rows {
         counts.all += n;
@@ -108,7 +118,7 @@ pub async fn status_counts(reg: Registry, _ctx: RequestContext, _req: StatusCoun
 
 pub async fn get_by_adapter_session_id(
     reg: Registry,
-    _ctx: RequestContext,
+    ctx: RequestContext,
     req: GetByAdapterSessionIdRequest,
 ) -> Result<GetResponse> {
     let mut conn = reg.db.acquire().await?;
@@ -125,15 +135,15 @@ pub async fn get_by_adapter_session_id(
     .fetch_optional(&mut *conn)
     .await?;
     let session = match id {
-        Some(id) => store::load_session(&mut conn, &id).await?,
-        None => None,
+        Some(id) if crate::scope::sees_session(&mut conn, &ctx, &id).await? => store::load_session(&mut conn, &id).await?,
+        _ => None,
     };
     Ok(GetResponse { session })
 }
 
 /// Full-text search over message content (Postgres `english` text search, web-search syntax:
 /// quoted phrases, `or`, `-word`), best match first. Results always carry a preview.
-pub async fn search(reg: Registry, _ctx: RequestContext, req: SearchRequest) -> Result<ListResponse> {
+pub async fn search(reg: Registry, ctx: RequestContext, req: SearchRequest) -> Result<ListResponse> {
     if req.query.trim().is_empty() {
         return Err(RegistryError::Invalid("query must not be empty".into()));
     }
@@ -149,6 +159,7 @@ pub async fn search(reg: Registry, _ctx: RequestContext, req: SearchRequest) -> 
          SELECT s.session_id, count(*) OVER ()
          FROM hits h JOIN registry_sessions s USING (session_id)
          WHERE s.status <> 'purged' AND ($2::text IS NULL OR s.status = $2) AND ($3::bool IS NULL OR s.is_imported = $3)
+           AND ($6::text IS NULL OR s.workspace = $6)
          ORDER BY h.rank DESC, s.last_activity_at DESC, s.session_id
          LIMIT $4 OFFSET $5",
     )
@@ -157,6 +168,7 @@ pub async fn search(reg: Registry, _ctx: RequestContext, req: SearchRequest) -> 
     .bind(req.is_imported)
     .bind(limit)
     .bind(offset)
+    .bind(ctx.scope())
     .fetch_all(&mut *conn)
     .await?;
     let total = rows.first().map_or(0, |(_, t)| *t);

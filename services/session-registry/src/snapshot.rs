@@ -174,7 +174,7 @@ pub async fn validate(_reg: Registry, _ctx: RequestContext, req: ValidateRequest
 /// any session exists; `skip` leaves existing ones alone; `overwrite` replaces them. A session
 /// that cannot be written (e.g. a message id already used elsewhere) is reported in `errors`
 /// and rolled back on its own savepoint; the others still land.
-pub async fn import(reg: Registry, _ctx: RequestContext, req: ImportRequest) -> Result<ImportResponse> {
+pub async fn import(reg: Registry, ctx: RequestContext, req: ImportRequest) -> Result<ImportResponse> {
     let raw = serde_json::to_value(&req.snapshot).map_err(|e| RegistryError::Invalid(e.to_string()))?;
     let (_, errors) = problems(&raw);
     if !errors.is_empty() {
@@ -193,6 +193,8 @@ pub async fn import(reg: Registry, _ctx: RequestContext, req: ImportRequest) -> 
     let mut purged = Vec::new();
     for id in ids {
         match store::lock_session(change.conn(), id).await? {
+            // Ids are global: one taken in another workspace is never overwritten from here.
+            Some(_) if !crate::scope::sees_session(change.conn(), &ctx, id).await? => purged.push(id.to_string()),
             Some(store::Stored::Purged) => purged.push(id.to_string()),
             Some(store::Stored::Live(_)) => existing.push(id.to_string()),
             None => {}
@@ -207,7 +209,7 @@ pub async fn import(reg: Registry, _ctx: RequestContext, req: ImportRequest) -> 
     for s in &snap.sessions {
         // A purged id stays taken: not even overwrite brings it back.
         if purged.contains(&s.session_id) {
-            let error = format!("session {} was purged; its id cannot be reused", s.session_id);
+            let error = format!("session id {} is taken; it cannot be reused", s.session_id);
             out.errors.push(ImportError {
                 session_id: s.session_id.clone(),
                 error,
@@ -225,8 +227,9 @@ pub async fn import(reg: Registry, _ctx: RequestContext, req: ImportRequest) -> 
             true => Some(crate::handoff::watermark(change.conn()).await?),
             false => None,
         };
+        let workspace = change.workspace.clone();
         let mut sp = sqlx::Connection::begin(change.conn()).await?;
-        match import_one(&mut sp, &snap, s, exists).await {
+        match import_one(&mut sp, &snap, s, exists, &workspace).await {
             Ok(()) => {
                 sp.commit().await?;
                 if let Some(through_seq) = replaced_through {
@@ -251,14 +254,20 @@ pub async fn import(reg: Registry, _ctx: RequestContext, req: ImportRequest) -> 
     Ok(out)
 }
 
-async fn import_one(conn: &mut sqlx::PgConnection, snap: &Snapshot, s: &Session, replace: bool) -> Result<()> {
+async fn import_one(
+    conn: &mut sqlx::PgConnection,
+    snap: &Snapshot,
+    s: &Session,
+    replace: bool,
+    workspace: &str,
+) -> Result<()> {
     if replace {
         store::delete_session(conn, &s.session_id).await?;
     }
     let mut session = s.clone();
     session.is_imported = Some(true);
     session.preview = None;
-    store::insert_session(conn, &session).await?;
+    store::insert_session(conn, &session, workspace).await?;
     let agents = snap.agents.iter().filter(|a| a.session_id == s.session_id);
     for agent in s.agents.iter().chain(agents).fold(Vec::<&Agent>::new(), |mut v, a| {
         if !v.iter().any(|x| x.agent_id == a.agent_id) {

@@ -29,11 +29,14 @@ pub struct Change {
     nats: async_nats::Client,
     forward_wake: std::sync::Arc<tokio::sync::Notify>,
     relay: crate::handoff::Relay,
+    /// The workspace of the request this change serves: new sessions are created in it.
+    pub workspace: String,
 }
 
 impl Change {
     pub async fn begin(reg: &Registry) -> Result<Self> {
         Ok(Change {
+            workspace: relay_bus::context::outgoing().workspace,
             tx: reg.db.begin().await?,
             events: Vec::new(),
             handed_over: false,
@@ -51,8 +54,10 @@ impl Change {
         let payload = serde_json::to_value(&payload).map_err(|e| RegistryError::Invalid(e.to_string()))?;
         let (event_id, ts) = (new_id(), now_ms());
         let seq: i64 = sqlx::query_scalar(
-            "INSERT INTO registry_events (event_id, session_id, type, ts, payload, traceparent)
-             VALUES ($1, $2, $3, $4, $5, $6) RETURNING seq",
+            "INSERT INTO registry_events (event_id, session_id, type, ts, payload, traceparent, workspace)
+             VALUES ($1, $2, $3, $4, $5, $6,
+                     coalesce((SELECT workspace FROM registry_sessions WHERE session_id = $2), 'default'))
+             RETURNING seq",
         )
         .bind(&event_id)
         .bind(session_id)
@@ -87,10 +92,16 @@ impl Change {
             })
             .collect();
         if !deliveries.is_empty() {
+            let workspace: Option<String> =
+                sqlx::query_scalar("SELECT workspace FROM registry_sessions WHERE session_id = $1")
+                    .bind(&m.session_id)
+                    .fetch_optional(&mut *self.tx)
+                    .await?;
             let item = HandoffItem::Message {
                 message: Box::new(m.clone()),
                 deliveries,
                 traceparent: relay_bus::trace::current_traceparent(),
+                workspace,
             };
             crate::handoff::store(&mut self.tx, &m.session_id, &item).await?;
             self.handed_over = true;
@@ -176,12 +187,12 @@ fn doc_of(s: &Session) -> Json<Session> {
     Json(doc)
 }
 
-/// Inserts a new session; `false` when the id is already taken.
-pub async fn insert_session(conn: &mut PgConnection, s: &Session) -> Result<bool> {
+/// Inserts a new session in `workspace`; `false` when the id is already taken.
+pub async fn insert_session(conn: &mut PgConnection, s: &Session, workspace: &str) -> Result<bool> {
     let done = sqlx::query(
         "INSERT INTO registry_sessions (session_id, status, parent_session_id, adapter_session_id, execution_target_id,
-             is_imported, created_at, last_activity_at, doc)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (session_id) DO NOTHING",
+             is_imported, created_at, last_activity_at, doc, workspace)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT (session_id) DO NOTHING",
     )
     .bind(&s.session_id)
     .bind(s.status.as_str())
@@ -192,8 +203,16 @@ pub async fn insert_session(conn: &mut PgConnection, s: &Session) -> Result<bool
     .bind(s.created_at)
     .bind(s.last_activity_at)
     .bind(doc_of(s))
+    .bind(workspace)
     .execute(conn)
-    .await?;
+    .await
+    .map_err(|e| match e.as_database_error().and_then(|d| d.constraint()) {
+        Some(c) if c.contains("workspace") => RegistryError::NotFound {
+            what: "workspace",
+            id: workspace.to_string(),
+        },
+        _ => RegistryError::Db(e),
+    })?;
     Ok(done.rows_affected() == 1)
 }
 

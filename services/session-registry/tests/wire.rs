@@ -35,6 +35,8 @@ const NO_REQUIRED_FIELDS: &[&str] = &[
     rpc::SessionCreate::SUBJECT,
     rpc::SessionList::SUBJECT,
     rpc::SessionGetStatusCounts::SUBJECT,
+    rpc::KeyList::SUBJECT,
+    rpc::WorkspaceList::SUBJECT,
 ];
 
 async fn raw(m: &Mesh, subject: &str, body: &[u8]) -> async_nats::Message {
@@ -429,7 +431,7 @@ fn the_readme_subject_table_lists_exactly_the_served_subjects() {
         .lines()
         .filter_map(|l| l.strip_prefix("| `"))
         .filter_map(|l| l.split('`').next())
-        .filter(|subject| subject.starts_with("session."))
+        .filter(|subject| ["session.", "key.", "workspace."].iter().any(|p| subject.starts_with(p)))
         .map(String::from)
         .collect();
     let served: BTreeSet<String> = subjects().iter().map(|s| s.to_string()).collect();

@@ -1,0 +1,50 @@
+//! Workspace isolation for handlers that take ids: a caller confined to a workspace (a key
+//! through the gateway, an agent) gets `not_found` for anything of another workspace, exactly
+//! as for something that never existed. A service says where each kind of id lives
+//! ([`Scope::workspace_of`]); [`scoped`] checks the ids a request names before its handler runs.
+//! Lists filter in their own SQL.
+
+use crate::service::Handler;
+use relay_contracts::{ErrorCode, RequestContext, Rpc, WireError};
+use std::future::Future;
+
+/// Where the things a service's requests name by id live.
+pub trait Scope: Clone + Send + Sync + 'static {
+    /// The workspace of what `field` (`sessionId`, `agentId`, `deliveryId`, …) names; `None`
+    /// when unknown here (the handler then answers as it does for unknown ids) or when the field
+    /// is not one this service scopes.
+    fn workspace_of(&self, field: &str, id: &str) -> impl Future<Output = Result<Option<String>, WireError>> + Send;
+}
+
+/// `not_found` when the request names, at its top level, something of another workspace.
+pub async fn check<S: Scope, T: serde::Serialize>(state: &S, ctx: &RequestContext, req: &T) -> Result<(), WireError> {
+    let Some(scope) = ctx.scope() else {
+        return Ok(());
+    };
+    let Ok(serde_json::Value::Object(fields)) = serde_json::to_value(req) else {
+        return Ok(());
+    };
+    for (field, value) in &fields {
+        let Some(id) = value.as_str().filter(|_| field.ends_with("Id")) else {
+            continue;
+        };
+        if let Some(w) = state.workspace_of(field, id).await?
+            && w != scope
+        {
+            let what = field.trim_end_matches("Id");
+            return Err(WireError::new(ErrorCode::NotFound, format!("{what} {id} not found")));
+        }
+    }
+    Ok(())
+}
+
+/// `handler`, behind [`check`].
+pub fn scoped<R: Rpc, S: Scope, H: Handler<R, S>>(handler: H) -> impl Handler<R, S> {
+    move |state: S, ctx: RequestContext, req: R::Request| {
+        let handler = handler.clone();
+        async move {
+            check(&state, &ctx, &req).await?;
+            handler.call(state, ctx, req).await.map_err(Into::into)
+        }
+    }
+}

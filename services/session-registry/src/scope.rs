@@ -1,0 +1,41 @@
+//! Workspace isolation in the registry. A caller confined to a workspace (a key through the
+//! gateway, an agent) sees only that workspace's sessions, with their agents, turns and
+//! messages: another workspace's session is `not_found`, exactly as an unknown one. Lists,
+//! counts and search filter in SQL (query.rs); every other subject goes through
+//! `relay_bus::scope::scoped`, which checks the sessions and agents its request names.
+
+use crate::Registry;
+use crate::error::{RegistryError, Result};
+use relay_contracts::{RequestContext, WireError};
+use sqlx::PgConnection;
+
+/// Whether the caller may see `session_id` (true also when it does not exist: the handler then
+/// answers for an unknown session as it always does).
+pub async fn sees_session(conn: &mut PgConnection, ctx: &RequestContext, session_id: &str) -> Result<bool> {
+    let Some(scope) = ctx.scope() else {
+        return Ok(true);
+    };
+    let workspace: Option<String> = sqlx::query_scalar("SELECT workspace FROM registry_sessions WHERE session_id = $1")
+        .bind(session_id)
+        .fetch_optional(conn)
+        .await?;
+    Ok(workspace.is_none_or(|w| w == scope))
+}
+
+impl relay_bus::scope::Scope for Registry {
+    async fn workspace_of(&self, field: &str, id: &str) -> std::result::Result<Option<String>, WireError> {
+        let sql = match field {
+            "sessionId" | "parentSessionId" => "SELECT workspace FROM registry_sessions WHERE session_id = $1",
+            "agentId" => {
+                "SELECT s.workspace FROM registry_agents a JOIN registry_sessions s USING (session_id) WHERE a.agent_id = $1"
+            }
+            _ => return Ok(None),
+        };
+        let found: Option<String> = sqlx::query_scalar(sql)
+            .bind(id)
+            .fetch_optional(&self.db)
+            .await
+            .map_err(|e| WireError::from(RegistryError::Db(e)))?;
+        Ok(found)
+    }
+}
