@@ -106,7 +106,16 @@ pub fn one_trace_batch<'a>(rows: impl IntoIterator<Item = (usize, Option<&'a str
         .count()
 }
 
-type Row = (i64, String, String, String, i64, serde_json::Value, Option<String>, String);
+type Row = (
+    i64,
+    String,
+    String,
+    String,
+    i64,
+    serde_json::Value,
+    Option<String>,
+    String,
+);
 
 async fn forward_batch(outbox: &Outbox, db: &PgPool, nats: &async_nats::Client) -> Result<usize, ForwardError> {
     let mut tx = db.begin().await?;

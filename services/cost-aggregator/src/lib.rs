@@ -198,7 +198,11 @@ type BreakdownRow = (String, String, i64, i64, i64, i64, i64, f64, i64);
 /// (an `until` before `since` holds none).
 /// A caller confined to a workspace sees its own sessions' windows only.
 impl relay_bus::scope::Scope for Aggregator {
-    async fn workspace_of(&self, field: &str, id: &str) -> std::result::Result<Option<String>, relay_contracts::WireError> {
+    async fn workspace_of(
+        &self,
+        field: &str,
+        id: &str,
+    ) -> std::result::Result<Option<String>, relay_contracts::WireError> {
         if field != "sessionId" {
             return Ok(None);
         }

@@ -24,10 +24,10 @@ use store::{COLUMNS, DeliveryRow, find, wake_agent, wake_runners};
 
 use relay_bus::service::{ServiceError, ServiceHost};
 use relay_bus::settings::{DatabaseSettings, NatsSettings, TelemetrySettings};
-use relay_contracts::{RequestContext, WireError};
 use relay_contracts::capabilities::DeliveryMode;
 use relay_contracts::delivery::*;
 use relay_contracts::rpc;
+use relay_contracts::{RequestContext, WireError};
 use serde::{Deserialize, Serialize};
 use settle::{Outcome, Settler};
 use sqlx::PgPool;

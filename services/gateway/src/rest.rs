@@ -18,7 +18,6 @@ use relay_contracts::delivery::{
     InputResponse, ListDeliveriesRequest, ListDeliveriesResponse, SpawnRequest, StopAgentRequest, StopAgentResponse,
 };
 use relay_contracts::events::{QueryRequest, QueryResponse};
-use relay_contracts::workspace::{CreateWorkspaceRequest, ListWorkspacesRequest, Workspace, WorkspaceList, WorkspaceRef};
 use relay_contracts::keys::{ApiKey, CreateKeyRequest, CreatedKey, KeyList, KeyRef, ListKeysRequest};
 use relay_contracts::permission::{
     AnswerRequest, AnswerResponse, DecideRequest, DecideResponse, GetPermissionRequest, GetQuestionRequest,
@@ -28,6 +27,9 @@ use relay_contracts::session::{
     CloseRequest, CreateRequest, DeliveryRequest, ForkKind, ForkRequest, GetResponse, ListRequest, ListResponse,
     MessagesRequest, MessagesResponse, PurgeResponse, SendMessageRequest, SendMessageResponse, Session,
     SessionIdResponse, SessionRef, SuccessResponse,
+};
+use relay_contracts::workspace::{
+    CreateWorkspaceRequest, ListWorkspacesRequest, Workspace, WorkspaceList, WorkspaceRef,
 };
 use relay_contracts::{Rpc, rpc};
 use serde::de::DeserializeOwned;

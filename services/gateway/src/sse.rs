@@ -204,7 +204,10 @@ impl Filter {
                 .is_none_or(|s| e.session_id.as_deref() == Some(s.as_str()))
             && self.since_ts.is_none_or(|ts| e.ts >= ts)
             && self.workspace.as_ref().is_none_or(|w| {
-                e.workspace.as_deref().unwrap_or(relay_contracts::context::DEFAULT_WORKSPACE) == w
+                e.workspace
+                    .as_deref()
+                    .unwrap_or(relay_contracts::context::DEFAULT_WORKSPACE)
+                    == w
             })
     }
 

@@ -1,7 +1,7 @@
 //! Workspace API keys at the gateway, over HTTP as a client uses them: roles (viewer reads,
 //! operator acts, admin manages keys), the shared token as an admin key of `default`,
 //! revocation (401 on the next request, the open stream ends), the per-key rate limit (429
-//! with Retry-After, counted in /metrics), and `relayctl keys`.
+//! with Retry-After, counted in /metrics), and `relayctl keys` and `relayctl workspaces`.
 
 mod common;
 
@@ -216,7 +216,7 @@ async fn a_key_over_its_rate_gets_429_with_retry_after_and_the_metric_counts_it(
 }
 
 #[tokio::test]
-async fn relayctl_creates_lists_and_revokes_keys_in_any_workspace() {
+async fn relayctl_creates_workspaces_and_lists_and_revokes_keys_in_any_of_them() {
     let m = mesh().await;
     let g = gateway(&m, &[("RELAY_API_TOKEN", ROOT)]).await;
     let ctl = |args: &[&str]| {

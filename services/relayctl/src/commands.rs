@@ -1,7 +1,9 @@
 //! What each command does: one bus call (or a few), then output.
 
 use crate::output::{self, json, opt, table, time, wire};
-use crate::{Auth, Cli, Command, CostArgs, Deliveries, Events, Keys, Permissions, Questions, Sessions, TailArgs, Workspaces};
+use crate::{
+    Auth, Cli, Command, CostArgs, Deliveries, Events, Keys, Permissions, Questions, Sessions, TailArgs, Workspaces,
+};
 use futures::StreamExt;
 use relay_bus::settings::{DatabaseSettings, NatsSettings};
 use relay_client::Client;
@@ -96,11 +98,20 @@ pub async fn run(cli: Cli) -> Result<()> {
 
 async fn workspaces(c: &Client, cmd: Workspaces, as_json: bool) -> Result<()> {
     use relay_contracts::workspace::{CreateWorkspaceRequest, ListWorkspacesRequest, Workspace, WorkspaceRef};
-    let row = |w: &Workspace| vec![w.name.clone(), opt(&w.display_name), time(w.created_at), opt(&w.created_by)];
+    let row = |w: &Workspace| {
+        vec![
+            w.name.clone(),
+            opt(&w.display_name),
+            time(w.created_at),
+            opt(&w.created_by),
+        ]
+    };
     const HEADERS: [&str; 4] = ["WORKSPACE", "NAME", "CREATED (UTC)", "BY"];
     let shown = match cmd {
         Workspaces::Create { name, display_name } => {
-            let w = c.workspace_create(&CreateWorkspaceRequest { name, display_name }).await?;
+            let w = c
+                .workspace_create(&CreateWorkspaceRequest { name, display_name })
+                .await?;
             if as_json {
                 return print_json(&w);
             }

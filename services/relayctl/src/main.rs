@@ -71,7 +71,9 @@ pub(crate) enum Workspaces {
         display_name: Option<String>,
     },
     List,
-    Show { name: String },
+    Show {
+        name: String,
+    },
 }
 
 #[derive(Subcommand)]

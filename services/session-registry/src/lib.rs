@@ -5,13 +5,13 @@ mod agents;
 mod error;
 mod handoff;
 mod keys;
-mod scope;
-mod workspaces;
 mod lifecycle;
 mod messages;
 mod query;
+mod scope;
 mod snapshot;
 mod store;
+mod workspaces;
 
 pub use error::RegistryError;
 
@@ -137,7 +137,8 @@ pub async fn serve(nats: async_nats::Client, reg: Registry) -> Result<ServiceHos
     host.serve::<rpc::SessionFork>(scoped(lifecycle::fork)).await?;
     host.serve::<rpc::SessionMerge>(scoped(lifecycle::merge)).await?;
     host.serve::<rpc::SessionAbandon>(scoped(lifecycle::abandon)).await?;
-    host.serve::<rpc::SessionGetChildren>(scoped(query::get_children)).await?;
+    host.serve::<rpc::SessionGetChildren>(scoped(query::get_children))
+        .await?;
     host.serve::<rpc::SessionGetStatusCounts>(query::status_counts).await?;
     host.serve::<rpc::SessionGetByAdapterSessionId>(query::get_by_adapter_session_id)
         .await?;
@@ -158,9 +159,12 @@ pub async fn serve(nats: async_nats::Client, reg: Registry) -> Result<ServiceHos
     host.serve::<rpc::SessionTurns>(scoped(messages::turns)).await?;
     host.serve::<rpc::SessionMessages>(scoped(messages::list)).await?;
     host.serve::<rpc::SessionUsage>(scoped(messages::usage)).await?;
-    host.serve::<rpc::SessionSnapshotExport>(scoped(snapshot::export)).await?;
-    host.serve::<rpc::SessionSnapshotImport>(scoped(snapshot::import)).await?;
-    host.serve::<rpc::SessionSnapshotValidate>(scoped(snapshot::validate)).await?;
+    host.serve::<rpc::SessionSnapshotExport>(scoped(snapshot::export))
+        .await?;
+    host.serve::<rpc::SessionSnapshotImport>(scoped(snapshot::import))
+        .await?;
+    host.serve::<rpc::SessionSnapshotValidate>(scoped(snapshot::validate))
+        .await?;
     host.serve::<rpc::WorkspaceCreate>(workspaces::create).await?;
     host.serve::<rpc::WorkspaceGet>(workspaces::get).await?;
     host.serve::<rpc::WorkspaceList>(workspaces::list).await?;

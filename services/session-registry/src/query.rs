@@ -135,7 +135,9 @@ pub async fn get_by_adapter_session_id(
     .fetch_optional(&mut *conn)
     .await?;
     let session = match id {
-        Some(id) if crate::scope::sees_session(&mut conn, &ctx, &id).await? => store::load_session(&mut conn, &id).await?,
+        Some(id) if crate::scope::sees_session(&mut conn, &ctx, &id).await? => {
+            store::load_session(&mut conn, &id).await?
+        }
         _ => None,
     };
     Ok(GetResponse { session })

@@ -190,11 +190,11 @@ pub async fn import(reg: Registry, ctx: RequestContext, req: ImportRequest) -> R
     // Locked in id order, as merge does, so concurrent imports and merges cannot deadlock.
     let mut ids: Vec<&str> = snap.sessions.iter().map(|s| s.session_id.as_str()).collect();
     ids.sort_unstable();
-    let mut purged = Vec::new();
+    let (mut purged, mut elsewhere) = (Vec::new(), Vec::new());
     for id in ids {
         match store::lock_session(change.conn(), id).await? {
             // Ids are global: one taken in another workspace is never overwritten from here.
-            Some(_) if !crate::scope::sees_session(change.conn(), &ctx, id).await? => purged.push(id.to_string()),
+            Some(_) if !crate::scope::sees_session(change.conn(), &ctx, id).await? => elsewhere.push(id.to_string()),
             Some(store::Stored::Purged) => purged.push(id.to_string()),
             Some(store::Stored::Live(_)) => existing.push(id.to_string()),
             None => {}
@@ -208,8 +208,11 @@ pub async fn import(reg: Registry, ctx: RequestContext, req: ImportRequest) -> R
     }
     for s in &snap.sessions {
         // A purged id stays taken: not even overwrite brings it back.
-        if purged.contains(&s.session_id) {
-            let error = format!("session id {} is taken; it cannot be reused", s.session_id);
+        if purged.contains(&s.session_id) || elsewhere.contains(&s.session_id) {
+            let error = match purged.contains(&s.session_id) {
+                true => format!("session {} was purged; its id cannot be reused", s.session_id),
+                false => format!("session id {} is taken", s.session_id),
+            };
             out.errors.push(ImportError {
                 session_id: s.session_id.clone(),
                 error,

@@ -3,10 +3,12 @@
 
 use crate::Registry;
 use crate::error::{RegistryError, Result};
+use relay_contracts::RequestContext;
 use relay_contracts::access::is_token;
 use relay_contracts::context::DEFAULT_WORKSPACE;
-use relay_contracts::workspace::{CreateWorkspaceRequest, ListWorkspacesRequest, Workspace, WorkspaceList, WorkspaceRef};
-use relay_contracts::RequestContext;
+use relay_contracts::workspace::{
+    CreateWorkspaceRequest, ListWorkspacesRequest, Workspace, WorkspaceList, WorkspaceRef,
+};
 use sqlx::FromRow;
 
 #[derive(FromRow)]
@@ -45,7 +47,11 @@ pub async fn create(reg: Registry, ctx: RequestContext, req: CreateWorkspaceRequ
             req.name
         )));
     }
-    if req.display_name.as_ref().is_some_and(|d| d.chars().count() > 200 || d.contains('\0')) {
+    if req
+        .display_name
+        .as_ref()
+        .is_some_and(|d| d.chars().count() > 200 || d.contains('\0'))
+    {
         return Err(RegistryError::Invalid("displayName: at most 200 characters".into()));
     }
     let row: Option<Row> = sqlx::query_as(
@@ -71,12 +77,11 @@ pub async fn get(reg: Registry, ctx: RequestContext, req: WorkspaceRef) -> Resul
     if confined(&ctx).is_some_and(|own| own != req.name) {
         return Err(not_found());
     }
-    let row: Option<Row> = sqlx::query_as(
-        "SELECT name, display_name, created_at, created_by FROM registry_workspaces WHERE name = $1",
-    )
-    .bind(&req.name)
-    .fetch_optional(&reg.db)
-    .await?;
+    let row: Option<Row> =
+        sqlx::query_as("SELECT name, display_name, created_at, created_by FROM registry_workspaces WHERE name = $1")
+            .bind(&req.name)
+            .fetch_optional(&reg.db)
+            .await?;
     row.map(Into::into).ok_or_else(not_found)
 }
 

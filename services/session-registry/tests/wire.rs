@@ -431,7 +431,11 @@ fn the_readme_subject_table_lists_exactly_the_served_subjects() {
         .lines()
         .filter_map(|l| l.strip_prefix("| `"))
         .filter_map(|l| l.split('`').next())
-        .filter(|subject| ["session.", "key.", "workspace."].iter().any(|p| subject.starts_with(p)))
+        .filter(|subject| {
+            ["session.", "key.", "workspace."]
+                .iter()
+                .any(|p| subject.starts_with(p))
+        })
         .map(String::from)
         .collect();
     let served: BTreeSet<String> = subjects().iter().map(|s| s.to_string()).collect();

@@ -1,0 +1,271 @@
+//! Workspace isolation, as clients of two workspaces see the mesh: a key of workspace A gets
+//! 404 for B's session, events, stream frames, permissions and costs, and B never shows in A's
+//! lists, counts or search — over REST, SSE and NATS (the gateway's own identity acting for A's
+//! key, and an agent of A on its harness subjects). B's key sees all of it.
+
+mod common;
+
+use common::{SseReader, gateway, mesh};
+use relay_contracts::access;
+use reqwest::{Method, StatusCode};
+use serde_json::{Value, json};
+use std::time::Duration;
+
+const ROOT: &str = "root-token";
+
+struct Key {
+    base: String,
+    http: reqwest::Client,
+    token: String,
+}
+
+impl Key {
+    async fn send(&self, method: Method, path: &str, body: Option<Value>) -> (StatusCode, Value) {
+        let mut r = self
+            .http
+            .request(method, format!("{}{path}", self.base))
+            .bearer_auth(&self.token);
+        if let Some(b) = body {
+            r = r.json(&b);
+        }
+        let resp = r.send().await.unwrap();
+        let status = resp.status();
+        let text = resp.text().await.unwrap();
+        (status, serde_json::from_str(&text).unwrap_or(Value::String(text)))
+    }
+
+    async fn get(&self, path: &str) -> (StatusCode, Value) {
+        self.send(Method::GET, path, None).await
+    }
+
+    async fn post(&self, path: &str, body: Value) -> (StatusCode, Value) {
+        self.send(Method::POST, path, Some(body)).await
+    }
+}
+
+/// An agent's harness connection in `workspace`, calling on its own harness subjects.
+struct Agent {
+    client: async_nats::Client,
+    id: String,
+    workspace: String,
+}
+
+impl Agent {
+    async fn connect(m: &common::Mesh, id: &str, workspace: &str) -> Agent {
+        let creds = m.nats.harness_creds(id, workspace).unwrap();
+        let client = async_nats::ConnectOptions::with_credentials(&creds)
+            .unwrap()
+            .custom_inbox_prefix(access::harness_inbox_prefix(id))
+            .connect(&m.nats.url)
+            .await
+            .unwrap();
+        Agent {
+            client,
+            id: id.into(),
+            workspace: workspace.into(),
+        }
+    }
+
+    async fn call(&self, subject: &str, body: Value) -> Value {
+        let on = access::harness_subject(&self.workspace, &self.id, subject);
+        let reply = tokio::time::timeout(
+            Duration::from_secs(10),
+            self.client.request(on, serde_json::to_vec(&body).unwrap().into()),
+        )
+        .await
+        .unwrap_or_else(|_| panic!("{subject} timed out"))
+        .unwrap();
+        serde_json::from_slice(&reply.payload).unwrap()
+    }
+}
+
+/// A call as the gateway makes it for a key: its NATS identity, the key's caller and workspace.
+async fn as_key_over_nats(m: &common::Mesh, key_id: &str, workspace: &str, subject: &str, body: Value) -> Value {
+    let gw = m.nats.client_as(access::GATEWAY).await;
+    let mut headers = async_nats::HeaderMap::new();
+    headers.insert(
+        relay_contracts::context::CALLER_HEADER,
+        format!("operator:{key_id}").as_str(),
+    );
+    headers.insert(relay_contracts::context::WORKSPACE_HEADER, workspace);
+    let reply = gw
+        .request_with_headers(subject.to_string(), headers, serde_json::to_vec(&body).unwrap().into())
+        .await
+        .unwrap();
+    serde_json::from_slice(&reply.payload).unwrap()
+}
+
+#[tokio::test]
+async fn a_key_of_one_workspace_never_sees_another_workspaces_sessions_events_streams_permissions_or_costs() {
+    let m = mesh().await;
+    let g = gateway(&m, &[("RELAY_API_TOKEN", ROOT)]).await;
+    let root = Key {
+        base: g.base.clone(),
+        http: g.http.clone(),
+        token: ROOT.into(),
+    };
+    let mut keys = Vec::new();
+    for ws in ["ws-a", "ws-b"] {
+        let (status, body) = root.post("/api/v1/workspaces", json!({"name": ws})).await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+        let (status, body) = root
+            .post("/api/v1/keys", json!({"name": ws, "role": "operator", "workspace": ws}))
+            .await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+        keys.push((
+            body["key"]["keyId"].as_str().unwrap().to_string(),
+            Key {
+                base: g.base.clone(),
+                http: g.http.clone(),
+                token: body["token"].as_str().unwrap().into(),
+            },
+        ));
+    }
+    let [(a_id, a), (_, b)] = <[_; 2]>::try_from(keys).ok().unwrap();
+
+    // Workspace B: a session with an agent, a message, a pending permission and usage.
+    let hb = Agent::connect(&m, "hb", "ws-b").await;
+    assert!(
+        hb.call("session.create", json!({"sessionId": "b-1", "title": "zebra plans"}))
+            .await["sessionId"]
+            .is_string()
+    );
+    let attached = hb
+        .call(
+            "session.agent.attach",
+            json!({"sessionId": "b-1", "agent": {"kind": "adapter", "adapterName": "claude"}}),
+        )
+        .await;
+    assert_eq!(attached["agentId"], "hb", "{attached}");
+    let (status, sent) = b
+        .post(
+            "/api/v1/sessions/b-1/messages",
+            json!({"message": "zebra crossing", "agentIds": ["hb"]}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{sent}");
+    let asked = hb
+        .call(
+            "permission.request",
+            json!({"agentId": "hb", "sessionId": "b-1", "tool": "Bash", "command": "rm -rf /tmp/b", "description": "clean up"}),
+        )
+        .await;
+    assert_eq!(asked["decision"], "pending", "{asked}");
+    let request_id = asked["requestId"].as_str().unwrap().to_string();
+    hb.call(
+        "event.append",
+        json!({"type": "tokens.used", "sessionId": "b-1", "payload": {"inputTokens": 100, "outputTokens": 20, "model": "m"}}),
+    )
+    .await;
+    // B sees all of it (the costs once folded).
+    assert_eq!(b.get("/api/v1/sessions/b-1").await.0, StatusCode::OK);
+    let folded = relay_testkit::wait_for(|| async {
+        let (_, c) = b.get("/api/v1/costs").await;
+        (c["total"]["events"].as_i64() == Some(1)).then_some(c)
+    })
+    .await;
+    assert_eq!(folded["total"]["inputTokens"], 100);
+    let (_, perms) = b.get("/api/v1/agents/hb/permissions").await;
+    assert_eq!(perms["permissions"].as_array().unwrap().len(), 1, "{perms}");
+
+    // A, over REST: not found, never listed, never counted.
+    let (status, body) = a.get("/api/v1/sessions/b-1").await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "{body}");
+    let (_, list) = a.get("/api/v1/sessions?status=all").await;
+    assert_eq!(list["total"], 0, "{list}");
+    let (_, events) = a.get("/api/v1/events?sessionId=b-1").await;
+    assert_eq!(events["events"].as_array().unwrap().len(), 0, "{events}");
+    let (_, all_events) = a.get("/api/v1/events").await;
+    assert!(
+        all_events["events"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|e| e["workspace"] == "ws-a"),
+        "{all_events}"
+    );
+    let (_, perms) = a.get("/api/v1/agents/hb/permissions").await;
+    assert_eq!(perms["permissions"].as_array().unwrap().len(), 0, "{perms}");
+    let (status, body) = a
+        .post(
+            &format!("/api/v1/agents/hb/permissions/{request_id}/approve"),
+            json!({"reason": "mine now"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "{body}");
+    let (_, costs) = a.get("/api/v1/costs").await;
+    assert_eq!(costs["total"]["events"], 0, "{costs}");
+    assert_eq!(
+        a.get("/api/v1/deliveries?sessionId=b-1").await.1["deliveries"],
+        json!([])
+    );
+    let delivery = sent["deliveryIds"][0].as_str().unwrap();
+    assert_eq!(
+        a.get(&format!("/api/v1/deliveries/{delivery}")).await.0,
+        StatusCode::NOT_FOUND
+    );
+    let (status, _) = a.post("/api/v1/agents/hb/stop", json!({})).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    // The request is still pending, untouched by A.
+    let (_, still) = b.get("/api/v1/agents/hb/permissions").await;
+    assert_eq!(still["permissions"][0]["status"], "pending");
+
+    // A, over NATS as the gateway acting for A's key: search, counts and the log.
+    let found = as_key_over_nats(&m, &a_id, "ws-a", "session.search", json!({"query": "zebra"})).await;
+    assert_eq!(found["total"], 0, "{found}");
+    let counts = as_key_over_nats(&m, &a_id, "ws-a", "session.getStatusCounts", json!({})).await;
+    assert_eq!(counts["all"], 0, "{counts}");
+    let since = as_key_over_nats(&m, &a_id, "ws-a", "event.since", json!({"seq": 0})).await;
+    assert!(since["events"].as_array().unwrap().is_empty(), "{since}");
+    let found_b = as_key_over_nats(&m, "kb", "ws-b", "session.search", json!({"query": "zebra"})).await;
+    assert_eq!(found_b["total"], 1, "{found_b}");
+
+    // An agent of A, over NATS on its own subjects: B's session does not exist for it.
+    let ha = Agent::connect(&m, "ha", "ws-a").await;
+    let refused = ha
+        .call(
+            "session.agent.attach",
+            json!({"sessionId": "b-1", "agent": {"kind": "adapter", "adapterName": "claude"}}),
+        )
+        .await;
+    assert_eq!(refused["error"]["code"], "not_found", "{refused}");
+    let refused = ha
+        .call("session.sendMessage", json!({"sessionId": "b-1", "message": "hi"}))
+        .await;
+    assert_eq!(refused["error"]["code"], "not_found", "{refused}");
+
+    // A's stream from the start: A's own marker arrives, nothing of B ever does.
+    let stream = a
+        .http
+        .get(format!("{}/api/v1/events/sse?offset=0", a.base))
+        .bearer_auth(&a.token)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(stream.status(), StatusCode::OK);
+    let created = ha.call("session.create", json!({"sessionId": "a-1"})).await;
+    assert_eq!(created["sessionId"], "a-1", "{created}");
+    let marked = ha
+        .call(
+            "event.append",
+            json!({"type": "log", "sessionId": "a-1", "payload": {"level": "info", "message": "marker"}}),
+        )
+        .await;
+    assert!(marked["appended"][0]["seq"].is_i64(), "{marked}");
+    let mut reader = SseReader::new(stream);
+    let mut frames = Vec::new();
+    loop {
+        let f = reader.next().await;
+        let done = f.event == "log";
+        frames.push(f);
+        if done {
+            break;
+        }
+    }
+    assert!(
+        frames
+            .iter()
+            .all(|f| f.data["workspace"] == "ws-a" && f.data["sessionId"] != "b-1"),
+        "{frames:?}"
+    );
+}
