@@ -1,7 +1,7 @@
 //! Workspace isolation, as clients of two workspaces see the mesh: a key of workspace A gets
 //! 404 for B's session, events, stream frames, permissions and costs, and B never shows in A's
-//! lists, counts or search — over REST, SSE and NATS (the gateway's own identity acting for A's
-//! key, and an agent of A on its harness subjects). B's key sees all of it.
+//! lists, counts or search — over REST, SSE, gRPC and NATS (the gateway's own identity acting
+//! for A's key, and an agent of A on its harness subjects). B's key sees all of it.
 
 mod common;
 
@@ -206,6 +206,42 @@ async fn a_key_of_one_workspace_never_sees_another_workspaces_sessions_events_st
     );
     let (status, _) = a.post("/api/v1/agents/hb/stop", json!({})).await;
     assert_eq!(status, StatusCode::NOT_FOUND);
+    // A, over gRPC: the same answers.
+    let channel = tonic::transport::Channel::from_shared(g.base.clone())
+        .unwrap()
+        .connect()
+        .await
+        .unwrap();
+    fn with_key<T>(token: &str, msg: T) -> tonic::Request<T> {
+        let mut r = tonic::Request::new(msg);
+        r.metadata_mut()
+            .insert("authorization", format!("Bearer {token}").parse().unwrap());
+        r
+    }
+    let mut sessions = relay_proto::v1::session_service_client::SessionServiceClient::new(channel.clone());
+    let got = sessions
+        .get(with_key(
+            &a.token,
+            relay_proto::v1::SessionRef {
+                session_id: "b-1".into(),
+            },
+        ))
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(got.session.is_none(), "{got:?}");
+    let mut permissions = relay_proto::v1::permission_service_client::PermissionServiceClient::new(channel);
+    let refused = permissions
+        .get(with_key(
+            &a.token,
+            relay_proto::v1::GetPermissionRequest {
+                request_id: request_id.clone(),
+            },
+        ))
+        .await
+        .unwrap_err();
+    assert_eq!(refused.code(), tonic::Code::NotFound, "{refused:?}");
+
     // The request is still pending, untouched by A.
     let (_, still) = b.get("/api/v1/agents/hb/permissions").await;
     assert_eq!(still["permissions"][0]["status"], "pending");

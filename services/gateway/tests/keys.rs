@@ -238,6 +238,10 @@ async fn relayctl_creates_workspaces_and_lists_and_revokes_keys_in_any_of_them()
     let key_id = created["key"]["keyId"].as_str().unwrap();
     let key = As::new(&g, token);
     assert_eq!(key.post("/api/v1/sessions", json!({})).await.0, StatusCode::CREATED);
+    // A key of another workspace: the workspace first.
+    let made: Value = serde_json::from_str(&ctl(&["--json", "workspaces", "create", "acme"])).unwrap();
+    assert_eq!(made["name"], "acme");
+    assert!(ctl(&["workspaces", "list"]).contains("acme"));
     let elsewhere: Value = serde_json::from_str(&ctl(&[
         "--json",
         "keys",
