@@ -54,10 +54,15 @@ pub struct ApiKey {
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct CreateKeyRequest {
-    /// A label for people (1–100 characters).
+    /// A label for people (1–100 characters, not blank).
+    #[cfg_attr(
+        feature = "openapi",
+        schema(min_length = 1, max_length = 100, pattern = "^[^\\u0000]*[^\\s\\u0000][^\\u0000]*$")
+    )]
     pub name: String,
     pub role: KeyRole,
-    /// The caller's workspace when absent; only relayctl (the NATS admin) may name another.
+    /// The caller's workspace when absent; relayctl and admin keys of `default` may name another.
+    #[cfg_attr(feature = "openapi", schema(pattern = "^[A-Za-z0-9_-]{1,128}$"))]
     pub workspace: Option<String>,
 }
 

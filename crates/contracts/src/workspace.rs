@@ -23,7 +23,9 @@ pub struct Workspace {
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct CreateWorkspaceRequest {
+    #[cfg_attr(feature = "openapi", schema(pattern = "^[A-Za-z0-9_-]{1,64}$"))]
     pub name: String,
+    #[cfg_attr(feature = "openapi", schema(max_length = 200, pattern = "^[^\\u0000]*$"))]
     pub display_name: Option<String>,
 }
 

@@ -765,13 +765,13 @@ async fn costs(State(s): State<AppState>, Query(q): Query<ReportRequest>) -> Rep
     Ok(Json(call::<rpc::CostReport>(&s, &q).await?))
 }
 
-#[utoipa::path(post, path = "/keys", tag = "keys", request_body = CreateKeyRequest, responses((status = 201, description = "The key and its token, shown this once", body = CreatedKey), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 403, description = "Not an admin key", body = WireError), (status = 429, description = "Over the key's rate limit (Retry-After)", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
+#[utoipa::path(post, path = "/keys", tag = "keys", request_body = CreateKeyRequest, responses((status = 201, description = "The key and its token, shown this once", body = CreatedKey), (status = 400, description = "Invalid request", body = WireError), (status = 404, description = "No such workspace", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 403, description = "Not an admin key", body = WireError), (status = 429, description = "Over the key's rate limit (Retry-After)", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
 async fn create_key(State(s): State<AppState>, body: Bytes) -> Result<(StatusCode, Json<CreatedKey>), ApiError> {
     let req: CreateKeyRequest = parse(&body)?;
     Ok((StatusCode::CREATED, Json(call::<rpc::KeyCreate>(&s, &req).await?)))
 }
 
-#[utoipa::path(get, path = "/keys", tag = "keys", params(("includeRevoked" = Option<bool>, Query, description = "Revoked keys too")), responses((status = 200, body = KeyList), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 403, description = "Not an admin key", body = WireError), (status = 429, description = "Over the key's rate limit (Retry-After)", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
+#[utoipa::path(get, path = "/keys", tag = "keys", params(("includeRevoked" = Option<bool>, Query, description = "Revoked keys too")), responses((status = 200, body = KeyList), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 403, description = "Not an admin key", body = WireError), (status = 429, description = "Over the key's rate limit (Retry-After)", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
 async fn list_keys(State(s): State<AppState>, Query(q): Query<KeysQuery>) -> Reply<KeyList> {
     let req = ListKeysRequest {
         workspace: None,
@@ -786,7 +786,7 @@ struct KeysQuery {
     include_revoked: Option<bool>,
 }
 
-#[utoipa::path(delete, path = "/keys/{id}", tag = "keys", params(("id" = String, Path, description = "Key id")), responses((status = 200, description = "The key, revoked", body = ApiKey), (status = 404, description = "Not found", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 403, description = "Not an admin key", body = WireError), (status = 429, description = "Over the key's rate limit (Retry-After)", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
+#[utoipa::path(delete, path = "/keys/{id}", tag = "keys", params(("id" = String, Path, description = "Key id")), responses((status = 200, description = "The key, revoked", body = ApiKey), (status = 400, description = "Invalid request", body = WireError), (status = 404, description = "Not found", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 403, description = "Not an admin key", body = WireError), (status = 429, description = "Over the key's rate limit (Retry-After)", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
 async fn revoke_key(State(s): State<AppState>, Path(id): Path<String>) -> Reply<ApiKey> {
     Ok(Json(call::<rpc::KeyRevoke>(&s, &KeyRef { key_id: id }).await?))
 }
@@ -797,12 +797,12 @@ async fn create_workspace(State(s): State<AppState>, body: Bytes) -> Result<(Sta
     Ok((StatusCode::CREATED, Json(call::<rpc::WorkspaceCreate>(&s, &req).await?)))
 }
 
-#[utoipa::path(get, path = "/workspaces", tag = "workspaces", responses((status = 200, body = WorkspaceList), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 403, description = "Not an admin key", body = WireError), (status = 429, description = "Over the key's rate limit (Retry-After)", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
+#[utoipa::path(get, path = "/workspaces", tag = "workspaces", responses((status = 200, body = WorkspaceList), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 403, description = "Not an admin key", body = WireError), (status = 429, description = "Over the key's rate limit (Retry-After)", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
 async fn list_workspaces(State(s): State<AppState>) -> Reply<WorkspaceList> {
     Ok(Json(call::<rpc::WorkspaceList>(&s, &ListWorkspacesRequest {}).await?))
 }
 
-#[utoipa::path(get, path = "/workspaces/{name}", tag = "workspaces", params(("name" = String, Path, description = "Workspace name")), responses((status = 200, body = Workspace), (status = 404, description = "Not found", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 403, description = "Not an admin key", body = WireError), (status = 429, description = "Over the key's rate limit (Retry-After)", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
+#[utoipa::path(get, path = "/workspaces/{name}", tag = "workspaces", params(("name" = String, Path, description = "Workspace name")), responses((status = 200, body = Workspace), (status = 400, description = "Invalid request", body = WireError), (status = 404, description = "Not found", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 403, description = "Not an admin key", body = WireError), (status = 429, description = "Over the key's rate limit (Retry-After)", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
 async fn get_workspace(State(s): State<AppState>, Path(name): Path<String>) -> Reply<Workspace> {
     Ok(Json(call::<rpc::WorkspaceGet>(&s, &WorkspaceRef { name }).await?))
 }
