@@ -254,6 +254,10 @@ macro_rules! with_rpcs {
             /// stream.
             EventSince event_since = "event.since", EVENT_INGEST, READ, workspace,
                 events::SinceRequest => events::SinceResponse, grpc("EventService", "Since");
+            /// The workspace's audit trail (`audit.recorded` events): decisions, keys,
+            /// workspaces, agent stops; oldest first, paged by seq.
+            AuditList audit_list = "audit.list", EVENT_INGEST, ADMIN, workspace,
+                audit::ListAuditRequest => events::QueryResponse;
             /// Deletes a purged session's events.
             EventPurgeSession event_purge_session = "event.purgeSession", EVENT_INGEST, &[Role::Service], workspace,
                 events::PurgeSessionRequest => events::PurgeSessionResponse;
@@ -418,7 +422,7 @@ macro_rules! scope {
     };
 }
 
-use crate::{cost, delivery, events, keys, permission, session, workspace};
+use crate::{audit, cost, delivery, events, keys, permission, session, workspace};
 
 with_rpcs!(declare);
 

@@ -97,8 +97,12 @@ pub async fn cancel_where(runner: &Runner, filter: &str, arg: &str, reason: &str
 
 /// `agent.stop`: asks the harness to release the agent session and cancels every delivery it
 /// was not yet sent (each with a `delivery.cancelled` event, never a silent drop).
-pub async fn stop(runner: Runner, _ctx: RequestContext, req: StopAgentRequest) -> Result<StopAgentResponse> {
+pub async fn stop(runner: Runner, ctx: RequestContext, req: StopAgentRequest) -> Result<StopAgentResponse> {
     known_agent(&runner, &req.agent_id).await?;
+    let workspace: Option<String> = sqlx::query_scalar("SELECT workspace FROM deliveries WHERE agent_id = $1 LIMIT 1")
+        .bind(&req.agent_id)
+        .fetch_optional(&runner.db)
+        .await?;
     let reason = req.reason.clone().unwrap_or_else(|| "agent stopped".into());
     // Hold first, so nothing new is handed over while the harness shuts down.
     set_paused(&runner, &req.agent_id, true).await?;
@@ -122,6 +126,17 @@ pub async fn stop(runner: Runner, _ctx: RequestContext, req: StopAgentRequest) -
         &format!("agent stopped: {reason}"),
     )
     .await?;
+    let detail = serde_json::json!({"reason": reason, "released": released, "cancelled": cancelled});
+    let workspace = workspace.unwrap_or_else(|| ctx.workspace.clone());
+    relay_bus::audit::record(
+        &runner.nats,
+        &workspace,
+        &ctx.caller,
+        "agent.stop",
+        &req.agent_id,
+        Some(detail),
+    )
+    .await;
     Ok(StopAgentResponse { released, cancelled })
 }
 

@@ -320,6 +320,7 @@ pub async fn serve(nats: async_nats::Client, ingest: Ingest) -> std::result::Res
     host.serve::<rpc::EventAppend>(append).await?;
     host.serve::<rpc::EventQuery>(query).await?;
     host.serve::<rpc::EventSince>(since).await?;
+    host.serve::<rpc::AuditList>(audit_list).await?;
     host.serve::<rpc::EventPurgeSession>(purge_session).await?;
     Ok(host)
 }
@@ -453,6 +454,24 @@ pub async fn query(ingest: Ingest, ctx: RequestContext, req: QueryRequest) -> Re
     let full = cut || events.len() as i64 == limit;
     let next_cursor = if full { events.last().map(|e| e.seq) } else { None };
     Ok(QueryResponse { events, next_cursor })
+}
+
+/// `audit.list`: the log's `audit.recorded` events of the caller's workspace.
+pub async fn audit_list(
+    ingest: Ingest,
+    ctx: RequestContext,
+    req: relay_contracts::audit::ListAuditRequest,
+) -> Result<QueryResponse> {
+    let types = vec![relay_contracts::audit::AUDIT_RECORDED.to_string()];
+    let query = QueryRequest {
+        types: Some(types),
+        since: req.since,
+        until: req.until,
+        limit: req.limit,
+        cursor: req.cursor,
+        ..QueryRequest::default()
+    };
+    self::query(ingest, ctx, query).await
 }
 
 pub async fn since(ingest: Ingest, ctx: RequestContext, req: SinceRequest) -> Result<SinceResponse> {

@@ -21,7 +21,7 @@ use utoipa::{Modify, OpenApi};
         rest::list_deliveries, rest::get_delivery, rest::retry_delivery, rest::cancel_delivery,
         rest::query_events, rest::costs, sse::all_events, sse::agent_events, sse::session_events,
         rest::create_key, rest::list_keys, rest::revoke_key,
-        rest::create_workspace, rest::list_workspaces, rest::get_workspace,
+        rest::create_workspace, rest::list_workspaces, rest::get_workspace, rest::audit,
     ),
     // Enums used only by query parameters are not collected on their own.
     components(schemas(relay_contracts::session::StatusFilter)),
@@ -29,7 +29,7 @@ use utoipa::{Modify, OpenApi};
     security(("bearerAuth" = [])),
     tags(
         (name = "sessions"), (name = "permissions"), (name = "questions"), (name = "agents"),
-        (name = "deliveries"), (name = "events"), (name = "costs"), (name = "keys"), (name = "workspaces")
+        (name = "deliveries"), (name = "events"), (name = "costs"), (name = "keys"), (name = "workspaces"), (name = "audit")
     )
 )]
 pub struct ApiDoc;

@@ -141,6 +141,7 @@ pub fn router(state: AppState) -> Router {
         .route("/costs", get(costs))
         .route("/workspaces", post(create_workspace).get(list_workspaces))
         .route("/workspaces/{name}", get(get_workspace))
+        .route("/audit", get(audit))
         .route("/keys", post(create_key).get(list_keys))
         .route("/keys/{id}", axum::routing::delete(revoke_key))
         .route("/openapi.json", get(openapi))
@@ -805,4 +806,12 @@ async fn list_workspaces(State(s): State<AppState>) -> Reply<WorkspaceList> {
 #[utoipa::path(get, path = "/workspaces/{name}", tag = "workspaces", params(("name" = String, Path, description = "Workspace name")), responses((status = 200, body = Workspace), (status = 400, description = "Invalid request", body = WireError), (status = 404, description = "Not found", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 403, description = "Not an admin key", body = WireError), (status = 429, description = "Over the key's rate limit (Retry-After)", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
 async fn get_workspace(State(s): State<AppState>, Path(name): Path<String>) -> Reply<Workspace> {
     Ok(Json(call::<rpc::WorkspaceGet>(&s, &WorkspaceRef { name }).await?))
+}
+
+#[utoipa::path(get, path = "/audit", tag = "audit", params(relay_contracts::audit::ListAuditRequest), responses((status = 200, description = "`audit.recorded` events of the key's workspace, oldest first", body = QueryResponse), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 403, description = "Not an admin key", body = WireError), (status = 429, description = "Over the key's rate limit (Retry-After)", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
+async fn audit(
+    State(s): State<AppState>,
+    Query(q): Query<relay_contracts::audit::ListAuditRequest>,
+) -> Reply<QueryResponse> {
+    Ok(Json(call::<rpc::AuditList>(&s, &q).await?))
 }

@@ -261,3 +261,64 @@ async fn relayctl_creates_workspaces_and_lists_and_revokes_keys_in_any_of_them()
     ctl(&["keys", "revoke", key_id]);
     assert_eq!(key.get("/api/v1/sessions").await.0, StatusCode::UNAUTHORIZED);
 }
+
+#[tokio::test]
+async fn the_audit_trail_says_who_made_and_revoked_keys_and_decided_a_permission() {
+    let m = mesh().await;
+    let g = gateway(&m, &[("RELAY_API_TOKEN", ROOT)]).await;
+    let root = As::new(&g, ROOT);
+    let (operator_id, operator) = root.create_key("on-call", "operator").await;
+    let (viewer_id, viewer) = root.create_key("wall", "viewer").await;
+    assert_eq!(
+        root.send(Method::DELETE, &format!("/api/v1/keys/{viewer_id}"), None)
+            .await
+            .0,
+        StatusCode::OK
+    );
+
+    // An agent asks; the operator key approves.
+    relay_testkit::expect_ok(&m.client, "session.create", json!({"sessionId": "s-audit"})).await;
+    let asked = relay_testkit::expect_ok(
+        &m.client,
+        "permission.request",
+        json!({"agentId": "a1", "sessionId": "s-audit", "tool": "Bash", "command": "rm -rf /tmp/x", "description": "clean"}),
+    )
+    .await;
+    let request_id = asked["requestId"].as_str().unwrap().to_string();
+    let (status, body) = operator
+        .post(
+            &format!("/api/v1/agents/a1/permissions/{request_id}/approve"),
+            json!({"reason": "fine"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+
+    // The trail, as an admin reads it.
+    let entries = relay_testkit::wait_for(|| async {
+        let (status, page) = root.get("/api/v1/audit").await;
+        assert_eq!(status, StatusCode::OK, "{page}");
+        let entries: Vec<Value> = page["events"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["payload"].clone())
+            .collect();
+        (entries.len() >= 4).then_some(entries)
+    })
+    .await;
+    let find = |action: &str, target: &str| {
+        entries
+            .iter()
+            .find(|e| e["action"] == action && e["target"] == target)
+            .unwrap_or_else(|| panic!("no {action} of {target} in {entries:?}"))
+            .clone()
+    };
+    assert_eq!(find("key.create", &operator_id)["actor"], "admin:bearer");
+    assert_eq!(find("key.revoke", &viewer_id)["actor"], "admin:bearer");
+    let approved = find("permission.approve", &request_id);
+    assert_eq!(approved["actor"], format!("operator:{operator_id}"));
+    assert_eq!(approved["detail"]["reason"], "fine");
+    // Only admins read it.
+    let (status, body) = operator.get("/api/v1/audit").await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
+}

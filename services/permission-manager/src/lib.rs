@@ -15,6 +15,7 @@ use relay_bus::outbox::{self, Outbox};
 use relay_bus::service::{ServiceError, ServiceHost};
 use relay_bus::settings::{DatabaseSettings, NatsSettings, TelemetrySettings};
 use relay_contracts::RequestContext;
+use relay_contracts::audit::AUDIT_RECORDED;
 use relay_contracts::permission::*;
 use relay_contracts::rpc;
 use relay_contracts::session::{ApprovalPolicy, SessionRef};
@@ -414,6 +415,17 @@ async fn decide(m: Manager, ctx: RequestContext, req: DecideRequest, decision: D
     };
     let event = resolved_event(&p);
     store::insert_event(&mut tx, &p.session_id, "permission.resolved", now, &event).await?;
+    let action = match decision {
+        Decision::Approved => "permission.approve",
+        _ => "permission.deny",
+    };
+    let audit = relay_bus::audit::entry(
+        &ctx.caller,
+        action,
+        &p.request_id,
+        Some(json!({"agentId": p.agent_id, "tool": p.tool, "command": p.command, "reason": p.reason})),
+    );
+    store::insert_event(&mut tx, &p.session_id, AUDIT_RECORDED, now, &audit).await?;
     tx.commit().await?;
     tracing::info!(
         request_id = p.request_id,
@@ -533,6 +545,13 @@ pub async fn answer(m: Manager, ctx: RequestContext, req: AnswerRequest) -> Resu
     };
     let event = answered_event(&q);
     store::insert_event(&mut tx, &q.session_id, "question.resolved", now, &event).await?;
+    let audit = relay_bus::audit::entry(
+        &ctx.caller,
+        "question.answer",
+        &q.question_id,
+        Some(json!({"agentId": q.agent_id, "answer": q.answer})),
+    );
+    store::insert_event(&mut tx, &q.session_id, AUDIT_RECORDED, now, &audit).await?;
     tx.commit().await?;
     tracing::info!(question_id = q.question_id, agent_id = q.agent_id, "question answered");
     m.committed(vec![("question.resolved", event)]).await;

@@ -92,8 +92,37 @@ pub async fn run(cli: Cli) -> Result<()> {
         Command::Services => services(&client, as_json).await,
         Command::Keys(c) => keys(&client, c, as_json).await,
         Command::Workspaces(c) => workspaces(&client, c, as_json).await,
+        Command::Audit { since, limit } => audit(&client, since, limit, as_json).await,
         Command::Migrate { .. } | Command::Auth(_) => unreachable!("handled above"),
     }
+}
+
+async fn audit(c: &Client, since: Option<i64>, limit: i64, as_json: bool) -> Result<()> {
+    let req = relay_contracts::audit::ListAuditRequest {
+        since,
+        limit: Some(limit),
+        ..Default::default()
+    };
+    let page = c.audit_list(&req).await?;
+    if as_json {
+        return print_json(&page);
+    }
+    let s = |e: &relay_contracts::events::Event, k: &str| e.payload[k].as_str().unwrap_or_default().to_string();
+    let rows: Vec<_> = page
+        .events
+        .iter()
+        .map(|e| {
+            vec![
+                time(e.ts),
+                e.workspace.clone().unwrap_or_default(),
+                s(e, "actor"),
+                s(e, "action"),
+                s(e, "target"),
+            ]
+        })
+        .collect();
+    table(&["WHEN (UTC)", "WORKSPACE", "WHO", "ACTION", "TARGET"], &rows);
+    Ok(())
 }
 
 async fn workspaces(c: &Client, cmd: Workspaces, as_json: bool) -> Result<()> {

@@ -46,6 +46,14 @@ enum Command {
     Deliveries(Deliveries),
     /// The micro services on the bus and their instances ($SRV.PING / $SRV.STATS).
     Services,
+    /// The audit trail: decisions, keys, workspaces, agent stops (audit.list).
+    Audit {
+        /// Unix ms, inclusive.
+        #[arg(long)]
+        since: Option<i64>,
+        #[arg(long, default_value_t = 100)]
+        limit: i64,
+    },
     /// Workspaces, the unit of isolation (workspace.*).
     #[command(subcommand)]
     Workspaces(Workspaces),

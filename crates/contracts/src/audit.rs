@@ -1,0 +1,41 @@
+//! The audit trail: who did what, to what, when, in the event log (append-only, ordered, and
+//! read with the same cursor as every event). Entries are events of type [`AUDIT_RECORDED`].
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use serde_with::skip_serializing_none;
+
+pub const AUDIT_RECORDED: &str = "audit.recorded";
+
+/// The payload of an [`AUDIT_RECORDED`] event.
+#[skip_serializing_none]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct AuditEntry {
+    /// The subject acted on: `permission.approve`, `question.answer`, `key.create`,
+    /// `key.revoke`, `workspace.create`, `agent.stop`.
+    pub action: String,
+    /// Who: `admin:<keyId>`, `operator:<keyId>` (a key through the gateway), `service:<identity>`
+    /// (relayctl is `service:admin`).
+    pub actor: String,
+    /// What: the request, question, key, workspace or agent id.
+    pub target: String,
+    /// The decision, reason, role, … of the action.
+    pub detail: Option<Value>,
+}
+
+/// `audit.list`: the caller's workspace's entries, oldest first, after `cursor` (a seq).
+#[skip_serializing_none]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", derive(utoipa::IntoParams), into_params(parameter_in = Query))]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ListAuditRequest {
+    /// Unix ms, inclusive.
+    pub since: Option<i64>,
+    /// Unix ms, exclusive.
+    pub until: Option<i64>,
+    pub limit: Option<i64>,
+    pub cursor: Option<i64>,
+}
