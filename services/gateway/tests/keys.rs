@@ -275,6 +275,7 @@ async fn the_audit_trail_says_who_made_and_revoked_keys_and_decided_a_permission
             .0,
         StatusCode::OK
     );
+    assert_eq!(viewer.get("/api/v1/sessions").await.0, StatusCode::UNAUTHORIZED);
 
     // An agent asks; the operator key approves.
     relay_testkit::expect_ok(&m.client, "session.create", json!({"sessionId": "s-audit"})).await;
