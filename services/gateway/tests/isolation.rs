@@ -252,7 +252,15 @@ async fn a_key_of_one_workspace_never_sees_another_workspaces_sessions_events_st
     let counts = as_key_over_nats(&m, &a_id, "ws-a", "session.getStatusCounts", json!({})).await;
     assert_eq!(counts["all"], 0, "{counts}");
     let since = as_key_over_nats(&m, &a_id, "ws-a", "event.since", json!({"seq": 0})).await;
-    assert!(since["events"].as_array().unwrap().is_empty(), "{since}");
+    // A's own log holds only A's events (its audit trail: the workspace and key made for it).
+    assert!(
+        since["events"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|e| e["workspace"] == "ws-a"),
+        "{since}"
+    );
     let found_b = as_key_over_nats(&m, "kb", "ws-b", "session.search", json!({"query": "zebra"})).await;
     assert_eq!(found_b["total"], 1, "{found_b}");
 
