@@ -36,6 +36,13 @@ pub struct ListAuditRequest {
     pub since: Option<i64>,
     /// Unix ms, exclusive.
     pub until: Option<i64>,
+    /// At most the log's page size (10,000 by default).
+    #[cfg_attr(
+        feature = "openapi",
+        param(minimum = 1, maximum = 10000),
+        schema(minimum = 1, maximum = 10000)
+    )]
     pub limit: Option<i64>,
+    /// The last seq of the previous page.
     pub cursor: Option<i64>,
 }
