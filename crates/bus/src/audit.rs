@@ -22,7 +22,7 @@ pub fn entry(actor: &Caller, action: &str, target: &str, detail: Option<serde_js
 /// Appends one entry to the log in the background (the action's reply does not wait for it),
 /// retrying for up to 30 s while the log is unreachable; an entry that still cannot be written is
 /// logged as an error with everything it would have said.
-pub async fn record(
+pub fn record(
     nats: &async_nats::Client,
     workspace: &str,
     actor: &Caller,
@@ -30,20 +30,8 @@ pub async fn record(
     target: &str,
     detail: Option<serde_json::Value>,
 ) {
-    let (nats, workspace, actor) = (nats.clone(), workspace.to_string(), actor.clone());
-    let (action, target) = (action.to_string(), target.to_string());
-    tokio::spawn(async move { append(&nats, &workspace, &actor, &action, &target, detail).await });
-}
-
-async fn append(
-    nats: &async_nats::Client,
-    workspace: &str,
-    actor: &Caller,
-    action: &str,
-    target: &str,
-    detail: Option<serde_json::Value>,
-) {
-    let event = NewEvent {
+    let payload = entry(actor, action, target, detail);
+    let req = AppendRequest::One(NewEvent {
         event_id: Some(uuid::Uuid::now_v7().to_string()),
         event_type: AUDIT_RECORDED.to_string(),
         ts: Some(crate::now_ms()),
@@ -51,20 +39,22 @@ async fn append(
         agent_name: None,
         agent_id: None,
         workspace: Some(workspace.to_string()),
-        payload: entry(actor, action, target, detail),
-    };
-    let req = AppendRequest::One(event);
-    let deadline = std::time::Instant::now() + Duration::from_secs(30);
-    loop {
-        match crate::client::call::<EventAppend>(nats, &req, Duration::from_secs(5)).await {
-            Ok(_) => return,
-            Err(e) if e.error.retryable && std::time::Instant::now() < deadline => {
-                tokio::time::sleep(Duration::from_millis(500)).await;
-            }
-            Err(e) => {
-                tracing::error!(action, target, workspace, actor = %actor, error = %e, "audit entry not recorded");
-                return;
+        payload,
+    });
+    let nats = nats.clone();
+    tokio::spawn(async move {
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        loop {
+            match crate::client::call::<EventAppend>(&nats, &req, Duration::from_secs(5)).await {
+                Ok(_) => return,
+                Err(e) if e.error.retryable && std::time::Instant::now() < deadline => {
+                    tokio::time::sleep(Duration::from_millis(500)).await;
+                }
+                Err(e) => {
+                    tracing::error!(entry = ?req, error = %e, "audit entry not recorded");
+                    return;
+                }
             }
         }
-    }
+    });
 }

@@ -112,6 +112,23 @@ pub struct Setup {
 }
 
 impl Setup {
+    /// The setup [`init`] wrote into `dir`.
+    pub fn at(dir: &Path) -> Setup {
+        Setup {
+            dir: dir.to_path_buf(),
+            server_conf: dir.join("nats-auth.conf"),
+            harness_signer: dir.join("harness-signer.nk"),
+        }
+    }
+
+    /// The harness signer, for the account the spawner's credentials name (what a spawner
+    /// loads; a harness run by hand is minted with it too).
+    pub fn signer(&self) -> Result<HarnessSigner, IdentityError> {
+        let path = self.creds(relay_contracts::rpc::service::AGENT_SPAWNER);
+        let spawner = std::fs::read_to_string(&path).map_err(io_err(&path))?;
+        HarnessSigner::load(&self.harness_signer, &spawner)
+    }
+
     /// The `.creds` file of a named identity.
     pub fn creds(&self, identity: &str) -> PathBuf {
         self.dir.join(format!("{identity}.creds"))
@@ -171,27 +188,22 @@ pub fn init(dir: &Path) -> Result<Setup, IdentityError> {
         ),
         &operator,
     )?;
-    let server_conf = dir.join("nats-auth.conf");
+    let setup = Setup::at(dir);
     let conf = format!(
         "# relay-mesh NATS identities, written by `relayctl auth init`; include it from the server config.\n\
          operator: \"{op_jwt}\"\nsystem_account: {sys}\nresolver: MEMORY\nresolver_preload: {{\n  {acc}: \"{acc_jwt}\"\n  {sys}: \"{sys_jwt}\"\n}}\n",
         acc = account.public_key(),
         sys = system.public_key(),
     );
-    write_private(&server_conf, &conf)?;
+    write_private(&setup.server_conf, &conf)?;
     write_private(&dir.join("operator.nk"), &(operator.seed().map_err(key_err)? + "\n"))?;
     write_private(&dir.join("account.nk"), &(account.seed().map_err(key_err)? + "\n"))?;
-    let harness_signer = dir.join("harness-signer.nk");
-    write_private(&harness_signer, &(signer.seed().map_err(key_err)? + "\n"))?;
+    write_private(&setup.harness_signer, &(signer.seed().map_err(key_err)? + "\n"))?;
     for name in access::identities() {
         let p = access::permissions(name).expect("a named identity");
-        write_private(&dir.join(format!("{name}.creds")), &user(name, &account, &p)?)?;
+        write_private(&setup.creds(name), &user(name, &account, &p)?)?;
     }
-    Ok(Setup {
-        dir: dir.to_path_buf(),
-        server_conf,
-        harness_signer,
-    })
+    Ok(setup)
 }
 
 fn write_private(path: &Path, text: &str) -> Result<(), IdentityError> {
@@ -290,9 +302,7 @@ mod tests {
     #[test]
     fn a_minted_harness_names_its_agent_and_workspace() {
         let dir = std::env::temp_dir().join(format!("relay-id-{}", std::process::id()));
-        let setup = init(&dir).unwrap();
-        let spawner = std::fs::read_to_string(setup.creds("agent-spawner")).unwrap();
-        let signer = HarnessSigner::load(&setup.harness_signer, &spawner).unwrap();
+        let signer = init(&dir).unwrap().signer().unwrap();
         let minted = signer.mint("a-1", "acme").unwrap();
         assert_eq!(creds_identity(&minted).unwrap(), ("a-1".into(), Some("acme".into())));
         assert!(signer.mint("a.1", "acme").is_err(), "a dot would split the subject");

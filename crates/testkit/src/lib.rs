@@ -186,9 +186,7 @@ impl Nats {
 
     /// The `.creds` text of a harness for `agent_id` in `workspace`, minted as the spawner does.
     pub fn harness_creds(&self, agent_id: &str, workspace: &str) -> Option<String> {
-        let auth = self.auth.as_ref()?;
-        let spawner = std::fs::read_to_string(auth.creds("agent-spawner")).expect("spawner creds");
-        let signer = relay_bus::identity::HarnessSigner::load(&auth.harness_signer, &spawner).expect("harness signer");
+        let signer = self.auth.as_ref()?.signer().expect("harness signer");
         Some(signer.mint(agent_id, workspace).expect("mint harness identity"))
     }
 
@@ -715,6 +713,28 @@ pub fn write_bench_results(name: &str, doc: &serde_json::Value) {
     let path = dir.join(format!("{name}.json"));
     std::fs::write(&path, serde_json::to_string_pretty(doc).expect("JSON") + "\n").expect("results written");
     println!("\nwritten to {}", path.canonicalize().unwrap_or(path).display());
+}
+
+/// For each case measured with NATS auth on and off (`(auth, case, concurrency, req/s)`),
+/// prints the auth-on throughput as a share of auth-off and returns the same as JSON (the
+/// `authCost` of a results file).
+pub fn auth_cost(cases: &[(bool, &str, usize, f64)]) -> Vec<serde_json::Value> {
+    let mut cost = Vec::new();
+    for (_, case, concurrency, on) in cases.iter().filter(|c| c.0) {
+        let off = cases.iter().find(|c| !c.0 && c.1 == *case && c.2 == *concurrency);
+        if let Some((_, _, _, off)) = off {
+            let ratio = on / off.max(1.0);
+            println!(
+                "auth on/off {case:<34} conc {concurrency:>3}: {:.1} % of the throughput",
+                ratio * 100.0
+            );
+            cost.push(serde_json::json!({
+                "case": case, "concurrency": concurrency,
+                "authOnShareOfAuthOff": (ratio * 1000.0).round() / 1000.0,
+            }));
+        }
+    }
+    cost
 }
 
 /// The value of an unlabelled sample `name` in a Prometheus text exposition; 0 when absent.

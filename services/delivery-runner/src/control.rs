@@ -135,8 +135,7 @@ pub async fn stop(runner: Runner, ctx: RequestContext, req: StopAgentRequest) ->
         "agent.stop",
         &req.agent_id,
         Some(detail),
-    )
-    .await;
+    );
     Ok(StopAgentResponse { released, cancelled })
 }
 

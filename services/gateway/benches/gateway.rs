@@ -677,22 +677,11 @@ async fn main() {
             r.errors
         );
     }
-    let mut cost = Vec::new();
-    for (_, on) in rests.iter().filter(|(a, _)| *a) {
-        if let Some((_, off)) = rests
-            .iter()
-            .find(|(a, r)| !*a && r.case == on.case && r.concurrency == on.concurrency)
-        {
-            let ratio = on.rps() / off.rps().max(1.0);
-            println!(
-                "auth on/off {:<34} conc {:>3}: {:.1} % of the throughput",
-                on.case,
-                on.concurrency,
-                ratio * 100.0
-            );
-            cost.push(json!({"case": on.case, "concurrency": on.concurrency, "authOnShareOfAuthOff": (ratio * 1000.0).round() / 1000.0}));
-        }
-    }
+    let rows: Vec<_> = rests
+        .iter()
+        .map(|(auth, c)| (*auth, c.case, c.concurrency, c.rps()))
+        .collect();
+    let cost = relay_testkit::auth_cost(&rows);
 
     let doc = json!({
         "benchmark": "gateway",

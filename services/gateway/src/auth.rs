@@ -33,6 +33,18 @@ use tokio::sync::broadcast;
 /// key can still be used by a gateway that missed the `key.revoked` event.
 const KEY_CACHE_TTL: Duration = Duration::from_secs(5);
 
+/// The caller ids of open access and of the shared token (not keys: never revoked or limited).
+const OPEN: &str = "open";
+const SHARED: &str = "bearer";
+
+/// The API key the current request was made with, if it was made with one.
+pub fn current_key() -> Option<String> {
+    match relay_bus::context::outgoing().caller {
+        Caller::Admin(id) | Caller::Operator(id) | Caller::Viewer(id) if id != OPEN && id != SHARED => Some(id),
+        _ => None,
+    }
+}
+
 #[derive(Clone)]
 pub struct Token([u8; 32]);
 
@@ -194,7 +206,7 @@ pub async fn authenticate(state: &AppState, headers: &HeaderMap) -> Result<Princ
     let keys = &state.keys;
     let Some(presented) = bearer(headers) else {
         return match keys.shared {
-            None => Ok(Principal::shared("open")),
+            None => Ok(Principal::shared(OPEN)),
             Some(_) => Err(ApiError::Unauthorized),
         };
     };
@@ -202,7 +214,7 @@ pub async fn authenticate(state: &AppState, headers: &HeaderMap) -> Result<Princ
         return verify(state, presented).await;
     }
     match &keys.shared {
-        Some(t) if t.matches(presented) => Ok(Principal::shared("bearer")),
+        Some(t) if t.matches(presented) => Ok(Principal::shared(SHARED)),
         _ => Err(ApiError::Unauthorized),
     }
 }

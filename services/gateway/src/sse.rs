@@ -15,7 +15,6 @@ use axum::http::HeaderMap;
 use axum::response::IntoResponse;
 use bytes::{Bytes, BytesMut};
 use futures::StreamExt as _;
-use relay_contracts::Caller;
 use relay_contracts::events::{Event, QueryRequest, SinceRequest, SinceResponse};
 use relay_contracts::rpc;
 use relay_contracts::subjects::event as subjects;
@@ -286,10 +285,7 @@ fn start_of(headers: &HeaderMap, params: &StreamParams) -> Result<Start, ApiErro
 
 /// Resolves when the key of the current request is revoked (never for the shared token).
 fn revocation_of(state: &AppState) -> impl std::future::Future<Output = ()> + Send + 'static {
-    let key_id = match relay_bus::context::outgoing().caller {
-        Caller::Admin(id) | Caller::Operator(id) | Caller::Viewer(id) if id != "open" && id != "bearer" => Some(id),
-        _ => None,
-    };
+    let key_id = crate::auth::current_key();
     let mut revoked = state.keys.revoked.subscribe();
     async move {
         let Some(key_id) = key_id else {

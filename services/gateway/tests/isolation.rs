@@ -5,43 +5,13 @@
 
 mod common;
 
-use common::{SseReader, gateway, mesh};
+use common::{Bearer, SseReader, gateway, mesh};
 use relay_contracts::access;
-use reqwest::{Method, StatusCode};
+use reqwest::StatusCode;
 use serde_json::{Value, json};
 use std::time::Duration;
 
 const ROOT: &str = "root-token";
-
-struct Key {
-    base: String,
-    http: reqwest::Client,
-    token: String,
-}
-
-impl Key {
-    async fn send(&self, method: Method, path: &str, body: Option<Value>) -> (StatusCode, Value) {
-        let mut r = self
-            .http
-            .request(method, format!("{}{path}", self.base))
-            .bearer_auth(&self.token);
-        if let Some(b) = body {
-            r = r.json(&b);
-        }
-        let resp = r.send().await.unwrap();
-        let status = resp.status();
-        let text = resp.text().await.unwrap();
-        (status, serde_json::from_str(&text).unwrap_or(Value::String(text)))
-    }
-
-    async fn get(&self, path: &str) -> (StatusCode, Value) {
-        self.send(Method::GET, path, None).await
-    }
-
-    async fn post(&self, path: &str, body: Value) -> (StatusCode, Value) {
-        self.send(Method::POST, path, Some(body)).await
-    }
-}
 
 /// An agent's harness connection in `workspace`, calling on its own harness subjects.
 struct Agent {
@@ -99,27 +69,12 @@ async fn as_key_over_nats(m: &common::Mesh, key_id: &str, workspace: &str, subje
 async fn a_key_of_one_workspace_never_sees_another_workspaces_sessions_events_streams_permissions_or_costs() {
     let m = mesh().await;
     let g = gateway(&m, &[("RELAY_API_TOKEN", ROOT)]).await;
-    let root = Key {
-        base: g.base.clone(),
-        http: g.http.clone(),
-        token: ROOT.into(),
-    };
+    let root = Bearer::new(&g, ROOT);
     let mut keys = Vec::new();
     for ws in ["ws-a", "ws-b"] {
         let (status, body) = root.post("/api/v1/workspaces", json!({"name": ws})).await;
         assert_eq!(status, StatusCode::CREATED, "{body}");
-        let (status, body) = root
-            .post("/api/v1/keys", json!({"name": ws, "role": "operator", "workspace": ws}))
-            .await;
-        assert_eq!(status, StatusCode::CREATED, "{body}");
-        keys.push((
-            body["key"]["keyId"].as_str().unwrap().to_string(),
-            Key {
-                base: g.base.clone(),
-                http: g.http.clone(),
-                token: body["token"].as_str().unwrap().into(),
-            },
-        ));
+        keys.push(root.create_key(ws, "operator", Some(ws)).await);
     }
     let [(a_id, a), (_, b)] = <[_; 2]>::try_from(keys).ok().unwrap();
 

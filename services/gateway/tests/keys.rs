@@ -5,76 +5,13 @@
 
 mod common;
 
-use common::{gateway, mesh};
+use common::{Bearer, gateway, mesh};
 use futures::StreamExt;
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 use std::time::Duration;
 
 const ROOT: &str = "root-token";
-
-/// A caller of the gateway at `base` with one bearer token.
-#[derive(Clone)]
-struct As {
-    base: String,
-    http: reqwest::Client,
-    token: String,
-}
-
-impl As {
-    fn new(g: &common::Gateway, token: &str) -> As {
-        As {
-            base: g.base.clone(),
-            http: g.http.clone(),
-            token: token.to_string(),
-        }
-    }
-
-    async fn send(
-        &self,
-        method: Method,
-        path: &str,
-        body: Option<Value>,
-    ) -> (StatusCode, Value, reqwest::header::HeaderMap) {
-        let mut r = self
-            .http
-            .request(method, format!("{}{path}", self.base))
-            .bearer_auth(&self.token);
-        if let Some(b) = body {
-            r = r.json(&b);
-        }
-        let resp = r.send().await.unwrap();
-        let (status, headers) = (resp.status(), resp.headers().clone());
-        let text = resp.text().await.unwrap();
-        (
-            status,
-            serde_json::from_str(&text).unwrap_or(Value::String(text)),
-            headers,
-        )
-    }
-
-    async fn get(&self, path: &str) -> (StatusCode, Value) {
-        let (s, v, _) = self.send(Method::GET, path, None).await;
-        (s, v)
-    }
-
-    async fn post(&self, path: &str, body: Value) -> (StatusCode, Value) {
-        let (s, v, _) = self.send(Method::POST, path, Some(body)).await;
-        (s, v)
-    }
-
-    async fn create_key(&self, name: &str, role: &str) -> (String, As) {
-        let (status, body) = self.post("/api/v1/keys", json!({"name": name, "role": role})).await;
-        assert_eq!(status, StatusCode::CREATED, "{body}");
-        let token = body["token"].as_str().unwrap();
-        assert!(token.starts_with("rk_"), "{token}");
-        let key = As {
-            token: token.to_string(),
-            ..self.clone()
-        };
-        (body["key"]["keyId"].as_str().unwrap().to_string(), key)
-    }
-}
 
 fn assert_error(status: StatusCode, body: &Value, expected: StatusCode, code: &str) {
     assert_eq!(status, expected, "{body}");
@@ -85,10 +22,10 @@ fn assert_error(status: StatusCode, body: &Value, expected: StatusCode, code: &s
 async fn a_key_may_do_what_its_role_allows_and_gets_403_for_the_rest() {
     let m = mesh().await;
     let g = gateway(&m, &[("RELAY_API_TOKEN", ROOT)]).await;
-    let root = As::new(&g, ROOT);
-    let (_, viewer) = root.create_key("dashboard", "viewer").await;
-    let (_, operator) = root.create_key("on-call", "operator").await;
-    let (_, admin) = root.create_key("lead", "admin").await;
+    let root = Bearer::new(&g, ROOT);
+    let (_, viewer) = root.create_key("dashboard", "viewer", None).await;
+    let (_, operator) = root.create_key("on-call", "operator", None).await;
+    let (_, admin) = root.create_key("lead", "admin", None).await;
 
     // viewer: reads, never acts.
     let (status, _) = viewer.get("/api/v1/sessions").await;
@@ -130,7 +67,7 @@ async fn a_key_may_do_what_its_role_allows_and_gets_403_for_the_rest() {
 
     // Tokens that are not keys.
     for bad in ["rk_nope", "rk_0_0", &format!("{}x", viewer.token), "not-the-root-token"] {
-        let (status, body) = As {
+        let (status, body) = Bearer {
             token: bad.into(),
             ..root.clone()
         }
@@ -144,8 +81,8 @@ async fn a_key_may_do_what_its_role_allows_and_gets_403_for_the_rest() {
 async fn a_revoked_key_gets_401_on_its_next_request_and_its_open_stream_ends() {
     let m = mesh().await;
     let g = gateway(&m, &[("RELAY_API_TOKEN", ROOT)]).await;
-    let root = As::new(&g, ROOT);
-    let (key_id, viewer) = root.create_key("tv", "viewer").await;
+    let root = Bearer::new(&g, ROOT);
+    let (key_id, viewer) = root.create_key("tv", "viewer", None).await;
     assert_eq!(viewer.get("/api/v1/sessions").await.0, StatusCode::OK);
 
     let stream = viewer
@@ -194,8 +131,8 @@ async fn a_key_over_its_rate_gets_429_with_retry_after_and_the_metric_counts_it(
         ],
     )
     .await;
-    let root = As::new(&g, ROOT);
-    let (_, key) = root.create_key("busy", "viewer").await;
+    let root = Bearer::new(&g, ROOT);
+    let (_, key) = root.create_key("busy", "viewer", None).await;
     let mut limited = None;
     for _ in 0..20 {
         let (status, body, headers) = key.send(Method::GET, "/api/v1/sessions", None).await;
@@ -236,7 +173,7 @@ async fn relayctl_creates_workspaces_and_lists_and_revokes_keys_in_any_of_them()
     let created: Value = serde_json::from_str(&ctl(&["--json", "keys", "create", "ci", "--role", "operator"])).unwrap();
     let token = created["token"].as_str().unwrap();
     let key_id = created["key"]["keyId"].as_str().unwrap();
-    let key = As::new(&g, token);
+    let key = Bearer::new(&g, token);
     assert_eq!(key.post("/api/v1/sessions", json!({})).await.0, StatusCode::CREATED);
     // A key of another workspace: the workspace first.
     let made: Value = serde_json::from_str(&ctl(&["--json", "workspaces", "create", "acme"])).unwrap();
@@ -266,9 +203,9 @@ async fn relayctl_creates_workspaces_and_lists_and_revokes_keys_in_any_of_them()
 async fn the_audit_trail_says_who_made_and_revoked_keys_and_decided_a_permission() {
     let m = mesh().await;
     let g = gateway(&m, &[("RELAY_API_TOKEN", ROOT)]).await;
-    let root = As::new(&g, ROOT);
-    let (operator_id, operator) = root.create_key("on-call", "operator").await;
-    let (viewer_id, viewer) = root.create_key("wall", "viewer").await;
+    let root = Bearer::new(&g, ROOT);
+    let (operator_id, operator) = root.create_key("on-call", "operator", None).await;
+    let (viewer_id, viewer) = root.create_key("wall", "viewer", None).await;
     assert_eq!(
         root.send(Method::DELETE, &format!("/api/v1/keys/{viewer_id}"), None)
             .await

@@ -12,6 +12,7 @@ pub use error::PermissionError;
 use error::Result;
 use policy::{Action, Policies, PolicyRule};
 use relay_bus::outbox::{self, Outbox};
+use relay_bus::scope::scoped;
 use relay_bus::service::{ServiceError, ServiceHost};
 use relay_bus::settings::{DatabaseSettings, NatsSettings, TelemetrySettings};
 use relay_contracts::RequestContext;
@@ -96,6 +97,22 @@ pub struct Manager {
     policies: Arc<Policies>,
     settings: Arc<PermissionSettings>,
     outbox: Arc<Notify>,
+}
+
+impl relay_bus::scope::Scope for Manager {
+    async fn workspace_of(
+        &self,
+        field: &str,
+        id: &str,
+    ) -> std::result::Result<Option<String>, relay_contracts::WireError> {
+        let question = match field {
+            "requestId" => false,
+            "questionId" => true,
+            _ => return Ok(None),
+        };
+        let mut conn = self.db.acquire().await.map_err(PermissionError::Db)?;
+        Ok(store::workspace_of(&mut conn, question, id).await?)
+    }
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -192,14 +209,15 @@ pub async fn serve(nats: async_nats::Client, m: Manager) -> std::result::Result<
     )
     .await?;
     host.serve::<rpc::PermissionRequest>(request).await?;
-    host.serve::<rpc::PermissionGet>(get).await?;
+    // A caller confined to a workspace reaches its own requests and questions only.
+    host.serve::<rpc::PermissionGet>(scoped(get)).await?;
     host.serve::<rpc::PermissionList>(list).await?;
-    host.serve::<rpc::PermissionApprove>(approve).await?;
-    host.serve::<rpc::PermissionDeny>(deny).await?;
+    host.serve::<rpc::PermissionApprove>(scoped(approve)).await?;
+    host.serve::<rpc::PermissionDeny>(scoped(deny)).await?;
     host.serve::<rpc::QuestionAsk>(ask).await?;
-    host.serve::<rpc::QuestionGet>(question_get).await?;
+    host.serve::<rpc::QuestionGet>(scoped(question_get)).await?;
     host.serve::<rpc::QuestionList>(question_list).await?;
-    host.serve::<rpc::QuestionAnswer>(answer).await?;
+    host.serve::<rpc::QuestionAnswer>(scoped(answer)).await?;
     Ok(host)
 }
 
@@ -276,7 +294,8 @@ pub async fn request(m: Manager, ctx: RequestContext, req: PermissionRequest) ->
     let request_id = new_id(&req.request_id)?;
     // Asked again (a harness retrying): the same request, decided or not.
     if let Some(p) = store::get_permission(&mut *m.db.acquire().await?, &request_id).await? {
-        if !store::visible(&mut *m.db.acquire().await?, false, &request_id, ctx.scope()).await? {
+        let workspace = store::workspace_of(&mut *m.db.acquire().await?, false, &request_id).await?;
+        if ctx.scope().is_some_and(|own| workspace.as_deref() != Some(own)) {
             return Err(PermissionError::Conflict(format!("request id {request_id} is taken")));
         }
         return same_request(&req, p);
@@ -356,13 +375,10 @@ fn same_request(req: &PermissionRequest, p: Permission) -> Result<PermissionDeci
     Ok(reply(&p))
 }
 
-pub async fn get(m: Manager, ctx: RequestContext, req: GetPermissionRequest) -> Result<Permission> {
-    let mut conn = m.db.acquire().await?;
-    let found = match store::visible(&mut conn, false, &req.request_id, ctx.scope()).await? {
-        true => store::get_permission(&mut conn, &req.request_id).await?,
-        false => None,
-    };
-    found.ok_or_else(|| not_found("permission request", &req.request_id))
+pub async fn get(m: Manager, _ctx: RequestContext, req: GetPermissionRequest) -> Result<Permission> {
+    store::get_permission(&mut *m.db.acquire().await?, &req.request_id)
+        .await?
+        .ok_or_else(|| not_found("permission request", &req.request_id))
 }
 
 fn check_status(status: &Option<String>, allowed: &[&str]) -> Result<()> {
@@ -394,9 +410,6 @@ pub async fn deny(m: Manager, ctx: RequestContext, req: DecideRequest) -> Result
 async fn decide(m: Manager, ctx: RequestContext, req: DecideRequest, decision: Decision) -> Result<DecideResponse> {
     check("requestId", &req.request_id, MAX_FIELD)?;
     check_optional("reason", &req.reason, MAX_TEXT)?;
-    if !store::visible(&mut *m.db.acquire().await?, false, &req.request_id, ctx.scope()).await? {
-        return Err(not_found("permission request", &req.request_id));
-    }
     let now = relay_bus::now_ms();
     let mut tx = m.db.begin().await?;
     let decided =
@@ -506,13 +519,10 @@ pub async fn ask(m: Manager, ctx: RequestContext, req: QuestionRequest) -> Resul
     })
 }
 
-pub async fn question_get(m: Manager, ctx: RequestContext, req: GetQuestionRequest) -> Result<Question> {
-    let mut conn = m.db.acquire().await?;
-    let found = match store::visible(&mut conn, true, &req.question_id, ctx.scope()).await? {
-        true => store::get_question(&mut conn, &req.question_id).await?,
-        false => None,
-    };
-    found.ok_or_else(|| not_found("question", &req.question_id))
+pub async fn question_get(m: Manager, _ctx: RequestContext, req: GetQuestionRequest) -> Result<Question> {
+    store::get_question(&mut *m.db.acquire().await?, &req.question_id)
+        .await?
+        .ok_or_else(|| not_found("question", &req.question_id))
 }
 
 pub async fn question_list(m: Manager, ctx: RequestContext, req: ListRequest) -> Result<QuestionList> {
@@ -524,9 +534,6 @@ pub async fn question_list(m: Manager, ctx: RequestContext, req: ListRequest) ->
 
 pub async fn answer(m: Manager, ctx: RequestContext, req: AnswerRequest) -> Result<AnswerResponse> {
     check("questionId", &req.question_id, MAX_FIELD)?;
-    if !store::visible(&mut *m.db.acquire().await?, true, &req.question_id, ctx.scope()).await? {
-        return Err(not_found("question", &req.question_id));
-    }
     if req.answer.len() > MAX_TEXT || req.answer.contains('\0') {
         return Err(PermissionError::Invalid(format!(
             "answer must be at most {MAX_TEXT} bytes without NUL"

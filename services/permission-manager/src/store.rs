@@ -339,16 +339,11 @@ pub async fn set_workspace(conn: &mut PgConnection, question: bool, id: &str, wo
     Ok(())
 }
 
-/// Whether a caller confined to `workspace` may see the request or question `id` (true when
-/// it does not exist: the handler answers that as it always does).
-pub async fn visible(conn: &mut PgConnection, question: bool, id: &str, workspace: Option<&str>) -> Result<bool> {
-    let Some(ws) = workspace else {
-        return Ok(true);
-    };
+/// The workspace of the request or question `id`, if it exists.
+pub async fn workspace_of(conn: &mut PgConnection, question: bool, id: &str) -> Result<Option<String>> {
     let sql = match question {
         false => "SELECT workspace FROM permission_requests WHERE request_id = $1",
         true => "SELECT workspace FROM questions WHERE question_id = $1",
     };
-    let found: Option<String> = sqlx::query_scalar(sql).bind(id).fetch_optional(conn).await?;
-    Ok(found.is_none_or(|w| w == ws))
+    Ok(sqlx::query_scalar(sql).bind(id).fetch_optional(conn).await?)
 }

@@ -244,10 +244,7 @@ fn auth(cmd: Auth) -> Result<()> {
             println!("  operator.nk, account.nk: keep offline; they re-sign everything");
         }
         Auth::Harness { agent, workspace, dir } => {
-            let spawner = std::fs::read_to_string(dir.join("agent-spawner.creds"))
-                .map_err(|e| CtlError::Failed(format!("{}: {e}", dir.join("agent-spawner.creds").display())))?;
-            let signer =
-                relay_bus::identity::HarnessSigner::load(&dir.join("harness-signer.nk"), &spawner).map_err(fail)?;
+            let signer = relay_bus::identity::Setup::at(&dir).signer().map_err(fail)?;
             let creds = signer
                 .mint(&agent, &workspace)
                 .map_err(|e| CtlError::Invalid(e.to_string()))?;

@@ -220,22 +220,11 @@ fn report(cases: &[(bool, Case)]) {
         );
     }
     // Throughput with auth on as a share of auth off, per case and concurrency.
-    let mut cost = Vec::new();
-    for (_, on) in cases.iter().filter(|(a, _)| *a) {
-        if let Some((_, off)) = cases
-            .iter()
-            .find(|(a, c)| !*a && c.name == on.name && c.concurrency == on.concurrency)
-        {
-            let ratio = on.rps() / off.rps().max(1.0);
-            println!(
-                "auth on/off {:<22} conc {:>3}: {:.1} % of the throughput",
-                on.name,
-                on.concurrency,
-                ratio * 100.0
-            );
-            cost.push(json!({"case": on.name, "concurrency": on.concurrency, "authOnShareOfAuthOff": (ratio * 1000.0).round() / 1000.0}));
-        }
-    }
+    let rows: Vec<_> = cases
+        .iter()
+        .map(|(auth, c)| (*auth, c.name, c.concurrency, c.rps()))
+        .collect();
+    let cost = relay_testkit::auth_cost(&rows);
 
     let results: Vec<_> = cases
         .iter()

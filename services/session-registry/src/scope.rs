@@ -15,27 +15,24 @@ pub async fn sees_session(conn: &mut PgConnection, ctx: &RequestContext, session
     let Some(scope) = ctx.scope() else {
         return Ok(true);
     };
-    let workspace: Option<String> = sqlx::query_scalar("SELECT workspace FROM registry_sessions WHERE session_id = $1")
-        .bind(session_id)
-        .fetch_optional(conn)
-        .await?;
+    let workspace = crate::store::session_workspace(conn, session_id).await?;
     Ok(workspace.is_none_or(|w| w == scope))
 }
 
 impl relay_bus::scope::Scope for Registry {
     async fn workspace_of(&self, field: &str, id: &str) -> std::result::Result<Option<String>, WireError> {
-        let sql = match field {
-            "sessionId" | "parentSessionId" => "SELECT workspace FROM registry_sessions WHERE session_id = $1",
-            "agentId" => {
-                "SELECT s.workspace FROM registry_agents a JOIN registry_sessions s USING (session_id) WHERE a.agent_id = $1"
-            }
-            _ => return Ok(None),
-        };
-        let found: Option<String> = sqlx::query_scalar(sql)
+        let mut conn = self.db.acquire().await.map_err(RegistryError::Db)?;
+        let found = match field {
+            "sessionId" | "parentSessionId" => crate::store::session_workspace(&mut conn, id).await?,
+            "agentId" => sqlx::query_scalar(
+                "SELECT s.workspace FROM registry_agents a JOIN registry_sessions s USING (session_id) WHERE a.agent_id = $1",
+            )
             .bind(id)
-            .fetch_optional(&self.db)
+            .fetch_optional(&mut *conn)
             .await
-            .map_err(|e| WireError::from(RegistryError::Db(e)))?;
+            .map_err(RegistryError::Db)?,
+            _ => None,
+        };
         Ok(found)
     }
 }

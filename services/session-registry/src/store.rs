@@ -92,11 +92,7 @@ impl Change {
             })
             .collect();
         if !deliveries.is_empty() {
-            let workspace: Option<String> =
-                sqlx::query_scalar("SELECT workspace FROM registry_sessions WHERE session_id = $1")
-                    .bind(&m.session_id)
-                    .fetch_optional(&mut *self.tx)
-                    .await?;
+            let workspace = session_workspace(&mut self.tx, &m.session_id).await?;
             let item = HandoffItem::Message {
                 message: Box::new(m.clone()),
                 deliveries,
@@ -233,6 +229,16 @@ pub async fn save_session(conn: &mut PgConnection, s: &Session) -> Result<()> {
     .execute(conn)
     .await?;
     Ok(())
+}
+
+/// The workspace of a session, if it exists.
+pub async fn session_workspace(conn: &mut PgConnection, id: &str) -> Result<Option<String>> {
+    Ok(
+        sqlx::query_scalar("SELECT workspace FROM registry_sessions WHERE session_id = $1")
+            .bind(id)
+            .fetch_optional(conn)
+            .await?,
+    )
 }
 
 pub async fn branch_state(conn: &mut PgConnection, id: &str) -> Result<Option<String>> {

@@ -247,3 +247,74 @@ impl SseReader {
         out
     }
 }
+
+/// A caller of a running gateway with one bearer token (an API key or the shared token).
+#[derive(Clone)]
+pub struct Bearer {
+    pub base: String,
+    pub http: reqwest::Client,
+    pub token: String,
+}
+
+impl Bearer {
+    pub fn new(g: &Gateway, token: &str) -> Bearer {
+        Bearer {
+            base: g.base.clone(),
+            http: g.http.clone(),
+            token: token.to_string(),
+        }
+    }
+
+    /// Status, body (JSON, or the text as a JSON string) and headers.
+    pub async fn send(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        body: Option<Value>,
+    ) -> (StatusCode, Value, reqwest::header::HeaderMap) {
+        let mut r = self
+            .http
+            .request(method, format!("{}{path}", self.base))
+            .bearer_auth(&self.token);
+        if let Some(b) = body {
+            r = r.json(&b);
+        }
+        let resp = r.send().await.unwrap();
+        let (status, headers) = (resp.status(), resp.headers().clone());
+        let text = resp.text().await.unwrap();
+        (
+            status,
+            serde_json::from_str(&text).unwrap_or(Value::String(text)),
+            headers,
+        )
+    }
+
+    pub async fn get(&self, path: &str) -> (StatusCode, Value) {
+        let (s, v, _) = self.send(reqwest::Method::GET, path, None).await;
+        (s, v)
+    }
+
+    pub async fn post(&self, path: &str, body: Value) -> (StatusCode, Value) {
+        let (s, v, _) = self.send(reqwest::Method::POST, path, Some(body)).await;
+        (s, v)
+    }
+
+    /// Creates an API key with `role` (in `workspace`, or this caller's) and returns its id and
+    /// a caller with it.
+    pub async fn create_key(&self, name: &str, role: &str, workspace: Option<&str>) -> (String, Bearer) {
+        let (status, body) = self
+            .post(
+                "/api/v1/keys",
+                json!({"name": name, "role": role, "workspace": workspace}),
+            )
+            .await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+        let token = body["token"].as_str().unwrap();
+        assert!(token.starts_with("rk_"), "{token}");
+        let key = Bearer {
+            token: token.to_string(),
+            ..self.clone()
+        };
+        (body["key"]["keyId"].as_str().unwrap().to_string(), key)
+    }
+}
