@@ -2,21 +2,15 @@
 //! to ride in. Decisions on permissions and questions go through the permission manager's
 //! outbox instead, in the transaction of the decision.
 
-use relay_contracts::Caller;
+use relay_contracts::RequestContext;
 use relay_contracts::audit::{AUDIT_RECORDED, AuditEntry};
 use relay_contracts::events::{AppendRequest, NewEvent};
 use relay_contracts::rpc::EventAppend;
 use std::time::Duration;
 
 /// The payload of an entry.
-pub fn entry(actor: &Caller, action: &str, target: &str, detail: Option<serde_json::Value>) -> serde_json::Value {
-    let entry = AuditEntry {
-        action: action.to_string(),
-        actor: actor.to_string(),
-        target: target.to_string(),
-        detail,
-    };
-    serde_json::to_value(entry).unwrap_or_default()
+pub fn entry(ctx: &RequestContext, action: &str, target: &str, detail: Option<serde_json::Value>) -> serde_json::Value {
+    serde_json::to_value(AuditEntry::new(ctx, action, target, detail)).unwrap_or_default()
 }
 
 /// Appends one entry to the log in the background (the action's reply does not wait for it),
@@ -25,12 +19,12 @@ pub fn entry(actor: &Caller, action: &str, target: &str, detail: Option<serde_js
 pub fn record(
     nats: &async_nats::Client,
     workspace: &str,
-    actor: &Caller,
+    ctx: &RequestContext,
     action: &str,
     target: &str,
     detail: Option<serde_json::Value>,
 ) {
-    let payload = entry(actor, action, target, detail);
+    let payload = entry(ctx, action, target, detail);
     let req = AppendRequest::One(NewEvent {
         event_id: Some(uuid::Uuid::now_v7().to_string()),
         event_type: AUDIT_RECORDED.to_string(),

@@ -7,7 +7,7 @@
 //! connects), in the workspace of the request being served, if any.
 
 use async_nats::HeaderMap;
-use relay_contracts::context::{CALLER_HEADER, WORKSPACE_HEADER};
+use relay_contracts::context::{CALLER_HEADER, ORIGIN_HEADER, WORKSPACE_HEADER};
 use relay_contracts::{Caller, RequestContext};
 use std::future::Future;
 use std::sync::RwLock;
@@ -83,9 +83,12 @@ pub(crate) fn inject(headers: &mut HeaderMap) {
     let ctx = outgoing();
     headers.insert(CALLER_HEADER, ctx.caller.to_string().as_str());
     headers.insert(WORKSPACE_HEADER, ctx.workspace.as_str());
+    if let Some(origin) = &ctx.origin {
+        headers.insert(ORIGIN_HEADER, origin.as_str());
+    }
 }
 
 pub(crate) fn extract(headers: Option<&HeaderMap>) -> RequestContext {
     let get = |name: &str| headers.and_then(|h| h.get(name)).map(|v| v.as_str());
-    RequestContext::from_headers(get(CALLER_HEADER), get(WORKSPACE_HEADER))
+    RequestContext::from_headers(get(CALLER_HEADER), get(WORKSPACE_HEADER), get(ORIGIN_HEADER))
 }

@@ -19,6 +19,8 @@ pub mod follow;
 pub mod health;
 pub mod identity;
 pub mod outbox;
+#[cfg(feature = "pki")]
+pub mod pki;
 pub mod scope;
 pub mod service;
 pub mod settings;

@@ -127,7 +127,9 @@ async fn forward_batch(outbox: &Outbox, db: &PgPool, nats: &async_nats::Client) 
         return Ok(0);
     }
     let rows: Vec<Row> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
-        "SELECT seq, event_id, session_id, $2 || type, ts, payload, traceparent, workspace FROM {}
+        // Audit entries written in a service's transaction keep their own type (`audit.recorded`).
+        "SELECT seq, event_id, session_id, CASE WHEN type LIKE 'audit.%' THEN type ELSE $2 || type END,
+                ts, payload, traceparent, workspace FROM {}
          WHERE NOT forwarded ORDER BY seq LIMIT $1 FOR UPDATE",
         outbox.table
     )))

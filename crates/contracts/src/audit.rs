@@ -13,16 +13,38 @@ pub const AUDIT_RECORDED: &str = "audit.recorded";
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct AuditEntry {
-    /// The subject acted on: `permission.approve`, `question.answer`, `key.create`,
-    /// `key.revoke`, `workspace.create`, `agent.stop`.
+    /// The subject acted on: `permission.approve`, `permission.deny`, `question.answer`,
+    /// `key.create`, `key.revoke`, `workspace.create`, `agent.stop`, `session.update` (a
+    /// session's approval policy override).
     pub action: String,
     /// Who: `admin:<keyId>`, `operator:<keyId>` (a key through the gateway), `service:<identity>`
     /// (relayctl is `service:admin`).
     pub actor: String,
+    /// From where: the client address of a call through the gateway; absent for calls over
+    /// NATS, whose identity (the actor) says who made them.
+    pub origin: Option<String>,
     /// What: the request, question, key, workspace or agent id.
     pub target: String,
     /// The decision, reason, role, … of the action.
     pub detail: Option<Value>,
+}
+
+impl AuditEntry {
+    /// `ctx` did `action` to `target`.
+    pub fn new(ctx: &crate::RequestContext, action: &str, target: &str, detail: Option<Value>) -> AuditEntry {
+        AuditEntry {
+            action: action.to_string(),
+            actor: ctx.caller.to_string(),
+            origin: ctx.origin.clone(),
+            target: target.to_string(),
+            detail,
+        }
+    }
+}
+
+/// Written in the transaction of a session change, like the session's own events.
+impl crate::session::EventPayload for AuditEntry {
+    const TYPE: &'static str = AUDIT_RECORDED;
 }
 
 /// `audit.list`: the caller's workspace's entries, oldest first, after `cursor` (a seq).

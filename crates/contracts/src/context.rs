@@ -11,6 +11,8 @@ use std::fmt;
 pub const CALLER_HEADER: &str = "Relay-Caller";
 /// Header carrying the workspace the call acts in.
 pub const WORKSPACE_HEADER: &str = "Relay-Workspace";
+/// Header carrying where a person's call came from: the client address the gateway saw.
+pub const ORIGIN_HEADER: &str = "Relay-Origin";
 /// The workspace of a call that names none.
 pub const DEFAULT_WORKSPACE: &str = "default";
 
@@ -80,15 +82,14 @@ pub struct RequestContext {
     /// (`harness.<workspace>.<agentId>.…`, which only that harness may publish on); `None` for
     /// every other caller, whatever its headers claim.
     pub agent: Option<String>,
+    /// Where the call came from, for the audit trail: the client address of a request through
+    /// the gateway; `None` for calls over NATS (their NATS identity says who).
+    pub origin: Option<String>,
 }
 
 impl Default for RequestContext {
     fn default() -> Self {
-        RequestContext {
-            caller: Caller::Anonymous,
-            workspace: DEFAULT_WORKSPACE.to_string(),
-            agent: None,
-        }
+        RequestContext::new(Caller::Anonymous, DEFAULT_WORKSPACE)
     }
 }
 
@@ -108,6 +109,7 @@ impl RequestContext {
             caller: Caller::Agent(Some(agent_id.to_string())),
             workspace: workspace.to_string(),
             agent: Some(agent_id.to_string()),
+            origin: None,
         }
     }
 
@@ -116,11 +118,17 @@ impl RequestContext {
             caller,
             workspace: workspace.into(),
             agent: None,
+            origin: None,
         }
     }
 
-    /// From the two header values (either may be missing).
-    pub fn from_headers(caller: Option<&str>, workspace: Option<&str>) -> Self {
+    pub fn with_origin(mut self, origin: Option<String>) -> Self {
+        self.origin = origin;
+        self
+    }
+
+    /// From the header values (any may be missing).
+    pub fn from_headers(caller: Option<&str>, workspace: Option<&str>, origin: Option<&str>) -> Self {
         RequestContext {
             caller: caller.map(Caller::parse).unwrap_or_default(),
             workspace: workspace
@@ -128,6 +136,7 @@ impl RequestContext {
                 .unwrap_or(DEFAULT_WORKSPACE)
                 .to_string(),
             agent: None,
+            origin: origin.filter(|o| !o.is_empty()).map(String::from),
         }
     }
 }

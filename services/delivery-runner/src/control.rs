@@ -131,7 +131,7 @@ pub async fn stop(runner: Runner, ctx: RequestContext, req: StopAgentRequest) ->
     relay_bus::audit::record(
         &runner.nats,
         &workspace,
-        &ctx.caller,
+        &ctx,
         "agent.stop",
         &req.agent_id,
         Some(detail),

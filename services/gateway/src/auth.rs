@@ -252,13 +252,35 @@ async fn verify(state: &AppState, token: &str) -> Result<Principal, ApiError> {
 /// extensions); 401, or 429 over its rate.
 pub async fn require_bearer(State(state): State<AppState>, mut request: Request, next: Next) -> Response {
     match admit(&state, request.headers()).await {
-        Ok(p) => {
+        Ok(mut p) => {
+            p.ctx.origin = origin(&state, &request);
             let ctx = p.ctx.clone();
             request.extensions_mut().insert(p);
             relay_bus::context::act_as(ctx, next.run(request)).await
         }
         Err(e) => e.into_response(),
     }
+}
+
+/// Where a request came from, for the audit trail: the peer address, or behind a proxy
+/// (`gateway.forwarded_for`) the address that proxy appended to `X-Forwarded-For`.
+pub fn origin(state: &AppState, request: &Request) -> Option<String> {
+    if state.settings.forwarded_for
+        && let Some(last) = request
+            .headers()
+            .get_all("x-forwarded-for")
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .flat_map(|v| v.split(','))
+            .map(str::trim)
+            .rfind(|a| !a.is_empty())
+    {
+        return Some(last.to_string());
+    }
+    request
+        .extensions()
+        .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
+        .map(|c| c.0.ip().to_string())
 }
 
 /// Authenticates and applies the caller's rate limit.

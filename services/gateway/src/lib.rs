@@ -10,6 +10,7 @@ pub mod grpc;
 pub mod metrics;
 pub mod openapi;
 pub mod rest;
+pub mod serve;
 pub mod sse;
 pub mod trace;
 
@@ -51,6 +52,13 @@ pub struct GatewaySettings {
     pub rate_limit_per_sec: u32,
     /// How many it may make at once above that rate.
     pub rate_limit_burst: u32,
+    /// PEM certificate (chain) and key: serve HTTPS instead of HTTP on `listen` when both are
+    /// set. `kill -HUP` reads them again.
+    pub tls_cert_file: Option<String>,
+    pub tls_key_file: Option<String>,
+    /// Behind a proxy that appends the client's address to `X-Forwarded-For`: the audit trail
+    /// records that address instead of the proxy's. Off by default (a client could forge it).
+    pub forwarded_for: bool,
 }
 
 impl Default for GatewaySettings {
@@ -69,6 +77,20 @@ impl Default for GatewaySettings {
             sse_replay_page: 1_000,
             rate_limit_per_sec: 100,
             rate_limit_burst: 200,
+            tls_cert_file: None,
+            tls_key_file: None,
+            forwarded_for: false,
+        }
+    }
+}
+
+impl GatewaySettings {
+    /// The certificate and key to serve HTTPS with; both or neither must be set.
+    pub fn tls(&self) -> Result<Option<(String, String)>, String> {
+        match (&self.tls_cert_file, &self.tls_key_file) {
+            (Some(cert), Some(key)) => Ok(Some((cert.clone(), key.clone()))),
+            (None, None) => Ok(None),
+            _ => Err("gateway.tls_cert_file and gateway.tls_key_file go together: set both or neither".into()),
         }
     }
 }

@@ -14,7 +14,7 @@ use utoipa::{Modify, OpenApi};
     ),
     servers((url = "/api/v1")),
     paths(
-        rest::create_session, rest::list_sessions, rest::get_session, rest::end_session, rest::send_message,
+        rest::create_session, rest::list_sessions, rest::get_session, rest::update_session, rest::end_session, rest::send_message,
         rest::close_session, rest::resume_session, rest::archive_session, rest::purge_session, rest::fork_session,
         rest::list_permissions, rest::approve, rest::deny, rest::list_questions, rest::answer,
         rest::pause, rest::resume, rest::stop, rest::input, rest::flush,

@@ -26,7 +26,7 @@ use relay_contracts::permission::{
 use relay_contracts::session::{
     CloseRequest, CreateRequest, DeliveryRequest, ForkKind, ForkRequest, GetResponse, ListRequest, ListResponse,
     MessagesRequest, MessagesResponse, PurgeResponse, SendMessageRequest, SendMessageResponse, Session,
-    SessionIdResponse, SessionRef, SuccessResponse,
+    SessionIdResponse, SessionRef, SuccessResponse, UpdateRequest,
 };
 use relay_contracts::workspace::{
     CreateWorkspaceRequest, ListWorkspacesRequest, Workspace, WorkspaceList, WorkspaceRef,
@@ -113,7 +113,10 @@ fn optional_body<T: DeserializeOwned + Default>(body: &Bytes) -> Result<T, ApiEr
 pub fn router(state: AppState) -> Router {
     let api = Router::new()
         .route("/sessions", post(create_session).get(list_sessions))
-        .route("/sessions/{id}", get(get_session).delete(end_session))
+        .route(
+            "/sessions/{id}",
+            get(get_session).patch(update_session).delete(end_session),
+        )
         .route("/sessions/{id}/messages", post(send_message))
         .route("/sessions/{id}/close", post(close_session))
         .route("/sessions/{id}/resume", post(resume_session))
@@ -483,6 +486,14 @@ async fn purge_session(State(s): State<AppState>, Path(id): Path<String>) -> Rep
     Ok(Json(
         call::<rpc::SessionPurge>(&s, &SessionRef { session_id: id }).await?,
     ))
+}
+
+#[utoipa::path(patch, path = "/sessions/{id}", tag = "sessions", params(("id" = String, Path, description = "Session id")), request_body(content = UpdateRequest, description = "The fields to change (`sessionId` comes from the path). `approvalPolicyOverride` needs an admin key and is audited."), responses((status = 200, body = SuccessResponse), (status = 404, description = "Not found", body = WireError), (status = 409, description = "Conflicts with the current state", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 403, description = "The key's role may not do this", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
+async fn update_session(State(s): State<AppState>, Path(id): Path<String>, body: Bytes) -> Reply<SuccessResponse> {
+    let mut fields: serde_json::Map<String, serde_json::Value> = optional_body(&body)?;
+    fields.insert("sessionId".into(), id.into());
+    let req: UpdateRequest = serde_json::from_value(fields.into()).map_err(|e| ApiError::Invalid(e.to_string()))?;
+    Ok(Json(call::<rpc::SessionUpdate>(&s, &req).await?))
 }
 
 #[derive(Debug, Default, Deserialize, utoipa::ToSchema)]

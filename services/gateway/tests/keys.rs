@@ -200,7 +200,7 @@ async fn relayctl_creates_workspaces_and_lists_and_revokes_keys_in_any_of_them()
 }
 
 #[tokio::test]
-async fn the_audit_trail_says_who_made_and_revoked_keys_and_decided_a_permission() {
+async fn the_audit_trail_says_who_made_and_revoked_keys_decided_a_permission_and_changed_a_policy_and_from_where() {
     let m = mesh().await;
     let g = gateway(&m, &[("RELAY_API_TOKEN", ROOT)]).await;
     let root = Bearer::new(&g, ROOT);
@@ -231,6 +231,25 @@ async fn the_audit_trail_says_who_made_and_revoked_keys_and_decided_a_permission
         .await;
     assert_eq!(status, StatusCode::OK, "{body}");
 
+    // A session's approval policy is an admin's to change: the operator may retitle it only.
+    let patch = |policy: Value| Some(json!({"approvalPolicyOverride": policy}));
+    let (status, body, _) = operator
+        .send(Method::PATCH, "/api/v1/sessions/s-audit", patch(json!("full-access")))
+        .await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
+    let (status, body, _) = operator
+        .send(
+            Method::PATCH,
+            "/api/v1/sessions/s-audit",
+            Some(json!({"title": "cleanup"})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let (status, body, _) = root
+        .send(Method::PATCH, "/api/v1/sessions/s-audit", patch(json!("always-ask")))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+
     // The trail, as an admin reads it.
     let entries = relay_testkit::wait_for(|| async {
         let (status, page) = root.get("/api/v1/audit").await;
@@ -241,7 +260,7 @@ async fn the_audit_trail_says_who_made_and_revoked_keys_and_decided_a_permission
             .iter()
             .map(|e| e["payload"].clone())
             .collect();
-        (entries.len() >= 4).then_some(entries)
+        (entries.len() >= 5).then_some(entries)
     })
     .await;
     let find = |action: &str, target: &str| {
@@ -256,6 +275,17 @@ async fn the_audit_trail_says_who_made_and_revoked_keys_and_decided_a_permission
     let approved = find("permission.approve", &request_id);
     assert_eq!(approved["actor"], format!("operator:{operator_id}"));
     assert_eq!(approved["detail"]["reason"], "fine");
+    // From where: the client's address as the gateway saw it.
+    assert_eq!(approved["origin"], "127.0.0.1");
+    let policy = find("session.update", "s-audit");
+    assert_eq!(policy["actor"], "admin:bearer");
+    assert_eq!(policy["origin"], "127.0.0.1");
+    assert_eq!(policy["detail"]["approvalPolicyOverride"], "always-ask");
+    assert_eq!(
+        entries.iter().filter(|e| e["action"] == "session.update").count(),
+        1,
+        "{entries:?}"
+    );
     // Only admins read it.
     let (status, body) = operator.get("/api/v1/audit").await;
     assert_eq!(status, StatusCode::FORBIDDEN, "{body}");

@@ -433,7 +433,7 @@ async fn decide(m: Manager, ctx: RequestContext, req: DecideRequest, decision: D
         _ => "permission.deny",
     };
     let audit = relay_bus::audit::entry(
-        &ctx.caller,
+        &ctx,
         action,
         &p.request_id,
         Some(json!({"agentId": p.agent_id, "tool": p.tool, "command": p.command, "reason": p.reason})),
@@ -553,7 +553,7 @@ pub async fn answer(m: Manager, ctx: RequestContext, req: AnswerRequest) -> Resu
     let event = answered_event(&q);
     store::insert_event(&mut tx, &q.session_id, "question.resolved", now, &event).await?;
     let audit = relay_bus::audit::entry(
-        &ctx.caller,
+        &ctx,
         "question.answer",
         &q.question_id,
         Some(json!({"agentId": q.agent_id, "answer": q.answer})),

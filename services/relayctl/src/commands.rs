@@ -2,7 +2,7 @@
 
 use crate::output::{self, json, opt, table, time, wire};
 use crate::{
-    Auth, Cli, Command, CostArgs, Deliveries, Events, Keys, Permissions, Questions, Sessions, TailArgs, Workspaces,
+    Auth, Cli, Command, CostArgs, Deliveries, Events, Keys, Permissions, Questions, Sessions, TailArgs, Tls, Workspaces,
 };
 use futures::StreamExt;
 use relay_bus::settings::{DatabaseSettings, NatsSettings};
@@ -70,6 +70,9 @@ pub async fn run(cli: Cli) -> Result<()> {
     if let Command::Auth(cmd) = cli.command {
         return auth(cmd);
     }
+    if let Command::Tls(cmd) = cli.command {
+        return tls(cmd);
+    }
     // relayctl connects with the mesh's NATS settings: RELAY_NATS__CREDS_FILE names its
     // identity (`admin.creds` from `relayctl auth init`) when auth is on.
     let nats_settings = NatsSettings {
@@ -93,8 +96,33 @@ pub async fn run(cli: Cli) -> Result<()> {
         Command::Keys(c) => keys(&client, c, as_json).await,
         Command::Workspaces(c) => workspaces(&client, c, as_json).await,
         Command::Audit { since, limit } => audit(&client, since, limit, as_json).await,
-        Command::Migrate { .. } | Command::Auth(_) => unreachable!("handled above"),
+        Command::Migrate { .. } | Command::Auth(_) | Command::Tls(_) => unreachable!("handled above"),
     }
+}
+
+fn tls(cmd: Tls) -> Result<()> {
+    let Tls::Init { dir, hosts, if_missing } = cmd;
+    let certs = relay_bus::pki::Certs::at(&dir);
+    if certs.ca.exists() {
+        if if_missing {
+            println!("{} already holds a CA: kept", dir.display());
+            return Ok(());
+        }
+        return Err(CtlError::Invalid(format!(
+            "{} already holds a CA; remove it first to replace the certificates",
+            dir.display()
+        )));
+    }
+    let certs = relay_bus::pki::init(&dir, &hosts).map_err(|e| CtlError::Failed(e.to_string()))?;
+    println!("wrote {}:", certs.dir.display());
+    println!("  ca.pem       trust it: RELAY_NATS__TLS_CA_FILE, sslrootcert=, curl --cacert");
+    println!(
+        "  server.pem   the gateway's, nats-server's and Postgres' certificate ({})",
+        hosts.join(", ")
+    );
+    println!("  server.key   its key (0600)");
+    println!("  ca.key       keep offline; it signs more certificates");
+    Ok(())
 }
 
 async fn audit(c: &Client, since: Option<i64>, limit: i64, as_json: bool) -> Result<()> {

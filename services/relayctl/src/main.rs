@@ -63,6 +63,9 @@ enum Command {
     /// NATS identities: credentials for a new cluster, harness identities.
     #[command(subcommand)]
     Auth(Auth),
+    /// TLS: a private CA and server certificate for the gateway, NATS and Postgres.
+    #[command(subcommand)]
+    Tls(Tls),
     /// Apply the database migrations (RELAY_DATABASE__URL) and exit; safe to run concurrently.
     Migrate {
         #[arg(long, env = "RELAY_DATABASE__URL")]
@@ -128,6 +131,22 @@ pub(crate) enum Auth {
         /// The setup directory of `auth init`.
         #[arg(long)]
         dir: std::path::PathBuf,
+    },
+}
+
+#[derive(Subcommand)]
+pub(crate) enum Tls {
+    /// Writes `ca.pem` (every client trusts it), `ca.key` (keep offline), and `server.pem` /
+    /// `server.key` for the given host names and IP addresses. Refuses a directory that already
+    /// holds a CA.
+    Init {
+        dir: std::path::PathBuf,
+        /// A DNS name or IP address the server certificate is valid for (repeat it).
+        #[arg(long = "host", default_values_t = ["localhost".to_string(), "127.0.0.1".to_string()])]
+        hosts: Vec<String>,
+        /// Keep a CA that is already there (and say so) instead of refusing.
+        #[arg(long)]
+        if_missing: bool,
     },
 }
 

@@ -101,7 +101,7 @@ pub async fn create(reg: Registry, ctx: RequestContext, req: CreateKeyRequest) -
     })?;
     tracing::info!(key_id, workspace, role = req.role.as_str(), by = %ctx.caller, "API key created");
     let detail = serde_json::json!({"role": req.role.as_str(), "name": name});
-    relay_bus::audit::record(&reg.nats, &workspace, &ctx.caller, "key.create", &key_id, Some(detail));
+    relay_bus::audit::record(&reg.nats, &workspace, &ctx, "key.create", &key_id, Some(detail));
     Ok(CreatedKey {
         key: row.key(),
         token: format!("{TOKEN_PREFIX}{key_id}_{secret}"),
@@ -142,7 +142,7 @@ pub async fn revoke(reg: Registry, ctx: RequestContext, req: KeyRef) -> Result<A
         })?
         .key();
     tracing::info!(key_id = key.key_id, by = %ctx.caller, "API key revoked");
-    relay_bus::audit::record(&reg.nats, &key.workspace, &ctx.caller, "key.revoke", &key.key_id, None);
+    relay_bus::audit::record(&reg.nats, &key.workspace, &ctx, "key.revoke", &key.key_id, None);
     // Gateways forget the key and end its streams; one that misses this still re-verifies
     // within its cache's lifetime.
     let event = KeyRevoked {

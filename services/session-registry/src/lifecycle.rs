@@ -7,8 +7,9 @@
 use crate::error::{RegistryError, Result};
 use crate::store::{self, Change, new_id, now_ms};
 use crate::{Registry, messages};
-use relay_contracts::RequestContext;
+use relay_contracts::audit::AuditEntry;
 use relay_contracts::session::{events::*, *};
+use relay_contracts::{Caller, RequestContext};
 
 pub(crate) fn check_id(field: &str, id: &str) -> Result<()> {
     if id.trim().is_empty() || relay_contracts::id_too_long(id) {
@@ -120,7 +121,15 @@ pub async fn create(reg: Registry, _ctx: RequestContext, req: CreateRequest) -> 
     Ok(SessionIdResponse { session_id: id })
 }
 
-pub async fn update(reg: Registry, _ctx: RequestContext, req: UpdateRequest) -> Result<SuccessResponse> {
+pub async fn update(reg: Registry, ctx: RequestContext, req: UpdateRequest) -> Result<SuccessResponse> {
+    // Approval policies are an admin's (a person's admin key, or the mesh's own identities).
+    if req.approval_policy_override.is_some()
+        && matches!(ctx.caller, Caller::Operator(_) | Caller::Viewer(_) | Caller::Agent(_))
+    {
+        return Err(RegistryError::Forbidden(
+            "changing a session's approval policy needs an admin key".into(),
+        ));
+    }
     let mut change = Change::begin(&reg).await?;
     let mut s = store::lock_live(change.conn(), &req.session_id).await?;
     if s.status == SessionStatus::Archived {
@@ -158,6 +167,12 @@ pub async fn update(reg: Registry, _ctx: RequestContext, req: UpdateRequest) -> 
     if !changed.is_empty() {
         s.last_activity_at = now_ms();
         store::save_session(change.conn(), &s).await?;
+        if changed.iter().any(|c| c == "approvalPolicyOverride") {
+            // A policy change: audited with the change, in its transaction.
+            let detail = serde_json::json!({"approvalPolicyOverride": s.approval_policy_override});
+            let entry = AuditEntry::new(&ctx, "session.update", &s.session_id, Some(detail));
+            change.emit(&s.session_id, entry).await?;
+        }
         change
             .emit(
                 &s.session_id,

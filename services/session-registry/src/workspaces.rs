@@ -66,7 +66,7 @@ pub async fn create(reg: Registry, ctx: RequestContext, req: CreateWorkspaceRequ
     .await?;
     let w = row.ok_or_else(|| RegistryError::Conflict(format!("workspace {} exists", req.name)))?;
     tracing::info!(workspace = w.name, by = %ctx.caller, "workspace created");
-    relay_bus::audit::record(&reg.nats, &w.name, &ctx.caller, "workspace.create", &w.name, None);
+    relay_bus::audit::record(&reg.nats, &w.name, &ctx, "workspace.create", &w.name, None);
     Ok(w.into())
 }
 
