@@ -59,20 +59,27 @@ pub struct Nats {
     /// The identities (`relayctl auth init` into the server's scratch directory); `None` when
     /// started with [`Nats::start_without_auth`].
     pub auth: Option<relay_bus::identity::Setup>,
+    /// The server's certificate when it requires TLS ([`Nats::start_tls`]); clients trust its CA.
+    pub tls: Option<relay_bus::pki::Certs>,
 }
 
 impl Nats {
     /// With auth on.
     pub async fn start() -> Nats {
-        Self::start_with(true).await
+        Self::start_with(true, None).await
     }
 
     /// Anyone may connect and do anything: the mesh as it was before identities.
     pub async fn start_without_auth() -> Nats {
-        Self::start_with(false).await
+        Self::start_with(false, None).await
     }
 
-    async fn start_with(auth: bool) -> Nats {
+    /// With auth on, and TLS required of every client: the server presents `certs.cert`.
+    pub async fn start_tls(certs: &relay_bus::pki::Certs) -> Nats {
+        Self::start_with(true, Some(certs.clone())).await
+    }
+
+    async fn start_with(auth: bool, tls: Option<relay_bus::pki::Certs>) -> Nats {
         // The free port may be taken between probing and binding (tests run in parallel):
         // then our nats-server exits, and we try another port.
         for _ in 0..10 {
@@ -85,6 +92,7 @@ impl Nats {
                 url: format!("nats://127.0.0.1:{port}"),
                 store,
                 auth,
+                tls: tls.clone(),
             };
             if nats.spawn().await {
                 return nats;
@@ -102,8 +110,16 @@ impl Nats {
         } else {
             ""
         };
+        let tls = match &self.tls {
+            Some(c) => format!(
+                "tls {{ cert_file: \"{}\", key_file: \"{}\" }}\n",
+                c.cert.display(),
+                c.key.display()
+            ),
+            None => String::new(),
+        };
         let text = format!(
-            "listen: \"127.0.0.1:{}\"\njetstream {{ store_dir: \"{}\" }}\n{include}",
+            "listen: \"127.0.0.1:{}\"\njetstream {{ store_dir: \"{}\" }}\n{include}{tls}",
             self.port,
             self.store.join("js").display()
         );
@@ -176,6 +192,9 @@ impl Nats {
                 .expect("read test credentials")
                 .custom_inbox_prefix(relay_contracts::access::inbox_prefix(identity));
         }
+        if let Some(tls) = &self.tls {
+            opts = opts.add_root_certificates(tls.ca.clone()).require_tls(true);
+        }
         opts.connect(&self.url).await.expect("connect to test nats-server")
     }
 
@@ -193,6 +212,14 @@ impl Nats {
     /// The environment a process needs to connect as `identity` (nothing with auth off). The
     /// spawner also gets the harness signer; a harness gets a fresh agent identity.
     pub fn env_for(&self, identity: &str) -> Vec<(String, String)> {
+        let mut env = self.env_for_identity(identity);
+        if let Some(tls) = &self.tls {
+            env.push(("RELAY_NATS__TLS_CA_FILE".into(), tls.ca.display().to_string()));
+        }
+        env
+    }
+
+    fn env_for_identity(&self, identity: &str) -> Vec<(String, String)> {
         let Some(auth) = &self.auth else {
             return Vec::new();
         };
@@ -254,9 +281,12 @@ impl Database {
             .execute(&mut admin)
             .await
             .expect("create test database");
-        let base = admin_url.rsplit_once('/').map_or(admin_url.as_str(), |(b, _)| b);
+        // postgres://host/db?params: the same server and params, another database.
+        let (path, params) = admin_url.split_once('?').map_or((admin_url.as_str(), None), |(p, q)| (p, Some(q)));
+        let base = path.rsplit_once('/').map_or(path, |(b, _)| b);
+        let params = params.map(|q| format!("?{q}")).unwrap_or_default();
         Database {
-            url: format!("{base}/{name}"),
+            url: format!("{base}/{name}{params}"),
             name,
             admin_url,
         }
@@ -300,11 +330,25 @@ pub struct Postgres {
 
 impl Postgres {
     pub async fn start() -> Postgres {
+        Self::start_with(None).await
+    }
+
+    /// With TLS on and required: the server presents `certs.cert`, accepts TCP connections only
+    /// over TLS (`hostssl` is its only TCP rule), and [`Postgres::admin_url`] asks for
+    /// `sslmode=verify-full` against `certs.ca`.
+    pub async fn start_tls(certs: &relay_bus::pki::Certs) -> Postgres {
+        Self::start_with(Some(certs)).await
+    }
+
+    async fn start_with(tls: Option<&relay_bus::pki::Certs>) -> Postgres {
         let dir = scratch_dir("pg");
         let port = free_port();
+        let params = tls.map_or(String::new(), |c| {
+            format!("?sslmode=verify-full&sslrootcert={}", c.ca.display())
+        });
         let mut pg = Postgres {
             port,
-            admin_url: format!("postgres://postgres@127.0.0.1:{port}/postgres"),
+            admin_url: format!("postgres://postgres@127.0.0.1:{port}/postgres{params}"),
             bin: pg_bin_dir(),
             dir,
             running: false,
@@ -322,8 +366,34 @@ impl Postgres {
             .stdout(Stdio::null());
         let init = Command::from(init).status().await;
         assert!(init.is_ok_and(|s| s.success()), "initdb in {}", data.display());
+        if let Some(certs) = tls {
+            pg.require_tls(certs).await;
+        }
         pg.start_again().await;
         pg
+    }
+
+    /// The certificate and key in the data directory (the server insists the key is its own,
+    /// mode 0600), `ssl = on`, and no TCP rule but `hostssl`.
+    async fn require_tls(&self, certs: &relay_bus::pki::Certs) {
+        let data = self.dir.join("data");
+        std::fs::copy(&certs.cert, data.join("server.crt")).expect("copy server certificate");
+        std::fs::copy(&certs.key, data.join("server.key")).expect("copy server key");
+        if as_root() {
+            let ok = Command::new("chown")
+                .arg("postgres:")
+                .arg(data.join("server.crt"))
+                .arg(data.join("server.key"))
+                .status()
+                .await;
+            assert!(ok.is_ok_and(|s| s.success()), "chown the server's certificate to postgres");
+        }
+        let conf = data.join("postgresql.conf");
+        let mut text = std::fs::read_to_string(&conf).expect("read postgresql.conf");
+        text.push_str("\nssl = on\nssl_cert_file = 'server.crt'\nssl_key_file = 'server.key'\n");
+        std::fs::write(&conf, text).expect("write postgresql.conf");
+        let hba = "local all all trust\nhostssl all all 127.0.0.1/32 trust\n";
+        std::fs::write(data.join("pg_hba.conf"), hba).expect("write pg_hba.conf");
     }
 
     /// A command from the server's bin dir, run as `postgres` when we are root. Synchronous, so
