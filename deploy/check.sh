@@ -19,9 +19,12 @@ echo "== nats-server -t"
 for f in "$deploy"/nats/nats-*.conf; do "$nats_server" -t -c "$f"; done
 # nats.conf includes the identities the Secret carries: render a throwaway set beside a copy.
 relayctl="${RELAYCTL:-$deploy/../target/debug/relayctl}"
-[ -x "$relayctl" ] || (cd "$deploy/.." && cargo build -q -p relayctl)
-mkdir -p "$out/k8s-nats" && cp "$deploy/kubernetes/nats.conf" "$out/k8s-nats/"
+[ -n "${RELAYCTL:-}" ] || (cd "$deploy/.." && cargo build -q -p relayctl)
+mkdir -p "$out/k8s-nats" && sed "s|/etc/nats/tls/|$out/k8s-nats/tls/|" "$deploy/kubernetes/nats.conf" >"$out/k8s-nats/nats.conf"
 "$relayctl" auth init "$out/k8s-nats/auth" >/dev/null
+# …and the certificate the Secret relay-tls carries, under the names the Secret gives them.
+"$relayctl" tls init "$out/k8s-nats/tls" --host nats --host nats.relay-mesh.svc >/dev/null
+mv "$out/k8s-nats/tls/server.pem" "$out/k8s-nats/tls/tls.crt" && mv "$out/k8s-nats/tls/server.key" "$out/k8s-nats/tls/tls.key"
 SERVER_NAME=nats-0 "$nats_server" -t -c "$out/k8s-nats/nats.conf"
 
 echo "== YAML, kustomization lists, relay.toml"
@@ -57,7 +60,15 @@ def keys(d, prefix=""):
         else:
             yield f"{prefix}{key}"
 
-documented = set(keys(tomllib.loads(example.read_text())))
+# A key shown commented out (`# tls_cert_file = "…"`, off by default) is documented too.
+import re
+section, commented = "", set()
+for line in example.read_text().splitlines():
+    if m := re.match(r"^\[([a-z_.]+)\]", line):
+        section = m.group(1) + "."
+    elif m := re.match(r"^# ([a-z_]+) = ", line):
+        commented.add(section + m.group(1))
+documented = set(keys(tomllib.loads(example.read_text()))) | commented
 used = set(keys(tomllib.loads((deploy / "kubernetes/relay.toml").read_text())))
 assert used <= documented, f"relay.toml keys not in relay.example.toml: {sorted(used - documented)}"
 print(f"relay.toml: {len(used)} keys, all documented in config/relay.example.toml")

@@ -282,7 +282,9 @@ impl Database {
             .await
             .expect("create test database");
         // postgres://host/db?params: the same server and params, another database.
-        let (path, params) = admin_url.split_once('?').map_or((admin_url.as_str(), None), |(p, q)| (p, Some(q)));
+        let (path, params) = admin_url
+            .split_once('?')
+            .map_or((admin_url.as_str(), None), |(p, q)| (p, Some(q)));
         let base = path.rsplit_once('/').map_or(path, |(b, _)| b);
         let params = params.map(|q| format!("?{q}")).unwrap_or_default();
         Database {
@@ -386,7 +388,10 @@ impl Postgres {
                 .arg(data.join("server.key"))
                 .status()
                 .await;
-            assert!(ok.is_ok_and(|s| s.success()), "chown the server's certificate to postgres");
+            assert!(
+                ok.is_ok_and(|s| s.success()),
+                "chown the server's certificate to postgres"
+            );
         }
         let conf = data.join("postgresql.conf");
         let mut text = std::fs::read_to_string(&conf).expect("read postgresql.conf");

@@ -85,7 +85,11 @@ async fn with_tls_configured_clients_use_https_and_services_reach_nats_and_postg
             .json()
             .await
             .ok()?;
-        page["events"].as_array()?.iter().any(|e| e["type"] == "session.created").then_some(())
+        page["events"]
+            .as_array()?
+            .iter()
+            .any(|e| e["type"] == "session.created")
+            .then_some(())
     })
     .await;
 
@@ -94,7 +98,10 @@ async fn with_tls_configured_clients_use_https_and_services_reach_nats_and_postg
         .get(format!("http://{listen}/readyz"))
         .send()
         .await;
-    assert!(plain.is_err() || !plain.unwrap().status().is_success(), "plain HTTP was served");
+    assert!(
+        plain.is_err() || !plain.unwrap().status().is_success(),
+        "plain HTTP was served"
+    );
     let untrusting = reqwest::Client::builder().build().unwrap();
     let err = untrusting.get(format!("{base}/readyz")).send().await.unwrap_err();
     assert!(format!("{err:?}").to_lowercase().contains("certificate"), "{err:?}");
@@ -106,7 +113,10 @@ async fn with_tls_configured_clients_use_https_and_services_reach_nats_and_postg
         .unwrap()
         .connect(&nats.url)
         .await;
-    assert!(refused.is_err(), "NATS accepted a client that does not trust its certificate");
+    assert!(
+        refused.is_err(),
+        "NATS accepted a client that does not trust its certificate"
+    );
 
     // Postgres: every connection of the services to the test database is encrypted…
     let admin = sqlx::PgPool::connect(&pg.admin_url).await.unwrap();
@@ -124,7 +134,9 @@ async fn with_tls_configured_clients_use_https_and_services_reach_nats_and_postg
     // …and verify-full means verified: the server's certificate against another CA is refused.
     let other_dir = scratch("other-ca");
     let other = relay_bus::pki::init(&other_dir, &loopback()).unwrap();
-    let wrong_ca = db.url.replace(&certs.ca.display().to_string(), &other.ca.display().to_string());
+    let wrong_ca = db
+        .url
+        .replace(&certs.ca.display().to_string(), &other.ca.display().to_string());
     let refused = sqlx::PgPool::connect(&wrong_ca).await;
     assert!(refused.is_err(), "Postgres connection verified against the wrong CA");
 
