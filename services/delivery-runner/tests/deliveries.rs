@@ -198,7 +198,12 @@ async fn attached(m: &Cluster, session: &str, modes: &[&str]) -> String {
 async fn wait_status(m: &Cluster, id: &str, status: &str) -> Value {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(15);
     loop {
-        let d = m.ok("delivery.get", json!({"deliveryId": id})).await;
+        // `not_found` until the registry's hand-off reaches a runner (after a restart, say).
+        let d = match m.call("delivery.get", json!({"deliveryId": id})).await {
+            Ok(d) => d,
+            Err(e) if e.code() == relay_contracts::ErrorCode::NotFound => json!({"status": "not handed over yet"}),
+            Err(e) => panic!("delivery.get {id}: {e}"),
+        };
         if d["status"] == status {
             return d;
         }
