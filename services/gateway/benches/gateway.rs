@@ -590,6 +590,7 @@ async fn closed_loop(case: &'static str, concurrency: usize, secs: f64, call: Ca
 #[tokio::main]
 async fn main() {
     let secs: f64 = env_or("RELAY_BENCH_SECONDS", 3.0);
+    const REST_ROUNDS: usize = 2;
     let rate: usize = env_or("RELAY_BENCH_RATE", 1000);
     let sizes: Vec<usize> = std::env::var("RELAY_BENCH_CLIENTS")
         .unwrap_or_else(|_| "100,1000".into())
@@ -622,12 +623,30 @@ async fn main() {
         // Let the closed streams go before the next case.
         tokio::time::sleep(Duration::from_secs(2)).await;
     }
-    // 2. REST against a seeded registry.
-    let mut rests: Vec<(bool, Rest)> = on.rest(secs).await.into_iter().map(|r| (true, r)).collect();
-    drop(on);
-    eprintln!("REST with NATS auth off");
+    // 2. REST against a seeded registry, auth on and off in alternating rounds (on, off, on,
+    // off): what one mesh left behind (the fan-out's load, a vacuum) weighs on both alike. Each
+    // case keeps its best round.
     let off = BenchMesh::start(false).await;
-    rests.extend(off.rest(secs).await.into_iter().map(|r| (false, r)));
+    let mut rests: Vec<(bool, Rest)> = Vec::new();
+    for round in 1..=REST_ROUNDS {
+        for (auth, mesh) in [(true, &on), (false, &off)] {
+            eprintln!(
+                "REST round {round}/{REST_ROUNDS}, NATS auth {}",
+                if auth { "on" } else { "off" }
+            );
+            for r in mesh.rest(secs).await {
+                match rests
+                    .iter_mut()
+                    .find(|(a, b)| *a == auth && b.case == r.case && b.concurrency == r.concurrency)
+                {
+                    Some((_, best)) if best.rps() >= r.rps() => {}
+                    Some((_, best)) => *best = r,
+                    None => rests.push((auth, r)),
+                }
+            }
+        }
+    }
+    drop(on);
     drop(off);
 
     println!(
@@ -688,7 +707,7 @@ async fn main() {
         "command": "make bench",
         "measuredAt": relay_bus::now_ms(),
         "machine": { "cpus": std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0), "os": std::env::consts::OS },
-        "setup": "private nats-server and a fresh Postgres database on loopback; release-built session-registry, event-ingest and gateway, each its own process; the bench process runs every client (SSE readers, NATS subscribers, HTTP callers) on the same two cores; fan-out with NATS auth on (the default), REST with auth on and, on a second mesh, off",
+        "setup": "private nats-server and a fresh Postgres database on loopback; release-built session-registry, event-ingest and gateway, each its own process; the bench process runs every client (SSE readers, NATS subscribers, HTTP callers) on the same two cores; fan-out with NATS auth on (the default), REST with auth on and, on a second mesh, off, in alternating rounds (on, off, on, off; each case's best round)",
         "fanout": fanouts.iter().map(Fanout::json).collect::<Vec<_>>(),
         "rest": rests.iter().map(|(auth, r)| json!({
             "case": r.case, "auth": auth, "concurrency": r.concurrency, "requests": r.requests, "errors": r.errors,
