@@ -483,11 +483,12 @@ pub struct ListResponse {
     pub total: i64,
 }
 
-/// Partial update. An explicit `null` clears a nullable field; an absent key leaves it alone.
+/// Partial update. An explicit `null` clears a nullable field; an absent key leaves it alone;
+/// an unknown key is refused (a typo must not look like a change that was made).
 #[skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct UpdateRequest {
     pub session_id: String,
     #[serde(default, with = "::serde_with::rust::double_option")]
