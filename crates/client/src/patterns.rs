@@ -34,11 +34,13 @@ struct Worker {
 }
 
 impl Worker {
-    async fn spawn(client: &Client, session_id: &str, name: &str, cli: &str) -> Result<Worker> {
+    /// Workers take the default handle (`claude`, `claude-2`, …): a pattern's worker names are
+    /// per run, handles per workspace, and two runs must not contend for one.
+    async fn spawn(client: &Client, session_id: &str, cli: &str) -> Result<Worker> {
         let spawned = client
             .agent_spawn(&SpawnRequest {
                 session_id: session_id.to_string(),
-                agent_name: Some(name.to_string()),
+                agent_name: None,
                 cli: cli.to_string(),
                 task: None,
                 cwd: None,
@@ -54,7 +56,7 @@ impl Worker {
                 limit: None,
             })
             .await?;
-        tracing::info!(agent_id = %spawned.agent_id, name, cli, "worker started");
+        tracing::info!(agent_id = %spawned.agent_id, cli, "worker started");
         Ok(Worker {
             client: client.clone(),
             agent_id: spawned.agent_id,
@@ -161,7 +163,6 @@ enum Ended {
 async fn run_once(
     client: &Client,
     session_id: &str,
-    name: &str,
     cli: &str,
     prompt: &str,
     timeout: Duration,
@@ -169,9 +170,7 @@ async fn run_once(
 ) -> std::result::Result<String, Ended> {
     // A spawn is bounded by the spawner's attach timeout; it is waited for even when stopped,
     // so that the agent it starts is released rather than left behind.
-    let mut worker = Worker::spawn(client, session_id, name, cli)
-        .await
-        .map_err(Ended::Failed)?;
+    let mut worker = Worker::spawn(client, session_id, cli).await.map_err(Ended::Failed)?;
     // Only fan-out stops workers early; the other patterns pass no receiver.
     let stopped = async {
         match stop {
@@ -287,9 +286,8 @@ pub async fn map_reduce(client: &Client, opts: MapReduce) -> Result<MapReduceRes
             let mut attempts = 0;
             loop {
                 attempts += 1;
-                let n = started.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
-                let name = format!("MapWorker-{n}");
-                let outcome = run_once(client, session_id, &name, &opts.worker_cli, &prompt, opts.timeout, None).await;
+                started.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let outcome = run_once(client, session_id, &opts.worker_cli, &prompt, opts.timeout, None).await;
                 match outcome {
                     Ok(result) => {
                         tracing::info!(item, attempts, "mapReduce item done");
@@ -389,23 +387,15 @@ pub async fn pipeline(client: &Client, opts: Pipeline) -> Result<PipelineResult>
         tracing::info!(stage = %stage.name, step = i + 1, of = opts.stages.len(), "pipeline stage started");
         let began = Instant::now();
         let prompt = stage.task.replace("{{input}}", &input);
-        let output = run_once(
-            client,
-            &session_id,
-            &stage.name,
-            &stage.cli,
-            &prompt,
-            opts.stage_timeout,
-            None,
-        )
-        .await
-        .map_err(|ended| Error::Stage {
-            stage: stage.name.clone(),
-            source: Box::new(match ended {
-                Ended::Failed(e) => e,
-                Ended::Stopped => unreachable!("a pipeline never stops a stage early"),
-            }),
-        })?;
+        let output = run_once(client, &session_id, &stage.cli, &prompt, opts.stage_timeout, None)
+            .await
+            .map_err(|ended| Error::Stage {
+                stage: stage.name.clone(),
+                source: Box::new(match ended {
+                    Ended::Failed(e) => e,
+                    Ended::Stopped => unreachable!("a pipeline never stops a stage early"),
+                }),
+            })?;
         stages.push(StageResult {
             name: stage.name.clone(),
             input: std::mem::replace(&mut input, output.clone()),
@@ -503,7 +493,7 @@ pub async fn fan_out(client: &Client, opts: FanOut) -> Result<FanOutResult> {
             let (stop, session_id) = (stop_rx.clone(), &session_id);
             async move {
                 let began = Instant::now();
-                let r = run_once(client, session_id, &t.name, &t.cli, &t.task, opts.timeout, Some(stop)).await;
+                let r = run_once(client, session_id, &t.cli, &t.task, opts.timeout, Some(stop)).await;
                 (t, r, began.elapsed())
             }
         })
@@ -610,11 +600,7 @@ pub async fn supervise(client: &Client, opts: Supervisor) -> Result<SupervisorRe
         async move {
             let mut reasons = Vec::new();
             loop {
-                let name = match reasons.len() {
-                    0 => t.name.clone(),
-                    n => format!("{}-restart-{n}", t.name),
-                };
-                match run_once(client, session_id, &name, &t.cli, &t.task, opts.timeout, None).await {
+                match run_once(client, session_id, &t.cli, &t.task, opts.timeout, None).await {
                     Ok(answer) => return (t, Ok(answer), reasons),
                     Err(Ended::Failed(e)) if reasons.len() as u32 >= opts.max_restarts => {
                         return (t, Err(e.to_string()), reasons);

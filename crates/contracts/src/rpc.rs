@@ -45,6 +45,8 @@ impl Role {
 
 /// Reads: anyone who may look.
 pub const READ: &[Role] = &[Role::Viewer, Role::Operator, Role::Service];
+/// Reads agents may make too: who else is in the workspace.
+pub const LOOK: &[Role] = &[Role::Viewer, Role::Operator, Role::Service, Role::Harness];
 /// Changes made by people or by services on their behalf.
 pub const OPERATE: &[Role] = &[Role::Operator, Role::Service];
 /// What a harness reports about its own agent.
@@ -176,6 +178,13 @@ macro_rules! with_rpcs {
             /// An agent declares (again) what it can do. Events: `session.updated`.
             SessionAgentDeclareCapabilities session_agent_declare_capabilities = "session.agent.declareCapabilities", SESSION_REGISTRY, HARNESS, workspace,
                 session::DeclareCapabilitiesRequest => session::CapabilitiesResponse, grpc("SessionService", "AgentDeclareCapabilities");
+            /// The agents of the caller's workspace with status, handle, session and
+            /// capabilities (seed 003's "list all agents"); `live` by default.
+            AgentList agent_list = "agent.list", SESSION_REGISTRY, LOOK, workspace,
+                session::AgentListRequest => session::AgentListResponse;
+            /// One agent by id or handle; `not_found` naming it otherwise.
+            AgentGet agent_get = "agent.get", SESSION_REGISTRY, LOOK, workspace,
+                session::AgentGetRequest => session::Agent;
             /// The adapter and model an agent selection resolves to.
             SessionResolveAgentConfig session_resolve_agent_config = "session.resolveAgentConfig", SESSION_REGISTRY, SEND, mesh,
                 session::ResolveAgentConfigRequest => session::ResolveAgentConfigResponse;

@@ -214,6 +214,24 @@ pub struct Agent {
     pub capabilities: Option<AgentSessionCapabilities>,
     /// Relay extension: AG-UI discovery document (seed 004), when declared.
     pub agent_capabilities: Option<AgUiCapabilities>,
+    /// Relay extension: the name other agents and people address it by (`@handle`), unique
+    /// among the live agents of its workspace; free again once it is disposed.
+    pub handle: Option<String>,
+}
+
+/// The longest handle: shorter than any agent id the mesh makes (a UUID), so a name in an
+/// agent route is a handle or an id, never both.
+pub const MAX_HANDLE_CHARS: usize = 24;
+
+/// The handle `name` stands for, if it is one: 1 to [`MAX_HANDLE_CHARS`] letters, digits, `-`
+/// or `_`, starting with a letter or digit, with or without a leading `@`. Handles are
+/// case-insensitive (`Worker1` is `worker1`) and kept in lowercase.
+pub fn handle_of(name: &str) -> Option<String> {
+    let h = name.strip_prefix('@').unwrap_or(name);
+    let valid = (1..=MAX_HANDLE_CHARS).contains(&h.len())
+        && h.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+        && h.chars().next().is_some_and(|c| c.is_ascii_alphanumeric());
+    valid.then(|| h.to_ascii_lowercase())
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -634,6 +652,9 @@ pub struct AttachRequest {
     /// Relay extension: the harness's own id for the session; generated when absent.
     pub adapter_session_id: Option<String>,
     pub harness_id: Option<String>,
+    /// Relay extension: the agent's handle ([`handle_of`]); `conflict` when a live agent of the
+    /// workspace has it. Absent: the adapter's name, then `-2`, `-3`, … until one is free.
+    pub handle: Option<String>,
 }
 
 #[skip_serializing_none]
@@ -642,6 +663,8 @@ pub struct AttachRequest {
 #[serde(rename_all = "camelCase")]
 pub struct AttachResponse {
     pub agent_id: String,
+    /// Relay extension: the handle it got.
+    pub handle: Option<String>,
     pub adapter_session_id: String,
     pub role: AgentRole,
     pub message_id: Option<String>,
@@ -663,6 +686,45 @@ pub struct ReleaseRequest {
 #[serde(rename_all = "camelCase")]
 pub struct AgentRef {
     pub agent_id: String,
+}
+
+/// `agent.list`: the agents of the caller's workspace (every workspace for the mesh's own
+/// services), most recently active first.
+#[skip_serializing_none]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema, utoipa::IntoParams), into_params(parameter_in = Query))]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct AgentListRequest {
+    /// `live` (the default: not disposed) or `all`.
+    pub status: Option<String>,
+    /// Only this session's agents.
+    pub session_id: Option<String>,
+    /// At most 500 (50 by default).
+    #[cfg_attr(
+        feature = "openapi",
+        param(minimum = 1, maximum = 500),
+        schema(minimum = 1, maximum = 500)
+    )]
+    pub limit: Option<i64>,
+    #[cfg_attr(feature = "openapi", param(minimum = 0), schema(minimum = 0))]
+    pub offset: Option<i64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct AgentListResponse {
+    pub agents: Vec<Agent>,
+    pub total: i64,
+}
+
+/// `agent.get`: one agent by id or by handle (a live agent of the caller's workspace).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct AgentGetRequest {
+    /// An agent id, or a handle with or without its `@`.
+    pub agent: String,
 }
 
 #[skip_serializing_none]

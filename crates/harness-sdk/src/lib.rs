@@ -53,6 +53,8 @@ pub struct AttachOptions {
     /// Bind to this already attached agent instead of attaching a new one: a harness restarted
     /// after a crash takes its agent's subjects back (and its undelivered messages with them).
     pub agent_id: Option<String>,
+    /// The handle to attach with (`@name`); a free default from the adapter's name when `None`.
+    pub handle: Option<String>,
 }
 
 /// A session bound to the bus. Dropping it stops serving.
@@ -204,6 +206,7 @@ async fn attach_new(nats: &async_nats::Client, opts: &AttachOptions) -> Result<S
         agent_capabilities: None,
         adapter_session_id: opts.adapter_session_id.clone(),
         harness_id: None,
+        handle: opts.handle.clone(),
     };
     let attached = relay_bus::client::call::<rpc::SessionAgentAttach>(nats, &attach, CALL_TIMEOUT).await?;
     Ok(attached.agent_id)

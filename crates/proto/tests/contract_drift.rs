@@ -166,6 +166,7 @@ fn contracts() -> Vec<Contract> {
             agent_capabilities: Some(ag_ui()),
             adapter_session_id: some("as1"),
             harness_id: some("h1"),
+            handle: some("bob"),
         }),
         contract(AttachResponse {
             agent_id: "a1".into(),
@@ -173,6 +174,7 @@ fn contracts() -> Vec<Contract> {
             role: AgentRole::Lead,
             message_id: some("m1"),
             turn_id: some("t1"),
+            handle: some("bob"),
         }),
         contract(ReleaseRequest {
             session_id: "s1".into(),
@@ -486,6 +488,7 @@ fn agent() -> Agent {
         status: AgentRecordStatus::Idle,
         capabilities: Some(capabilities()),
         agent_capabilities: Some(ag_ui()),
+        handle: some("bob"),
     }
 }
 

@@ -44,6 +44,8 @@ pub struct HarnessSettings {
     pub protocol: String,
     /// Bind to this agent again instead of attaching a new one (a restart after a crash).
     pub agent_id: Option<String>,
+    /// The handle to attach with; a free default from the adapter's name when unset.
+    pub handle: Option<String>,
     /// The CLI's own session to continue (structured protocols).
     pub cli_session: Option<String>,
     /// The command and its arguments (the command line's `-- COMMAND …` wins).
@@ -65,6 +67,7 @@ impl Default for HarnessSettings {
             cwd: None,
             protocol: "pty".into(),
             agent_id: None,
+            handle: None,
             cli_session: None,
             command: Vec::new(),
             patterns: BTreeMap::new(),

@@ -31,6 +31,7 @@ fn apply_args(h: &mut HarnessSettings, mut args: impl Iterator<Item = String>) -
             "--cwd" => h.cwd = Some(value("--cwd")?),
             "--protocol" => h.protocol = value("--protocol")?,
             "--agent-id" => h.agent_id = Some(value("--agent-id")?),
+            "--handle" => h.handle = Some(value("--handle")?),
             "--resume" => h.cli_session = Some(value("--resume")?),
             "--stop-with-stdin" => h.stop_with_stdin = true,
             "--" => {

@@ -332,6 +332,7 @@ async fn drive<A: Driver>(
         capabilities,
         adapter_session_id: None,
         agent_id: h.agent_id.clone(),
+        handle: h.handle.clone(),
     };
     // Attaching is part of the spawn request's trace, when a spawner started this harness.
     let traceparent = std::env::var(crate::spawner::TRACEPARENT_ENV).ok();

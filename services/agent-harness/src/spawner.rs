@@ -196,6 +196,14 @@ pub async fn spawn(s: Spawner, ctx: RequestContext, req: SpawnRequest) -> Result
         &agent.protocol
     })
     .map_err(|e| HarnessError::Invalid(format!("spawner.agents.{}: {e}", req.cli)))?;
+    if let Some(name) = &req.agent_name
+        && relay_contracts::session::handle_of(name).is_none()
+    {
+        return Err(HarnessError::Invalid(format!(
+            "agentName {name:?} is the agent's handle: 1 to {} letters, digits, '-' or '_'",
+            relay_contracts::session::MAX_HANDLE_CHARS
+        )));
+    }
     if let Some(cwd) = &req.cwd
         && !std::path::Path::new(cwd).is_dir()
     {
@@ -292,6 +300,10 @@ async fn start_harness(s: &Spawner, run: &Run, resume: Option<&Resume>) -> Resul
     ]);
     if let Some(cwd) = &req.cwd {
         cmd.args(["--cwd", cwd]);
+    }
+    // A restarted harness binds to its agent again, which keeps its handle.
+    if let (Some(handle), None) = (&req.agent_name, resume) {
+        cmd.args(["--handle", handle]);
     }
     // The harness's own NATS identity, for its one agent (a new id, or the one it resumes).
     if let Some(signer) = &s.signer {

@@ -165,6 +165,7 @@ async fn main() {
             capabilities: caps.clone(),
             adapter_session_id: None,
             agent_id: None,
+            handle: None,
         };
         agents.push(Binding::attach(client.clone(), opts, Arc::new(Instant_)).await.unwrap());
     }

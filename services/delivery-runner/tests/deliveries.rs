@@ -454,6 +454,7 @@ async fn a_runner_killed_mid_load_leaves_every_message_delivered_and_none_surfac
             capabilities: caps.clone(),
             adapter_session_id: None,
             agent_id: None,
+            handle: None,
         };
         let session = std::sync::Arc::new(Recording {
             surfaced: surfaced.clone(),

@@ -30,6 +30,10 @@ pub enum ApiError {
 }
 
 impl ApiError {
+    pub fn is_not_found(&self) -> bool {
+        self.code() == ErrorCode::NotFound
+    }
+
     fn code(&self) -> ErrorCode {
         match self {
             ApiError::Bus(e) => e.code(),

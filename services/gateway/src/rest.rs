@@ -24,9 +24,10 @@ use relay_contracts::permission::{
     ListRequest as PendingListRequest, Permission, PermissionList, Question, QuestionList,
 };
 use relay_contracts::session::{
+    Agent, AgentGetRequest, AgentListRequest, AgentListResponse, AgentRef as SessionAgentRef, CapabilitiesResponse,
     CloseRequest, CreateRequest, DeliveryRequest, ForkKind, ForkRequest, GetResponse, ListRequest, ListResponse,
     MessagesRequest, MessagesResponse, PurgeResponse, SendMessageRequest, SendMessageResponse, Session,
-    SessionIdResponse, SessionRef, SuccessResponse, UpdateRequest,
+    SessionIdResponse, SessionRef, SuccessResponse, UpdateRequest, handle_of,
 };
 use relay_contracts::workspace::{
     CreateWorkspaceRequest, ListWorkspacesRequest, Workspace, WorkspaceList, WorkspaceRef,
@@ -124,6 +125,9 @@ pub fn router(state: AppState) -> Router {
         .route("/sessions/{id}/purge", post(purge_session))
         .route("/sessions/{id}/fork", post(fork_session))
         .route("/sessions/{id}/events/sse", get(sse::session_events))
+        .route("/agents", get(list_agents))
+        .route("/agents/{name}", get(get_agent))
+        .route("/agents/{name}/capabilities", get(agent_capabilities))
         .route("/agents/{name}/permissions", get(list_permissions))
         .route("/agents/{name}/permissions/{request_id}/approve", post(approve))
         .route("/agents/{name}/permissions/{request_id}/deny", post(deny))
@@ -247,6 +251,9 @@ fn valid_cli(cli: &str) -> bool {
 #[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct CreateSession {
+    /// The spawned agent's handle (`@name` or `name`); a free default from the cli's name when
+    /// absent. `409` when a live agent of the workspace has it.
+    #[schema(pattern = "^@?[A-Za-z0-9][A-Za-z0-9_-]{0,23}$")]
     pub agent: Option<String>,
     /// An agent name the spawners are configured with.
     #[schema(pattern = "^[a-z0-9_-]{1,64}$")]
@@ -279,6 +286,14 @@ async fn create_session(State(s): State<AppState>, body: Bytes) -> Result<(Statu
     }
     if req.task.is_some() && req.cli.is_none() {
         return Err(ApiError::Invalid("task needs a cli to run it".into()));
+    }
+    if let Some(agent) = &req.agent
+        && handle_of(agent).is_none()
+    {
+        return Err(ApiError::Invalid(format!(
+            "agent {agent:?} is the spawned agent's handle: 1 to {} letters, digits, '-' or '_'",
+            relay_contracts::session::MAX_HANDLE_CHARS
+        )));
     }
     let create = CreateRequest {
         session_id: req.session_id.clone(),
@@ -561,7 +576,7 @@ pending_query!(QuestionsQuery, "^(pending|answered|expired|all)$");
 #[utoipa::path(get, path = "/agents/{name}/permissions", tag = "permissions", params(("name" = String, Path, description = "Agent id"), PermissionsQuery), responses((status = 200, body = PermissionList), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
 async fn list_permissions(
     State(s): State<AppState>,
-    Path(name): Path<String>,
+    AgentName(name): AgentName,
     Query(q): Query<PermissionsQuery>,
 ) -> Reply<PermissionList> {
     Ok(Json(call::<rpc::PermissionList>(&s, &q.for_agent(name)).await?))
@@ -595,7 +610,8 @@ async fn decide<R: Rpc<Request = DecideRequest, Response = DecideResponse>>(
 #[utoipa::path(post, path = "/agents/{name}/permissions/{request_id}/approve", tag = "permissions", params(("name" = String, Path, description = "Agent id"), ("request_id" = String, Path)), request_body(content = Option<Reason>), responses((status = 200, body = DecideResponse), (status = 404, description = "Not found", body = WireError), (status = 409, description = "Conflicts with the current state", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
 async fn approve(
     State(s): State<AppState>,
-    Path((name, id)): Path<(String, String)>,
+    AgentName(name): AgentName,
+    Path((_, id)): Path<(String, String)>,
     body: Bytes,
 ) -> Reply<DecideResponse> {
     decide::<rpc::PermissionApprove>(&s, name, id, &body).await
@@ -604,7 +620,8 @@ async fn approve(
 #[utoipa::path(post, path = "/agents/{name}/permissions/{request_id}/deny", tag = "permissions", params(("name" = String, Path, description = "Agent id"), ("request_id" = String, Path)), request_body(content = Option<Reason>), responses((status = 200, body = DecideResponse), (status = 404, description = "Not found", body = WireError), (status = 409, description = "Conflicts with the current state", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
 async fn deny(
     State(s): State<AppState>,
-    Path((name, id)): Path<(String, String)>,
+    AgentName(name): AgentName,
+    Path((_, id)): Path<(String, String)>,
     body: Bytes,
 ) -> Reply<DecideResponse> {
     decide::<rpc::PermissionDeny>(&s, name, id, &body).await
@@ -613,7 +630,7 @@ async fn deny(
 #[utoipa::path(get, path = "/agents/{name}/questions", tag = "questions", params(("name" = String, Path, description = "Agent id"), QuestionsQuery), responses((status = 200, body = QuestionList), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
 async fn list_questions(
     State(s): State<AppState>,
-    Path(name): Path<String>,
+    AgentName(name): AgentName,
     Query(q): Query<QuestionsQuery>,
 ) -> Reply<QuestionList> {
     Ok(Json(call::<rpc::QuestionList>(&s, &q.for_agent(name)).await?))
@@ -628,7 +645,8 @@ pub struct Answer {
 #[utoipa::path(post, path = "/agents/{name}/questions/{question_id}/answer", tag = "questions", params(("name" = String, Path, description = "Agent id"), ("question_id" = String, Path)), request_body = Answer, responses((status = 200, body = AnswerResponse), (status = 404, description = "Not found", body = WireError), (status = 409, description = "Conflicts with the current state", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
 async fn answer(
     State(s): State<AppState>,
-    Path((name, question_id)): Path<(String, String)>,
+    AgentName(name): AgentName,
+    Path((_, question_id)): Path<(String, String)>,
     Json(a): Json<Answer>,
 ) -> Reply<AnswerResponse> {
     auth::check_role(rpc::QuestionAnswer::SUBJECT)?;
@@ -652,20 +670,62 @@ async fn answer(
 }
 
 // ---------------------------------------------------------------------------------------------
+// Agents: the directory, and `{name}` resolved
+
+/// The `{name}` of an agent route as an agent id: a handle (`@bob` or `bob`, a live agent of
+/// the caller's workspace) or an agent id. Handles are shorter than the ids the mesh makes, so
+/// a name is never both; a short name that is no handle is taken as an id, as before handles.
+pub struct AgentName(pub String);
+
+impl axum::extract::FromRequestParts<AppState> for AgentName {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut axum::http::request::Parts, s: &AppState) -> Result<Self, ApiError> {
+        let Path(params) = Path::<std::collections::HashMap<String, String>>::from_request_parts(parts, s).await?;
+        let name = params.get("name").cloned().unwrap_or_default();
+        if handle_of(&name).is_none() {
+            return Ok(AgentName(name));
+        }
+        match call::<rpc::AgentGet>(s, &AgentGetRequest { agent: name.clone() }).await {
+            Ok(agent) => Ok(AgentName(agent.agent_id)),
+            Err(e) if !name.starts_with('@') && e.is_not_found() => Ok(AgentName(name)),
+            Err(e) => Err(e),
+        }
+    }
+}
+
+#[utoipa::path(get, path = "/agents", tag = "agents", params(AgentListRequest), responses((status = 200, body = AgentListResponse), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
+async fn list_agents(State(s): State<AppState>, Query(q): Query<AgentListRequest>) -> Reply<AgentListResponse> {
+    Ok(Json(call::<rpc::AgentList>(&s, &q).await?))
+}
+
+#[utoipa::path(get, path = "/agents/{name}", tag = "agents", params(("name" = String, Path, description = "Agent id or handle (`@bob` or `bob`)")), responses((status = 200, body = Agent), (status = 404, description = "Not found", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
+async fn get_agent(State(s): State<AppState>, Path(name): Path<String>) -> Reply<Agent> {
+    Ok(Json(call::<rpc::AgentGet>(&s, &AgentGetRequest { agent: name }).await?))
+}
+
+#[utoipa::path(get, path = "/agents/{name}/capabilities", tag = "agents", params(("name" = String, Path, description = "Agent id or handle")), responses((status = 200, body = CapabilitiesResponse), (status = 404, description = "Not found", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
+async fn agent_capabilities(State(s): State<AppState>, AgentName(id): AgentName) -> Reply<CapabilitiesResponse> {
+    Ok(Json(
+        call::<rpc::SessionAgentCapabilities>(&s, &SessionAgentRef { agent_id: id }).await?,
+    ))
+}
+
+// ---------------------------------------------------------------------------------------------
 // Agent control
 
 #[utoipa::path(post, path = "/agents/{name}/pause", tag = "agents", params(("name" = String, Path, description = "Agent id")), responses((status = 200, body = AgentHold), (status = 404, description = "Not found", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
-async fn pause(State(s): State<AppState>, Path(name): Path<String>) -> Reply<AgentHold> {
+async fn pause(State(s): State<AppState>, AgentName(name): AgentName) -> Reply<AgentHold> {
     Ok(Json(call::<rpc::AgentPause>(&s, &AgentRef { agent_id: name }).await?))
 }
 
 #[utoipa::path(post, path = "/agents/{name}/resume", tag = "agents", params(("name" = String, Path, description = "Agent id")), responses((status = 200, body = AgentHold), (status = 404, description = "Not found", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
-async fn resume(State(s): State<AppState>, Path(name): Path<String>) -> Reply<AgentHold> {
+async fn resume(State(s): State<AppState>, AgentName(name): AgentName) -> Reply<AgentHold> {
     Ok(Json(call::<rpc::AgentResume>(&s, &AgentRef { agent_id: name }).await?))
 }
 
 #[utoipa::path(post, path = "/agents/{name}/stop", tag = "agents", params(("name" = String, Path, description = "Agent id")), request_body(content = Option<Reason>), responses((status = 200, body = StopAgentResponse), (status = 404, description = "Not found", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
-async fn stop(State(s): State<AppState>, Path(name): Path<String>, body: Bytes) -> Reply<StopAgentResponse> {
+async fn stop(State(s): State<AppState>, AgentName(name): AgentName, body: Bytes) -> Reply<StopAgentResponse> {
     let Reason { reason } = optional_body(&body)?;
     let req = StopAgentRequest { agent_id: name, reason };
     Ok(Json(call::<rpc::AgentStop>(&s, &req).await?))
@@ -679,7 +739,7 @@ pub struct Input {
 }
 
 #[utoipa::path(post, path = "/agents/{name}/input", tag = "agents", params(("name" = String, Path, description = "Agent id")), request_body = Input, responses((status = 200, body = InputResponse), (status = 404, description = "Not found", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
-async fn input(State(s): State<AppState>, Path(name): Path<String>, Json(i): Json<Input>) -> Reply<InputResponse> {
+async fn input(State(s): State<AppState>, AgentName(name): AgentName, Json(i): Json<Input>) -> Reply<InputResponse> {
     let req = InputRequest {
         agent_id: name,
         data: i.data,
@@ -694,7 +754,7 @@ pub struct Flush {
 }
 
 #[utoipa::path(post, path = "/agents/{name}/flush", tag = "deliveries", params(("name" = String, Path, description = "Agent id")), request_body(content = Option<Flush>), responses((status = 200, body = FlushResponse), (status = 404, description = "Not found", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
-async fn flush(State(s): State<AppState>, Path(name): Path<String>, body: Bytes) -> Reply<FlushResponse> {
+async fn flush(State(s): State<AppState>, AgentName(name): AgentName, body: Bytes) -> Reply<FlushResponse> {
     let Flush { mode } = optional_body(&body)?;
     let req = FlushRequest { agent_id: name, mode };
     Ok(Json(call::<rpc::DeliveryFlush>(&s, &req).await?))

@@ -51,6 +51,48 @@ pub(crate) struct Attach {
     pub harness_id: Option<String>,
     /// The id its harness's NATS identity was minted for; a new one when `None`.
     pub agent_id: Option<String>,
+    /// The handle asked for; a free default from the adapter's name when `None`.
+    pub handle: Option<String>,
+}
+
+/// The handle an attaching agent gets in `workspace` (under [`store::lock_handles`]): the one
+/// asked for if valid and free, or the adapter's name, then `-2`, `-3`, … until one is free.
+async fn choose_handle(
+    conn: &mut sqlx::PgConnection,
+    workspace: &str,
+    asked: Option<&str>,
+    adapter_name: &str,
+) -> Result<String> {
+    if let Some(asked) = asked {
+        let Some(h) = handle_of(asked) else {
+            return Err(RegistryError::Invalid(format!(
+                "handle {asked:?} is not valid: 1 to {MAX_HANDLE_CHARS} letters, digits, '-' or '_', starting with a letter or digit"
+            )));
+        };
+        if store::agent_by_handle(conn, workspace, &h).await?.is_some() {
+            return Err(RegistryError::Conflict(format!(
+                "handle @{h} is taken by a live agent of this workspace"
+            )));
+        }
+        return Ok(h);
+    }
+    let slug: String = adapter_name
+        .to_ascii_lowercase()
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '-' })
+        .skip_while(|c| !c.is_ascii_alphanumeric())
+        .take(MAX_HANDLE_CHARS - 4)
+        .collect();
+    let base = if slug.is_empty() { "agent".to_string() } else { slug };
+    let taken = store::handles_like(conn, workspace, &base).await?;
+    if !taken.contains(&base) {
+        return Ok(base);
+    }
+    let free = (2..)
+        .map(|n| format!("{base}-{n}"))
+        .find(|h| !taken.contains(h))
+        .unwrap_or_default();
+    Ok(free)
 }
 
 /// Attaches an agent to a locked, active session and records `agent.added`. A new lead demotes
@@ -77,6 +119,11 @@ pub(crate) async fn attach_agent(
         validate_capabilities(caps)?;
     }
     let resolved = resolve(reg, &a.selection)?;
+    let workspace = store::session_workspace(change.conn(), &session.session_id)
+        .await?
+        .unwrap_or_else(|| relay_contracts::context::DEFAULT_WORKSPACE.to_string());
+    store::lock_handles(change.conn(), &workspace).await?;
+    let handle = choose_handle(change.conn(), &workspace, a.handle.as_deref(), &resolved.adapter_name).await?;
     let mut agents = store::session_agents(change.conn(), &session.session_id).await?;
     let has_lead = agents.iter().any(|x| is_attached(x) && x.role == AgentRole::Lead);
     let role = a
@@ -136,6 +183,7 @@ pub(crate) async fn attach_agent(
         status: AgentRecordStatus::Active,
         capabilities: Some(a.capabilities.unwrap_or_else(AgentSessionCapabilities::minimum)),
         agent_capabilities: a.agent_capabilities,
+        handle: Some(handle),
     };
     change.insert_agent(&agent).await?;
     if role == AgentRole::Lead {
@@ -181,6 +229,7 @@ pub async fn attach(reg: Registry, ctx: RequestContext, req: AttachRequest) -> R
             adapter_session_id: req.adapter_session_id,
             harness_id: req.harness_id,
             agent_id,
+            handle: req.handle,
         },
     )
     .await?;
@@ -202,6 +251,7 @@ pub async fn attach(reg: Registry, ctx: RequestContext, req: AttachRequest) -> R
     change.commit().await?;
     Ok(AttachResponse {
         adapter_session_id: agent.adapter_session_id.unwrap_or_default(),
+        handle: agent.handle,
         agent_id: agent.agent_id,
         role: agent.role,
         message_id,
@@ -244,6 +294,57 @@ pub async fn release(reg: Registry, _ctx: RequestContext, req: ReleaseRequest) -
         .await?;
     change.commit().await?;
     Ok(OK)
+}
+
+/// `agent.list`: the caller's workspace's agents (every workspace for the mesh's services).
+pub async fn list(reg: Registry, ctx: RequestContext, req: AgentListRequest) -> Result<AgentListResponse> {
+    let live_only = match req.status.as_deref() {
+        None | Some("live") => true,
+        Some("all") => false,
+        Some(other) => return Err(RegistryError::Invalid(format!("status {other:?}: use live or all"))),
+    };
+    let limit = req.limit.unwrap_or(reg.settings.default_page_size);
+    if !(1..=reg.settings.max_page_size).contains(&limit) || req.offset.is_some_and(|o| o < 0) {
+        return Err(RegistryError::Invalid(format!(
+            "limit must be 1..={} and offset at least 0",
+            reg.settings.max_page_size
+        )));
+    }
+    let mut conn = reg.db.acquire().await?;
+    let (agents, total) = store::list_agents(
+        &mut conn,
+        ctx.scope(),
+        live_only,
+        req.session_id.as_deref(),
+        limit,
+        req.offset.unwrap_or(0),
+    )
+    .await?;
+    Ok(AgentListResponse { agents, total })
+}
+
+/// `agent.get`: by handle (`@bob` or `bob`: a live agent of the caller's workspace), else by id.
+/// Handles are shorter than the ids the mesh makes, so a name is never both.
+pub async fn get(reg: Registry, ctx: RequestContext, req: AgentGetRequest) -> Result<Agent> {
+    let mut conn = reg.db.acquire().await?;
+    let only_handle = req.agent.starts_with('@');
+    if let Some(h) = handle_of(&req.agent)
+        && let Some(a) = store::agent_by_handle(&mut conn, &ctx.workspace, &h).await?
+    {
+        return Ok(a);
+    }
+    let unknown = || RegistryError::NotFound {
+        what: if only_handle { "handle" } else { "agent" },
+        id: req.agent.clone(),
+    };
+    if only_handle {
+        return Err(unknown());
+    }
+    let workspace = store::agent_workspace(&mut conn, &req.agent).await?;
+    if workspace.is_none() || ctx.scope().is_some_and(|own| workspace.as_deref() != Some(own)) {
+        return Err(unknown());
+    }
+    store::find_agent(&mut conn, &req.agent).await
 }
 
 /// Capability discovery (AG-UI style): what the agent declared, as of now.

@@ -151,6 +151,8 @@ pub async fn serve(nats: async_nats::Client, reg: Registry) -> Result<ServiceHos
         .await?;
     host.serve::<rpc::SessionResolveAgentConfig>(agents::resolve_agent_config)
         .await?;
+    host.serve::<rpc::AgentList>(agents::list).await?;
+    host.serve::<rpc::AgentGet>(agents::get).await?;
     host.serve::<rpc::SessionSendMessage>(scoped(messages::send)).await?;
     host.serve::<rpc::SessionUserMessageAcknowledge>(scoped(messages::acknowledge))
         .await?;

@@ -251,6 +251,7 @@ pub async fn send(reg: Registry, _ctx: RequestContext, req: SendMessageRequest) 
             adapter_session_id: None,
             harness_id: None,
             agent_id: None,
+            handle: None,
         };
         attached.push(agents::attach_agent(&reg, &mut change, &mut session, attach).await?);
     }

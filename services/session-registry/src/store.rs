@@ -374,14 +374,104 @@ pub async fn find_agent(conn: &mut PgConnection, agent_id: &str) -> Result<Agent
 /// Inserts the agent and hands it to the delivery runner (its status and capabilities decide
 /// what may be delivered to it).
 pub async fn insert_agent(conn: &mut PgConnection, a: &Agent) -> Result<()> {
-    sqlx::query("INSERT INTO registry_agents (agent_id, session_id, adapter_session_id, doc) VALUES ($1, $2, $3, $4)")
-        .bind(&a.agent_id)
-        .bind(&a.session_id)
-        .bind(&a.adapter_session_id)
-        .bind(Json(a))
-        .execute(&mut *conn)
-        .await?;
+    sqlx::query(
+        "INSERT INTO registry_agents (agent_id, session_id, adapter_session_id, doc, workspace)
+         VALUES ($1, $2, $3, $4, (SELECT workspace FROM registry_sessions WHERE session_id = $2))",
+    )
+    .bind(&a.agent_id)
+    .bind(&a.session_id)
+    .bind(&a.adapter_session_id)
+    .bind(Json(a))
+    .execute(&mut *conn)
+    .await
+    .map_err(|e| handle_taken(e, a))?;
     hand_over_agent(conn, a).await
+}
+
+/// A unique violation of the live-handle index is the handle being taken.
+fn handle_taken(e: sqlx::Error, a: &Agent) -> RegistryError {
+    match e.as_database_error().and_then(|d| d.constraint()) {
+        Some("registry_agents_live_handle") => RegistryError::Conflict(format!(
+            "handle @{} is taken by a live agent of this workspace",
+            a.handle.as_deref().unwrap_or_default()
+        )),
+        _ => e.into(),
+    }
+}
+
+/// Serialises handle choices in a workspace until the transaction ends (two attaches must not
+/// both pick the same free default).
+pub async fn lock_handles(conn: &mut PgConnection, workspace: &str) -> Result<()> {
+    sqlx::query("SELECT pg_advisory_xact_lock(hashtext('relay-handles:' || $1))")
+        .bind(workspace)
+        .execute(conn)
+        .await?;
+    Ok(())
+}
+
+/// The live agents' handles of `workspace` that are `base` or `base-<n>`.
+pub async fn handles_like(conn: &mut PgConnection, workspace: &str, base: &str) -> Result<Vec<String>> {
+    Ok(sqlx::query_scalar(
+        "SELECT handle FROM registry_agents
+         WHERE workspace = $1 AND live AND (handle = $2 OR starts_with(handle, $2 || '-'))",
+    )
+    .bind(workspace)
+    .bind(base)
+    .fetch_all(conn)
+    .await?)
+}
+
+/// The live agent with `handle` in `workspace`.
+pub async fn agent_by_handle(conn: &mut PgConnection, workspace: &str, handle: &str) -> Result<Option<Agent>> {
+    let row: Option<Json<Agent>> =
+        sqlx::query_scalar("SELECT doc FROM registry_agents WHERE workspace = $1 AND handle = $2 AND live")
+            .bind(workspace)
+            .bind(handle)
+            .fetch_optional(conn)
+            .await?;
+    Ok(row.map(|Json(a)| a))
+}
+
+/// The workspace of an agent's session.
+pub async fn agent_workspace(conn: &mut PgConnection, agent_id: &str) -> Result<Option<String>> {
+    Ok(
+        sqlx::query_scalar("SELECT workspace FROM registry_agents WHERE agent_id = $1")
+            .bind(agent_id)
+            .fetch_optional(conn)
+            .await?,
+    )
+}
+
+/// A page of agents, most recently active first, and how many match in all.
+pub async fn list_agents(
+    conn: &mut PgConnection,
+    workspace: Option<&str>,
+    live_only: bool,
+    session_id: Option<&str>,
+    limit: i64,
+    offset: i64,
+) -> Result<(Vec<Agent>, i64)> {
+    const FILTER: &str =
+        "($1::text IS NULL OR workspace = $1) AND (NOT $2 OR live) AND ($3::text IS NULL OR session_id = $3)";
+    let rows: Vec<Json<Agent>> = sqlx::query_scalar(sqlx::AssertSqlSafe(format!(
+        "SELECT doc FROM registry_agents WHERE {FILTER} ORDER BY last_activity_at DESC, agent_id LIMIT $4 OFFSET $5"
+    )))
+    .bind(workspace)
+    .bind(live_only)
+    .bind(session_id)
+    .bind(limit)
+    .bind(offset)
+    .fetch_all(&mut *conn)
+    .await?;
+    let total: i64 = sqlx::query_scalar(sqlx::AssertSqlSafe(format!(
+        "SELECT count(*) FROM registry_agents WHERE {FILTER}"
+    )))
+    .bind(workspace)
+    .bind(live_only)
+    .bind(session_id)
+    .fetch_one(conn)
+    .await?;
+    Ok((rows.into_iter().map(|Json(a)| a).collect(), total))
 }
 
 async fn hand_over_agent(conn: &mut PgConnection, a: &Agent) -> Result<()> {
@@ -397,7 +487,8 @@ pub async fn save_agent(conn: &mut PgConnection, a: &Agent) -> Result<()> {
         .bind(&a.adapter_session_id)
         .bind(Json(a))
         .execute(&mut *conn)
-        .await?;
+        .await
+        .map_err(|e| handle_taken(e, a))?;
     hand_over_agent(conn, a).await
 }
 
