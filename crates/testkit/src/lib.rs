@@ -6,7 +6,8 @@
 //! - [`Postgres`]: a private Postgres server a test may crash and start again (the chaos run).
 //!
 //! Environment: `RELAY_NATS_SERVER` (path of nats-server), `RELAY_TEST_PG_ADMIN_URL`
-//! (default `postgres://postgres@127.0.0.1:5432/postgres`). Only loopback addresses are used.
+//! (default `postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable`: plain TCP on loopback,
+//! as `docker compose` runs it; the TLS path has its own test). Only loopback addresses are used.
 
 use futures::StreamExt;
 use relay_contracts::WireError;
@@ -265,7 +266,9 @@ pub struct Database {
 impl Database {
     pub async fn create() -> Database {
         let admin_url = std::env::var("RELAY_TEST_PG_ADMIN_URL")
-            .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/postgres".into());
+            // The machine's Postgres has `ssl = on`, and libpq's default (`prefer`) would encrypt
+            // every test's and bench's loopback connection (a third of select throughput).
+            .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable".into());
         Self::create_on(&admin_url).await
     }
 

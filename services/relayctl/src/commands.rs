@@ -2,7 +2,8 @@
 
 use crate::output::{self, json, opt, table, time, wire};
 use crate::{
-    Auth, Cli, Command, CostArgs, Deliveries, Events, Keys, Permissions, Questions, Sessions, TailArgs, Tls, Workspaces,
+    Agents, Auth, Cli, Command, CostArgs, Deliveries, Events, Keys, Permissions, Questions, Sessions, TailArgs, Tls,
+    Workspaces,
 };
 use futures::StreamExt;
 use relay_bus::settings::{DatabaseSettings, NatsSettings};
@@ -95,6 +96,7 @@ pub async fn run(cli: Cli) -> Result<()> {
         Command::Services => services(&client, as_json).await,
         Command::Keys(c) => keys(&client, c, as_json).await,
         Command::Workspaces(c) => workspaces(&client, c, as_json).await,
+        Command::Agents(c) => agents(&client, c, as_json).await,
         Command::Audit { since, limit } => audit(&client, since, limit, as_json).await,
         Command::Migrate { .. } | Command::Auth(_) | Command::Tls(_) => unreachable!("handled above"),
     }
@@ -187,6 +189,45 @@ async fn workspaces(c: &Client, cmd: Workspaces, as_json: bool) -> Result<()> {
                 return print_json(&w);
             }
             vec![w]
+        }
+    };
+    table(&HEADERS, &shown.iter().map(row).collect::<Vec<_>>());
+    Ok(())
+}
+
+async fn agents(c: &Client, cmd: Agents, as_json: bool) -> Result<()> {
+    use relay_contracts::session::{Agent, AgentGetRequest, AgentListRequest};
+    let row = |a: &Agent| {
+        vec![
+            a.handle.as_deref().map(|h| format!("@{h}")).unwrap_or_default(),
+            a.agent_id.clone(),
+            format!("{:?}", a.status).to_lowercase(),
+            a.adapter_name.clone(),
+            a.session_id.clone(),
+            time(a.last_activity_at),
+        ]
+    };
+    const HEADERS: [&str; 6] = ["HANDLE", "AGENT", "STATUS", "ADAPTER", "SESSION", "ACTIVE (UTC)"];
+    let shown = match cmd {
+        Agents::List { all, session, limit } => {
+            let req = AgentListRequest {
+                status: all.then(|| "all".to_string()),
+                session_id: session,
+                limit: Some(limit),
+                offset: None,
+            };
+            let list = c.agent_list(&req).await?;
+            if as_json {
+                return print_json(&list);
+            }
+            list.agents
+        }
+        Agents::Show { agent } => {
+            let a = c.agent_get(&AgentGetRequest { agent }).await?;
+            if as_json {
+                return print_json(&a);
+            }
+            vec![a]
         }
     };
     table(&HEADERS, &shown.iter().map(row).collect::<Vec<_>>());

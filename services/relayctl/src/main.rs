@@ -33,6 +33,9 @@ enum Command {
     /// The event log.
     #[command(subcommand)]
     Events(Events),
+    /// Agents by handle: the directory (agent.list, agent.get).
+    #[command(subcommand)]
+    Agents(Agents),
     /// Permission requests waiting for (or given) a decision.
     #[command(subcommand)]
     Permissions(Permissions),
@@ -148,6 +151,21 @@ pub(crate) enum Tls {
         #[arg(long)]
         if_missing: bool,
     },
+}
+
+#[derive(Subcommand)]
+pub(crate) enum Agents {
+    /// Live agents (with --all, released ones too), most recently active first.
+    List {
+        #[arg(long)]
+        all: bool,
+        #[arg(long)]
+        session: Option<String>,
+        #[arg(long, default_value_t = 50)]
+        limit: i64,
+    },
+    /// One agent by handle (`@bob`, `bob`) or id.
+    Show { agent: String },
 }
 
 #[derive(Subcommand)]
