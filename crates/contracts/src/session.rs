@@ -696,6 +696,11 @@ pub struct AgentRef {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct AgentListRequest {
     /// `live` (the default: not disposed) or `all`.
+    #[cfg_attr(
+        feature = "openapi",
+        param(pattern = "^(live|all)$"),
+        schema(pattern = "^(live|all)$")
+    )]
     pub status: Option<String>,
     /// Only this session's agents.
     pub session_id: Option<String>,

@@ -11,7 +11,7 @@ use axum::routing::{get, post};
 use axum::{Router, middleware};
 use bytes::Bytes;
 use relay_contracts::WireError;
-use relay_contracts::capabilities::DeliveryMode;
+use relay_contracts::capabilities::{AgentSessionCapabilities, DeliveryMode};
 use relay_contracts::cost::{Report, ReportRequest};
 use relay_contracts::delivery::{
     AgentHold, AgentRef, CancelDeliveryRequest, Delivery, DeliveryRef, FlushRequest, FlushResponse, InputRequest,
@@ -24,10 +24,10 @@ use relay_contracts::permission::{
     ListRequest as PendingListRequest, Permission, PermissionList, Question, QuestionList,
 };
 use relay_contracts::session::{
-    Agent, AgentGetRequest, AgentListRequest, AgentListResponse, AgentRef as SessionAgentRef, CapabilitiesResponse,
-    CloseRequest, CreateRequest, DeliveryRequest, ForkKind, ForkRequest, GetResponse, ListRequest, ListResponse,
-    MessagesRequest, MessagesResponse, PurgeResponse, SendMessageRequest, SendMessageResponse, Session,
-    SessionIdResponse, SessionRef, SuccessResponse, UpdateRequest, handle_of,
+    Agent, AgentGetRequest, AgentListRequest, AgentListResponse, CapabilitiesResponse, CloseRequest, CreateRequest,
+    DeliveryRequest, ForkKind, ForkRequest, GetResponse, ListRequest, ListResponse, MessagesRequest, MessagesResponse,
+    PurgeResponse, SendMessageRequest, SendMessageResponse, Session, SessionIdResponse, SessionRef, SuccessResponse,
+    UpdateRequest, handle_of,
 };
 use relay_contracts::workspace::{
     CreateWorkspaceRequest, ListWorkspacesRequest, Workspace, WorkspaceList, WorkspaceRef,
@@ -705,10 +705,15 @@ async fn get_agent(State(s): State<AppState>, Path(name): Path<String>) -> Reply
 }
 
 #[utoipa::path(get, path = "/agents/{name}/capabilities", tag = "agents", params(("name" = String, Path, description = "Agent id or handle")), responses((status = 200, body = CapabilitiesResponse), (status = 404, description = "Not found", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
-async fn agent_capabilities(State(s): State<AppState>, AgentName(id): AgentName) -> Reply<CapabilitiesResponse> {
-    Ok(Json(
-        call::<rpc::SessionAgentCapabilities>(&s, &SessionAgentRef { agent_id: id }).await?,
-    ))
+async fn agent_capabilities(State(s): State<AppState>, Path(name): Path<String>) -> Reply<CapabilitiesResponse> {
+    // From the directory, which viewers may read too.
+    let agent = call::<rpc::AgentGet>(&s, &AgentGetRequest { agent: name }).await?;
+    Ok(Json(CapabilitiesResponse {
+        capabilities: agent.capabilities.unwrap_or_else(AgentSessionCapabilities::minimum),
+        agent_id: agent.agent_id,
+        session_id: agent.session_id,
+        agent_capabilities: agent.agent_capabilities,
+    }))
 }
 
 // ---------------------------------------------------------------------------------------------
