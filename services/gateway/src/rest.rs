@@ -24,10 +24,10 @@ use relay_contracts::permission::{
     ListRequest as PendingListRequest, Permission, PermissionList, Question, QuestionList,
 };
 use relay_contracts::session::{
-    Agent, AgentGetRequest, AgentListRequest, AgentListResponse, CapabilitiesResponse, CloseRequest, CreateRequest,
-    DeliveryRequest, ForkKind, ForkRequest, GetResponse, ListRequest, ListResponse, MessagesRequest, MessagesResponse,
-    PurgeResponse, SendMessageRequest, SendMessageResponse, Session, SessionIdResponse, SessionRef, SuccessResponse,
-    UpdateRequest, handle_of,
+    Agent, AgentGetRequest, AgentListRequest, AgentListResponse, ApprovalPolicy, CapabilitiesResponse, CloseRequest,
+    CreateRequest, DeliveryRequest, ForkKind, ForkRequest, GetResponse, ListRequest, ListResponse, MessagesRequest,
+    MessagesResponse, PurgeResponse, SendMessageRequest, SendMessageResponse, Session, SessionIdResponse, SessionRef,
+    SuccessResponse, UpdateRequest, handle_of,
 };
 use relay_contracts::workspace::{
     CreateWorkspaceRequest, ListWorkspacesRequest, Workspace, WorkspaceList, WorkspaceRef,
@@ -503,9 +503,27 @@ async fn purge_session(State(s): State<AppState>, Path(id): Path<String>) -> Rep
     ))
 }
 
-#[utoipa::path(patch, path = "/sessions/{id}", tag = "sessions", params(("id" = String, Path, description = "Session id")), request_body(content = UpdateRequest, description = "The fields to change (`sessionId` comes from the path). `approvalPolicyOverride` needs an admin key and is audited."), responses((status = 200, body = SuccessResponse), (status = 404, description = "Not found", body = WireError), (status = 409, description = "Conflicts with the current state", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 403, description = "The key's role may not do this", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
+/// The body of `PATCH /sessions/{id}`: `session.update` without `sessionId`, which is the
+/// path's. An explicit `null` clears `approvalPolicyOverride` or `executionTargetId`; an absent
+/// key leaves it alone. (The handler reads it as the contract's `UpdateRequest`, which keeps
+/// the null/absent difference; this type is its documented shape.)
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[allow(dead_code)]
+pub struct SessionPatch {
+    /// Needs an admin key; audited.
+    approval_policy_override: Option<ApprovalPolicy>,
+    execution_target_id: Option<String>,
+    title: Option<String>,
+    summary: Option<String>,
+}
+
+#[utoipa::path(patch, path = "/sessions/{id}", tag = "sessions", params(("id" = String, Path, description = "Session id")), request_body(content = SessionPatch, description = "The fields to change."), responses((status = 200, body = SuccessResponse), (status = 404, description = "Not found", body = WireError), (status = 409, description = "Conflicts with the current state", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 403, description = "The key's role may not do this", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
 async fn update_session(State(s): State<AppState>, Path(id): Path<String>, body: Bytes) -> Reply<SuccessResponse> {
     let mut fields: serde_json::Map<String, serde_json::Value> = optional_body(&body)?;
+    if fields.contains_key("sessionId") {
+        return Err(ApiError::Invalid("sessionId comes from the path, not the body".into()));
+    }
     fields.insert("sessionId".into(), id.into());
     let req: UpdateRequest = serde_json::from_value(fields.into()).map_err(|e| ApiError::Invalid(e.to_string()))?;
     Ok(Json(call::<rpc::SessionUpdate>(&s, &req).await?))
