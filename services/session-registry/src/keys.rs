@@ -71,8 +71,9 @@ fn digest(secret: &str) -> Vec<u8> {
 }
 
 pub async fn create(reg: Registry, ctx: RequestContext, req: CreateKeyRequest) -> Result<CreatedKey> {
+    // The limit is on the name as sent, as documented; surrounding whitespace is then dropped.
     let name = req.name.trim();
-    if name.is_empty() || name.chars().count() > 100 || name.contains('\0') {
+    if name.is_empty() || req.name.chars().count() > 100 || name.contains('\0') {
         return Err(RegistryError::Invalid("name must be 1 to 100 characters".into()));
     }
     let workspace = workspace_of(&ctx, req.workspace)?.unwrap_or_else(|| ctx.workspace.clone());
