@@ -207,16 +207,7 @@ pub fn init(dir: &Path) -> Result<Setup, IdentityError> {
 }
 
 fn write_private(path: &Path, text: &str) -> Result<(), IdentityError> {
-    use std::io::Write;
-    use std::os::unix::fs::OpenOptionsExt;
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(path)
-        .map_err(io_err(path))?;
-    f.write_all(text.as_bytes()).map_err(io_err(path))
+    crate::write_file(path, text, 0o600).map_err(io_err(path))
 }
 
 /// Mints harness identities with the scoped signing key: the server gives each one the

@@ -29,6 +29,19 @@ pub mod trace;
 
 pub use relay_contracts::{Caller, ErrorCode, RequestContext, WireError};
 
+/// Writes `text` to `path` (created or truncated) with Unix `mode`: credentials and keys 0600.
+pub(crate) fn write_file(path: &std::path::Path, text: &str, mode: u32) -> std::io::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(mode)
+        .open(path)?;
+    f.write_all(text.as_bytes())
+}
+
 /// Unix time in milliseconds, the unit of every timestamp on the wire.
 pub fn now_ms() -> i64 {
     std::time::SystemTime::now()

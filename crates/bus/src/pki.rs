@@ -77,21 +77,10 @@ pub fn init(dir: &Path, hosts: &[String]) -> Result<Certs, PkiError> {
     server.not_after = now + SERVER_VALIDITY;
     let cert = server.signed_by(&key, &Issuer::new(ca, &ca_key))?;
 
-    write(&certs.ca, &ca_cert.pem(), 0o644).map_err(io(&certs.ca))?;
-    write(&certs.ca_key, &ca_key.serialize_pem(), 0o600).map_err(io(&certs.ca_key))?;
-    write(&certs.cert, &cert.pem(), 0o644).map_err(io(&certs.cert))?;
-    write(&certs.key, &key.serialize_pem(), 0o600).map_err(io(&certs.key))?;
+    use crate::write_file;
+    write_file(&certs.ca, &ca_cert.pem(), 0o644).map_err(io(&certs.ca))?;
+    write_file(&certs.ca_key, &ca_key.serialize_pem(), 0o600).map_err(io(&certs.ca_key))?;
+    write_file(&certs.cert, &cert.pem(), 0o644).map_err(io(&certs.cert))?;
+    write_file(&certs.key, &key.serialize_pem(), 0o600).map_err(io(&certs.key))?;
     Ok(certs)
-}
-
-fn write(path: &Path, text: &str, mode: u32) -> std::io::Result<()> {
-    use std::io::Write;
-    use std::os::unix::fs::OpenOptionsExt;
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(mode)
-        .open(path)?;
-    f.write_all(text.as_bytes())
 }

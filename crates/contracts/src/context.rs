@@ -122,11 +122,6 @@ impl RequestContext {
         }
     }
 
-    pub fn with_origin(mut self, origin: Option<String>) -> Self {
-        self.origin = origin;
-        self
-    }
-
     /// From the header values (any may be missing).
     pub fn from_headers(caller: Option<&str>, workspace: Option<&str>, origin: Option<&str>) -> Self {
         RequestContext {

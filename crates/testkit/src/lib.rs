@@ -358,11 +358,7 @@ impl Postgres {
             dir,
             running: false,
         };
-        if as_root() {
-            // The server refuses to run as root; its files must belong to `postgres`.
-            let ok = Command::new("chown").arg("postgres:").arg(&pg.dir).status().await;
-            assert!(ok.is_ok_and(|s| s.success()), "chown {} to postgres", pg.dir.display());
-        }
+        give_to_postgres(&[&pg.dir]).await;
         let data = pg.dir.join("data");
         let mut init = pg.command("initdb");
         init.arg("-D")
@@ -384,18 +380,7 @@ impl Postgres {
         let data = self.dir.join("data");
         std::fs::copy(&certs.cert, data.join("server.crt")).expect("copy server certificate");
         std::fs::copy(&certs.key, data.join("server.key")).expect("copy server key");
-        if as_root() {
-            let ok = Command::new("chown")
-                .arg("postgres:")
-                .arg(data.join("server.crt"))
-                .arg(data.join("server.key"))
-                .status()
-                .await;
-            assert!(
-                ok.is_ok_and(|s| s.success()),
-                "chown the server's certificate to postgres"
-            );
-        }
+        give_to_postgres(&[&data.join("server.crt"), &data.join("server.key")]).await;
         let conf = data.join("postgresql.conf");
         let mut text = std::fs::read_to_string(&conf).expect("read postgresql.conf");
         text.push_str("\nssl = on\nssl_cert_file = 'server.crt'\nssl_key_file = 'server.key'\n");
@@ -458,6 +443,16 @@ impl Drop for Postgres {
         }
         let _ = std::fs::remove_dir_all(&self.dir);
     }
+}
+
+/// When we are root, hands `paths` to the `postgres` user: the server refuses to run as root,
+/// and its files (its key above all) must be its own.
+async fn give_to_postgres(paths: &[&Path]) {
+    if !as_root() {
+        return;
+    }
+    let ok = Command::new("chown").arg("postgres:").args(paths).status().await;
+    assert!(ok.is_ok_and(|s| s.success()), "chown {paths:?} to postgres");
 }
 
 fn as_root() -> bool {

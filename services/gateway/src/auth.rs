@@ -251,9 +251,8 @@ async fn verify(state: &AppState, token: &str) -> Result<Principal, ApiError> {
 /// Lets an authorised request through (its bus calls made as its caller, the principal in its
 /// extensions); 401, or 429 over its rate.
 pub async fn require_bearer(State(state): State<AppState>, mut request: Request, next: Next) -> Response {
-    match admit(&state, request.headers()).await {
-        Ok(mut p) => {
-            p.ctx.origin = origin(&state, &request);
+    match admit(&state, request.headers(), origin(&state, &request)).await {
+        Ok(p) => {
             let ctx = p.ctx.clone();
             request.extensions_mut().insert(p);
             relay_bus::context::act_as(ctx, next.run(request)).await
@@ -283,9 +282,11 @@ pub fn origin(state: &AppState, request: &Request) -> Option<String> {
         .map(|c| c.0.ip().to_string())
 }
 
-/// Authenticates and applies the caller's rate limit.
-pub async fn admit(state: &AppState, headers: &HeaderMap) -> Result<Principal, ApiError> {
-    let p = authenticate(state, headers).await?;
+/// Authenticates, applies the caller's rate limit and notes where the request came from (the
+/// address is read first: the request itself may not be held across an await).
+pub async fn admit(state: &AppState, headers: &HeaderMap, origin: Option<String>) -> Result<Principal, ApiError> {
+    let mut p = authenticate(state, headers).await?;
+    p.ctx.origin = origin;
     if let Some(wait) = state.keys.over_limit(&p) {
         state.metrics.rate_limited.inc();
         return Err(ApiError::RateLimited {

@@ -143,11 +143,9 @@ async fn report_health(reporter: tonic_health::server::HealthReporter, nats: asy
 }
 
 async fn require_token(State(state): State<AppState>, request: Request, next: Next) -> Response {
-    match crate::auth::admit(&state, request.headers()).await {
-        Ok(p) => {
-            let ctx = p.ctx.with_origin(crate::auth::origin(&state, &request));
-            relay_bus::context::act_as(ctx, next.run(request)).await
-        }
+    let origin = crate::auth::origin(&state, &request);
+    match crate::auth::admit(&state, request.headers(), origin).await {
+        Ok(p) => relay_bus::context::act_as(p.ctx, next.run(request)).await,
         Err(e) => status_of_api(&e).into_http::<axum::body::Body>(),
     }
 }

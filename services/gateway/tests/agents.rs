@@ -59,20 +59,7 @@ async fn agents_are_listed_and_found_by_handle_or_id_in_every_agent_route() {
     assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
 
     // relayctl reads the same directory.
-    let ctl = |args: &[&str]| {
-        let mut cmd = std::process::Command::new(relay_testkit::bin_path("relayctl"));
-        cmd.args(args)
-            .envs(m.nats.env_for(relay_contracts::access::ADMIN))
-            .env("RELAY_NATS__URL", &m.nats.url)
-            .env_remove("RELAY_CONFIG");
-        let out = cmd.output().unwrap();
-        assert!(
-            out.status.success(),
-            "relayctl {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout).unwrap()
-    };
+    let ctl = |args: &[&str]| common::relayctl(&m, args);
     let listed = ctl(&["agents", "list"]);
     assert!(listed.contains("@bob") && listed.contains("@claude"), "{listed}");
     assert!(ctl(&["agents", "show", "@bob"]).contains(&bob_id));

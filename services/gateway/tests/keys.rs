@@ -156,20 +156,7 @@ async fn a_key_over_its_rate_gets_429_with_retry_after_and_the_metric_counts_it(
 async fn relayctl_creates_workspaces_and_lists_and_revokes_keys_in_any_of_them() {
     let m = mesh().await;
     let g = gateway(&m, &[("RELAY_API_TOKEN", ROOT)]).await;
-    let ctl = |args: &[&str]| {
-        let mut cmd = std::process::Command::new(relay_testkit::bin_path("relayctl"));
-        cmd.args(args)
-            .envs(m.nats.env_for(relay_contracts::access::ADMIN))
-            .env("RELAY_NATS__URL", &m.nats.url)
-            .env_remove("RELAY_CONFIG");
-        let out = cmd.output().unwrap();
-        assert!(
-            out.status.success(),
-            "relayctl {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout).unwrap()
-    };
+    let ctl = |args: &[&str]| common::relayctl(&m, args);
     let created: Value = serde_json::from_str(&ctl(&["--json", "keys", "create", "ci", "--role", "operator"])).unwrap();
     let token = created["token"].as_str().unwrap();
     let key_id = created["key"]["keyId"].as_str().unwrap();

@@ -2,6 +2,7 @@
 //! service reaches NATS over TLS and Postgres with `sslmode=verify-full`, all against one private
 //! CA (`relayctl tls init`). Plain connections and an untrusted certificate are refused.
 
+mod common;
 use relay_testkit::{BUS_SERVICES, Database, Nats, Postgres, ServiceProcess, wait_for, wait_for_instances};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
@@ -33,7 +34,7 @@ async fn with_tls_configured_clients_use_https_and_services_reach_nats_and_postg
     for s in BUS_SERVICES {
         wait_for_instances(&client, s, 1).await;
     }
-    let listen = format!("127.0.0.1:{}", free_port());
+    let listen = format!("127.0.0.1:{}", common::free_port());
     let (cert, key) = (certs.cert.display().to_string(), certs.key.display().to_string());
     services.push(ServiceProcess::spawn(
         &relay_testkit::bin_path("gateway"),
@@ -143,12 +144,4 @@ async fn with_tls_configured_clients_use_https_and_services_reach_nats_and_postg
     drop(services);
     let _ = std::fs::remove_dir_all(dir);
     let _ = std::fs::remove_dir_all(other_dir);
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }

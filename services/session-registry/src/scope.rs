@@ -24,13 +24,7 @@ impl relay_bus::scope::Scope for Registry {
         let mut conn = self.db.acquire().await.map_err(RegistryError::Db)?;
         let found = match field {
             "sessionId" | "parentSessionId" => crate::store::session_workspace(&mut conn, id).await?,
-            "agentId" => sqlx::query_scalar(
-                "SELECT s.workspace FROM registry_agents a JOIN registry_sessions s USING (session_id) WHERE a.agent_id = $1",
-            )
-            .bind(id)
-            .fetch_optional(&mut *conn)
-            .await
-            .map_err(RegistryError::Db)?,
+            "agentId" => crate::store::agent_workspace(&mut conn, id).await?,
             _ => None,
         };
         Ok(found)

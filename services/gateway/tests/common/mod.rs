@@ -63,6 +63,23 @@ pub async fn spawner_with(m: &Mesh, surfaced: &std::path::Path, env: &[(&str, &s
     spawner
 }
 
+/// Runs relayctl with the `admin` identity against the mesh; its standard output, after
+/// asserting it succeeded.
+pub fn relayctl(m: &Mesh, args: &[&str]) -> String {
+    let mut cmd = std::process::Command::new(relay_testkit::bin_path("relayctl"));
+    cmd.args(args)
+        .envs(m.nats.env_for(relay_contracts::access::ADMIN))
+        .env("RELAY_NATS__URL", &m.nats.url)
+        .env_remove("RELAY_CONFIG");
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "relayctl {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
 pub struct Gateway {
     pub base: String,
     pub http: reqwest::Client,
