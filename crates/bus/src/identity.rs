@@ -191,6 +191,9 @@ pub fn init(dir: &Path) -> Result<Setup, IdentityError> {
     let setup = Setup::at(dir);
     let conf = format!(
         "# relay-mesh NATS identities, written by `relayctl auth init`; include it from the server config.\n\
+         # A service's JWT lists every subject it may use, and the CONNECT line carries it: more\n\
+         # than the default 4 KB for the session registry.\n\
+         max_control_line: {MAX_CONTROL_LINE}\n\
          operator: \"{op_jwt}\"\nsystem_account: {sys}\nresolver: MEMORY\nresolver_preload: {{\n  {acc}: \"{acc_jwt}\"\n  {sys}: \"{sys_jwt}\"\n}}\n",
         acc = account.public_key(),
         sys = system.public_key(),
@@ -205,6 +208,9 @@ pub fn init(dir: &Path) -> Result<Setup, IdentityError> {
     }
     Ok(setup)
 }
+
+/// The NATS server's `max_control_line` the generated config sets, in bytes.
+pub const MAX_CONTROL_LINE: usize = 64 * 1024;
 
 fn write_private(path: &Path, text: &str) -> Result<(), IdentityError> {
     crate::write_file(path, text, 0o600).map_err(io_err(path))
@@ -297,6 +303,27 @@ mod tests {
         let minted = signer.mint("a-1", "acme").unwrap();
         assert_eq!(creds_identity(&minted).unwrap(), ("a-1".into(), Some("acme".into())));
         assert!(signer.mint("a.1", "acme").is_err(), "a dot would split the subject");
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn every_identity_fits_the_control_line_the_config_sets_with_room_to_grow() {
+        let dir = std::env::temp_dir().join(format!("relay-id-size-{}", std::process::id()));
+        let setup = init(&dir).unwrap();
+        let conf = std::fs::read_to_string(&setup.server_conf).unwrap();
+        assert!(
+            conf.contains(&format!("max_control_line: {MAX_CONTROL_LINE}")),
+            "{conf}"
+        );
+        for name in access::identities() {
+            let creds = std::fs::read_to_string(setup.creds(name)).unwrap();
+            // The CONNECT line carries the JWT and a few hundred bytes more.
+            assert!(
+                creds.len() * 4 < MAX_CONTROL_LINE,
+                "{name}: {} bytes of credentials",
+                creds.len()
+            );
+        }
         let _ = std::fs::remove_dir_all(dir);
     }
 }

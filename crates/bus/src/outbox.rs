@@ -127,8 +127,10 @@ async fn forward_batch(outbox: &Outbox, db: &PgPool, nats: &async_nats::Client) 
         return Ok(0);
     }
     let rows: Vec<Row> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
-        // Audit entries written in a service's transaction keep their own type (`audit.recorded`).
-        "SELECT seq, event_id, session_id, CASE WHEN type LIKE 'audit.%' THEN type ELSE $2 || type END,
+        // Audit entries written in a service's transaction keep their own type (`audit.recorded`),
+        // and so does seed 003's relay event `message.exchanged`.
+        "SELECT seq, event_id, session_id,
+                CASE WHEN type LIKE 'audit.%' OR type = 'message.exchanged' THEN type ELSE $2 || type END,
                 ts, payload, traceparent, workspace FROM {}
          WHERE NOT forwarded ORDER BY seq LIMIT $1 FOR UPDATE",
         outbox.table

@@ -12,6 +12,7 @@ pub mod delivery;
 pub mod error;
 pub mod events;
 pub mod keys;
+pub mod messaging;
 pub mod permission;
 pub mod rpc;
 pub mod session;

@@ -185,6 +185,42 @@ macro_rules! with_rpcs {
             /// One agent by id or handle; `not_found` naming it otherwise.
             AgentGet agent_get = "agent.get", SESSION_REGISTRY, LOOK, workspace,
                 session::AgentGetRequest => session::Agent;
+            // ---- relay messaging (session registry) ----------------------------------------
+            /// Sends a message to `@handle` (DM), a list of handles (group DM), `#channel` or a
+            /// thread (`threadId`), as the authenticated caller (an agent needs `messaging.send`).
+            /// The message and one delivery per recipient are stored before the reply; a channel
+            /// member that cannot take it is a `failed` recipient. Events: `message.exchanged`,
+            /// `session.message.sent`, `session.message.received`.
+            MessageSend message_send = "message.send", SESSION_REGISTRY, SEND, workspace,
+                messaging::SendRequest => messaging::SendResponse;
+            /// One relay message with its recipients' outcomes (an agent sees channel messages and
+            /// its own DMs).
+            MessageGet message_get = "message.get", SESSION_REGISTRY, LOOK, workspace,
+                messaging::MessageRef => messaging::RelayMessage;
+            /// A thread in order: its root and every reply.
+            MessageThread message_thread = "message.thread", SESSION_REGISTRY, LOOK, workspace,
+                messaging::MessageRef => messaging::ThreadResponse;
+            /// Full-text search (Postgres) over the workspace's relay messages, newest first.
+            MessageSearch message_search = "message.search", SESSION_REGISTRY, LOOK, workspace,
+                messaging::SearchMessagesRequest => messaging::MessagePage;
+            /// Creates a channel; an agent that creates one joins it.
+            ChannelCreate channel_create = "channel.create", SESSION_REGISTRY, SEND, workspace,
+                messaging::CreateChannelRequest => messaging::Channel;
+            /// The workspace's channels (`#general` first), with live member counts.
+            ChannelList channel_list = "channel.list", SESSION_REGISTRY, LOOK, workspace,
+                messaging::ListChannelsRequest => messaging::ChannelList;
+            /// Adds an agent to a channel (an agent joins itself; people and services name it).
+            ChannelJoin channel_join = "channel.join", SESSION_REGISTRY, SEND, workspace,
+                messaging::MembershipRequest => messaging::MemberList;
+            /// Removes an agent from a channel.
+            ChannelLeave channel_leave = "channel.leave", SESSION_REGISTRY, SEND, workspace,
+                messaging::MembershipRequest => messaging::MemberList;
+            /// A channel's live members.
+            ChannelMembers channel_members = "channel.members", SESSION_REGISTRY, LOOK, workspace,
+                messaging::ChannelRef => messaging::MemberList;
+            /// A channel's messages in order (thread replies included), after a cursor.
+            ChannelHistory channel_history = "channel.history", SESSION_REGISTRY, LOOK, workspace,
+                messaging::HistoryRequest => messaging::MessagePage;
             /// The adapter and model an agent selection resolves to.
             SessionResolveAgentConfig session_resolve_agent_config = "session.resolveAgentConfig", SESSION_REGISTRY, SEND, mesh,
                 session::ResolveAgentConfigRequest => session::ResolveAgentConfigResponse;
@@ -431,7 +467,7 @@ macro_rules! scope {
     };
 }
 
-use crate::{audit, cost, delivery, events, keys, permission, session, workspace};
+use crate::{audit, cost, delivery, events, keys, messaging, permission, session, workspace};
 
 with_rpcs!(declare);
 

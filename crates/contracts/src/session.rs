@@ -302,6 +302,8 @@ pub struct Message {
     pub target_agent_ids: Option<Vec<String>>,
     /// Relay extension: the delivery mode requested for it.
     pub delivery_mode: Option<DeliveryMode>,
+    /// Relay extension: set when relay messaging (`message.send`) brought it.
+    pub relay: Option<crate::messaging::RelayContext>,
 }
 
 #[skip_serializing_none]
@@ -1157,6 +1159,38 @@ pub mod events {
         pub merged_into: Option<String>,
         pub superseded_by: Option<String>,
     });
+    event!(MessageSent, "message.sent", {
+        /// The sending agent's session.
+        pub session_id: String,
+        pub message_id: String,
+        pub conversation: String,
+    });
+    event!(MessageReceived, "message.received", {
+        /// The recipient's session.
+        pub session_id: String,
+        pub message_id: String,
+        pub delivery_id: String,
+        pub agent_id: String,
+        pub reason: String,
+    });
+    // Kept as `message.exchanged` in the log (no `session.` prefix): seed 003's relay event.
+    event!(MessageExchanged, "message.exchanged", {
+        pub message_id: String,
+        /// The sending agent's session, when an agent sent it.
+        pub session_id: Option<String>,
+        pub from: String,
+        /// Where it was addressed: `@bob`, `@alice,@bob` (a group) or `#ops`.
+        pub to: String,
+        /// Who got a delivery of it.
+        pub recipients: Vec<String>,
+        pub body: String,
+        /// `dm`, `group` or `channel`.
+        pub kind: String,
+        pub thread: Option<String>,
+        pub channel: Option<String>,
+        pub conversation: String,
+        pub failed: Vec<String>,
+    });
     event!(Usage, "usage", {
         pub session_id: String,
         pub adapter_count: i64,
@@ -1193,6 +1227,9 @@ pub mod events {
         UserMessageSent::TYPE,
         UserMessageAcknowledged::TYPE,
         UserMessageCompleted::TYPE,
+        MessageSent::TYPE,
+        MessageReceived::TYPE,
+        MessageExchanged::TYPE,
         Usage::TYPE,
     ];
 }

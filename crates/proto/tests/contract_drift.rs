@@ -548,6 +548,21 @@ fn message() -> Message {
         timestamp: 1_700_000_000_000,
         target_agent_ids: Some(vec!["a1".into()]),
         delivery_mode: Some(DeliveryMode::NextMessage),
+        relay: Some(relay_contracts::messaging::RelayContext {
+            message_id: "rm1".into(),
+            reason: "dm".into(),
+            from: relay_contracts::messaging::Sender {
+                kind: "agent".into(),
+                id: "a2".into(),
+                handle: some("bob"),
+            },
+            conversation: "dm:@a1,@bob".into(),
+            channel: None,
+            thread_id: None,
+            hop: 0,
+            priority: None,
+            deadline: None,
+        }),
     }
 }
 

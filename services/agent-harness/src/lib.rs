@@ -8,6 +8,7 @@
 
 pub mod parse;
 mod prompts;
+pub mod relay;
 mod run;
 mod screen;
 mod session;
@@ -50,6 +51,12 @@ pub struct HarnessSettings {
     pub cli_session: Option<String>,
     /// The command and its arguments (the command line's `-- COMMAND …` wins).
     pub command: Vec<String>,
+    /// Give the CLI the relay tools (`relay_send`, `relay_reply`, `relay_inbox`, `relay_who`,
+    /// `relay_channels`) as an MCP server, where we know how to configure its MCP servers
+    /// (claude); other CLIs use the output convention (`->relay:@bob text`).
+    pub relay_tools: bool,
+    /// The `relay-mcp` bridge the CLI starts; by default the one beside this harness binary.
+    pub relay_mcp: Option<String>,
     /// Per-CLI pattern overrides: `[harness.patterns.claude] permission = "…"`.
     pub patterns: BTreeMap<String, parse::PatternSet>,
     /// `--stop-with-stdin`: stop (as on SIGTERM) when standard input closes. The spawner holds
@@ -70,6 +77,8 @@ impl Default for HarnessSettings {
             handle: None,
             cli_session: None,
             command: Vec::new(),
+            relay_tools: true,
+            relay_mcp: None,
             patterns: BTreeMap::new(),
             stop_with_stdin: false,
         }

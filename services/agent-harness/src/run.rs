@@ -52,7 +52,8 @@ pub(crate) fn text_agent(modes: Vec<DeliveryMode>, emits: Vec<AgentSessionEventT
     AgentSessionCapabilities {
         messaging: MessagingCapabilities {
             receive: true,
-            send: None,
+            // Through the relay tools (MCP) or the output convention.
+            send: Some(true),
             attachments: Some(vec![AttachmentKind::Text]),
         },
         delivery: DeliveryCapabilities {
@@ -116,7 +117,8 @@ impl From<HarnessError> for WireError {
 }
 
 /// What the run loop needs of an agent, whatever drives it (implemented beside each driver).
-pub(crate) trait Driver: AgentSession {
+pub(crate) trait Driver: AgentSession + crate::relay::Inbox {
+    fn relay(&self) -> Arc<crate::relay::Relay>;
     fn set_events(self: &Arc<Self>, events: EventSink);
     fn kill(&self);
     fn is_releasing(&self) -> bool;
@@ -127,6 +129,12 @@ pub async fn run(nats: async_nats::Client, h: HarnessSettings) -> Result<u32, Ha
     let protocol = Protocol::parse(&h.protocol).map_err(HarnessError::Invalid)?;
     let prompts = Arc::new(Prompts::new(nats.clone()));
     let (program, args) = h.command.split_first().expect("command checked at start");
+    let socket = crate::relay::socket_path();
+    let mut args = args.to_vec();
+    if h.relay_tools {
+        args.extend(crate::relay::cli_args(&h.cli, &relay_mcp(&h), &socket));
+    }
+    let args = &args[..];
     if protocol == Protocol::Pty {
         let patterns = PatternSet::builtin(&h.cli).merged(&h.patterns.get(&h.cli).cloned().unwrap_or_default());
         let mut screen = Screen::new(&patterns, ROWS, COLS).map_err(HarnessError::Patterns)?;
@@ -163,6 +171,7 @@ pub async fn run(nats: async_nats::Client, h: HarnessSettings) -> Result<u32, Ha
             tokio::spawn(announce_codex_thread(cwd.unwrap_or_default(), agent.pid));
         }
         let resumable = cli_session.map(|id| (id, agent.pid));
+        serve_relay_tools(&socket, &nats, &agent)?;
         return drive(nats, h, agent, pump, prompts, caps, resumable).await;
     }
     let cwd = match &h.cwd {
@@ -177,8 +186,30 @@ pub async fn run(nats: async_nats::Client, h: HarnessSettings) -> Result<u32, Ha
         resume: h.cli_session.clone(),
     };
     let (agent, pump) = StructuredAgent::spawn(launch, nats.clone(), prompts.clone())?;
+    serve_relay_tools(&socket, &nats, &agent)?;
     // A structured CLI says it is resumable once its protocol names its session.
     drive(nats, h, agent, pump, prompts, crate::structured::capabilities(), None).await
+}
+
+/// The `relay-mcp` bridge: as configured, else beside this binary.
+fn relay_mcp(h: &HarnessSettings) -> std::path::PathBuf {
+    match &h.relay_mcp {
+        Some(path) => path.into(),
+        None => std::env::current_exe()
+            .ok()
+            .and_then(|exe| exe.parent().map(|d| d.join("relay-mcp")))
+            .unwrap_or_else(|| "relay-mcp".into()),
+    }
+}
+
+/// The relay tools on their socket (which goes with the harness's process).
+fn serve_relay_tools<A: Driver>(
+    socket: &std::path::Path,
+    nats: &async_nats::Client,
+    agent: &Arc<A>,
+) -> std::io::Result<()> {
+    let inbox: Arc<dyn crate::relay::Inbox> = agent.clone();
+    crate::relay::serve(socket, nats.clone(), agent.relay(), inbox)
 }
 
 /// Tells the spawner (on stdout) which CLI session to resume, and which process to clear away

@@ -56,6 +56,8 @@ struct State {
     /// Deliveries handed to the input task: id → typed yet. A runner asking again (after a
     /// crash or a lost receipt) gets the receipt, not a second copy in the terminal.
     handed: std::collections::HashMap<String, bool>,
+    /// Held deliveries that are relay messages: `relay_inbox` may take them instead.
+    relay_held: std::collections::HashSet<String>,
 }
 
 impl State {
@@ -96,6 +98,8 @@ pub struct PtyAgent {
     nats: async_nats::Client,
     /// Set by `release`: the process exit that follows is the release, not a crash.
     releasing: std::sync::atomic::AtomicBool,
+    /// Relay messaging: what to reply to, what was typed, the output convention.
+    pub relay: Arc<crate::relay::Relay>,
 }
 
 /// How long a paste may take to show in the CLI's input before it is typed again.
@@ -191,6 +195,7 @@ impl PtyAgent {
             events: Mutex::new(None),
             nats,
             releasing: Default::default(),
+            relay: Default::default(),
         });
         tokio::spawn(agent.clone().type_input(typing));
         Ok((agent, out_rx, exit_rx))
@@ -326,7 +331,9 @@ impl PtyAgent {
         }
         if let Some(id) = &delivery {
             st.handed.insert(id.clone(), false);
+            st.relay_held.remove(id);
         }
+        self.relay.typed(text);
         self.input
             .send(Input::Message {
                 text: text.to_string(),
@@ -361,6 +368,20 @@ impl PtyAgent {
         for d in found {
             match d {
                 Detected::Line(text) => {
+                    if let Some(req) = self.relay.convention(&text) {
+                        let nats = self.nats.clone();
+                        let ev = ev.clone();
+                        tokio::spawn(async move {
+                            // What the mesh refused is in the agent's log: it wrote no tool call to answer.
+                            if let Err(e) = crate::relay::send(&nats, &req).await {
+                                tracing::warn!(error = %e, "a relay line was not sent");
+                                ev.emit(
+                                    "log",
+                                    json!({ "level": "warn", "message": format!("relay line not sent: {e}") }),
+                                );
+                            }
+                        });
+                    }
                     ev.emit("terminal.output", json!({ "stream": "combined", "text": text }));
                 }
                 Detected::Screen(text) => {
@@ -489,7 +510,8 @@ fn io_err(e: impl std::fmt::Display) -> std::io::Error {
 
 impl AgentSession for PtyAgent {
     async fn receive_message(&self, message: Message, ctx: MessageContext) -> Receipt {
-        let text = message.content_text;
+        let text = crate::relay::surfaced(&message);
+        self.relay.saw(&message);
         let accepted = receipt(ReceiptStatus::Accepted, &ctx.id);
         let mut st = self.state.lock().expect("state lock");
         // Asked again while still held (the runner re-sent it): already ours.
@@ -510,7 +532,10 @@ impl AgentSession for PtyAgent {
             _ => None,
         };
         if let Some(queue) = hold {
-            queue.push_back((ctx.id, text));
+            queue.push_back((ctx.id.clone(), text));
+            if message.relay.is_some() {
+                st.relay_held.insert(ctx.id);
+            }
             return accepted;
         }
         // A message of another mode is the next-message boundary: those waiting go first.
@@ -544,6 +569,10 @@ impl AgentSession for PtyAgent {
 }
 
 impl Driver for PtyAgent {
+    fn relay(&self) -> Arc<crate::relay::Relay> {
+        self.relay.clone()
+    }
+
     fn is_releasing(&self) -> bool {
         self.releasing.load(std::sync::atomic::Ordering::SeqCst)
     }
@@ -558,5 +587,35 @@ impl Driver for PtyAgent {
         *self.events.lock().expect("events lock") = Some(events);
         let early = std::mem::take(&mut self.state.lock().expect("state lock").early);
         self.on_output(early);
+    }
+}
+
+impl crate::relay::Inbox for PtyAgent {
+    fn take_relay_held(&self) -> Vec<(String, String)> {
+        let mut st = self.state.lock().expect("state lock");
+        let State {
+            next_tool_call,
+            next_message,
+            on_idle,
+            after_prompt,
+            relay_held,
+            handed,
+            ..
+        } = &mut *st;
+        let mut taken = Vec::new();
+        for queue in [next_tool_call, next_message, on_idle, after_prompt] {
+            queue.retain(|(id, text)| {
+                let relay = relay_held.remove(id);
+                if relay {
+                    taken.push((id.clone(), text.clone()));
+                }
+                !relay
+            });
+        }
+        // Read now: asked again, the runner gets `delivered`, not a copy in the terminal.
+        for (id, _) in &taken {
+            handed.insert(id.clone(), true);
+        }
+        taken
     }
 }

@@ -544,13 +544,15 @@ fn refusal(agent: Option<&Agent>, key: &DeliveryKey, message: &Message) -> Optio
 /// Hands the message to the agent's harness. A harness that cannot be reached gives a
 /// retryable failure, never a silent drop.
 async fn deliver(runner: &Runner, owner: &str, key: &DeliveryKey, message: &Message) -> Receipt {
+    // Relay messages say why they came (dm, mention, thread-reply, …), how urgent, until when.
+    let relay = message.relay.as_ref();
     let req = DeliverRequest {
         context: MessageContext {
             id: key.delivery_id.clone(),
             mode: key.mode,
-            reason: "message".into(),
-            priority: None,
-            deadline: None,
+            reason: relay.map_or_else(|| "message".into(), |r| r.reason.clone()),
+            priority: relay.and_then(|r| r.priority).map(|p| p.as_str().to_string()),
+            deadline: relay.and_then(|r| r.deadline.clone()),
             idempotency_key: Some(key.delivery_id.clone()),
             metadata: Some(serde_json::json!({ "attempt": key.attempts, "runner": owner })),
         },

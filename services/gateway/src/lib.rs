@@ -7,6 +7,7 @@
 pub mod auth;
 pub mod error;
 pub mod grpc;
+pub mod messaging;
 pub mod metrics;
 pub mod openapi;
 pub mod rest;

@@ -1,7 +1,7 @@
 //! The OpenAPI 3.1 document, generated from the handlers' annotations and the contract types.
 //! `make openapi` writes it to docs/api/openapi.json; a test fails when the two differ.
 
-use crate::{rest, sse};
+use crate::{messaging, rest, sse};
 use utoipa::openapi::security::{Http, HttpAuthScheme, SecurityScheme};
 use utoipa::{Modify, OpenApi};
 
@@ -19,7 +19,9 @@ use utoipa::{Modify, OpenApi};
         rest::list_agents, rest::get_agent, rest::agent_capabilities, rest::list_permissions, rest::approve, rest::deny, rest::list_questions, rest::answer,
         rest::pause, rest::resume, rest::stop, rest::input, rest::flush,
         rest::list_deliveries, rest::get_delivery, rest::retry_delivery, rest::cancel_delivery,
-        rest::query_events, rest::costs, sse::all_events, sse::agent_events, sse::session_events,
+        messaging::send, messaging::search, messaging::get, messaging::thread, messaging::create_channel, messaging::list_channels,
+        messaging::members, messaging::join, messaging::leave, messaging::history,
+        rest::query_events, rest::costs, sse::all_events, sse::agent_events, sse::session_events, sse::channel_events,
         rest::create_key, rest::list_keys, rest::revoke_key,
         rest::create_workspace, rest::list_workspaces, rest::get_workspace, rest::audit,
     ),
@@ -28,7 +30,7 @@ use utoipa::{Modify, OpenApi};
     modifiers(&BearerAuth),
     security(("bearerAuth" = [])),
     tags(
-        (name = "sessions"), (name = "permissions"), (name = "questions"), (name = "agents"),
+        (name = "sessions"), (name = "messages"), (name = "permissions"), (name = "questions"), (name = "agents"),
         (name = "deliveries"), (name = "events"), (name = "costs"), (name = "keys"), (name = "workspaces"), (name = "audit")
     )
 )]

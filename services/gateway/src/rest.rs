@@ -57,7 +57,7 @@ impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for Json<T> {
 
 /// Decodes a body, refusing NUL in strings: Postgres cannot store it, and the services behind
 /// would answer `internal` instead of saying what is wrong.
-fn parse<T: DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
+pub(crate) fn parse<T: DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
     if has_nul_escape(body) {
         return Err(ApiError::Invalid("strings may not contain NUL (\\u0000)".into()));
     }
@@ -94,9 +94,9 @@ pub struct Query<T>(pub T);
 #[from_request(via(axum::extract::Path), rejection(ApiError))]
 pub struct Path<T>(pub T);
 
-type Reply<T> = Result<Json<T>, ApiError>;
+pub(crate) type Reply<T> = Result<Json<T>, ApiError>;
 
-async fn call<R: Rpc>(s: &AppState, req: &R::Request) -> Result<R::Response, ApiError> {
+pub(crate) async fn call<R: Rpc>(s: &AppState, req: &R::Request) -> Result<R::Response, ApiError> {
     crate::auth::check_role(R::SUBJECT)?;
     Ok(relay_bus::client::call::<R>(&s.nats, req, s.timeout()).await?)
 }
@@ -104,7 +104,7 @@ async fn call<R: Rpc>(s: &AppState, req: &R::Request) -> Result<R::Response, Api
 /// A body that may be left out entirely (`POST …/approve` with no reason).
 /// The one rule: no bytes, only whitespace, or the JSON `null` is no body; anything else must
 /// be the JSON object.
-fn optional_body<T: DeserializeOwned + Default>(body: &Bytes) -> Result<T, ApiError> {
+pub(crate) fn optional_body<T: DeserializeOwned + Default>(body: &Bytes) -> Result<T, ApiError> {
     if body.trim_ascii().is_empty() || body.trim_ascii() == b"null" {
         return Ok(T::default());
     }
@@ -139,6 +139,18 @@ pub fn router(state: AppState) -> Router {
         .route("/agents/{name}/input", post(input))
         .route("/agents/{name}/flush", post(flush))
         .route("/agents/{name}/events/sse", get(sse::agent_events))
+        .route("/messages", post(crate::messaging::send).get(crate::messaging::search))
+        .route("/messages/{id}", get(crate::messaging::get))
+        .route("/messages/{id}/thread", get(crate::messaging::thread))
+        .route(
+            "/channels",
+            post(crate::messaging::create_channel).get(crate::messaging::list_channels),
+        )
+        .route("/channels/{name}/members", get(crate::messaging::members))
+        .route("/channels/{name}/join", post(crate::messaging::join))
+        .route("/channels/{name}/leave", post(crate::messaging::leave))
+        .route("/channels/{name}/history", get(crate::messaging::history))
+        .route("/channels/{name}/events/sse", get(sse::channel_events))
         .route("/deliveries", get(list_deliveries))
         .route("/deliveries/{id}", get(get_delivery))
         .route("/deliveries/{id}/retry", post(retry_delivery))

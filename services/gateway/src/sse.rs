@@ -258,6 +258,27 @@ pub async fn session_events(
     open(state, headers, params, filter).await
 }
 
+#[utoipa::path(get, path = "/channels/{name}/events/sse", tag = "events", params(("name" = String, Path, description = "Channel name (without #)"), StreamParams, ("Last-Event-ID" = Option<i64>, Header, description = "Resume after this seq (wins over offset)")), responses((status = 200, description = "The channel's `message.exchanged` events as `event: <type>`, `id: <seq>`, `data: <event JSON>`; `: heartbeat` comments while idle", content_type = "text/event-stream", body = String), (status = 400, description = "Invalid channel name, offset, since or Last-Event-ID", body = relay_contracts::WireError), (status = 401, description = "Missing or wrong bearer token", body = relay_contracts::WireError), (status = 503, description = "At the connection cap (Retry-After)", body = relay_contracts::WireError)))]
+pub async fn channel_events(
+    State(state): State<AppState>,
+    Path(name): Path<String>,
+    headers: HeaderMap,
+    Query(params): Query<StreamParams>,
+) -> Result<impl IntoResponse, ApiError> {
+    let channel = relay_contracts::messaging::channel_of(&name)
+        .ok_or_else(|| ApiError::Invalid(format!("{name:?} is not a channel name")))?;
+    // A channel's messages are logged with the conversation (`#name`) as their stream.
+    let filter = Filter {
+        session: Some(format!("#{channel}")),
+        types: Some(vec![
+            <relay_contracts::session::events::MessageExchanged as relay_contracts::session::EventPayload>::TYPE
+                .to_string(),
+        ]),
+        ..Default::default()
+    };
+    open(state, headers, params, filter).await
+}
+
 /// Where a stream starts: after a seq (`Last-Event-ID` wins over `offset`), at a time, or live.
 pub(crate) enum Start {
     After(i64),

@@ -19,6 +19,9 @@ pub enum RegistryError {
     Unauthorized(String),
     #[error("{0}")]
     Forbidden(String),
+    /// A limit is reached for now: try again later.
+    #[error("{0}")]
+    Unavailable(String),
     #[error("agent {agent_id} does not support {capability}: {reason}")]
     Capability {
         agent_id: String,
@@ -61,6 +64,7 @@ impl From<RegistryError> for WireError {
             RegistryError::Conflict(m) => WireError::new(ErrorCode::Conflict, m),
             RegistryError::Unauthorized(m) => WireError::new(ErrorCode::Unauthorized, m),
             RegistryError::Forbidden(m) => WireError::new(ErrorCode::Forbidden, m),
+            RegistryError::Unavailable(m) => WireError::new(ErrorCode::Unavailable, m),
             RegistryError::Capability {
                 ref agent_id,
                 ref capability,

@@ -7,6 +7,7 @@ mod handoff;
 mod keys;
 mod lifecycle;
 mod messages;
+pub mod messaging;
 mod query;
 mod scope;
 mod snapshot;
@@ -52,6 +53,8 @@ pub struct RegistrySettings {
     /// (`delivery.handoff`), and purge its deliveries with a session. Off only for a registry
     /// running alone: what is stored for the runner waits until it is on.
     pub hand_over_deliveries: bool,
+    /// Relay messaging's guards.
+    pub messaging: messaging::MessagingSettings,
 }
 
 impl Default for RegistrySettings {
@@ -74,6 +77,7 @@ impl Default for RegistrySettings {
             hand_over_deliveries: true,
             forward_events: true,
             max_reply_bytes: 900_000,
+            messaging: messaging::MessagingSettings::default(),
         }
     }
 }
@@ -153,6 +157,16 @@ pub async fn serve(nats: async_nats::Client, reg: Registry) -> Result<ServiceHos
         .await?;
     host.serve::<rpc::AgentList>(agents::list).await?;
     host.serve::<rpc::AgentGet>(agents::get).await?;
+    host.serve::<rpc::MessageSend>(messaging::send).await?;
+    host.serve::<rpc::MessageGet>(messaging::get).await?;
+    host.serve::<rpc::MessageThread>(messaging::thread).await?;
+    host.serve::<rpc::MessageSearch>(messaging::search).await?;
+    host.serve::<rpc::ChannelCreate>(messaging::channels::create).await?;
+    host.serve::<rpc::ChannelList>(messaging::channels::list).await?;
+    host.serve::<rpc::ChannelJoin>(messaging::channels::join).await?;
+    host.serve::<rpc::ChannelLeave>(messaging::channels::leave).await?;
+    host.serve::<rpc::ChannelMembers>(messaging::channels::members).await?;
+    host.serve::<rpc::ChannelHistory>(messaging::channels::history).await?;
     host.serve::<rpc::SessionSendMessage>(scoped(messages::send)).await?;
     host.serve::<rpc::SessionUserMessageAcknowledge>(scoped(messages::acknowledge))
         .await?;

@@ -24,6 +24,7 @@ pub(crate) struct Post {
     pub delivery_mode: Option<DeliveryMode>,
     pub origin: Option<Origin>,
     pub source: Option<Source>,
+    pub relay: Option<relay_contracts::messaging::RelayContext>,
 }
 
 /// Blocks, searchable text and role of a message; `invalid_request` for empty or malformed content.
@@ -129,6 +130,7 @@ pub(crate) async fn post(change: &mut Change, session: &mut Session, post: Post)
         timestamp: now,
         target_agent_ids: Some(agent_ids.clone()),
         delivery_mode: post.delivery_mode,
+        relay: post.relay,
     };
     let delivery_ids: Vec<String> = agent_ids.iter().map(|_| new_id()).collect();
     store::insert_message(change.conn(), &message, &delivery_ids).await?;
@@ -296,6 +298,7 @@ pub async fn send(reg: Registry, _ctx: RequestContext, req: SendMessageRequest) 
             delivery_mode: req.delivery.map(|d| d.mode),
             origin: req.origin,
             source: req.source,
+            relay: None,
         },
     )
     .await?;

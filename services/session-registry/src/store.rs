@@ -78,6 +78,35 @@ impl Change {
         Ok(())
     }
 
+    /// Like [`Change::emit`], for a stream that is not a session (a conversation, `#ops`) in
+    /// `workspace`.
+    pub async fn emit_in<P: EventPayload>(&mut self, workspace: &str, stream: &str, payload: P) -> Result<()> {
+        let payload = serde_json::to_value(&payload).map_err(|e| RegistryError::Invalid(e.to_string()))?;
+        let (event_id, ts) = (new_id(), now_ms());
+        let seq: i64 = sqlx::query_scalar(
+            "INSERT INTO registry_events (event_id, session_id, type, ts, payload, traceparent, workspace)
+             VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING seq",
+        )
+        .bind(&event_id)
+        .bind(stream)
+        .bind(P::TYPE)
+        .bind(ts)
+        .bind(&payload)
+        .bind(relay_bus::trace::current_traceparent())
+        .bind(workspace)
+        .fetch_one(&mut *self.tx)
+        .await?;
+        self.events.push(SessionEvent {
+            event_id,
+            session_id: stream.to_string(),
+            timestamp: ts,
+            event_type: P::TYPE.to_string(),
+            payload,
+            seq: Some(seq),
+        });
+        Ok(())
+    }
+
     /// Hands the stored message and its deliveries (`delivery_ids` in target order, as
     /// [`insert_message`] stored them) to the delivery runner (handoff.rs) with this change.
     pub async fn hand_over_deliveries(&mut self, m: &Message, delivery_ids: &[String]) -> Result<()> {

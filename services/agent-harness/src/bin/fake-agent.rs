@@ -18,7 +18,9 @@
 //!   ask <question>? <a/b/...>   a question menu; the option's number (or typed text) answers
 //!   tokens <in> <out>           a token usage line
 //!   sleep <ms>                  shows it is working, then how long it worked
+//!   say <text>                  prints the text as it is (e.g. a relay line `->relay:@bob hi`)
 //!   exit                        prints "Goodbye" and exits 0 (so does EOF on stdin)
+//! A last line `[relay …]` (who sent a relay message) is not part of the command.
 //!   <message>                   prints "Received: <message>" and appends it to the --log
 //!                               file, one line per message (newlines written as `\n`)
 
@@ -91,6 +93,7 @@ enum Command<'a> {
     Ask(&'a str),
     Tokens(u64, u64),
     Sleep(u64),
+    Say(&'a str),
     Exit,
     Message,
 }
@@ -98,6 +101,11 @@ enum Command<'a> {
 impl<'a> Command<'a> {
     /// A malformed command (`tokens x`, `tool` alone) is a user message like any other text.
     fn parse(text: &'a str) -> Command<'a> {
+        // A relay message ends with a line saying who sent it: the command is above it.
+        let text = match text.rsplit_once('\n') {
+            Some((body, last)) if last.starts_with("[relay ") => body,
+            _ => text,
+        };
         if text.contains('\n') {
             return Command::Message;
         }
@@ -126,6 +134,7 @@ impl<'a> Command<'a> {
                 _ => None,
             },
             "sleep" => rest.parse().ok().map(Command::Sleep),
+            "say" => some(rest).map(Command::Say),
             "exit" if rest.is_empty() => Some(Command::Exit),
             _ => None,
         };
@@ -184,6 +193,8 @@ impl Agent {
                     let file = OpenOptions::new().create(true).append(true).open(&path);
                     log = Some(file.map_err(|e| format!("--log {path}: {e}"))?);
                 }
+                // The relay tools a harness offers a claude CLI: the fake writes relay lines instead.
+                other if other.starts_with("--mcp-config=") || other.starts_with("--allowedTools=") => {}
                 other => return Err(format!("unknown argument {other:?}")),
             }
         }
@@ -279,6 +290,7 @@ impl Agent {
             Command::Tool(tool, args) => self.say_all(&style.tool_call(tool, args))?,
             Command::File(op, path) => self.say_all(&style.file_operation(op, path))?,
             Command::Run(command) => self.say_all(&style.command(command))?,
+            Command::Say(line) => self.say(line)?,
             Command::AskPermission(tool, args) => {
                 let granted = match self.menu(&style.permission_menu(tool, args), 3)? {
                     Some(Answer::Option(n)) => n <= 2,

@@ -177,6 +177,8 @@ struct State {
     handed: std::collections::HashMap<String, bool>,
     /// Observations before the session was attached (no event sink yet).
     early: Vec<Seen>,
+    /// Queued deliveries that are relay messages: `relay_inbox` may take them instead.
+    relay_held: std::collections::HashSet<String>,
 }
 
 impl State {
@@ -227,6 +229,8 @@ pub struct StructuredAgent {
     nats: async_nats::Client,
     pid: Option<u32>,
     releasing: AtomicBool,
+    /// Relay messaging: what to reply to by default.
+    pub relay: Arc<crate::relay::Relay>,
 }
 
 /// What runs the agent: the command, where, and which CLI session to continue.
@@ -303,6 +307,7 @@ impl StructuredAgent {
             nats,
             pid: child.id(),
             releasing: AtomicBool::new(false),
+            relay: Default::default(),
         });
         let reader = agent.clone();
         let pump = async move {
@@ -482,8 +487,10 @@ impl StructuredAgent {
         {
             let mut st = self.state.lock().expect("state lock");
             st.in_flight = Some(held.delivery_id.clone());
+            st.relay_held.remove(&held.delivery_id);
             st.handed.insert(held.delivery_id, false);
         }
+        self.relay.typed(&held.text);
         ev.status(AgentStatus::Active);
         let lines = self.codec.lock().expect("codec lock").send(&held.text);
         self.write(lines);
@@ -508,7 +515,8 @@ impl StructuredAgent {
 
 impl AgentSession for StructuredAgent {
     async fn receive_message(&self, message: Message, ctx: MessageContext) -> Receipt {
-        let text = message.content_text;
+        let text = crate::relay::surfaced(&message);
+        self.relay.saw(&message);
         let accepted = receipt(ReceiptStatus::Accepted, &ctx.id);
         let ev = self.events();
         let mut st = self.state.lock().expect("state lock");
@@ -522,6 +530,9 @@ impl AgentSession for StructuredAgent {
             delivery_id: ctx.id.clone(),
             text,
         };
+        if message.relay.is_some() {
+            st.relay_held.insert(ctx.id.clone());
+        }
         if ctx.mode == DeliveryMode::NextMessage {
             st.next_message.push_back(held);
             return accepted;
@@ -557,6 +568,10 @@ fn rpc_result(id: &Value, result: Value) -> Value {
 }
 
 impl Driver for StructuredAgent {
+    fn relay(&self) -> Arc<crate::relay::Relay> {
+        self.relay.clone()
+    }
+
     fn is_releasing(&self) -> bool {
         self.releasing.load(Ordering::SeqCst)
     }
@@ -579,5 +594,32 @@ impl Driver for StructuredAgent {
         for seen in early {
             self.on_seen(seen);
         }
+    }
+}
+
+impl crate::relay::Inbox for StructuredAgent {
+    fn take_relay_held(&self) -> Vec<(String, String)> {
+        let mut st = self.state.lock().expect("state lock");
+        let State {
+            queue,
+            next_message,
+            relay_held,
+            handed,
+            ..
+        } = &mut *st;
+        let mut taken = Vec::new();
+        for q in [queue, next_message] {
+            q.retain(|h| {
+                let relay = relay_held.remove(&h.delivery_id);
+                if relay {
+                    taken.push((h.delivery_id.clone(), h.text.clone()));
+                }
+                !relay
+            });
+        }
+        for (id, _) in &taken {
+            handed.insert(id.clone(), true);
+        }
+        taken
     }
 }

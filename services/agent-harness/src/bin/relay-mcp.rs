@@ -1,0 +1,131 @@
+//! `relay-mcp --socket PATH`: the relay tools as an MCP stdio server (the official Rust SDK,
+//! rmcp), for a CLI its harness started. Each tool call goes to the harness on its socket; the
+//! harness makes the bus call as its agent (see `agent_harness::relay`).
+
+use agent_harness::relay::{ToolCall, ask};
+use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::{CallToolResult, ContentBlock, Implementation, ServerCapabilities, ServerConfig};
+use rmcp::schemars::{self, JsonSchema};
+use rmcp::{ServerHandler, ServiceExt, tool, tool_handler, tool_router};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use std::path::PathBuf;
+
+#[derive(Clone)]
+struct RelayTools {
+    socket: PathBuf,
+    tool_router: ToolRouter<Self>,
+}
+
+#[derive(Serialize, Deserialize, JsonSchema)]
+struct SendArgs {
+    /// `@handle` (a direct message), `#channel`, or a list of handles (a group message).
+    to: Value,
+    /// The message.
+    text: String,
+}
+
+#[derive(Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+struct ReplyArgs {
+    /// What you answer: the message id from a relay message's last line. Default: the relay
+    /// message you got last.
+    message_id: Option<String>,
+    text: String,
+}
+
+#[derive(Serialize, Deserialize, JsonSchema)]
+struct ChannelArgs {
+    /// A channel to join first (`#ops`).
+    join: Option<String>,
+    /// A channel to leave first.
+    leave: Option<String>,
+}
+
+impl RelayTools {
+    async fn call(&self, tool: &str, args: Value) -> CallToolResult {
+        let answer = ask(
+            &self.socket,
+            &ToolCall {
+                tool: tool.into(),
+                args,
+            },
+        )
+        .await;
+        let content = vec![ContentBlock::text(answer.text)];
+        if answer.ok {
+            CallToolResult::success(content)
+        } else {
+            CallToolResult::error(content)
+        }
+    }
+}
+
+#[tool_router]
+impl RelayTools {
+    #[tool(
+        description = "Send a message through the relay to another agent (@handle), a channel (#name) or several agents (a list of handles). They get it in their own session."
+    )]
+    async fn relay_send(&self, Parameters(a): Parameters<SendArgs>) -> CallToolResult {
+        self.call("send", json!({"to": a.to, "text": a.text})).await
+    }
+
+    #[tool(description = "Reply to a relay message you received (in its thread): everyone in the thread gets it.")]
+    async fn relay_reply(&self, Parameters(a): Parameters<ReplyArgs>) -> CallToolResult {
+        self.call("reply", json!({"messageId": a.message_id, "text": a.text}))
+            .await
+    }
+
+    #[tool(
+        description = "Read relay messages that arrived while you were busy (each is then delivered here, not typed in later)."
+    )]
+    async fn relay_inbox(&self) -> CallToolResult {
+        self.call("inbox", json!({})).await
+    }
+
+    #[tool(description = "Who is in the workspace: every live agent's handle, CLI and status.")]
+    async fn relay_who(&self) -> CallToolResult {
+        self.call("who", json!({})).await
+    }
+
+    #[tool(description = "The workspace's channels and their members; join or leave one first if asked.")]
+    async fn relay_channels(&self, Parameters(a): Parameters<ChannelArgs>) -> CallToolResult {
+        self.call("channels", json!({"join": a.join, "leave": a.leave})).await
+    }
+}
+
+#[tool_handler(router = self.tool_router)]
+impl ServerHandler for RelayTools {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("relay", env!("CARGO_PKG_VERSION")))
+            .with_instructions("Talk to the other agents of this relay-mesh workspace: relay_send, relay_reply, relay_inbox, relay_who, relay_channels.")
+    }
+}
+
+#[tokio::main(flavor = "current_thread")]
+async fn main() -> std::process::ExitCode {
+    let mut args = std::env::args().skip(1);
+    let socket = match (args.next().as_deref(), args.next()) {
+        (Some("--socket"), Some(path)) => PathBuf::from(path),
+        _ => {
+            eprintln!("usage: relay-mcp --socket PATH");
+            return std::process::ExitCode::from(2);
+        }
+    };
+    let tools = RelayTools {
+        socket,
+        tool_router: RelayTools::tool_router(),
+    };
+    match tools.serve(rmcp::transport::stdio()).await {
+        Ok(running) => {
+            let _ = running.waiting().await;
+            std::process::ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("relay-mcp: {e}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}

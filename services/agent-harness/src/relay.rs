@@ -1,0 +1,423 @@
+//! How an agent sends and reads relay messages (`message.send`) without keystrokes:
+//!
+//! - the harness serves the agent's **relay tools** on a Unix socket only it and its CLI can
+//!   reach; `relay-mcp` (an MCP stdio server, started by the CLI from the `--mcp-config` the
+//!   harness gives it) turns the CLI's tool calls into requests on that socket. The harness
+//!   makes the bus calls itself, as its agent, so the CLI never holds a credential;
+//! - a CLI without MCP writes a line `->relay:@bob text`, `->relay:#ops text` or
+//!   `->relay:reply text` (the **output convention**), which the harness sends for it;
+//! - a relay message the agent gets is surfaced with a last line saying who sent it and how to
+//!   answer; one held for a boundary (the agent is busy) can be read with `relay_inbox`
+//!   instead, which reports it delivered then and takes it out of the terminal's queue.
+
+use relay_contracts::messaging::{
+    ChannelList, ListChannelsRequest, MembershipRequest, RelayContext, SendRequest, SendResponse, To,
+};
+use relay_contracts::session::{AgentListRequest, AgentListResponse, Message};
+use relay_contracts::{WireError, rpc};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+
+const CALL_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// What the agent sees of a message: its text, then (for a relay message) who sent it and how
+/// to answer.
+pub fn surfaced(message: &Message) -> String {
+    match &message.relay {
+        Some(r) => format!("{}\n{}", message.content_text, header(r)),
+        None => message.content_text.clone(),
+    }
+}
+
+/// The last line of a surfaced relay message.
+pub fn header(r: &RelayContext) -> String {
+    let where_ = match (&r.channel, r.reason.as_str()) {
+        (Some(c), _) => format!(" in #{c}"),
+        (None, "dm") if r.conversation.matches(',').count() > 1 => " (group)".to_string(),
+        _ => String::new(),
+    };
+    format!(
+        "[relay {} from {}{where_} · message {} · answer with relay_reply]",
+        r.reason,
+        r.from.display(),
+        r.message_id
+    )
+}
+
+/// A request on the tools socket: one JSON line.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct ToolCall {
+    pub tool: String,
+    #[serde(default)]
+    pub args: Value,
+}
+
+/// Its answer: one JSON line.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct ToolAnswer {
+    pub ok: bool,
+    pub text: String,
+}
+
+/// Relay messages a driver holds for a boundary, taken out for `relay_inbox`.
+pub trait Inbox: Send + Sync + 'static {
+    /// Removes and returns the held relay deliveries, oldest first: (delivery id, surfaced text).
+    fn take_relay_held(&self) -> Vec<(String, String)>;
+}
+
+/// The relay state a harness shares between its driver, its socket and the convention.
+#[derive(Default)]
+pub struct Relay {
+    /// The relay message surfaced (or held) last: what `relay_reply` answers by default.
+    last: Mutex<Option<String>>,
+    /// Text typed into the terminal lately: a convention line inside it is the agent's input
+    /// echoed, not something the agent wrote.
+    typed: Mutex<std::collections::VecDeque<String>>,
+    /// Counts messages typed: the convention's idempotency keys are per message, so a line the
+    /// CLI redraws is sent once.
+    turn: std::sync::atomic::AtomicU64,
+}
+
+impl Relay {
+    pub fn saw(&self, message: &Message) {
+        if let Some(r) = &message.relay {
+            *self.last.lock().expect("relay lock") = Some(r.message_id.clone());
+        }
+    }
+
+    pub fn typed(&self, text: &str) {
+        self.turn.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let mut typed = self.typed.lock().expect("relay lock");
+        typed.push_back(text.to_string());
+        while typed.len() > 16 {
+            typed.pop_front();
+        }
+    }
+
+    fn last(&self) -> Option<String> {
+        self.last.lock().expect("relay lock").clone()
+    }
+
+    /// A convention line the agent wrote (`->relay:@bob hi`), as a send; `None` for anything
+    /// else, and for a line that is only the echo of text typed into the terminal.
+    pub fn convention(&self, row: &str) -> Option<SendRequest> {
+        let (to, text) = parse_convention(row)?;
+        let line = Some((to.clone(), text.clone()));
+        let echoed = self
+            .typed
+            .lock()
+            .expect("relay lock")
+            .iter()
+            .any(|t| t.lines().any(|l| parse_convention(l) == line));
+        if echoed {
+            return None;
+        }
+        let turn = self.turn.load(std::sync::atomic::Ordering::SeqCst);
+        let key = format!("convention:{turn}:{:016x}", fnv(row.trim()));
+        let mut req = send_request(None, None, text);
+        req.idempotency_key = Some(key);
+        match to.as_str() {
+            "reply" => req.thread_id = Some(self.last()?),
+            _ => req.to = Some(To::One(to)),
+        }
+        Some(req)
+    }
+}
+
+/// `->relay:<@handle|#channel|reply> <text>` at the start of a row (after a TUI's bullet).
+pub fn parse_convention(row: &str) -> Option<(String, String)> {
+    let row = row.trim_start_matches(|c: char| c.is_whitespace() || "⏺●•✦│>*".contains(c));
+    let rest = row.strip_prefix("->relay:")?;
+    let (to, text) = rest.split_once(char::is_whitespace)?;
+    let valid = to == "reply" || (to.len() > 1 && (to.starts_with('@') || to.starts_with('#')));
+    let text = text.trim();
+    (valid && !text.is_empty()).then(|| (to.to_string(), text.to_string()))
+}
+
+fn fnv(s: &str) -> u64 {
+    s.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ b as u64).wrapping_mul(0x100_0000_01b3)
+    })
+}
+
+fn send_request(to: Option<To>, thread_id: Option<String>, text: String) -> SendRequest {
+    SendRequest {
+        to,
+        thread_id,
+        text,
+        attachments: None,
+        delivery_mode: None,
+        priority: None,
+        deadline: None,
+        idempotency_key: None,
+    }
+}
+
+/// Sends as this harness's agent; a line for the agent either way.
+pub async fn send(nats: &async_nats::Client, req: &SendRequest) -> Result<String, WireError> {
+    let sent: SendResponse = relay_bus::client::call::<rpc::MessageSend>(nats, req, CALL_TIMEOUT).await?;
+    let list = |status: &str| -> Vec<String> {
+        sent.recipients
+            .iter()
+            .filter(|r| r.status == status)
+            .map(|r| match &r.error {
+                Some(e) => format!("@{} ({e})", r.handle),
+                None => format!("@{}", r.handle),
+            })
+            .collect()
+    };
+    let (queued, failed) = (list("queued"), list("failed"));
+    let mut text = format!("sent message {} to {}", sent.message_id, sent.conversation);
+    if !queued.is_empty() {
+        text += &format!("; queued for {}", queued.join(", "));
+    }
+    if !failed.is_empty() {
+        text += &format!("; failed for {}", failed.join(", "));
+    }
+    if queued.is_empty() && failed.is_empty() {
+        text += "; nobody else is in it yet";
+    }
+    Ok(text)
+}
+
+/// Where the tools socket lives: a directory only this user can enter.
+pub fn socket_path() -> PathBuf {
+    let base = std::env::var_os("XDG_RUNTIME_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(std::env::temp_dir);
+    base.join(format!("relay-harness-{}", uuid::Uuid::now_v7()))
+        .join("tools.sock")
+}
+
+/// Serves the relay tools on `path` until the harness exits.
+pub fn serve(path: &Path, nats: async_nats::Client, relay: Arc<Relay>, inbox: Arc<dyn Inbox>) -> std::io::Result<()> {
+    use std::os::unix::fs::DirBuilderExt;
+    let dir = path
+        .parent()
+        .ok_or_else(|| std::io::Error::other("socket path has no directory"))?;
+    std::fs::DirBuilder::new().mode(0o700).recursive(true).create(dir)?;
+    let listener = tokio::net::UnixListener::bind(path)?;
+    tokio::spawn(async move {
+        loop {
+            let Ok((stream, _)) = listener.accept().await else {
+                continue;
+            };
+            let (nats, relay, inbox) = (nats.clone(), relay.clone(), inbox.clone());
+            tokio::spawn(async move {
+                let (read, mut write) = stream.into_split();
+                let mut lines = BufReader::new(read).lines();
+                while let Ok(Some(line)) = lines.next_line().await {
+                    let answer = match serde_json::from_str::<ToolCall>(&line) {
+                        Ok(call) => match call_tool(&nats, &relay, inbox.as_ref(), call).await {
+                            Ok(text) => ToolAnswer { ok: true, text },
+                            Err(text) => ToolAnswer { ok: false, text },
+                        },
+                        Err(e) => ToolAnswer {
+                            ok: false,
+                            text: format!("not a tool call: {e}"),
+                        },
+                    };
+                    let mut out = serde_json::to_vec(&answer).unwrap_or_default();
+                    out.push(b'\n');
+                    if write.write_all(&out).await.is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+    });
+    Ok(())
+}
+
+fn str_arg(args: &Value, name: &str) -> Option<String> {
+    args.get(name).and_then(Value::as_str).map(str::to_string)
+}
+
+async fn call_tool(
+    nats: &async_nats::Client,
+    relay: &Relay,
+    inbox: &dyn Inbox,
+    call: ToolCall,
+) -> Result<String, String> {
+    let wire = |e: WireError| format!("{}: {}", e.error.code.as_str(), e.error.message);
+    let args = &call.args;
+    match call.tool.as_str() {
+        "send" => {
+            let text = str_arg(args, "text").ok_or("`text` is required")?;
+            let to: Option<To> = args
+                .get("to")
+                .cloned()
+                .map(serde_json::from_value)
+                .transpose()
+                .map_err(|e| e.to_string())?;
+            let req = send_request(to, str_arg(args, "threadId"), text);
+            send(nats, &req).await.map_err(wire)
+        }
+        "reply" => {
+            let text = str_arg(args, "text").ok_or("`text` is required")?;
+            let thread = str_arg(args, "messageId")
+                .or_else(|| relay.last())
+                .ok_or("no relay message to reply to yet: pass `messageId`")?;
+            send(nats, &send_request(None, Some(thread), text)).await.map_err(wire)
+        }
+        "inbox" => {
+            let held = inbox.take_relay_held();
+            if held.is_empty() {
+                return Ok("no new relay messages".into());
+            }
+            let mut out = Vec::new();
+            for (delivery_id, text) in held {
+                let delivered = relay_contracts::delivery::ReceiptStatus::Delivered;
+                if let Err(e) =
+                    relay_harness::report(nats, &delivery_id, delivered, Some("read with relay_inbox".into())).await
+                {
+                    tracing::error!(delivery_id, error = %e, "delivery report refused");
+                }
+                out.push(text);
+            }
+            Ok(out.join("\n\n"))
+        }
+        "who" => {
+            let req = AgentListRequest::default();
+            let list: AgentListResponse = relay_bus::client::call::<rpc::AgentList>(nats, &req, CALL_TIMEOUT)
+                .await
+                .map_err(wire)?;
+            Ok(list
+                .agents
+                .iter()
+                .map(|a| {
+                    format!(
+                        "@{} ({}, {}, agent {})",
+                        a.handle.as_deref().unwrap_or("?"),
+                        a.adapter_name,
+                        serde_json::to_value(a.status)
+                            .ok()
+                            .and_then(|v| v.as_str().map(String::from))
+                            .unwrap_or_default(),
+                        a.agent_id
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join("\n"))
+        }
+        "channels" => {
+            for (field, join) in [("join", true), ("leave", false)] {
+                if let Some(channel) = str_arg(args, field) {
+                    let req = MembershipRequest { channel, agent: None };
+                    let changed = if join {
+                        relay_bus::client::call::<rpc::ChannelJoin>(nats, &req, CALL_TIMEOUT).await
+                    } else {
+                        relay_bus::client::call::<rpc::ChannelLeave>(nats, &req, CALL_TIMEOUT).await
+                    };
+                    changed.map_err(wire)?;
+                }
+            }
+            let list: ChannelList =
+                relay_bus::client::call::<rpc::ChannelList>(nats, &ListChannelsRequest {}, CALL_TIMEOUT)
+                    .await
+                    .map_err(wire)?;
+            Ok(list
+                .channels
+                .iter()
+                .map(|c| {
+                    format!(
+                        "#{} ({} members){}",
+                        c.name,
+                        c.members,
+                        c.topic.as_deref().map(|t| format!(": {t}")).unwrap_or_default()
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join("\n"))
+        }
+        other => Err(format!("unknown relay tool {other:?}")),
+    }
+}
+
+/// A tool call to the harness on `socket`, for `relay-mcp`.
+pub async fn ask(socket: &Path, call: &ToolCall) -> ToolAnswer {
+    let attempt = async {
+        let stream = tokio::net::UnixStream::connect(socket).await?;
+        let (read, mut write) = stream.into_split();
+        let mut line = serde_json::to_vec(call)?;
+        line.push(b'\n');
+        write.write_all(&line).await?;
+        let mut answer = String::new();
+        BufReader::new(read).read_line(&mut answer).await?;
+        Ok::<ToolAnswer, std::io::Error>(serde_json::from_str(&answer)?)
+    };
+    match tokio::time::timeout(Duration::from_secs(30), attempt).await {
+        Ok(Ok(answer)) => answer,
+        Ok(Err(e)) => ToolAnswer {
+            ok: false,
+            text: format!("the relay harness is not reachable: {e}"),
+        },
+        Err(_) => ToolAnswer {
+            ok: false,
+            text: "the relay harness did not answer in 30 s".into(),
+        },
+    }
+}
+
+/// Command-line arguments that give `cli` the relay tools (`relay-mcp` on `socket`); none for a
+/// CLI whose MCP configuration we do not know (it uses the output convention).
+pub fn cli_args(cli: &str, bridge: &Path, socket: &Path) -> Vec<String> {
+    match cli {
+        "claude" => {
+            let config = serde_json::json!({"mcpServers": {"relay": {
+                "command": bridge, "args": ["--socket", socket],
+            }}});
+            // The relay tools act only through the mesh, under its own guards: no prompt.
+            vec![format!("--mcp-config={config}"), "--allowedTools=mcp__relay".into()]
+        }
+        _ => Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_output_convention_is_a_row_that_starts_with_the_marker() {
+        assert_eq!(
+            parse_convention("->relay:@bob hi there"),
+            Some(("@bob".into(), "hi there".into()))
+        );
+        assert_eq!(
+            parse_convention("⏺ ->relay:#ops  deploy done"),
+            Some(("#ops".into(), "deploy done".into()))
+        );
+        assert_eq!(
+            parse_convention("->relay:reply ok"),
+            Some(("reply".into(), "ok".into()))
+        );
+        assert_eq!(parse_convention("> say ->relay:@bob hi"), None);
+        assert_eq!(parse_convention("->relay:@bob"), None);
+        assert_eq!(parse_convention("->relay:bob hi"), None);
+    }
+
+    #[test]
+    fn an_echo_of_typed_text_is_not_sent() {
+        let relay = Relay::default();
+        relay.typed("please write\n->relay:@bob hi");
+        assert!(relay.convention("->relay:@bob hi").is_none());
+        assert!(relay.convention("> ->relay:@bob hi").is_none());
+        // Text that makes the agent write a line is not that line.
+        relay.typed("say ->relay:@dave yo");
+        assert!(relay.convention("->relay:@dave yo").is_some());
+        let sent = relay.convention("->relay:@carol hello").unwrap();
+        assert_eq!(sent.to, Some(To::One("@carol".into())));
+        // The same row redrawn is the same send.
+        assert_eq!(
+            relay.convention("->relay:@carol hello").unwrap().idempotency_key,
+            sent.idempotency_key
+        );
+        // `reply` needs something to reply to.
+        assert!(relay.convention("->relay:reply ok").is_none());
+    }
+}

@@ -1,0 +1,380 @@
+//! Relay messaging over the real mesh with auth on: fake agents under their PTY harnesses
+//! (each its own NATS identity), people through the gateway with API keys. Agents send with the
+//! output convention (`->relay:@bob text`, written by the fake's `say`); what each agent got is
+//! what it was typed (its `--log`).
+
+mod common;
+use common::{Bearer, gateway, mesh_with};
+use relay_testkit::{ServiceProcess, wait_for};
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+const ROOT: &str = "messaging-root-token";
+
+struct World {
+    m: common::Mesh,
+    _g: common::Gateway,
+    root: Bearer,
+    logs: HashMap<String, PathBuf>,
+    agents: HashMap<String, String>,
+    _spawner: ServiceProcess,
+}
+
+/// The mesh, the gateway and one fake claude-style agent per handle, each logging what it is typed.
+async fn world(handles: &[&str], env: &[(&str, &str)]) -> World {
+    let m = mesh_with(env).await;
+    let g = gateway(&m, &[("RELAY_API_TOKEN", ROOT)]).await;
+    let root = Bearer::new(&g, ROOT);
+    let dir = std::env::temp_dir().join(format!("relay-messaging-{}", common::free_port()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let fake = relay_testkit::bin_path("fake-agent");
+    let mut config = String::new();
+    let mut logs = HashMap::new();
+    for h in handles {
+        let log = dir.join(format!("{h}.log"));
+        std::fs::write(&log, "").unwrap();
+        config += &format!(
+            "[spawner.agents.{h}]\ncommand = [{fake:?}, \"--style\", \"claude\", \"--log\", {:?}]\npatterns = \"claude\"\n",
+            log.to_str().unwrap()
+        );
+        logs.insert(h.to_string(), log);
+    }
+    let config_path = dir.join("spawner.toml");
+    std::fs::write(&config_path, config).unwrap();
+    let spawner = ServiceProcess::spawn(
+        &relay_testkit::bin_path("agent-spawner"),
+        &m.nats,
+        &m.db,
+        &[("RELAY_CONFIG", config_path.to_str().unwrap())],
+    );
+    relay_testkit::wait_for_instances(&m.client, "agent-spawner", 1).await;
+    let mut agents = HashMap::new();
+    for h in handles {
+        let (status, created) = root.post("/api/v1/sessions", json!({"cli": h, "agent": h})).await;
+        assert_eq!(status, StatusCode::CREATED, "{created}");
+        agents.insert(h.to_string(), created["agentId"].as_str().unwrap().to_string());
+    }
+    World {
+        m,
+        _g: g,
+        root,
+        logs,
+        agents,
+        _spawner: spawner,
+    }
+}
+
+impl World {
+    /// The messages `handle` was typed so far, one per entry (newlines as `\n`).
+    fn surfaced(&self, handle: &str) -> Vec<String> {
+        std::fs::read_to_string(&self.logs[handle])
+            .unwrap()
+            .lines()
+            .map(str::to_string)
+            .collect()
+    }
+
+    /// Waits until `handle` was typed a message containing `needle`; that message.
+    async fn wait_surfaced(&self, handle: &str, needle: &str) -> String {
+        wait_for(|| async { self.surfaced(handle).into_iter().find(|l| l.contains(needle)) }).await
+    }
+
+    async fn send(&self, body: Value) -> Value {
+        let (status, sent) = self.root.post("/api/v1/messages", body).await;
+        assert_eq!(status, StatusCode::CREATED, "{sent}");
+        sent
+    }
+
+    /// The relay messages found by full-text search for `q`, newest first.
+    async fn search(&self, q: &str) -> Vec<Value> {
+        let (status, page) = self
+            .root
+            .get(&format!("/api/v1/messages?q={}", q.replace(' ', "+")))
+            .await;
+        assert_eq!(status, StatusCode::OK, "{page}");
+        page["messages"].as_array().unwrap().clone()
+    }
+
+    async fn delivered(&self, delivery_id: &str) -> bool {
+        let (status, d) = self.root.get(&format!("/api/v1/deliveries/{delivery_id}")).await;
+        status == StatusCode::OK && d["status"] == "delivered"
+    }
+}
+
+fn reasons(sent: &Value) -> HashMap<String, String> {
+    sent["recipients"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["handle"].as_str().unwrap().to_string(),
+                r["reason"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn agents_talk_by_dm_group_channel_mention_and_thread_each_with_its_reason() {
+    let w = world(&["alice", "bob", "carol"], &[]).await;
+
+    // A person's DM to bob makes bob DM alice with the output convention: alice gets it from
+    // @bob, as a DM, and the log names bob's agent as the sender.
+    let sent = w
+        .send(json!({"to": "@bob", "text": "say ->relay:@alice hello alice"}))
+        .await;
+    assert_eq!(reasons(&sent), HashMap::from([("bob".to_string(), "dm".to_string())]));
+    let got = w.wait_surfaced("alice", "hello alice").await;
+    assert!(got.contains("[relay dm from @bob"), "{got}");
+    let found = wait_for(|| async {
+        w.search("hello alice")
+            .await
+            .into_iter()
+            .find(|m| m["from"]["kind"] == "agent")
+    })
+    .await;
+    assert_eq!(found["from"]["handle"], "bob");
+    assert_eq!(found["from"]["id"], w.agents["bob"].as_str());
+    assert_eq!(found["conversation"], "dm:@alice,@bob");
+    let delivery = found["recipients"][0]["deliveryId"].as_str().unwrap().to_string();
+    wait_for(|| async { w.delivered(&delivery).await.then_some(()) }).await;
+
+    // A channel: members get `message`, a mentioned agent that is no member `mention`.
+    let (status, ops) = w
+        .root
+        .post("/api/v1/channels", json!({"name": "ops", "topic": "deploys"}))
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{ops}");
+    for h in ["@alice", "@bob"] {
+        let (status, members) = w.root.post("/api/v1/channels/ops/join", json!({"agent": h})).await;
+        assert_eq!(status, StatusCode::OK, "{members}");
+    }
+    let sent = w
+        .send(json!({"to": "#ops", "text": "deploy is done, @carol please check"}))
+        .await;
+    assert_eq!(
+        reasons(&sent),
+        HashMap::from([
+            ("alice".to_string(), "message".to_string()),
+            ("bob".to_string(), "message".to_string()),
+            ("carol".to_string(), "mention".to_string()),
+        ])
+    );
+    for h in ["alice", "bob"] {
+        assert!(
+            w.wait_surfaced(h, "deploy is done")
+                .await
+                .contains("[relay message from key:")
+        );
+    }
+    assert!(
+        w.wait_surfaced("carol", "deploy is done")
+            .await
+            .contains("[relay mention from key:")
+    );
+
+    // A group DM: both get `dm`, in one conversation with the sender.
+    let sent = w
+        .send(json!({"to": ["@alice", "@carol"], "text": "standup in 5"}))
+        .await;
+    assert_eq!(reasons(&sent).values().collect::<Vec<_>>(), vec!["dm", "dm"]);
+    assert!(
+        sent["conversation"]
+            .as_str()
+            .unwrap()
+            .starts_with("dm:@alice,@carol,key:"),
+        "{sent}"
+    );
+    w.wait_surfaced("alice", "standup in 5").await;
+    w.wait_surfaced("carol", "standup in 5").await;
+
+    // A thread in #ops: alice and bob both answer the root with `->relay:reply`; a person's
+    // reply in the thread then reaches both of them as `thread-reply`.
+    let root = w.send(json!({"to": "#ops", "text": "say ->relay:reply on it"})).await;
+    let root_id = root["messageId"].as_str().unwrap().to_string();
+    let thread = wait_for(|| async {
+        let (_, t) = w.root.get(&format!("/api/v1/messages/{root_id}/thread")).await;
+        (t["replies"].as_array().map_or(0, Vec::len) == 2).then_some(t)
+    })
+    .await;
+    let repliers: Vec<&str> = thread["replies"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["from"]["handle"].as_str().unwrap())
+        .collect();
+    assert!(repliers.contains(&"alice") && repliers.contains(&"bob"), "{thread}");
+    let reply = w.send(json!({"threadId": root_id, "text": "thanks both"})).await;
+    assert_eq!(
+        reasons(&reply),
+        HashMap::from([
+            ("alice".to_string(), "thread-reply".to_string()),
+            ("bob".to_string(), "thread-reply".to_string()),
+        ])
+    );
+    for h in ["alice", "bob"] {
+        assert!(
+            w.wait_surfaced(h, "thanks both")
+                .await
+                .contains("[relay thread-reply from key:")
+        );
+    }
+    assert!(!w.surfaced("carol").iter().any(|l| l.contains("thanks both")));
+
+    // The channel's history is in order; the log has message.exchanged for every send.
+    let (status, history) = w.root.get("/api/v1/channels/ops/history").await;
+    assert_eq!(status, StatusCode::OK, "{history}");
+    let texts: Vec<&str> = history["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(texts[0], "deploy is done, @carol please check", "{texts:?}");
+    assert_eq!(texts[1], "say ->relay:reply on it", "{texts:?}");
+    assert_eq!(texts.last(), Some(&"thanks both"), "{texts:?}");
+    let logged = wait_for(|| async {
+        let (_, events) = w.root.get("/api/v1/events?types=message.exchanged&limit=100").await;
+        let events = events["events"].as_array().cloned().unwrap_or_default();
+        events
+            .iter()
+            .any(|e| e["payload"]["body"] == "thanks both")
+            .then_some(events)
+    })
+    .await;
+    let thanks = logged.iter().find(|e| e["payload"]["body"] == "thanks both").unwrap();
+    assert_eq!(thanks["sessionId"], "#ops", "{thanks}");
+    assert_eq!(thanks["payload"]["kind"], "channel", "{thanks}");
+}
+
+#[tokio::test]
+async fn bad_messages_are_refused_with_what_is_wrong_and_nothing_is_stored() {
+    let w = world(&["alice"], &[]).await;
+    let refuse = |body: Value, status: StatusCode, needle: &'static str| {
+        let w = &w;
+        async move {
+            let (got, err) = w.root.post("/api/v1/messages", body).await;
+            assert_eq!(got, status, "{err}");
+            let message = err["error"]["message"].as_str().unwrap_or_default().to_string();
+            assert!(message.contains(needle), "{needle:?} not in {err}");
+        }
+    };
+    // The sender is the key: a body that names one is refused, like any unknown field.
+    refuse(
+        json!({"to": "@alice", "text": "hi", "from": "@mallory"}),
+        StatusCode::BAD_REQUEST,
+        "from",
+    )
+    .await;
+    refuse(json!({"to": "@ghost", "text": "hi"}), StatusCode::NOT_FOUND, "@ghost").await;
+    refuse(json!({"to": "#nope", "text": "hi"}), StatusCode::NOT_FOUND, "#nope").await;
+    refuse(json!({"to": "alice", "text": "hi"}), StatusCode::BAD_REQUEST, "handle").await;
+    refuse(json!({"to": "@alice", "text": "   "}), StatusCode::BAD_REQUEST, "empty").await;
+    refuse(json!({"text": "hi"}), StatusCode::BAD_REQUEST, "threadId").await;
+    refuse(
+        json!({"threadId": "no-such-message", "text": "hi"}),
+        StatusCode::NOT_FOUND,
+        "no-such-message",
+    )
+    .await;
+    refuse(
+        json!({"to": "@alice", "text": "hi", "deadline": "tomorrow"}),
+        StatusCode::BAD_REQUEST,
+        "RFC 3339",
+    )
+    .await;
+    refuse(
+        json!({"to": "@alice", "text": "look", "attachments": [{"type": "image", "data": "AA==", "mimeType": "image/png"}]}),
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "messaging.attachments: image",
+    )
+    .await;
+    // A thread of another workspace is not a conversation here.
+    let sent = w.send(json!({"to": "@alice", "text": "first"})).await;
+    w.root.post("/api/v1/workspaces", json!({"name": "other"})).await;
+    let (_, outsider) = w.root.create_key("outsider", "operator", Some("other")).await;
+    let (status, err) = outsider
+        .post("/api/v1/messages", json!({"threadId": sent["messageId"], "text": "hi"}))
+        .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{err}");
+    let (status, err) = outsider
+        .get(&format!("/api/v1/messages/{}", sent["messageId"].as_str().unwrap()))
+        .await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "{err}");
+    // A viewer may read but not send.
+    let (_, viewer) = w.root.create_key("viewer", "viewer", None).await;
+    let (status, err) = viewer
+        .post("/api/v1/messages", json!({"to": "@alice", "text": "hi"}))
+        .await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{err}");
+    let (status, _) = viewer.get("/api/v1/channels").await;
+    assert_eq!(status, StatusCode::OK);
+    // A retried send with the same idempotency key is the first one.
+    let body = json!({"to": "@alice", "text": "dispatch", "idempotencyKey": "k-1"});
+    let first = w.send(body.clone()).await;
+    let (status, again) = w.root.post("/api/v1/messages", body).await;
+    assert_eq!(status, StatusCode::OK, "{again}");
+    assert_eq!(again["messageId"], first["messageId"]);
+    assert_eq!(again["duplicate"], true);
+    // Nothing half-stored: alice got exactly the two good messages.
+    w.wait_surfaced("alice", "dispatch").await;
+    let (_, page) = w.root.get("/api/v1/messages?q=hi+OR+look+OR+first+OR+dispatch").await;
+    let stored: Vec<&str> = page["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(stored, vec!["dispatch", "first"], "{page}");
+}
+
+#[tokio::test]
+async fn a_reply_loop_between_two_agents_is_stopped_by_the_hop_guard() {
+    let w = world(&["alice", "bob"], &[("RELAY_REGISTRY__MESSAGING__MAX_HOPS", "2")]).await;
+    // Each agent answers what it got in the thread, one level less deep: without the guard the
+    // exchange would go five replies deep.
+    let nested = "say ->relay:reply ".repeat(5) + "bottom";
+    w.send(json!({"to": "@alice", "text": format!("say ->relay:@bob {nested}")}))
+        .await;
+    let root = wait_for(|| async {
+        w.search("bottom")
+            .await
+            .into_iter()
+            .find(|m| m["from"]["handle"] == "alice" && m["threadId"].is_null())
+    })
+    .await;
+    let root_id = root["messageId"].as_str().unwrap().to_string();
+    // The third reply is refused: its sender's harness logs the guard's reason.
+    let refused = wait_for(|| async {
+        let (_, events) = w.root.get("/api/v1/events?types=log&limit=100").await;
+        events["events"].as_array().unwrap().iter().find_map(|e| {
+            let m = e["payload"]["message"].as_str().unwrap_or_default();
+            m.contains("reply loop guard").then(|| m.to_string())
+        })
+    })
+    .await;
+    assert!(refused.contains("messaging.max_hops is 2"), "{refused}");
+    let (_, thread) = w.root.get(&format!("/api/v1/messages/{root_id}/thread")).await;
+    let hops: Vec<i64> = thread["replies"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["hop"].as_i64().unwrap())
+        .collect();
+    assert_eq!(hops, vec![1, 2], "{thread}");
+    // A person speaking in the thread starts the count again.
+    let (status, sent) = w
+        .root
+        .post("/api/v1/messages", json!({"threadId": root_id, "text": "enough"}))
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{sent}");
+    let (_, got) = w
+        .root
+        .get(&format!("/api/v1/messages/{}", sent["messageId"].as_str().unwrap()))
+        .await;
+    assert_eq!(got["hop"], 0);
+    let _ = &w.m;
+}

@@ -1,0 +1,717 @@
+//! Relay messaging (`message.*`): agents and people talk through the mesh. A message is stored
+//! once as a relay message (its conversation's view) and once per recipient as a message in the
+//! recipient's session with one delivery, so the delivery runner carries it like any other:
+//! modes, receipts, retries, order per agent. The sends of one conversation are serialised, so
+//! every recipient sees them in one order.
+
+pub mod channels;
+mod store;
+
+use crate::Registry;
+use crate::agents::{capabilities_of, is_attached};
+use crate::error::{RegistryError, Result};
+use crate::messages::{Post, post};
+use crate::store::{self as registry, Change, new_id, now_ms};
+use relay_contracts::capabilities::{AttachmentKind, DeliveryMode};
+use relay_contracts::messaging::*;
+use relay_contracts::session::events::{MessageExchanged, MessageReceived, MessageSent};
+use relay_contracts::session::{
+    Agent, MessageContent, MessageRole, SessionStatus, Source, StructuredContent, handle_of,
+};
+use relay_contracts::{Caller, RequestContext};
+use serde_json::{Value, json};
+use sqlx::PgConnection;
+use std::collections::BTreeMap;
+
+/// Guards of relay messaging (`[registry.messaging]`).
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
+pub struct MessagingSettings {
+    /// The most recipients one message may have (a channel's members included).
+    pub max_recipients: usize,
+    /// The most messages one conversation (a DM pair, a group, a channel) takes per minute.
+    pub max_per_minute: i64,
+    /// The most replies agents may chain in one thread before a person speaks again: the loop
+    /// guard that stops two agents answering each other forever.
+    pub max_hops: i64,
+}
+
+impl Default for MessagingSettings {
+    fn default() -> Self {
+        MessagingSettings {
+            max_recipients: 100,
+            max_per_minute: 120,
+            max_hops: 8,
+        }
+    }
+}
+
+/// The caller as a sender, and the key its idempotency keys and DMs are stored under.
+struct Author {
+    sender: Sender,
+    key: String,
+    agent: Option<Agent>,
+}
+
+async fn sender_of(conn: &mut PgConnection, ctx: &RequestContext) -> Result<Author> {
+    if let Some(agent_id) = &ctx.agent {
+        let agent = registry::find_agent(conn, agent_id).await?;
+        if !is_attached(&agent) {
+            return Err(RegistryError::Conflict(format!(
+                "agent {agent_id} is released; it cannot send"
+            )));
+        }
+        if capabilities_of(&agent).messaging.send != Some(true) {
+            return Err(RegistryError::Capability {
+                agent_id: agent_id.clone(),
+                capability: "messaging.send".into(),
+                reason: "the agent did not declare it".into(),
+            });
+        }
+        return Ok(Author {
+            sender: Sender {
+                kind: "agent".into(),
+                id: agent_id.clone(),
+                handle: agent.handle.clone(),
+            },
+            key: format!("agent:{agent_id}"),
+            agent: Some(agent),
+        });
+    }
+    let (kind, id) = match &ctx.caller {
+        Caller::Admin(k) | Caller::Operator(k) | Caller::Viewer(k) => ("key", k.clone()),
+        Caller::Service(name) => ("service", name.clone()),
+        Caller::Agent(_) | Caller::Anonymous => ("anonymous", "anonymous".to_string()),
+    };
+    Ok(Author {
+        sender: Sender {
+            kind: kind.into(),
+            id: id.clone(),
+            handle: None,
+        },
+        key: format!("{kind}:{id}"),
+        agent: None,
+    })
+}
+
+/// Where a message goes once its address is resolved.
+struct Route {
+    conversation: String,
+    /// Where it was addressed, as seed 003's `message.exchanged` says it.
+    to: String,
+    kind: &'static str,
+    channel: Option<String>,
+    thread_id: Option<String>,
+    /// The hop of the message it follows in its thread (None: not a thread reply).
+    previous_hop: Option<i64>,
+    /// Recipient agents with their reason, in order; the sender is never among them.
+    recipients: Vec<(Agent, String)>,
+}
+
+fn participant(agent: &Agent) -> String {
+    format!("@{}", agent.handle.as_deref().unwrap_or(&agent.agent_id))
+}
+
+fn dm_conversation(from: &Author, to: &[Agent]) -> String {
+    let mut names: Vec<String> = to.iter().map(participant).collect();
+    names.push(from.sender.display());
+    names.sort();
+    names.dedup();
+    format!("dm:{}", names.join(","))
+}
+
+/// `@handle` mentions in `text` that name live agents of the workspace.
+async fn mentions(conn: &mut PgConnection, workspace: &str, text: &str) -> Result<Vec<Agent>> {
+    let mut out: Vec<Agent> = Vec::new();
+    for word in text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '@' || c == '-' || c == '_')) {
+        let Some(name) = word.strip_prefix('@').and_then(handle_of) else {
+            continue;
+        };
+        if out.iter().any(|a| a.handle.as_deref() == Some(name.as_str())) {
+            continue;
+        }
+        if let Some(a) = registry::agent_by_handle(conn, workspace, &name).await? {
+            out.push(a);
+        }
+    }
+    Ok(out)
+}
+
+async fn agent_named(conn: &mut PgConnection, workspace: &str, name: &str) -> Result<Agent> {
+    let handle = name
+        .strip_prefix('@')
+        .and_then(handle_of)
+        .ok_or_else(|| RegistryError::Invalid(format!("{name:?} is not a handle (`@name`)")))?;
+    registry::agent_by_handle(conn, workspace, &handle)
+        .await?
+        .ok_or_else(|| RegistryError::NotFound {
+            what: "handle",
+            id: format!("@{handle}"),
+        })
+}
+
+/// Resolves `to` / `threadId` into a conversation and its recipients.
+async fn route(conn: &mut PgConnection, workspace: &str, from: &Author, req: &SendRequest) -> Result<Route> {
+    let own = from.agent.as_ref().map(|a| a.agent_id.as_str());
+    let not_me = |a: &Agent| Some(a.agent_id.as_str()) != own;
+    let notification = from.sender.kind == "service";
+    let reason = |r: &str| {
+        if notification {
+            "notification".to_string()
+        } else {
+            r.to_string()
+        }
+    };
+
+    if let Some(thread_id) = &req.thread_id {
+        crate::lifecycle::check_id("threadId", thread_id)?;
+        let (replied, its_workspace) = store::find(conn, thread_id)
+            .await?
+            .ok_or_else(|| RegistryError::NotFound {
+                what: "message",
+                id: thread_id.clone(),
+            })?;
+        if its_workspace != workspace {
+            return Err(RegistryError::Invalid(format!(
+                "thread {thread_id} is not a conversation of workspace {workspace}"
+            )));
+        }
+        let root_id = replied.thread_id.clone().unwrap_or_else(|| replied.message_id.clone());
+        let root = if root_id == replied.message_id {
+            replied
+        } else {
+            store::find(conn, &root_id)
+                .await?
+                .map(|(m, _)| m)
+                .ok_or_else(|| RegistryError::NotFound {
+                    what: "message",
+                    id: root_id.clone(),
+                })?
+        };
+        if let Some(to) = &req.to {
+            let names = match to {
+                To::One(t) => vec![t.clone()],
+                To::Many(ts) => ts.clone(),
+            };
+            let matches = match &root.channel {
+                Some(c) => {
+                    names.len() == 1
+                        && channel_of(&names[0]).as_deref() == Some(c.as_str())
+                        && names[0].starts_with('#')
+                }
+                None => false,
+            };
+            if !matches {
+                return Err(RegistryError::Invalid(format!(
+                    "thread {thread_id} belongs to {}; leave `to` out to reply in it",
+                    root.conversation
+                )));
+            }
+        }
+        let replies = store::replies(conn, &root_id).await?;
+        let previous_hop = replies.last().map_or(root.hop, |m| m.hop);
+        // Participants: whoever spoke in the thread, and (in a DM or group) everyone in it.
+        let mut ids: Vec<String> = Vec::new();
+        for m in std::iter::once(&root).chain(&replies) {
+            if m.from.kind == "agent" {
+                ids.push(m.from.id.clone());
+            }
+            for r in &m.recipients {
+                if root.channel.is_none() || r.reason == "mention" {
+                    ids.push(r.agent_id.clone());
+                }
+            }
+        }
+        let mentioned = mentions(conn, workspace, &req.text).await?;
+        let mut recipients: Vec<(Agent, String)> = Vec::new();
+        for id in ids {
+            if recipients.iter().any(|(a, _)| a.agent_id == id) || Some(id.as_str()) == own {
+                continue;
+            }
+            let Ok(agent) = registry::find_agent(conn, &id).await else {
+                continue;
+            };
+            if !is_attached(&agent) {
+                continue;
+            }
+            let why = if mentioned.iter().any(|m| m.agent_id == agent.agent_id) {
+                "mention"
+            } else {
+                "thread-reply"
+            };
+            recipients.push((agent, reason(why)));
+        }
+        for m in mentioned.into_iter().filter(not_me) {
+            if !recipients.iter().any(|(a, _)| a.agent_id == m.agent_id) {
+                recipients.push((m, reason("mention")));
+            }
+        }
+        return Ok(Route {
+            to: match &root.channel {
+                Some(c) => format!("#{c}"),
+                None => root.conversation.trim_start_matches("dm:").to_string(),
+            },
+            conversation: root.conversation.clone(),
+            kind: if root.channel.is_some() {
+                "channel"
+            } else {
+                root_kind(&root)
+            },
+            channel: root.channel.clone(),
+            thread_id: Some(root_id),
+            previous_hop: Some(previous_hop),
+            recipients,
+        });
+    }
+
+    let to = req.to.as_ref().ok_or_else(|| {
+        RegistryError::Invalid(
+            "say where the message goes: `to` (@handle, #channel or a list of handles) or `threadId`".into(),
+        )
+    })?;
+    match to {
+        To::One(name) if name.starts_with('#') => {
+            let channel =
+                channel_of(name).ok_or_else(|| RegistryError::Invalid(format!("{name:?} is not a channel name")))?;
+            if channel == GENERAL {
+                store::ensure_general(conn, workspace).await?;
+            }
+            if store::channel_by_name(conn, workspace, &channel).await?.is_none() {
+                return Err(RegistryError::NotFound {
+                    what: "channel",
+                    id: format!("#{channel}"),
+                });
+            }
+            let mentioned = mentions(conn, workspace, &req.text).await?;
+            let mut recipients: Vec<(Agent, String)> = Vec::new();
+            for (member, _) in store::member_agents(conn, workspace, &channel).await? {
+                if !not_me(&member) {
+                    continue;
+                }
+                let why = if mentioned.iter().any(|m| m.agent_id == member.agent_id) {
+                    "mention"
+                } else {
+                    "message"
+                };
+                recipients.push((member, reason(why)));
+            }
+            // A mention reaches a live agent of the workspace even when it is not a member.
+            for m in mentioned.into_iter().filter(not_me) {
+                if !recipients.iter().any(|(a, _)| a.agent_id == m.agent_id) {
+                    recipients.push((m, reason("mention")));
+                }
+            }
+            Ok(Route {
+                to: format!("#{channel}"),
+                conversation: format!("#{channel}"),
+                kind: "channel",
+                channel: Some(channel),
+                thread_id: None,
+                previous_hop: None,
+                recipients,
+            })
+        }
+        To::One(name) => {
+            let agent = agent_named(conn, workspace, name).await?;
+            if !not_me(&agent) {
+                return Err(RegistryError::Invalid("an agent cannot message itself".into()));
+            }
+            let to = [agent];
+            Ok(Route {
+                to: participant(&to[0]),
+                conversation: dm_conversation(from, &to),
+                kind: "dm",
+                channel: None,
+                thread_id: None,
+                previous_hop: None,
+                recipients: to.into_iter().map(|a| (a, reason("dm"))).collect(),
+            })
+        }
+        To::Many(names) => {
+            if names.is_empty() {
+                return Err(RegistryError::Invalid("`to` lists no handles".into()));
+            }
+            let mut agents: Vec<Agent> = Vec::new();
+            for name in names {
+                let agent = agent_named(conn, workspace, name).await?;
+                if agents.iter().any(|a| a.agent_id == agent.agent_id) {
+                    return Err(RegistryError::Invalid(format!("`to` lists {name} twice")));
+                }
+                if !not_me(&agent) {
+                    return Err(RegistryError::Invalid("an agent cannot message itself".into()));
+                }
+                agents.push(agent);
+            }
+            Ok(Route {
+                to: agents.iter().map(participant).collect::<Vec<_>>().join(","),
+                conversation: dm_conversation(from, &agents),
+                kind: if agents.len() == 1 { "dm" } else { "group" },
+                channel: None,
+                thread_id: None,
+                previous_hop: None,
+                recipients: agents.into_iter().map(|a| (a, reason("dm"))).collect(),
+            })
+        }
+    }
+}
+
+fn root_kind(root: &RelayMessage) -> &'static str {
+    if root.kind == "group" { "group" } else { "dm" }
+}
+
+/// Why `agent` cannot take this message, if it cannot.
+fn refusal(agent: &Agent, attachments: &[Value], mode: Option<DeliveryMode>) -> Option<(String, String)> {
+    let caps = capabilities_of(agent);
+    if !caps.messaging.receive {
+        return Some(("messaging.receive".into(), "the agent does not receive messages".into()));
+    }
+    for a in attachments {
+        let kind = a.get("type").and_then(Value::as_str).unwrap_or_default();
+        let declared = match kind {
+            "image" => caps.accepts_attachment(AttachmentKind::Image),
+            _ => caps.accepts_attachment(AttachmentKind::Text),
+        };
+        if !declared {
+            return Some((
+                format!("messaging.attachments: {kind}"),
+                format!("the message carries an {kind} attachment"),
+            ));
+        }
+    }
+    if let Some(mode) = mode
+        && !caps.supports_mode(mode)
+    {
+        return Some((
+            format!("delivery.modes: {}", mode.as_str()),
+            "the requested delivery mode was not declared".into(),
+        ));
+    }
+    None
+}
+
+fn check_request(req: &SendRequest) -> Result<Vec<Value>> {
+    if req.text.trim().is_empty() {
+        return Err(RegistryError::Invalid("text is empty".into()));
+    }
+    if req.text.chars().count() > MAX_TEXT_CHARS {
+        return Err(RegistryError::Invalid(format!(
+            "text is longer than {MAX_TEXT_CHARS} characters"
+        )));
+    }
+    let attachments = req.attachments.clone().unwrap_or_default();
+    if attachments.len() > 16 {
+        return Err(RegistryError::Invalid("at most 16 attachments".into()));
+    }
+    for (i, a) in attachments.iter().enumerate() {
+        match a.get("type").and_then(Value::as_str) {
+            Some("image" | "text") => {}
+            _ => {
+                return Err(RegistryError::Invalid(format!(
+                    "attachment {i} needs `type`: image or text"
+                )));
+            }
+        }
+    }
+    if let Some(d) = &req.deadline
+        && !is_rfc3339(d)
+    {
+        return Err(RegistryError::Invalid(format!(
+            "deadline {d:?} is not an RFC 3339 date-time"
+        )));
+    }
+    if let Some(key) = &req.idempotency_key {
+        crate::lifecycle::check_id("idempotencyKey", key)?;
+    }
+    Ok(attachments)
+}
+
+/// `message.send`.
+pub async fn send(reg: Registry, ctx: RequestContext, req: SendRequest) -> Result<SendResponse> {
+    let attachments = check_request(&req)?;
+    let workspace = ctx.workspace.clone();
+    let mut change = Change::begin(&reg).await?;
+    let from = sender_of(change.conn(), &ctx).await?;
+    if let Some(key) = &req.idempotency_key
+        && let Some(m) = store::by_key(change.conn(), &workspace, &from.key, key).await?
+    {
+        return Ok(answer(m, true));
+    }
+    let route = route(change.conn(), &workspace, &from, &req).await?;
+    store::lock_conversation(change.conn(), &workspace, &route.conversation).await?;
+    // A retry racing the first send waits on the conversation lock, then finds it.
+    if let Some(key) = &req.idempotency_key
+        && let Some(m) = store::by_key(change.conn(), &workspace, &from.key, key).await?
+    {
+        return Ok(answer(m, true));
+    }
+    let limits = &reg.settings.messaging;
+    if route.recipients.len() > limits.max_recipients {
+        return Err(RegistryError::Conflict(format!(
+            "{} has {} recipients; messaging.max_recipients is {}",
+            route.conversation,
+            route.recipients.len(),
+            limits.max_recipients
+        )));
+    }
+    let now = now_ms();
+    let recent = store::recent_count(change.conn(), &workspace, &route.conversation, now - 60_000).await?;
+    if recent >= limits.max_per_minute {
+        return Err(RegistryError::Unavailable(format!(
+            "{} took {recent} messages in the last minute; messaging.max_per_minute is {} (try again shortly)",
+            route.conversation, limits.max_per_minute
+        )));
+    }
+    // Agents replying to agents count up; a person speaking starts again from 0.
+    let hop = match (route.previous_hop, &from.agent) {
+        (Some(previous), Some(_)) => previous + 1,
+        _ => 0,
+    };
+    if hop > limits.max_hops {
+        return Err(RegistryError::Conflict(format!(
+            "reply loop guard: this would be reply {hop} between agents in thread {}; messaging.max_hops is {} until a person speaks in it",
+            route.thread_id.as_deref().unwrap_or_default(),
+            limits.max_hops
+        )));
+    }
+    if route.kind == "dm"
+        && let Some((agent, _)) = route.recipients.first()
+        && let Some((capability, reason)) = refusal(agent, &attachments, req.delivery_mode)
+    {
+        return Err(RegistryError::Capability {
+            agent_id: agent.agent_id.clone(),
+            capability,
+            reason,
+        });
+    }
+
+    let message_id = new_id();
+    let content = if attachments.is_empty() {
+        MessageContent::Text(req.text.clone())
+    } else {
+        let mut blocks = vec![json!({"type": "text", "text": req.text})];
+        blocks.extend(attachments.iter().cloned());
+        MessageContent::Structured(StructuredContent {
+            blocks: serde_json::from_value(Value::Array(blocks)).map_err(|e| RegistryError::Invalid(e.to_string()))?,
+            role: Some(MessageRole::User),
+        })
+    };
+    // Sessions are locked in id order, so two sends with overlapping recipients cannot deadlock.
+    let mut by_session: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+    for (i, (agent, _)) in route.recipients.iter().enumerate() {
+        by_session.entry(agent.session_id.clone()).or_default().push(i);
+    }
+    let mut outcomes: Vec<Option<Recipient>> = vec![None; route.recipients.len()];
+    for (session_id, indexes) in by_session {
+        let mut session = registry::lock_live(change.conn(), &session_id).await?;
+        for i in indexes {
+            let (agent, reason) = &route.recipients[i];
+            let mut outcome = Recipient {
+                handle: agent.handle.clone().unwrap_or_default(),
+                agent_id: agent.agent_id.clone(),
+                reason: reason.clone(),
+                status: "failed".into(),
+                delivery_id: None,
+                error: None,
+            };
+            // Between agents the default is on-idle: a busy agent is not interrupted, and can
+            // read the message with relay_inbox meanwhile.
+            let mode = req.delivery_mode.or_else(|| {
+                capabilities_of(agent)
+                    .supports_mode(DeliveryMode::OnIdle)
+                    .then_some(DeliveryMode::OnIdle)
+            });
+            let refused = refusal(agent, &attachments, req.delivery_mode)
+                .map(|(capability, why)| format!("capability_unsupported: {capability} ({why})"))
+                .or_else(|| {
+                    (session.status != SessionStatus::Active)
+                        .then(|| format!("its session {} is {}", session.session_id, session.status.as_str()))
+                });
+            if let Some(error) = refused {
+                outcome.error = Some(error);
+                outcomes[i] = Some(outcome);
+                continue;
+            }
+            let relay = RelayContext {
+                message_id: message_id.clone(),
+                reason: reason.clone(),
+                from: from.sender.clone(),
+                conversation: route.conversation.clone(),
+                channel: route.channel.clone(),
+                thread_id: route.thread_id.clone(),
+                hop,
+                priority: req.priority,
+                deadline: req.deadline.clone(),
+            };
+            let sent = post(
+                &mut change,
+                &mut session,
+                Post {
+                    content: Some(content.clone()),
+                    targets: vec![agent.clone()],
+                    delivery_mode: mode,
+                    source: Some(if from.agent.is_some() {
+                        Source::Extension
+                    } else {
+                        Source::User
+                    }),
+                    relay: Some(relay),
+                    ..Default::default()
+                },
+            )
+            .await?;
+            let delivery_id = sent.delivery_ids.and_then(|d| d.into_iter().next()).unwrap_or_default();
+            let received = MessageReceived {
+                session_id: session.session_id.clone(),
+                message_id: message_id.clone(),
+                delivery_id: delivery_id.clone(),
+                agent_id: agent.agent_id.clone(),
+                reason: reason.clone(),
+            };
+            change.emit(&session.session_id, received).await?;
+            outcome.status = "queued".into();
+            outcome.delivery_id = Some(delivery_id);
+            outcomes[i] = Some(outcome);
+        }
+    }
+    let recipients: Vec<Recipient> = outcomes.into_iter().flatten().collect();
+    let mut message = RelayMessage {
+        message_id: message_id.clone(),
+        conversation: route.conversation.clone(),
+        kind: route.kind.to_string(),
+        channel: route.channel.clone(),
+        thread_id: route.thread_id.clone(),
+        from: from.sender.clone(),
+        text: req.text.clone(),
+        attachments: (!attachments.is_empty()).then_some(attachments),
+        hop,
+        priority: req.priority,
+        deadline: req.deadline.clone(),
+        created_at: now,
+        seq: 0,
+        recipients,
+    };
+    message.seq = store::insert_message(
+        change.conn(),
+        &workspace,
+        &from.key,
+        req.idempotency_key.as_deref(),
+        &message,
+    )
+    .await?;
+    if let Some(agent) = &from.agent {
+        let sent = MessageSent {
+            session_id: agent.session_id.clone(),
+            message_id: message_id.clone(),
+            conversation: route.conversation.clone(),
+        };
+        change.emit(&agent.session_id, sent).await?;
+    }
+    let exchanged = MessageExchanged {
+        message_id: message_id.clone(),
+        session_id: from.agent.as_ref().map(|a| a.session_id.clone()),
+        from: from.sender.display(),
+        to: route.to.clone(),
+        recipients: message
+            .recipients
+            .iter()
+            .filter(|r| r.status == "queued")
+            .map(|r| format!("@{}", r.handle))
+            .collect(),
+        body: message.text.clone(),
+        kind: route.kind.to_string(),
+        thread: route.thread_id.clone(),
+        channel: route.channel.clone(),
+        conversation: route.conversation.clone(),
+        failed: message
+            .recipients
+            .iter()
+            .filter(|r| r.status == "failed")
+            .map(|r| format!("@{}", r.handle))
+            .collect(),
+    };
+    // The conversation is the stream: `/channels/{name}/events/sse` follows `#name`.
+    change.emit_in(&workspace, &route.conversation, exchanged).await?;
+    change.commit().await?;
+    Ok(answer(message, false))
+}
+
+fn answer(m: RelayMessage, duplicate: bool) -> SendResponse {
+    SendResponse {
+        message_id: m.message_id,
+        conversation: m.conversation,
+        thread_id: m.thread_id,
+        recipients: m.recipients,
+        duplicate,
+    }
+}
+
+/// A message the caller may read; `not_found` for anything else, as for what never existed.
+async fn readable(conn: &mut PgConnection, ctx: &RequestContext, message_id: &str) -> Result<RelayMessage> {
+    crate::lifecycle::check_id("messageId", message_id)?;
+    let unknown = || RegistryError::NotFound {
+        what: "message",
+        id: message_id.to_string(),
+    };
+    let (m, workspace) = store::find(conn, message_id).await?.ok_or_else(unknown)?;
+    if ctx.scope().is_some_and(|own| own != workspace) {
+        return Err(unknown());
+    }
+    if let Some(agent) = &ctx.agent {
+        let involved = m.channel.is_some()
+            || (m.from.kind == "agent" && &m.from.id == agent)
+            || m.recipients.iter().any(|r| &r.agent_id == agent);
+        if !involved {
+            return Err(unknown());
+        }
+    }
+    Ok(m)
+}
+
+/// `message.get`.
+pub async fn get(reg: Registry, ctx: RequestContext, req: MessageRef) -> Result<RelayMessage> {
+    let mut conn = reg.db.acquire().await?;
+    readable(&mut conn, &ctx, &req.message_id).await
+}
+
+/// `message.thread`: from any message of the thread, its root and replies in order.
+pub async fn thread(reg: Registry, ctx: RequestContext, req: MessageRef) -> Result<ThreadResponse> {
+    let mut conn = reg.db.acquire().await?;
+    let m = readable(&mut conn, &ctx, &req.message_id).await?;
+    let root = match &m.thread_id {
+        Some(root_id) => readable(&mut conn, &ctx, root_id).await?,
+        None => m,
+    };
+    let replies = store::replies(&mut conn, &root.message_id).await?;
+    Ok(ThreadResponse { root, replies })
+}
+
+/// `message.search`.
+pub async fn search(reg: Registry, ctx: RequestContext, req: SearchMessagesRequest) -> Result<MessagePage> {
+    if req.q.trim().is_empty() || req.q.chars().count() > 500 {
+        return Err(RegistryError::Invalid(
+            "q must have 1 to 500 characters and a word".into(),
+        ));
+    }
+    let limit = req.limit.unwrap_or(50);
+    if !(1..=200).contains(&limit) {
+        return Err(RegistryError::Invalid("limit must be 1..=200".into()));
+    }
+    let channel = match &req.channel {
+        Some(c) => Some(channel_of(c).ok_or_else(|| RegistryError::Invalid(format!("{c:?} is not a channel name")))?),
+        None => None,
+    };
+    let mut conn = reg.db.acquire().await?;
+    let messages = store::search(
+        &mut conn,
+        ctx.agent.as_deref(),
+        &ctx.workspace,
+        &req.q,
+        channel.as_deref(),
+        limit,
+    )
+    .await?;
+    Ok(MessagePage {
+        messages,
+        next_cursor: None,
+    })
+}
