@@ -223,6 +223,27 @@ impl World {
         )
     }
 
+    /// `POST /sessions` with a handle; (sessionId, agentId).
+    async fn spawn_as(&self, cli: Cli, handle: &str, task: &str) -> (String, String) {
+        let body = json!({ "cli": cli.name(), "agent": handle, "task": task, "cwd": self.workdir.to_str().unwrap() });
+        let v = self.ok(reqwest::Method::POST, "/sessions", Some(body)).await;
+        (
+            v["sessionId"].as_str().unwrap().to_string(),
+            v["agentId"].as_str().unwrap().to_string(),
+        )
+    }
+
+    /// The relay messages found by full-text search, newest first.
+    async fn relay_messages(&self, q: &str) -> Vec<Value> {
+        let v = self.ok(reqwest::Method::GET, &format!("/messages?q={q}"), None).await;
+        v["messages"].as_array().cloned().unwrap_or_default()
+    }
+
+    async fn delivery_status(&self, delivery_id: &str) -> String {
+        let v = self.ok(reqwest::Method::GET, &format!("/deliveries/{delivery_id}"), None).await;
+        v["status"].as_str().unwrap_or_default().to_string()
+    }
+
     /// The agent's one pending permission request, once it shows.
     async fn pending_permission(&self, agent: &str) -> Value {
         wait_for(|| async {
@@ -321,6 +342,105 @@ fn tool_script() -> Script {
             ],
         )
         .on("SECOND", [Step::text("second answer").usage(10, 5)])
+}
+
+/// The relay scenario: alpha DMs beta with `relay_send`, beta answers with `relay_reply`; gamma
+/// is blocked on a permission when a message for it comes and reads it with `relay_inbox`.
+fn relay_script() -> Script {
+    Script::new()
+        .on(
+            "RELAYSEND",
+            [
+                Step::tool("mcp__relay__relay_send", json!({"to": "@beta", "text": "PONGME please"})),
+                Step::text("Sent. DONE."),
+            ],
+        )
+        .on(
+            "PONGME",
+            [
+                Step::tool("mcp__relay__relay_reply", json!({"text": "pong from beta"})),
+                Step::text("Replied. DONE."),
+            ],
+        )
+        .on(
+            "INBOXWAIT",
+            [
+                Step::shell("touch waited.txt"),
+                Step::tool("mcp__relay__relay_inbox", json!({})),
+                Step::text("Read my inbox. DONE."),
+            ],
+        )
+}
+
+/// Agents talk through the relay tools (MCP, served by the harness): a DM with relay_send, a
+/// thread reply with relay_reply, each from the authenticated agent; a message held while the
+/// agent is busy is read with relay_inbox, delivered then, and never typed in as a turn.
+async fn agents_talk_through_the_relay_tools(cli: Cli) {
+    let w = world(relay_script()).await;
+    let (_, beta) = w.spawn_as(cli, "beta", "hello").await;
+    w.idle_times(&beta, 1 + cli.idles_before_first_turn()).await;
+    let (_, alpha) = w.spawn_as(cli, "alpha", "RELAYSEND now").await;
+
+    // alpha's DM reaches beta from @alpha (the harness's identity, not a field anyone wrote).
+    let dm = wait_for(|| async { w.relay_messages("PONGME").await.into_iter().next() }).await;
+    assert_eq!(dm["from"]["kind"], "agent", "{dm}");
+    assert_eq!(dm["from"]["id"], alpha.as_str(), "{dm}");
+    assert_eq!(dm["recipients"][0]["agentId"], beta.as_str(), "{dm}");
+    assert_eq!(dm["recipients"][0]["reason"], "dm", "{dm}");
+    // beta answers in its thread; alpha gets the reply, delivered.
+    let reply = wait_for(|| async {
+        w.relay_messages("pong").await.into_iter().find(|m| m["from"]["handle"] == "beta")
+    })
+    .await;
+    assert_eq!(reply["threadId"], dm["messageId"], "{reply}");
+    assert_eq!(reply["recipients"][0]["agentId"], alpha.as_str(), "{reply}");
+    assert_eq!(reply["recipients"][0]["reason"], "thread-reply", "{reply}");
+    let delivery = reply["recipients"][0]["deliveryId"].as_str().unwrap().to_string();
+    wait_for(|| async { (w.delivery_status(&delivery).await == "delivered").then_some(()) }).await;
+    // The tool result the model got says where it went.
+    wait_for(|| async {
+        w.model
+            .main_requests()
+            .iter()
+            .any(|r| r.body.to_string().contains("queued for @beta"))
+            .then_some(())
+    })
+    .await;
+
+    // gamma is blocked on a permission when a person's message comes: held, then read with
+    // relay_inbox once the command ran; never typed in as a turn of its own.
+    let (_, gamma) = w.spawn_as(cli, "gamma", "INBOXWAIT").await;
+    let p = w.pending_permission(&gamma).await;
+    let idles = w.idles_when_blocked(&gamma).await;
+    let sent = w
+        .ok(
+            reqwest::Method::POST,
+            "/messages",
+            Some(json!({"to": "@gamma", "text": "NOTEFORGAMMA while you work"})),
+        )
+        .await;
+    let note = sent["recipients"][0]["deliveryId"].as_str().unwrap().to_string();
+    wait_for(|| async { (w.delivery_status(&note).await == "accepted").then_some(()) }).await;
+    let id = p["requestId"].as_str().unwrap();
+    w.ok(
+        reqwest::Method::POST,
+        &format!("/agents/{gamma}/permissions/{id}/approve"),
+        Some(json!({})),
+    )
+    .await;
+    wait_for(|| async { (w.delivery_status(&note).await == "delivered").then_some(()) }).await;
+    // The turn ends, and nothing is left to type in after it.
+    w.idle_times(&gamma, idles + 1).await;
+    let read = w.model.main_requests().iter().any(|r| {
+        let body = r.body.to_string();
+        body.contains("NOTEFORGAMMA while you work") && body.contains("relay_inbox")
+    });
+    assert!(read, "the model got the note as relay_inbox's result");
+    assert!(
+        !w.model.user_texts().iter().any(|t| t.contains("NOTEFORGAMMA")),
+        "the note was read with relay_inbox, not typed in: {:?}",
+        w.model.user_texts()
+    );
 }
 
 /// Spawn, approve over REST, the command runs, usage is costed exactly as scripted, the turn
@@ -738,4 +858,14 @@ async fn gemini_tui_killed_harness_resumes_the_cli_session() {
 #[tokio::test]
 async fn codex_tui_killed_harness_resumes_the_cli_session() {
     killed_harness_resumes_the_cli_session(Cli::CodexTui).await;
+}
+
+#[tokio::test]
+async fn claude_stream_json_agents_talk_through_the_relay_tools() {
+    agents_talk_through_the_relay_tools(Cli::Claude).await;
+}
+
+#[tokio::test]
+async fn claude_tui_agents_talk_through_the_relay_tools() {
+    agents_talk_through_the_relay_tools(Cli::ClaudeTui).await;
 }
