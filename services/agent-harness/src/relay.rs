@@ -374,6 +374,19 @@ pub fn cli_args(cli: &str, bridge: &Path, socket: &Path) -> Vec<String> {
             // The relay tools act only through the mesh, under its own guards: no prompt.
             vec![format!("--mcp-config={config}"), "--allowedTools=mcp__relay".into()]
         }
+        "codex" => {
+            // `-c` overrides of config.toml; JSON strings are TOML basic strings.
+            let quote = |p: &Path| serde_json::to_string(&p.to_string_lossy()).unwrap_or_default();
+            vec![
+                "-c".into(),
+                format!("mcp_servers.relay.command={}", quote(bridge)),
+                "-c".into(),
+                format!("mcp_servers.relay.args=[\"--socket\", {}]", quote(socket)),
+                // The relay tools act only through the mesh, under its own guards: no prompt.
+                "-c".into(),
+                "mcp_servers.relay.default_tools_approval_mode=\"approve\"".into(),
+            ]
+        }
         _ => Vec::new(),
     }
 }

@@ -869,3 +869,13 @@ async fn claude_stream_json_agents_talk_through_the_relay_tools() {
 async fn claude_tui_agents_talk_through_the_relay_tools() {
     agents_talk_through_the_relay_tools(Cli::ClaudeTui).await;
 }
+
+#[tokio::test]
+async fn codex_app_server_agents_talk_through_the_relay_tools() {
+    agents_talk_through_the_relay_tools(Cli::Codex).await;
+}
+
+#[tokio::test]
+async fn codex_tui_agents_talk_through_the_relay_tools() {
+    agents_talk_through_the_relay_tools(Cli::CodexTui).await;
+}
