@@ -1,18 +1,21 @@
 //! Orchestration patterns (seed 003 §4): mapReduce, pipeline and fanOut, plus a supervisor.
 //!
 //! Every worker is an agent CLI that `agent-spawner` starts in the run's session. A worker is
-//! asked by sending it a message (delivered when it is idle); its answer is what it printed
-//! from then until it was idle again, without the echo of the message itself. Every worker a
-//! pattern starts is released (`agent.stop`) whatever happens: answer, error, timeout, or the
-//! run no longer needing it.
+//! asked with a relay message to its handle (delivered when it is idle) and answers with
+//! `relay_reply` (an MCP tool, or the `->relay:reply` line): its reply messages in the ask's
+//! thread are its answer. A worker that replied nothing (a CLI with neither) is read the old
+//! way: what it printed from then until it was idle again, without the echo of the message.
+//! Every worker a pattern starts is released (`agent.stop`) whatever happens: answer, error,
+//! timeout, or the run no longer needing it.
 
 use crate::{Client, Error, EventStream, Result};
 use futures::StreamExt;
 use relay_contracts::capabilities::DeliveryMode;
 use relay_contracts::delivery::{AgentStatus, ReleaseRequest, SpawnRequest, StopAgentRequest};
 use relay_contracts::events::SinceRequest;
+use relay_contracts::messaging::{MessageRef, SendRequest, To};
 use relay_contracts::rpc;
-use relay_contracts::session::{AgentTargets, CreateRequest, DeliveryRequest, SendMessageRequest};
+use relay_contracts::session::{AgentGetRequest, CreateRequest};
 use std::time::{Duration, Instant};
 use tokio::sync::watch;
 
@@ -28,6 +31,7 @@ pub const MAX_WORKERS: usize = 10;
 struct Worker {
     client: Client,
     agent_id: String,
+    handle: String,
     events: EventStream,
     /// Its harness reported it offline (or released): nothing left to release.
     gone: bool,
@@ -56,38 +60,70 @@ impl Worker {
                 limit: None,
             })
             .await?;
+        let agent = client
+            .agent_get(&AgentGetRequest {
+                agent: spawned.agent_id.clone(),
+            })
+            .await?;
         tracing::info!(agent_id = %spawned.agent_id, cli, "worker started");
         Ok(Worker {
             client: client.clone(),
+            handle: agent.handle.unwrap_or_else(|| spawned.agent_id.clone()),
             agent_id: spawned.agent_id,
             events,
             gone: false,
         })
     }
 
-    /// Sends `text` for when the agent is idle; returns what it printed in the turn that follows.
-    async fn ask(&mut self, session_id: &str, text: &str) -> Result<String> {
-        let mut message = SendMessageRequest::text(session_id, text);
-        message.agent_ids = Some(AgentTargets::Ids(vec![self.agent_id.clone()]));
-        message.delivery = Some(DeliveryRequest {
-            mode: DeliveryMode::OnIdle,
-        });
-        self.client.session_send_message(&message).await?;
-        // The terminal shows the message as typed: one line, inner newlines as spaces.
+    /// Sends `text` for when the agent is idle; returns its replies in the message's thread, or
+    /// (when it replied nothing) what it printed in the turn that follows.
+    async fn ask(&mut self, text: &str) -> Result<String> {
+        let message = SendRequest {
+            to: Some(To::One(format!("@{}", self.handle))),
+            thread_id: None,
+            text: text.to_string(),
+            attachments: None,
+            delivery_mode: Some(DeliveryMode::OnIdle),
+            priority: None,
+            deadline: None,
+            idempotency_key: None,
+        };
+        let asked = self.client.message_send(&message).await?;
+        // The terminal shows the message as typed: one line, inner newlines as spaces, and the
+        // line naming the relay message.
         let typed = text.replace(['\r', '\n'], " ").trim().to_string();
         let (mut in_turn, mut lines) = (false, Vec::<String>::new());
         loop {
             let event = self.events.next().await?;
             if event.event_type == "terminal.output" {
                 let line = event.payload["text"].as_str().unwrap_or_default();
-                if in_turn && !is_echo(line, &typed) {
+                if in_turn && !is_echo(line, &typed) && !line.contains(&asked.message_id) {
                     lines.push(line.to_string());
                 }
                 continue;
             }
             match serde_json::from_value::<AgentStatus>(event.payload["status"].clone()) {
                 Ok(AgentStatus::Active) => in_turn = true,
-                Ok(AgentStatus::Idle) if in_turn => return Ok(lines.join("\n").trim().to_string()),
+                Ok(AgentStatus::Idle) if in_turn => {
+                    // Its replies were stored before the tool call (or line) that sent them
+                    // returned, so before the turn ended.
+                    let thread = self
+                        .client
+                        .message_thread(&MessageRef {
+                            message_id: asked.message_id.clone(),
+                        })
+                        .await?;
+                    let replies: Vec<String> = thread
+                        .replies
+                        .into_iter()
+                        .filter(|r| r.from.id == self.agent_id)
+                        .map(|r| r.text)
+                        .collect();
+                    if !replies.is_empty() {
+                        return Ok(replies.join("\n"));
+                    }
+                    return Ok(lines.join("\n").trim().to_string());
+                }
                 Ok(status) if is_gone(status) => {
                     self.gone = true;
                     return Err(Error::AgentExited {
@@ -179,7 +215,7 @@ async fn run_once(
         }
     };
     let answer = tokio::select! {
-        r = tokio::time::timeout(timeout, worker.ask(session_id, prompt)) => match r {
+        r = tokio::time::timeout(timeout, worker.ask(prompt)) => match r {
             Ok(Ok(text)) => Ok(text),
             Ok(Err(e)) => Err(Ended::Failed(e)),
             Err(_) => Err(Ended::Failed(Error::TimedOut(timeout))),

@@ -1,6 +1,6 @@
 //! The orchestration patterns over the real mesh: every worker is a fake agent CLI that
-//! agent-spawner starts under its own harness, asked through session.sendMessage and answered
-//! through the event log.
+//! agent-spawner starts under its own harness, asked with a relay message and answered with its
+//! relay replies (or, without any, what it printed, read from the event log).
 
 mod common;
 
@@ -40,6 +40,26 @@ async fn map_reduce_answers_every_item_in_order_within_max_workers_and_releases_
     assert_eq!(mesh.all_released(&run.session_id).await, 5);
     // A worker counts from its first status until it is released, in log order.
     assert_eq!(mesh.most_agents_at_once(&run.session_id).await, 2);
+}
+
+#[tokio::test]
+async fn map_reduce_takes_the_workers_relay_replies_as_their_answers() {
+    let mesh = common::mesh(4).await;
+    // Each worker answers with `->relay:reply` (its CLI has no MCP): the reply message is the
+    // answer, not what the terminal showed.
+    let items: Vec<String> = (1..=3)
+        .map(|i| format!("say ->relay:reply item {i} reviewed"))
+        .collect();
+    let mut opts = MapReduce::new("t", items, "claude");
+    opts.item_template = "{{item}}".into();
+    opts.max_workers = Some(3);
+    opts.retries = 0;
+    opts.timeout = Duration::from_secs(20);
+    let run = patterns::map_reduce(&mesh.client, opts).await.unwrap();
+    assert_eq!(run.failures, vec![], "{run:?}");
+    let answers: Vec<&str> = run.results.iter().map(|r| r.result.as_str()).collect();
+    assert_eq!(answers, vec!["item 1 reviewed", "item 2 reviewed", "item 3 reviewed"]);
+    assert_eq!(mesh.all_released(&run.session_id).await, 3);
 }
 
 #[tokio::test]

@@ -240,7 +240,9 @@ impl World {
     }
 
     async fn delivery_status(&self, delivery_id: &str) -> String {
-        let v = self.ok(reqwest::Method::GET, &format!("/deliveries/{delivery_id}"), None).await;
+        let v = self
+            .ok(reqwest::Method::GET, &format!("/deliveries/{delivery_id}"), None)
+            .await;
         v["status"].as_str().unwrap_or_default().to_string()
     }
 
@@ -351,7 +353,10 @@ fn relay_script() -> Script {
         .on(
             "RELAYSEND",
             [
-                Step::tool("mcp__relay__relay_send", json!({"to": "@beta", "text": "PONGME please"})),
+                Step::tool(
+                    "mcp__relay__relay_send",
+                    json!({"to": "@beta", "text": "PONGME please"}),
+                ),
                 Step::text("Sent. DONE."),
             ],
         )
@@ -389,7 +394,10 @@ async fn agents_talk_through_the_relay_tools(cli: Cli) {
     assert_eq!(dm["recipients"][0]["reason"], "dm", "{dm}");
     // beta answers in its thread; alpha gets the reply, delivered.
     let reply = wait_for(|| async {
-        w.relay_messages("pong").await.into_iter().find(|m| m["from"]["handle"] == "beta")
+        w.relay_messages("pong")
+            .await
+            .into_iter()
+            .find(|m| m["from"]["handle"] == "beta")
     })
     .await;
     assert_eq!(reply["threadId"], dm["messageId"], "{reply}");

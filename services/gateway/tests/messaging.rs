@@ -248,6 +248,48 @@ async fn agents_talk_by_dm_group_channel_mention_and_thread_each_with_its_reason
     let thanks = logged.iter().find(|e| e["payload"]["body"] == "thanks both").unwrap();
     assert_eq!(thanks["sessionId"], "#ops", "{thanks}");
     assert_eq!(thanks["payload"]["kind"], "channel", "{thanks}");
+
+    // The channel's own SSE stream replays its messages in order, and resumes after the last
+    // one seen without a gap or a repeat.
+    let sse = |last: Option<i64>| {
+        let mut r = w
+            .root
+            .http
+            .get(format!("{}/api/v1/channels/ops/events/sse?offset=0", w.root.base))
+            .bearer_auth(ROOT);
+        if let Some(id) = last {
+            r = r.header("Last-Event-ID", id.to_string());
+        }
+        async move { common::SseReader::new(r.send().await.unwrap()) }
+    };
+    let mut stream = sse(None).await;
+    let first = stream.take(2).await;
+    assert!(first.iter().all(|f| f.event == "message.exchanged"), "{first:?}");
+    assert_eq!(first[0].data["payload"]["body"], texts[0]);
+    assert_eq!(first[1].data["payload"]["body"], texts[1]);
+    let mut resumed = sse(Some(first[0].id)).await;
+    let next = resumed.next().await;
+    assert_eq!(next.id, first[1].id);
+
+    // relayctl speaks the same: send as operator:relayctl, list channels, tail a channel.
+    let ctl = |args: &[&str]| common::relayctl(&w.m, args);
+    let sent = ctl(&["send", "@carol", "from", "the", "terminal"]);
+    assert!(
+        sent.contains("@carol") && sent.contains("dm") && sent.contains("queued"),
+        "{sent}"
+    );
+    assert!(
+        w.wait_surfaced("carol", "from the terminal")
+            .await
+            .contains("[relay dm from key:relayctl")
+    );
+    assert!(ctl(&["channels", "list"]).contains("#ops"));
+    assert!(ctl(&["channels", "members", "ops"]).contains("@alice"));
+    let tailed = ctl(&["tail", "#ops", "--from-seq", "0", "--count", "2"]);
+    assert!(
+        tailed.contains("deploy is done") && tailed.contains("→ #ops"),
+        "{tailed}"
+    );
 }
 
 #[tokio::test]

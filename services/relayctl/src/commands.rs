@@ -39,10 +39,10 @@ impl CtlError {
     }
 }
 
-type Result<T> = std::result::Result<T, CtlError>;
+pub(crate) type Result<T> = std::result::Result<T, CtlError>;
 
 /// `--json`: the reply as it came.
-fn print_json<T: serde::Serialize>(value: &T) -> Result<()> {
+pub(crate) fn print_json<T: serde::Serialize>(value: &T) -> Result<()> {
     json(value);
     Ok(())
 }
@@ -93,6 +93,9 @@ pub async fn run(cli: Cli) -> Result<()> {
         Command::Questions(c) => questions(&client, c, as_json).await,
         Command::Costs(args) => costs(&client, args, as_json).await,
         Command::Deliveries(c) => deliveries(&client, c, as_json).await,
+        Command::Send(args) => crate::messaging::send(&client, args, as_json).await,
+        Command::Channels(c) => crate::messaging::channels(&client, c, as_json).await,
+        Command::Tail(args) => crate::messaging::tail(&client, args, as_json).await,
         Command::Services => services(&client, as_json).await,
         Command::Keys(c) => keys(&client, c, as_json).await,
         Command::Workspaces(c) => workspaces(&client, c, as_json).await,

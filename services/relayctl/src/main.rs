@@ -1,6 +1,7 @@
 //! `relayctl`: the operator's view of a running mesh, over NATS like any other client.
 
 mod commands;
+mod messaging;
 mod output;
 
 use clap::{Args, Parser, Subcommand};
@@ -47,6 +48,15 @@ enum Command {
     /// Messages on their way to agents.
     #[command(subcommand)]
     Deliveries(Deliveries),
+    /// Sends a relay message, as relayctl (`operator:relayctl`), to `@handle`, `#channel` or
+    /// `@a,@b` (a group); `send --thread ID - TEXT` replies in a thread.
+    Send(messaging::SendArgs),
+    /// Channels of a workspace (channel.*).
+    #[command(subcommand)]
+    Channels(messaging::Channels),
+    /// Follows a conversation's messages as they are exchanged: `#channel`, `@handle` (its DMs
+    /// and mentions) or `all`.
+    Tail(messaging::TailMessages),
     /// The micro services on the bus and their instances ($SRV.PING / $SRV.STATS).
     Services,
     /// The audit trail: decisions, keys, workspaces, agent stops (audit.list).

@@ -38,6 +38,7 @@ const NO_REQUIRED_FIELDS: &[&str] = &[
     rpc::KeyList::SUBJECT,
     rpc::WorkspaceList::SUBJECT,
     rpc::AgentList::SUBJECT,
+    rpc::ChannelList::SUBJECT,
 ];
 
 async fn raw(m: &Mesh, subject: &str, body: &[u8]) -> async_nats::Message {

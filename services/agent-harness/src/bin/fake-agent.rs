@@ -85,6 +85,14 @@ impl Drop for RawMode {
     }
 }
 
+/// A relay message ends with a line saying who sent it: the message is above it.
+fn body(text: &str) -> &str {
+    match text.rsplit_once('\n') {
+        Some((body, last)) if last.starts_with("[relay ") => body,
+        _ => text,
+    }
+}
+
 enum Command<'a> {
     Tool(&'a str, &'a str),
     File(FileOp, &'a str),
@@ -101,11 +109,7 @@ enum Command<'a> {
 impl<'a> Command<'a> {
     /// A malformed command (`tokens x`, `tool` alone) is a user message like any other text.
     fn parse(text: &'a str) -> Command<'a> {
-        // A relay message ends with a line saying who sent it: the command is above it.
-        let text = match text.rsplit_once('\n') {
-            Some((body, last)) if last.starts_with("[relay ") => body,
-            _ => text,
-        };
+        let text = body(text);
         if text.contains('\n') {
             return Command::Message;
         }
@@ -322,7 +326,7 @@ impl Agent {
                 return Ok(false);
             }
             Command::Message => {
-                self.say(&fake::received(&text.replace('\n', " ")))?;
+                self.say(&fake::received(&body(text).replace('\n', " ")))?;
                 if let Some(log) = &mut self.log {
                     writeln!(log, "{}", text.replace('\n', "\\n"))?;
                     log.flush()?;
