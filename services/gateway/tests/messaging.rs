@@ -420,3 +420,56 @@ async fn a_reply_loop_between_two_agents_is_stopped_by_the_hop_guard() {
     assert_eq!(got["hop"], 0);
     let _ = &w.m;
 }
+
+/// The numbers in `log` lines that carry `prefix-<n>`, in the order they were typed.
+fn numbered(lines: &[String], prefix: &str) -> Vec<u32> {
+    lines
+        .iter()
+        .filter_map(|l| l.split(&format!("{prefix}-")).nth(1))
+        .filter_map(|rest| rest.split(|c: char| !c.is_ascii_digit()).next()?.parse().ok())
+        .collect()
+}
+
+#[tokio::test]
+async fn a_delivery_runner_killed_mid_conversation_loses_repeats_and_reorders_nothing() {
+    const N: u32 = 30;
+    // A killed runner's agents are taken over once its lease ends: a short one here.
+    let lease = [("RELAY_RUNNER__LEASE_MS", "1500")];
+    let mut w = world(&["alice", "bob"], &lease).await;
+    w.root.post("/api/v1/channels", json!({"name": "ops"})).await;
+    for h in ["@alice", "@bob"] {
+        w.root.post("/api/v1/channels/ops/join", json!({"agent": h})).await;
+    }
+    // Two conversations, interleaved, each message acknowledged before the next is sent.
+    let sender = {
+        let root = w.root.clone();
+        tokio::spawn(async move {
+            for i in 1..=N {
+                for (to, prefix) in [("@alice", "dm"), ("#ops", "ops")] {
+                    let (status, sent) = root.post("/api/v1/messages", json!({"to": to, "text": format!("{prefix}-{i:03}")})).await;
+                    assert_eq!(status, StatusCode::CREATED, "{sent}");
+                }
+            }
+        })
+    };
+    // kill -9 the runner once a third of alice's messages surfaced, start another.
+    wait_for(|| async { (w.surfaced("alice").len() as u32 >= 2 * N / 3).then_some(()) }).await;
+    w.m._services[2].kill9().await;
+    relay_testkit::wait_until_unserved(&w.m.client, "delivery.get").await;
+    let runner = ServiceProcess::spawn(&relay_testkit::bin_path("delivery-runner"), &w.m.nats, &w.m.db, &lease);
+    relay_testkit::wait_for_instances(&w.m.client, "delivery-runner", 1).await;
+    sender.await.unwrap();
+
+    let all: Vec<u32> = (1..=N).collect();
+    wait_for(|| async {
+        let a = w.surfaced("alice");
+        (numbered(&a, "dm").len() as u32 >= N && numbered(&a, "ops").len() as u32 >= N).then_some(())
+    })
+    .await;
+    wait_for(|| async { (numbered(&w.surfaced("bob"), "ops").len() as u32 >= N).then_some(()) }).await;
+    let (alice, bob) = (w.surfaced("alice"), w.surfaced("bob"));
+    assert_eq!(numbered(&alice, "dm"), all, "alice's DMs: once each, in order");
+    assert_eq!(numbered(&alice, "ops"), all, "#ops for alice: once each, in order");
+    assert_eq!(numbered(&bob, "ops"), all, "#ops for bob: once each, in order");
+    drop(runner);
+}
