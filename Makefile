@@ -45,6 +45,7 @@ deploy-check:
 bench: services
 	$(CARGO) build --release -p session-registry -p event-ingest -p delivery-runner -p cost-aggregator -p gateway
 	$(CARGO) bench -p session-registry --bench registry
+	$(CARGO) bench -p session-registry --bench messaging
 	$(CARGO) bench -p event-ingest --bench events
 	$(CARGO) bench -p delivery-runner --bench delivery
 	$(CARGO) bench -p cost-aggregator --bench costs

@@ -44,6 +44,8 @@ CREATE TABLE registry_relay_messages (
 CREATE UNIQUE INDEX registry_relay_messages_idempotent ON registry_relay_messages (workspace, sender, idempotency_key)
     WHERE idempotency_key IS NOT NULL;
 CREATE INDEX registry_relay_messages_by_conversation ON registry_relay_messages (workspace, conversation, seq);
+-- The rate guard counts a conversation's last minute.
+CREATE INDEX registry_relay_messages_recent ON registry_relay_messages (workspace, conversation, created_at);
 CREATE INDEX registry_relay_messages_by_thread ON registry_relay_messages (thread_id, seq) WHERE thread_id IS NOT NULL;
 CREATE INDEX registry_relay_messages_search ON registry_relay_messages USING gin (search);
 COMMENT ON TABLE registry_relay_messages IS 'owner: session-registry';

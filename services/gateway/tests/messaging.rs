@@ -446,7 +446,12 @@ async fn a_delivery_runner_killed_mid_conversation_loses_repeats_and_reorders_no
         tokio::spawn(async move {
             for i in 1..=N {
                 for (to, prefix) in [("@alice", "dm"), ("#ops", "ops")] {
-                    let (status, sent) = root.post("/api/v1/messages", json!({"to": to, "text": format!("{prefix}-{i:03}")})).await;
+                    let (status, sent) = root
+                        .post(
+                            "/api/v1/messages",
+                            json!({"to": to, "text": format!("{prefix}-{i:03}")}),
+                        )
+                        .await;
                     assert_eq!(status, StatusCode::CREATED, "{sent}");
                 }
             }

@@ -201,6 +201,15 @@ mod tests {
         let defaults = Settings::default();
         assert_eq!(loaded.registry.model_adapters, defaults.registry.model_adapters);
         assert_eq!(loaded.registry.max_page_size, defaults.registry.max_page_size);
+        assert_eq!(loaded.registry.messaging.max_hops, defaults.registry.messaging.max_hops);
+        assert_eq!(
+            loaded.registry.messaging.max_per_minute,
+            defaults.registry.messaging.max_per_minute
+        );
+        assert_eq!(
+            loaded.registry.messaging.max_recipients,
+            defaults.registry.messaging.max_recipients
+        );
         assert_eq!(loaded.nats.url, defaults.nats.url);
         assert_eq!(loaded.database.url, defaults.database.url);
     }
