@@ -81,12 +81,15 @@ done
 curl -fsS "$base/readyz"; echo
 
 # SSE routes stream forever; they are covered by the integration tests instead.
+# ensure_resource_availability is off: a 404 right after a create is by design when the later
+# call names something else that does not exist (an unknown agent joining a channel just made)
+# or something of another workspace (a key created in workspace B, revoked with A's token).
 set +e
 "$VENV/bin/schemathesis" run "$ROOT/docs/api/openapi.json" \
   --url "$base/api/v1" \
   --header "Authorization: Bearer fuzz-token" \
   --checks all \
-  --exclude-checks use_after_free \
+  --exclude-checks use_after_free,ensure_resource_availability \
   --exclude-path-regex '/events/sse$' \
   --max-examples "$EXAMPLES" \
   --seed "$SEED" \

@@ -66,12 +66,15 @@ pub struct SendRequest {
     /// `@handle`, `#channel`, or a list of handles; leave out to reply in `threadId`'s conversation.
     pub to: Option<To>,
     /// Reply in the thread of this message (its root when it is itself a reply).
-    #[cfg_attr(feature = "openapi", schema(max_length = 256, pattern = r"^[^\x00]+$"))]
     pub thread_id: Option<String>,
-    #[cfg_attr(feature = "openapi", schema(min_length = 1, max_length = 32000, pattern = r"\S"))]
+    #[cfg_attr(
+        feature = "openapi",
+        schema(min_length = 1, max_length = 32000, pattern = r"^[^\x00]*\S[^\x00]*$")
+    )]
     pub text: String,
-    /// Content blocks beside the text (`{"type": "image", …}` or `{"type": "text", …}`); each
-    /// recipient must declare the kind in `messaging.attachments`.
+    /// Beside the text: `{"type": "text", "text", "name"?}` or `{"type": "image", "mediaType":
+    /// "image/png", "data": <base64>, "name"?}`; each recipient must declare the kind in
+    /// `messaging.attachments`.
     #[cfg_attr(feature = "openapi", schema(max_items = 16))]
     pub attachments: Option<Vec<Value>>,
     /// How each recipient's delivery goes (its default when absent).
@@ -79,7 +82,13 @@ pub struct SendRequest {
     pub priority: Option<Priority>,
     /// When the message stops mattering (RFC 3339, e.g. `2026-11-24T18:00:00Z`); passed to the
     /// recipient in its delivery context.
-    #[cfg_attr(feature = "openapi", schema(max_length = 64, pattern = r"^\d{4}-\d{2}-\d{2}T"))]
+    #[cfg_attr(
+        feature = "openapi",
+        schema(
+            max_length = 64,
+            pattern = r"^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])[Tt]([01]\d|2[0-3]):[0-5]\d:([0-5]\d|60)(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$"
+        )
+    )]
     pub deadline: Option<String>,
     /// A retried send with the same key (per sender) answers what the first one stored.
     #[cfg_attr(
@@ -200,15 +209,15 @@ pub struct SearchMessagesRequest {
     /// Words to find (web-search syntax: `"a phrase"`, `-word`, `or`).
     #[cfg_attr(
         feature = "openapi",
-        param(min_length = 1, max_length = 500, pattern = r"\S"),
-        schema(min_length = 1, max_length = 500, pattern = r"\S")
+        param(min_length = 1, max_length = 500, pattern = r"^[^\x00]*\S[^\x00]*$"),
+        schema(min_length = 1, max_length = 500, pattern = r"^[^\x00]*\S[^\x00]*$")
     )]
     pub q: String,
     /// Only this channel's messages.
     #[cfg_attr(
         feature = "openapi",
-        param(max_length = 41, pattern = "^#?[A-Za-z0-9][A-Za-z0-9_-]*$"),
-        schema(max_length = 41, pattern = "^#?[A-Za-z0-9][A-Za-z0-9_-]*$")
+        param(max_length = 41, pattern = "^#?[A-Za-z0-9][A-Za-z0-9_-]{0,39}$"),
+        schema(max_length = 41, pattern = "^#?[A-Za-z0-9][A-Za-z0-9_-]{0,39}$")
     )]
     pub channel: Option<String>,
     #[cfg_attr(
@@ -249,7 +258,7 @@ pub struct Channel {
 pub struct CreateChannelRequest {
     #[cfg_attr(
         feature = "openapi",
-        schema(min_length = 1, max_length = 41, pattern = "^#?[A-Za-z0-9][A-Za-z0-9_-]*$")
+        schema(min_length = 1, max_length = 41, pattern = "^#?[A-Za-z0-9][A-Za-z0-9_-]{0,39}$")
     )]
     pub name: String,
     #[cfg_attr(feature = "openapi", schema(max_length = 500, pattern = r"^[^\x00]*$"))]
@@ -274,7 +283,7 @@ pub struct ChannelList {
 pub struct ChannelRef {
     #[cfg_attr(
         feature = "openapi",
-        schema(min_length = 1, max_length = 41, pattern = "^#?[A-Za-z0-9][A-Za-z0-9_-]*$")
+        schema(min_length = 1, max_length = 41, pattern = "^#?[A-Za-z0-9][A-Za-z0-9_-]{0,39}$")
     )]
     pub channel: String,
 }
@@ -288,7 +297,7 @@ pub struct ChannelRef {
 pub struct MembershipRequest {
     #[cfg_attr(
         feature = "openapi",
-        schema(min_length = 1, max_length = 41, pattern = "^#?[A-Za-z0-9][A-Za-z0-9_-]*$")
+        schema(min_length = 1, max_length = 41, pattern = "^#?[A-Za-z0-9][A-Za-z0-9_-]{0,39}$")
     )]
     pub channel: String,
     #[cfg_attr(
@@ -323,7 +332,7 @@ pub struct MemberList {
 pub struct HistoryRequest {
     #[cfg_attr(
         feature = "openapi",
-        schema(min_length = 1, max_length = 41, pattern = "^#?[A-Za-z0-9][A-Za-z0-9_-]*$")
+        schema(min_length = 1, max_length = 41, pattern = "^#?[A-Za-z0-9][A-Za-z0-9_-]{0,39}$")
     )]
     pub channel: String,
     /// Only messages after this `seq` (a previous page's `nextCursor`).

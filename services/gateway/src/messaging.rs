@@ -49,7 +49,7 @@ pub async fn list_channels(State(s): State<AppState>) -> Reply<ChannelList> {
     Ok(Json(call::<rpc::ChannelList>(&s, &ListChannelsRequest {}).await?))
 }
 
-#[utoipa::path(get, path = "/channels/{name}/members", tag = "messages", params(("name" = String, Path, description = "Channel name (without #)")), responses((status = 200, body = MemberList), (status = 404, description = "Not found", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
+#[utoipa::path(get, path = "/channels/{name}/members", tag = "messages", params(("name" = String, Path, description = "Channel name (without #)", max_length = 40, pattern = "^[A-Za-z0-9][A-Za-z0-9_-]{0,39}$")), responses((status = 200, body = MemberList), (status = 404, description = "Not found", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
 pub async fn members(State(s): State<AppState>, Path(channel): Path<String>) -> Reply<MemberList> {
     Ok(Json(call::<rpc::ChannelMembers>(&s, &ChannelRef { channel }).await?))
 }
@@ -63,7 +63,7 @@ pub struct Membership {
     pub agent: String,
 }
 
-#[utoipa::path(post, path = "/channels/{name}/join", tag = "messages", params(("name" = String, Path, description = "Channel name (without #)")), request_body = Membership, responses((status = 200, body = MemberList), (status = 404, description = "Not found", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 403, description = "A viewer key", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
+#[utoipa::path(post, path = "/channels/{name}/join", tag = "messages", params(("name" = String, Path, description = "Channel name (without #)", max_length = 40, pattern = "^[A-Za-z0-9][A-Za-z0-9_-]{0,39}$")), request_body = Membership, responses((status = 200, body = MemberList), (status = 404, description = "Not found", body = WireError), (status = 409, description = "#general: every live agent is in it", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 403, description = "A viewer key", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
 pub async fn join(State(s): State<AppState>, Path(channel): Path<String>, body: Bytes) -> Reply<MemberList> {
     let m: Membership = parse(&body)?;
     let req = MembershipRequest {
@@ -73,7 +73,7 @@ pub async fn join(State(s): State<AppState>, Path(channel): Path<String>, body: 
     Ok(Json(call::<rpc::ChannelJoin>(&s, &req).await?))
 }
 
-#[utoipa::path(post, path = "/channels/{name}/leave", tag = "messages", params(("name" = String, Path, description = "Channel name (without #)")), request_body = Membership, responses((status = 200, body = MemberList), (status = 404, description = "Not found", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 403, description = "A viewer key", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
+#[utoipa::path(post, path = "/channels/{name}/leave", tag = "messages", params(("name" = String, Path, description = "Channel name (without #)", max_length = 40, pattern = "^[A-Za-z0-9][A-Za-z0-9_-]{0,39}$")), request_body = Membership, responses((status = 200, body = MemberList), (status = 404, description = "Not found", body = WireError), (status = 409, description = "#general: every live agent is in it", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 403, description = "A viewer key", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
 pub async fn leave(State(s): State<AppState>, Path(channel): Path<String>, body: Bytes) -> Reply<MemberList> {
     let m: Membership = optional_body(&body)?;
     let req = MembershipRequest {
@@ -95,7 +95,7 @@ pub struct HistoryQuery {
     pub limit: Option<i64>,
 }
 
-#[utoipa::path(get, path = "/channels/{name}/history", tag = "messages", params(("name" = String, Path, description = "Channel name (without #)"), HistoryQuery), responses((status = 200, body = MessagePage), (status = 404, description = "Not found", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
+#[utoipa::path(get, path = "/channels/{name}/history", tag = "messages", params(("name" = String, Path, description = "Channel name (without #)", max_length = 40, pattern = "^[A-Za-z0-9][A-Za-z0-9_-]{0,39}$"), HistoryQuery), responses((status = 200, body = MessagePage), (status = 404, description = "Not found", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
 pub async fn history(
     State(s): State<AppState>,
     Path(channel): Path<String>,

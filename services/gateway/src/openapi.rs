@@ -58,6 +58,26 @@ pub fn json() -> String {
         serde_json::json!({ "required": ["task"], "properties": { "task": { "type": "string" } } });
     doc["components"]["schemas"]["CreateSession"]["then"] =
         serde_json::json!({ "required": ["cli"], "properties": { "cli": { "type": "string" } } });
+    // A message needs an address: `to` or `threadId`; handles start with @, channels with #.
+    let schemas = &mut doc["components"]["schemas"];
+    schemas["SendRequest"]["anyOf"] = serde_json::json!([
+        { "required": ["to"], "properties": { "to": { "not": { "type": "null" } } } },
+        { "required": ["threadId"], "properties": { "threadId": { "type": "string" } } }
+    ]);
+    schemas["To"]["oneOf"] = serde_json::json!([
+        { "type": "string", "pattern": "^(@[A-Za-z0-9][A-Za-z0-9_-]{0,23}|#[A-Za-z0-9][A-Za-z0-9_-]{0,39})$" },
+        { "type": "array", "items": { "type": "string", "pattern": "^@[A-Za-z0-9][A-Za-z0-9_-]{0,23}$" },
+          "minItems": 1, "maxItems": 100 }
+    ]);
+    schemas["SendRequest"]["properties"]["attachments"]["items"] = serde_json::json!({ "oneOf": [
+        { "type": "object", "additionalProperties": false, "required": ["type", "text"], "properties": {
+            "type": { "const": "text" }, "text": { "type": "string", "pattern": NO_NUL },
+            "name": { "type": "string", "pattern": NO_NUL } } },
+        { "type": "object", "additionalProperties": false, "required": ["type", "mediaType", "data"], "properties": {
+            "type": { "const": "image" }, "mediaType": { "type": "string", "pattern": "^image/[^\\u0000]*$" },
+            "data": { "type": "string", "description": "base64", "pattern": NO_NUL },
+            "name": { "type": "string", "pattern": NO_NUL } } }
+    ]});
     let mut s = serde_json::to_string_pretty(&doc).unwrap_or_default();
     s.push('\n');
     s

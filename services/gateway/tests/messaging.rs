@@ -329,7 +329,7 @@ async fn bad_messages_are_refused_with_what_is_wrong_and_nothing_is_stored() {
     )
     .await;
     refuse(
-        json!({"to": "@alice", "text": "look", "attachments": [{"type": "image", "data": "AA==", "mimeType": "image/png"}]}),
+        json!({"to": "@alice", "text": "look", "attachments": [{"type": "image", "data": "AA==", "mediaType": "image/png"}]}),
         StatusCode::UNPROCESSABLE_ENTITY,
         "messaging.attachments: image",
     )

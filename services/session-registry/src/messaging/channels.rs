@@ -120,7 +120,7 @@ async fn change_membership(
     let mut tx = reg.db.begin().await?;
     let channel = existing(&mut tx, &ctx.workspace, &req.channel).await?;
     if channel.name == GENERAL {
-        return Err(RegistryError::Invalid(
+        return Err(RegistryError::Conflict(
             "every live agent is in #general; it cannot be joined or left".into(),
         ));
     }

@@ -334,8 +334,9 @@ async fn route(conn: &mut PgConnection, workspace: &str, from: &Author, req: &Se
             let mut agents: Vec<Agent> = Vec::new();
             for name in names {
                 let agent = agent_named(conn, workspace, name).await?;
+                // `@Bob` and `@bob` are one agent: it gets the message once.
                 if agents.iter().any(|a| a.agent_id == agent.agent_id) {
-                    return Err(RegistryError::Invalid(format!("`to` lists {name} twice")));
+                    continue;
                 }
                 if !not_me(&agent) {
                     return Err(RegistryError::Invalid("an agent cannot message itself".into()));
@@ -403,14 +404,7 @@ fn check_request(req: &SendRequest) -> Result<Vec<Value>> {
         return Err(RegistryError::Invalid("at most 16 attachments".into()));
     }
     for (i, a) in attachments.iter().enumerate() {
-        match a.get("type").and_then(Value::as_str) {
-            Some("image" | "text") => {}
-            _ => {
-                return Err(RegistryError::Invalid(format!(
-                    "attachment {i} needs `type`: image or text"
-                )));
-            }
-        }
+        check_attachment(a).map_err(|why| RegistryError::Invalid(format!("attachment {i}: {why}")))?;
     }
     if let Some(d) = &req.deadline
         && !is_rfc3339(d)
@@ -423,6 +417,33 @@ fn check_request(req: &SendRequest) -> Result<Vec<Value>> {
         crate::lifecycle::check_id("idempotencyKey", key)?;
     }
     Ok(attachments)
+}
+
+/// `{type: "text", text, name?}` or `{type: "image", mediaType: "image/…", data (base64), name?}`.
+fn check_attachment(a: &Value) -> std::result::Result<(), String> {
+    let Some(fields) = a.as_object() else {
+        return Err("must be an object".into());
+    };
+    let (required, allowed): (&[&str], &[&str]) = match fields.get("type").and_then(Value::as_str) {
+        Some("text") => (&["text"], &["type", "text", "name"]),
+        Some("image") => (&["mediaType", "data"], &["type", "mediaType", "data", "name"]),
+        _ => return Err("needs `type`: image or text".into()),
+    };
+    if let Some(key) = fields.keys().find(|k| !allowed.contains(&k.as_str())) {
+        return Err(format!("unknown field `{key}`"));
+    }
+    for key in required.iter().chain(&["name"]) {
+        match fields.get(*key) {
+            None if *key == "name" => {}
+            Some(Value::String(_)) => {}
+            _ => return Err(format!("`{key}` must be a string")),
+        }
+    }
+    let media = fields.get("mediaType").and_then(Value::as_str).unwrap_or("image/");
+    if !media.starts_with("image/") {
+        return Err("`mediaType` must be an image type (image/…)".into());
+    }
+    Ok(())
 }
 
 /// `message.send`.
