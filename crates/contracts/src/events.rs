@@ -126,6 +126,8 @@ pub struct QueryRequest {
     pub limit: Option<i64>,
     /// `nextCursor` of the previous page.
     pub cursor: Option<i64>,
+    /// Newest first (an agent's recent output): `cursor` then means "older than".
+    pub newest_first: Option<bool>,
 }
 
 #[skip_serializing_none]

@@ -370,6 +370,7 @@ fn contracts() -> Vec<Contract> {
             until: Some(1_700_000_100_000),
             limit: Some(100),
             cursor: Some(41),
+            newest_first: Some(true),
         }),
         contract(events::QueryResponse {
             events: vec![event()],

@@ -449,7 +449,11 @@ pub async fn query(ingest: Ingest, ctx: RequestContext, req: QueryRequest) -> Re
         until_ts: req.until,
         workspace: ctx.scope(),
     };
-    let mut events = store::page(&ingest.db, &filter, req.cursor.unwrap_or(0), limit).await?;
+    let mut events = if req.newest_first == Some(true) {
+        store::page_back(&ingest.db, &filter, req.cursor, limit).await?
+    } else {
+        store::page(&ingest.db, &filter, req.cursor.unwrap_or(0), limit).await?
+    };
     let cut = relay_bus::fit_json(&mut events, ingest.settings.max_reply_bytes);
     let full = cut || events.len() as i64 == limit;
     let next_cursor = if full { events.last().map(|e| e.seq) } else { None };

@@ -170,18 +170,28 @@ struct Row {
 /// Up to `limit` events with seq > `after` matching `f`, oldest first. Pages walk the primary
 /// key, so a replay never holds more than one page in memory.
 pub async fn page(db: &PgPool, f: &Filter<'_>, after: i64, limit: i64) -> Result<Vec<Event>> {
-    let rows: Vec<Row> = sqlx::query_as(
+    select(db, f, "seq > $1", "seq", after, limit).await
+}
+
+/// Up to `limit` events with seq < `before` (`None`: the newest) matching `f`, newest first.
+pub async fn page_back(db: &PgPool, f: &Filter<'_>, before: Option<i64>, limit: i64) -> Result<Vec<Event>> {
+    select(db, f, "seq < $1", "seq DESC", before.unwrap_or(i64::MAX), limit).await
+}
+
+/// One page from `from` on: `bound` and `order` are this file's own constants, never input.
+async fn select(db: &PgPool, f: &Filter<'_>, bound: &str, order: &str, from: i64, limit: i64) -> Result<Vec<Event>> {
+    let rows: Vec<Row> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
         "SELECT seq, event_id, type, ts, session_id, session_seq, agent_name, agent_id, payload, workspace FROM events
-         WHERE seq > $1
+         WHERE {bound}
            AND ($8::text IS NULL OR workspace = $8)
            AND ($2::text[] IS NULL OR type = ANY($2))
            AND ($3::text[] IS NULL OR agent_name = ANY($3) OR agent_id = ANY($3))
            AND ($4::text[] IS NULL OR session_id = ANY($4))
            AND ($5::bigint IS NULL OR ts >= $5)
            AND ($6::bigint IS NULL OR ts < $6)
-         ORDER BY seq LIMIT $7",
-    )
-    .bind(after)
+         ORDER BY {order} LIMIT $7"
+    )))
+    .bind(from)
     .bind(f.types)
     .bind(f.agents)
     .bind(f.session_ids)

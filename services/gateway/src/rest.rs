@@ -128,6 +128,7 @@ pub fn router(state: AppState) -> Router {
         .route("/agents", get(list_agents))
         .route("/agents/{name}", get(get_agent))
         .route("/agents/{name}/capabilities", get(agent_capabilities))
+        .route("/agents/{name}/output", get(agent_output))
         .route("/agents/{name}/permissions", get(list_permissions))
         .route("/agents/{name}/permissions/{request_id}/approve", post(approve))
         .route("/agents/{name}/permissions/{request_id}/deny", post(deny))
@@ -846,6 +847,73 @@ pub struct EventsQuery {
     #[param(minimum = 1, maximum = 10000)]
     pub limit: Option<i64>,
     pub cursor: Option<i64>,
+    /// Newest first; `cursor` then means "older than".
+    pub newest_first: Option<bool>,
+}
+
+/// `GET /agents/{name}/output`: the agent's last terminal rows.
+#[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct OutputQuery {
+    /// Rows, at most 1,000 (100 by default).
+    #[param(minimum = 1, maximum = 1000)]
+    pub limit: Option<i64>,
+}
+
+/// An agent's recent terminal output, oldest row first.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentOutput {
+    pub agent_id: String,
+    pub rows: Vec<OutputRow>,
+}
+
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct OutputRow {
+    pub seq: i64,
+    pub ts: i64,
+    pub text: String,
+}
+
+#[utoipa::path(get, path = "/agents/{name}/output", tag = "agents", params(("name" = String, Path, description = "Agent id or handle"), OutputQuery), responses((status = 200, body = AgentOutput), (status = 404, description = "Not found", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
+pub(crate) async fn agent_output(
+    State(s): State<AppState>,
+    AgentName(agent_id): AgentName,
+    Query(q): Query<OutputQuery>,
+) -> Reply<AgentOutput> {
+    let limit = q.limit.unwrap_or(100);
+    if !(1..=1000).contains(&limit) {
+        return Err(ApiError::Invalid("limit must be 1..=1000".into()));
+    }
+    // The directory says whether the caller may see this agent at all.
+    call::<rpc::AgentGet>(
+        &s,
+        &AgentGetRequest {
+            agent: agent_id.clone(),
+        },
+    )
+    .await?;
+    let req = QueryRequest {
+        types: Some(vec!["terminal.output".into()]),
+        agents: Some(vec![agent_id.clone()]),
+        limit: Some(limit),
+        newest_first: Some(true),
+        ..Default::default()
+    };
+    let page = call::<rpc::EventQuery>(&s, &req).await?;
+    let rows = page
+        .events
+        .into_iter()
+        .rev()
+        .map(|e| OutputRow {
+            seq: e.seq,
+            ts: e.ts,
+            text: e.payload["text"].as_str().unwrap_or_default().to_string(),
+        })
+        .collect();
+    Ok(Json(AgentOutput { agent_id, rows }))
 }
 
 #[utoipa::path(get, path = "/events", tag = "events", params(EventsQuery), responses((status = 200, body = QueryResponse), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
@@ -863,6 +931,7 @@ async fn query_events(State(s): State<AppState>, Query(q): Query<EventsQuery>) -
         until: q.until,
         limit: q.limit,
         cursor: q.cursor,
+        newest_first: q.newest_first,
     };
     Ok(Json(call::<rpc::EventQuery>(&s, &req).await?))
 }

@@ -141,6 +141,18 @@ async fn agents_talk_by_dm_group_channel_mention_and_thread_each_with_its_reason
     assert_eq!(found["conversation"], "dm:@alice,@bob");
     let delivery = found["recipients"][0]["deliveryId"].as_str().unwrap().to_string();
     wait_for(|| async { w.delivered(&delivery).await.then_some(()) }).await;
+    // Her terminal shows it: the agent's recent output over REST, by handle, oldest row first.
+    let rows = wait_for(|| async {
+        let (_, out) = w.root.get("/api/v1/agents/@alice/output?limit=20").await;
+        let rows: Vec<String> = out["rows"]
+            .as_array()?
+            .iter()
+            .map(|r| r["text"].as_str().unwrap_or_default().to_string())
+            .collect();
+        rows.iter().any(|r| r.contains("Received: hello alice")).then_some(rows)
+    })
+    .await;
+    assert!(rows.len() <= 20, "{rows:?}");
 
     // A channel: members get `message`, a mentioned agent that is no member `mention`.
     let (status, ops) = w
