@@ -197,8 +197,12 @@ impl Agent {
                     let file = OpenOptions::new().create(true).append(true).open(&path);
                     log = Some(file.map_err(|e| format!("--log {path}: {e}"))?);
                 }
-                // The relay tools a harness offers a claude CLI: the fake writes relay lines instead.
+                // The relay tools a harness offers a claude or codex CLI: the fake writes relay
+                // lines instead.
                 other if other.starts_with("--mcp-config=") || other.starts_with("--allowedTools=") => {}
+                "-c" => {
+                    value()?;
+                }
                 other => return Err(format!("unknown argument {other:?}")),
             }
         }
