@@ -69,7 +69,7 @@ pub struct SendRequest {
     pub thread_id: Option<String>,
     #[cfg_attr(
         feature = "openapi",
-        schema(min_length = 1, max_length = 32000, pattern = r"^[^\x00]*\S[^\x00]*$")
+        schema(min_length = 1, max_length = 32000, pattern = r"^[^\x00]*[^\s\x00][^\x00]*$")
     )]
     pub text: String,
     /// Beside the text: `{"type": "text", "text", "name"?}` or `{"type": "image", "mediaType":
@@ -209,8 +209,8 @@ pub struct SearchMessagesRequest {
     /// Words to find (web-search syntax: `"a phrase"`, `-word`, `or`).
     #[cfg_attr(
         feature = "openapi",
-        param(min_length = 1, max_length = 500, pattern = r"^[^\x00]*\S[^\x00]*$"),
-        schema(min_length = 1, max_length = 500, pattern = r"^[^\x00]*\S[^\x00]*$")
+        param(min_length = 1, max_length = 500, pattern = r"^[^\x00]*[^\s\x00][^\x00]*$"),
+        schema(min_length = 1, max_length = 500, pattern = r"^[^\x00]*[^\s\x00][^\x00]*$")
     )]
     pub q: String,
     /// Only this channel's messages.
