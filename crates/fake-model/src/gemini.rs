@@ -100,6 +100,14 @@ fn pieces(contents: &[Value]) -> Vec<Piece> {
     out
 }
 
+/// `mcp__relay__relay_send` as Gemini CLI lists it: `mcp_relay_relay_send`.
+fn gemini_mcp_name(name: &str) -> String {
+    match name.strip_prefix("mcp__").and_then(|rest| rest.split_once("__")) {
+        Some((server, tool)) => format!("mcp_{server}_{tool}"),
+        None => name.to_string(),
+    }
+}
+
 /// The one part answering `step`: a functionCall when the request offers the tool, else text.
 fn part(step: &Step, tools: &[String]) -> Value {
     let offered = |name: &str| tools.iter().any(|t| t == name);
@@ -110,6 +118,10 @@ fn part(step: &Step, tools: &[String]) -> Value {
             json!({"command": command, "description": "Run a shell command"}),
         ),
         Step::Tool { name, input, .. } if offered(name) => call(name, input.clone()),
+        // Gemini names an MCP tool `mcp_<server>_<tool>`; scripts use Claude's `mcp__<server>__<tool>`.
+        Step::Tool { name, input, .. } if offered(&gemini_mcp_name(name)) => {
+            call(&gemini_mcp_name(name), input.clone())
+        }
         // `ask_user` (0.61; offered in the TUI, not in `-p`): questions of type choice with 2-4 {label, description}.
         Step::Question { question, options, .. } if offered("ask_user") => call(
             "ask_user",
@@ -215,5 +227,14 @@ mod tests {
         assert_eq!(call["functionCall"]["name"], "run_shell_command");
         assert_eq!(call["functionCall"]["args"]["command"], "touch ran.txt");
         assert!(part(&step, &[]).get("text").is_some());
+    }
+
+    #[test]
+    fn a_scripted_mcp_tool_is_called_by_geminis_name_for_it() {
+        assert_eq!(gemini_mcp_name("mcp__relay__relay_send"), "mcp_relay_relay_send");
+        assert_eq!(gemini_mcp_name("run_shell_command"), "run_shell_command");
+        let tools = vec!["mcp_relay_relay_send".to_string()];
+        let call = part(&Step::tool("mcp__relay__relay_send", json!({"to": "@b"})), &tools);
+        assert_eq!(call["functionCall"]["name"], "mcp_relay_relay_send");
     }
 }

@@ -53,7 +53,7 @@ pub struct HarnessSettings {
     pub command: Vec<String>,
     /// Give the CLI the relay tools (`relay_send`, `relay_reply`, `relay_inbox`, `relay_who`,
     /// `relay_channels`) as an MCP server, where we know how to configure its MCP servers
-    /// (claude); other CLIs use the output convention (`->relay:@bob text`).
+    /// (claude, codex, gemini); other CLIs use the output convention (`->relay:@bob text`).
     pub relay_tools: bool,
     /// The `relay-mcp` bridge the CLI starts; by default the one beside this harness binary.
     pub relay_mcp: Option<String>,

@@ -363,9 +363,87 @@ pub async fn ask(socket: &Path, call: &ToolCall) -> ToolAnswer {
     }
 }
 
-/// Command-line arguments that give `cli` the relay tools (`relay-mcp` on `socket`); none for a
-/// CLI whose MCP configuration we do not know (it uses the output convention).
-pub fn cli_args(cli: &str, bridge: &Path, socket: &Path) -> Vec<String> {
+/// What gives a CLI the relay tools: arguments and environment.
+#[derive(Debug, Default)]
+pub struct CliSetup {
+    pub args: Vec<String>,
+    pub env: Vec<(String, String)>,
+    /// Files written for the CLI, removed with this value (when the harness ends).
+    pub written: Option<Written>,
+}
+
+/// A directory of files written for the CLI, removed on drop.
+#[derive(Debug)]
+pub struct Written(PathBuf);
+
+impl Drop for Written {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// The relay tools (`relay-mcp` on `socket`) for `cli`, configured the way that CLI takes MCP
+/// servers; nothing for a CLI we do not know (it uses the output convention).
+pub fn cli_setup(cli: &str, bridge: &Path, socket: &Path) -> CliSetup {
+    if cli == "gemini" {
+        return gemini_setup(bridge, socket).unwrap_or_else(|e| {
+            tracing::warn!(error = %e, "no relay tools for gemini: it uses the output convention");
+            CliSetup::default()
+        });
+    }
+    CliSetup {
+        args: cli_args(cli, bridge, socket),
+        ..CliSetup::default()
+    }
+}
+
+/// The home directory of the user this process runs as (from the password database, not
+/// `$HOME`, which a CLI's environment may point into a scratch directory).
+fn own_home() -> std::io::Result<PathBuf> {
+    let mut buf = vec![0 as libc::c_char; 16 * 1024];
+    // SAFETY: getpwuid_r writes only into `pwd` and `buf` (whose length it is given) and sets
+    // `found` to null or to `&pwd`; `pw_dir` then points into `buf`, which outlives its use.
+    unsafe {
+        let mut pwd: libc::passwd = std::mem::zeroed();
+        let mut found: *mut libc::passwd = std::ptr::null_mut();
+        let rc = libc::getpwuid_r(libc::getuid(), &mut pwd, buf.as_mut_ptr(), buf.len(), &mut found);
+        if rc != 0 || found.is_null() || pwd.pw_dir.is_null() {
+            return Err(std::io::Error::other("no home directory in the password database"));
+        }
+        let dir = std::ffi::CStr::from_ptr(pwd.pw_dir).to_string_lossy().into_owned();
+        Ok(PathBuf::from(dir))
+    }
+}
+
+/// Gemini CLI reads MCP servers from settings files only. A system-defaults file (the lowest
+/// layer: the user's own settings still win) names ours; Gemini refuses one under a directory
+/// others may write to (as /tmp), so it lives in `~/.cache/relay-mesh/harness/<id>` (0700) of
+/// the user the harness runs as.
+fn gemini_setup(bridge: &Path, socket: &Path) -> std::io::Result<CliSetup> {
+    use std::os::unix::fs::DirBuilderExt;
+    let dir = own_home()?
+        .join(".cache/relay-mesh/harness")
+        .join(uuid::Uuid::now_v7().to_string());
+    std::fs::DirBuilder::new().mode(0o700).recursive(true).create(&dir)?;
+    let defaults = serde_json::json!({"mcpServers": {"relay": {
+        "command": bridge, "args": ["--socket", socket],
+        // The relay tools act only through the mesh, under its own guards: no prompt.
+        "trust": true,
+    }}});
+    let path = dir.join("gemini-system-defaults.json");
+    std::fs::write(&path, defaults.to_string())?;
+    Ok(CliSetup {
+        args: Vec::new(),
+        env: vec![(
+            "GEMINI_CLI_SYSTEM_DEFAULTS_PATH".into(),
+            path.to_string_lossy().into_owned(),
+        )],
+        written: Some(Written(dir)),
+    })
+}
+
+/// Command-line arguments that give `cli` the relay tools (`relay-mcp` on `socket`).
+fn cli_args(cli: &str, bridge: &Path, socket: &Path) -> Vec<String> {
     match cli {
         "claude" => {
             let config = serde_json::json!({"mcpServers": {"relay": {

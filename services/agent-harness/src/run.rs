@@ -131,8 +131,14 @@ pub async fn run(nats: async_nats::Client, h: HarnessSettings) -> Result<u32, Ha
     let (program, args) = h.command.split_first().expect("command checked at start");
     let socket = crate::relay::socket_path();
     let mut args = args.to_vec();
+    let mut env = Vec::new();
+    // Held until this function returns: what was written for the CLI goes with the harness.
+    let mut _written = None;
     if h.relay_tools {
-        args.extend(crate::relay::cli_args(&h.cli, &relay_mcp(&h), &socket));
+        let given = crate::relay::cli_setup(&h.cli, &relay_mcp(&h), &socket);
+        args.extend(given.args);
+        env = given.env;
+        _written = given.written;
     }
     let args = &args[..];
     if protocol == Protocol::Pty {
@@ -151,6 +157,7 @@ pub async fn run(nats: async_nats::Client, h: HarnessSettings) -> Result<u32, Ha
             cwd: h.cwd.clone(),
             rows: ROWS,
             cols: COLS,
+            env: env.clone(),
         };
         let (agent, output, exit) = PtyAgent::spawn(
             &spawn,
@@ -184,6 +191,7 @@ pub async fn run(nats: async_nats::Client, h: HarnessSettings) -> Result<u32, Ha
         args: args.to_vec(),
         cwd,
         resume: h.cli_session.clone(),
+        env,
     };
     let (agent, pump) = StructuredAgent::spawn(launch, nats.clone(), prompts.clone())?;
     serve_relay_tools(&socket, &nats, &agent)?;

@@ -33,6 +33,8 @@ pub struct Spawn {
     pub cwd: Option<String>,
     pub rows: u16,
     pub cols: u16,
+    /// Environment for the CLI on top of the harness's (the relay tools' settings).
+    pub env: Vec<(String, String)>,
 }
 
 /// A message accepted and waiting for its boundary: (delivery id, text).
@@ -133,6 +135,9 @@ impl PtyAgent {
             .map_err(io_err)?;
         let mut cmd = CommandBuilder::new(&spawn.program);
         cmd.args(&spawn.args);
+        for (k, v) in &spawn.env {
+            cmd.env(k, v);
+        }
         // The TUIs draw for the terminal they are told they have; a service has none of its own.
         if std::env::var_os("TERM").is_none_or(|t| t.is_empty() || t == "dumb") {
             cmd.env("TERM", "xterm-256color");

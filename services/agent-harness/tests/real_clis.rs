@@ -887,3 +887,13 @@ async fn codex_app_server_agents_talk_through_the_relay_tools() {
 async fn codex_tui_agents_talk_through_the_relay_tools() {
     agents_talk_through_the_relay_tools(Cli::CodexTui).await;
 }
+
+#[tokio::test]
+async fn gemini_acp_agents_talk_through_the_relay_tools() {
+    agents_talk_through_the_relay_tools(Cli::Gemini).await;
+}
+
+#[tokio::test]
+async fn gemini_tui_agents_talk_through_the_relay_tools() {
+    agents_talk_through_the_relay_tools(Cli::GeminiTui).await;
+}

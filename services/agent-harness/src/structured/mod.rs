@@ -240,6 +240,8 @@ pub struct Launch {
     pub args: Vec<String>,
     pub cwd: String,
     pub resume: Option<String>,
+    /// Environment for the CLI on top of the harness's (the relay tools' settings).
+    pub env: Vec<(String, String)>,
 }
 
 impl StructuredAgent {
@@ -253,6 +255,7 @@ impl StructuredAgent {
         let mut cmd = tokio::process::Command::new(&launch.program);
         cmd.args(&launch.args)
             .args(codec.args(launch.resume.as_deref()))
+            .envs(launch.env.iter().map(|(k, v)| (k, v)))
             .current_dir(&launch.cwd)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
