@@ -239,10 +239,15 @@ impl World {
         v["messages"].as_array().cloned().unwrap_or_default()
     }
 
+    /// A delivery's status; empty until the runner has it (the registry names its id first).
     async fn delivery_status(&self, delivery_id: &str) -> String {
-        let v = self
-            .ok(reqwest::Method::GET, &format!("/deliveries/{delivery_id}"), None)
+        let (status, v) = self
+            .send(reqwest::Method::GET, &format!("/deliveries/{delivery_id}"), None)
             .await;
+        if status == 404 {
+            return String::new();
+        }
+        assert_eq!(status, 200, "{v}");
         v["status"].as_str().unwrap_or_default().to_string()
     }
 
