@@ -80,13 +80,9 @@ impl Worker {
     async fn ask(&mut self, text: &str) -> Result<String> {
         let message = SendRequest {
             to: Some(To::One(format!("@{}", self.handle))),
-            thread_id: None,
             text: text.to_string(),
-            attachments: None,
             delivery_mode: Some(DeliveryMode::OnIdle),
-            priority: None,
-            deadline: None,
-            idempotency_key: None,
+            ..SendRequest::default()
         };
         let asked = self.client.message_send(&message).await?;
         // The terminal shows the message as typed: one line, inner newlines as spaces, and the

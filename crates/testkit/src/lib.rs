@@ -778,6 +778,31 @@ impl Cluster {
     }
 }
 
+/// The `p` quantile (0..=1) of ascending `sorted`; 0 when it is empty.
+pub fn percentile(sorted: &[u64], p: f64) -> u64 {
+    sorted
+        .get(((sorted.len() as f64 * p) as usize).min(sorted.len().saturating_sub(1)))
+        .copied()
+        .unwrap_or(0)
+}
+
+/// Microseconds from each id's start to its arrival, for the ids that arrived, ascending.
+pub fn latencies_us(
+    started: &std::collections::HashMap<String, Instant>,
+    arrived: &std::collections::HashMap<String, Instant>,
+) -> Vec<u64> {
+    let mut lat: Vec<u64> = started
+        .iter()
+        .filter_map(|(id, t0)| {
+            arrived
+                .get(id)
+                .map(|t1| t1.saturating_duration_since(*t0).as_micros() as u64)
+        })
+        .collect();
+    lat.sort_unstable();
+    lat
+}
+
 /// Writes a benchmark's results to `bench/results/<name>.json` (pretty, one trailing newline)
 /// and says where.
 pub fn write_bench_results(name: &str, doc: &serde_json::Value) {

@@ -118,8 +118,11 @@ impl Relay {
         }
         let turn = self.turn.load(std::sync::atomic::Ordering::SeqCst);
         let key = format!("convention:{turn}:{:016x}", fnv(row.trim()));
-        let mut req = send_request(None, None, text);
-        req.idempotency_key = Some(key);
+        let mut req = SendRequest {
+            text,
+            idempotency_key: Some(key),
+            ..SendRequest::default()
+        };
         match to.as_str() {
             "reply" => req.thread_id = Some(self.last()?),
             _ => req.to = Some(To::One(to)),
@@ -142,19 +145,6 @@ fn fnv(s: &str) -> u64 {
     s.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
         (h ^ b as u64).wrapping_mul(0x100_0000_01b3)
     })
-}
-
-fn send_request(to: Option<To>, thread_id: Option<String>, text: String) -> SendRequest {
-    SendRequest {
-        to,
-        thread_id,
-        text,
-        attachments: None,
-        delivery_mode: None,
-        priority: None,
-        deadline: None,
-        idempotency_key: None,
-    }
 }
 
 /// Sends as this harness's agent; a line for the agent either way.
@@ -254,7 +244,12 @@ async fn call_tool(
                 .map(serde_json::from_value)
                 .transpose()
                 .map_err(|e| e.to_string())?;
-            let req = send_request(to, str_arg(args, "threadId"), text);
+            let req = SendRequest {
+                to,
+                thread_id: str_arg(args, "threadId"),
+                text,
+                ..SendRequest::default()
+            };
             send(nats, &req).await.map_err(wire)
         }
         "reply" => {
@@ -262,7 +257,12 @@ async fn call_tool(
             let thread = str_arg(args, "messageId")
                 .or_else(|| relay.last())
                 .ok_or("no relay message to reply to yet: pass `messageId`")?;
-            send(nats, &send_request(None, Some(thread), text)).await.map_err(wire)
+            let req = SendRequest {
+                thread_id: Some(thread),
+                text,
+                ..SendRequest::default()
+            };
+            send(nats, &req).await.map_err(wire)
         }
         "inbox" => {
             let held = inbox.take_relay_held();

@@ -17,7 +17,7 @@ use futures::StreamExt;
 use relay_contracts::delivery::{MessageContext, Receipt, ReceiptStatus};
 use relay_contracts::session::Message;
 use relay_harness::{AgentSession, AttachOptions, Binding};
-use relay_testkit::{Database, Nats, ServiceProcess};
+use relay_testkit::{Database, Nats, ServiceProcess, percentile};
 use serde_json::json;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -42,13 +42,6 @@ impl AgentSession for Instant_ {
     }
 
     async fn release(&self, _reason: Option<String>) {}
-}
-
-fn percentile(sorted: &[u64], p: f64) -> u64 {
-    if sorted.is_empty() {
-        return 0;
-    }
-    sorted[((sorted.len() as f64 * p) as usize).min(sorted.len() - 1)]
 }
 
 async fn delivered(pool: &sqlx::PgPool) -> i64 {
@@ -207,15 +200,7 @@ async fn main() {
         committed.insert(id, at);
     }
     let arrived = arrivals.await.unwrap();
-    let mut lat: Vec<u64> = committed
-        .iter()
-        .filter_map(|(id, t0)| {
-            arrived
-                .get(id)
-                .map(|t1| t1.saturating_duration_since(*t0).as_micros() as u64)
-        })
-        .collect();
-    lat.sort_unstable();
+    let lat = relay_testkit::latencies_us(&committed, &arrived);
     let missing = committed.len() - lat.len();
     // Where the time goes: sent → at the harness (commit, hand-off, claim, load, hand-over), and at the
     // harness → delivered event (receipt reply, group commit, publish).

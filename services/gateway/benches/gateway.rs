@@ -15,7 +15,7 @@
 //! fan-out sizes (default "100,1000"); RELAY_BENCH_RATE the events per second (default 1000).
 
 use futures::StreamExt;
-use relay_testkit::{Database, Nats, ServiceProcess};
+use relay_testkit::{Database, Nats, ServiceProcess, percentile};
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -39,13 +39,6 @@ fn rss_kib(pid: u32) -> u64 {
         .find_map(|l| l.strip_prefix("VmRSS:"))
         .and_then(|v| v.split_whitespace().next())
         .and_then(|v| v.parse().ok())
-        .unwrap_or(0)
-}
-
-fn pct(sorted: &[u64], p: f64) -> u64 {
-    sorted
-        .get(((sorted.len() as f64 * p) as usize).min(sorted.len().saturating_sub(1)))
-        .copied()
         .unwrap_or(0)
 }
 
@@ -390,8 +383,8 @@ async fn finish(
         seconds: secs,
         expected: total * clients,
         delivered,
-        lag_p50_us: pct(&lag, 0.50),
-        lag_p99_us: pct(&lag, 0.99),
+        lag_p50_us: percentile(&lag, 0.50),
+        lag_p99_us: percentile(&lag, 0.99),
         lag_max_us: lag.last().copied().unwrap_or(0),
         kib_per_conn,
         peak_rss_kib,
@@ -582,8 +575,8 @@ async fn closed_loop(case: &'static str, concurrency: usize, secs: f64, call: Ca
         requests: lat.len(),
         errors,
         seconds: secs,
-        p50_us: pct(&lat, 0.50),
-        p99_us: pct(&lat, 0.99),
+        p50_us: percentile(&lat, 0.50),
+        p99_us: percentile(&lat, 0.99),
     }
 }
 

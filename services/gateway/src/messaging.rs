@@ -1,7 +1,7 @@
 //! REST for relay messaging: `POST /messages` and the channels. The sender is the key the
 //! request authenticated with; a body that names one (`from`) is refused like any unknown field.
 
-use crate::rest::{Json, Path, Query, Reply, call, optional_body, parse};
+use crate::rest::{Json, Path, Query, Reply, call, parse};
 use crate::{ApiError, AppState};
 use axum::extract::State;
 use axum::http::StatusCode;
@@ -55,7 +55,7 @@ pub async fn members(State(s): State<AppState>, Path(channel): Path<String>) -> 
 }
 
 /// Whom a person adds to or removes from a channel.
-#[derive(Debug, Default, Serialize, Deserialize, utoipa::ToSchema)]
+#[derive(Debug, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Membership {
     /// The agent: a handle (`@bob`) or an agent id.
@@ -65,22 +65,25 @@ pub struct Membership {
 
 #[utoipa::path(post, path = "/channels/{name}/join", tag = "messages", params(("name" = String, Path, description = "Channel name (without #)", max_length = 40, pattern = "^[A-Za-z0-9][A-Za-z0-9_-]{0,39}$")), request_body = Membership, responses((status = 200, body = MemberList), (status = 404, description = "Not found", body = WireError), (status = 409, description = "#general: every live agent is in it", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 403, description = "A viewer key", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
 pub async fn join(State(s): State<AppState>, Path(channel): Path<String>, body: Bytes) -> Reply<MemberList> {
-    let m: Membership = parse(&body)?;
-    let req = MembershipRequest {
-        channel,
-        agent: Some(m.agent),
-    };
-    Ok(Json(call::<rpc::ChannelJoin>(&s, &req).await?))
+    membership::<rpc::ChannelJoin>(&s, channel, &body).await
 }
 
 #[utoipa::path(post, path = "/channels/{name}/leave", tag = "messages", params(("name" = String, Path, description = "Channel name (without #)", max_length = 40, pattern = "^[A-Za-z0-9][A-Za-z0-9_-]{0,39}$")), request_body = Membership, responses((status = 200, body = MemberList), (status = 404, description = "Not found", body = WireError), (status = 409, description = "#general: every live agent is in it", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 403, description = "A viewer key", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
 pub async fn leave(State(s): State<AppState>, Path(channel): Path<String>, body: Bytes) -> Reply<MemberList> {
-    let m: Membership = optional_body(&body)?;
+    membership::<rpc::ChannelLeave>(&s, channel, &body).await
+}
+
+/// `join` or `leave` for the agent the body names.
+async fn membership<R>(s: &AppState, channel: String, body: &Bytes) -> Reply<MemberList>
+where
+    R: relay_contracts::Rpc<Request = MembershipRequest, Response = MemberList>,
+{
+    let m: Membership = parse(body)?;
     let req = MembershipRequest {
         channel,
         agent: Some(m.agent),
     };
-    Ok(Json(call::<rpc::ChannelLeave>(&s, &req).await?))
+    Ok(Json(call::<R>(s, &req).await?))
 }
 
 /// A page of a channel's history.

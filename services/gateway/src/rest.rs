@@ -104,7 +104,7 @@ pub(crate) async fn call<R: Rpc>(s: &AppState, req: &R::Request) -> Result<R::Re
 /// A body that may be left out entirely (`POST …/approve` with no reason).
 /// The one rule: no bytes, only whitespace, or the JSON `null` is no body; anything else must
 /// be the JSON object.
-pub(crate) fn optional_body<T: DeserializeOwned + Default>(body: &Bytes) -> Result<T, ApiError> {
+fn optional_body<T: DeserializeOwned + Default>(body: &Bytes) -> Result<T, ApiError> {
     if body.trim_ascii().is_empty() || body.trim_ascii() == b"null" {
         return Ok(T::default());
     }

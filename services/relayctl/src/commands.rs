@@ -56,7 +56,7 @@ struct Settings {
 }
 
 /// A contract enum from its wire spelling (`pending`, `active`, …), or a clear error.
-fn parse<T: serde::de::DeserializeOwned>(what: &str, value: &str) -> Result<T> {
+pub(crate) fn parse<T: serde::de::DeserializeOwned>(what: &str, value: &str) -> Result<T> {
     serde_json::from_value(serde_json::Value::String(value.into()))
         .map_err(|_| CtlError::Invalid(format!("{what} {value:?} is not one of the known values")))
 }
@@ -396,23 +396,26 @@ async fn sessions(c: &Client, cmd: Sessions, as_json: bool) -> Result<()> {
     Ok(())
 }
 
-/// Replays from `--from-seq` (with progress on stderr), then follows until Ctrl-C.
-async fn tail(c: &Client, args: TailArgs, as_json: bool) -> Result<()> {
-    let some = |v: Vec<String>| (!v.is_empty()).then_some(v);
-    let start = match args.from_seq {
-        Some(seq) if seq < 0 => return Err(CtlError::Invalid("--from-seq must not be negative".into())),
-        Some(seq) => seq,
-        // Live only: start at the head.
-        None => {
-            c.event_since(&events::SinceRequest {
+/// Where following the log starts: after `--from-seq`, or at the head (live only).
+pub(crate) async fn start_seq(c: &Client, from_seq: Option<i64>) -> Result<i64> {
+    match from_seq {
+        Some(seq) if seq < 0 => Err(CtlError::Invalid("--from-seq must not be negative".into())),
+        Some(seq) => Ok(seq),
+        None => Ok(c
+            .event_since(&events::SinceRequest {
                 seq: 0,
                 limit: Some(1),
                 ..Default::default()
             })
             .await?
-            .head_seq
-        }
-    };
+            .head_seq),
+    }
+}
+
+/// Replays from `--from-seq` (with progress on stderr), then follows until Ctrl-C.
+async fn tail(c: &Client, args: TailArgs, as_json: bool) -> Result<()> {
+    let some = |v: Vec<String>| (!v.is_empty()).then_some(v);
+    let start = start_seq(c, args.from_seq).await?;
     let mut stream = c
         .follow(events::SinceRequest {
             seq: start,

@@ -1,7 +1,7 @@
 //! `relayctl send`, `channels` and `tail`: relay messaging from the operator's terminal. Sends
 //! go as `operator:relayctl` in the workspace named (the sender is who calls, never a flag).
 
-use crate::commands::{CtlError, Result, print_json};
+use crate::commands::{CtlError, Result, parse, print_json};
 use crate::output::{table, time};
 use clap::{Args, Subcommand};
 use relay_client::Client;
@@ -90,15 +90,6 @@ async fn as_operator<T>(workspace: &str, call: impl Future<Output = T>) -> T {
     relay_bus::context::act_as(ctx, call).await
 }
 
-fn wire<T: serde::de::DeserializeOwned>(what: &str, value: Option<String>) -> Result<Option<T>> {
-    value
-        .map(|v| {
-            serde_json::from_value(serde_json::Value::String(v.clone()))
-                .map_err(|_| CtlError::Invalid(format!("{what} {v:?} is not one of the known values")))
-        })
-        .transpose()
-}
-
 pub(crate) async fn send(c: &Client, args: SendArgs, as_json: bool) -> Result<()> {
     let to = match (args.to.as_str(), &args.thread) {
         ("-", Some(_)) => None,
@@ -110,11 +101,9 @@ pub(crate) async fn send(c: &Client, args: SendArgs, as_json: bool) -> Result<()
         to,
         thread_id: args.thread,
         text: args.text.join(" "),
-        attachments: None,
-        delivery_mode: wire("mode", args.mode)?,
-        priority: wire("priority", args.priority)?,
-        deadline: None,
-        idempotency_key: None,
+        delivery_mode: args.mode.map(|m| parse("mode", &m)).transpose()?,
+        priority: args.priority.map(|p| parse("priority", &p)).transpose()?,
+        ..SendRequest::default()
     };
     let sent = as_operator(&args.workspace, c.message_send(&req)).await?;
     if as_json {
@@ -189,8 +178,7 @@ pub(crate) async fn channels(c: &Client, cmd: Channels, as_json: bool) -> Result
                 channel,
                 agent: Some(agent),
             };
-            let members = as_operator(&workspace, c.channel_join(&req)).await?;
-            print_members(&members, as_json)?;
+            print_members(&as_operator(&workspace, c.channel_join(&req)).await?, as_json)?;
         }
         Channels::Leave {
             channel,
@@ -201,8 +189,7 @@ pub(crate) async fn channels(c: &Client, cmd: Channels, as_json: bool) -> Result
                 channel,
                 agent: Some(agent),
             };
-            let members = as_operator(&workspace, c.channel_leave(&req)).await?;
-            print_members(&members, as_json)?;
+            print_members(&as_operator(&workspace, c.channel_leave(&req)).await?, as_json)?;
         }
         Channels::Members { channel, workspace } => {
             let members = as_operator(&workspace, c.channel_members(&ChannelRef { channel })).await?;
@@ -258,19 +245,7 @@ pub(crate) async fn tail(c: &Client, args: TailMessages, as_json: bool) -> Resul
         t if t.starts_with('@') => (None, Some(t.to_ascii_lowercase())),
         t => return Err(CtlError::Invalid(format!("{t:?}: tail #channel, @handle or all"))),
     };
-    let start = match args.from_seq {
-        Some(seq) if seq < 0 => return Err(CtlError::Invalid("--from-seq must not be negative".into())),
-        Some(seq) => seq,
-        None => {
-            c.event_since(&events::SinceRequest {
-                seq: 0,
-                limit: Some(1),
-                ..Default::default()
-            })
-            .await?
-            .head_seq
-        }
-    };
+    let start = crate::commands::start_seq(c, args.from_seq).await?;
     let mut events = c
         .follow(events::SinceRequest {
             seq: start,

@@ -18,7 +18,7 @@ use relay_contracts::access::harness_subject;
 use relay_contracts::delivery::{MessageContext, Receipt, ReceiptStatus};
 use relay_contracts::session::Message;
 use relay_harness::{AgentSession, AttachOptions, Binding};
-use relay_testkit::{Database, Nats, ServiceProcess};
+use relay_testkit::{Database, Nats, ServiceProcess, percentile};
 use serde_json::json;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -39,13 +39,6 @@ impl AgentSession for Taker {
     }
 
     async fn release(&self, _reason: Option<String>) {}
-}
-
-fn percentile(sorted: &[u64], p: f64) -> u64 {
-    if sorted.is_empty() {
-        return 0;
-    }
-    sorted[((sorted.len() as f64 * p) as usize).min(sorted.len() - 1)]
 }
 
 fn ms(us: u64) -> f64 {
@@ -112,15 +105,7 @@ async fn latency(
         sent.insert(id, at);
     }
     let arrived = arrived.await.unwrap();
-    let mut lat: Vec<u64> = sent
-        .iter()
-        .filter_map(|(id, t0)| {
-            arrived
-                .get(id)
-                .map(|t1| t1.saturating_duration_since(*t0).as_micros() as u64)
-        })
-        .collect();
-    lat.sort_unstable();
+    let lat = relay_testkit::latencies_us(&sent, &arrived);
     (
         (pairs.len() as u64 * per_pair) as f64,
         lat.clone(),

@@ -50,42 +50,26 @@ impl Change {
         &mut self.tx
     }
 
+    /// Writes a session event: in its session's workspace.
     pub async fn emit<P: EventPayload>(&mut self, session_id: &str, payload: P) -> Result<()> {
-        let payload = serde_json::to_value(&payload).map_err(|e| RegistryError::Invalid(e.to_string()))?;
-        let (event_id, ts) = (new_id(), now_ms());
-        let seq: i64 = sqlx::query_scalar(
-            "INSERT INTO registry_events (event_id, session_id, type, ts, payload, traceparent, workspace)
-             VALUES ($1, $2, $3, $4, $5, $6,
-                     coalesce((SELECT workspace FROM registry_sessions WHERE session_id = $2), 'default'))
-             RETURNING seq",
-        )
-        .bind(&event_id)
-        .bind(session_id)
-        .bind(P::TYPE)
-        .bind(ts)
-        .bind(&payload)
-        .bind(relay_bus::trace::current_traceparent())
-        .fetch_one(&mut *self.tx)
-        .await?;
-        self.events.push(SessionEvent {
-            event_id,
-            session_id: session_id.to_string(),
-            timestamp: ts,
-            event_type: P::TYPE.to_string(),
-            payload,
-            seq: Some(seq),
-        });
-        Ok(())
+        self.record(None, session_id, payload).await
     }
 
     /// Like [`Change::emit`], for a stream that is not a session (a conversation, `#ops`) in
     /// `workspace`.
     pub async fn emit_in<P: EventPayload>(&mut self, workspace: &str, stream: &str, payload: P) -> Result<()> {
+        self.record(Some(workspace), stream, payload).await
+    }
+
+    /// The event row, in `workspace` or else its session's.
+    async fn record<P: EventPayload>(&mut self, workspace: Option<&str>, stream: &str, payload: P) -> Result<()> {
         let payload = serde_json::to_value(&payload).map_err(|e| RegistryError::Invalid(e.to_string()))?;
         let (event_id, ts) = (new_id(), now_ms());
         let seq: i64 = sqlx::query_scalar(
             "INSERT INTO registry_events (event_id, session_id, type, ts, payload, traceparent, workspace)
-             VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING seq",
+             VALUES ($1, $2, $3, $4, $5, $6,
+                     coalesce($7, (SELECT workspace FROM registry_sessions WHERE session_id = $2), 'default'))
+             RETURNING seq",
         )
         .bind(&event_id)
         .bind(stream)

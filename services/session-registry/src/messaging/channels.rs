@@ -19,7 +19,7 @@ fn name_of(channel: &str) -> Result<String> {
 }
 
 /// The channel, which must exist (#general always does).
-async fn existing(conn: &mut PgConnection, workspace: &str, channel: &str) -> Result<Channel> {
+pub(super) async fn existing(conn: &mut PgConnection, workspace: &str, channel: &str) -> Result<Channel> {
     let name = name_of(channel)?;
     if name == GENERAL {
         store::ensure_general(conn, workspace).await?;

@@ -46,11 +46,18 @@ impl Default for MessagingSettings {
     }
 }
 
-/// The caller as a sender, and the key its idempotency keys and DMs are stored under.
+/// The caller as a sender (and its agent, when an agent sends).
 struct Author {
     sender: Sender,
-    key: String,
     agent: Option<Agent>,
+}
+
+impl Author {
+    /// What its messages are stored under (`agent:<id>`, `key:<id>`, `service:<name>`): the
+    /// scope of its idempotency keys.
+    fn key(&self) -> String {
+        format!("{}:{}", self.sender.kind, self.sender.id)
+    }
 }
 
 async fn sender_of(conn: &mut PgConnection, ctx: &RequestContext) -> Result<Author> {
@@ -74,7 +81,6 @@ async fn sender_of(conn: &mut PgConnection, ctx: &RequestContext) -> Result<Auth
                 id: agent_id.clone(),
                 handle: agent.handle.clone(),
             },
-            key: format!("agent:{agent_id}"),
             agent: Some(agent),
         });
     }
@@ -89,7 +95,6 @@ async fn sender_of(conn: &mut PgConnection, ctx: &RequestContext) -> Result<Auth
             id: id.clone(),
             handle: None,
         },
-        key: format!("{kind}:{id}"),
         agent: None,
     })
 }
@@ -99,7 +104,8 @@ struct Route {
     conversation: String,
     /// Where it was addressed, as seed 003's `message.exchanged` says it.
     to: String,
-    kind: &'static str,
+    /// `dm`, `group` or `channel`.
+    kind: String,
     channel: Option<String>,
     thread_id: Option<String>,
     /// The hop of the message it follows in its thread (None: not a thread reply).
@@ -148,6 +154,31 @@ async fn agent_named(conn: &mut PgConnection, workspace: &str, name: &str) -> Re
             what: "handle",
             id: format!("@{handle}"),
         })
+}
+
+/// `addressed` with `reason`, except those `mentioned` (`mention`), then the mentioned agents
+/// not among them: a mention reaches a live agent of the workspace even when it is no member
+/// or participant. Never the sender (`own`).
+fn with_mentions(
+    addressed: Vec<Agent>,
+    reason: &'static str,
+    mentioned: Vec<Agent>,
+    own: Option<&str>,
+) -> Vec<(Agent, &'static str)> {
+    let is_mentioned = |a: &Agent| mentioned.iter().any(|m| m.agent_id == a.agent_id);
+    let mut out: Vec<(Agent, &'static str)> = addressed
+        .into_iter()
+        .map(|a| {
+            let why = if is_mentioned(&a) { "mention" } else { reason };
+            (a, why)
+        })
+        .collect();
+    for m in mentioned {
+        if Some(m.agent_id.as_str()) != own && !out.iter().any(|(a, _)| a.agent_id == m.agent_id) {
+            out.push((m, "mention"));
+        }
+    }
+    out
 }
 
 /// Resolves `to` / `threadId` into a conversation and its recipients.
@@ -222,41 +253,29 @@ async fn route(conn: &mut PgConnection, workspace: &str, from: &Author, req: &Se
                 }
             }
         }
-        let mentioned = mentions(conn, workspace, &req.text).await?;
-        let mut recipients: Vec<(Agent, String)> = Vec::new();
+        let mut participants: Vec<Agent> = Vec::new();
         for id in ids {
-            if recipients.iter().any(|(a, _)| a.agent_id == id) || Some(id.as_str()) == own {
+            if participants.iter().any(|a| a.agent_id == id) || Some(id.as_str()) == own {
                 continue;
             }
-            let Ok(agent) = registry::find_agent(conn, &id).await else {
-                continue;
-            };
-            if !is_attached(&agent) {
-                continue;
-            }
-            let why = if mentioned.iter().any(|m| m.agent_id == agent.agent_id) {
-                "mention"
-            } else {
-                "thread-reply"
-            };
-            recipients.push((agent, reason(why)));
-        }
-        for m in mentioned.into_iter().filter(not_me) {
-            if !recipients.iter().any(|(a, _)| a.agent_id == m.agent_id) {
-                recipients.push((m, reason("mention")));
+            if let Ok(agent) = registry::find_agent(conn, &id).await
+                && is_attached(&agent)
+            {
+                participants.push(agent);
             }
         }
+        let mentioned = mentions(conn, workspace, &req.text).await?;
+        let recipients = with_mentions(participants, "thread-reply", mentioned, own)
+            .into_iter()
+            .map(|(a, why)| (a, reason(why)))
+            .collect();
         return Ok(Route {
             to: match &root.channel {
                 Some(c) => format!("#{c}"),
                 None => root.conversation.trim_start_matches("dm:").to_string(),
             },
             conversation: root.conversation.clone(),
-            kind: if root.channel.is_some() {
-                "channel"
-            } else {
-                root_kind(&root)
-            },
+            kind: root.kind.clone(),
             channel: root.channel.clone(),
             thread_id: Some(root_id),
             previous_hop: Some(previous_hop),
@@ -271,40 +290,22 @@ async fn route(conn: &mut PgConnection, workspace: &str, from: &Author, req: &Se
     })?;
     match to {
         To::One(name) if name.starts_with('#') => {
-            let channel =
-                channel_of(name).ok_or_else(|| RegistryError::Invalid(format!("{name:?} is not a channel name")))?;
-            if channel == GENERAL {
-                store::ensure_general(conn, workspace).await?;
-            }
-            if store::channel_by_name(conn, workspace, &channel).await?.is_none() {
-                return Err(RegistryError::NotFound {
-                    what: "channel",
-                    id: format!("#{channel}"),
-                });
-            }
+            let channel = channels::existing(conn, workspace, name).await?.name;
+            let members: Vec<Agent> = store::member_agents(conn, workspace, &channel)
+                .await?
+                .into_iter()
+                .map(|(member, _)| member)
+                .filter(not_me)
+                .collect();
             let mentioned = mentions(conn, workspace, &req.text).await?;
-            let mut recipients: Vec<(Agent, String)> = Vec::new();
-            for (member, _) in store::member_agents(conn, workspace, &channel).await? {
-                if !not_me(&member) {
-                    continue;
-                }
-                let why = if mentioned.iter().any(|m| m.agent_id == member.agent_id) {
-                    "mention"
-                } else {
-                    "message"
-                };
-                recipients.push((member, reason(why)));
-            }
-            // A mention reaches a live agent of the workspace even when it is not a member.
-            for m in mentioned.into_iter().filter(not_me) {
-                if !recipients.iter().any(|(a, _)| a.agent_id == m.agent_id) {
-                    recipients.push((m, reason("mention")));
-                }
-            }
+            let recipients = with_mentions(members, "message", mentioned, own)
+                .into_iter()
+                .map(|(a, why)| (a, reason(why)))
+                .collect();
             Ok(Route {
                 to: format!("#{channel}"),
                 conversation: format!("#{channel}"),
-                kind: "channel",
+                kind: "channel".into(),
                 channel: Some(channel),
                 thread_id: None,
                 previous_hop: None,
@@ -320,7 +321,7 @@ async fn route(conn: &mut PgConnection, workspace: &str, from: &Author, req: &Se
             Ok(Route {
                 to: participant(&to[0]),
                 conversation: dm_conversation(from, &to),
-                kind: "dm",
+                kind: "dm".into(),
                 channel: None,
                 thread_id: None,
                 previous_hop: None,
@@ -346,7 +347,7 @@ async fn route(conn: &mut PgConnection, workspace: &str, from: &Author, req: &Se
             Ok(Route {
                 to: agents.iter().map(participant).collect::<Vec<_>>().join(","),
                 conversation: dm_conversation(from, &agents),
-                kind: if agents.len() == 1 { "dm" } else { "group" },
+                kind: if agents.len() == 1 { "dm" } else { "group" }.into(),
                 channel: None,
                 thread_id: None,
                 previous_hop: None,
@@ -354,10 +355,6 @@ async fn route(conn: &mut PgConnection, workspace: &str, from: &Author, req: &Se
             })
         }
     }
-}
-
-fn root_kind(root: &RelayMessage) -> &'static str {
-    if root.kind == "group" { "group" } else { "dm" }
 }
 
 /// Why `agent` cannot take this message, if it cannot.
@@ -453,7 +450,7 @@ pub async fn send(reg: Registry, ctx: RequestContext, req: SendRequest) -> Resul
     let mut change = Change::begin(&reg).await?;
     let from = sender_of(change.conn(), &ctx).await?;
     if let Some(key) = &req.idempotency_key
-        && let Some(m) = store::by_key(change.conn(), &workspace, &from.key, key).await?
+        && let Some(m) = store::by_key(change.conn(), &workspace, &from.key(), key).await?
     {
         return Ok(answer(m, true));
     }
@@ -461,7 +458,7 @@ pub async fn send(reg: Registry, ctx: RequestContext, req: SendRequest) -> Resul
     store::lock_conversation(change.conn(), &workspace, &route.conversation).await?;
     // A retry racing the first send waits on the conversation lock, then finds it.
     if let Some(key) = &req.idempotency_key
-        && let Some(m) = store::by_key(change.conn(), &workspace, &from.key, key).await?
+        && let Some(m) = store::by_key(change.conn(), &workspace, &from.key(), key).await?
     {
         return Ok(answer(m, true));
     }
@@ -598,7 +595,7 @@ pub async fn send(reg: Registry, ctx: RequestContext, req: SendRequest) -> Resul
     let mut message = RelayMessage {
         message_id: message_id.clone(),
         conversation: route.conversation.clone(),
-        kind: route.kind.to_string(),
+        kind: route.kind.clone(),
         channel: route.channel.clone(),
         thread_id: route.thread_id.clone(),
         from: from.sender.clone(),
@@ -614,7 +611,7 @@ pub async fn send(reg: Registry, ctx: RequestContext, req: SendRequest) -> Resul
     message.seq = store::insert_message(
         change.conn(),
         &workspace,
-        &from.key,
+        &from.key(),
         req.idempotency_key.as_deref(),
         &message,
     )
@@ -639,7 +636,7 @@ pub async fn send(reg: Registry, ctx: RequestContext, req: SendRequest) -> Resul
             .map(|r| format!("@{}", r.handle))
             .collect(),
         body: message.text.clone(),
-        kind: route.kind.to_string(),
+        kind: route.kind.clone(),
         thread: route.thread_id.clone(),
         channel: route.channel.clone(),
         conversation: route.conversation.clone(),
