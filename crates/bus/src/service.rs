@@ -229,7 +229,9 @@ async fn serve_one<R: Rpc, S, H: Handler<R, S>>(
     trace::set_parent_from(&span, request.message.headers.as_ref());
     let result = async {
         let req = decode::<R::Request>(subject, &request.message.payload)?;
-        if let Some(agent) = &ctx.agent {
+        if let Some(agent) = &ctx.agent
+            && !NAMES_OTHER_AGENTS.contains(&R::SUBJECT)
+        {
             check_own_agent(subject, agent, &request.message.payload)?;
         }
         // A panicking handler answers `internal` instead of leaving the caller to time out.
@@ -355,6 +357,10 @@ fn check_ids(subject: &str, payload: &[u8]) -> Result<(), WireError> {
         .with_details(serde_json::json!({ "field": field, "maxLength": MAX_ID_CHARS }))),
     }
 }
+
+/// Subjects whose `agentId` is the agent acted on, not the caller: their handlers check that
+/// the harness may act on it (a lead stopping the workers it spawned).
+const NAMES_OTHER_AGENTS: &[&str] = &[<relay_contracts::rpc::AgentStop as Rpc>::SUBJECT];
 
 /// A harness acts only as its own agent: an `agentId` its request names must be its own.
 fn check_own_agent(subject: &str, agent: &str, payload: &[u8]) -> Result<(), WireError> {

@@ -2,7 +2,9 @@
 //!
 //! `event.since` is the only source of events here; the live `event.committed.*` messages only
 //! wake the stream up. Core NATS may drop a message for a slow subscriber, but a dropped
-//! wake-up costs at most a second (the stream also looks every second), never an event.
+//! wake-up costs at most a second (the stream also looks every second), never an event. A
+//! harness may not watch `event.committed.*` (other agents' events): its streams look every
+//! quarter second instead.
 
 use crate::{Client, Result};
 use futures::{FutureExt, StreamExt};
@@ -13,11 +15,14 @@ use std::time::Duration;
 
 /// How long an idle stream waits for a wake-up before it looks anyway.
 const IDLE_POLL: Duration = Duration::from_secs(1);
+/// How often a harness's stream looks, with no wake-ups to wait for.
+const HARNESS_POLL: Duration = Duration::from_millis(250);
 
 pub struct EventStream {
     client: Client,
     filter: SinceRequest,
-    wake: async_nats::Subscriber,
+    /// `None` in a harness.
+    wake: Option<async_nats::Subscriber>,
     ready: VecDeque<Event>,
     head_seq: i64,
 }
@@ -29,11 +34,12 @@ impl EventStream {
             Some([one]) => subjects::event::committed_subject(one),
             _ => subjects::event::committed_subject(">"),
         };
-        let wake = client
-            .nats()
-            .subscribe(subject)
-            .await
-            .map_err(|e| relay_contracts::WireError::new(relay_contracts::ErrorCode::Unavailable, e.to_string()))?;
+        let wake = match relay_bus::context::harness() {
+            Some(_) => None,
+            None => Some(client.nats().subscribe(subject).await.map_err(|e| {
+                relay_contracts::WireError::new(relay_contracts::ErrorCode::Unavailable, e.to_string())
+            })?),
+        };
         Ok(EventStream {
             client,
             filter,
@@ -90,7 +96,10 @@ impl EventStream {
 
     /// Until something is committed (or a second passes); wake-ups already queued are one.
     async fn wait(&mut self) {
-        let _ = tokio::time::timeout(IDLE_POLL, self.wake.next()).await;
-        while let Some(Some(_)) = self.wake.next().now_or_never() {}
+        let Some(wake) = &mut self.wake else {
+            return tokio::time::sleep(HARNESS_POLL).await;
+        };
+        let _ = tokio::time::timeout(IDLE_POLL, wake.next()).await;
+        while let Some(Some(_)) = wake.next().now_or_never() {}
     }
 }

@@ -125,7 +125,8 @@ const SERVICES: &[ServiceAccess] = &[
     },
     ServiceAccess {
         name: service::AGENT_SPAWNER,
-        calls: &["session.sendMessage"],
+        // A lead's spawn is checked against its declared capabilities and its live workers.
+        calls: &["session.sendMessage", "agent.get", "agent.list"],
         emits: &["agent.*.release"],
         follows: &[],
     },

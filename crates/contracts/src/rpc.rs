@@ -296,8 +296,8 @@ macro_rules! with_rpcs {
             EventQuery event_query = "event.query", EVENT_INGEST, READ, workspace,
                 events::QueryRequest => events::QueryResponse, grpc("EventService", "Query");
             /// Events after a seq (0: from the start), in seq order: the resume cursor of every
-            /// stream.
-            EventSince event_since = "event.since", EVENT_INGEST, READ, workspace,
+            /// stream. A harness reads only its own agent's session (a lead following its workers).
+            EventSince event_since = "event.since", EVENT_INGEST, LOOK, workspace,
                 events::SinceRequest => events::SinceResponse, grpc("EventService", "Since");
             /// The workspace's audit trail (`audit.recorded` events): decisions, keys,
             /// workspaces, agent stops; oldest first, paged by seq.
@@ -340,15 +340,18 @@ macro_rules! with_rpcs {
             /// Sends an agent's held deliveries, in order.
             AgentResume agent_resume = "agent.resume", DELIVERY_RUNNER, OPERATE, workspace,
                 delivery::AgentRef => delivery::AgentHold, grpc("AgentService", "Resume");
-            /// Releases the agent (its harness exits) and cancels what it was not yet sent.
-            AgentStop agent_stop = "agent.stop", DELIVERY_RUNNER, OPERATE, workspace,
+            /// Releases the agent (its harness exits) and cancels what it was not yet sent. A
+            /// harness may stop only its own agent and the agents it spawned (`forbidden`).
+            AgentStop agent_stop = "agent.stop", DELIVERY_RUNNER, SEND, workspace,
                 delivery::StopAgentRequest => delivery::StopAgentResponse, grpc("AgentService", "Stop");
             /// Raw input typed into an agent's terminal.
             AgentInput agent_input = "agent.input", DELIVERY_RUNNER, OPERATE, workspace,
                 delivery::InputRequest => delivery::InputResponse, grpc("AgentService", "Input");
             /// Starts an agent CLI (`cli`: an entry of `[spawner.agents]`) under a harness and
-            /// answers once it attached; sends `task` as its first message.
-            AgentSpawn agent_spawn = "agent.spawn", AGENT_SPAWNER, OPERATE, workspace,
+            /// answers once it attached; sends `task` as its first message. A harness may spawn
+            /// workers into its own session when its agent declares AG-UI
+            /// `multiAgent.delegation` (a lead delegating); they are `spawnedBy` it.
+            AgentSpawn agent_spawn = "agent.spawn", AGENT_SPAWNER, SEND, workspace,
                 delivery::SpawnRequest => delivery::SpawnResponse, timeout(35);
 
             // ---- permissions and questions ------------------------------------------------

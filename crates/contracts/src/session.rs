@@ -217,6 +217,9 @@ pub struct Agent {
     /// Relay extension: the name other agents and people address it by (`@handle`), unique
     /// among the live agents of its workspace; free again once it is disposed.
     pub handle: Option<String>,
+    /// Relay extension: the lead agent that spawned it (a delegated worker); that agent may
+    /// stop it.
+    pub spawned_by: Option<String>,
 }
 
 /// The longest handle: shorter than any agent id the mesh makes (a UUID), so a name in an
@@ -657,6 +660,9 @@ pub struct AttachRequest {
     /// Relay extension: the agent's handle ([`handle_of`]); `conflict` when a live agent of the
     /// workspace has it. Absent: the adapter's name, then `-2`, `-3`, … until one is free.
     pub handle: Option<String>,
+    /// Relay extension: the lead agent (of the same session) whose `agent.spawn` started this
+    /// one; set by the spawner.
+    pub spawned_by: Option<String>,
 }
 
 #[skip_serializing_none]

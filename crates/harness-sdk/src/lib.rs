@@ -55,6 +55,10 @@ pub struct AttachOptions {
     pub agent_id: Option<String>,
     /// The handle to attach with (`@name`); a free default from the adapter's name when `None`.
     pub handle: Option<String>,
+    /// The AG-UI discovery document to declare (seed 004), e.g. `multiAgent.delegation`.
+    pub agent_capabilities: Option<relay_contracts::capabilities::AgUiCapabilities>,
+    /// The lead agent whose `agent.spawn` started this one.
+    pub spawned_by: Option<String>,
 }
 
 /// A session bound to the bus. Dropping it stops serving.
@@ -203,10 +207,11 @@ async fn attach_new(nats: &async_nats::Client, opts: &AttachOptions) -> Result<S
         role: None,
         initial_message: None,
         capabilities: Some(opts.capabilities.clone()),
-        agent_capabilities: None,
+        agent_capabilities: opts.agent_capabilities.clone(),
         adapter_session_id: opts.adapter_session_id.clone(),
         harness_id: None,
         handle: opts.handle.clone(),
+        spawned_by: opts.spawned_by.clone(),
     };
     let attached = relay_bus::client::call::<rpc::SessionAgentAttach>(nats, &attach, CALL_TIMEOUT).await?;
     Ok(attached.agent_id)

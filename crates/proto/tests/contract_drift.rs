@@ -167,6 +167,7 @@ fn contracts() -> Vec<Contract> {
             adapter_session_id: some("as1"),
             harness_id: some("h1"),
             handle: some("bob"),
+            spawned_by: some("lead1"),
         }),
         contract(AttachResponse {
             agent_id: "a1".into(),
@@ -490,6 +491,7 @@ fn agent() -> Agent {
         capabilities: Some(capabilities()),
         agent_capabilities: Some(ag_ui()),
         handle: some("bob"),
+        spawned_by: some("lead1"),
     }
 }
 

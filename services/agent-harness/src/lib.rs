@@ -49,6 +49,12 @@ pub struct HarnessSettings {
     pub handle: Option<String>,
     /// The CLI's own session to continue (structured protocols).
     pub cli_session: Option<String>,
+    /// The agent may delegate: it declares AG-UI `multiAgent.delegation`, so it may spawn and
+    /// stop workers in its session (the `relay_map_reduce` tool). Set per CLI by the spawner's
+    /// `delegate`.
+    pub delegate: bool,
+    /// The lead agent whose `agent.spawn` started this one (the spawner sets it).
+    pub spawned_by: Option<String>,
     /// The command and its arguments (the command line's `-- COMMAND …` wins).
     pub command: Vec<String>,
     /// Give the CLI the relay tools (`relay_send`, `relay_reply`, `relay_inbox`, `relay_who`,
@@ -76,6 +82,8 @@ impl Default for HarnessSettings {
             agent_id: None,
             handle: None,
             cli_session: None,
+            delegate: false,
+            spawned_by: None,
             command: Vec::new(),
             relay_tools: true,
             relay_mcp: None,

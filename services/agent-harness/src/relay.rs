@@ -80,6 +80,8 @@ pub struct Relay {
     /// Counts messages typed: the convention's idempotency keys are per message, so a line the
     /// CLI redraws is sent once.
     turn: std::sync::atomic::AtomicU64,
+    /// The session the agent is attached to: where `relay_map_reduce` spawns its workers.
+    session: std::sync::OnceLock<String>,
 }
 
 impl Relay {
@@ -96,6 +98,10 @@ impl Relay {
         while typed.len() > 16 {
             typed.pop_front();
         }
+    }
+
+    pub fn attached(&self, session_id: &str) {
+        let _ = self.session.set(session_id.to_string());
     }
 
     fn last(&self) -> Option<String> {
@@ -334,7 +340,64 @@ async fn call_tool(
                 .collect::<Vec<_>>()
                 .join("\n"))
         }
+        "map_reduce" => map_reduce(nats, relay, args).await,
         other => Err(format!("unknown relay tool {other:?}")),
+    }
+}
+
+/// `relay_map_reduce`: the lead (this agent) runs `patterns::map_reduce` as itself: workers
+/// spawned into its session, each asked with a relay message from it; their `relay_reply`
+/// messages come back to it in the asks' threads, and are the answer.
+async fn map_reduce(nats: &async_nats::Client, relay: &Relay, args: &Value) -> Result<String, String> {
+    use relay_client::patterns::{MapReduce, map_reduce};
+    let task = str_arg(args, "task").ok_or("`task` is required")?;
+    let cli = str_arg(args, "cli").ok_or("`cli` is required: the kind of agent to spawn (e.g. claude)")?;
+    let items: Vec<String> = args
+        .get("items")
+        .cloned()
+        .map(serde_json::from_value)
+        .transpose()
+        .map_err(|e| format!("`items` must be a list of strings: {e}"))?
+        .unwrap_or_default();
+    if items.is_empty() || items.len() > MAX_ITEMS {
+        return Err(format!("`items` takes 1 to {MAX_ITEMS} items, got {}", items.len()));
+    }
+    let session = relay.session.get().ok_or("this agent is not attached yet")?;
+    let mut opts = MapReduce::new(task, items, cli);
+    opts.session_id = Some(session.clone());
+    opts.max_workers = args.get("maxWorkers").and_then(Value::as_u64).map(|n| n as usize);
+    opts.timeout = Duration::from_secs(
+        args.get("timeoutSecs")
+            .and_then(Value::as_u64)
+            .unwrap_or(MAP_REDUCE_ITEM_SECS)
+            .clamp(1, MAP_REDUCE_ITEM_SECS),
+    );
+    let client = relay_client::Client::new(nats.clone()).with_timeout(CALL_TIMEOUT);
+    let done = map_reduce(&client, opts).await.map_err(|e| e.to_string())?;
+    let mut out: Vec<String> = done
+        .results
+        .iter()
+        .map(|r| format!("## {}\n{}", r.item, r.result))
+        .collect();
+    out.extend(
+        done.failures
+            .iter()
+            .map(|f| format!("## {} (failed after {} attempts)\n{}", f.item, f.attempts, f.error)),
+    );
+    Ok(out.join("\n\n"))
+}
+
+/// The most items one `relay_map_reduce` takes.
+pub const MAX_ITEMS: usize = 50;
+/// The longest one item may take (and the default).
+pub const MAP_REDUCE_ITEM_SECS: u64 = 600;
+
+/// How long `relay-mcp` waits for the harness's answer to `tool`. A delegation waits for its
+/// workers, each item bounded by the harness; this only guards against a harness gone silent.
+pub fn answer_within(tool: &str) -> Duration {
+    match tool {
+        "map_reduce" => Duration::from_secs(2 * 3600),
+        _ => Duration::from_secs(30),
     }
 }
 
@@ -350,7 +413,8 @@ pub async fn ask(socket: &Path, call: &ToolCall) -> ToolAnswer {
         BufReader::new(read).read_line(&mut answer).await?;
         Ok::<ToolAnswer, std::io::Error>(serde_json::from_str(&answer)?)
     };
-    match tokio::time::timeout(Duration::from_secs(30), attempt).await {
+    let within = answer_within(&call.tool);
+    match tokio::time::timeout(within, attempt).await {
         Ok(Ok(answer)) => answer,
         Ok(Err(e)) => ToolAnswer {
             ok: false,
@@ -358,7 +422,7 @@ pub async fn ask(socket: &Path, call: &ToolCall) -> ToolAnswer {
         },
         Err(_) => ToolAnswer {
             ok: false,
-            text: "the relay harness did not answer in 30 s".into(),
+            text: format!("the relay harness did not answer in {} s", within.as_secs()),
         },
     }
 }

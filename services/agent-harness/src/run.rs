@@ -102,6 +102,9 @@ pub enum HarnessError {
     /// The agent's harness did not come up or did not attach.
     #[error("{0}")]
     NotStarted(String),
+    /// A harness asked for what its agent may not do (spawn without delegating).
+    #[error("{0}")]
+    Forbidden(String),
 }
 
 impl From<HarnessError> for WireError {
@@ -111,6 +114,7 @@ impl From<HarnessError> for WireError {
             HarnessError::Invalid(m) | HarnessError::Patterns(m) => WireError::new(ErrorCode::InvalidRequest, m),
             HarnessError::UnknownCli(m) => WireError::new(ErrorCode::NotFound, m),
             HarnessError::Busy(m) | HarnessError::NotStarted(m) => WireError::new(ErrorCode::Unavailable, m),
+            HarnessError::Forbidden(m) => WireError::new(ErrorCode::Forbidden, m),
             e @ HarnessError::Spawn(_) => WireError::new(ErrorCode::Internal, e.to_string()),
         }
     }
@@ -349,6 +353,15 @@ fn pty_pump(
     })
 }
 
+/// What a delegating agent declares (seed 004): it hands subtasks to workers it spawns.
+fn delegation() -> AgUiCapabilities {
+    let multi_agent = serde_json::json!({"delegation": true});
+    AgUiCapabilities {
+        multi_agent: multi_agent.as_object().cloned(),
+        ..AgUiCapabilities::default()
+    }
+}
+
 /// Attaches the agent (or binds again to the agent a killed harness left), routes decisions,
 /// runs it until it exits, is released or is asked to stop, then ends the agent session.
 async fn drive<A: Driver>(
@@ -372,6 +385,8 @@ async fn drive<A: Driver>(
         adapter_session_id: None,
         agent_id: h.agent_id.clone(),
         handle: h.handle.clone(),
+        agent_capabilities: h.delegate.then(delegation),
+        spawned_by: h.spawned_by.clone(),
     };
     // Attaching is part of the spawn request's trace, when a spawner started this harness.
     let traceparent = std::env::var(crate::spawner::TRACEPARENT_ENV).ok();
@@ -379,6 +394,7 @@ async fn drive<A: Driver>(
     let binding = Binding::attach(nats.clone(), opts, agent.clone())
         .instrument(span)
         .await?;
+    agent.relay().attached(&binding.session_id);
     let events = binding.events();
     events.status(AgentStatus::Starting);
     agent.set_events(events.clone());

@@ -10,7 +10,7 @@ use crate::HarnessError;
 use relay_bus::identity::HarnessSigner;
 use relay_bus::service::{ServiceError, ServiceHost};
 use relay_contracts::delivery::{SpawnRequest, SpawnResponse};
-use relay_contracts::session::{AgentTargets, SendMessageRequest};
+use relay_contracts::session::{AgentGetRequest, AgentListRequest, AgentTargets, SendMessageRequest};
 use relay_contracts::{RequestContext, rpc};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -42,6 +42,8 @@ pub struct SpawnerSettings {
     /// gets a NATS identity minted for its one agent. Required when this spawner has
     /// credentials of its own; empty: harnesses connect without any (auth off).
     pub harness_signer: String,
+    /// Live workers one delegating agent may have at once; past it its spawns are `forbidden`.
+    pub max_workers_per_lead: usize,
 }
 
 /// One kind of agent the spawner can start.
@@ -56,6 +58,9 @@ pub struct AgentCommand {
     pub patterns: String,
     /// Environment for the CLI (on top of the spawner's own), e.g. a model endpoint.
     pub env: BTreeMap<String, String>,
+    /// Agents of this kind may delegate: they declare AG-UI `multiAgent.delegation` and may
+    /// spawn (and stop) workers in their own session, e.g. with the `relay_map_reduce` tool.
+    pub delegate: bool,
 }
 
 impl AgentCommand {
@@ -65,6 +70,7 @@ impl AgentCommand {
             protocol: protocol.into(),
             patterns: patterns.into(),
             env: BTreeMap::new(),
+            delegate: false,
         }
     }
 }
@@ -89,6 +95,7 @@ impl Default for SpawnerSettings {
             attach_timeout_ms: 30_000,
             max_restarts: 3,
             harness_signer: String::new(),
+            max_workers_per_lead: 10,
         }
     }
 }
@@ -106,6 +113,7 @@ impl SpawnerSettings {
                 protocol: "pty".into(),
                 patterns: patterns.into(),
                 env: BTreeMap::new(),
+                delegate: false,
             });
         }
         self.agents.get(cli).filter(|a| !a.command.is_empty()).cloned()
@@ -178,6 +186,9 @@ pub async fn serve(spawner: Spawner) -> Result<ServiceHost<Spawner>, ServiceErro
     Ok(host)
 }
 
+/// How long a registry lookup may take.
+const CALL_TIMEOUT: Duration = Duration::from_secs(10);
+
 /// How a spawner hands its request's trace context to the harness it starts.
 pub const TRACEPARENT_ENV: &str = "RELAY_TRACEPARENT";
 
@@ -211,6 +222,10 @@ pub async fn spawn(s: Spawner, ctx: RequestContext, req: SpawnRequest) -> Result
             "cwd {cwd} is not a directory on the agent host"
         )));
     }
+    let spawned_by = match &ctx.agent {
+        Some(lead) => Some(check_lead(&s, lead, &req).await?),
+        None => None,
+    };
     let slot = s.slots.clone().try_acquire_owned().map_err(|_| {
         HarnessError::Busy(format!(
             "{} agents are running here, the configured maximum",
@@ -221,6 +236,7 @@ pub async fn spawn(s: Spawner, ctx: RequestContext, req: SpawnRequest) -> Result
         req: req.clone(),
         agent,
         workspace: ctx.workspace,
+        spawned_by,
     };
     let timeout = Duration::from_millis(s.settings.attach_timeout_ms);
     let mut harness = start_harness(&s, &run, None).await?;
@@ -240,11 +256,56 @@ pub async fn spawn(s: Spawner, ctx: RequestContext, req: SpawnRequest) -> Result
     Ok(SpawnResponse { agent_id })
 }
 
+/// A harness spawning on its agent's behalf: the agent must declare AG-UI
+/// `multiAgent.delegation` (its spawner entry's `delegate`), workers join its own session, and
+/// it may have `max_workers_per_lead` live ones. Returns the lead's id.
+async fn check_lead(s: &Spawner, lead: &str, req: &SpawnRequest) -> Result<String, HarnessError> {
+    let me = relay_bus::client::call::<rpc::AgentGet>(&s.nats, &AgentGetRequest { agent: lead.into() }, CALL_TIMEOUT)
+        .await?;
+    let delegates = me
+        .agent_capabilities
+        .as_ref()
+        .and_then(|c| c.multi_agent.as_ref())
+        .and_then(|m| m.get("delegation"))
+        .and_then(serde_json::Value::as_bool)
+        == Some(true);
+    if !delegates {
+        return Err(HarnessError::Forbidden(format!(
+            "agent {lead} may not spawn agents: it does not declare multiAgent.delegation (spawner.agents.<cli>.delegate)"
+        )));
+    }
+    if me.session_id != req.session_id {
+        return Err(HarnessError::Forbidden(format!(
+            "agent {lead} may spawn workers only into its own session {}, not {}",
+            me.session_id, req.session_id
+        )));
+    }
+    let in_session = AgentListRequest {
+        session_id: Some(req.session_id.clone()),
+        limit: Some(500),
+        ..AgentListRequest::default()
+    };
+    let live = relay_bus::client::call::<rpc::AgentList>(&s.nats, &in_session, CALL_TIMEOUT).await?;
+    let workers = live
+        .agents
+        .iter()
+        .filter(|a| a.spawned_by.as_deref() == Some(lead))
+        .count();
+    if workers >= s.settings.max_workers_per_lead {
+        return Err(HarnessError::Forbidden(format!(
+            "agent {lead} has {workers} live workers, the most spawner.max_workers_per_lead allows; stop one first"
+        )));
+    }
+    Ok(lead.to_string())
+}
+
 /// What one spawn runs, kept to start it again after a crash.
 struct Run {
     req: SpawnRequest,
     agent: AgentCommand,
     workspace: String,
+    /// The lead whose harness asked for it.
+    spawned_by: Option<String>,
 }
 
 /// A harness that attached its agent.
@@ -300,6 +361,12 @@ async fn start_harness(s: &Spawner, run: &Run, resume: Option<&Resume>) -> Resul
     ]);
     if let Some(cwd) = &req.cwd {
         cmd.args(["--cwd", cwd]);
+    }
+    if run.agent.delegate {
+        cmd.arg("--delegate");
+    }
+    if let (Some(lead), None) = (&run.spawned_by, resume) {
+        cmd.args(["--spawned-by", lead]);
     }
     // A restarted harness binds to its agent again, which keeps its handle.
     if let (Some(handle), None) = (&req.agent_name, resume) {

@@ -2,6 +2,7 @@
 //! agent-harness process, attached to the session, with the task as its first message. Registry,
 //! event log and delivery runner are real, on a private NATS and a fresh database.
 
+use relay_contracts::access;
 use relay_testkit::{Cluster, ServiceProcess, wait_for};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
@@ -38,7 +39,8 @@ async fn mesh(max_agents: usize) -> Mesh {
     let toml = format!(
         "[spawner]\nmax_agents = {max_agents}\nattach_timeout_ms = 20000\n\n[spawner.commands]\n\
          claude = [{fake:?}, \"--style\", \"claude\", \"--log\", {log:?}]\n\
-         aider = [\"/nonexistent/aider\"]\n",
+         aider = [\"/nonexistent/aider\"]\n\n\
+         [spawner.agents.lead]\ncommand = [{fake:?}, \"--style\", \"claude\"]\npatterns = \"claude\"\ndelegate = true\n",
         fake = FAKE,
         log = surfaced.to_str().unwrap(),
     );
@@ -63,6 +65,44 @@ impl Mesh {
     async fn agents(&self, session: &str) -> Vec<Value> {
         let r = self.m.ok("session.get", json!({ "sessionId": session })).await;
         r["session"]["agents"].as_array().cloned().unwrap_or_default()
+    }
+}
+
+/// A connection with the harness identity of `agent`, as its spawner mints it; `call` takes the
+/// plain subject and sends it on the agent's harness form.
+struct AsAgent {
+    client: async_nats::Client,
+    agent: String,
+}
+
+impl AsAgent {
+    async fn connect(mesh: &Mesh, agent: &str) -> AsAgent {
+        let creds = mesh.m.nats.harness_creds(agent, "default").unwrap();
+        let client = async_nats::ConnectOptions::with_credentials(&creds)
+            .unwrap()
+            .custom_inbox_prefix(access::harness_inbox_prefix(agent))
+            .connect(&mesh.m.nats.url)
+            .await
+            .unwrap();
+        AsAgent {
+            client,
+            agent: agent.into(),
+        }
+    }
+
+    fn on(&self, subject: &str) -> String {
+        access::harness_subject("default", &self.agent, subject)
+    }
+
+    async fn ok(&self, subject: &str, body: Value) -> Value {
+        relay_testkit::expect_ok(&self.client, &self.on(subject), body).await
+    }
+
+    async fn forbidden(&self, subject: &str, body: Value) -> String {
+        relay_testkit::expect_err(&self.client, &self.on(subject), body, "forbidden")
+            .await
+            .error
+            .message
     }
 }
 
@@ -190,4 +230,81 @@ async fn spawn_refuses_unknown_clis_bad_cwds_missing_commands_and_more_agents_th
     })
     .await;
     assert_ne!(second["agentId"], first["agentId"]);
+}
+
+/// A harness acts for its agent only as far as that agent may go: one that does not delegate
+/// cannot spawn; a lead (its spawner entry says `delegate`, so it declares AG-UI
+/// `multiAgent.delegation`) spawns workers into its own session only, they are `spawnedBy` it,
+/// and it stops them but no other agent; it reads only its own session's events.
+#[tokio::test]
+async fn a_lead_spawns_and_stops_only_its_own_workers_and_reads_only_its_own_session() {
+    let mesh = mesh(4).await;
+    let session = mesh.session().await;
+    let elsewhere = mesh.session().await;
+    let spawn = |cli: &'static str| {
+        let m = &mesh.m;
+        let session = session.clone();
+        async move {
+            let r = m.ok("agent.spawn", json!({"sessionId": session, "cli": cli})).await;
+            r["agentId"].as_str().unwrap().to_string()
+        }
+    };
+    let plain = spawn("claude").await;
+    let lead = spawn("lead").await;
+    let caps = mesh.m.ok("agent.get", json!({ "agent": lead })).await;
+    assert_eq!(caps["agentCapabilities"]["multiAgent"]["delegation"], true, "{caps}");
+
+    let as_plain = AsAgent::connect(&mesh, &plain).await;
+    let refused = as_plain
+        .forbidden("agent.spawn", json!({"sessionId": session, "cli": "claude"}))
+        .await;
+    assert!(refused.contains("multiAgent.delegation"), "{refused}");
+
+    let as_lead = AsAgent::connect(&mesh, &lead).await;
+    let refused = as_lead
+        .forbidden("agent.spawn", json!({"sessionId": elsewhere, "cli": "claude"}))
+        .await;
+    assert!(refused.contains("own session"), "{refused}");
+    let worker = as_lead
+        .ok("agent.spawn", json!({"sessionId": session, "cli": "claude"}))
+        .await;
+    let worker = worker["agentId"].as_str().unwrap().to_string();
+    let got = mesh.m.ok("agent.get", json!({ "agent": worker })).await;
+    assert_eq!(got["spawnedBy"], lead.as_str(), "{got}");
+    assert_eq!(got["sessionId"], session.as_str(), "{got}");
+
+    // Its own session's events, and no one else's.
+    let page = as_lead
+        .ok("event.since", json!({"seq": 0, "sessionIds": [session]}))
+        .await;
+    assert!(
+        page["events"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e["agentId"] == worker.as_str()),
+        "the lead follows its worker: {page}"
+    );
+    as_lead
+        .forbidden("event.since", json!({"seq": 0, "sessionIds": [elsewhere]}))
+        .await;
+    as_lead.forbidden("event.since", json!({"seq": 0})).await;
+
+    // It stops its worker, not an agent it did not start.
+    let refused = as_lead.forbidden("agent.stop", json!({ "agentId": plain })).await;
+    assert!(refused.contains("spawned"), "{refused}");
+    as_plain.forbidden("agent.stop", json!({ "agentId": worker })).await;
+    as_lead
+        .ok("agent.stop", json!({ "agentId": worker, "reason": "done" }))
+        .await;
+    wait_for(|| async {
+        let agents = mesh.agents(&session).await;
+        agents
+            .iter()
+            .any(|a| a["agentId"] == worker.as_str() && a["status"] == "disposed")
+            .then_some(())
+    })
+    .await;
+    let still = mesh.m.ok("agent.get", json!({ "agent": plain })).await;
+    assert_ne!(still["status"], "disposed", "{still}");
 }

@@ -159,6 +159,8 @@ async fn main() {
             adapter_session_id: None,
             agent_id: None,
             handle: None,
+            agent_capabilities: None,
+            spawned_by: None,
         };
         agents.push(Binding::attach(client.clone(), opts, Arc::new(Instant_)).await.unwrap());
     }

@@ -99,6 +99,20 @@ pub async fn cancel_where(runner: &Runner, filter: &str, arg: &str, reason: &str
 /// was not yet sent (each with a `delivery.cancelled` event, never a silent drop).
 pub async fn stop(runner: Runner, ctx: RequestContext, req: StopAgentRequest) -> Result<StopAgentResponse> {
     known_agent(&runner, &req.agent_id).await?;
+    if let Some(caller) = ctx.agent.as_deref().filter(|c| *c != req.agent_id) {
+        let spawned: Option<String> =
+            sqlx::query_scalar("SELECT doc->>'spawnedBy' FROM delivery_agents WHERE agent_id = $1")
+                .bind(&req.agent_id)
+                .fetch_optional(&runner.db)
+                .await?
+                .flatten();
+        if spawned.as_deref() != Some(caller) {
+            return Err(DeliveryError::Forbidden(format!(
+                "agent {caller} may stop only itself and the agents it spawned, not {}",
+                req.agent_id
+            )));
+        }
+    }
     let workspace: Option<String> = sqlx::query_scalar("SELECT workspace FROM deliveries WHERE agent_id = $1 LIMIT 1")
         .bind(&req.agent_id)
         .fetch_optional(&runner.db)

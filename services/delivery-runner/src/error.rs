@@ -10,6 +10,9 @@ pub enum DeliveryError {
     NotFound(String),
     #[error("{0}")]
     Conflict(String),
+    /// The caller may not act on this agent (a harness stopping one it did not spawn).
+    #[error("{0}")]
+    Forbidden(String),
     /// Not yet possible, but it will be: the caller retries (`unavailable`, retryable).
     #[error("{0}")]
     NotYet(String),
@@ -28,6 +31,7 @@ impl From<DeliveryError> for WireError {
             DeliveryError::Invalid(m) => WireError::new(ErrorCode::InvalidRequest, m),
             e @ DeliveryError::NotFound(_) => WireError::new(ErrorCode::NotFound, e.to_string()),
             DeliveryError::Conflict(m) => WireError::new(ErrorCode::Conflict, m),
+            DeliveryError::Forbidden(m) => WireError::new(ErrorCode::Forbidden, m),
             DeliveryError::NotYet(m) => WireError::new(ErrorCode::Unavailable, m),
             DeliveryError::Db(e) => relay_bus::db::wire_error(&e),
             DeliveryError::Upstream(e) => e,

@@ -455,6 +455,8 @@ async fn a_runner_killed_mid_load_leaves_every_message_delivered_and_none_surfac
             adapter_session_id: None,
             agent_id: None,
             handle: None,
+            agent_capabilities: None,
+            spawned_by: None,
         };
         let session = std::sync::Arc::new(Recording {
             surfaced: surfaced.clone(),

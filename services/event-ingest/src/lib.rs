@@ -483,6 +483,9 @@ pub async fn since(ingest: Ingest, ctx: RequestContext, req: SinceRequest) -> Re
         return Err(IngestError::Invalid("seq must not be negative".into()));
     }
     let limit = page_size(&ingest, req.limit)?;
+    if let Some(agent) = &ctx.agent {
+        own_sessions(&ingest, agent, req.session_ids.as_deref()).await?;
+    }
     // Read the head first: every event up to it is committed, so the page is gap-free up to it.
     let head_seq = store::head(&ingest.db).await?;
     let filter = Filter {
@@ -507,6 +510,24 @@ pub async fn since(ingest: Ingest, ctx: RequestContext, req: SinceRequest) -> Re
         next_seq,
         head_seq,
     })
+}
+
+/// A harness reads only the sessions its agent is in (a lead following the workers it
+/// spawned into its own): it names them, and its agent has events in each.
+async fn own_sessions(ingest: &Ingest, agent: &str, sessions: Option<&[String]>) -> Result<()> {
+    let Some(sessions) = sessions.filter(|s| !s.is_empty()) else {
+        return Err(IngestError::Forbidden(format!(
+            "agent {agent} reads only its own session's events: name it in sessionIds"
+        )));
+    };
+    for session in sessions {
+        if !store::agent_in_session(&ingest.db, agent, session).await? {
+            return Err(IngestError::Forbidden(format!(
+                "agent {agent} is not in session {session}; it reads only its own session's events"
+            )));
+        }
+    }
+    Ok(())
 }
 
 pub async fn purge_session(

@@ -242,3 +242,12 @@ pub async fn expire(db: &PgPool, cutoff: i64, batch: i64) -> Result<u64> {
             .await?;
     Ok(done.rows_affected())
 }
+
+/// Whether `agent` has any event in `session` (by the session index, so cheap).
+pub async fn agent_in_session(db: &PgPool, agent: &str, session: &str) -> sqlx::Result<bool> {
+    sqlx::query_scalar("SELECT EXISTS (SELECT 1 FROM events WHERE session_id = $1 AND agent_id = $2)")
+        .bind(session)
+        .bind(agent)
+        .fetch_one(db)
+        .await
+}

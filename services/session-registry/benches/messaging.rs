@@ -156,6 +156,8 @@ async fn main() {
                 adapter_session_id: None,
                 agent_id: None,
                 handle: Some(format!("{side}{p}")),
+                agent_capabilities: None,
+                spawned_by: None,
             };
             let b = Binding::attach(client.clone(), opts, Arc::new(Taker)).await.unwrap();
             ids.push(b.agent_id.clone());

@@ -53,6 +53,8 @@ pub(crate) struct Attach {
     pub agent_id: Option<String>,
     /// The handle asked for; a free default from the adapter's name when `None`.
     pub handle: Option<String>,
+    /// The lead that spawned it: an attached agent of the same session.
+    pub spawned_by: Option<String>,
 }
 
 /// The handle an attaching agent gets in `workspace` (under [`store::lock_handles`]): the one
@@ -125,6 +127,14 @@ pub(crate) async fn attach_agent(
     store::lock_handles(change.conn(), &workspace).await?;
     let handle = choose_handle(change.conn(), &workspace, a.handle.as_deref(), &resolved.adapter_name).await?;
     let mut agents = store::session_agents(change.conn(), &session.session_id).await?;
+    if let Some(lead) = &a.spawned_by
+        && !agents.iter().any(|x| &x.agent_id == lead && is_attached(x))
+    {
+        return Err(RegistryError::Invalid(format!(
+            "spawnedBy {lead}: no attached agent of session {} has that id",
+            session.session_id
+        )));
+    }
     let has_lead = agents.iter().any(|x| is_attached(x) && x.role == AgentRole::Lead);
     let role = a
         .role
@@ -184,6 +194,7 @@ pub(crate) async fn attach_agent(
         capabilities: Some(a.capabilities.unwrap_or_else(AgentSessionCapabilities::minimum)),
         agent_capabilities: a.agent_capabilities,
         handle: Some(handle),
+        spawned_by: a.spawned_by,
     };
     change.insert_agent(&agent).await?;
     if role == AgentRole::Lead {
@@ -230,6 +241,7 @@ pub async fn attach(reg: Registry, ctx: RequestContext, req: AttachRequest) -> R
             harness_id: req.harness_id,
             agent_id,
             handle: req.handle,
+            spawned_by: req.spawned_by,
         },
     )
     .await?;

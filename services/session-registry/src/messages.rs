@@ -254,6 +254,7 @@ pub async fn send(reg: Registry, _ctx: RequestContext, req: SendMessageRequest) 
             harness_id: None,
             agent_id: None,
             handle: None,
+            spawned_by: None,
         };
         attached.push(agents::attach_agent(&reg, &mut change, &mut session, attach).await?);
     }

@@ -43,6 +43,21 @@ struct ChannelArgs {
     leave: Option<String>,
 }
 
+#[derive(Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+struct MapReduceArgs {
+    /// What every worker does; each gets it with one item.
+    task: String,
+    /// The items, one worker each (1 to 50).
+    items: Vec<String>,
+    /// The kind of agent to spawn for each item (e.g. `claude`).
+    cli: String,
+    /// Workers at once (default: one per item, at most 10).
+    max_workers: Option<u32>,
+    /// How long one worker may take, in seconds (default and most: 600).
+    timeout_secs: Option<u32>,
+}
+
 impl RelayTools {
     async fn call(&self, tool: &str, args: Value) -> CallToolResult {
         let answer = ask(
@@ -84,6 +99,14 @@ impl RelayTools {
         self.call("inbox", json!({})).await
     }
 
+    #[tool(
+        description = "Delegate: spawn one worker agent per item in your session, send each the task and its item as a relay message from you, and return their relay_reply answers (in item order) once all are done. Workers are stopped afterwards. Only agents allowed to delegate may use it."
+    )]
+    async fn relay_map_reduce(&self, Parameters(a): Parameters<MapReduceArgs>) -> CallToolResult {
+        self.call("map_reduce", serde_json::to_value(&a).unwrap_or_default())
+            .await
+    }
+
     #[tool(description = "Who is in the workspace: every live agent's handle, CLI and status.")]
     async fn relay_who(&self) -> CallToolResult {
         self.call("who", json!({})).await
@@ -100,7 +123,7 @@ impl ServerHandler for RelayTools {
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(Implementation::new("relay", env!("CARGO_PKG_VERSION")))
-            .with_instructions("Talk to the other agents of this relay-mesh workspace: relay_send, relay_reply, relay_inbox, relay_who, relay_channels.")
+            .with_instructions("Talk to the other agents of this relay-mesh workspace: relay_send, relay_reply, relay_inbox, relay_who, relay_channels; relay_map_reduce delegates work to agents you spawn.")
     }
 }
 
