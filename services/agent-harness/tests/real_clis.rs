@@ -129,6 +129,19 @@ async fn world(script: Script) -> World {
         "gemini",
         &gemini_env,
     );
+    // A lead that may delegate: it declares AG-UI multiAgent.delegation and may spawn workers.
+    toml += &agent_entry(
+        "claude-lead",
+        &[bin(clis::claude_bin())],
+        "claude-stream-json",
+        "claude",
+        &claude_env,
+    )
+    .replacen(
+        "[spawner.agents.claude-lead.env]",
+        "delegate = true\n[spawner.agents.claude-lead.env]",
+        1,
+    );
     toml += &agent_entry("claude-tui", &[bin(clis::claude_bin())], "pty", "claude", &claude_env);
     toml += &agent_entry("codex-tui", &[bin(clis::codex_bin())], "pty", "codex", &codex_env);
     toml += &agent_entry("gemini-tui", &[bin(clis::gemini_bin())], "pty", "gemini", &gemini_env);
@@ -454,6 +467,98 @@ async fn agents_talk_through_the_relay_tools(cli: Cli) {
         "the note was read with relay_inbox, not typed in: {:?}",
         w.model.user_texts()
     );
+}
+
+/// The delegation scenario: the lead hands two files to workers with `relay_map_reduce`; each
+/// worker answers its ask with `relay_reply`.
+fn delegation_script() -> Script {
+    let reply = |text: &str| {
+        [
+            Step::tool("mcp__relay__relay_reply", json!({ "text": text })),
+            Step::text("Replied. DONE."),
+        ]
+    };
+    Script::new()
+        .on(
+            "DELEGATE",
+            [
+                Step::tool(
+                    "mcp__relay__relay_map_reduce",
+                    json!({"task": "Review this file", "items": ["ALPHAFILE", "BETAFILE"], "cli": "claude"}),
+                ),
+                Step::text("Delegated. DONE."),
+            ],
+        )
+        .on("ALPHAFILE", reply("alpha verdict: fine"))
+        .on("BETAFILE", reply("beta verdict: one bug"))
+}
+
+/// A lead agent (real Claude Code, allowed to delegate) calls `relay_map_reduce`: its harness
+/// spawns one worker per item into the lead's session, asks each with a relay message from the
+/// lead, and returns the workers' `relay_reply` messages as the tool's result; the replies are
+/// relay messages to the lead in each ask's thread, delivered to it; the workers are released.
+#[tokio::test]
+async fn claude_stream_json_lead_delegates_with_map_reduce_and_gets_the_workers_replies() {
+    let w = world(delegation_script()).await;
+    // The lead's kind of agent: the same CLI, with `delegate = true` in its spawner entry.
+    let body =
+        json!({ "cli": "claude-lead", "agent": "boss", "task": "DELEGATE now", "cwd": w.workdir.to_str().unwrap() });
+    let v = w.ok(reqwest::Method::POST, "/sessions", Some(body)).await;
+    let session = v["sessionId"].as_str().unwrap().to_string();
+    let lead = v["agentId"].as_str().unwrap().to_string();
+
+    // The tool result the lead's model got holds both workers' answers, by item.
+    let result = wait_for(|| async {
+        w.model.main_requests().iter().find_map(|r| {
+            let body = r.body.to_string();
+            (body.contains("alpha verdict: fine")
+                && body.contains("beta verdict: one bug")
+                && body.contains("## ALPHAFILE"))
+            .then_some(body)
+        })
+    })
+    .await;
+    assert!(result.contains("## BETAFILE"), "{result}");
+
+    // Each ask is a relay message from the lead (its harness's identity) to a worker it spawned.
+    let asks = w.relay_messages("ALPHAFILE").await;
+    let ask = asks
+        .iter()
+        .find(|m| m["text"].as_str().unwrap_or_default().contains("Work on: ALPHAFILE"))
+        .expect("the ask");
+    assert_eq!(ask["from"]["id"], lead.as_str(), "{ask}");
+    let worker = ask["recipients"][0]["agentId"].as_str().unwrap().to_string();
+    let got = w.ok(reqwest::Method::GET, &format!("/agents/{worker}"), None).await;
+    assert_eq!(got["spawnedBy"], lead.as_str(), "{got}");
+    assert_eq!(got["sessionId"], session.as_str(), "{got}");
+
+    // Each answer is a reply in its ask's thread, to the lead, delivered to it.
+    for verdict in ["alpha verdict", "beta verdict"] {
+        let reply = wait_for(|| async {
+            w.relay_messages(&verdict.replace(' ', "+"))
+                .await
+                .into_iter()
+                .find(|m| m["threadId"].is_string())
+        })
+        .await;
+        assert_eq!(reply["recipients"][0]["agentId"], lead.as_str(), "{reply}");
+        assert_eq!(reply["recipients"][0]["reason"], "thread-reply", "{reply}");
+        let delivery = reply["recipients"][0]["deliveryId"].as_str().unwrap().to_string();
+        wait_for(|| async { (w.delivery_status(&delivery).await == "delivered").then_some(()) }).await;
+    }
+
+    // Both workers were released once they answered.
+    wait_for(|| async {
+        let all = w.ok(reqwest::Method::GET, "/agents?status=all", None).await;
+        let workers: Vec<&Value> = all["agents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|a| a["spawnedBy"] == lead.as_str())
+            .collect();
+        (workers.len() == 2 && workers.iter().all(|a| a["status"] == "disposed")).then_some(())
+    })
+    .await;
 }
 
 /// Spawn, approve over REST, the command runs, usage is costed exactly as scripted, the turn
