@@ -4,6 +4,7 @@
 //! it, so a field renamed here is renamed everywhere at once.
 
 pub mod access;
+pub mod actions;
 pub mod audit;
 pub mod capabilities;
 pub mod context;

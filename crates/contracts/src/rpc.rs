@@ -185,6 +185,16 @@ macro_rules! with_rpcs {
             /// One agent by id or handle; `not_found` naming it otherwise.
             AgentGet agent_get = "agent.get", SESSION_REGISTRY, LOOK, workspace,
                 session::AgentGetRequest => session::Agent;
+            // ---- actions (session registry) -----------------------------------------------
+            /// The calling agent's whole set of actions, replacing what it exposed before (needs
+            /// `actions.expose`); each input schema is compiled, remote `$ref`s refused. The
+            /// agent's AG-UI `tools.items` lists them.
+            ActionExpose action_expose = "action.expose", SESSION_REGISTRY, HARNESS, workspace,
+                actions::ExposeRequest => actions::ActionList;
+            /// The actions of the workspace's live agents that the caller may invoke
+            /// (`availableTo`), by agent and name.
+            ActionList action_list = "action.list", SESSION_REGISTRY, LOOK, workspace,
+                actions::ListActionsRequest => actions::ActionList;
             // ---- relay messaging (session registry) ----------------------------------------
             /// Sends a message to `@handle` (DM), a list of handles (group DM), `#channel` or a
             /// thread (`threadId`), as the authenticated caller (an agent needs `messaging.send`).
@@ -470,7 +480,7 @@ macro_rules! scope {
     };
 }
 
-use crate::{audit, cost, delivery, events, keys, messaging, permission, session, workspace};
+use crate::{actions, audit, cost, delivery, events, keys, messaging, permission, session, workspace};
 
 with_rpcs!(declare);
 

@@ -340,6 +340,34 @@ async fn call_tool(
                 .collect::<Vec<_>>()
                 .join("\n"))
         }
+        "actions" => {
+            let req = relay_contracts::actions::ListActionsRequest {
+                agent: str_arg(args, "agent"),
+            };
+            let list = relay_bus::client::call::<rpc::ActionList>(nats, &req, CALL_TIMEOUT)
+                .await
+                .map_err(wire)?;
+            if list.actions.is_empty() {
+                return Ok("no actions you may invoke".into());
+            }
+            Ok(list
+                .actions
+                .iter()
+                .map(|a| {
+                    format!(
+                        "@{} {}{} input schema: {}",
+                        a.handle.as_deref().unwrap_or(&a.agent_id),
+                        a.name,
+                        a.description
+                            .as_deref()
+                            .map(|d| format!(" — {d};"))
+                            .unwrap_or_else(|| ";".into()),
+                        a.input_schema
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join("\n"))
+        }
         "map_reduce" => map_reduce(nats, relay, args).await,
         other => Err(format!("unknown relay tool {other:?}")),
     }

@@ -561,6 +561,54 @@ async fn claude_stream_json_lead_delegates_with_map_reduce_and_gets_the_workers_
     .await;
 }
 
+/// An agent (real Claude Code) asks which actions it may invoke with `relay_actions`: it sees
+/// the one exposed for `#general` and not the one kept for a person's role.
+#[tokio::test]
+async fn claude_stream_json_lists_the_actions_it_may_invoke_with_relay_actions() {
+    let script = Script::new().on(
+        "LISTACTIONS",
+        [
+            Step::tool("mcp__relay__relay_actions", json!({})),
+            Step::text("Listed. DONE."),
+        ],
+    );
+    let w = world(script).await;
+    // An agent that exposes two actions, attached by the operators' tools (no CLI needed).
+    let admin = w._nats.client().await;
+    let session = relay_testkit::expect_ok(&admin, "session.create", json!({})).await;
+    let caps = json!({"messaging": {"receive": true}, "delivery": {"modes": ["immediate"]},
+                      "events": {"emits": ["status.changed"]}, "lifecycle": {"release": true},
+                      "actions": {"expose": true}});
+    let attach = json!({"sessionId": session["sessionId"], "agent": {"kind": "adapter", "adapterName": "ops"},
+                        "handle": "opsbot", "capabilities": caps});
+    let ops = relay_testkit::expect_ok(&admin, "session.agent.attach", attach).await;
+    let actions = json!([
+        {"name": "deploy", "description": "Deploys a build", "inputSchema": {"type": "object"}, "availableTo": ["#general"]},
+        {"name": "payroll", "inputSchema": {"type": "object"}, "availableTo": ["role:admin"]},
+    ]);
+    relay_testkit::expect_ok(
+        &admin,
+        "action.expose",
+        json!({"agentId": ops["agentId"], "actions": actions}),
+    )
+    .await;
+
+    w.spawn(Cli::Claude, "LISTACTIONS now").await;
+    let listed = wait_for(|| async {
+        w.model
+            .main_requests()
+            .iter()
+            .map(|r| r.body.to_string())
+            .find(|b| b.contains("@opsbot deploy"))
+    })
+    .await;
+    assert!(listed.contains("Deploys a build"), "{listed}");
+    assert!(
+        !listed.contains("payroll"),
+        "an action for admins is not listed to an agent: {listed}"
+    );
+}
+
 /// Spawn, approve over REST, the command runs, usage is costed exactly as scripted, the turn
 /// ends idle, an on-idle message is delivered after it, DELETE releases the agent.
 async fn approved_command_runs_is_costed_and_the_agent_goes_idle(cli: Cli) {

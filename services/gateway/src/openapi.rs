@@ -1,7 +1,7 @@
 //! The OpenAPI 3.1 document, generated from the handlers' annotations and the contract types.
 //! `make openapi` writes it to docs/api/openapi.json; a test fails when the two differ.
 
-use crate::{messaging, rest, sse};
+use crate::{actions, messaging, rest, sse};
 use utoipa::openapi::security::{Http, HttpAuthScheme, SecurityScheme};
 use utoipa::{Modify, OpenApi};
 
@@ -20,7 +20,7 @@ use utoipa::{Modify, OpenApi};
         rest::pause, rest::resume, rest::stop, rest::input, rest::flush,
         rest::list_deliveries, rest::get_delivery, rest::retry_delivery, rest::cancel_delivery,
         messaging::send, messaging::search, messaging::get, messaging::thread, messaging::create_channel, messaging::list_channels,
-        messaging::members, messaging::join, messaging::leave, messaging::history,
+        messaging::members, messaging::join, messaging::leave, messaging::history, actions::list,
         rest::query_events, rest::costs, sse::all_events, sse::agent_events, sse::session_events, sse::channel_events,
         rest::create_key, rest::list_keys, rest::revoke_key,
         rest::create_workspace, rest::list_workspaces, rest::get_workspace, rest::audit,
@@ -30,7 +30,7 @@ use utoipa::{Modify, OpenApi};
     modifiers(&BearerAuth),
     security(("bearerAuth" = [])),
     tags(
-        (name = "sessions"), (name = "messages"), (name = "permissions"), (name = "questions"), (name = "agents"),
+        (name = "sessions"), (name = "messages"), (name = "actions"), (name = "permissions"), (name = "questions"), (name = "agents"),
         (name = "deliveries"), (name = "events"), (name = "costs"), (name = "keys"), (name = "workspaces"), (name = "audit")
     )
 )]

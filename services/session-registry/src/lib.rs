@@ -1,6 +1,7 @@
 //! The session registry: sessions, attached agents, turns and messages, answered over NATS on
 //! the `session.<key>` subjects of seed 002, kept in Postgres.
 
+mod actions;
 mod agents;
 mod error;
 mod handoff;
@@ -157,6 +158,8 @@ pub async fn serve(nats: async_nats::Client, reg: Registry) -> Result<ServiceHos
         .await?;
     host.serve::<rpc::AgentList>(agents::list).await?;
     host.serve::<rpc::AgentGet>(agents::get).await?;
+    host.serve::<rpc::ActionExpose>(scoped(actions::expose)).await?;
+    host.serve::<rpc::ActionList>(actions::list).await?;
     host.serve::<rpc::MessageSend>(messaging::send).await?;
     host.serve::<rpc::MessageGet>(messaging::get).await?;
     host.serve::<rpc::MessageThread>(messaging::thread).await?;

@@ -39,6 +39,7 @@ const NO_REQUIRED_FIELDS: &[&str] = &[
     rpc::WorkspaceList::SUBJECT,
     rpc::AgentList::SUBJECT,
     rpc::ChannelList::SUBJECT,
+    rpc::ActionList::SUBJECT,
 ];
 
 async fn raw(m: &Mesh, subject: &str, body: &[u8]) -> async_nats::Message {

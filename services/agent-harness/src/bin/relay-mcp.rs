@@ -44,6 +44,12 @@ struct ChannelArgs {
 }
 
 #[derive(Serialize, Deserialize, JsonSchema)]
+struct ActionsArgs {
+    /// Only this agent's actions (`@handle`).
+    agent: Option<String>,
+}
+
+#[derive(Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 struct MapReduceArgs {
     /// What every worker does; each gets it with one item.
@@ -107,6 +113,13 @@ impl RelayTools {
             .await
     }
 
+    #[tool(
+        description = "The actions other agents expose that you may invoke: who serves each, its name, description and input schema."
+    )]
+    async fn relay_actions(&self, Parameters(a): Parameters<ActionsArgs>) -> CallToolResult {
+        self.call("actions", json!({"agent": a.agent})).await
+    }
+
     #[tool(description = "Who is in the workspace: every live agent's handle, CLI and status.")]
     async fn relay_who(&self) -> CallToolResult {
         self.call("who", json!({})).await
@@ -123,7 +136,7 @@ impl ServerHandler for RelayTools {
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(Implementation::new("relay", env!("CARGO_PKG_VERSION")))
-            .with_instructions("Talk to the other agents of this relay-mesh workspace: relay_send, relay_reply, relay_inbox, relay_who, relay_channels; relay_map_reduce delegates work to agents you spawn.")
+            .with_instructions("Talk to the other agents of this relay-mesh workspace: relay_send, relay_reply, relay_inbox, relay_who, relay_channels, relay_actions; relay_map_reduce delegates work to agents you spawn.")
     }
 }
 

@@ -1,0 +1,100 @@
+//! Actions (seed 000 `actions.expose` / `actions.invoke`): tools an agent offers the others of
+//! its workspace. An agent whose session declares `actions.expose` registers them with
+//! `action.expose` (its whole set, replaced); `action.list` shows a caller only those it may
+//! invoke (`availableTo`); a released agent's actions are gone with it.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use serde_with::skip_serializing_none;
+
+/// The longest action name.
+pub const MAX_NAME_CHARS: usize = 64;
+/// The most actions one agent exposes.
+pub const MAX_ACTIONS: usize = 64;
+/// The largest input or output schema, as JSON text.
+pub const MAX_SCHEMA_BYTES: usize = 64 * 1024;
+/// The deepest nesting a schema may have.
+pub const MAX_SCHEMA_DEPTH: usize = 32;
+
+/// Whether `name` may name an action: 1 to [`MAX_NAME_CHARS`] letters, digits, `_`, `-` or
+/// `.`, starting with a letter.
+pub fn is_action_name(name: &str) -> bool {
+    (1..=MAX_NAME_CHARS).contains(&name.len())
+        && name.starts_with(|c: char| c.is_ascii_alphabetic())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
+}
+
+/// One action, as its agent exposes it.
+#[skip_serializing_none]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ActionSpec {
+    /// Unique among the agent's actions ([`is_action_name`]).
+    #[cfg_attr(feature = "openapi", schema(pattern = "^[A-Za-z][A-Za-z0-9_.-]{0,63}$"))]
+    pub name: String,
+    #[cfg_attr(feature = "openapi", schema(max_length = 2000))]
+    pub description: Option<String>,
+    /// JSON Schema of the input (an object); local `$ref`s only — a schema never makes the
+    /// mesh fetch anything.
+    #[cfg_attr(feature = "openapi", schema(value_type = Object))]
+    pub input_schema: Value,
+    #[cfg_attr(feature = "openapi", schema(value_type = Object))]
+    pub output_schema: Option<Value>,
+    /// Who may invoke it: `*` (default), `@handle`, `#channel` (its members), or a role
+    /// (`role:operator`, `role:admin`, `role:agent`).
+    pub available_to: Option<Vec<String>>,
+}
+
+/// `action.expose`: an agent's whole set of actions (an empty list withdraws them). A harness
+/// names its own agent.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ExposeRequest {
+    pub agent_id: String,
+    pub actions: Vec<ActionSpec>,
+}
+
+/// An exposed action with the agent that serves it.
+#[skip_serializing_none]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct Action {
+    pub agent_id: String,
+    pub handle: Option<String>,
+    pub session_id: String,
+    pub name: String,
+    pub description: Option<String>,
+    #[cfg_attr(feature = "openapi", schema(value_type = Object))]
+    pub input_schema: Value,
+    #[cfg_attr(feature = "openapi", schema(value_type = Object))]
+    pub output_schema: Option<Value>,
+    pub available_to: Vec<String>,
+    pub exposed_at: i64,
+}
+
+/// `action.list`: the actions the caller may invoke, by agent and name.
+#[skip_serializing_none]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema, utoipa::IntoParams))]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ListActionsRequest {
+    /// Only this agent's (id or handle).
+    #[cfg_attr(
+        feature = "openapi",
+        param(max_length = 128, pattern = "^@?[A-Za-z0-9_-]{1,128}$"),
+        schema(max_length = 128, pattern = "^@?[A-Za-z0-9_-]{1,128}$")
+    )]
+    pub agent: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct ActionList {
+    pub actions: Vec<Action>,
+}

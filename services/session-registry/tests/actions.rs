@@ -1,0 +1,200 @@
+//! Actions over the wire (auth on): an agent exposes them on its own harness subject; each
+//! caller lists only those its `availableTo` allows; a released agent's are gone; bad schemas
+//! (remote `$ref`s among them) are refused with the reason and change nothing.
+
+mod common;
+use relay_contracts::access;
+use relay_contracts::{Caller, RequestContext, WireError};
+use serde_json::{Value, json};
+
+fn caps(expose: bool) -> Value {
+    json!({"messaging": {"receive": true}, "delivery": {"modes": ["immediate"]},
+           "events": {"emits": ["status.changed"]}, "lifecycle": {"release": true},
+           "actions": {"expose": expose, "invoke": true}})
+}
+
+/// Attaches an agent with `handle` to `session`; its id.
+async fn attach(m: &common::Mesh, session: &str, handle: &str, expose: bool) -> String {
+    let body = json!({"sessionId": session, "agent": {"kind": "adapter", "adapterName": "claude"},
+                      "handle": handle, "capabilities": caps(expose)});
+    m.ok("session.agent.attach", body).await["agentId"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+/// A harness connection of `agent`: its calls go out on `harness.default.<agent>.<subject>`.
+struct AsAgent {
+    client: async_nats::Client,
+    agent: String,
+}
+
+impl AsAgent {
+    async fn connect(m: &common::Mesh, agent: &str) -> AsAgent {
+        let creds = m.nats.harness_creds(agent, "default").unwrap();
+        let client = async_nats::ConnectOptions::with_credentials(&creds)
+            .unwrap()
+            .custom_inbox_prefix(access::harness_inbox_prefix(agent))
+            .connect(&m.nats.url)
+            .await
+            .unwrap();
+        AsAgent {
+            client,
+            agent: agent.into(),
+        }
+    }
+
+    async fn call(&self, subject: &str, body: Value) -> Result<Value, WireError> {
+        let on = access::harness_subject("default", &self.agent, subject);
+        relay_testkit::call_json(&self.client, &on, body).await
+    }
+
+    async fn expose(&self, actions: Value) -> Result<Value, WireError> {
+        self.call("action.expose", json!({"agentId": self.agent, "actions": actions}))
+            .await
+    }
+
+    async fn names(&self) -> Vec<String> {
+        names(&self.call("action.list", json!({})).await.unwrap())
+    }
+}
+
+fn names(list: &Value) -> Vec<String> {
+    list["actions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["name"].as_str().unwrap().to_string())
+        .collect()
+}
+
+fn object(required: &[&str]) -> Value {
+    json!({"type": "object", "required": required, "properties": {"env": {"enum": ["staging", "prod"]}}})
+}
+
+#[tokio::test]
+async fn exposed_actions_are_listed_to_whom_they_are_available_and_gone_with_their_agent() {
+    let m = common::start(1).await;
+    let session = common::create(&m).await;
+    let alice = attach(&m, &session, "alice", true).await;
+    let bob = attach(&m, &session, "bob", false).await;
+    let carol = attach(&m, &session, "carol", false).await;
+    m.ok("channel.create", json!({"name": "ops"})).await;
+    m.ok("channel.join", json!({"channel": "ops", "agent": "@bob"})).await;
+
+    let as_alice = AsAgent::connect(&m, &alice).await;
+    let exposed = as_alice
+        .expose(json!([
+            {"name": "deploy", "description": "Deploys", "inputSchema": object(&["env"]), "availableTo": ["@bob"]},
+            {"name": "status", "inputSchema": {"type": "object"}},
+            {"name": "rollback", "inputSchema": object(&[]), "availableTo": ["#ops"]},
+            {"name": "audit", "inputSchema": {"type": "object", "$defs": {"e": {"type": "string"}},
+                                              "properties": {"by": {"$ref": "#/$defs/e"}}},
+             "availableTo": ["role:operator"]},
+        ]))
+        .await
+        .unwrap();
+    assert_eq!(exposed["actions"][1]["availableTo"], json!(["*"]), "{exposed}");
+    assert_eq!(exposed["actions"][0]["handle"], "alice", "{exposed}");
+
+    // Each caller sees what it may invoke: bob by handle and channel, carol what is for all, a
+    // person's operator key by role, the operators' tools (admin identity) everything.
+    let as_bob = AsAgent::connect(&m, &bob).await;
+    assert_eq!(as_bob.names().await, ["deploy", "rollback", "status"]);
+    let as_carol = AsAgent::connect(&m, &carol).await;
+    assert_eq!(as_carol.names().await, ["status"]);
+    let ctx = RequestContext::new(Caller::Operator("k-test".into()), "default");
+    let by_key = relay_bus::context::act_as(ctx, relay_testkit::call_json(&m.client, "action.list", json!({})))
+        .await
+        .unwrap();
+    assert_eq!(names(&by_key), ["audit", "status"]);
+    let all = m.ok("action.list", json!({"agent": "@alice"})).await;
+    assert_eq!(names(&all), ["audit", "deploy", "rollback", "status"]);
+
+    // The agent's AG-UI document lists them as its tools.
+    let agent = m.ok("agent.get", json!({"agent": "@alice"})).await;
+    let tools: Vec<&str> = agent["agentCapabilities"]["tools"]["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(tools, ["deploy", "status", "rollback", "audit"]);
+
+    // A new set replaces the old; a released agent's actions are gone.
+    as_alice
+        .expose(json!([{"name": "status", "inputSchema": {"type": "object"}}]))
+        .await
+        .unwrap();
+    assert_eq!(names(&m.ok("action.list", json!({})).await), ["status"]);
+    m.ok(
+        "session.agent.release",
+        json!({"sessionId": session, "agentId": alice, "reason": "done"}),
+    )
+    .await;
+    assert_eq!(names(&m.ok("action.list", json!({})).await), Vec::<String>::new());
+}
+
+#[tokio::test]
+async fn bad_exposures_are_refused_with_the_reason_and_change_nothing() {
+    let m = common::start(1).await;
+    let session = common::create(&m).await;
+    let alice = attach(&m, &session, "alice", true).await;
+    let bob = attach(&m, &session, "bob", false).await;
+    let as_alice = AsAgent::connect(&m, &alice).await;
+    as_alice
+        .expose(json!([{"name": "status", "inputSchema": {"type": "object"}}]))
+        .await
+        .unwrap();
+
+    // A remote $ref is refused when exposed: the mesh never fetches it (loopback, port 9).
+    let remote = as_alice
+        .expose(json!([{"name": "fetchy", "inputSchema": {"$ref": "http://127.0.0.1:9/schema.json"}}]))
+        .await
+        .unwrap_err();
+    assert_eq!(remote.error.code.as_str(), "invalid_request", "{remote:?}");
+    assert!(remote.error.message.contains("127.0.0.1:9"), "{remote:?}");
+
+    let mut deep = json!({"type": "object"});
+    for _ in 0..40 {
+        deep = json!({"type": "object", "properties": {"x": deep}});
+    }
+    let cases = [
+        (
+            json!([{"name": "bad", "inputSchema": {"type": "nope"}}]),
+            "actions[0].inputSchema",
+        ),
+        (json!([{"name": "9lives", "inputSchema": {}}]), "actions[0].name"),
+        (
+            json!([{"name": "a", "inputSchema": {}}, {"name": "a", "inputSchema": {}}]),
+            "exposed twice",
+        ),
+        (
+            json!([{"name": "a", "inputSchema": {}, "availableTo": ["everyone"]}]),
+            "availableTo",
+        ),
+        (json!([{"name": "a", "inputSchema": deep}]), "deeper than"),
+        (json!([{"name": "a", "inputSchema": {}, "extra": 1}]), "extra"),
+    ];
+    for (actions, needle) in cases {
+        let e = as_alice.expose(actions).await.unwrap_err();
+        assert_eq!(e.error.code.as_str(), "invalid_request", "{e:?}");
+        assert!(e.error.message.contains(needle), "{needle}: {e:?}");
+    }
+
+    // bob did not declare actions.expose, and may not expose for alice.
+    let as_bob = AsAgent::connect(&m, &bob).await;
+    let e = as_bob
+        .expose(json!([{"name": "a", "inputSchema": {}}]))
+        .await
+        .unwrap_err();
+    assert_eq!(e.error.code.as_str(), "capability_unsupported", "{e:?}");
+    let e = as_bob
+        .call("action.expose", json!({"agentId": alice, "actions": []}))
+        .await
+        .unwrap_err();
+    assert_eq!(e.error.code.as_str(), "forbidden", "{e:?}");
+
+    // Nothing changed.
+    assert_eq!(names(&m.ok("action.list", json!({})).await), ["status"]);
+}
