@@ -13,6 +13,8 @@ pub const MAX_NAME_CHARS: usize = 64;
 pub const MAX_ACTIONS: usize = 64;
 /// The largest input or output schema, as JSON text.
 pub const MAX_SCHEMA_BYTES: usize = 64 * 1024;
+/// The largest set of schemas one agent exposes, all together (its AG-UI document carries them).
+pub const MAX_TOTAL_SCHEMA_BYTES: usize = 256 * 1024;
 /// The deepest nesting a schema may have.
 pub const MAX_SCHEMA_DEPTH: usize = 32;
 

@@ -61,6 +61,16 @@ fn check(actions: &[ActionSpec]) -> Result<()> {
             actions.len()
         )));
     }
+    let total: usize = actions
+        .iter()
+        .flat_map(|a| std::iter::once(&a.input_schema).chain(&a.output_schema))
+        .map(|schema| serde_json::to_vec(schema).map_or(0, |b| b.len()))
+        .sum();
+    if total > MAX_TOTAL_SCHEMA_BYTES {
+        return Err(RegistryError::Invalid(format!(
+            "the schemas add up to {total} bytes, at most {MAX_TOTAL_SCHEMA_BYTES} for one agent"
+        )));
+    }
     for (i, a) in actions.iter().enumerate() {
         if !is_action_name(&a.name) {
             return Err(RegistryError::Invalid(format!(

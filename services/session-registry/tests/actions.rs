@@ -68,6 +68,16 @@ fn names(list: &Value) -> Vec<String> {
         .collect()
 }
 
+/// Six actions of 50 KiB schemas each: every one within the limit, together over it.
+fn big_set() -> Value {
+    let schema = json!({"type": "object", "description": "x".repeat(50 * 1024)});
+    Value::Array(
+        (0..6)
+            .map(|i| json!({"name": format!("a{i}"), "inputSchema": schema}))
+            .collect(),
+    )
+}
+
 fn object(required: &[&str]) -> Value {
     json!({"type": "object", "required": required, "properties": {"env": {"enum": ["staging", "prod"]}}})
 }
@@ -175,6 +185,7 @@ async fn bad_exposures_are_refused_with_the_reason_and_change_nothing() {
         ),
         (json!([{"name": "a", "inputSchema": deep}]), "deeper than"),
         (json!([{"name": "a", "inputSchema": {}, "extra": 1}]), "extra"),
+        (big_set(), "add up to"),
     ];
     for (actions, needle) in cases {
         let e = as_alice.expose(actions).await.unwrap_err();
