@@ -4,12 +4,12 @@
 //! caller only what its `availableTo` lets it invoke, and never a released agent's.
 
 use crate::Registry;
-use crate::agents::{capabilities_of, is_attached};
+use crate::agents::{self, capabilities_of, is_attached};
 use crate::error::{RegistryError, Result};
 use crate::store::{self, Change, now_ms};
 use relay_contracts::actions::*;
 use relay_contracts::session::events::Updated;
-use relay_contracts::session::{Agent, handle_of};
+use relay_contracts::session::{Agent, AgentGetRequest, handle_of};
 use relay_contracts::{Caller, RequestContext};
 use serde_json::{Value, json};
 use sqlx::PgConnection;
@@ -209,19 +209,16 @@ async fn invoker(conn: &mut PgConnection, ctx: &RequestContext) -> Result<Option
 
 /// `action.list`: the live agents' actions the caller may invoke.
 pub async fn list(reg: Registry, ctx: RequestContext, req: ListActionsRequest) -> Result<ActionList> {
-    let mut conn = reg.db.acquire().await?;
-    let only = match &req.agent {
-        Some(name) => Some(
-            crate::agents::get(
-                reg.clone(),
-                ctx.clone(),
-                relay_contracts::session::AgentGetRequest { agent: name.clone() },
-            )
-            .await?
-            .agent_id,
+    // Resolved first: `agents::get` takes a connection of its own.
+    let only = match req.agent {
+        Some(agent) => Some(
+            agents::get(reg.clone(), ctx.clone(), AgentGetRequest { agent })
+                .await?
+                .agent_id,
         ),
         None => None,
     };
+    let mut conn = reg.db.acquire().await?;
     let who = invoker(&mut conn, &ctx).await?;
     let rows = exposed(&mut conn, ctx.scope(), only.as_deref()).await?;
     Ok(ActionList {
