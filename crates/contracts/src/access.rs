@@ -96,7 +96,7 @@ const SERVICES: &[ServiceAccess] = &[
             "delivery.handoff",
             "delivery.purge",
         ],
-        emits: &["session.>", crate::keys::KEY_REVOKED],
+        emits: &["session.>", "action.>", crate::keys::KEY_REVOKED, "agent.*.invoke"],
         follows: &[],
     },
     ServiceAccess {

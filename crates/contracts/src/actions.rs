@@ -79,10 +79,83 @@ pub struct Action {
     pub exposed_at: i64,
 }
 
+/// The longest an invocation waits for its agent's answer, and the default.
+pub const MAX_INVOKE_TIMEOUT_MS: u64 = 30_000;
+
+/// `action.invoke`: runs an agent's action with `input`, as the authenticated caller.
+#[skip_serializing_none]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct InvokeRequest {
+    /// The agent that exposes it (id or `@handle`).
+    #[cfg_attr(feature = "openapi", schema(max_length = 128, pattern = "^@?[A-Za-z0-9_-]{1,128}$"))]
+    pub agent: String,
+    #[cfg_attr(feature = "openapi", schema(pattern = "^[A-Za-z][A-Za-z0-9_.-]{0,63}$"))]
+    pub action: String,
+    /// Checked against the action's input schema; `{}` when absent.
+    #[cfg_attr(feature = "openapi", schema(value_type = Object))]
+    pub input: Option<Value>,
+    /// The same id again from the same caller answers with the first call's outcome instead of
+    /// running the action twice.
+    #[cfg_attr(feature = "openapi", schema(max_length = 128, pattern = "^[A-Za-z0-9_.:-]{1,128}$"))]
+    pub invocation_id: Option<String>,
+    /// How long to wait for the agent's answer, in ms (1 to 30,000; default 30,000).
+    #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 30000))]
+    pub timeout_ms: Option<u64>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "lowercase")]
+pub enum InvocationStatus {
+    Running,
+    Completed,
+    Failed,
+}
+
+/// One invocation and, once it ended, its outcome.
+#[skip_serializing_none]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct Invocation {
+    pub invocation_id: String,
+    pub agent_id: String,
+    pub action: String,
+    pub status: InvocationStatus,
+    #[cfg_attr(feature = "openapi", schema(value_type = Object))]
+    pub output: Option<Value>,
+    pub error: Option<String>,
+    pub started_at: i64,
+    pub completed_at: Option<i64>,
+}
+
+/// What the exposing agent's harness gets on `agent.<agentId>.invoke`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ActionCall {
+    pub invocation_id: String,
+    pub action: String,
+    pub input: Value,
+    /// Who invokes it: `agent:<id>`, `operator:<key>`, `service:<name>`, …
+    pub caller: String,
+    pub timeout_ms: u64,
+}
+
+/// The harness's answer: the action's `output`, or the `error` it failed with.
+#[skip_serializing_none]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ActionAnswer {
+    pub output: Option<Value>,
+    pub error: Option<String>,
+}
+
 /// `action.list`: the actions the caller may invoke, by agent and name.
 #[skip_serializing_none]
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema, utoipa::IntoParams))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema, utoipa::IntoParams), into_params(parameter_in = Query))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ListActionsRequest {
     /// Only this agent's (id or handle).

@@ -195,6 +195,12 @@ macro_rules! with_rpcs {
             /// (`availableTo`), by agent and name.
             ActionList action_list = "action.list", SESSION_REGISTRY, LOOK, workspace,
                 actions::ListActionsRequest => actions::ActionList;
+            /// Runs an agent's action as the caller (an agent needs `actions.invoke`): the input
+            /// is checked against its schema, `availableTo` against the caller; the exposing
+            /// harness answers within `timeoutMs`. The same `invocationId` again answers with the
+            /// first outcome. Events: `action.invoked`, `action.completed` / `action.failed`.
+            ActionInvoke action_invoke = "action.invoke", SESSION_REGISTRY, SEND, workspace,
+                actions::InvokeRequest => actions::Invocation, timeout(35);
             // ---- relay messaging (session registry) ----------------------------------------
             /// Sends a message to `@handle` (DM), a list of handles (group DM), `#channel` or a
             /// thread (`threadId`), as the authenticated caller (an agent needs `messaging.send`).
@@ -514,6 +520,10 @@ pub mod agent {
     /// A question was answered, from the permission manager.
     pub fn question(agent_id: &str) -> String {
         subject(agent_id, "question")
+    }
+    /// An action of the agent is invoked (`ActionCall` → `ActionAnswer`), from the registry.
+    pub fn invoke(agent_id: &str) -> String {
+        subject(agent_id, "invoke")
     }
 
     fn subject(agent_id: &str, verb: &str) -> String {

@@ -1197,6 +1197,28 @@ pub mod events {
         pub conversation: String,
         pub failed: Vec<String>,
     });
+    // Kept as they are in the log (no `session.` prefix): seed 000's action events.
+    event!(ActionInvoked, "action.invoked", {
+        /// The exposing agent's session.
+        pub session_id: String,
+        pub agent_id: String,
+        pub action: String,
+        pub invocation_id: String,
+        pub caller: String,
+    });
+    event!(ActionCompleted, "action.completed", {
+        pub session_id: String,
+        pub agent_id: String,
+        pub action: String,
+        pub invocation_id: String,
+    });
+    event!(ActionFailed, "action.failed", {
+        pub session_id: String,
+        pub agent_id: String,
+        pub action: String,
+        pub invocation_id: String,
+        pub error: String,
+    });
     event!(Usage, "usage", {
         pub session_id: String,
         pub adapter_count: i64,
@@ -1236,6 +1258,9 @@ pub mod events {
         MessageSent::TYPE,
         MessageReceived::TYPE,
         MessageExchanged::TYPE,
+        ActionInvoked::TYPE,
+        ActionCompleted::TYPE,
+        ActionFailed::TYPE,
         Usage::TYPE,
     ];
 }

@@ -11,6 +11,7 @@ mod events;
 pub use events::EventSink;
 
 use futures::StreamExt;
+use relay_contracts::actions::{ActionAnswer, ActionCall};
 use relay_contracts::capabilities::AgentSessionCapabilities;
 use relay_contracts::delivery::*;
 use relay_contracts::session::{self, AgentSelection, AttachRequest, CreateRequest, Message};
@@ -35,6 +36,17 @@ pub trait AgentSession: Send + Sync + 'static {
     fn input(&self, data: String) -> impl Future<Output = Result<(), String>> + Send {
         let _ = data;
         async { Err("this agent session takes no raw input".to_string()) }
+    }
+
+    /// An action of this agent invoked by another participant (`action.invoke`, after the mesh
+    /// checked the input against its schema); a session that exposes none keeps the default.
+    fn invoke_action(&self, call: ActionCall) -> impl Future<Output = ActionAnswer> + Send {
+        async move {
+            ActionAnswer {
+                output: None,
+                error: Some(format!("this agent serves no action {:?}", call.action)),
+            }
+        }
     }
 
     /// Ends the session (seed 001 `release`).
@@ -117,6 +129,10 @@ impl Binding {
             .subscribe(rpc::agent::release(&agent_id))
             .await
             .map_err(unavailable)?;
+        let invokes = nats
+            .subscribe(rpc::agent::invoke(&agent_id))
+            .await
+            .map_err(unavailable)?;
         nats.flush().await.map_err(unavailable)?;
         let tasks = vec![
             tokio::spawn(serve_deliveries(
@@ -126,6 +142,7 @@ impl Binding {
                 events.clone(),
             )),
             tokio::spawn(serve_inputs(nats.clone(), inputs, session.clone())),
+            tokio::spawn(serve_invokes(nats.clone(), invokes, session.clone())),
             tokio::spawn(serve_release(
                 nats.clone(),
                 releases,
@@ -334,6 +351,22 @@ async fn serve_inputs<S: AgentSession>(nats: async_nats::Client, mut sub: async_
             Ok(()) => reply(&nats, &msg, &InputResponse { accepted: true }).await,
             Err(e) => reply_error(&nats, &msg, WireError::new(ErrorCode::CapabilityUnsupported, e)).await,
         }
+    }
+}
+
+/// Each invocation on its own task: a slow action does not hold up the next.
+async fn serve_invokes<S: AgentSession>(nats: async_nats::Client, mut sub: async_nats::Subscriber, session: Arc<S>) {
+    while let Some(msg) = sub.next().await {
+        let (nats, session) = (nats.clone(), session.clone());
+        tokio::spawn(async move {
+            match serde_json::from_slice::<ActionCall>(&msg.payload) {
+                Ok(call) => reply(&nats, &msg, &session.invoke_action(call).await).await,
+                Err(e) => {
+                    let e = WireError::new(ErrorCode::InvalidRequest, format!("invoke: {e}"));
+                    reply_error(&nats, &msg, e).await
+                }
+            }
+        });
     }
 }
 

@@ -368,6 +368,21 @@ async fn call_tool(
                 .collect::<Vec<_>>()
                 .join("\n"))
         }
+        "invoke" => {
+            let req = relay_contracts::actions::InvokeRequest {
+                agent: str_arg(args, "agent").ok_or("`agent` is required")?,
+                action: str_arg(args, "action").ok_or("`action` is required")?,
+                input: args.get("input").cloned().filter(|v| !v.is_null()),
+                ..Default::default()
+            };
+            let done = relay_bus::client::call::<rpc::ActionInvoke>(nats, &req, CALL_TIMEOUT)
+                .await
+                .map_err(wire)?;
+            match done.error {
+                None => Ok(done.output.map(|o| o.to_string()).unwrap_or_default()),
+                Some(e) => Err(format!("{} on {} failed: {e}", req.action, req.agent)),
+            }
+        }
         "map_reduce" => map_reduce(nats, relay, args).await,
         other => Err(format!("unknown relay tool {other:?}")),
     }
@@ -425,6 +440,8 @@ pub const MAP_REDUCE_ITEM_SECS: u64 = 600;
 pub fn answer_within(tool: &str) -> Duration {
     match tool {
         "map_reduce" => Duration::from_secs(2 * 3600),
+        // The mesh waits up to 30 s for the exposing agent.
+        "invoke" => Duration::from_secs(40),
         _ => Duration::from_secs(30),
     }
 }

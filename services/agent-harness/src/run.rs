@@ -61,7 +61,11 @@ pub(crate) fn text_agent(modes: Vec<DeliveryMode>, emits: Vec<AgentSessionEventT
             queue: Some(true),
         },
         events: EventCapabilities { emits },
-        actions: None,
+        // Through the relay tools (`relay_invoke`).
+        actions: Some(ActionCapabilities {
+            invoke: Some(true),
+            expose: None,
+        }),
         lifecycle: LifecycleCapabilities {
             release: true,
             pause: None,

@@ -609,6 +609,99 @@ async fn claude_stream_json_lists_the_actions_it_may_invoke_with_relay_actions()
     );
 }
 
+/// An agent on the harness SDK that adds two numbers for the others (`add`).
+struct Adder;
+
+impl relay_harness::AgentSession for Adder {
+    async fn receive_message(
+        &self,
+        _message: relay_contracts::session::Message,
+        ctx: relay_contracts::delivery::MessageContext,
+    ) -> relay_contracts::delivery::Receipt {
+        relay_harness::receipt(relay_contracts::delivery::ReceiptStatus::Delivered, &ctx.id)
+    }
+
+    async fn invoke_action(
+        &self,
+        call: relay_contracts::actions::ActionCall,
+    ) -> relay_contracts::actions::ActionAnswer {
+        let sum = call.input["a"].as_i64().unwrap_or(0) + call.input["b"].as_i64().unwrap_or(0);
+        relay_contracts::actions::ActionAnswer {
+            output: Some(json!({ "sum": sum })),
+            error: None,
+        }
+    }
+
+    async fn release(&self, _reason: Option<String>) {}
+}
+
+/// A real CLI (Claude Code) invokes an action another agent exposes, with its `relay_invoke`
+/// tool: the mesh checks the input, the exposing agent runs it, the model gets the output.
+#[tokio::test]
+async fn claude_stream_json_invokes_an_action_with_relay_invoke() {
+    let script = Script::new().on(
+        "INVOKEADD",
+        [
+            Step::tool(
+                "mcp__relay__relay_invoke",
+                json!({"agent": "@adder", "action": "add", "input": {"a": 20, "b": 22}}),
+            ),
+            Step::text("Invoked. DONE."),
+        ],
+    );
+    let w = world(script).await;
+    let admin = w._nats.client().await;
+    let session = relay_testkit::expect_ok(&admin, "session.create", json!({})).await;
+    let caps = json!({"messaging": {"receive": true}, "delivery": {"modes": ["immediate"]},
+                      "events": {"emits": ["status.changed"]}, "lifecycle": {"release": true},
+                      "actions": {"expose": true}});
+    let opts = relay_harness::AttachOptions {
+        session_id: session["sessionId"].as_str().unwrap().to_string(),
+        agent: relay_contracts::session::AgentSelection::adapter("adder"),
+        capabilities: serde_json::from_value(caps).unwrap(),
+        adapter_session_id: None,
+        agent_id: None,
+        handle: Some("adder".into()),
+        agent_capabilities: None,
+        spawned_by: None,
+    };
+    let adder = relay_harness::Binding::attach(admin.clone(), opts, std::sync::Arc::new(Adder))
+        .await
+        .unwrap();
+    let sum = json!({"type": "object", "required": ["a", "b"],
+                     "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}}});
+    relay_testkit::expect_ok(
+        &admin,
+        "action.expose",
+        json!({"agentId": adder.agent_id, "actions": [{"name": "add", "inputSchema": sum}]}),
+    )
+    .await;
+
+    let (_, agent) = w.spawn(Cli::Claude, "INVOKEADD now").await;
+    let answered = wait_for(|| async {
+        w.model
+            .main_requests()
+            .iter()
+            .map(|r| r.body.to_string())
+            .find(|b| b.contains(r#"{\"sum\":42}"#))
+    })
+    .await;
+    assert!(
+        answered.contains("relay_invoke"),
+        "the model called the tool: {answered}"
+    );
+    // The log says who invoked it: the CLI's own agent.
+    let invoked = wait_for(|| async {
+        let v = w
+            .ok(reqwest::Method::GET, "/events?types=action.invoked&limit=10", None)
+            .await;
+        v["events"].as_array().and_then(|e| e.first().cloned())
+    })
+    .await;
+    assert_eq!(invoked["payload"]["caller"], format!("agent:{agent}"), "{invoked}");
+    assert_eq!(invoked["payload"]["agentId"], adder.agent_id.as_str(), "{invoked}");
+}
+
 /// Spawn, approve over REST, the command runs, usage is costed exactly as scripted, the turn
 /// ends idle, an on-idle message is delivered after it, DELETE releases the agent.
 async fn approved_command_runs_is_costed_and_the_agent_goes_idle(cli: Cli) {

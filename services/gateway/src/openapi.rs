@@ -20,7 +20,7 @@ use utoipa::{Modify, OpenApi};
         rest::pause, rest::resume, rest::stop, rest::input, rest::flush,
         rest::list_deliveries, rest::get_delivery, rest::retry_delivery, rest::cancel_delivery,
         messaging::send, messaging::search, messaging::get, messaging::thread, messaging::create_channel, messaging::list_channels,
-        messaging::members, messaging::join, messaging::leave, messaging::history, actions::list,
+        messaging::members, messaging::join, messaging::leave, messaging::history, actions::list, actions::invoke,
         rest::query_events, rest::costs, sse::all_events, sse::agent_events, sse::session_events, sse::channel_events,
         rest::create_key, rest::list_keys, rest::revoke_key,
         rest::create_workspace, rest::list_workspaces, rest::get_workspace, rest::audit,

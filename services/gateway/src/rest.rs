@@ -141,6 +141,7 @@ pub fn router(state: AppState) -> Router {
         .route("/agents/{name}/flush", post(flush))
         .route("/agents/{name}/events/sse", get(sse::agent_events))
         .route("/actions", get(crate::actions::list))
+        .route("/actions/invoke", post(crate::actions::invoke))
         .route("/messages", post(crate::messaging::send).get(crate::messaging::search))
         .route("/messages/{id}", get(crate::messaging::get))
         .route("/messages/{id}/thread", get(crate::messaging::thread))

@@ -8,7 +8,7 @@ use crate::agents::{self, capabilities_of, is_attached};
 use crate::error::{RegistryError, Result};
 use crate::store::{self, Change, now_ms};
 use relay_contracts::actions::*;
-use relay_contracts::session::events::Updated;
+use relay_contracts::session::events::{ActionCompleted, ActionFailed, ActionInvoked, Updated};
 use relay_contracts::session::{Agent, AgentGetRequest, handle_of};
 use relay_contracts::{Caller, RequestContext};
 use serde_json::{Value, json};
@@ -229,6 +229,178 @@ pub async fn list(reg: Registry, ctx: RequestContext, req: ListActionsRequest) -
     })
 }
 
+/// Who the caller is, as an invocation records it.
+fn caller_key(ctx: &RequestContext) -> String {
+    match (&ctx.agent, &ctx.caller) {
+        (Some(agent), _) => format!("agent:{agent}"),
+        (None, Caller::Admin(k)) => format!("admin:{k}"),
+        (None, Caller::Operator(k)) => format!("operator:{k}"),
+        (None, Caller::Viewer(k)) => format!("viewer:{k}"),
+        (None, Caller::Service(s)) => format!("service:{s}"),
+        (None, Caller::Agent(Some(a))) => format!("agent:{a}"),
+        (None, _) => "anonymous".into(),
+    }
+}
+
+/// `action.invoke`: checks the caller and the input, records the invocation (`action.invoked`)
+/// before the exposing harness is asked, then records how it ended.
+pub async fn invoke(reg: Registry, ctx: RequestContext, req: InvokeRequest) -> Result<Invocation> {
+    let timeout_ms = req.timeout_ms.unwrap_or(MAX_INVOKE_TIMEOUT_MS);
+    if !(1..=MAX_INVOKE_TIMEOUT_MS).contains(&timeout_ms) {
+        return Err(RegistryError::Invalid(format!(
+            "timeoutMs {timeout_ms}: 1 to {MAX_INVOKE_TIMEOUT_MS}"
+        )));
+    }
+    let target = agents::get(
+        reg.clone(),
+        ctx.clone(),
+        AgentGetRequest {
+            agent: req.agent.clone(),
+        },
+    )
+    .await?;
+    if !is_attached(&target) {
+        return Err(RegistryError::agent_not_found(&req.agent));
+    }
+    let mut conn = reg.db.acquire().await?;
+    let spec = exposed_spec(&mut conn, &target.agent_id, &req.action)
+        .await?
+        .ok_or_else(|| RegistryError::NotFound {
+            what: "action",
+            id: format!("{} of agent {}", req.action, req.agent),
+        })?;
+    let available_to = spec.available_to.clone().unwrap_or_else(|| vec!["*".into()]);
+    if let Some(who) = invoker(&mut conn, &ctx).await?
+        && !who.may(&available_to)
+    {
+        return Err(RegistryError::Forbidden(format!(
+            "action {} is available to {} only",
+            req.action,
+            available_to.join(", ")
+        )));
+    }
+    if let Some(caller) = &ctx.agent
+        && capabilities_of(&store::find_agent(&mut conn, caller).await?)
+            .actions
+            .and_then(|a| a.invoke)
+            != Some(true)
+    {
+        return Err(RegistryError::Capability {
+            agent_id: caller.clone(),
+            capability: "actions.invoke".into(),
+            reason: "the agent did not declare it".into(),
+        });
+    }
+    drop(conn);
+    let input = req.input.unwrap_or_else(|| json!({}));
+    let problems: Vec<Value> = compile("inputSchema", &spec.input_schema)?
+        .iter_errors(&input)
+        .map(|e| json!({"path": e.instance_path().to_string(), "message": e.to_string()}))
+        .collect();
+    if let Some(first) = problems.first() {
+        return Err(RegistryError::InvalidWith {
+            message: format!(
+                "input does not match the input schema of {}: {}",
+                req.action,
+                first["message"].as_str().unwrap_or_default()
+            ),
+            details: json!({ "errors": problems }),
+        });
+    }
+
+    let caller = caller_key(&ctx);
+    let invocation_id = req.invocation_id.unwrap_or_else(store::new_id);
+    let workspace = target_workspace(&reg, &target).await?;
+    let mut change = Change::begin(&reg).await?;
+    if let Some(done) = find_invocation(change.conn(), &workspace, &caller, &invocation_id).await? {
+        if done.status == InvocationStatus::Running {
+            return Err(RegistryError::Conflict(format!(
+                "invocation {invocation_id} is still running"
+            )));
+        }
+        return Ok(done);
+    }
+    let mut inv = Invocation {
+        invocation_id: invocation_id.clone(),
+        agent_id: target.agent_id.clone(),
+        action: req.action.clone(),
+        status: InvocationStatus::Running,
+        output: None,
+        error: None,
+        started_at: now_ms(),
+        completed_at: None,
+    };
+    save_invocation(change.conn(), &workspace, &caller, &inv).await?;
+    let event = ActionInvoked {
+        session_id: target.session_id.clone(),
+        agent_id: target.agent_id.clone(),
+        action: req.action.clone(),
+        invocation_id: invocation_id.clone(),
+        caller: caller.clone(),
+    };
+    change.emit(&target.session_id, event).await?;
+    change.commit().await?;
+
+    let call = ActionCall {
+        invocation_id: invocation_id.clone(),
+        action: req.action.clone(),
+        input,
+        caller: caller.clone(),
+        timeout_ms,
+    };
+    let subject = relay_contracts::rpc::agent::invoke(&target.agent_id);
+    let within = std::time::Duration::from_millis(timeout_ms);
+    let answered = relay_bus::client::request::<_, ActionAnswer>(&reg.nats, &subject, &call, within).await;
+    match answered {
+        Ok(ActionAnswer { error: None, output }) => {
+            inv.status = InvocationStatus::Completed;
+            inv.output = Some(output.unwrap_or(Value::Null));
+        }
+        Ok(ActionAnswer { error: Some(e), .. }) => inv.error = Some(e),
+        Err(e) if e.code() == relay_contracts::ErrorCode::Timeout => {
+            inv.error = Some(format!("no answer from the agent within {timeout_ms} ms"));
+        }
+        Err(e) => inv.error = Some(format!("the agent could not take it: {e}")),
+    }
+    if inv.error.is_some() {
+        inv.status = InvocationStatus::Failed;
+    }
+    inv.completed_at = Some(now_ms());
+    let mut change = Change::begin(&reg).await?;
+    save_invocation(change.conn(), &workspace, &caller, &inv).await?;
+    let (session_id, agent_id, action) = (target.session_id.clone(), target.agent_id.clone(), req.action);
+    match &inv.error {
+        None => {
+            let done = ActionCompleted {
+                session_id: session_id.clone(),
+                agent_id,
+                action,
+                invocation_id,
+            };
+            change.emit(&session_id, done).await?
+        }
+        Some(error) => {
+            let failed = ActionFailed {
+                session_id: session_id.clone(),
+                agent_id,
+                action,
+                invocation_id,
+                error: error.clone(),
+            };
+            change.emit(&session_id, failed).await?
+        }
+    }
+    change.commit().await?;
+    Ok(inv)
+}
+
+async fn target_workspace(reg: &Registry, agent: &Agent) -> Result<String> {
+    let mut conn = reg.db.acquire().await?;
+    Ok(store::agent_workspace(&mut conn, &agent.agent_id)
+        .await?
+        .unwrap_or_else(|| relay_contracts::context::DEFAULT_WORKSPACE.to_string()))
+}
+
 // ---- SQL (registry_actions) ---------------------------------------------------------------
 
 async fn replace(
@@ -272,6 +444,48 @@ async fn exposed(conn: &mut PgConnection, workspace: Option<&str>, agent_id: Opt
         .into_iter()
         .map(|(Json(spec), at, Json(agent))| action(&agent, spec, at))
         .collect())
+}
+
+async fn exposed_spec(conn: &mut PgConnection, agent_id: &str, name: &str) -> Result<Option<ActionSpec>> {
+    let row: Option<Json<ActionSpec>> =
+        sqlx::query_scalar("SELECT doc FROM registry_actions WHERE agent_id = $1 AND name = $2")
+            .bind(agent_id)
+            .bind(name)
+            .fetch_optional(conn)
+            .await?;
+    Ok(row.map(|Json(spec)| spec))
+}
+
+async fn find_invocation(
+    conn: &mut PgConnection,
+    workspace: &str,
+    caller: &str,
+    id: &str,
+) -> Result<Option<Invocation>> {
+    let row: Option<Json<Invocation>> = sqlx::query_scalar(
+        "SELECT doc FROM registry_invocations WHERE workspace = $1 AND caller = $2 AND invocation_id = $3 FOR UPDATE",
+    )
+    .bind(workspace)
+    .bind(caller)
+    .bind(id)
+    .fetch_optional(conn)
+    .await?;
+    Ok(row.map(|Json(inv)| inv))
+}
+
+async fn save_invocation(conn: &mut PgConnection, workspace: &str, caller: &str, inv: &Invocation) -> Result<()> {
+    sqlx::query(
+        "INSERT INTO registry_invocations (workspace, caller, invocation_id, agent_id, doc) VALUES ($1, $2, $3, $4, $5)
+         ON CONFLICT (workspace, caller, invocation_id) DO UPDATE SET doc = EXCLUDED.doc",
+    )
+    .bind(workspace)
+    .bind(caller)
+    .bind(&inv.invocation_id)
+    .bind(&inv.agent_id)
+    .bind(Json(inv))
+    .execute(conn)
+    .await?;
+    Ok(())
 }
 
 async fn channels_of(conn: &mut PgConnection, workspace: &str, agent_id: &str) -> Result<Vec<String>> {

@@ -160,6 +160,7 @@ pub async fn serve(nats: async_nats::Client, reg: Registry) -> Result<ServiceHos
     host.serve::<rpc::AgentGet>(agents::get).await?;
     host.serve::<rpc::ActionExpose>(scoped(actions::expose)).await?;
     host.serve::<rpc::ActionList>(actions::list).await?;
+    host.serve::<rpc::ActionInvoke>(actions::invoke).await?;
     host.serve::<rpc::MessageSend>(messaging::send).await?;
     host.serve::<rpc::MessageGet>(messaging::get).await?;
     host.serve::<rpc::MessageThread>(messaging::thread).await?;

@@ -4,8 +4,14 @@
 
 mod common;
 use relay_contracts::access;
+use relay_contracts::actions::{ActionAnswer, ActionCall};
+use relay_contracts::delivery::{MessageContext, Receipt, ReceiptStatus};
+use relay_contracts::session::{AgentSelection, Message};
 use relay_contracts::{Caller, RequestContext, WireError};
+use relay_harness::{AgentSession, AttachOptions, Binding};
 use serde_json::{Value, json};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 fn caps(expose: bool) -> Value {
     json!({"messaging": {"receive": true}, "delivery": {"modes": ["immediate"]},
@@ -208,4 +214,147 @@ async fn bad_exposures_are_refused_with_the_reason_and_change_nothing() {
 
     // Nothing changed.
     assert_eq!(names(&m.ok("action.list", json!({})).await), ["status"]);
+}
+
+/// An in-process agent on the harness SDK serving `add`, `never` (no answer) and `broken`,
+/// counting the calls it gets.
+#[derive(Default)]
+struct Calculator {
+    calls: AtomicUsize,
+}
+
+impl AgentSession for Calculator {
+    async fn receive_message(&self, _message: Message, ctx: MessageContext) -> Receipt {
+        relay_harness::receipt(ReceiptStatus::Delivered, &ctx.id)
+    }
+
+    async fn invoke_action(&self, call: ActionCall) -> ActionAnswer {
+        self.calls.fetch_add(1, Ordering::SeqCst);
+        match call.action.as_str() {
+            "add" => ActionAnswer {
+                output: Some(json!({"sum": call.input["a"].as_i64().unwrap() + call.input["b"].as_i64().unwrap()})),
+                error: None,
+            },
+            "never" => std::future::pending().await,
+            _ => ActionAnswer {
+                output: None,
+                error: Some("the build server is down".into()),
+            },
+        }
+    }
+
+    async fn release(&self, _reason: Option<String>) {}
+}
+
+#[tokio::test]
+async fn an_invoked_action_is_checked_runs_once_on_its_agent_and_answers_or_fails_plainly() {
+    let m = common::start(1).await;
+    let session = common::create(&m).await;
+    let calc = Arc::new(Calculator::default());
+    let opts = AttachOptions {
+        session_id: session.clone(),
+        agent: AgentSelection::adapter("calc"),
+        capabilities: serde_json::from_value(caps(true)).unwrap(),
+        adapter_session_id: None,
+        agent_id: None,
+        handle: Some("calc".into()),
+        agent_capabilities: None,
+        spawned_by: None,
+    };
+    let binding = Binding::attach(m.client.clone(), opts, calc.clone()).await.unwrap();
+    let sum = json!({"type": "object", "required": ["a", "b"],
+                     "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}}});
+    let actions = json!([
+        {"name": "add", "inputSchema": sum, "availableTo": ["@bob"]},
+        {"name": "never", "inputSchema": {"type": "object"}},
+        {"name": "broken", "inputSchema": {"type": "object"}},
+    ]);
+    m.ok(
+        "action.expose",
+        json!({"agentId": binding.agent_id, "actions": actions}),
+    )
+    .await;
+    let bob = AsAgent::connect(&m, &attach(&m, &session, "bob", false).await).await;
+    let carol = AsAgent::connect(&m, &attach(&m, &session, "carol", false).await).await;
+    let plain = json!({"messaging": {"receive": true}, "delivery": {"modes": ["immediate"]},
+                       "events": {"emits": ["status.changed"]}, "lifecycle": {"release": true}});
+    let body = json!({"sessionId": session, "agent": {"kind": "adapter", "adapterName": "claude"},
+                      "handle": "dave", "capabilities": plain});
+    let dave = m.ok("session.agent.attach", body).await["agentId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let dave = AsAgent::connect(&m, &dave).await;
+    let invoke = |action: &str, input: Value, id: &str| json!({"agent": "@calc", "action": action, "input": input, "invocationId": id, "timeoutMs": 2000});
+
+    // bob may: it runs on calc, and a retry with the same id answers without running again.
+    let done = bob
+        .call("action.invoke", invoke("add", json!({"a": 2, "b": 3}), "i-1"))
+        .await
+        .unwrap();
+    assert_eq!(done["status"], "completed", "{done}");
+    assert_eq!(done["output"]["sum"], 5, "{done}");
+    let again = bob
+        .call("action.invoke", invoke("add", json!({"a": 2, "b": 3}), "i-1"))
+        .await
+        .unwrap();
+    assert_eq!(again, done);
+    assert_eq!(calc.calls.load(Ordering::SeqCst), 1, "a retried invoke runs once");
+
+    // Refused before calc is asked: the schema's own message, availableTo, the capability, an
+    // unknown action.
+    let bad = bob
+        .call("action.invoke", invoke("add", json!({"a": "two", "b": 3}), "i-2"))
+        .await
+        .unwrap_err();
+    assert_eq!(bad.error.code.as_str(), "invalid_request", "{bad:?}");
+    let details = bad.error.details.clone().unwrap_or_default();
+    assert_eq!(details["errors"][0]["path"], "/a", "{bad:?}");
+    assert!(bad.error.message.contains("integer"), "{bad:?}");
+    let e = carol
+        .call("action.invoke", invoke("add", json!({"a": 1, "b": 1}), "i-3"))
+        .await
+        .unwrap_err();
+    assert_eq!(e.error.code.as_str(), "forbidden", "{e:?}");
+    assert!(e.error.message.contains("@bob"), "{e:?}");
+    let e = dave
+        .call("action.invoke", invoke("broken", json!({}), "i-4"))
+        .await
+        .unwrap_err();
+    assert_eq!(e.error.code.as_str(), "capability_unsupported", "{e:?}");
+    let e = bob
+        .call("action.invoke", invoke("nope", json!({}), "i-5"))
+        .await
+        .unwrap_err();
+    assert_eq!(e.error.code.as_str(), "not_found", "{e:?}");
+    assert_eq!(calc.calls.load(Ordering::SeqCst), 1, "none of them reached the agent");
+
+    // An action that fails, and one that never answers, end `failed` with the reason.
+    let failed = carol
+        .call("action.invoke", invoke("broken", json!({}), "i-6"))
+        .await
+        .unwrap();
+    assert_eq!(failed["status"], "failed", "{failed}");
+    assert_eq!(failed["error"], "the build server is down", "{failed}");
+    let mut slow = invoke("never", json!({}), "i-7");
+    slow["timeoutMs"] = json!(300);
+    let timed_out = carol.call("action.invoke", slow).await.unwrap();
+    assert_eq!(timed_out["status"], "failed", "{timed_out}");
+    assert!(
+        timed_out["error"].as_str().unwrap().contains("within 300 ms"),
+        "{timed_out}"
+    );
+
+    // Each step is an event for the log, in order, with the invocation id.
+    let db = m.db.pool().await;
+    let types: Vec<String> = sqlx::query_scalar(
+        "SELECT type FROM registry_events WHERE payload->>'invocationId' IN ('i-1', 'i-6') ORDER BY seq",
+    )
+    .fetch_all(&db)
+    .await
+    .unwrap();
+    assert_eq!(
+        types,
+        ["action.invoked", "action.completed", "action.invoked", "action.failed"]
+    );
 }

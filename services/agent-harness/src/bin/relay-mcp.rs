@@ -44,6 +44,16 @@ struct ChannelArgs {
 }
 
 #[derive(Serialize, Deserialize, JsonSchema)]
+struct InvokeArgs {
+    /// The agent that exposes it (`@handle`).
+    agent: String,
+    /// The action's name (see relay_actions).
+    action: String,
+    /// The input, as the action's input schema asks.
+    input: Option<serde_json::Map<String, Value>>,
+}
+
+#[derive(Serialize, Deserialize, JsonSchema)]
 struct ActionsArgs {
     /// Only this agent's actions (`@handle`).
     agent: Option<String>,
@@ -118,6 +128,17 @@ impl RelayTools {
     )]
     async fn relay_actions(&self, Parameters(a): Parameters<ActionsArgs>) -> CallToolResult {
         self.call("actions", json!({"agent": a.agent})).await
+    }
+
+    #[tool(
+        description = "Invoke an action another agent exposes (see relay_actions): the mesh checks your input against its schema, runs it on that agent and returns its output."
+    )]
+    async fn relay_invoke(&self, Parameters(a): Parameters<InvokeArgs>) -> CallToolResult {
+        self.call(
+            "invoke",
+            json!({"agent": a.agent, "action": a.action, "input": a.input}),
+        )
+        .await
     }
 
     #[tool(description = "Who is in the workspace: every live agent's handle, CLI and status.")]
