@@ -100,9 +100,10 @@ pub struct InvokeRequest {
     /// running the action twice.
     #[cfg_attr(feature = "openapi", schema(max_length = 128, pattern = "^[A-Za-z0-9_.:-]{1,128}$"))]
     pub invocation_id: Option<String>,
-    /// How long to wait for the agent's answer, in ms (1 to 30,000; default 30,000).
+    /// How long to wait for the agent's answer, in ms (1 to 30,000; default 30,000; a
+    /// fraction is rounded up).
     #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 30000))]
-    pub timeout_ms: Option<u64>,
+    pub timeout_ms: Option<f64>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -78,6 +78,17 @@ pub fn json() -> String {
             "data": { "type": "string", "description": "base64", "pattern": NO_NUL },
             "name": { "type": "string", "pattern": NO_NUL } } }
     ]});
+    // An action's input is any JSON object, but no string in it (keys included) may hold NUL.
+    schemas["NoNulJson"] = serde_json::json!({ "description": "Any JSON value whose strings hold no NUL", "anyOf": [
+        { "type": "string", "pattern": NO_NUL },
+        { "type": ["number", "boolean", "null"] },
+        { "type": "array", "items": { "$ref": "#/components/schemas/NoNulJson" } },
+        { "type": "object", "propertyNames": { "pattern": NO_NUL },
+          "additionalProperties": { "$ref": "#/components/schemas/NoNulJson" } }
+    ]});
+    schemas["InvokeRequest"]["properties"]["input"] = serde_json::json!({
+        "type": ["object", "null"], "description": "Checked against the action's input schema; `{}` when absent.",
+        "propertyNames": { "pattern": NO_NUL }, "additionalProperties": { "$ref": "#/components/schemas/NoNulJson" } });
     let mut s = serde_json::to_string_pretty(&doc).unwrap_or_default();
     s.push('\n');
     s

@@ -61,6 +61,10 @@ pub(crate) fn parse<T: DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
     if has_nul_escape(body) {
         return Err(ApiError::Invalid("strings may not contain NUL (\\u0000)".into()));
     }
+    // serde reads a struct from an array too (`[null]` as `{reason: null}`); every body is an object.
+    if body.trim_ascii_start().first() == Some(&b'[') {
+        return Err(ApiError::Invalid("the body must be a JSON object, not an array".into()));
+    }
     serde_json::from_slice(body).map_err(|e| ApiError::Invalid(format!("invalid JSON body: {e}")))
 }
 

@@ -245,12 +245,13 @@ fn caller_key(ctx: &RequestContext) -> String {
 /// `action.invoke`: checks the caller and the input, records the invocation (`action.invoked`)
 /// before the exposing harness is asked, then records how it ended.
 pub async fn invoke(reg: Registry, ctx: RequestContext, req: InvokeRequest) -> Result<Invocation> {
-    let timeout_ms = req.timeout_ms.unwrap_or(MAX_INVOKE_TIMEOUT_MS);
-    if !(1..=MAX_INVOKE_TIMEOUT_MS).contains(&timeout_ms) {
+    let timeout_ms = req.timeout_ms.unwrap_or(MAX_INVOKE_TIMEOUT_MS as f64);
+    if !(1.0..=MAX_INVOKE_TIMEOUT_MS as f64).contains(&timeout_ms) {
         return Err(RegistryError::Invalid(format!(
             "timeoutMs {timeout_ms}: 1 to {MAX_INVOKE_TIMEOUT_MS}"
         )));
     }
+    let timeout_ms = timeout_ms.ceil() as u64;
     let target = agents::get(
         reg.clone(),
         ctx.clone(),
