@@ -313,6 +313,8 @@ pub async fn invoke(reg: Registry, ctx: RequestContext, req: InvokeRequest) -> R
     let invocation_id = req.invocation_id.unwrap_or_else(store::new_id);
     let workspace = target_workspace(&reg, &target).await?;
     let mut change = Change::begin(&reg).await?;
+    // Two calls with one id at once: the second waits for the first's row, then sees it.
+    lock_invocation(change.conn(), &workspace, &caller, &invocation_id).await?;
     if let Some(done) = find_invocation(change.conn(), &workspace, &caller, &invocation_id).await? {
         if done.status == InvocationStatus::Running {
             return Err(RegistryError::Conflict(format!(
@@ -455,6 +457,16 @@ async fn exposed_spec(conn: &mut PgConnection, agent_id: &str, name: &str) -> Re
             .fetch_optional(conn)
             .await?;
     Ok(row.map(|Json(spec)| spec))
+}
+
+async fn lock_invocation(conn: &mut PgConnection, workspace: &str, caller: &str, id: &str) -> Result<()> {
+    sqlx::query("SELECT pg_advisory_xact_lock(hashtext('relay-invocation:' || $1 || '/' || $2 || '/' || $3))")
+        .bind(workspace)
+        .bind(caller)
+        .bind(id)
+        .execute(conn)
+        .await?;
+    Ok(())
 }
 
 async fn find_invocation(

@@ -300,6 +300,19 @@ async fn an_invoked_action_is_checked_runs_once_on_its_agent_and_answers_or_fail
         .unwrap();
     assert_eq!(again, done);
     assert_eq!(calc.calls.load(Ordering::SeqCst), 1, "a retried invoke runs once");
+    // Even two at once: one runs, the other answers with it or says it is still running.
+    let twice = invoke("add", json!({"a": 1, "b": 1}), "i-twice");
+    let (one, two) = tokio::join!(
+        bob.call("action.invoke", twice.clone()),
+        bob.call("action.invoke", twice.clone())
+    );
+    assert_eq!(calc.calls.load(Ordering::SeqCst), 2, "{one:?} {two:?}");
+    for outcome in [one, two] {
+        match outcome {
+            Ok(done) => assert_eq!(done["output"]["sum"], 2, "{done}"),
+            Err(e) => assert_eq!(e.error.code.as_str(), "conflict", "{e:?}"),
+        }
+    }
 
     // Refused before calc is asked: the schema's own message, availableTo, the capability, an
     // unknown action.
@@ -327,7 +340,7 @@ async fn an_invoked_action_is_checked_runs_once_on_its_agent_and_answers_or_fail
         .await
         .unwrap_err();
     assert_eq!(e.error.code.as_str(), "not_found", "{e:?}");
-    assert_eq!(calc.calls.load(Ordering::SeqCst), 1, "none of them reached the agent");
+    assert_eq!(calc.calls.load(Ordering::SeqCst), 2, "none of them reached the agent");
 
     // An action that fails, and one that never answers, end `failed` with the reason.
     let failed = carol
