@@ -561,6 +561,13 @@ async fn claude_stream_json_lead_delegates_with_map_reduce_and_gets_the_workers_
     .await;
 }
 
+/// What an agent attached by the test (not a CLI) declares: it exposes actions.
+fn exposing_caps() -> Value {
+    json!({"messaging": {"receive": true}, "delivery": {"modes": ["immediate"]},
+           "events": {"emits": ["status.changed"]}, "lifecycle": {"release": true},
+           "actions": {"expose": true}})
+}
+
 /// An agent (real Claude Code) asks which actions it may invoke with `relay_actions`: it sees
 /// the one exposed for `#general` and not the one kept for a person's role.
 #[tokio::test]
@@ -576,9 +583,7 @@ async fn claude_stream_json_lists_the_actions_it_may_invoke_with_relay_actions()
     // An agent that exposes two actions, attached by the operators' tools (no CLI needed).
     let admin = w._nats.client().await;
     let session = relay_testkit::expect_ok(&admin, "session.create", json!({})).await;
-    let caps = json!({"messaging": {"receive": true}, "delivery": {"modes": ["immediate"]},
-                      "events": {"emits": ["status.changed"]}, "lifecycle": {"release": true},
-                      "actions": {"expose": true}});
+    let caps = exposing_caps();
     let attach = json!({"sessionId": session["sessionId"], "agent": {"kind": "adapter", "adapterName": "ops"},
                         "handle": "opsbot", "capabilities": caps});
     let ops = relay_testkit::expect_ok(&admin, "session.agent.attach", attach).await;
@@ -652,9 +657,7 @@ async fn claude_stream_json_invokes_an_action_with_relay_invoke() {
     let w = world(script).await;
     let admin = w._nats.client().await;
     let session = relay_testkit::expect_ok(&admin, "session.create", json!({})).await;
-    let caps = json!({"messaging": {"receive": true}, "delivery": {"modes": ["immediate"]},
-                      "events": {"emits": ["status.changed"]}, "lifecycle": {"release": true},
-                      "actions": {"expose": true}});
+    let caps = exposing_caps();
     let opts = relay_harness::AttachOptions {
         session_id: session["sessionId"].as_str().unwrap().to_string(),
         agent: relay_contracts::session::AgentSelection::adapter("adder"),

@@ -8,7 +8,7 @@ use crate::agents::{self, capabilities_of, is_attached};
 use crate::error::{RegistryError, Result};
 use crate::store::{self, Change, now_ms};
 use relay_contracts::actions::*;
-use relay_contracts::session::events::{ActionCompleted, ActionFailed, ActionInvoked, Updated};
+use relay_contracts::session::events::{ActionCompleted, ActionFailed, ActionInvoked};
 use relay_contracts::session::{Agent, AgentGetRequest, handle_of};
 use relay_contracts::{Caller, RequestContext};
 use serde_json::{Value, json};
@@ -107,15 +107,7 @@ fn is_selector(s: &str) -> bool {
 pub async fn expose(reg: Registry, _ctx: RequestContext, req: ExposeRequest) -> Result<ActionList> {
     check(&req.actions)?;
     let mut change = Change::begin(&reg).await?;
-    let session_id = store::find_agent(change.conn(), &req.agent_id).await?.session_id;
-    let mut session = store::lock_live(change.conn(), &session_id).await?;
-    let mut agent = store::find_agent(change.conn(), &req.agent_id).await?;
-    if !is_attached(&agent) {
-        return Err(RegistryError::Conflict(format!(
-            "agent {} was released",
-            agent.agent_id
-        )));
-    }
+    let (mut session, mut agent) = agents::lock_attached(&mut change, &req.agent_id).await?;
     if capabilities_of(&agent).actions.and_then(|a| a.expose) != Some(true) {
         return Err(RegistryError::Capability {
             agent_id: agent.agent_id.clone(),
@@ -138,19 +130,7 @@ pub async fn expose(reg: Registry, _ctx: RequestContext, req: ExposeRequest) -> 
         .get_or_insert_with(Default::default)
         .insert("items".into(), Value::Array(items));
     agent.agent_capabilities = Some(agui);
-    agent.last_activity_at = now;
-    change.save_agent(&agent).await?;
-    session.last_activity_at = now;
-    store::save_session(change.conn(), &session).await?;
-    change
-        .emit(
-            &session_id,
-            Updated {
-                session_id: session_id.clone(),
-                changed_properties: vec!["agents".into()],
-            },
-        )
-        .await?;
+    agents::save_changed(&mut change, &mut session, &mut agent, now).await?;
     change.commit().await?;
     Ok(ActionList {
         actions: req.actions.into_iter().map(|spec| action(&agent, spec, now)).collect(),
@@ -175,6 +155,8 @@ fn action(agent: &Agent, spec: ActionSpec, exposed_at: i64) -> Action {
 /// `None`: the mesh's own services and operators' tools, who see everything.
 struct Invoker {
     selectors: Vec<String>,
+    /// The calling agent, when an agent calls.
+    agent: Option<Agent>,
 }
 
 impl Invoker {
@@ -187,14 +169,17 @@ async fn invoker(conn: &mut PgConnection, ctx: &RequestContext) -> Result<Option
     if let Some(agent_id) = &ctx.agent {
         let agent = store::find_agent(conn, agent_id).await?;
         let mut selectors = vec!["role:agent".to_string(), "#general".to_string()];
-        selectors.extend(agent.handle.map(|h| format!("@{h}")));
+        selectors.extend(agent.handle.as_ref().map(|h| format!("@{h}")));
         selectors.extend(
             channels_of(conn, &ctx.workspace, agent_id)
                 .await?
                 .into_iter()
                 .map(|c| format!("#{c}")),
         );
-        return Ok(Some(Invoker { selectors }));
+        return Ok(Some(Invoker {
+            selectors,
+            agent: Some(agent),
+        }));
     }
     let role = match &ctx.caller {
         Caller::Admin(_) => return Ok(None),
@@ -204,6 +189,7 @@ async fn invoker(conn: &mut PgConnection, ctx: &RequestContext) -> Result<Option
     };
     Ok(Some(Invoker {
         selectors: vec![role.to_string()],
+        agent: None,
     }))
 }
 
@@ -271,7 +257,8 @@ pub async fn invoke(reg: Registry, ctx: RequestContext, req: InvokeRequest) -> R
             id: format!("{} of agent {}", req.action, req.agent),
         })?;
     let available_to = spec.available_to.clone().unwrap_or_else(|| vec!["*".into()]);
-    if let Some(who) = invoker(&mut conn, &ctx).await?
+    let who = invoker(&mut conn, &ctx).await?;
+    if let Some(who) = &who
         && !who.may(&available_to)
     {
         return Err(RegistryError::Forbidden(format!(
@@ -280,18 +267,18 @@ pub async fn invoke(reg: Registry, ctx: RequestContext, req: InvokeRequest) -> R
             available_to.join(", ")
         )));
     }
-    if let Some(caller) = &ctx.agent
-        && capabilities_of(&store::find_agent(&mut conn, caller).await?)
-            .actions
-            .and_then(|a| a.invoke)
-            != Some(true)
+    if let Some(caller) = who.and_then(|w| w.agent)
+        && capabilities_of(&caller).actions.and_then(|a| a.invoke) != Some(true)
     {
         return Err(RegistryError::Capability {
-            agent_id: caller.clone(),
+            agent_id: caller.agent_id,
             capability: "actions.invoke".into(),
             reason: "the agent did not declare it".into(),
         });
     }
+    let workspace = store::agent_workspace(&mut conn, &target.agent_id)
+        .await?
+        .unwrap_or_else(|| relay_contracts::context::DEFAULT_WORKSPACE.to_string());
     drop(conn);
     let input = req.input.unwrap_or_else(|| json!({}));
     let problems: Vec<Value> = compile("inputSchema", &spec.input_schema)?
@@ -311,7 +298,6 @@ pub async fn invoke(reg: Registry, ctx: RequestContext, req: InvokeRequest) -> R
 
     let caller = caller_key(&ctx);
     let invocation_id = req.invocation_id.unwrap_or_else(store::new_id);
-    let workspace = target_workspace(&reg, &target).await?;
     let mut change = Change::begin(&reg).await?;
     // Two calls with one id at once: the second waits for the first's row, then sees it.
     lock_invocation(change.conn(), &workspace, &caller, &invocation_id).await?;
@@ -395,13 +381,6 @@ pub async fn invoke(reg: Registry, ctx: RequestContext, req: InvokeRequest) -> R
     }
     change.commit().await?;
     Ok(inv)
-}
-
-async fn target_workspace(reg: &Registry, agent: &Agent) -> Result<String> {
-    let mut conn = reg.db.acquire().await?;
-    Ok(store::agent_workspace(&mut conn, &agent.agent_id)
-        .await?
-        .unwrap_or_else(|| relay_contracts::context::DEFAULT_WORKSPACE.to_string()))
 }
 
 // ---- SQL (registry_actions) ---------------------------------------------------------------

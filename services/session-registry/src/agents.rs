@@ -372,6 +372,40 @@ pub async fn capabilities(reg: Registry, _ctx: RequestContext, req: AgentRef) ->
 }
 
 /// A harness re-declares what a session can do (capabilities change with connection state).
+/// An attached agent and its locked session, the agent read again under the lock, for a change
+/// to the agent's record; `conflict` once it was released.
+pub(crate) async fn lock_attached(change: &mut Change, agent_id: &str) -> Result<(Session, Agent)> {
+    let session_id = store::find_agent(change.conn(), agent_id).await?.session_id;
+    let session = store::lock_live(change.conn(), &session_id).await?;
+    let agent = store::find_agent(change.conn(), agent_id).await?;
+    if !is_attached(&agent) {
+        return Err(RegistryError::Conflict(format!(
+            "agent {} was released",
+            agent.agent_id
+        )));
+    }
+    Ok((session, agent))
+}
+
+/// Stores a changed agent record (from [`lock_attached`]): the agent, its session's activity,
+/// and `session.updated` naming `agents`.
+pub(crate) async fn save_changed(
+    change: &mut Change,
+    session: &mut Session,
+    agent: &mut Agent,
+    now: i64,
+) -> Result<()> {
+    agent.last_activity_at = now;
+    change.save_agent(agent).await?;
+    session.last_activity_at = now;
+    store::save_session(change.conn(), session).await?;
+    let updated = Updated {
+        session_id: session.session_id.clone(),
+        changed_properties: vec!["agents".into()],
+    };
+    change.emit(&session.session_id, updated).await
+}
+
 pub async fn declare_capabilities(
     reg: Registry,
     _ctx: RequestContext,
@@ -386,40 +420,19 @@ pub async fn declare_capabilities(
         validate_capabilities(caps)?;
     }
     let mut change = Change::begin(&reg).await?;
-    let session_id = store::find_agent(change.conn(), &req.agent_id).await?.session_id;
-    let mut session = store::lock_live(change.conn(), &session_id).await?;
-    // Re-read under the session lock.
-    let mut agent = store::find_agent(change.conn(), &req.agent_id).await?;
-    if !is_attached(&agent) {
-        return Err(RegistryError::Conflict(format!(
-            "agent {} was released",
-            agent.agent_id
-        )));
-    }
+    let (mut session, mut agent) = lock_attached(&mut change, &req.agent_id).await?;
     if let Some(caps) = req.capabilities {
         agent.capabilities = Some(caps);
     }
     if let Some(agui) = req.agent_capabilities {
         agent.agent_capabilities = Some(agui);
     }
-    agent.last_activity_at = now_ms();
-    change.save_agent(&agent).await?;
-    session.last_activity_at = now_ms();
-    store::save_session(change.conn(), &session).await?;
-    change
-        .emit(
-            &session_id,
-            Updated {
-                session_id: session_id.clone(),
-                changed_properties: vec!["agents".into()],
-            },
-        )
-        .await?;
+    save_changed(&mut change, &mut session, &mut agent, now_ms()).await?;
     change.commit().await?;
     Ok(CapabilitiesResponse {
         capabilities: capabilities_of(&agent),
         agent_id: agent.agent_id,
-        session_id,
+        session_id: session.session_id,
         agent_capabilities: agent.agent_capabilities,
     })
 }
