@@ -130,6 +130,14 @@ pub async fn update(reg: Registry, ctx: RequestContext, req: UpdateRequest) -> R
             "changing a session's approval policy needs an admin key".into(),
         ));
     }
+    // The documented id pattern: not blank (null clears it).
+    if let Some(Some(target)) = &req.execution_target_id
+        && target.trim().is_empty()
+    {
+        return Err(RegistryError::Invalid(
+            "executionTargetId may not be blank; null clears it".into(),
+        ));
+    }
     let mut change = Change::begin(&reg).await?;
     let mut s = store::lock_live(change.conn(), &req.session_id).await?;
     if s.status == SessionStatus::Archived {
