@@ -77,6 +77,8 @@ struct ServiceAccess {
 }
 
 const COMMITTED: &str = "event.committed.>";
+/// The permission manager publishes each decision live on this subject.
+pub const PERMISSION_RESOLVED: &str = "permission.resolved";
 /// Service subjects the gateway calls for itself.
 const GATEWAY_CALLS: &[&str] = &["key.verify"];
 
@@ -95,9 +97,19 @@ const SERVICES: &[ServiceAccess] = &[
             "event.purgeSession",
             "delivery.handoff",
             "delivery.purge",
+            // Invocations are decided by the permission policies.
+            "permission.request",
+            "permission.get",
         ],
-        emits: &["session.>", "action.>", crate::keys::KEY_REVOKED, "agent.*.invoke"],
-        follows: &[],
+        emits: &[
+            "session.>",
+            "action.>",
+            "consensus.>",
+            crate::keys::KEY_REVOKED,
+            "agent.*.invoke",
+        ],
+        // A person's decision wakes invocations waiting for it.
+        follows: &[PERMISSION_RESOLVED],
     },
     ServiceAccess {
         name: service::EVENT_INGEST,

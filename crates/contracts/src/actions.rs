@@ -110,9 +110,20 @@ pub struct InvokeRequest {
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum InvocationStatus {
+    /// A policy wants a person's decision (`permissionRequestId`): the call waits for it.
+    Pending,
     Running,
     Completed,
     Failed,
+    /// A policy or a person refused it (`error` says which and why); the agent never got it.
+    Denied,
+}
+
+impl InvocationStatus {
+    /// Whether the invocation has ended.
+    pub fn is_final(self) -> bool {
+        matches!(self, Self::Completed | Self::Failed | Self::Denied)
+    }
 }
 
 /// One invocation and, once it ended, its outcome.
@@ -128,6 +139,8 @@ pub struct Invocation {
     #[cfg_attr(feature = "openapi", schema(value_type = Object))]
     pub output: Option<Value>,
     pub error: Option<String>,
+    /// The permission request a person decides, while `pending` (and after).
+    pub permission_request_id: Option<String>,
     pub started_at: i64,
     pub completed_at: Option<i64>,
 }

@@ -7,6 +7,7 @@ pub mod access;
 pub mod actions;
 pub mod audit;
 pub mod capabilities;
+pub mod consensus;
 pub mod context;
 pub mod cost;
 pub mod delivery;

@@ -196,11 +196,34 @@ macro_rules! with_rpcs {
             ActionList action_list = "action.list", SESSION_REGISTRY, LOOK, workspace,
                 actions::ListActionsRequest => actions::ActionList;
             /// Runs an agent's action as the caller (an agent needs `actions.invoke`): the input
-            /// is checked against its schema, `availableTo` against the caller; the exposing
-            /// harness answers within `timeoutMs`. The same `invocationId` again answers with the
-            /// first outcome. Events: `action.invoked`, `action.completed` / `action.failed`.
+            /// is checked against its schema, `availableTo` against the caller, then the
+            /// permission manager's policies (tool `action`, command the action's name): denied,
+            /// or `pending` until a person decides. The exposing harness answers within
+            /// `timeoutMs`; an agent caller also gets the result as an `action-result` message.
+            /// The same `invocationId` again answers with where that invocation is. Events:
+            /// `action.invoked`, `action.completed` / `action.failed` / `action.denied`.
             ActionInvoke action_invoke = "action.invoke", SESSION_REGISTRY, SEND, workspace,
-                actions::InvokeRequest => actions::Invocation, timeout(35);
+                actions::InvokeRequest => actions::Invocation, timeout(40);
+            // ---- consensus (session registry) ---------------------------------------------
+            /// Puts a question with options to a channel's members or a list of agents, who are
+            /// asked with a relay message and vote with `relay_vote`. Events:
+            /// `consensus.proposed`.
+            ConsensusPropose consensus_propose = "consensus.propose", SESSION_REGISTRY, SEND, workspace,
+                consensus::ProposeRequest => consensus::Proposal;
+            /// The calling agent's vote (once, while open); at the quorum the proposal resolves.
+            /// Events: `consensus.voted`, `consensus.resolved`.
+            ConsensusVote consensus_vote = "consensus.vote", SESSION_REGISTRY, HARNESS, workspace,
+                consensus::VoteRequest => consensus::Proposal;
+            /// Ends an open proposal without an outcome (its proposer, an operator or a
+            /// service). Events: `consensus.resolved` (cancelled).
+            ConsensusCancel consensus_cancel = "consensus.cancel", SESSION_REGISTRY, SEND, workspace,
+                consensus::CancelRequest => consensus::Proposal;
+            /// One proposal with its votes and tally.
+            ConsensusGet consensus_get = "consensus.get", SESSION_REGISTRY, LOOK, workspace,
+                consensus::ProposalRef => consensus::Proposal;
+            /// The workspace's proposals, newest first.
+            ConsensusList consensus_list = "consensus.list", SESSION_REGISTRY, LOOK, workspace,
+                consensus::ListProposalsRequest => consensus::ProposalList;
             // ---- relay messaging (session registry) ----------------------------------------
             /// Sends a message to `@handle` (DM), a list of handles (group DM), `#channel` or a
             /// thread (`threadId`), as the authenticated caller (an agent needs `messaging.send`).
@@ -486,7 +509,7 @@ macro_rules! scope {
     };
 }
 
-use crate::{actions, audit, cost, delivery, events, keys, messaging, permission, session, workspace};
+use crate::{actions, audit, consensus, cost, delivery, events, keys, messaging, permission, session, workspace};
 
 with_rpcs!(declare);
 

@@ -1211,6 +1211,7 @@ pub mod events {
         pub agent_id: String,
         pub action: String,
         pub invocation_id: String,
+        pub duration_ms: i64,
     });
     event!(ActionFailed, "action.failed", {
         pub session_id: String,
@@ -1218,6 +1219,42 @@ pub mod events {
         pub action: String,
         pub invocation_id: String,
         pub error: String,
+        /// Whether the same call may succeed later (no answer in time, the agent gone).
+        pub retryable: bool,
+    });
+    event!(ActionDenied, "action.denied", {
+        pub session_id: String,
+        pub agent_id: String,
+        pub action: String,
+        pub invocation_id: String,
+        pub caller: String,
+        /// Which policy or person refused it, and why.
+        pub reason: String,
+    });
+    // Kept as they are in the log (no `session.` prefix): seed 003's relay events.
+    event!(ConsensusProposed, "consensus.proposed", {
+        pub proposal_id: String,
+        pub question: String,
+        pub options: Vec<String>,
+        pub proposer: String,
+        pub voters: Vec<String>,
+        pub quorum: i64,
+        pub deadline: i64,
+    });
+    event!(ConsensusVoted, "consensus.voted", {
+        pub proposal_id: String,
+        pub voter: String,
+        pub choice: String,
+    });
+    event!(ConsensusResolved, "consensus.resolved", {
+        pub proposal_id: String,
+        /// `resolved` (an option reached the quorum, or every voter voted), `expired` or
+        /// `cancelled`.
+        pub status: String,
+        /// The option that reached the quorum, if one did.
+        pub outcome: Option<String>,
+        pub tally: std::collections::BTreeMap<String, i64>,
+        pub reason: Option<String>,
     });
     event!(Usage, "usage", {
         pub session_id: String,
@@ -1261,6 +1298,10 @@ pub mod events {
         ActionInvoked::TYPE,
         ActionCompleted::TYPE,
         ActionFailed::TYPE,
+        ActionDenied::TYPE,
+        ConsensusProposed::TYPE,
+        ConsensusVoted::TYPE,
+        ConsensusResolved::TYPE,
         Usage::TYPE,
     ];
 }

@@ -844,3 +844,50 @@ pub fn metric_value(exposition: &str, name: &str) -> f64 {
         .and_then(|v| v.parse().ok())
         .unwrap_or(0.0)
 }
+
+/// A connection with the harness identity of `agent` (in `default`), as its spawner mints it:
+/// calls go out on the agent's harness form of each subject, as its harness makes them.
+pub struct AsAgent {
+    pub client: async_nats::Client,
+    pub agent: String,
+}
+
+impl AsAgent {
+    pub async fn connect(nats: &Nats, agent: &str) -> AsAgent {
+        let creds = nats.harness_creds(agent, "default").expect("auth on");
+        let client = async_nats::ConnectOptions::with_credentials(&creds)
+            .expect("harness creds")
+            .custom_inbox_prefix(relay_contracts::access::harness_inbox_prefix(agent))
+            .connect(&nats.url)
+            .await
+            .expect("connect as a harness");
+        AsAgent {
+            client,
+            agent: agent.into(),
+        }
+    }
+
+    /// The agent's harness form of `subject`.
+    pub fn on(&self, subject: &str) -> String {
+        relay_contracts::access::harness_subject("default", &self.agent, subject)
+    }
+
+    pub async fn call(&self, subject: &str, body: serde_json::Value) -> Result<serde_json::Value, WireError> {
+        call_json(&self.client, &self.on(subject), body).await
+    }
+
+    /// A call that must succeed.
+    pub async fn ok(&self, subject: &str, body: serde_json::Value) -> serde_json::Value {
+        expect_ok(&self.client, &self.on(subject), body).await
+    }
+
+    /// A call that must fail with `code`; its message.
+    pub async fn err(&self, subject: &str, body: serde_json::Value, code: &str) -> String {
+        expect_err(&self.client, &self.on(subject), body, code).await.error.message
+    }
+
+    /// A call that must be `forbidden`; its message.
+    pub async fn forbidden(&self, subject: &str, body: serde_json::Value) -> String {
+        self.err(subject, body, "forbidden").await
+    }
+}

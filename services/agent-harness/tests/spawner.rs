@@ -2,8 +2,7 @@
 //! agent-harness process, attached to the session, with the task as its first message. Registry,
 //! event log and delivery runner are real, on a private NATS and a fresh database.
 
-use relay_contracts::access;
-use relay_testkit::{Cluster, ServiceProcess, wait_for};
+use relay_testkit::{AsAgent, Cluster, ServiceProcess, wait_for};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 
@@ -65,44 +64,6 @@ impl Mesh {
     async fn agents(&self, session: &str) -> Vec<Value> {
         let r = self.m.ok("session.get", json!({ "sessionId": session })).await;
         r["session"]["agents"].as_array().cloned().unwrap_or_default()
-    }
-}
-
-/// A connection with the harness identity of `agent`, as its spawner mints it; `call` takes the
-/// plain subject and sends it on the agent's harness form.
-struct AsAgent {
-    client: async_nats::Client,
-    agent: String,
-}
-
-impl AsAgent {
-    async fn connect(mesh: &Mesh, agent: &str) -> AsAgent {
-        let creds = mesh.m.nats.harness_creds(agent, "default").unwrap();
-        let client = async_nats::ConnectOptions::with_credentials(&creds)
-            .unwrap()
-            .custom_inbox_prefix(access::harness_inbox_prefix(agent))
-            .connect(&mesh.m.nats.url)
-            .await
-            .unwrap();
-        AsAgent {
-            client,
-            agent: agent.into(),
-        }
-    }
-
-    fn on(&self, subject: &str) -> String {
-        access::harness_subject("default", &self.agent, subject)
-    }
-
-    async fn ok(&self, subject: &str, body: Value) -> Value {
-        relay_testkit::expect_ok(&self.client, &self.on(subject), body).await
-    }
-
-    async fn forbidden(&self, subject: &str, body: Value) -> String {
-        relay_testkit::expect_err(&self.client, &self.on(subject), body, "forbidden")
-            .await
-            .error
-            .message
     }
 }
 
@@ -254,13 +215,13 @@ async fn a_lead_spawns_and_stops_only_its_own_workers_and_reads_only_its_own_ses
     let caps = mesh.m.ok("agent.get", json!({ "agent": lead })).await;
     assert_eq!(caps["agentCapabilities"]["multiAgent"]["delegation"], true, "{caps}");
 
-    let as_plain = AsAgent::connect(&mesh, &plain).await;
+    let as_plain = AsAgent::connect(&mesh.m.nats, &plain).await;
     let refused = as_plain
         .forbidden("agent.spawn", json!({"sessionId": session, "cli": "claude"}))
         .await;
     assert!(refused.contains("multiAgent.delegation"), "{refused}");
 
-    let as_lead = AsAgent::connect(&mesh, &lead).await;
+    let as_lead = AsAgent::connect(&mesh.m.nats, &lead).await;
     let refused = as_lead
         .forbidden("agent.spawn", json!({"sessionId": elsewhere, "cli": "claude"}))
         .await;
@@ -273,18 +234,20 @@ async fn a_lead_spawns_and_stops_only_its_own_workers_and_reads_only_its_own_ses
     assert_eq!(got["spawnedBy"], lead.as_str(), "{got}");
     assert_eq!(got["sessionId"], session.as_str(), "{got}");
 
-    // Its own session's events, and no one else's.
-    let page = as_lead
-        .ok("event.since", json!({"seq": 0, "sessionIds": [session]}))
-        .await;
-    assert!(
+    // Its own session's events, and no one else's. The worker's first events reach the log
+    // a moment after the spawn's reply, so the lead reads until they are there.
+    wait_for(|| async {
+        let page = as_lead
+            .ok("event.since", json!({"seq": 0, "sessionIds": [session]}))
+            .await;
         page["events"]
             .as_array()
             .unwrap()
             .iter()
-            .any(|e| e["agentId"] == worker.as_str()),
-        "the lead follows its worker: {page}"
-    );
+            .any(|e| e["agentId"] == worker.as_str())
+            .then_some(())
+    })
+    .await;
     as_lead
         .forbidden("event.since", json!({"seq": 0, "sessionIds": [elsewhere]}))
         .await;

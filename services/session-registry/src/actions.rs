@@ -8,12 +8,15 @@ use crate::agents::{self, capabilities_of, is_attached};
 use crate::error::{RegistryError, Result};
 use crate::store::{self, Change, now_ms};
 use relay_contracts::actions::*;
-use relay_contracts::session::events::{ActionCompleted, ActionFailed, ActionInvoked};
+use relay_contracts::permission::{Decision, GetPermissionRequest, PermissionDecision, PermissionRequest};
+use relay_contracts::rpc;
+use relay_contracts::session::events::{ActionCompleted, ActionDenied, ActionFailed, ActionInvoked};
 use relay_contracts::session::{Agent, AgentGetRequest, handle_of};
 use relay_contracts::{Caller, RequestContext};
 use serde_json::{Value, json};
 use sqlx::PgConnection;
 use sqlx::types::Json;
+use std::time::Duration;
 
 /// Refuses every external resource: a schema's `$ref` may point only inside itself.
 struct NoRemote;
@@ -228,8 +231,19 @@ fn caller_key(ctx: &RequestContext) -> String {
     }
 }
 
-/// `action.invoke`: checks the caller and the input, records the invocation (`action.invoked`)
-/// before the exposing harness is asked, then records how it ended.
+/// What an invocation needs to run and to be recorded, kept with it while a person decides.
+struct Open {
+    workspace: String,
+    caller: String,
+    /// The calling agent, told the outcome with an `action-result` message.
+    caller_agent: Option<String>,
+    target: Agent,
+    call: ActionCall,
+}
+
+/// `action.invoke`: checks the caller and the input, asks the permission policies, records the
+/// invocation (`action.invoked`) before the exposing harness is asked, then records how it
+/// ended. A policy that wants a person leaves it `pending`; [`sweep`] runs it once approved.
 pub async fn invoke(reg: Registry, ctx: RequestContext, req: InvokeRequest) -> Result<Invocation> {
     let timeout_ms = req.timeout_ms.unwrap_or(MAX_INVOKE_TIMEOUT_MS as f64);
     if !(1.0..=MAX_INVOKE_TIMEOUT_MS as f64).contains(&timeout_ms) {
@@ -301,72 +315,178 @@ pub async fn invoke(reg: Registry, ctx: RequestContext, req: InvokeRequest) -> R
     let mut change = Change::begin(&reg).await?;
     // Two calls with one id at once: the second waits for the first's row, then sees it.
     lock_invocation(change.conn(), &workspace, &caller, &invocation_id).await?;
-    if let Some(done) = find_invocation(change.conn(), &workspace, &caller, &invocation_id).await? {
-        if done.status == InvocationStatus::Running {
-            return Err(RegistryError::Conflict(format!(
-                "invocation {invocation_id} is still running"
-            )));
-        }
-        return Ok(done);
+    if let Some(found) = find_invocation(change.conn(), &workspace, &caller, &invocation_id).await? {
+        return Ok(found);
     }
+    let open = Open {
+        call: ActionCall {
+            invocation_id: invocation_id.clone(),
+            action: req.action.clone(),
+            input,
+            caller: caller.clone(),
+            timeout_ms,
+        },
+        workspace,
+        caller,
+        caller_agent: ctx.agent.clone(),
+        target,
+    };
+    let verdict = ask_policies(&reg, &open).await?;
     let mut inv = Invocation {
-        invocation_id: invocation_id.clone(),
-        agent_id: target.agent_id.clone(),
-        action: req.action.clone(),
+        invocation_id,
+        agent_id: open.target.agent_id.clone(),
+        action: req.action,
         status: InvocationStatus::Running,
         output: None,
         error: None,
+        permission_request_id: Some(verdict.request_id.clone()),
         started_at: now_ms(),
         completed_at: None,
     };
-    save_invocation(change.conn(), &workspace, &caller, &inv).await?;
-    let event = ActionInvoked {
-        session_id: target.session_id.clone(),
-        agent_id: target.agent_id.clone(),
-        action: req.action.clone(),
-        invocation_id: invocation_id.clone(),
-        caller: caller.clone(),
-    };
-    change.emit(&target.session_id, event).await?;
-    change.commit().await?;
+    match verdict.decision {
+        Decision::Approved => {
+            save_invocation(change.conn(), &open, &inv).await?;
+            change.emit(&open.target.session_id, invoked(&open)).await?;
+            change.commit().await?;
+            run(&reg, &open, inv).await
+        }
+        Decision::Pending => {
+            inv.status = InvocationStatus::Pending;
+            save_invocation(change.conn(), &open, &inv).await?;
+            change.commit().await?;
+            Ok(inv)
+        }
+        Decision::Denied => {
+            deny(&mut change, &open, &mut inv, refusal(&verdict)).await?;
+            save_invocation(change.conn(), &open, &inv).await?;
+            change.commit().await?;
+            Ok(inv)
+        }
+    }
+}
 
-    let call = ActionCall {
-        invocation_id: invocation_id.clone(),
-        action: req.action.clone(),
-        input,
-        caller: caller.clone(),
-        timeout_ms,
+fn invoked(open: &Open) -> ActionInvoked {
+    ActionInvoked {
+        session_id: open.target.session_id.clone(),
+        agent_id: open.target.agent_id.clone(),
+        action: open.call.action.clone(),
+        invocation_id: open.call.invocation_id.clone(),
+        caller: open.caller.clone(),
+    }
+}
+
+fn refusal(d: &PermissionDecision) -> String {
+    let by = d.decided_by.as_deref().unwrap_or("policy");
+    match &d.reason {
+        Some(why) => format!("denied by {by}: {why}"),
+        None => format!("denied by {by}"),
+    }
+}
+
+const POLICY_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The permission manager's verdict on this invocation: tool `action`, command the action's
+/// name, on the exposing agent's session. Without one, nothing runs.
+async fn ask_policies(reg: &Registry, open: &Open) -> Result<PermissionDecision> {
+    let mut input = open.call.input.to_string();
+    if input.len() > 2000 {
+        let cut = (0..=2000).rev().find(|i| input.is_char_boundary(*i)).unwrap_or(0);
+        input.truncate(cut);
+        input.push('…');
+    }
+    let asked = PermissionRequest {
+        request_id: Some(format!("action-{}", store::new_id())),
+        agent_id: open.target.agent_id.clone(),
+        session_id: open.target.session_id.clone(),
+        tool: "action".into(),
+        command: Some(open.call.action.clone()),
+        file_path: None,
+        description: format!(
+            "{} invokes {} on {} with {input}",
+            open.caller,
+            open.call.action,
+            who(&open.target)
+        ),
     };
-    let subject = relay_contracts::rpc::agent::invoke(&target.agent_id);
-    let within = std::time::Duration::from_millis(timeout_ms);
-    let answered = relay_bus::client::request::<_, ActionAnswer>(&reg.nats, &subject, &call, within).await;
-    match answered {
-        Ok(ActionAnswer { error: None, output }) => {
-            inv.status = InvocationStatus::Completed;
-            inv.output = Some(output.unwrap_or(Value::Null));
+    let as_registry = RequestContext::new(relay_bus::context::identity(), &open.workspace);
+    let call = relay_bus::client::call::<rpc::PermissionRequest>(&reg.nats, &asked, POLICY_TIMEOUT);
+    relay_bus::context::act_as(as_registry, call).await.map_err(|e| {
+        RegistryError::Unavailable(format!(
+            "the permission policies cannot decide on this invocation now ({}); nothing ran, try again",
+            e.error.message
+        ))
+    })
+}
+
+fn who(agent: &Agent) -> String {
+    match &agent.handle {
+        Some(h) => format!("@{h}"),
+        None => format!("agent {}", agent.agent_id),
+    }
+}
+
+async fn deny(change: &mut Change, open: &Open, inv: &mut Invocation, reason: String) -> Result<()> {
+    inv.status = InvocationStatus::Denied;
+    inv.error = Some(reason.clone());
+    inv.completed_at = Some(now_ms());
+    let denied = ActionDenied {
+        session_id: open.target.session_id.clone(),
+        agent_id: open.target.agent_id.clone(),
+        action: open.call.action.clone(),
+        invocation_id: open.call.invocation_id.clone(),
+        caller: open.caller.clone(),
+        reason,
+    };
+    change.emit(&open.target.session_id, denied).await?;
+    tell_caller(change, open, inv).await
+}
+
+/// Asks the exposing harness and records the outcome; a call whose agent is released while it
+/// waits fails then, not at its timeout.
+async fn run(reg: &Registry, open: &Open, mut inv: Invocation) -> Result<Invocation> {
+    let subject = relay_contracts::rpc::agent::invoke(&open.target.agent_id);
+    let within = Duration::from_millis(open.call.timeout_ms);
+    let answered = relay_bus::client::request::<_, ActionAnswer>(&reg.nats, &subject, &open.call, within);
+    let retryable;
+    tokio::select! {
+        answer = answered => {
+            retryable = answer.is_err();
+            match answer {
+                Ok(ActionAnswer { error: None, output }) => {
+                    inv.status = InvocationStatus::Completed;
+                    inv.output = Some(output.unwrap_or(Value::Null));
+                }
+                Ok(ActionAnswer { error: Some(e), .. }) => inv.error = Some(e),
+                Err(e) if e.code() == relay_contracts::ErrorCode::Timeout => {
+                    inv.error = Some(format!("no answer from the agent within {} ms", open.call.timeout_ms));
+                }
+                Err(e) => inv.error = Some(format!("the agent could not take it: {e}")),
+            }
         }
-        Ok(ActionAnswer { error: Some(e), .. }) => inv.error = Some(e),
-        Err(e) if e.code() == relay_contracts::ErrorCode::Timeout => {
-            inv.error = Some(format!("no answer from the agent within {timeout_ms} ms"));
+        () = released(reg, &open.target.agent_id) => {
+            retryable = true;
+            inv.error = Some(format!("{} was released during the call", who(&open.target)));
         }
-        Err(e) => inv.error = Some(format!("the agent could not take it: {e}")),
     }
     if inv.error.is_some() {
         inv.status = InvocationStatus::Failed;
     }
-    inv.completed_at = Some(now_ms());
-    let mut change = Change::begin(&reg).await?;
-    save_invocation(change.conn(), &workspace, &caller, &inv).await?;
-    let (session_id, agent_id, action) = (target.session_id.clone(), target.agent_id.clone(), req.action);
+    let done = now_ms();
+    inv.completed_at = Some(done);
+    let mut change = Change::begin(reg).await?;
+    save_invocation(change.conn(), open, &inv).await?;
+    let (session_id, agent_id) = (open.target.session_id.clone(), open.target.agent_id.clone());
+    let (action, invocation_id) = (open.call.action.clone(), open.call.invocation_id.clone());
     match &inv.error {
         None => {
-            let done = ActionCompleted {
+            let completed = ActionCompleted {
                 session_id: session_id.clone(),
                 agent_id,
                 action,
                 invocation_id,
+                duration_ms: done - inv.started_at,
             };
-            change.emit(&session_id, done).await?
+            change.emit(&session_id, completed).await?
         }
         Some(error) => {
             let failed = ActionFailed {
@@ -375,12 +495,164 @@ pub async fn invoke(reg: Registry, ctx: RequestContext, req: InvokeRequest) -> R
                 action,
                 invocation_id,
                 error: error.clone(),
+                retryable,
             };
             change.emit(&session_id, failed).await?
         }
     }
+    tell_caller(&mut change, open, &inv).await?;
     change.commit().await?;
     Ok(inv)
+}
+
+/// Returns once `agent_id` is no longer attached (polled: the release may come to any replica).
+async fn released(reg: &Registry, agent_id: &str) {
+    loop {
+        tokio::time::sleep(Duration::from_millis(250)).await;
+        let live: Option<bool> = match reg.db.acquire().await {
+            Ok(mut conn) => sqlx::query_scalar("SELECT live FROM registry_agents WHERE agent_id = $1")
+                .bind(agent_id)
+                .fetch_optional(&mut *conn)
+                .await
+                .unwrap_or(Some(true)),
+            Err(_) => Some(true),
+        };
+        if live != Some(true) {
+            return;
+        }
+    }
+}
+
+/// An agent caller gets the outcome as an `action-result` message from the exposing agent.
+async fn tell_caller(change: &mut Change, open: &Open, inv: &Invocation) -> Result<()> {
+    let Some(caller) = &open.caller_agent else {
+        return Ok(());
+    };
+    if *caller == open.target.agent_id {
+        return Ok(());
+    }
+    let caller = store::find_agent(change.conn(), caller).await?;
+    if !is_attached(&caller) {
+        return Ok(());
+    }
+    let head = format!("{} on {} (invocation {})", inv.action, who(&open.target), inv.invocation_id);
+    let mut text = match (inv.status, &inv.output, &inv.error) {
+        (InvocationStatus::Completed, output, _) => {
+            format!("{head} completed: {}", output.clone().unwrap_or(Value::Null))
+        }
+        (InvocationStatus::Denied, _, Some(e)) => format!("{head} was denied: {e}"),
+        (_, _, e) => format!("{head} failed: {}", e.as_deref().unwrap_or("unknown error")),
+    };
+    let most = relay_contracts::messaging::MAX_TEXT_CHARS - 1;
+    if text.chars().count() > most {
+        text = text.chars().take(most - 1).collect::<String>() + "…";
+    }
+    let key = format!("action-result:{}", inv.invocation_id);
+    crate::messaging::action_result(change, &open.workspace, &open.target, &caller, text, &key).await
+}
+
+/// Runs what people decided: an approved pending invocation goes to its agent, a denied one
+/// ends `denied`; a running one whose registry stopped during the call (past its timeout and a
+/// grace) ends `failed`. Each is claimed with a conditional update, so one replica acts.
+pub async fn sweep(reg: &Registry) -> Result<()> {
+    let mut conn = reg.db.acquire().await?;
+    let open = open_invocations(&mut conn).await?;
+    drop(conn);
+    for (workspace, caller, caller_agent, inv, call) in open {
+        let Ok(target) = store::find_agent(&mut *reg.db.acquire().await?, &inv.agent_id).await else {
+            continue;
+        };
+        let open = Open {
+            workspace,
+            caller,
+            caller_agent,
+            target,
+            call,
+        };
+        match inv.status {
+            InvocationStatus::Pending => decided(reg, open, inv).await?,
+            InvocationStatus::Running => {
+                let stale = inv.started_at + open.call.timeout_ms as i64 + STALE_GRACE_MS;
+                if now_ms() > stale {
+                    let mut done = inv.clone();
+                    done.status = InvocationStatus::Failed;
+                    done.error = Some("the registry stopped during the call; whether the action ran is unknown".into());
+                    done.completed_at = Some(now_ms());
+                    let mut change = Change::begin(reg).await?;
+                    if claim(change.conn(), &open, InvocationStatus::Running, &done).await? {
+                        let failed = ActionFailed {
+                            session_id: open.target.session_id.clone(),
+                            agent_id: open.target.agent_id.clone(),
+                            action: open.call.action.clone(),
+                            invocation_id: open.call.invocation_id.clone(),
+                            error: done.error.clone().unwrap_or_default(),
+                            retryable: false,
+                        };
+                        change.emit(&open.target.session_id, failed).await?;
+                        tell_caller(&mut change, &open, &done).await?;
+                        change.commit().await?;
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// How long past its timeout a running invocation may stay so before it is called lost.
+const STALE_GRACE_MS: i64 = 15_000;
+
+async fn decided(reg: &Registry, open: Open, mut inv: Invocation) -> Result<()> {
+    let Some(request_id) = inv.permission_request_id.clone() else {
+        return Ok(());
+    };
+    let as_registry = RequestContext::new(relay_bus::context::identity(), &open.workspace);
+    let asked = GetPermissionRequest { request_id };
+    let get = relay_bus::client::call::<rpc::PermissionGet>(&reg.nats, &asked, POLICY_TIMEOUT);
+    let permission = match relay_bus::context::act_as(as_registry, get).await {
+        Ok(p) => p,
+        Err(e) => {
+            tracing::info!(error = %e, invocation_id = inv.invocation_id, "cannot read the decision yet");
+            return Ok(());
+        }
+    };
+    let mut change = Change::begin(reg).await?;
+    match permission.status {
+        Decision::Pending => return Ok(()),
+        Decision::Approved => {
+            inv.status = InvocationStatus::Running;
+            // Its time runs from when the agent is asked.
+            inv.started_at = now_ms();
+            if !claim(change.conn(), &open, InvocationStatus::Pending, &inv).await? {
+                return Ok(());
+            }
+            change.emit(&open.target.session_id, invoked(&open)).await?;
+            change.commit().await?;
+            let reg = reg.clone();
+            tokio::spawn(async move {
+                if let Err(e) = run(&reg, &open, inv).await {
+                    tracing::warn!(error = %e, "cannot record an approved invocation's outcome");
+                }
+            });
+        }
+        Decision::Denied => {
+            let reason = refusal(&PermissionDecision {
+                request_id: permission.request_id,
+                decision: permission.status,
+                reason: permission.reason,
+                risk_level: None,
+                decided_by: permission.decided_by,
+            });
+            let mut done = inv.clone();
+            deny(&mut change, &open, &mut done, reason).await?;
+            if !claim(change.conn(), &open, InvocationStatus::Pending, &done).await? {
+                return Ok(());
+            }
+            change.commit().await?;
+        }
+    }
+    Ok(())
 }
 
 // ---- SQL (registry_actions) ---------------------------------------------------------------
@@ -465,19 +737,58 @@ async fn find_invocation(
     Ok(row.map(|Json(inv)| inv))
 }
 
-async fn save_invocation(conn: &mut PgConnection, workspace: &str, caller: &str, inv: &Invocation) -> Result<()> {
+async fn save_invocation(conn: &mut PgConnection, open: &Open, inv: &Invocation) -> Result<()> {
     sqlx::query(
-        "INSERT INTO registry_invocations (workspace, caller, invocation_id, agent_id, doc) VALUES ($1, $2, $3, $4, $5)
+        "INSERT INTO registry_invocations (workspace, caller, invocation_id, agent_id, doc, call, caller_agent)
+         VALUES ($1, $2, $3, $4, $5, $6, $7)
          ON CONFLICT (workspace, caller, invocation_id) DO UPDATE SET doc = EXCLUDED.doc",
     )
-    .bind(workspace)
-    .bind(caller)
+    .bind(&open.workspace)
+    .bind(&open.caller)
     .bind(&inv.invocation_id)
     .bind(&inv.agent_id)
     .bind(Json(inv))
+    .bind(Json(&open.call))
+    .bind(&open.caller_agent)
     .execute(conn)
     .await?;
     Ok(())
+}
+
+/// Moves an invocation on from `from`; false when another replica (or call) already did.
+async fn claim(conn: &mut PgConnection, open: &Open, from: InvocationStatus, inv: &Invocation) -> Result<bool> {
+    let from = serde_json::to_value(from).map_err(|e| RegistryError::Invalid(e.to_string()))?;
+    let done = sqlx::query(
+        "UPDATE registry_invocations SET doc = $4
+         WHERE workspace = $1 AND caller = $2 AND invocation_id = $3 AND doc->>'status' = $5",
+    )
+    .bind(&open.workspace)
+    .bind(&open.caller)
+    .bind(&inv.invocation_id)
+    .bind(Json(inv))
+    .bind(from.as_str())
+    .execute(conn)
+    .await?;
+    Ok(done.rows_affected() == 1)
+}
+
+type OpenRow = (String, String, Option<String>, Json<Invocation>, Json<ActionCall>);
+
+/// Pending and running invocations, oldest first.
+async fn open_invocations(
+    conn: &mut PgConnection,
+) -> Result<Vec<(String, String, Option<String>, Invocation, ActionCall)>> {
+    let rows: Vec<OpenRow> = sqlx::query_as(
+        "SELECT workspace, caller, caller_agent, doc, call FROM registry_invocations
+         WHERE doc->>'status' IN ('pending', 'running') AND call IS NOT NULL
+         ORDER BY (doc->>'startedAt')::bigint LIMIT 100",
+    )
+    .fetch_all(conn)
+    .await?;
+    Ok(rows
+        .into_iter()
+        .map(|(w, c, a, Json(inv), Json(call))| (w, c, a, inv, call))
+        .collect())
 }
 
 async fn channels_of(conn: &mut PgConnection, workspace: &str, agent_id: &str) -> Result<Vec<String>> {

@@ -3,6 +3,7 @@
 
 mod actions;
 mod agents;
+mod consensus;
 mod error;
 mod handoff;
 mod keys;
@@ -107,12 +108,45 @@ impl Registry {
     pub fn new(db: PgPool, nats: async_nats::Client, settings: RegistrySettings) -> Self {
         let forward_wake = relay_bus::outbox::start(OUTBOX, &db, &nats, settings.forward_events);
         let relay = handoff::Relay::start(db.clone(), nats.clone(), settings.hand_over_deliveries);
-        Registry {
+        let reg = Registry {
             db,
             nats,
             settings: Arc::new(settings),
             forward_wake,
             relay,
+        };
+        tokio::spawn(sweep(reg.clone()));
+        reg
+    }
+}
+
+/// Carries on what waits: invocations a person decided (woken at once by the decision, else
+/// found within a second), and proposals past their deadline.
+async fn sweep(reg: Registry) {
+    use futures::StreamExt;
+    let mut decisions = match reg.nats.subscribe(relay_contracts::access::PERMISSION_RESOLVED).await {
+        Ok(sub) => Some(sub),
+        Err(e) => {
+            tracing::warn!(error = %e, "cannot follow permission decisions; invocations wait for the sweep");
+            None
+        }
+    };
+    loop {
+        let tick = tokio::time::sleep(std::time::Duration::from_millis(1000));
+        match decisions.as_mut() {
+            Some(sub) => {
+                tokio::select! {
+                    _ = sub.next() => {}
+                    () = tick => {}
+                }
+            }
+            None => tick.await,
+        }
+        if let Err(e) = actions::sweep(&reg).await {
+            tracing::warn!(error = %e, "cannot carry on decided invocations yet");
+        }
+        if let Err(e) = consensus::sweep(&reg).await {
+            tracing::warn!(error = %e, "cannot expire proposals yet");
         }
     }
 }
@@ -161,6 +195,11 @@ pub async fn serve(nats: async_nats::Client, reg: Registry) -> Result<ServiceHos
     host.serve::<rpc::ActionExpose>(scoped(actions::expose)).await?;
     host.serve::<rpc::ActionList>(actions::list).await?;
     host.serve::<rpc::ActionInvoke>(actions::invoke).await?;
+    host.serve::<rpc::ConsensusPropose>(consensus::propose).await?;
+    host.serve::<rpc::ConsensusVote>(consensus::vote).await?;
+    host.serve::<rpc::ConsensusCancel>(consensus::cancel).await?;
+    host.serve::<rpc::ConsensusGet>(consensus::get).await?;
+    host.serve::<rpc::ConsensusList>(consensus::list).await?;
     host.serve::<rpc::MessageSend>(messaging::send).await?;
     host.serve::<rpc::MessageGet>(messaging::get).await?;
     host.serve::<rpc::MessageThread>(messaging::thread).await?;

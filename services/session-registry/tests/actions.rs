@@ -3,12 +3,12 @@
 //! (remote `$ref`s among them) are refused with the reason and change nothing.
 
 mod common;
-use relay_contracts::access;
 use relay_contracts::actions::{ActionAnswer, ActionCall};
 use relay_contracts::delivery::{MessageContext, Receipt, ReceiptStatus};
 use relay_contracts::session::{AgentSelection, Message};
 use relay_contracts::{Caller, RequestContext, WireError};
 use relay_harness::{AgentSession, AttachOptions, Binding};
+use relay_testkit::{AsAgent, ServiceProcess, wait_for};
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -29,40 +29,56 @@ async fn attach(m: &common::Mesh, session: &str, handle: &str, expose: bool) -> 
         .to_string()
 }
 
-/// A harness connection of `agent`: its calls go out on `harness.default.<agent>.<subject>`.
-struct AsAgent {
-    client: async_nats::Client,
-    agent: String,
+/// The registry with a permission manager whose policies hold `deploy` for a person, refuse
+/// `wipe` and let every other action run (each invocation asks them).
+async fn mesh() -> (common::Mesh, ServiceProcess) {
+    static N: AtomicUsize = AtomicUsize::new(0);
+    let m = common::start(1).await;
+    let config = std::env::temp_dir().join(format!(
+        "relay-action-policies-{}-{}.toml",
+        std::process::id(),
+        N.fetch_add(1, Ordering::SeqCst)
+    ));
+    let policies = r#"
+[[permissions.policies]]
+name = "hold-deploy"
+tools = ["action"]
+command = "^deploy$"
+action = "require-human"
+risk = "high"
+
+[[permissions.policies]]
+name = "no-wipe"
+tools = ["action"]
+command = "^wipe$"
+action = "auto-deny"
+risk = "critical"
+
+[[permissions.policies]]
+name = "actions"
+tools = ["action"]
+action = "auto-approve"
+risk = "low"
+"#;
+    std::fs::write(&config, policies).unwrap();
+    let config = config.display().to_string();
+    let env = [
+        ("RELAY_CONFIG", config.as_str()),
+        ("RELAY_PERMISSIONS__FORWARD_EVENTS", "false"),
+    ];
+    let manager = ServiceProcess::spawn(&relay_testkit::bin_path("permission-manager"), &m.nats, &m.db, &env);
+    relay_testkit::wait_for_instances(&m.client, "permission-manager", 1).await;
+    (m, manager)
 }
 
-impl AsAgent {
-    async fn connect(m: &common::Mesh, agent: &str) -> AsAgent {
-        let creds = m.nats.harness_creds(agent, "default").unwrap();
-        let client = async_nats::ConnectOptions::with_credentials(&creds)
-            .unwrap()
-            .custom_inbox_prefix(access::harness_inbox_prefix(agent))
-            .connect(&m.nats.url)
-            .await
-            .unwrap();
-        AsAgent {
-            client,
-            agent: agent.into(),
-        }
-    }
+async fn expose(a: &AsAgent, actions: Value) -> Result<Value, WireError> {
+    a.call("action.expose", json!({"agentId": a.agent, "actions": actions}))
+        .await
+}
 
-    async fn call(&self, subject: &str, body: Value) -> Result<Value, WireError> {
-        let on = access::harness_subject("default", &self.agent, subject);
-        relay_testkit::call_json(&self.client, &on, body).await
-    }
-
-    async fn expose(&self, actions: Value) -> Result<Value, WireError> {
-        self.call("action.expose", json!({"agentId": self.agent, "actions": actions}))
-            .await
-    }
-
-    async fn names(&self) -> Vec<String> {
-        names(&self.call("action.list", json!({})).await.unwrap())
-    }
+/// The names of the actions `a` may invoke.
+async fn listed(a: &AsAgent) -> Vec<String> {
+    names(&a.call("action.list", json!({})).await.unwrap())
 }
 
 fn names(list: &Value) -> Vec<String> {
@@ -98,9 +114,8 @@ async fn exposed_actions_are_listed_to_whom_they_are_available_and_gone_with_the
     m.ok("channel.create", json!({"name": "ops"})).await;
     m.ok("channel.join", json!({"channel": "ops", "agent": "@bob"})).await;
 
-    let as_alice = AsAgent::connect(&m, &alice).await;
-    let exposed = as_alice
-        .expose(json!([
+    let as_alice = AsAgent::connect(&m.nats, &alice).await;
+    let exposed = expose(&as_alice, json!([
             {"name": "deploy", "description": "Deploys", "inputSchema": object(&["env"]), "availableTo": ["@bob"]},
             {"name": "status", "inputSchema": {"type": "object"}},
             {"name": "rollback", "inputSchema": object(&[]), "availableTo": ["#ops"]},
@@ -115,10 +130,10 @@ async fn exposed_actions_are_listed_to_whom_they_are_available_and_gone_with_the
 
     // Each caller sees what it may invoke: bob by handle and channel, carol what is for all, a
     // person's operator key by role, the operators' tools (admin identity) everything.
-    let as_bob = AsAgent::connect(&m, &bob).await;
-    assert_eq!(as_bob.names().await, ["deploy", "rollback", "status"]);
-    let as_carol = AsAgent::connect(&m, &carol).await;
-    assert_eq!(as_carol.names().await, ["status"]);
+    let as_bob = AsAgent::connect(&m.nats, &bob).await;
+    assert_eq!(listed(&as_bob).await, ["deploy", "rollback", "status"]);
+    let as_carol = AsAgent::connect(&m.nats, &carol).await;
+    assert_eq!(listed(&as_carol).await, ["status"]);
     let ctx = RequestContext::new(Caller::Operator("k-test".into()), "default");
     let by_key = relay_bus::context::act_as(ctx, relay_testkit::call_json(&m.client, "action.list", json!({})))
         .await
@@ -138,8 +153,7 @@ async fn exposed_actions_are_listed_to_whom_they_are_available_and_gone_with_the
     assert_eq!(tools, ["deploy", "status", "rollback", "audit"]);
 
     // A new set replaces the old; a released agent's actions are gone.
-    as_alice
-        .expose(json!([{"name": "status", "inputSchema": {"type": "object"}}]))
+    expose(&as_alice, json!([{"name": "status", "inputSchema": {"type": "object"}}]))
         .await
         .unwrap();
     assert_eq!(names(&m.ok("action.list", json!({})).await), ["status"]);
@@ -157,15 +171,13 @@ async fn bad_exposures_are_refused_with_the_reason_and_change_nothing() {
     let session = common::create(&m).await;
     let alice = attach(&m, &session, "alice", true).await;
     let bob = attach(&m, &session, "bob", false).await;
-    let as_alice = AsAgent::connect(&m, &alice).await;
-    as_alice
-        .expose(json!([{"name": "status", "inputSchema": {"type": "object"}}]))
+    let as_alice = AsAgent::connect(&m.nats, &alice).await;
+    expose(&as_alice, json!([{"name": "status", "inputSchema": {"type": "object"}}]))
         .await
         .unwrap();
 
     // A remote $ref is refused when exposed: the mesh never fetches it (loopback, port 9).
-    let remote = as_alice
-        .expose(json!([{"name": "fetchy", "inputSchema": {"$ref": "http://127.0.0.1:9/schema.json"}}]))
+    let remote = expose(&as_alice, json!([{"name": "fetchy", "inputSchema": {"$ref": "http://127.0.0.1:9/schema.json"}}]))
         .await
         .unwrap_err();
     assert_eq!(remote.error.code.as_str(), "invalid_request", "{remote:?}");
@@ -194,15 +206,14 @@ async fn bad_exposures_are_refused_with_the_reason_and_change_nothing() {
         (big_set(), "add up to"),
     ];
     for (actions, needle) in cases {
-        let e = as_alice.expose(actions).await.unwrap_err();
+        let e = expose(&as_alice, actions).await.unwrap_err();
         assert_eq!(e.error.code.as_str(), "invalid_request", "{e:?}");
         assert!(e.error.message.contains(needle), "{needle}: {e:?}");
     }
 
     // bob did not declare actions.expose, and may not expose for alice.
-    let as_bob = AsAgent::connect(&m, &bob).await;
-    let e = as_bob
-        .expose(json!([{"name": "a", "inputSchema": {}}]))
+    let as_bob = AsAgent::connect(&m.nats, &bob).await;
+    let e = expose(&as_bob, json!([{"name": "a", "inputSchema": {}}]))
         .await
         .unwrap_err();
     assert_eq!(e.error.code.as_str(), "capability_unsupported", "{e:?}");
@@ -236,6 +247,10 @@ impl AgentSession for Calculator {
                 error: None,
             },
             "never" => std::future::pending().await,
+            "deploy" | "wipe" => ActionAnswer {
+                output: Some(json!({"done": call.action, "env": call.input["env"]})),
+                error: None,
+            },
             _ => ActionAnswer {
                 output: None,
                 error: Some("the build server is down".into()),
@@ -246,13 +261,12 @@ impl AgentSession for Calculator {
     async fn release(&self, _reason: Option<String>) {}
 }
 
-#[tokio::test]
-async fn an_invoked_action_is_checked_runs_once_on_its_agent_and_answers_or_fails_plainly() {
-    let m = common::start(1).await;
-    let session = common::create(&m).await;
+/// `calc`, a harness-SDK agent of `session`, exposing add (for @bob), never, broken, deploy
+/// and wipe.
+async fn calculator(m: &common::Mesh, session: &str) -> (Arc<Calculator>, Binding) {
     let calc = Arc::new(Calculator::default());
     let opts = AttachOptions {
-        session_id: session.clone(),
+        session_id: session.to_string(),
         agent: AgentSelection::adapter("calc"),
         capabilities: serde_json::from_value(caps(true)).unwrap(),
         adapter_session_id: None,
@@ -264,18 +278,29 @@ async fn an_invoked_action_is_checked_runs_once_on_its_agent_and_answers_or_fail
     let binding = Binding::attach(m.client.clone(), opts, calc.clone()).await.unwrap();
     let sum = json!({"type": "object", "required": ["a", "b"],
                      "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}}});
+    let env = json!({"type": "object", "properties": {"env": {"enum": ["staging", "prod"]}}});
     let actions = json!([
         {"name": "add", "inputSchema": sum, "availableTo": ["@bob"]},
         {"name": "never", "inputSchema": {"type": "object"}},
         {"name": "broken", "inputSchema": {"type": "object"}},
+        {"name": "deploy", "inputSchema": env},
+        {"name": "wipe", "inputSchema": {"type": "object"}},
     ]);
     m.ok(
         "action.expose",
         json!({"agentId": binding.agent_id, "actions": actions}),
     )
     .await;
-    let bob = AsAgent::connect(&m, &attach(&m, &session, "bob", false).await).await;
-    let carol = AsAgent::connect(&m, &attach(&m, &session, "carol", false).await).await;
+    (calc, binding)
+}
+
+#[tokio::test]
+async fn an_invoked_action_is_checked_runs_once_on_its_agent_and_answers_or_fails_plainly() {
+    let (m, _policies) = mesh().await;
+    let session = common::create(&m).await;
+    let (calc, _binding) = calculator(&m, &session).await;
+    let bob = AsAgent::connect(&m.nats, &attach(&m, &session, "bob", false).await).await;
+    let carol = AsAgent::connect(&m.nats, &attach(&m, &session, "carol", false).await).await;
     let plain = json!({"messaging": {"receive": true}, "delivery": {"modes": ["immediate"]},
                        "events": {"emits": ["status.changed"]}, "lifecycle": {"release": true}});
     let body = json!({"sessionId": session, "agent": {"kind": "adapter", "adapterName": "claude"},
@@ -284,7 +309,7 @@ async fn an_invoked_action_is_checked_runs_once_on_its_agent_and_answers_or_fail
         .as_str()
         .unwrap()
         .to_string();
-    let dave = AsAgent::connect(&m, &dave).await;
+    let dave = AsAgent::connect(&m.nats, &dave).await;
     let invoke = |action: &str, input: Value, id: &str| json!({"agent": "@calc", "action": action, "input": input, "invocationId": id, "timeoutMs": 2000});
 
     // bob may: it runs on calc, and a retry with the same id answers without running again.
@@ -300,17 +325,17 @@ async fn an_invoked_action_is_checked_runs_once_on_its_agent_and_answers_or_fail
         .unwrap();
     assert_eq!(again, done);
     assert_eq!(calc.calls.load(Ordering::SeqCst), 1, "a retried invoke runs once");
-    // Even two at once: one runs, the other answers with it or says it is still running.
+    // Even two at once: one runs, the other answers with its outcome or says it is running.
     let twice = invoke("add", json!({"a": 1, "b": 1}), "i-twice");
     let (one, two) = tokio::join!(
         bob.call("action.invoke", twice.clone()),
         bob.call("action.invoke", twice.clone())
     );
     assert_eq!(calc.calls.load(Ordering::SeqCst), 2, "{one:?} {two:?}");
-    for outcome in [one, two] {
-        match outcome {
-            Ok(done) => assert_eq!(done["output"]["sum"], 2, "{done}"),
-            Err(e) => assert_eq!(e.error.code.as_str(), "conflict", "{e:?}"),
+    for done in [one.unwrap(), two.unwrap()] {
+        match done["status"].as_str() {
+            Some("completed") => assert_eq!(done["output"]["sum"], 2, "{done}"),
+            other => assert_eq!(other, Some("running"), "{done}"),
         }
     }
 
@@ -370,4 +395,106 @@ async fn an_invoked_action_is_checked_runs_once_on_its_agent_and_answers_or_fail
         types,
         ["action.invoked", "action.completed", "action.invoked", "action.failed"]
     );
+}
+
+/// The types of the events of invocation `id`, in order.
+async fn steps(m: &common::Mesh, id: &str) -> Vec<String> {
+    sqlx::query_scalar("SELECT type FROM registry_events WHERE payload->>'invocationId' = $1 ORDER BY seq")
+        .bind(id)
+        .fetch_all(&m.db.pool().await)
+        .await
+        .unwrap()
+}
+
+/// The `action-result` messages agent `to` got, oldest first.
+async fn results_for(m: &common::Mesh, to: &str) -> Vec<Value> {
+    sqlx::query_scalar(
+        "SELECT doc FROM registry_relay_messages
+         WHERE doc->'recipients' @> jsonb_build_array(jsonb_build_object('agentId', $1::text, 'reason', 'action-result'))
+         ORDER BY seq",
+    )
+    .bind(to)
+    .fetch_all(&m.db.pool().await)
+    .await
+    .unwrap()
+}
+
+#[tokio::test]
+async fn invocations_obey_the_permission_policies_denied_or_held_for_a_person_until_approved() {
+    let (m, _policies) = mesh().await;
+    let session = common::create(&m).await;
+    let (calc, _binding) = calculator(&m, &session).await;
+    let bob_id = attach(&m, &session, "bob", false).await;
+    let bob = AsAgent::connect(&m.nats, &bob_id).await;
+    let invoke = |action: &str, id: &str| json!({"agent": "@calc", "action": action, "input": {"env": "prod"}, "invocationId": id, "timeoutMs": 5000});
+
+    // A policy refuses `wipe`: denied with the policy's name, calc never asked.
+    let denied = bob.ok("action.invoke", invoke("wipe", "w-1")).await;
+    assert_eq!(denied["status"], "denied", "{denied}");
+    assert!(denied["error"].as_str().unwrap().contains("policy:no-wipe"), "{denied}");
+    assert_eq!(steps(&m, "w-1").await, ["action.denied"]);
+
+    // `deploy` waits for a person: pending, with the request they decide; asking again
+    // answers with the same pending invocation.
+    let held = bob.ok("action.invoke", invoke("deploy", "d-1")).await;
+    assert_eq!(held["status"], "pending", "{held}");
+    let request_id = held["permissionRequestId"].as_str().unwrap().to_string();
+    let asked = m.ok("permission.get", json!({ "requestId": request_id })).await;
+    assert_eq!((asked["tool"].as_str(), asked["command"].as_str()), (Some("action"), Some("deploy")), "{asked}");
+    assert_eq!(asked["status"], "pending", "{asked}");
+    assert_eq!(bob.ok("action.invoke", invoke("deploy", "d-1")).await, held);
+    assert_eq!(calc.calls.load(Ordering::SeqCst), 0, "nothing ran before a person decided");
+
+    // Approved: it runs once, the retry answers with the outcome, bob gets an action-result.
+    m.ok("permission.approve", json!({ "requestId": request_id })).await;
+    let done = wait_for(|| async {
+        let now = bob.ok("action.invoke", invoke("deploy", "d-1")).await;
+        (now["status"] == "completed").then_some(now)
+    })
+    .await;
+    assert_eq!(done["output"]["env"], "prod", "{done}");
+    assert_eq!(calc.calls.load(Ordering::SeqCst), 1);
+    assert_eq!(steps(&m, "d-1").await, ["action.invoked", "action.completed"]);
+    let results = results_for(&m, &bob_id).await;
+    assert_eq!(results.len(), 2, "the denial and the completion: {results:?}");
+    assert!(results[0]["text"].as_str().unwrap().contains("w-1) was denied"), "{results:?}");
+    assert!(results[1]["text"].as_str().unwrap().contains("d-1) completed"), "{results:?}");
+    assert_eq!(results[1]["from"]["handle"], "calc", "{results:?}");
+
+    // Refused by a person: denied, and it never runs.
+    let held = bob.ok("action.invoke", invoke("deploy", "d-2")).await;
+    let request_id = held["permissionRequestId"].as_str().unwrap();
+    m.ok("permission.deny", json!({ "requestId": request_id, "reason": "not on a Friday" }))
+        .await;
+    let refused = wait_for(|| async {
+        let now = bob.ok("action.invoke", invoke("deploy", "d-2")).await;
+        (now["status"] == "denied").then_some(now)
+    })
+    .await;
+    assert!(refused["error"].as_str().unwrap().contains("not on a Friday"), "{refused}");
+    assert_eq!(steps(&m, "d-2").await, ["action.denied"]);
+    assert_eq!(calc.calls.load(Ordering::SeqCst), 1);
+}
+
+#[tokio::test]
+async fn an_invocation_fails_at_once_when_its_agent_is_released_mid_call() {
+    let (m, _policies) = mesh().await;
+    let session = common::create(&m).await;
+    let (calc, binding) = calculator(&m, &session).await;
+    let bob = AsAgent::connect(&m.nats, &attach(&m, &session, "bob", false).await).await;
+    let call = json!({"agent": "@calc", "action": "never", "invocationId": "n-1", "timeoutMs": 30000});
+    let pending = tokio::spawn(async move { bob.call("action.invoke", call).await });
+    wait_for(|| async { (calc.calls.load(Ordering::SeqCst) == 1).then_some(()) }).await;
+    m.ok(
+        "session.agent.release",
+        json!({"sessionId": session, "agentId": binding.agent_id, "reason": "going away"}),
+    )
+    .await;
+    let failed = pending.await.unwrap().unwrap();
+    assert_eq!(failed["status"], "failed", "{failed}");
+    assert!(
+        failed["error"].as_str().unwrap().contains("@calc was released during the call"),
+        "not its 30 s timeout: {failed}"
+    );
+    assert_eq!(steps(&m, "n-1").await, ["action.invoked", "action.failed"]);
 }

@@ -502,6 +502,24 @@ pub async fn send(reg: Registry, ctx: RequestContext, req: SendRequest) -> Resul
         });
     }
 
+    let message = deliver(&mut change, &workspace, &from, &route, &req, attachments, hop, now).await?;
+    change.commit().await?;
+    Ok(answer(message, false))
+}
+
+/// Stores the message and one delivery per recipient that can take it (a `failed` recipient
+/// for each that cannot), with its events. The caller has checked the guards.
+#[allow(clippy::too_many_arguments)]
+async fn deliver(
+    change: &mut Change,
+    workspace: &str,
+    from: &Author,
+    route: &Route,
+    req: &SendRequest,
+    attachments: Vec<Value>,
+    hop: i64,
+    now: i64,
+) -> Result<RelayMessage> {
     let message_id = new_id();
     let content = if attachments.is_empty() {
         MessageContent::Text(req.text.clone())
@@ -561,7 +579,7 @@ pub async fn send(reg: Registry, ctx: RequestContext, req: SendRequest) -> Resul
                 deadline: req.deadline.clone(),
             };
             let sent = post(
-                &mut change,
+                change,
                 &mut session,
                 Post {
                     content: Some(content.clone()),
@@ -610,7 +628,7 @@ pub async fn send(reg: Registry, ctx: RequestContext, req: SendRequest) -> Resul
     };
     message.seq = store::insert_message(
         change.conn(),
-        &workspace,
+        workspace,
         &from.key(),
         req.idempotency_key.as_deref(),
         &message,
@@ -648,9 +666,42 @@ pub async fn send(reg: Registry, ctx: RequestContext, req: SendRequest) -> Resul
             .collect(),
     };
     // The conversation is the stream: `/channels/{name}/events/sse` follows `#name`.
-    change.emit_in(&workspace, &route.conversation, exchanged).await?;
-    change.commit().await?;
-    Ok(answer(message, false))
+    change.emit_in(workspace, &route.conversation, exchanged).await?;
+    Ok(message)
+}
+
+/// The outcome of an invocation, told to the agent that invoked it: a DM from the exposing
+/// agent with reason `action-result`, once per invocation (`key`), inside `change`.
+pub async fn action_result(change: &mut Change, workspace: &str, from: &Agent, to: &Agent, text: String, key: &str) -> Result<()> {
+    let author = Author {
+        sender: Sender {
+            kind: "agent".into(),
+            id: from.agent_id.clone(),
+            handle: from.handle.clone(),
+        },
+        agent: Some(from.clone()),
+    };
+    if store::by_key(change.conn(), workspace, &author.key(), key).await?.is_some() {
+        return Ok(());
+    }
+    let to = [to.clone()];
+    let route = Route {
+        to: participant(&to[0]),
+        conversation: dm_conversation(&author, &to),
+        kind: "dm".into(),
+        channel: None,
+        thread_id: None,
+        previous_hop: None,
+        recipients: to.into_iter().map(|a| (a, "action-result".to_string())).collect(),
+    };
+    store::lock_conversation(change.conn(), workspace, &route.conversation).await?;
+    let req = SendRequest {
+        text,
+        idempotency_key: Some(key.to_string()),
+        ..SendRequest::default()
+    };
+    deliver(change, workspace, &author, &route, &req, Vec::new(), 0, now_ms()).await?;
+    Ok(())
 }
 
 fn answer(m: RelayMessage, duplicate: bool) -> SendResponse {
@@ -732,4 +783,48 @@ pub async fn search(reg: Registry, ctx: RequestContext, req: SearchMessagesReque
         messages,
         next_cursor: None,
     })
+}
+
+/// Whom `to` names, for a proposal: a channel's members or the listed handles' agents, never
+/// `own` (the caller's agent); with `to` as written back (`#ops`, `@a,@b`).
+pub(crate) async fn addressees(
+    conn: &mut PgConnection,
+    workspace: &str,
+    own: Option<&str>,
+    to: &To,
+) -> Result<(String, Vec<Agent>)> {
+    let names = match to {
+        To::One(name) if name.starts_with('#') => {
+            let channel = channels::existing(conn, workspace, name).await?.name;
+            let members = store::member_agents(conn, workspace, &channel)
+                .await?
+                .into_iter()
+                .map(|(member, _)| member)
+                .filter(|a| Some(a.agent_id.as_str()) != own)
+                .collect();
+            return Ok((format!("#{channel}"), members));
+        }
+        To::One(name) => vec![name.clone()],
+        To::Many(names) => names.clone(),
+    };
+    let mut agents: Vec<Agent> = Vec::new();
+    for name in &names {
+        let agent = agent_named(conn, workspace, name).await?;
+        if Some(agent.agent_id.as_str()) != own && !agents.iter().any(|a| a.agent_id == agent.agent_id) {
+            agents.push(agent);
+        }
+    }
+    Ok((agents.iter().map(participant).collect::<Vec<_>>().join(","), agents))
+}
+
+/// How the caller is named to others: `@handle`, `key:<id>` or `service:<name>`.
+pub(crate) fn caller_name(ctx: &RequestContext, agent: Option<&Agent>) -> String {
+    match agent {
+        Some(a) => participant(a),
+        None => match &ctx.caller {
+            Caller::Admin(k) | Caller::Operator(k) | Caller::Viewer(k) => format!("key:{k}"),
+            Caller::Service(name) => format!("service:{name}"),
+            Caller::Agent(_) | Caller::Anonymous => "anonymous".into(),
+        },
+    }
 }
