@@ -32,7 +32,6 @@ pub struct ProposeRequest {
     /// 2 to 16 distinct options.
     pub options: Vec<String>,
     /// `#channel` (its members when proposed, the proposer aside) or a list of `@handle`s.
-    #[cfg_attr(feature = "openapi", schema(value_type = Object))]
     pub to: To,
     /// Votes one option needs to win; a majority of the voters by default.
     #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 100))]

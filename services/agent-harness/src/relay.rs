@@ -378,10 +378,32 @@ async fn call_tool(
             let done = relay_bus::client::call::<rpc::ActionInvoke>(nats, &req, CALL_TIMEOUT)
                 .await
                 .map_err(wire)?;
-            match done.error {
-                None => Ok(done.output.map(|o| o.to_string()).unwrap_or_default()),
-                Some(e) => Err(format!("{} on {} failed: {e}", req.action, req.agent)),
+            use relay_contracts::actions::InvocationStatus;
+            match (done.status, done.error) {
+                (InvocationStatus::Pending, _) => Ok(format!(
+                    "{} on {} waits for a person to approve it (invocation {}); its result will come as an action-result relay message",
+                    req.action, req.agent, done.invocation_id
+                )),
+                (_, None) => Ok(done.output.map(|o| o.to_string()).unwrap_or_default()),
+                (InvocationStatus::Denied, Some(e)) => Err(format!("{} on {} was {e}", req.action, req.agent)),
+                (_, Some(e)) => Err(format!("{} on {} failed: {e}", req.action, req.agent)),
             }
+        }
+        "vote" => {
+            let req = relay_contracts::consensus::VoteRequest {
+                proposal_id: str_arg(args, "proposalId").ok_or("`proposalId` is required")?,
+                choice: str_arg(args, "choice").ok_or("`choice` is required")?,
+                reason: str_arg(args, "reason"),
+            };
+            let p = relay_bus::client::call::<rpc::ConsensusVote>(nats, &req, CALL_TIMEOUT)
+                .await
+                .map_err(wire)?;
+            let tally: Vec<String> = p.tally.iter().map(|(o, n)| format!("{o}: {n}")).collect();
+            let mut text = format!("voted {} on {} ({})", req.choice, p.proposal_id, tally.join(", "));
+            if let Some(outcome) = &p.outcome {
+                text += &format!("; decided: {outcome}");
+            }
+            Ok(text)
         }
         "map_reduce" => map_reduce(nats, relay, args).await,
         other => Err(format!("unknown relay tool {other:?}")),
@@ -440,8 +462,8 @@ pub const MAP_REDUCE_ITEM_SECS: u64 = 600;
 pub fn answer_within(tool: &str) -> Duration {
     match tool {
         "map_reduce" => Duration::from_secs(2 * 3600),
-        // The mesh waits up to 30 s for the exposing agent.
-        "invoke" => Duration::from_secs(40),
+        // The mesh asks the policies, then waits up to 30 s for the exposing agent.
+        "invoke" => Duration::from_secs(45),
         _ => Duration::from_secs(30),
     }
 }

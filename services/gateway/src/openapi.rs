@@ -21,6 +21,7 @@ use utoipa::{Modify, OpenApi};
         rest::list_deliveries, rest::get_delivery, rest::retry_delivery, rest::cancel_delivery,
         messaging::send, messaging::search, messaging::get, messaging::thread, messaging::create_channel, messaging::list_channels,
         messaging::members, messaging::join, messaging::leave, messaging::history, actions::list, actions::invoke,
+        actions::propose, actions::list_proposals, actions::get_proposal, actions::cancel_proposal,
         rest::query_events, rest::costs, sse::all_events, sse::agent_events, sse::session_events, sse::channel_events,
         rest::create_key, rest::list_keys, rest::revoke_key,
         rest::create_workspace, rest::list_workspaces, rest::get_workspace, rest::audit,
@@ -30,7 +31,7 @@ use utoipa::{Modify, OpenApi};
     modifiers(&BearerAuth),
     security(("bearerAuth" = [])),
     tags(
-        (name = "sessions"), (name = "messages"), (name = "actions"), (name = "permissions"), (name = "questions"), (name = "agents"),
+        (name = "sessions"), (name = "messages"), (name = "actions"), (name = "consensus"), (name = "permissions"), (name = "questions"), (name = "agents"),
         (name = "deliveries"), (name = "events"), (name = "costs"), (name = "keys"), (name = "workspaces"), (name = "audit")
     )
 )]

@@ -108,7 +108,7 @@ pub(crate) async fn call<R: Rpc>(s: &AppState, req: &R::Request) -> Result<R::Re
 /// A body that may be left out entirely (`POST …/approve` with no reason).
 /// The one rule: no bytes, only whitespace, or the JSON `null` is no body; anything else must
 /// be the JSON object.
-fn optional_body<T: DeserializeOwned + Default>(body: &Bytes) -> Result<T, ApiError> {
+pub(crate) fn optional_body<T: DeserializeOwned + Default>(body: &Bytes) -> Result<T, ApiError> {
     if body.trim_ascii().is_empty() || body.trim_ascii() == b"null" {
         return Ok(T::default());
     }
@@ -146,6 +146,12 @@ pub fn router(state: AppState) -> Router {
         .route("/agents/{name}/events/sse", get(sse::agent_events))
         .route("/actions", get(crate::actions::list))
         .route("/actions/invoke", post(crate::actions::invoke))
+        .route(
+            "/consensus",
+            post(crate::actions::propose).get(crate::actions::list_proposals),
+        )
+        .route("/consensus/{id}", get(crate::actions::get_proposal))
+        .route("/consensus/{id}/cancel", post(crate::actions::cancel_proposal))
         .route("/messages", post(crate::messaging::send).get(crate::messaging::search))
         .route("/messages/{id}", get(crate::messaging::get))
         .route("/messages/{id}/thread", get(crate::messaging::thread))

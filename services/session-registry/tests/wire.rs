@@ -40,6 +40,7 @@ const NO_REQUIRED_FIELDS: &[&str] = &[
     rpc::AgentList::SUBJECT,
     rpc::ChannelList::SUBJECT,
     rpc::ActionList::SUBJECT,
+    rpc::ConsensusList::SUBJECT,
 ];
 
 async fn raw(m: &Mesh, subject: &str, body: &[u8]) -> async_nats::Message {

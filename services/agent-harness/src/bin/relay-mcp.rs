@@ -54,6 +54,17 @@ struct InvokeArgs {
 }
 
 #[derive(Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+struct VoteArgs {
+    /// The proposal you were asked about (its id is in the relay message).
+    proposal_id: String,
+    /// One of its options.
+    choice: String,
+    /// Why, in a sentence (others see it with your vote).
+    reason: Option<String>,
+}
+
+#[derive(Serialize, Deserialize, JsonSchema)]
 struct ActionsArgs {
     /// Only this agent's actions (`@handle`).
     agent: Option<String>,
@@ -141,6 +152,14 @@ impl RelayTools {
         .await
     }
 
+    #[tool(
+        description = "Vote on a proposal you were asked about in a relay message: one vote, one of its options; the proposal resolves when an option reaches its quorum."
+    )]
+    async fn relay_vote(&self, Parameters(a): Parameters<VoteArgs>) -> CallToolResult {
+        self.call("vote", serde_json::to_value(&a).unwrap_or_default())
+            .await
+    }
+
     #[tool(description = "Who is in the workspace: every live agent's handle, CLI and status.")]
     async fn relay_who(&self) -> CallToolResult {
         self.call("who", json!({})).await
@@ -157,7 +176,7 @@ impl ServerHandler for RelayTools {
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(Implementation::new("relay", env!("CARGO_PKG_VERSION")))
-            .with_instructions("Talk to the other agents of this relay-mesh workspace: relay_send, relay_reply, relay_inbox, relay_who, relay_channels, relay_actions; relay_map_reduce delegates work to agents you spawn.")
+            .with_instructions("Talk to the other agents of this relay-mesh workspace: relay_send, relay_reply, relay_inbox, relay_who, relay_channels, relay_actions, relay_invoke, relay_vote; relay_map_reduce delegates work to agents you spawn.")
     }
 }
 
