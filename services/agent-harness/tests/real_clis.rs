@@ -705,6 +705,36 @@ async fn claude_stream_json_invokes_an_action_with_relay_invoke() {
     assert_eq!(invoked["payload"]["agentId"], adder.agent_id.as_str(), "{invoked}");
 }
 
+/// A real CLI (Claude Code) asked to vote in a relay message votes with its `relay_vote` tool;
+/// the question was put over REST, and with one voter its vote decides it.
+#[tokio::test]
+async fn claude_stream_json_votes_on_a_proposal_with_relay_vote() {
+    let script = Script::new().on(
+        "Vote, please",
+        [
+            Step::tool(
+                "mcp__relay__relay_vote",
+                json!({"proposalId": "p-cli", "choice": "ship", "reason": "the tests pass"}),
+            ),
+            Step::text("Voted. DONE."),
+        ],
+    );
+    let w = world(script).await;
+    let (_, agent) = w.spawn_as(Cli::Claude, "voter", "Say hello.").await;
+    let asked = json!({"proposalId": "p-cli", "question": "Ship 1.4 today?", "options": ["ship", "wait"],
+                       "to": ["@voter"]});
+    let p = w.ok(reqwest::Method::POST, "/consensus", Some(asked)).await;
+    assert_eq!(p["quorum"], 1, "{p}");
+    let decided = wait_for(|| async {
+        let p = w.ok(reqwest::Method::GET, "/consensus/p-cli", None).await;
+        (p["status"] == "resolved").then_some(p)
+    })
+    .await;
+    assert_eq!(decided["outcome"], "ship", "{decided}");
+    assert_eq!(decided["votes"][0]["agentId"], agent.as_str(), "{decided}");
+    assert_eq!(decided["votes"][0]["reason"], "the tests pass", "{decided}");
+}
+
 /// Spawn, approve over REST, the command runs, usage is costed exactly as scripted, the turn
 /// ends idle, an on-idle message is delivered after it, DELETE releases the agent.
 async fn approved_command_runs_is_costed_and_the_agent_goes_idle(cli: Cli) {

@@ -1,6 +1,7 @@
 //! `relayctl`: the operator's view of a running mesh, over NATS like any other client.
 
 mod commands;
+mod coordination;
 mod messaging;
 mod output;
 
@@ -57,6 +58,12 @@ enum Command {
     /// Follows a conversation's messages as they are exchanged: `#channel`, `@handle` (its DMs
     /// and mentions) or `all`.
     Tail(messaging::TailMessages),
+    /// Actions agents expose (action.list, action.invoke).
+    #[command(subcommand)]
+    Actions(coordination::Actions),
+    /// Questions put to agents, who vote (consensus.*).
+    #[command(subcommand)]
+    Consensus(coordination::Consensus),
     /// The micro services on the bus and their instances ($SRV.PING / $SRV.STATS).
     Services,
     /// The audit trail: decisions, keys, workspaces, agent stops (audit.list).

@@ -85,7 +85,7 @@ pub(crate) struct TailMessages {
 }
 
 /// Runs `call` as relayctl, a person at the operator's terminal, in `workspace`.
-async fn as_operator<T>(workspace: &str, call: impl Future<Output = T>) -> T {
+pub(crate) async fn as_operator<T>(workspace: &str, call: impl Future<Output = T>) -> T {
     let ctx = RequestContext::new(Caller::Operator("relayctl".into()), workspace);
     relay_bus::context::act_as(ctx, call).await
 }

@@ -247,3 +247,44 @@ async fn events_tail_replays_from_a_seq_then_follows_new_events() {
         .collect();
     assert_eq!(seen, (5..30).collect::<Vec<_>>());
 }
+
+#[tokio::test]
+async fn consensus_and_actions_from_the_terminal_propose_show_cancel_and_say_what_is_missing() {
+    let m = mesh().await;
+    let session = expect_ok(&m.client, "session.create", json!({})).await["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let caps = json!({"messaging": {"receive": true}, "delivery": {"modes": ["immediate"]},
+                      "events": {"emits": ["status.changed"]}, "lifecycle": {"release": true}});
+    for handle in ["bob", "carol"] {
+        let body = json!({"sessionId": session, "agent": {"kind": "adapter", "adapterName": "claude"},
+                          "handle": handle, "capabilities": caps});
+        expect_ok(&m.client, "session.agent.attach", body).await;
+    }
+    m.ok(&["channels", "create", "ops"]).await;
+    m.ok(&["channels", "join", "ops", "@bob"]).await;
+    m.ok(&["channels", "join", "ops", "@carol"]).await;
+
+    let proposed = m
+        .ok(&["consensus", "propose", "#ops", "Ship 1.4 today?", "ship", "wait", "--id", "p-1"])
+        .await;
+    assert!(proposed.contains("proposal p-1 (open) by key:relayctl to #ops"), "{proposed}");
+    assert!(proposed.contains("quorum 2 of 2 voters"), "{proposed}");
+    let listed = m.ok(&["consensus", "list", "--status", "open"]).await;
+    assert!(listed.contains("p-1") && listed.contains("Ship 1.4 today?"), "{listed}");
+    let cancelled = m.ok(&["consensus", "cancel", "p-1", "--reason", "later"]).await;
+    assert!(cancelled.contains("(cancelled)"), "{cancelled}");
+    let shown = m.ok(&["consensus", "show", "p-1"]).await;
+    assert!(shown.contains("cancelled by key:relayctl: later"), "{shown}");
+
+    // Nobody exposes anything yet: an empty list, and an invocation that says what is missing.
+    let actions = m.ok(&["actions", "list"]).await;
+    assert!(actions.contains("ACTION") && !actions.contains("@bob"), "{actions}");
+    let out = m.run(&["actions", "invoke", "@bob", "deploy", r#"{"env": "prod"}"#]).await;
+    assert_eq!(out.status.code(), Some(3), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("deploy of agent @bob"), "{out:?}");
+    let out = m.run(&["actions", "invoke", "@bob", "deploy", "{not json"]).await;
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("input is not JSON"), "{out:?}");
+}
