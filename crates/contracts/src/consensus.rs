@@ -155,7 +155,11 @@ pub struct CancelRequest {
 pub struct ListProposalsRequest {
     pub status: Option<ProposalStatus>,
     /// 1 to 500 (default 50).
-    #[cfg_attr(feature = "openapi", param(minimum = 1, maximum = 500), schema(minimum = 1, maximum = 500))]
+    #[cfg_attr(
+        feature = "openapi",
+        param(minimum = 1, maximum = 500),
+        schema(minimum = 1, maximum = 500)
+    )]
     pub limit: Option<i64>,
 }
 

@@ -883,7 +883,10 @@ impl AsAgent {
 
     /// A call that must fail with `code`; its message.
     pub async fn err(&self, subject: &str, body: serde_json::Value, code: &str) -> String {
-        expect_err(&self.client, &self.on(subject), body, code).await.error.message
+        expect_err(&self.client, &self.on(subject), body, code)
+            .await
+            .error
+            .message
     }
 
     /// A call that must be `forbidden`; its message.

@@ -24,7 +24,6 @@ pub async fn list(State(s): State<AppState>, Query(q): Query<ListActionsRequest>
 
 use relay_contracts::consensus::*;
 
-
 #[utoipa::path(post, path = "/consensus", tag = "consensus", request_body = ProposeRequest, responses((status = 200, description = "The open proposal; its voters were asked with a relay message from this key (the same proposalId again answers with it)", body = Proposal), (status = 400, description = "Invalid request (options, quorum, timeoutMs, nobody to vote)", body = WireError), (status = 404, description = "Unknown handle or channel", body = WireError), (status = 409, description = "The proposalId is taken", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 403, description = "A viewer key", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
 pub async fn propose(State(s): State<AppState>, body: Bytes) -> Reply<Proposal> {
     let req: ProposeRequest = parse(&body)?;
@@ -42,7 +41,11 @@ pub async fn get_proposal(State(s): State<AppState>, Path(proposal_id): Path<Str
 }
 
 #[utoipa::path(post, path = "/consensus/{id}/cancel", tag = "consensus", params(("id" = String, Path, description = "Proposal id", max_length = 128, pattern = "^[A-Za-z0-9_.:-]{1,128}$")), request_body(content = Option<Reason>), responses((status = 200, description = "The cancelled proposal", body = Proposal), (status = 404, description = "Not found", body = WireError), (status = 409, description = "It is no longer open", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 403, description = "A viewer key", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
-pub async fn cancel_proposal(State(s): State<AppState>, Path(proposal_id): Path<String>, body: Bytes) -> Reply<Proposal> {
+pub async fn cancel_proposal(
+    State(s): State<AppState>,
+    Path(proposal_id): Path<String>,
+    body: Bytes,
+) -> Reply<Proposal> {
     let Reason { reason } = optional_body(&body)?;
     let req = CancelRequest { proposal_id, reason };
     Ok(Json(call::<rpc::ConsensusCancel>(&s, &req).await?))

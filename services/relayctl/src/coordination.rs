@@ -130,7 +130,11 @@ pub(crate) async fn actions(c: &Client, cmd: Actions, as_json: bool) -> Result<(
                 return print_json(&inv);
             }
             let status = serde_json::to_value(inv.status).unwrap_or_default();
-            println!("invocation {}: {}", inv.invocation_id, status.as_str().unwrap_or_default());
+            println!(
+                "invocation {}: {}",
+                inv.invocation_id,
+                status.as_str().unwrap_or_default()
+            );
             match (&inv.output, &inv.error) {
                 (Some(out), _) => println!("{}", serde_json::to_string_pretty(out).unwrap_or_default()),
                 (None, Some(e)) => println!("{e}"),
@@ -151,10 +155,21 @@ fn print_proposal(p: &Proposal, as_json: bool) -> Result<()> {
     if as_json {
         return print_json(p);
     }
-    println!("proposal {} ({}) by {} to {}", p.proposal_id, p.status.as_str(), p.proposer, p.to);
+    println!(
+        "proposal {} ({}) by {} to {}",
+        p.proposal_id,
+        p.status.as_str(),
+        p.proposer,
+        p.to
+    );
     println!("{}", p.question);
     let tally: Vec<String> = p.tally.iter().map(|(o, n)| format!("{o}: {n}")).collect();
-    println!("tally: {} (quorum {} of {} voters)", tally.join(", "), p.quorum, p.voters.len());
+    println!(
+        "tally: {} (quorum {} of {} voters)",
+        tally.join(", "),
+        p.quorum,
+        p.voters.len()
+    );
     if let Some(reason) = &p.reason {
         println!("{reason}");
     }

@@ -267,9 +267,21 @@ async fn consensus_and_actions_from_the_terminal_propose_show_cancel_and_say_wha
     m.ok(&["channels", "join", "ops", "@carol"]).await;
 
     let proposed = m
-        .ok(&["consensus", "propose", "#ops", "Ship 1.4 today?", "ship", "wait", "--id", "p-1"])
+        .ok(&[
+            "consensus",
+            "propose",
+            "#ops",
+            "Ship 1.4 today?",
+            "ship",
+            "wait",
+            "--id",
+            "p-1",
+        ])
         .await;
-    assert!(proposed.contains("proposal p-1 (open) by key:relayctl to #ops"), "{proposed}");
+    assert!(
+        proposed.contains("proposal p-1 (open) by key:relayctl to #ops"),
+        "{proposed}"
+    );
     assert!(proposed.contains("quorum 2 of 2 voters"), "{proposed}");
     let listed = m.ok(&["consensus", "list", "--status", "open"]).await;
     assert!(listed.contains("p-1") && listed.contains("Ship 1.4 today?"), "{listed}");
@@ -281,10 +293,18 @@ async fn consensus_and_actions_from_the_terminal_propose_show_cancel_and_say_wha
     // Nobody exposes anything yet: an empty list, and an invocation that says what is missing.
     let actions = m.ok(&["actions", "list"]).await;
     assert!(actions.contains("ACTION") && !actions.contains("@bob"), "{actions}");
-    let out = m.run(&["actions", "invoke", "@bob", "deploy", r#"{"env": "prod"}"#]).await;
+    let out = m
+        .run(&["actions", "invoke", "@bob", "deploy", r#"{"env": "prod"}"#])
+        .await;
     assert_eq!(out.status.code(), Some(3), "{out:?}");
-    assert!(String::from_utf8_lossy(&out.stderr).contains("deploy of agent @bob"), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("deploy of agent @bob"),
+        "{out:?}"
+    );
     let out = m.run(&["actions", "invoke", "@bob", "deploy", "{not json"]).await;
     assert!(!out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("input is not JSON"), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("input is not JSON"),
+        "{out:?}"
+    );
 }

@@ -535,7 +535,12 @@ async fn tell_caller(change: &mut Change, open: &Open, inv: &Invocation) -> Resu
     if !is_attached(&caller) {
         return Ok(());
     }
-    let head = format!("{} on {} (invocation {})", inv.action, who(&open.target), inv.invocation_id);
+    let head = format!(
+        "{} on {} (invocation {})",
+        inv.action,
+        who(&open.target),
+        inv.invocation_id
+    );
     let mut text = match (inv.status, &inv.output, &inv.error) {
         (InvocationStatus::Completed, output, _) => {
             format!("{head} completed: {}", output.clone().unwrap_or(Value::Null))

@@ -128,7 +128,10 @@ pub async fn propose(reg: Registry, ctx: RequestContext, req: ProposeRequest) ->
         question: p.question.clone(),
         options: p.options.clone(),
         proposer: p.proposer.clone(),
-        voters: voters.iter().map(|a| a.handle.clone().unwrap_or(a.agent_id.clone())).collect(),
+        voters: voters
+            .iter()
+            .map(|a| a.handle.clone().unwrap_or(a.agent_id.clone()))
+            .collect(),
         quorum,
         deadline: p.deadline,
     };
@@ -144,7 +147,12 @@ async fn ask_voters(reg: &Registry, ctx: &RequestContext, mut p: Proposal) -> Re
     }
     let to = match p.to.strip_prefix('#') {
         Some(_) => To::One(p.to.clone()),
-        None => To::Many(p.voters.iter().map(|v| format!("@{}", v.handle.as_deref().unwrap_or(&v.agent_id))).collect()),
+        None => To::Many(
+            p.voters
+                .iter()
+                .map(|v| format!("@{}", v.handle.as_deref().unwrap_or(&v.agent_id)))
+                .collect(),
+        ),
     };
     let text = format!(
         "Vote, please: {}\nOptions: {}\nAnswer with relay_vote (proposalId {}, choice one of the options); {} of {} votes for one option decide; voting closes at {} (Unix ms).",
@@ -212,7 +220,12 @@ pub async fn vote(reg: Registry, ctx: RequestContext, req: VoteRequest) -> Resul
             p.proposal_id
         )));
     }
-    let Some(choice) = p.options.iter().find(|o| o.eq_ignore_ascii_case(req.choice.trim())).cloned() else {
+    let Some(choice) = p
+        .options
+        .iter()
+        .find(|o| o.eq_ignore_ascii_case(req.choice.trim()))
+        .cloned()
+    else {
         return Err(RegistryError::Invalid(format!(
             "choice {:?} is not an option: {}",
             req.choice,

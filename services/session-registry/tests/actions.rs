@@ -115,16 +115,19 @@ async fn exposed_actions_are_listed_to_whom_they_are_available_and_gone_with_the
     m.ok("channel.join", json!({"channel": "ops", "agent": "@bob"})).await;
 
     let as_alice = AsAgent::connect(&m.nats, &alice).await;
-    let exposed = expose(&as_alice, json!([
+    let exposed = expose(
+        &as_alice,
+        json!([
             {"name": "deploy", "description": "Deploys", "inputSchema": object(&["env"]), "availableTo": ["@bob"]},
             {"name": "status", "inputSchema": {"type": "object"}},
             {"name": "rollback", "inputSchema": object(&[]), "availableTo": ["#ops"]},
             {"name": "audit", "inputSchema": {"type": "object", "$defs": {"e": {"type": "string"}},
                                               "properties": {"by": {"$ref": "#/$defs/e"}}},
              "availableTo": ["role:operator"]},
-        ]))
-        .await
-        .unwrap();
+        ]),
+    )
+    .await
+    .unwrap();
     assert_eq!(exposed["actions"][1]["availableTo"], json!(["*"]), "{exposed}");
     assert_eq!(exposed["actions"][0]["handle"], "alice", "{exposed}");
 
@@ -153,9 +156,12 @@ async fn exposed_actions_are_listed_to_whom_they_are_available_and_gone_with_the
     assert_eq!(tools, ["deploy", "status", "rollback", "audit"]);
 
     // A new set replaces the old; a released agent's actions are gone.
-    expose(&as_alice, json!([{"name": "status", "inputSchema": {"type": "object"}}]))
-        .await
-        .unwrap();
+    expose(
+        &as_alice,
+        json!([{"name": "status", "inputSchema": {"type": "object"}}]),
+    )
+    .await
+    .unwrap();
     assert_eq!(names(&m.ok("action.list", json!({})).await), ["status"]);
     m.ok(
         "session.agent.release",
@@ -172,14 +178,20 @@ async fn bad_exposures_are_refused_with_the_reason_and_change_nothing() {
     let alice = attach(&m, &session, "alice", true).await;
     let bob = attach(&m, &session, "bob", false).await;
     let as_alice = AsAgent::connect(&m.nats, &alice).await;
-    expose(&as_alice, json!([{"name": "status", "inputSchema": {"type": "object"}}]))
-        .await
-        .unwrap();
+    expose(
+        &as_alice,
+        json!([{"name": "status", "inputSchema": {"type": "object"}}]),
+    )
+    .await
+    .unwrap();
 
     // A remote $ref is refused when exposed: the mesh never fetches it (loopback, port 9).
-    let remote = expose(&as_alice, json!([{"name": "fetchy", "inputSchema": {"$ref": "http://127.0.0.1:9/schema.json"}}]))
-        .await
-        .unwrap_err();
+    let remote = expose(
+        &as_alice,
+        json!([{"name": "fetchy", "inputSchema": {"$ref": "http://127.0.0.1:9/schema.json"}}]),
+    )
+    .await
+    .unwrap_err();
     assert_eq!(remote.error.code.as_str(), "invalid_request", "{remote:?}");
     assert!(remote.error.message.contains("127.0.0.1:9"), "{remote:?}");
 
@@ -440,10 +452,18 @@ async fn invocations_obey_the_permission_policies_denied_or_held_for_a_person_un
     assert_eq!(held["status"], "pending", "{held}");
     let request_id = held["permissionRequestId"].as_str().unwrap().to_string();
     let asked = m.ok("permission.get", json!({ "requestId": request_id })).await;
-    assert_eq!((asked["tool"].as_str(), asked["command"].as_str()), (Some("action"), Some("deploy")), "{asked}");
+    assert_eq!(
+        (asked["tool"].as_str(), asked["command"].as_str()),
+        (Some("action"), Some("deploy")),
+        "{asked}"
+    );
     assert_eq!(asked["status"], "pending", "{asked}");
     assert_eq!(bob.ok("action.invoke", invoke("deploy", "d-1")).await, held);
-    assert_eq!(calc.calls.load(Ordering::SeqCst), 0, "nothing ran before a person decided");
+    assert_eq!(
+        calc.calls.load(Ordering::SeqCst),
+        0,
+        "nothing ran before a person decided"
+    );
 
     // Approved: it runs once, the retry answers with the outcome, bob gets an action-result.
     m.ok("permission.approve", json!({ "requestId": request_id })).await;
@@ -457,21 +477,33 @@ async fn invocations_obey_the_permission_policies_denied_or_held_for_a_person_un
     assert_eq!(steps(&m, "d-1").await, ["action.invoked", "action.completed"]);
     let results = results_for(&m, &bob_id).await;
     assert_eq!(results.len(), 2, "the denial and the completion: {results:?}");
-    assert!(results[0]["text"].as_str().unwrap().contains("w-1) was denied"), "{results:?}");
-    assert!(results[1]["text"].as_str().unwrap().contains("d-1) completed"), "{results:?}");
+    assert!(
+        results[0]["text"].as_str().unwrap().contains("w-1) was denied"),
+        "{results:?}"
+    );
+    assert!(
+        results[1]["text"].as_str().unwrap().contains("d-1) completed"),
+        "{results:?}"
+    );
     assert_eq!(results[1]["from"]["handle"], "calc", "{results:?}");
 
     // Refused by a person: denied, and it never runs.
     let held = bob.ok("action.invoke", invoke("deploy", "d-2")).await;
     let request_id = held["permissionRequestId"].as_str().unwrap();
-    m.ok("permission.deny", json!({ "requestId": request_id, "reason": "not on a Friday" }))
-        .await;
+    m.ok(
+        "permission.deny",
+        json!({ "requestId": request_id, "reason": "not on a Friday" }),
+    )
+    .await;
     let refused = wait_for(|| async {
         let now = bob.ok("action.invoke", invoke("deploy", "d-2")).await;
         (now["status"] == "denied").then_some(now)
     })
     .await;
-    assert!(refused["error"].as_str().unwrap().contains("not on a Friday"), "{refused}");
+    assert!(
+        refused["error"].as_str().unwrap().contains("not on a Friday"),
+        "{refused}"
+    );
     assert_eq!(steps(&m, "d-2").await, ["action.denied"]);
     assert_eq!(calc.calls.load(Ordering::SeqCst), 1);
 }
@@ -493,7 +525,10 @@ async fn an_invocation_fails_at_once_when_its_agent_is_released_mid_call() {
     let failed = pending.await.unwrap().unwrap();
     assert_eq!(failed["status"], "failed", "{failed}");
     assert!(
-        failed["error"].as_str().unwrap().contains("@calc was released during the call"),
+        failed["error"]
+            .as_str()
+            .unwrap()
+            .contains("@calc was released during the call"),
         "not its 30 s timeout: {failed}"
     );
     assert_eq!(steps(&m, "n-1").await, ["action.invoked", "action.failed"]);

@@ -40,7 +40,9 @@ async fn a_proposal_resolves_at_its_quorum_expires_at_its_deadline_or_is_cancell
     for handle in ["alice", "bob", "carol", "dave"] {
         agents.push(AsAgent::connect(&m.nats, &attach(&m, &session, handle).await).await);
     }
-    let [alice, bob, carol, dave] = &agents[..] else { unreachable!() };
+    let [alice, bob, carol, dave] = &agents[..] else {
+        unreachable!()
+    };
     m.ok("channel.create", json!({"name": "ops"})).await;
     for who in ["@alice", "@bob", "@carol", "@dave"] {
         m.ok("channel.join", json!({"channel": "ops", "agent": who})).await;
@@ -48,11 +50,17 @@ async fn a_proposal_resolves_at_its_quorum_expires_at_its_deadline_or_is_cancell
 
     // alice asks #ops: bob, carol and dave vote (not alice); 2 of 3 decide. Each is asked with
     // a relay message from alice.
-    let asked = json!({"proposalId": "p-ship", "question": "Ship 1.4 today?", "options": ["ship", "wait"], "to": "#ops"});
+    let asked =
+        json!({"proposalId": "p-ship", "question": "Ship 1.4 today?", "options": ["ship", "wait"], "to": "#ops"});
     let p = alice.ok("consensus.propose", asked.clone()).await;
     assert_eq!(p["status"], "open", "{p}");
     assert_eq!(p["quorum"], 2, "{p}");
-    let voters: Vec<&str> = p["voters"].as_array().unwrap().iter().map(|v| v["handle"].as_str().unwrap()).collect();
+    let voters: Vec<&str> = p["voters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["handle"].as_str().unwrap())
+        .collect();
     assert_eq!(voters, ["bob", "carol", "dave"], "{p}");
     let message = m.ok("message.get", json!({"messageId": p["messageId"]})).await;
     assert_eq!(message["from"]["handle"], "alice", "{message}");
@@ -64,16 +72,45 @@ async fn a_proposal_resolves_at_its_quorum_expires_at_its_deadline_or_is_cancell
 
     let after_one = bob.ok("consensus.vote", vote("p-ship", "ship")).await;
     assert_eq!(after_one["tally"]["ship"], 1, "{after_one}");
-    assert!(bob.err("consensus.vote", vote("p-ship", "wait"), "conflict").await.contains("already voted"));
-    assert!(alice.forbidden("consensus.vote", vote("p-ship", "ship")).await.contains("not among the voters"));
-    let bad = carol.err("consensus.vote", vote("p-ship", "maybe"), "invalid_request").await;
+    assert!(
+        bob.err("consensus.vote", vote("p-ship", "wait"), "conflict")
+            .await
+            .contains("already voted")
+    );
+    assert!(
+        alice
+            .forbidden("consensus.vote", vote("p-ship", "ship"))
+            .await
+            .contains("not among the voters")
+    );
+    let bad = carol
+        .err("consensus.vote", vote("p-ship", "maybe"), "invalid_request")
+        .await;
     assert!(bad.contains("ship | wait"), "{bad}");
-    let resolved = carol.ok("consensus.vote", json!({"proposalId": "p-ship", "choice": "Ship", "reason": "tests pass"})).await;
-    assert_eq!((resolved["status"].as_str(), resolved["outcome"].as_str()), (Some("resolved"), Some("ship")), "{resolved}");
-    assert!(dave.err("consensus.vote", vote("p-ship", "wait"), "conflict").await.contains("resolved"));
+    let resolved = carol
+        .ok(
+            "consensus.vote",
+            json!({"proposalId": "p-ship", "choice": "Ship", "reason": "tests pass"}),
+        )
+        .await;
+    assert_eq!(
+        (resolved["status"].as_str(), resolved["outcome"].as_str()),
+        (Some("resolved"), Some("ship")),
+        "{resolved}"
+    );
+    assert!(
+        dave.err("consensus.vote", vote("p-ship", "wait"), "conflict")
+            .await
+            .contains("resolved")
+    );
     assert_eq!(
         steps(&m, "p-ship").await,
-        ["consensus.proposed", "consensus.voted", "consensus.voted", "consensus.resolved"]
+        [
+            "consensus.proposed",
+            "consensus.voted",
+            "consensus.voted",
+            "consensus.resolved"
+        ]
     );
 
     // An operator's question to two agents, with a short deadline: one vote, then it expires.
@@ -83,7 +120,11 @@ async fn a_proposal_resolves_at_its_quorum_expires_at_its_deadline_or_is_cancell
     let p = relay_bus::context::act_as(by_key, m.call("consensus.propose", short))
         .await
         .unwrap();
-    assert_eq!((p["proposer"].as_str(), p["quorum"].as_i64()), (Some("key:k-ops"), Some(2)), "{p}");
+    assert_eq!(
+        (p["proposer"].as_str(), p["quorum"].as_i64()),
+        (Some("key:k-ops"), Some(2)),
+        "{p}"
+    );
     bob.ok("consensus.vote", vote("p-late", "yes")).await;
     let expired = wait_for(|| async {
         let p = m.ok("consensus.get", json!({"proposalId": "p-late"})).await;
@@ -91,7 +132,10 @@ async fn a_proposal_resolves_at_its_quorum_expires_at_its_deadline_or_is_cancell
     })
     .await;
     assert_eq!(expired["outcome"], Value::Null, "{expired}");
-    assert!(expired["reason"].as_str().unwrap().contains("1 of 2 votes"), "{expired}");
+    assert!(
+        expired["reason"].as_str().unwrap().contains("1 of 2 votes"),
+        "{expired}"
+    );
     carol.err("consensus.vote", vote("p-late", "no"), "conflict").await;
     assert_eq!(
         steps(&m, "p-late").await,
@@ -99,29 +143,53 @@ async fn a_proposal_resolves_at_its_quorum_expires_at_its_deadline_or_is_cancell
     );
 
     // Only its proposer (or a person) cancels.
-    let p = json!({"proposalId": "p-drop", "question": "Freeze main?", "options": ["yes", "no"], "to": ["@bob", "@dave"]});
+    let p =
+        json!({"proposalId": "p-drop", "question": "Freeze main?", "options": ["yes", "no"], "to": ["@bob", "@dave"]});
     alice.ok("consensus.propose", p).await;
     let refused = bob.forbidden("consensus.cancel", json!({"proposalId": "p-drop"})).await;
     assert!(refused.contains("@alice"), "{refused}");
     let cancelled = alice
-        .ok("consensus.cancel", json!({"proposalId": "p-drop", "reason": "asked the wrong people"}))
+        .ok(
+            "consensus.cancel",
+            json!({"proposalId": "p-drop", "reason": "asked the wrong people"}),
+        )
         .await;
     assert_eq!(cancelled["status"], "cancelled", "{cancelled}");
     dave.err("consensus.vote", vote("p-drop", "yes"), "conflict").await;
     let listed = m.ok("consensus.list", json!({"status": "cancelled"})).await;
-    let ids: Vec<&str> = listed["proposals"].as_array().unwrap().iter().map(|p| p["proposalId"].as_str().unwrap()).collect();
+    let ids: Vec<&str> = listed["proposals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["proposalId"].as_str().unwrap())
+        .collect();
     assert_eq!(ids, ["p-drop"], "{listed}");
 
     // Bad proposals change nothing.
     for (body, needle) in [
         (json!({"question": "?", "options": ["only"], "to": "#ops"}), "options"),
-        (json!({"question": " ", "options": ["a", "b"], "to": "#ops"}), "question"),
+        (
+            json!({"question": " ", "options": ["a", "b"], "to": "#ops"}),
+            "question",
+        ),
         (json!({"question": "q", "options": ["a", "A"], "to": "#ops"}), "twice"),
-        (json!({"question": "q", "options": ["a", "b"], "to": "#ops", "quorum": 5}), "quorum"),
-        (json!({"question": "q", "options": ["a", "b"], "to": "#nowhere"}), "nowhere"),
+        (
+            json!({"question": "q", "options": ["a", "b"], "to": "#ops", "quorum": 5}),
+            "quorum",
+        ),
+        (
+            json!({"question": "q", "options": ["a", "b"], "to": "#nowhere"}),
+            "nowhere",
+        ),
     ] {
         let e = m.call("consensus.propose", body).await.unwrap_err();
         assert!(e.error.message.contains(needle), "{needle}: {e:?}");
     }
-    assert_eq!(m.ok("consensus.list", json!({})).await["proposals"].as_array().unwrap().len(), 3);
+    assert_eq!(
+        m.ok("consensus.list", json!({})).await["proposals"]
+            .as_array()
+            .unwrap()
+            .len(),
+        3
+    );
 }

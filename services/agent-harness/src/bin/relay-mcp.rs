@@ -156,8 +156,7 @@ impl RelayTools {
         description = "Vote on a proposal you were asked about in a relay message: one vote, one of its options; the proposal resolves when an option reaches its quorum."
     )]
     async fn relay_vote(&self, Parameters(a): Parameters<VoteArgs>) -> CallToolResult {
-        self.call("vote", serde_json::to_value(&a).unwrap_or_default())
-            .await
+        self.call("vote", serde_json::to_value(&a).unwrap_or_default()).await
     }
 
     #[tool(description = "Who is in the workspace: every live agent's handle, CLI and status.")]

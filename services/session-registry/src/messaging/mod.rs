@@ -672,7 +672,14 @@ async fn deliver(
 
 /// The outcome of an invocation, told to the agent that invoked it: a DM from the exposing
 /// agent with reason `action-result`, once per invocation (`key`), inside `change`.
-pub async fn action_result(change: &mut Change, workspace: &str, from: &Agent, to: &Agent, text: String, key: &str) -> Result<()> {
+pub async fn action_result(
+    change: &mut Change,
+    workspace: &str,
+    from: &Agent,
+    to: &Agent,
+    text: String,
+    key: &str,
+) -> Result<()> {
     let author = Author {
         sender: Sender {
             kind: "agent".into(),
@@ -681,7 +688,10 @@ pub async fn action_result(change: &mut Change, workspace: &str, from: &Agent, t
         },
         agent: Some(from.clone()),
     };
-    if store::by_key(change.conn(), workspace, &author.key(), key).await?.is_some() {
+    if store::by_key(change.conn(), workspace, &author.key(), key)
+        .await?
+        .is_some()
+    {
         return Ok(());
     }
     let to = [to.clone()];
