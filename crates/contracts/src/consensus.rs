@@ -27,14 +27,16 @@ pub struct ProposeRequest {
     /// Proposing again with the same id answers with the stored proposal.
     #[cfg_attr(feature = "openapi", schema(max_length = 128, pattern = "^[A-Za-z0-9_.:-]{1,128}$"))]
     pub proposal_id: Option<String>,
-    #[cfg_attr(feature = "openapi", schema(min_length = 1, max_length = 4000, pattern = "\\S"))]
+    #[cfg_attr(feature = "openapi", schema(min_length = 1, max_length = 4000))]
     pub question: String,
-    /// 2 to 16 distinct options.
+    /// 2 to 16 distinct options, each 1 to 200 characters.
+    #[cfg_attr(feature = "openapi", schema(min_items = 2, max_items = 16))]
     pub options: Vec<String>,
     /// `#channel` (its members when proposed, the proposer aside) or a list of `@handle`s.
     pub to: To,
-    /// Votes one option needs to win; a majority of the voters by default.
-    #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 100))]
+    /// Votes one option needs to win, at most the number of voters; a majority of the voters
+    /// by default.
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<i64>, minimum = 1, maximum = 100))]
     pub quorum: Option<f64>,
     /// How long voting stays open, in ms (default one hour, at most 7 days).
     #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 604800000))]
@@ -143,7 +145,6 @@ pub struct ProposalRef {
 pub struct CancelRequest {
     #[cfg_attr(feature = "openapi", schema(max_length = 128, pattern = "^[A-Za-z0-9_.:-]{1,128}$"))]
     pub proposal_id: String,
-    #[cfg_attr(feature = "openapi", schema(max_length = 2000))]
     pub reason: Option<String>,
 }
 

@@ -55,6 +55,11 @@ pub struct HarnessSettings {
     pub delegate: bool,
     /// The lead agent whose `agent.spawn` started this one (the spawner sets it).
     pub spawned_by: Option<String>,
+    /// A JSON file of the actions this agent exposes (`[{name, description?, inputSchema,
+    /// availableTo?}]`, as `action.expose` takes them): the harness declares `actions.expose`,
+    /// exposes them once attached, and surfaces each call to the CLI, which answers with
+    /// `relay_answer`. Set per CLI by the spawner's `actions`.
+    pub actions: Option<String>,
     /// The command and its arguments (the command line's `-- COMMAND …` wins).
     pub command: Vec<String>,
     /// Give the CLI the relay tools (`relay_send`, `relay_reply`, `relay_inbox`, `relay_who`,
@@ -84,6 +89,7 @@ impl Default for HarnessSettings {
             cli_session: None,
             delegate: false,
             spawned_by: None,
+            actions: None,
             command: Vec::new(),
             relay_tools: true,
             relay_mcp: None,

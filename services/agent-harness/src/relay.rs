@@ -10,11 +10,15 @@
 //!   answer; one held for a boundary (the agent is busy) can be read with `relay_inbox`
 //!   instead, which reports it delivered then and takes it out of the terminal's queue.
 
+use relay_contracts::actions::{ActionAnswer, ActionCall};
+use relay_contracts::capabilities::DeliveryMode;
+use relay_contracts::delivery::{MessageContext, ReceiptStatus};
 use relay_contracts::messaging::{
     ChannelList, ListChannelsRequest, MembershipRequest, RelayContext, SendRequest, SendResponse, To,
 };
-use relay_contracts::session::{AgentListRequest, AgentListResponse, Message};
+use relay_contracts::session::{AgentListRequest, AgentListResponse, Message, MessageRole};
 use relay_contracts::{WireError, rpc};
+use relay_harness::AgentSession;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -82,6 +86,8 @@ pub struct Relay {
     turn: std::sync::atomic::AtomicU64,
     /// The session the agent is attached to: where `relay_map_reduce` spawns its workers.
     session: std::sync::OnceLock<String>,
+    /// Invocations of this agent's actions waiting for its `relay_answer`, by invocation id.
+    calls: Mutex<std::collections::HashMap<String, tokio::sync::oneshot::Sender<ActionAnswer>>>,
 }
 
 impl Relay {
@@ -150,6 +156,82 @@ pub fn parse_convention(row: &str) -> Option<(String, String)> {
 fn fnv(s: &str) -> u64 {
     s.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
         (h ^ b as u64).wrapping_mul(0x100_0000_01b3)
+    })
+}
+
+/// Delivery ids of action calls typed into the CLI like messages: they are no delivery of the
+/// runner's, so nothing is reported for them.
+pub const CALL_PREFIX: &str = "action-call:";
+
+/// Reports a delivery to the runner (`delivery.report`), except an action call's.
+pub async fn report(
+    nats: &async_nats::Client,
+    delivery_id: &str,
+    status: ReceiptStatus,
+    reason: Option<String>,
+) -> Result<(), WireError> {
+    if delivery_id.starts_with(CALL_PREFIX) {
+        return Ok(());
+    }
+    relay_harness::report(nats, delivery_id, status, reason).await
+}
+
+/// An action this agent exposes (`--actions`) invoked by another participant: surfaced to the
+/// CLI like a message when it is idle, with what to do and how to answer; the CLI's
+/// `relay_answer` is the answer. No answer within the call's timeout is an error.
+pub async fn serve_call<S: AgentSession>(agent: &S, relay: &Relay, call: ActionCall) -> ActionAnswer {
+    let id = call.invocation_id.clone();
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    relay.calls.lock().expect("relay lock").insert(id.clone(), tx);
+    let text = format!(
+        "Action call: {action} (invocation {id}, from {caller}).\nInput: {input}\nDo what the action asks, then answer with relay_answer: invocationId \"{id}\" and output (a JSON value), or error (a sentence) if you cannot. You have {secs} s.",
+        action = call.action,
+        caller = call.caller,
+        input = call.input,
+        secs = call.timeout_ms / 1000,
+    );
+    let delivery = format!("{CALL_PREFIX}{id}");
+    let message = Message {
+        message_id: delivery.clone(),
+        session_id: relay.session.get().cloned().unwrap_or_default(),
+        turn_id: None,
+        role: MessageRole::User,
+        blocks: Vec::new(),
+        content_text: text,
+        agent_id: None,
+        adapter_message_id: None,
+        adapter_session_id: None,
+        edit_of: None,
+        origin: None,
+        timestamp: relay_bus::now_ms(),
+        target_agent_ids: None,
+        delivery_mode: Some(DeliveryMode::OnIdle),
+        relay: None,
+    };
+    let ctx = MessageContext {
+        id: delivery,
+        mode: DeliveryMode::OnIdle,
+        reason: "action-call".into(),
+        priority: None,
+        deadline: None,
+        idempotency_key: None,
+        metadata: None,
+    };
+    let receipt = agent.receive_message(message, ctx).await;
+    let answer = match receipt.status {
+        ReceiptStatus::Failed => Err(receipt.reason.unwrap_or_else(|| "the agent cannot take it".into())),
+        _ => match tokio::time::timeout(Duration::from_millis(call.timeout_ms), rx).await {
+            Ok(Ok(answer)) => Ok(answer),
+            _ => Err(format!(
+                "the agent did not answer with relay_answer within {} ms",
+                call.timeout_ms
+            )),
+        },
+    };
+    relay.calls.lock().expect("relay lock").remove(&id);
+    answer.unwrap_or_else(|error| ActionAnswer {
+        output: None,
+        error: Some(error),
     })
 }
 
@@ -278,9 +360,7 @@ async fn call_tool(
             let mut out = Vec::new();
             for (delivery_id, text) in held {
                 let delivered = relay_contracts::delivery::ReceiptStatus::Delivered;
-                if let Err(e) =
-                    relay_harness::report(nats, &delivery_id, delivered, Some("read with relay_inbox".into())).await
-                {
+                if let Err(e) = report(nats, &delivery_id, delivered, Some("read with relay_inbox".into())).await {
                     tracing::error!(delivery_id, error = %e, "delivery report refused");
                 }
                 out.push(text);
@@ -404,6 +484,20 @@ async fn call_tool(
                 text += &format!("; decided: {outcome}");
             }
             Ok(text)
+        }
+        "answer" => {
+            let id = str_arg(args, "invocationId").ok_or("`invocationId` is required")?;
+            let answer = ActionAnswer {
+                output: args.get("output").cloned().filter(|v| !v.is_null()),
+                error: str_arg(args, "error"),
+            };
+            let waiting = relay.calls.lock().expect("relay lock").remove(&id);
+            match waiting.map(|tx| tx.send(answer)) {
+                Some(Ok(())) => Ok(format!("answered invocation {id}")),
+                _ => Err(format!(
+                    "no call is waiting for invocation {id}: it was answered already or its time ran out"
+                )),
+            }
         }
         "map_reduce" => map_reduce(nats, relay, args).await,
         other => Err(format!("unknown relay tool {other:?}")),

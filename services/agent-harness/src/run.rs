@@ -8,6 +8,7 @@ use crate::session::{PtyAgent, Spawn};
 use crate::structured::{Launch, Protocol, StructuredAgent};
 use futures::StreamExt;
 use futures::future::BoxFuture;
+use relay_contracts::actions::{ActionSpec, ExposeRequest};
 use relay_contracts::capabilities::*;
 use relay_contracts::delivery::{AgentStatus, Receipt, ReceiptStatus};
 use relay_contracts::permission::{Decision, PermissionDecision, QuestionAnswer};
@@ -84,6 +85,16 @@ pub(crate) fn handed_receipt(handed: &std::collections::HashMap<String, bool>, i
         false => ReceiptStatus::Accepted,
     };
     Some(relay_harness::receipt(status, id))
+}
+
+/// The actions of `--actions FILE`.
+fn load_actions(path: &str) -> Result<Vec<ActionSpec>, HarnessError> {
+    let text = std::fs::read_to_string(path).map_err(|e| HarnessError::Invalid(format!("--actions {path}: {e}")))?;
+    serde_json::from_str(&text).map_err(|e| {
+        HarnessError::Invalid(format!(
+            "--actions {path}: not a list of actions ({e}); each is {{name, description?, inputSchema, availableTo?}}"
+        ))
+    })
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -379,6 +390,11 @@ async fn drive<A: Driver>(
 ) -> Result<u32, HarnessError> {
     let session_id = h.session_id.clone().unwrap_or_else(|| uuid::Uuid::now_v7().to_string());
     let adapter = h.adapter.clone().unwrap_or_else(|| h.cli.clone());
+    let exposed = h.actions.as_deref().map(load_actions).transpose()?;
+    let mut capabilities = capabilities;
+    if exposed.is_some() {
+        capabilities.actions.get_or_insert_with(Default::default).expose = Some(true);
+    }
     let opts = AttachOptions {
         session_id,
         agent: AgentSelection {
@@ -399,6 +415,13 @@ async fn drive<A: Driver>(
         .instrument(span)
         .await?;
     agent.relay().attached(&binding.session_id);
+    if let Some(actions) = exposed {
+        let req = ExposeRequest {
+            agent_id: binding.agent_id.clone(),
+            actions,
+        };
+        relay_bus::client::call::<rpc::ActionExpose>(&nats, &req, std::time::Duration::from_secs(10)).await?;
+    }
     let events = binding.events();
     events.status(AgentStatus::Starting);
     agent.set_events(events.clone());

@@ -11,6 +11,7 @@ use crate::parse::{Detected, Keys};
 use crate::prompts::{Ask, Prompts};
 use crate::run::Driver;
 use crate::screen::Screen;
+use relay_contracts::actions::{ActionAnswer, ActionCall};
 use relay_contracts::capabilities::DeliveryMode;
 use relay_contracts::delivery::*;
 use relay_contracts::permission::Decision;
@@ -233,7 +234,7 @@ impl PtyAgent {
                             Some(format!("cannot write to the terminal: {e}")),
                         ),
                     };
-                    if let Err(e) = relay_harness::report(&self.nats, &delivery_id, status, reason).await {
+                    if let Err(e) = crate::relay::report(&self.nats, &delivery_id, status, reason).await {
                         tracing::error!(delivery_id, error = %e, "delivery report refused");
                     }
                 }
@@ -358,7 +359,7 @@ impl PtyAgent {
                 let nats = self.nats.clone();
                 tokio::spawn(async move {
                     let reason = Some(format!("cannot write to the terminal: {e}"));
-                    let _ = relay_harness::report(&nats, &delivery_id, ReceiptStatus::Failed, reason).await;
+                    let _ = crate::relay::report(&nats, &delivery_id, ReceiptStatus::Failed, reason).await;
                 });
             }
         }
@@ -564,6 +565,10 @@ impl AgentSession for PtyAgent {
         self.input
             .send(Input::Keys(data))
             .map_err(|_| "cannot write to the terminal: it is closed".to_string())
+    }
+
+    async fn invoke_action(&self, call: ActionCall) -> ActionAnswer {
+        crate::relay::serve_call(self, &self.relay, call).await
     }
 
     async fn release(&self, reason: Option<String>) {

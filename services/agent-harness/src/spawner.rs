@@ -61,6 +61,8 @@ pub struct AgentCommand {
     /// Agents of this kind may delegate: they declare AG-UI `multiAgent.delegation` and may
     /// spawn (and stop) workers in their own session, e.g. with the `relay_map_reduce` tool.
     pub delegate: bool,
+    /// A JSON file of the actions agents of this kind expose (the harness's `--actions`).
+    pub actions: Option<String>,
 }
 
 impl AgentCommand {
@@ -71,6 +73,7 @@ impl AgentCommand {
             patterns: patterns.into(),
             env: BTreeMap::new(),
             delegate: false,
+            actions: None,
         }
     }
 }
@@ -114,6 +117,7 @@ impl SpawnerSettings {
                 patterns: patterns.into(),
                 env: BTreeMap::new(),
                 delegate: false,
+                actions: None,
             });
         }
         self.agents.get(cli).filter(|a| !a.command.is_empty()).cloned()
@@ -361,6 +365,9 @@ async fn start_harness(s: &Spawner, run: &Run, resume: Option<&Resume>) -> Resul
     ]);
     if let Some(cwd) = &req.cwd {
         cmd.args(["--cwd", cwd]);
+    }
+    if let Some(actions) = &run.agent.actions {
+        cmd.arg("--actions").arg(actions);
     }
     if run.agent.delegate {
         cmd.arg("--delegate");

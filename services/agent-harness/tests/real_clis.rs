@@ -142,6 +142,27 @@ async fn world(script: Script) -> World {
         "delegate = true\n[spawner.agents.claude-lead.env]",
         1,
     );
+    // An agent that serves an action: its harness exposes `lookup` from a file.
+    let actions = scratch.join("actions.json");
+    let lookup = json!([{"name": "lookup", "description": "What a word means",
+                         "inputSchema": {"type": "object", "required": ["word"],
+                                         "properties": {"word": {"type": "string"}}}}]);
+    std::fs::write(&actions, lookup.to_string()).unwrap();
+    toml += &agent_entry(
+        "claude-server",
+        &[bin(clis::claude_bin())],
+        "claude-stream-json",
+        "claude",
+        &claude_env,
+    )
+    .replacen(
+        "[spawner.agents.claude-server.env]",
+        &format!(
+            "actions = {:?}\n[spawner.agents.claude-server.env]",
+            actions.display().to_string()
+        ),
+        1,
+    );
     toml += &agent_entry("claude-tui", &[bin(clis::claude_bin())], "pty", "claude", &claude_env);
     toml += &agent_entry("codex-tui", &[bin(clis::codex_bin())], "pty", "codex", &codex_env);
     toml += &agent_entry("gemini-tui", &[bin(clis::gemini_bin())], "pty", "gemini", &gemini_env);
@@ -703,6 +724,43 @@ async fn claude_stream_json_invokes_an_action_with_relay_invoke() {
     .await;
     assert_eq!(invoked["payload"]["caller"], format!("agent:{agent}"), "{invoked}");
     assert_eq!(invoked["payload"]["agentId"], adder.agent_id.as_str(), "{invoked}");
+}
+
+/// A real CLI (Claude Code) serves an action its spawner entry exposes: the call is surfaced to
+/// it like a message, and its `relay_answer` is the result the invoker gets.
+#[tokio::test]
+async fn claude_stream_json_serves_an_action_and_answers_with_relay_answer() {
+    let script = Script::new().on(
+        "Action call: lookup",
+        [
+            Step::tool(
+                "mcp__relay__relay_answer",
+                json!({"invocationId": "inv-cli", "output": {"meaning": "a small dog"}}),
+            ),
+            Step::text("Answered. DONE."),
+        ],
+    );
+    let w = world(script).await;
+    let body =
+        json!({ "cli": "claude-server", "agent": "dict", "task": "Say hello.", "cwd": w.workdir.to_str().unwrap() });
+    w.ok(reqwest::Method::POST, "/sessions", Some(body)).await;
+    wait_for(|| async {
+        let v = w.ok(reqwest::Method::GET, "/actions?agent=@dict", None).await;
+        (v["actions"][0]["name"] == "lookup").then_some(())
+    })
+    .await;
+    let call = json!({"agent": "@dict", "action": "lookup", "input": {"word": "pug"}, "invocationId": "inv-cli"});
+    let done = w.ok(reqwest::Method::POST, "/actions/invoke", Some(call)).await;
+    assert_eq!(done["status"], "completed", "{done}");
+    assert_eq!(done["output"]["meaning"], "a small dog", "{done}");
+    let asked = w
+        .model
+        .main_requests()
+        .iter()
+        .map(|r| r.body.to_string())
+        .find(|b| b.contains("Action call: lookup"))
+        .expect("the model saw the call");
+    assert!(asked.contains("pug"), "the call names its input: {asked}");
 }
 
 /// A real CLI (Claude Code) asked to vote in a relay message votes with its `relay_vote` tool;

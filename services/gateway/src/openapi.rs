@@ -90,6 +90,11 @@ pub fn json() -> String {
     schemas["InvokeRequest"]["properties"]["input"] = serde_json::json!({
         "type": ["object", "null"], "description": "Checked against the action's input schema; `{}` when absent.",
         "propertyNames": { "pattern": NO_NUL }, "additionalProperties": { "$ref": "#/components/schemas/NoNulJson" } });
+    // A question and its options are not blank; options are distinct.
+    let text = |most: usize| serde_json::json!({ "type": "string", "minLength": 1, "maxLength": most, "pattern": ID });
+    schemas["ProposeRequest"]["properties"]["question"] = text(4000);
+    schemas["ProposeRequest"]["properties"]["options"] =
+        serde_json::json!({ "type": "array", "minItems": 2, "maxItems": 16, "uniqueItems": true, "items": text(200) });
     let mut s = serde_json::to_string_pretty(&doc).unwrap_or_default();
     s.push('\n');
     s

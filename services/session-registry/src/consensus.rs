@@ -45,7 +45,7 @@ pub async fn propose(reg: Registry, ctx: RequestContext, req: ProposeRequest) ->
     }
     for (i, o) in req.options.iter().enumerate() {
         check_text(&format!("options[{i}]"), o, MAX_OPTION_CHARS)?;
-        if req.options[..i].iter().any(|p| p.eq_ignore_ascii_case(o)) {
+        if req.options[..i].contains(o) {
             return Err(RegistryError::Invalid(format!("option {o:?} is given twice")));
         }
     }
@@ -220,12 +220,14 @@ pub async fn vote(reg: Registry, ctx: RequestContext, req: VoteRequest) -> Resul
             p.proposal_id
         )));
     }
-    let Some(choice) = p
-        .options
-        .iter()
-        .find(|o| o.eq_ignore_ascii_case(req.choice.trim()))
-        .cloned()
-    else {
+    // The option as written, else the one option it names whatever the case.
+    let given = req.choice.trim();
+    let loose: Vec<&String> = p.options.iter().filter(|o| o.eq_ignore_ascii_case(given)).collect();
+    let found = p.options.iter().find(|o| *o == given).or(match loose[..] {
+        [one] => Some(one),
+        _ => None,
+    });
+    let Some(choice) = found.cloned() else {
         return Err(RegistryError::Invalid(format!(
             "choice {:?} is not an option: {}",
             req.choice,
@@ -260,9 +262,13 @@ pub async fn vote(reg: Registry, ctx: RequestContext, req: VoteRequest) -> Resul
 }
 
 /// `consensus.cancel`: its proposer, or a person or service (not another agent).
-pub async fn cancel(reg: Registry, ctx: RequestContext, req: CancelRequest) -> Result<Proposal> {
-    if let Some(reason) = &req.reason {
-        check_text("reason", reason, 2000)?;
+pub async fn cancel(reg: Registry, ctx: RequestContext, mut req: CancelRequest) -> Result<Proposal> {
+    // A blank reason is none.
+    req.reason = req.reason.filter(|r| !r.trim().is_empty());
+    if let Some(reason) = &req.reason
+        && (reason.len() > 64 * 1024 || reason.contains('\0'))
+    {
+        return Err(RegistryError::Invalid("reason: at most 64 KiB, without NUL".into()));
     }
     let mut change = Change::begin(&reg).await?;
     let (mut p, proposer) = {

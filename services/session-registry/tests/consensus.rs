@@ -172,7 +172,7 @@ async fn a_proposal_resolves_at_its_quorum_expires_at_its_deadline_or_is_cancell
             json!({"question": " ", "options": ["a", "b"], "to": "#ops"}),
             "question",
         ),
-        (json!({"question": "q", "options": ["a", "A"], "to": "#ops"}), "twice"),
+        (json!({"question": "q", "options": ["a", "a"], "to": "#ops"}), "twice"),
         (
             json!({"question": "q", "options": ["a", "b"], "to": "#ops", "quorum": 5}),
             "quorum",

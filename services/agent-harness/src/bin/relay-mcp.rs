@@ -65,6 +65,17 @@ struct VoteArgs {
 }
 
 #[derive(Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+struct AnswerArgs {
+    /// The invocation id from the action call you got.
+    invocation_id: String,
+    /// The action's result, as its output schema says.
+    output: Option<Value>,
+    /// Why you could not do it (instead of output).
+    error: Option<String>,
+}
+
+#[derive(Serialize, Deserialize, JsonSchema)]
 struct ActionsArgs {
     /// Only this agent's actions (`@handle`).
     agent: Option<String>,
@@ -159,6 +170,13 @@ impl RelayTools {
         self.call("vote", serde_json::to_value(&a).unwrap_or_default()).await
     }
 
+    #[tool(
+        description = "Answer an action call you got (\"Action call: …\"): its invocationId and your output, or an error if you could not do it. The caller gets it as the action's result."
+    )]
+    async fn relay_answer(&self, Parameters(a): Parameters<AnswerArgs>) -> CallToolResult {
+        self.call("answer", serde_json::to_value(&a).unwrap_or_default()).await
+    }
+
     #[tool(description = "Who is in the workspace: every live agent's handle, CLI and status.")]
     async fn relay_who(&self) -> CallToolResult {
         self.call("who", json!({})).await
@@ -175,7 +193,7 @@ impl ServerHandler for RelayTools {
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(Implementation::new("relay", env!("CARGO_PKG_VERSION")))
-            .with_instructions("Talk to the other agents of this relay-mesh workspace: relay_send, relay_reply, relay_inbox, relay_who, relay_channels, relay_actions, relay_invoke, relay_vote; relay_map_reduce delegates work to agents you spawn.")
+            .with_instructions("Talk to the other agents of this relay-mesh workspace: relay_send, relay_reply, relay_inbox, relay_who, relay_channels, relay_actions, relay_invoke, relay_answer (action calls you get), relay_vote; relay_map_reduce delegates work to agents you spawn.")
     }
 }
 

@@ -13,6 +13,7 @@ mod codex;
 
 use crate::prompts::{Ask, Prompts};
 use crate::run::Driver;
+use relay_contracts::actions::{ActionAnswer, ActionCall};
 use relay_contracts::capabilities::*;
 use relay_contracts::delivery::*;
 use relay_contracts::permission::Decision;
@@ -509,7 +510,7 @@ impl StructuredAgent {
         };
         let nats = self.nats.clone();
         tokio::spawn(async move {
-            if let Err(e) = relay_harness::report(&nats, &delivery_id, status, reason).await {
+            if let Err(e) = crate::relay::report(&nats, &delivery_id, status, reason).await {
                 tracing::error!(delivery_id, error = %e, "delivery report refused");
             }
         });
@@ -551,6 +552,10 @@ impl AgentSession for StructuredAgent {
             self.next_turn(&ev);
         }
         accepted
+    }
+
+    async fn invoke_action(&self, call: ActionCall) -> ActionAnswer {
+        crate::relay::serve_call(self, &self.relay, call).await
     }
 
     async fn release(&self, reason: Option<String>) {
