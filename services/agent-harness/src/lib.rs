@@ -63,7 +63,7 @@ pub struct HarnessSettings {
     /// The command and its arguments (the command line's `-- COMMAND …` wins).
     pub command: Vec<String>,
     /// Give the CLI the relay tools (`relay_send`, `relay_reply`, `relay_inbox`, `relay_who`,
-    /// `relay_channels`, `relay_actions`, `relay_invoke`, `relay_vote`, `relay_map_reduce`) as an MCP server, where we know how to configure its MCP servers
+    /// `relay_channels`, `relay_actions`, `relay_invoke`, `relay_answer`, `relay_vote`, `relay_map_reduce`) as an MCP server, where we know how to configure its MCP servers
     /// (claude, codex, gemini); other CLIs use the output convention (`->relay:@bob text`).
     pub relay_tools: bool,
     /// The `relay-mcp` bridge the CLI starts; by default the one beside this harness binary.
