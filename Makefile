@@ -2,11 +2,11 @@
 CARGO ?= cargo
 export CARGO_TERM_COLOR ?= never
 
-.PHONY: test build services agent-clis run up bench chaos fmt lint clean-test-dbs openapi fuzz fuzz-random compose-check deploy-check
+.PHONY: test build services agent-clis console-deps run up bench chaos fmt lint clean-test-dbs openapi fuzz fuzz-random compose-check deploy-check
 
-## Start NATS and Postgres if needed, install the pinned agent CLIs if missing, then build and
-## run every test.
-test: services agent-clis
+## Start NATS and Postgres if needed, install the pinned agent CLIs and the console's browser
+## (Debian's chromium, playwright-core) if missing, then build and run every test.
+test: services agent-clis console-deps
 	$(CARGO) build --workspace --all-targets
 	$(CARGO) test --workspace --no-fail-fast
 
@@ -20,6 +20,11 @@ services:
 ## ~/.cache/relay-mesh/agent-clis (RELAY_AGENT_CLIS); nothing is downloaded when they are there.
 agent-clis:
 	./scripts/install-agent-clis.sh >/dev/null
+
+## Debian's chromium (apt) and playwright-core (npm, ~/.cache/relay-mesh/console-e2e) for the
+## console's browser test; nothing is installed when they are there.
+console-deps:
+	./scripts/install-console-deps.sh >/dev/null
 
 ## Run every service as local processes against the local NATS and Postgres (database `relay`),
 ## the same topology and configuration as docker compose, until Ctrl-C.

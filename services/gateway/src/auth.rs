@@ -1,6 +1,7 @@
 //! Who is calling `/api/v1` and gRPC, and what they may do.
 //!
-//! - A workspace API key (`Authorization: Bearer rk_…`, made by `key.create`): its role and
+//! - A workspace API key (`Authorization: Bearer rk_…`, made by `key.create`, or the console's
+//!   HttpOnly sign-in cookie standing for that header): its role and
 //!   workspace, verified by the registry (`key.verify`) and cached for a few seconds; a
 //!   `key.revoked` event drops it from the cache at once and ends its open streams.
 //! - The configured `RELAY_API_TOKEN`: an admin key of `default` (kept as a SHA-256 digest and
@@ -204,7 +205,9 @@ fn bearer(headers: &HeaderMap) -> Option<&str> {
 /// revoked.
 pub async fn authenticate(state: &AppState, headers: &HeaderMap) -> Result<Principal, ApiError> {
     let keys = &state.keys;
-    let Some(presented) = bearer(headers) else {
+    // The console's sign-in cookie stands for the header (see `console`).
+    let cookie = crate::console::cookie(headers, crate::console::KEY_COOKIE);
+    let Some(presented) = bearer(headers).or(cookie.as_deref()) else {
         return match keys.shared {
             None => Ok(Principal::shared(OPEN)),
             Some(_) => Err(ApiError::Unauthorized),
@@ -251,6 +254,9 @@ async fn verify(state: &AppState, token: &str) -> Result<Principal, ApiError> {
 /// Lets an authorised request through (its bus calls made as its caller, the principal in its
 /// extensions); 401, or 429 over its rate.
 pub async fn require_bearer(State(state): State<AppState>, mut request: Request, next: Next) -> Response {
+    if let Err(e) = crate::console::check_csrf(request.method(), request.headers()) {
+        return e.into_response();
+    }
     match admit(&state, request.headers(), origin(&state, &request)).await {
         Ok(p) => {
             let ctx = p.ctx.clone();

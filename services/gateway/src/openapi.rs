@@ -16,6 +16,7 @@ use utoipa::{Modify, OpenApi};
     paths(
         rest::create_session, rest::list_sessions, rest::get_session, rest::update_session, rest::end_session, rest::send_message,
         rest::close_session, rest::resume_session, rest::archive_session, rest::purge_session, rest::fork_session,
+        rest::search_sessions, rest::session_counts, rest::all_permissions, rest::all_questions,
         rest::list_agents, rest::get_agent, rest::agent_capabilities, rest::agent_output, rest::list_permissions, rest::approve, rest::deny, rest::list_questions, rest::answer,
         rest::pause, rest::resume, rest::stop, rest::input, rest::flush,
         rest::list_deliveries, rest::get_delivery, rest::retry_delivery, rest::cancel_delivery,

@@ -118,6 +118,10 @@ pub(crate) fn optional_body<T: DeserializeOwned + Default>(body: &Bytes) -> Resu
 pub fn router(state: AppState) -> Router {
     let api = Router::new()
         .route("/sessions", post(create_session).get(list_sessions))
+        .route("/sessions/search", get(search_sessions))
+        .route("/sessions/counts", get(session_counts))
+        .route("/permissions", get(all_permissions))
+        .route("/questions", get(all_questions))
         .route(
             "/sessions/{id}",
             get(get_session).patch(update_session).delete(end_session),
@@ -183,6 +187,7 @@ pub fn router(state: AppState) -> Router {
 
     let mut app = Router::new()
         .nest("/api/v1", api)
+        .merge(crate::console::router())
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))
         .route("/metrics", get(metrics::serve))
@@ -374,6 +379,39 @@ async fn create_session(State(s): State<AppState>, body: Bytes) -> Result<(Statu
 #[utoipa::path(get, path = "/sessions", tag = "sessions", params(ListRequest), responses((status = 200, body = ListResponse), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
 async fn list_sessions(State(s): State<AppState>, Query(q): Query<ListRequest>) -> Reply<ListResponse> {
     Ok(Json(call::<rpc::SessionList>(&s, &q).await?))
+}
+
+/// `GET /sessions/search`: full-text search over titles and messages.
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SearchQuery {
+    /// Web-search syntax over the sessions' messages: words, "a phrase", -without, or.
+    #[param(min_length = 1, max_length = 1000)]
+    pub q: String,
+    pub status: Option<relay_contracts::session::StatusFilter>,
+    #[param(minimum = 1, maximum = 500)]
+    pub limit: Option<i64>,
+    #[param(minimum = 0)]
+    pub offset: Option<i64>,
+}
+
+#[utoipa::path(get, path = "/sessions/search", tag = "sessions", params(SearchQuery), responses((status = 200, description = "Matching sessions with a preview of what matched", body = ListResponse), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
+async fn search_sessions(State(s): State<AppState>, Query(q): Query<SearchQuery>) -> Reply<ListResponse> {
+    let req = relay_contracts::session::SearchRequest {
+        query: q.q,
+        status: q.status,
+        is_imported: None,
+        limit: q.limit,
+        offset: q.offset,
+    };
+    Ok(Json(call::<rpc::SessionSearch>(&s, &req).await?))
+}
+
+#[utoipa::path(get, path = "/sessions/counts", tag = "sessions", responses((status = 200, description = "How many sessions are in each status", body = relay_contracts::session::StatusCounts), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
+async fn session_counts(State(s): State<AppState>) -> Reply<relay_contracts::session::StatusCounts> {
+    let req = relay_contracts::session::StatusCountsRequest {};
+    Ok(Json(call::<rpc::SessionGetStatusCounts>(&s, &req).await?))
 }
 
 async fn find_session(s: &AppState, id: String) -> Result<Session, ApiError> {
@@ -602,9 +640,9 @@ macro_rules! pending_query {
         }
 
         impl $name {
-            fn for_agent(self, agent: String) -> PendingListRequest {
+            fn for_agent(self, agent: Option<String>) -> PendingListRequest {
                 PendingListRequest {
-                    agent_id: Some(agent),
+                    agent_id: agent,
                     session_id: self.session_id,
                     status: self.status,
                     limit: self.limit,
@@ -622,7 +660,17 @@ async fn list_permissions(
     AgentName(name): AgentName,
     Query(q): Query<PermissionsQuery>,
 ) -> Reply<PermissionList> {
-    Ok(Json(call::<rpc::PermissionList>(&s, &q.for_agent(name)).await?))
+    Ok(Json(call::<rpc::PermissionList>(&s, &q.for_agent(Some(name))).await?))
+}
+
+#[utoipa::path(get, path = "/permissions", tag = "permissions", params(PermissionsQuery), responses((status = 200, description = "Every agent's permission requests in the key's workspace (the operators' inbox), newest first", body = PermissionList), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
+async fn all_permissions(State(s): State<AppState>, Query(q): Query<PermissionsQuery>) -> Reply<PermissionList> {
+    Ok(Json(call::<rpc::PermissionList>(&s, &q.for_agent(None)).await?))
+}
+
+#[utoipa::path(get, path = "/questions", tag = "questions", params(QuestionsQuery), responses((status = 200, description = "Every agent's questions in the key's workspace, newest first", body = QuestionList), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
+async fn all_questions(State(s): State<AppState>, Query(q): Query<QuestionsQuery>) -> Reply<QuestionList> {
+    Ok(Json(call::<rpc::QuestionList>(&s, &q.for_agent(None)).await?))
 }
 
 /// A request id under another agent's path is not found, so one agent's URL space cannot
@@ -676,7 +724,7 @@ async fn list_questions(
     AgentName(name): AgentName,
     Query(q): Query<QuestionsQuery>,
 ) -> Reply<QuestionList> {
-    Ok(Json(call::<rpc::QuestionList>(&s, &q.for_agent(name)).await?))
+    Ok(Json(call::<rpc::QuestionList>(&s, &q.for_agent(Some(name))).await?))
 }
 
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
