@@ -509,6 +509,161 @@ async function inboxPage() {
   return () => stream.stop();
 }
 
+async function agentsPage() {
+  const list = await call('GET', '/agents');
+  const table = h(
+    'table',
+    { class: 'list', id: 'agents' },
+    h('thead', {}, h('tr', {}, h('th', {}, 'Agent'), h('th', {}, 'Status'), h('th', {}, 'CLI'), h('th', {}, 'Session'), h('th', {}, 'Can'))),
+    h(
+      'tbody',
+      {},
+      list.agents.map((a) =>
+        h(
+          'tr',
+          {},
+          h('td', {}, h('a', { href: `#/agents/${encodeURIComponent(a.agentId)}` }, '@' + (a.handle || a.agentId))),
+          h('td', {}, h('span', { class: `pill ${a.status}` }, a.status)),
+          h('td', {}, a.adapterName || ''),
+          h('td', {}, h('a', { href: `#/sessions/${encodeURIComponent(a.sessionId)}` }, a.sessionId.slice(0, 8))),
+          h('td', {}, capabilitiesText(a.capabilities)),
+        ),
+      ),
+    ),
+  );
+  main.replaceChildren(h('h1', {}, 'Agents'), table);
+  if (!list.agents.length) table.append(h('caption', {}, 'No live agents.'));
+}
+
+function capabilitiesText(c) {
+  if (!c) return '';
+  const can = [];
+  if (c.messaging?.receive) can.push('receive');
+  if (c.messaging?.send) can.push('send');
+  if (c.actions?.invoke) can.push('invoke');
+  if (c.actions?.expose) can.push('expose');
+  return `${can.join(', ')} · modes: ${(c.delivery?.modes || []).join(', ')}`;
+}
+
+async function agentPage(id) {
+  const a = await call('GET', `/agents/${encodeURIComponent(id)}`);
+  const { Terminal } = await import('/console/vendor/xterm.mjs');
+  const status = h('span', { class: `pill ${a.status}`, id: 'agent-status' }, a.status);
+  const screen = h('div', { class: 'terminal', id: 'terminal', role: 'region', 'aria-label': 'Terminal' });
+  const deliveries = h('table', { class: 'list', id: 'deliveries' });
+  const controls = [];
+  const act = async (what, body = {}) => {
+    try {
+      await call('POST', `/agents/${encodeURIComponent(a.agentId)}/${what}`, body);
+      toast(`${what}: done`);
+      loadDeliveries();
+    } catch (err) {
+      toast(err.message, true);
+    }
+  };
+  if (may.operate()) {
+    const keys = h('input', { id: 'keys', placeholder: 'Type into the terminal', 'aria-label': 'Terminal input', autocomplete: 'off' });
+    const enter = h('input', { id: 'enter', type: 'checkbox', checked: true });
+    controls.push(
+      h(
+        'form',
+        {
+          class: 'toolbar',
+          id: 'input',
+          onsubmit: (e) => {
+            e.preventDefault();
+            act('input', { data: keys.value + (enter.checked ? '\r' : '') });
+            keys.value = '';
+          },
+        },
+        keys,
+        h('label', {}, enter, ' Enter'),
+        h('button', { type: 'submit' }, 'Send keys'),
+      ),
+      h(
+        'div',
+        { class: 'toolbar' },
+        ...['pause', 'resume', 'flush', 'stop'].map((w) => h('button', { type: 'button', class: w === 'stop' ? 'deny' : '', onclick: () => act(w) }, w[0].toUpperCase() + w.slice(1))),
+      ),
+    );
+  }
+  main.replaceChildren(
+    h('h1', {}, '@' + (a.handle || a.agentId), ' ', status),
+    h('p', { class: 'muted' }, `${a.adapterName || ''} · session `, h('a', { href: `#/sessions/${encodeURIComponent(a.sessionId)}` }, a.sessionId), ` · ${capabilitiesText(a.capabilities)}`),
+    ...controls,
+    screen,
+    h('h2', {}, 'Deliveries'),
+    deliveries,
+  );
+  const term = new Terminal({ rows: 30, cols: 100, disableStdin: true, convertEol: true, scrollback: 0, fontSize: 13 });
+  term.open(screen);
+  let latest = null;
+  let scheduled = false;
+  const paint = () => {
+    scheduled = false;
+    if (latest === null) return;
+    term.reset();
+    term.write(latest);
+    latest = null;
+  };
+  const stream = new Stream(`${API}/agents/${encodeURIComponent(a.agentId)}/events/sse?offset=0&types=terminal.screen,status.changed`, (e) => {
+    if (e.type === 'status.changed') {
+      status.textContent = e.payload.status;
+      status.className = `pill ${e.payload.status}`;
+      return;
+    }
+    // Each screen is the whole terminal: only the newest of a frame is drawn.
+    latest = e.payload.text;
+    if (!scheduled) {
+      scheduled = true;
+      requestAnimationFrame(paint);
+    }
+  }).start();
+  window.relayStream = stream;
+  async function loadDeliveries() {
+    const d = await call('GET', `/deliveries?agentId=${encodeURIComponent(a.agentId)}&limit=50`);
+    deliveries.replaceChildren(
+      h('thead', {}, h('tr', {}, h('th', {}, 'Delivery'), h('th', {}, 'Mode'), h('th', {}, 'Status'), h('th', {}, 'Attempts'), h('th', {}, 'Updated'), h('th', {}, ''))),
+      h(
+        'tbody',
+        {},
+        d.deliveries.map((x) =>
+          h(
+            'tr',
+            { dataset: { delivery: x.deliveryId } },
+            h('td', {}, x.deliveryId.slice(0, 8)),
+            h('td', {}, x.mode),
+            h('td', {}, h('span', { class: `pill ${x.status}` }, x.status), x.reason ? ` ${x.reason}` : ''),
+            h('td', {}, String(x.attempts)),
+            h('td', {}, time(x.updatedAt)),
+            h(
+              'td',
+              {},
+              may.operate() && x.status === 'failed' ? h('button', { type: 'button', onclick: () => deliveryAct(x.deliveryId, 'retry') }, 'Retry') : null,
+              may.operate() && ['pending', 'deferred', 'accepted'].includes(x.status) ? h('button', { type: 'button', class: 'deny', onclick: () => deliveryAct(x.deliveryId, 'cancel') }, 'Cancel') : null,
+            ),
+          ),
+        ),
+      ),
+    );
+  }
+  async function deliveryAct(deliveryId, what) {
+    try {
+      await call('POST', `/deliveries/${encodeURIComponent(deliveryId)}/${what}`, {});
+      loadDeliveries();
+    } catch (err) {
+      toast(err.message, true);
+    }
+  }
+  await loadDeliveries();
+  const refresh = setInterval(() => loadDeliveries().catch(() => {}), 3000);
+  return () => {
+    stream.stop();
+    clearInterval(refresh);
+    term.dispose();
+  };
+}
+
 function setCount(n) {
   document.getElementById('inbox-count').textContent = n ? String(n) : '';
   document.title = n ? `(${n}) relay-mesh` : 'relay-mesh';
@@ -542,6 +697,8 @@ async function render() {
   try {
     if (parts[0] === 'signin') return signinPage();
     if (parts[0] === 'inbox') page = await inboxPage();
+    else if (parts[0] === 'agents' && parts[1]) page = await agentPage(decodeURIComponent(parts[1]));
+    else if (parts[0] === 'agents') await agentsPage();
     else if (parts[0] === 'sessions' && parts[1]) page = await sessionPage(decodeURIComponent(parts[1]));
     else await sessionsPage(params);
   } catch (err) {

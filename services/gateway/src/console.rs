@@ -19,6 +19,9 @@ use serde::{Deserialize, Serialize};
 const INDEX: &str = include_str!("../console/index.html");
 const APP: &str = include_str!("../console/app.js");
 const STYLE: &str = include_str!("../console/style.css");
+/// xterm.js, the agents page's terminal (`scripts/vendor-xterm.sh` refreshes the copy).
+const XTERM: &str = include_str!("../console/vendor/xterm.mjs");
+const XTERM_CSS: &str = include_str!("../console/vendor/xterm.css");
 
 pub const KEY_COOKIE: &str = "relay_key";
 pub const CSRF_COOKIE: &str = "relay_csrf";
@@ -27,7 +30,8 @@ pub const CSRF_HEADER: &str = "x-csrf-token";
 const SIGN_IN_SECS: u64 = 12 * 3600;
 
 /// No inline script, nothing from elsewhere: agent output in the page can never run.
-const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; \
+/// Styles may be inline (xterm.js's renderer writes a `<style>` element); styles cannot run code.
+const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; connect-src 'self'; \
                    img-src 'self' data:; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
 
 pub fn router() -> Router<AppState> {
@@ -40,6 +44,14 @@ pub fn router() -> Router<AppState> {
         .route(
             "/console/style.css",
             get(|| async { asset("text/css; charset=utf-8", STYLE) }),
+        )
+        .route(
+            "/console/vendor/xterm.mjs",
+            get(|| async { asset("text/javascript; charset=utf-8", XTERM) }),
+        )
+        .route(
+            "/console/vendor/xterm.css",
+            get(|| async { asset("text/css; charset=utf-8", XTERM_CSS) }),
         )
         .route("/console/signin", post(sign_in))
         .route("/console/signout", post(sign_out))

@@ -387,7 +387,7 @@ async fn list_sessions(State(s): State<AppState>, Query(q): Query<ListRequest>) 
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SearchQuery {
     /// Web-search syntax over the sessions' messages: words, "a phrase", -without, or.
-    #[param(min_length = 1, max_length = 1000)]
+    #[param(min_length = 1, max_length = 1000, pattern = "^[^\\u0000]*[^\\s\\u0000][^\\u0000]*$")]
     pub q: String,
     pub status: Option<relay_contracts::session::StatusFilter>,
     #[param(minimum = 1, maximum = 500)]
@@ -398,6 +398,9 @@ pub struct SearchQuery {
 
 #[utoipa::path(get, path = "/sessions/search", tag = "sessions", params(SearchQuery), responses((status = 200, description = "Matching sessions with a preview of what matched", body = ListResponse), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
 async fn search_sessions(State(s): State<AppState>, Query(q): Query<SearchQuery>) -> Reply<ListResponse> {
+    if q.q.trim().is_empty() || q.q.chars().count() > 1000 {
+        return Err(ApiError::Invalid("q: 1 to 1000 characters, not blank".into()));
+    }
     let req = relay_contracts::session::SearchRequest {
         query: q.q,
         status: q.status,

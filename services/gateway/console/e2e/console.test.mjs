@@ -145,6 +145,19 @@ try {
   });
   assert.ok(out);
 
+  step("the agent's terminal shows the approval, and takes keys typed on the page");
+  await b.goto(BASE + '/#/agents');
+  await b.locator('#agents a', { hasText: '@worker' }).waitFor({ timeout: WAIT });
+  await picture(b, 'agents');
+  await b.locator('#agents a', { hasText: '@worker' }).click();
+  const rows = b.locator('#terminal .xterm-rows');
+  await until('the terminal shows the grant', async () => (await rows.textContent()).includes('Permission granted: Bash rm -rf build'));
+  await b.fill('#keys', 'tool Write notes.md');
+  await b.click('#input button[type=submit]');
+  await until('the terminal shows the typed command run', async () => (await rows.textContent()).includes('Write(notes.md)'));
+  await until('the deliveries are listed', async () => (await b.locator('#deliveries tbody tr').count()) > 0);
+  await picture(b, 'agent');
+
   step('a question is answered from the page');
   await say(session, 'ask Which color? red/blue');
   const q = a.locator('article.question', { hasText: 'Which color' });
