@@ -664,6 +664,123 @@ async function agentPage(id) {
   };
 }
 
+/** Channels, DMs and threads as they are exchanged, then the actions and proposals in play. */
+async function channelsPage(params) {
+  const only = params.get('c') || '';
+  const [channels, actions, proposals] = await Promise.all([
+    call('GET', '/channels'),
+    call('GET', '/actions'),
+    call('GET', '/consensus?status=open'),
+  ]);
+  const pick = h(
+    'select',
+    { id: 'conversation', 'aria-label': 'Conversation', onchange: (e) => go(`#/channels?c=${encodeURIComponent(e.target.value)}`) },
+    h('option', { value: '' }, 'every conversation'),
+    ...channels.channels.map((c) => h('option', { value: `#${c.name}`, selected: only === `#${c.name}` }, `#${c.name} (${c.members})`)),
+  );
+  const feed = h('ol', { class: 'timeline', id: 'feed', 'aria-live': 'polite' });
+  const roots = new Map();
+  main.replaceChildren(
+    h('h1', {}, 'Channels'),
+    h('div', { class: 'toolbar' }, pick),
+    feed,
+    h('h2', {}, 'Actions'),
+    h(
+      'table',
+      { class: 'list', id: 'actions' },
+      h('tbody', {}, actions.actions.map((a) => h('tr', {}, h('td', {}, '@' + (a.handle || a.agentId)), h('td', {}, a.name), h('td', {}, a.description || ''), h('td', {}, a.availableTo.join(', '))))),
+    ),
+    h('h2', {}, 'Open proposals'),
+    h(
+      'div',
+      { id: 'proposals' },
+      proposals.proposals.map((p) =>
+        h('article', { class: 'card' }, h('h2', {}, p.question), h('p', { class: 'muted' }, `${p.proposer} → ${p.to} · quorum ${p.quorum} of ${p.voters.length}`), h('p', {}, Object.entries(p.tally).map(([o, n]) => `${o}: ${n}`).join(' · '))),
+      ),
+    ),
+  );
+  const stream = new Stream(`${API}/events/sse?types=message.exchanged&offset=0`, (e) => {
+    const m = e.payload;
+    if (only && m.conversation !== only) return;
+    const line = h('li', { class: 'ev message', dataset: { message: m.messageId } }, h('time', {}, new Date(e.ts).toLocaleTimeString()), ' ', h('strong', {}, m.from), ` → ${m.to}: `, m.body, m.failed?.length ? h('span', { class: 'error' }, ` (failed for ${m.failed.join(', ')})`) : null);
+    const root = m.thread && roots.get(m.thread);
+    if (root) {
+      root.lastChild.append(line);
+      return;
+    }
+    const item = h('li', { class: 'turn' }, line, h('ol', { class: 'replies' }));
+    roots.set(m.messageId, item);
+    feed.append(item);
+  }).start();
+  return () => stream.stop();
+}
+
+/** A horizontal bar chart (SVG): one labelled bar per [label, value]. */
+function bars(rows, unit, id) {
+  const ns = 'http://www.w3.org/2000/svg';
+  const svg = document.createElementNS(ns, 'svg');
+  const max = Math.max(1, ...rows.map((r) => r[1]));
+  const height = 24 * rows.length + 4;
+  svg.setAttribute('viewBox', `0 0 600 ${height}`);
+  svg.setAttribute('class', 'chart');
+  svg.setAttribute('role', 'img');
+  svg.setAttribute('aria-label', `${id}: ${rows.map((r) => `${r[0]} ${r[1]} ${unit}`).join(', ')}`);
+  svg.id = id;
+  rows.forEach(([label, value], i) => {
+    const y = 4 + i * 24;
+    const text = document.createElementNS(ns, 'text');
+    text.setAttribute('x', '0');
+    text.setAttribute('y', String(y + 14));
+    text.textContent = label.length > 28 ? label.slice(0, 27) + '…' : label;
+    const bar = document.createElementNS(ns, 'rect');
+    bar.setAttribute('x', '200');
+    bar.setAttribute('y', String(y));
+    bar.setAttribute('height', '18');
+    bar.setAttribute('width', String(Math.max(1, (value / max) * 300)));
+    const n = document.createElementNS(ns, 'text');
+    n.setAttribute('x', String(206 + (value / max) * 300));
+    n.setAttribute('y', String(y + 14));
+    n.textContent = `${value.toLocaleString('en-US')} ${unit}`;
+    svg.append(text, bar, n);
+  });
+  return svg;
+}
+
+async function costsPage(params) {
+  const hours = Number(params.get('hours') || 24);
+  const until = Date.now();
+  const since = until - hours * 3600_000;
+  const range = h(
+    'select',
+    { id: 'range', 'aria-label': 'Period', onchange: (e) => go(`#/costs?hours=${e.target.value}`) },
+    ...[[1, 'last hour'], [24, 'last day'], [168, 'last week']].map(([v, l]) => h('option', { value: v, selected: v === hours }, l)),
+  );
+  main.replaceChildren(h('h1', {}, 'Costs'), h('div', { class: 'toolbar' }, range), h('p', { class: 'muted' }, 'Loading…'));
+  const steps = 12;
+  const width = (until - since) / steps;
+  const [report, ...buckets] = await Promise.all([
+    call('GET', `/costs?since=${Math.floor(since)}&until=${until}`),
+    ...Array.from({ length: steps }, (_, i) => call('GET', `/costs?since=${Math.floor(since + i * width)}&until=${Math.floor(since + (i + 1) * width)}`)),
+  ]);
+  const t = report.total;
+  const sorted = (m) => Object.entries(m).map(([k, v]) => [k, v.totalTokens]).sort((a, b) => b[1] - a[1]).slice(0, 10);
+  const fmt = (ms) => new Date(ms).toLocaleString([], hours > 24 ? { month: 'short', day: 'numeric', hour: '2-digit' } : { hour: '2-digit', minute: '2-digit' });
+  main.replaceChildren(
+    h('h1', {}, 'Costs'),
+    h('div', { class: 'toolbar' }, range),
+    h('p', { id: 'cost-total' }, `${t.totalTokens.toLocaleString('en-US')} tokens (${t.inputTokens.toLocaleString('en-US')} in, ${t.outputTokens.toLocaleString('en-US')} out) · $${t.estimatedCostUsd.toFixed(4)} estimated`),
+    report.unpricedModels?.length ? h('p', { class: 'muted' }, `No price for: ${report.unpricedModels.join(', ')}`) : null,
+    h('h2', {}, 'Tokens over time'),
+    bars(buckets.map((b, i) => [fmt(since + i * width), b.total.totalTokens]), 'tokens', 'chart-time'),
+    h('h2', {}, 'By model'),
+    bars(sorted(report.byModel), 'tokens', 'chart-model'),
+    h('h2', {}, 'By agent'),
+    bars(sorted(report.byAgent), 'tokens', 'chart-agent'),
+    h('h2', {}, 'By session'),
+    bars(sorted(report.bySession), 'tokens', 'chart-session'),
+  );
+}
+
 function setCount(n) {
   document.getElementById('inbox-count').textContent = n ? String(n) : '';
   document.title = n ? `(${n}) relay-mesh` : 'relay-mesh';
@@ -699,6 +816,8 @@ async function render() {
     if (parts[0] === 'inbox') page = await inboxPage();
     else if (parts[0] === 'agents' && parts[1]) page = await agentPage(decodeURIComponent(parts[1]));
     else if (parts[0] === 'agents') await agentsPage();
+    else if (parts[0] === 'costs') await costsPage(params);
+    else if (parts[0] === 'channels') page = await channelsPage(params);
     else if (parts[0] === 'sessions' && parts[1]) page = await sessionPage(decodeURIComponent(parts[1]));
     else await sessionsPage(params);
   } catch (err) {

@@ -195,6 +195,25 @@ try {
   })).status, session);
   assert.equal(noCsrf, 403);
 
+  step('channels: a message and its thread reply show live');
+  await rest('POST', '/channels', { name: 'ops' });
+  await rest('POST', '/channels/ops/join', { agent: '@worker' });
+  await a.goto(BASE + '/#/channels');
+  await a.locator('#feed').waitFor({ state: 'attached', timeout: WAIT });
+  const root = await rest('POST', '/messages', { to: '#ops', text: 'deploy at noon?' });
+  await rest('POST', '/messages', { threadId: root.messageId, text: 'noon works' });
+  const thread = a.locator('#feed > li', { hasText: 'deploy at noon?' });
+  await thread.waitFor({ timeout: WAIT });
+  await thread.locator('ol.replies li', { hasText: 'noon works' }).waitFor({ timeout: WAIT });
+  await picture(a, 'channels');
+
+  step("the costs charts show the run's tokens");
+  await a.goto(BASE + '/#/costs');
+  await until('the total counts the tokens', async () => (await a.textContent('#cost-total')).includes('1,540 tokens'));
+  const byAgent = await a.getAttribute('#chart-agent', 'aria-label');
+  assert.ok(byAgent.includes(`${agent} 1540 tokens`), byAgent);
+  await picture(a, 'costs');
+
   for (const p of [a, b, v]) assert.deepEqual(p.problems, [], 'no script errors in the page');
   console.log('console e2e: all steps passed');
 } catch (e) {
