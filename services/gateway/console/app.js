@@ -731,7 +731,7 @@ function bars(rows, unit, id) {
     const text = document.createElementNS(ns, 'text');
     text.setAttribute('x', '0');
     text.setAttribute('y', String(y + 14));
-    text.textContent = label.length > 28 ? label.slice(0, 27) + '…' : label;
+    text.textContent = label.length > 24 ? label.slice(0, 23) + '…' : label;
     const bar = document.createElementNS(ns, 'rect');
     bar.setAttribute('x', '200');
     bar.setAttribute('y', String(y));
