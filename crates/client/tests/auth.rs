@@ -252,8 +252,14 @@ async fn a_harness_calls_only_as_its_own_agent_on_its_own_subjects() {
         .await
         .unwrap();
     let _all = conn.client.subscribe(">").await.unwrap();
-    let subs = conn.violations(4).await;
-    let subs: Vec<_> = subs.iter().filter(|e| e.contains("Subscription")).collect();
+    // The publish violations of the decisions above may still be arriving: read until the four
+    // subscription violations are in (each comes within 10 s, or the test fails).
+    let mut subs: Vec<String> = Vec::new();
+    while subs.len() < 4 {
+        let got = conn.violations(1).await;
+        assert!(!got.is_empty(), "only these subscriptions were refused: {subs:?}");
+        subs.extend(got.into_iter().filter(|e| e.contains("Subscription")));
+    }
     assert_eq!(subs.len(), 4, "{subs:?}");
     // Its own deliveries it may take.
     let _mine = conn.client.subscribe("agent.a1.deliver").await.unwrap();
