@@ -119,13 +119,6 @@ pub enum InvocationStatus {
     Denied,
 }
 
-impl InvocationStatus {
-    /// Whether the invocation has ended.
-    pub fn is_final(self) -> bool {
-        matches!(self, Self::Completed | Self::Failed | Self::Denied)
-    }
-}
-
 /// One invocation and, once it ended, its outcome.
 #[skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -357,7 +357,8 @@ pub async fn invoke(reg: Registry, ctx: RequestContext, req: InvokeRequest) -> R
             Ok(inv)
         }
         Decision::Denied => {
-            deny(&mut change, &open, &mut inv, refusal(&verdict)).await?;
+            let reason = refusal(verdict.decided_by.as_deref(), verdict.reason.as_deref());
+            deny(&mut change, &open, &mut inv, reason).await?;
             save_invocation(change.conn(), &open, &inv).await?;
             change.commit().await?;
             Ok(inv)
@@ -375,9 +376,10 @@ fn invoked(open: &Open) -> ActionInvoked {
     }
 }
 
-fn refusal(d: &PermissionDecision) -> String {
-    let by = d.decided_by.as_deref().unwrap_or("policy");
-    match &d.reason {
+/// Why a policy or a person refused an invocation.
+fn refusal(decided_by: Option<&str>, reason: Option<&str>) -> String {
+    let by = decided_by.unwrap_or("policy");
+    match reason {
         Some(why) => format!("denied by {by}: {why}"),
         None => format!("denied by {by}"),
     }
@@ -642,13 +644,7 @@ async fn decided(reg: &Registry, open: Open, mut inv: Invocation) -> Result<()> 
             });
         }
         Decision::Denied => {
-            let reason = refusal(&PermissionDecision {
-                request_id: permission.request_id,
-                decision: permission.status,
-                reason: permission.reason,
-                risk_level: None,
-                decided_by: permission.decided_by,
-            });
+            let reason = refusal(permission.decided_by.as_deref(), permission.reason.as_deref());
             let mut done = inv.clone();
             deny(&mut change, &open, &mut done, reason).await?;
             if !claim(change.conn(), &open, InvocationStatus::Pending, &done).await? {

@@ -64,7 +64,12 @@ pub async fn propose(reg: Registry, ctx: RequestContext, req: ProposeRequest) ->
     };
     let workspace = ctx.workspace.clone();
     let mut change = Change::begin(&reg).await?;
-    if let Some((p, its_workspace)) = find(change.conn(), &proposal_id, false).await? {
+    if let Some(Stored {
+        p,
+        workspace: its_workspace,
+        ..
+    }) = find(change.conn(), &proposal_id, false).await?
+    {
         if its_workspace != workspace {
             return Err(RegistryError::Conflict(format!("proposal id {proposal_id} is taken")));
         }
@@ -193,7 +198,7 @@ pub async fn vote(reg: Registry, ctx: RequestContext, req: VoteRequest) -> Resul
         check_text("reason", reason, 2000)?;
     }
     let mut change = Change::begin(&reg).await?;
-    let mut p = existing(change.conn(), &ctx, &req.proposal_id, true).await?;
+    let Stored { mut p, workspace, .. } = existing(change.conn(), &ctx, &req.proposal_id, true).await?;
     if p.status != ProposalStatus::Open {
         return Err(RegistryError::Conflict(format!(
             "proposal {} is {}: voting is over",
@@ -247,13 +252,21 @@ pub async fn vote(reg: Registry, ctx: RequestContext, req: VoteRequest) -> Resul
         voter: voter.handle.map(|h| format!("@{h}")).unwrap_or(voter.agent_id),
         choice: choice.clone(),
     };
-    change.emit_in(&ctx.workspace, &stream(&p), voted).await?;
+    change.emit_in(&workspace, &stream(&p), voted).await?;
     if p.tally[&choice] >= p.quorum {
         let why = format!("{choice} reached the quorum of {}", p.quorum);
-        resolve(&mut change, &mut p, ProposalStatus::Resolved, Some(choice), why).await?;
+        resolve(
+            &mut change,
+            &workspace,
+            &mut p,
+            ProposalStatus::Resolved,
+            Some(choice),
+            why,
+        )
+        .await?;
     } else if p.votes.len() == p.voters.len() {
         let why = format!("every voter voted; no option reached the quorum of {}", p.quorum);
-        resolve(&mut change, &mut p, ProposalStatus::Resolved, None, why).await?;
+        resolve(&mut change, &workspace, &mut p, ProposalStatus::Resolved, None, why).await?;
     } else {
         save(change.conn(), &p).await?;
     }
@@ -271,11 +284,11 @@ pub async fn cancel(reg: Registry, ctx: RequestContext, mut req: CancelRequest) 
         return Err(RegistryError::Invalid("reason: at most 64 KiB, without NUL".into()));
     }
     let mut change = Change::begin(&reg).await?;
-    let (mut p, proposer) = {
-        let p = existing(change.conn(), &ctx, &req.proposal_id, true).await?;
-        let proposer = proposer_key(change.conn(), &p.proposal_id).await?;
-        (p, proposer)
-    };
+    let Stored {
+        mut p,
+        workspace,
+        proposer,
+    } = existing(change.conn(), &ctx, &req.proposal_id, true).await?;
     if ctx.agent.is_some() && proposer != caller_key(&ctx) {
         return Err(RegistryError::Forbidden(format!(
             "only its proposer ({}) or an operator may cancel proposal {}",
@@ -297,14 +310,14 @@ pub async fn cancel(reg: Registry, ctx: RequestContext, mut req: CancelRequest) 
         Some(r) => format!("cancelled by {who}: {r}"),
         None => format!("cancelled by {who}"),
     };
-    resolve(&mut change, &mut p, ProposalStatus::Cancelled, None, why).await?;
+    resolve(&mut change, &workspace, &mut p, ProposalStatus::Cancelled, None, why).await?;
     change.commit().await?;
     Ok(p)
 }
 
 pub async fn get(reg: Registry, ctx: RequestContext, req: ProposalRef) -> Result<Proposal> {
     let mut conn = reg.db.acquire().await?;
-    existing(&mut conn, &ctx, &req.proposal_id, false).await
+    Ok(existing(&mut conn, &ctx, &req.proposal_id, false).await?.p)
 }
 
 pub async fn list(reg: Registry, ctx: RequestContext, req: ListProposalsRequest) -> Result<ProposalList> {
@@ -328,6 +341,7 @@ pub async fn list(reg: Registry, ctx: RequestContext, req: ListProposalsRequest)
 
 async fn resolve(
     change: &mut Change,
+    workspace: &str,
     p: &mut Proposal,
     status: ProposalStatus,
     outcome: Option<String>,
@@ -338,10 +352,6 @@ async fn resolve(
     p.reason = Some(reason);
     p.resolved_at = Some(now_ms());
     save(change.conn(), p).await?;
-    let workspace: String = sqlx::query_scalar("SELECT workspace FROM registry_proposals WHERE proposal_id = $1")
-        .bind(&p.proposal_id)
-        .fetch_one(change.conn())
-        .await?;
     let resolved = ConsensusResolved {
         proposal_id: p.proposal_id.clone(),
         status: status.as_str().into(),
@@ -349,15 +359,15 @@ async fn resolve(
         tally: p.tally.clone(),
         reason: p.reason.clone(),
     };
-    change.emit_in(&workspace, &stream(p), resolved).await
+    change.emit_in(workspace, &stream(p), resolved).await
 }
 
 /// Expires the open proposals past their deadline, a batch at a time (any replica; each row
 /// is taken by one).
 pub async fn sweep(reg: &Registry) -> Result<()> {
     let mut change = Change::begin(reg).await?;
-    let due: Vec<Json<Proposal>> = sqlx::query_scalar(
-        "SELECT doc FROM registry_proposals WHERE status = 'open' AND deadline <= $1
+    let due: Vec<(Json<Proposal>, String)> = sqlx::query_as(
+        "SELECT doc, workspace FROM registry_proposals WHERE status = 'open' AND deadline <= $1
          ORDER BY deadline LIMIT 100 FOR UPDATE SKIP LOCKED",
     )
     .bind(now_ms())
@@ -366,14 +376,14 @@ pub async fn sweep(reg: &Registry) -> Result<()> {
     if due.is_empty() {
         return Ok(());
     }
-    for Json(mut p) in due {
+    for (Json(mut p), workspace) in due {
         let why = format!(
             "the deadline passed with {} of {} votes; no option reached the quorum of {}",
             p.votes.len(),
             p.voters.len(),
             p.quorum
         );
-        resolve(&mut change, &mut p, ProposalStatus::Expired, None, why).await?;
+        resolve(&mut change, &workspace, &mut p, ProposalStatus::Expired, None, why).await?;
     }
     change.commit().await
 }
@@ -390,11 +400,19 @@ fn caller_key(ctx: &RequestContext) -> String {
 
 // ---- SQL (registry_proposals) -------------------------------------------------------------
 
+/// A stored proposal with the columns kept beside its document.
+struct Stored {
+    p: Proposal,
+    workspace: String,
+    /// Who proposed it, as [`caller_key`] names callers.
+    proposer: String,
+}
+
 /// A proposal the caller may see (its workspace's); `not_found` otherwise.
-async fn existing(conn: &mut PgConnection, ctx: &RequestContext, id: &str, lock: bool) -> Result<Proposal> {
+async fn existing(conn: &mut PgConnection, ctx: &RequestContext, id: &str, lock: bool) -> Result<Stored> {
     crate::lifecycle::check_id("proposalId", id)?;
     match find(conn, id, lock).await? {
-        Some((p, workspace)) if ctx.scope().is_none_or(|own| own == workspace) => Ok(p),
+        Some(stored) if ctx.scope().is_none_or(|own| own == stored.workspace) => Ok(stored),
         _ => Err(RegistryError::NotFound {
             what: "proposal",
             id: id.to_string(),
@@ -402,23 +420,14 @@ async fn existing(conn: &mut PgConnection, ctx: &RequestContext, id: &str, lock:
     }
 }
 
-async fn find(conn: &mut PgConnection, id: &str, lock: bool) -> Result<Option<(Proposal, String)>> {
+async fn find(conn: &mut PgConnection, id: &str, lock: bool) -> Result<Option<Stored>> {
     let sql = if lock {
-        "SELECT doc, workspace FROM registry_proposals WHERE proposal_id = $1 FOR UPDATE"
+        "SELECT doc, workspace, proposer FROM registry_proposals WHERE proposal_id = $1 FOR UPDATE"
     } else {
-        "SELECT doc, workspace FROM registry_proposals WHERE proposal_id = $1"
+        "SELECT doc, workspace, proposer FROM registry_proposals WHERE proposal_id = $1"
     };
-    let row: Option<(Json<Proposal>, String)> = sqlx::query_as(sql).bind(id).fetch_optional(conn).await?;
-    Ok(row.map(|(Json(p), w)| (p, w)))
-}
-
-async fn proposer_key(conn: &mut PgConnection, id: &str) -> Result<String> {
-    Ok(
-        sqlx::query_scalar("SELECT proposer FROM registry_proposals WHERE proposal_id = $1")
-            .bind(id)
-            .fetch_one(conn)
-            .await?,
-    )
+    let row: Option<(Json<Proposal>, String, String)> = sqlx::query_as(sql).bind(id).fetch_optional(conn).await?;
+    Ok(row.map(|(Json(p), workspace, proposer)| Stored { p, workspace, proposer }))
 }
 
 async fn insert(conn: &mut PgConnection, workspace: &str, proposer: &str, p: &Proposal) -> Result<()> {

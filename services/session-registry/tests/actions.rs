@@ -21,12 +21,7 @@ fn caps(expose: bool) -> Value {
 
 /// Attaches an agent with `handle` to `session`; its id.
 async fn attach(m: &common::Mesh, session: &str, handle: &str, expose: bool) -> String {
-    let body = json!({"sessionId": session, "agent": {"kind": "adapter", "adapterName": "claude"},
-                      "handle": handle, "capabilities": caps(expose)});
-    m.ok("session.agent.attach", body).await["agentId"]
-        .as_str()
-        .unwrap()
-        .to_string()
+    common::attach(m, session, handle, caps(expose)).await
 }
 
 /// The registry with a permission manager whose policies hold `deploy` for a person, refuse
@@ -315,13 +310,7 @@ async fn an_invoked_action_is_checked_runs_once_on_its_agent_and_answers_or_fail
     let carol = AsAgent::connect(&m.nats, &attach(&m, &session, "carol", false).await).await;
     let plain = json!({"messaging": {"receive": true}, "delivery": {"modes": ["immediate"]},
                        "events": {"emits": ["status.changed"]}, "lifecycle": {"release": true}});
-    let body = json!({"sessionId": session, "agent": {"kind": "adapter", "adapterName": "claude"},
-                      "handle": "dave", "capabilities": plain});
-    let dave = m.ok("session.agent.attach", body).await["agentId"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    let dave = AsAgent::connect(&m.nats, &dave).await;
+    let dave = AsAgent::connect(&m.nats, &common::attach(&m, &session, "dave", plain).await).await;
     let invoke = |action: &str, input: Value, id: &str| json!({"agent": "@calc", "action": action, "input": input, "invocationId": id, "timeoutMs": 2000});
 
     // bob may: it runs on calc, and a retry with the same id answers without running again.
@@ -411,11 +400,7 @@ async fn an_invoked_action_is_checked_runs_once_on_its_agent_and_answers_or_fail
 
 /// The types of the events of invocation `id`, in order.
 async fn steps(m: &common::Mesh, id: &str) -> Vec<String> {
-    sqlx::query_scalar("SELECT type FROM registry_events WHERE payload->>'invocationId' = $1 ORDER BY seq")
-        .bind(id)
-        .fetch_all(&m.db.pool().await)
-        .await
-        .unwrap()
+    common::event_types(m, "invocationId", id).await
 }
 
 /// The `action-result` messages agent `to` got, oldest first.

@@ -7,25 +7,16 @@ use relay_contracts::{Caller, RequestContext};
 use relay_testkit::{AsAgent, wait_for};
 use serde_json::{Value, json};
 
-/// Attaches an agent with `handle` to `session`; its id.
+/// Attaches an agent with `handle` to `session` that sends and receives messages; its id.
 async fn attach(m: &common::Mesh, session: &str, handle: &str) -> String {
     let caps = json!({"messaging": {"receive": true, "send": true}, "delivery": {"modes": ["immediate"]},
                       "events": {"emits": ["status.changed"]}, "lifecycle": {"release": true}});
-    let body = json!({"sessionId": session, "agent": {"kind": "adapter", "adapterName": "claude"},
-                      "handle": handle, "capabilities": caps});
-    m.ok("session.agent.attach", body).await["agentId"]
-        .as_str()
-        .unwrap()
-        .to_string()
+    common::attach(m, session, handle, caps).await
 }
 
 /// The types of the events of proposal `id`, in order.
 async fn steps(m: &common::Mesh, id: &str) -> Vec<String> {
-    sqlx::query_scalar("SELECT type FROM registry_events WHERE payload->>'proposalId' = $1 ORDER BY seq")
-        .bind(id)
-        .fetch_all(&m.db.pool().await)
-        .await
-        .unwrap()
+    common::event_types(m, "proposalId", id).await
 }
 
 fn vote(id: &str, choice: &str) -> Value {

@@ -26,3 +26,23 @@ pub async fn create(m: &Mesh) -> String {
         .unwrap()
         .to_string()
 }
+
+/// Attaches an agent of adapter `claude` with `handle` and `capabilities` to `session`; its id.
+pub async fn attach(m: &Mesh, session: &str, handle: &str, capabilities: serde_json::Value) -> String {
+    let body = serde_json::json!({"sessionId": session, "agent": {"kind": "adapter", "adapterName": "claude"},
+                                  "handle": handle, "capabilities": capabilities});
+    m.ok("session.agent.attach", body).await["agentId"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+/// The types of the registry's events whose payload has `field` = `value`, in order.
+pub async fn event_types(m: &Mesh, field: &str, value: &str) -> Vec<String> {
+    sqlx::query_scalar("SELECT type FROM registry_events WHERE payload->>$1 = $2 ORDER BY seq")
+        .bind(field)
+        .bind(value)
+        .fetch_all(&m.db.pool().await)
+        .await
+        .unwrap()
+}
