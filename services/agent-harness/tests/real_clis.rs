@@ -424,9 +424,28 @@ async fn agents_talk_through_the_relay_tools(cli: Cli) {
     let (_, beta) = w.spawn_as(cli, "beta", "hello").await;
     w.idle_times(&beta, 1 + cli.idles_before_first_turn()).await;
     let (_, alpha) = w.spawn_as(cli, "alpha", "RELAYSEND now").await;
+    // A cold CLI start under load is most of the wait: first the model gets alpha's turn...
+    wait_for(|| async {
+        let asked = w.model.user_texts().iter().any(|t| t.contains("RELAYSEND"));
+        asked.then_some(())
+    })
+    .await;
 
-    // alpha's DM reaches beta from @alpha (the harness's identity, not a field anyone wrote).
-    let dm = wait_for(|| async { w.relay_messages("PONGME").await.into_iter().next() }).await;
+    // ...then alpha's DM reaches beta from @alpha (the harness's identity, not a field anyone
+    // wrote). Should it not, the model's requests say whether the CLI offered the relay tools.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let dm = loop {
+        if let Some(dm) = w.relay_messages("PONGME").await.into_iter().next() {
+            break dm;
+        }
+        if std::time::Instant::now() > deadline {
+            let requests = w.model.main_requests();
+            let offered: Vec<bool> = requests.iter().map(|r| r.body.to_string().contains("relay_send")).collect();
+            let last = requests.last().map(|r| r.body["messages"].to_string()).unwrap_or_default();
+            panic!("no DM from alpha in 20 s; relay_send offered per model request: {offered:?}; last messages: {last}");
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    };
     assert_eq!(dm["from"]["kind"], "agent", "{dm}");
     assert_eq!(dm["from"]["id"], alpha.as_str(), "{dm}");
     assert_eq!(dm["recipients"][0]["agentId"], beta.as_str(), "{dm}");
