@@ -131,3 +131,47 @@ pub struct BudgetExceeded {
     /// Agents whose deliveries are paused because of it.
     pub paused_agents: Vec<String>,
 }
+
+/// `cost.budgets` takes no arguments.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct BudgetsRequest {}
+
+/// The configured budgets and how close the spend of the caller's sessions or agents is to each.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct BudgetsResponse {
+    pub budgets: Vec<BudgetStatus>,
+}
+
+/// One `[[costs.budgets]]` entry with the spend it watches.
+#[skip_serializing_none]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct BudgetStatus {
+    pub name: String,
+    /// `session` or `agent`.
+    pub scope: String,
+    /// The one session or agent it limits; absent when it limits each of them.
+    pub id: Option<String>,
+    pub limit_usd: f64,
+    /// Whether crossing it pauses the agents' deliveries.
+    pub pause: bool,
+    /// The sessions or agents with spend under it, the largest first (at most 20).
+    pub spending: Vec<BudgetSpend>,
+}
+
+#[skip_serializing_none]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct BudgetSpend {
+    /// The session or agent id.
+    pub key: String,
+    pub spent_usd: f64,
+    /// `spentUsd / limitUsd` (1 or more: crossed); 1 for a zero limit with any spend.
+    pub fraction: f64,
+    /// When the spend crossed the limit (Unix ms); absent while under it.
+    pub exceeded_at: Option<i64>,
+}

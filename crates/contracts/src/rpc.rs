@@ -438,6 +438,9 @@ macro_rules! with_rpcs {
             /// How full a session's context window is (`state` null when unknown).
             SessionGetContextWindowState session_get_context_window_state = "session.getContextWindowState", COST_AGGREGATOR, READ, workspace,
                 cost::ContextWindowRequest => cost::ContextWindowResponse, grpc("CostService", "GetContextWindowState");
+            /// The configured budgets and the spend of the caller's sessions or agents under each.
+            CostBudgets cost_budgets = "cost.budgets", COST_AGGREGATOR, READ, workspace,
+                cost::BudgetsRequest => cost::BudgetsResponse;
         }
     };
 }

@@ -189,6 +189,7 @@ pub async fn serve(
     host.serve::<rpc::CostModels>(list_models).await?;
     host.serve::<rpc::SessionGetContextWindowState>(relay_bus::scope::scoped(context_window))
         .await?;
+    host.serve::<rpc::CostBudgets>(budgets).await?;
     Ok(host)
 }
 
@@ -269,6 +270,62 @@ pub async fn list_models(agg: Aggregator, _ctx: RequestContext, _req: ModelsRequ
         models: agg.models.as_ref().clone(),
         source: agg.models_source.as_ref().clone(),
     })
+}
+
+/// `cost.budgets`: each configured budget with the largest spends under it in the caller's
+/// workspace, and when each crossed it.
+pub async fn budgets(agg: Aggregator, ctx: RequestContext, _req: BudgetsRequest) -> Result<BudgetsResponse> {
+    let mut out = Vec::with_capacity(agg.settings.budgets.len());
+    for b in &agg.settings.budgets {
+        // One query per scope, so that the workspace check uses that column's index.
+        macro_rules! spend {
+            ($column:literal) => {
+                concat!(
+                    "SELECT t.key, t.cost_usd::float8, h.hit_at
+                     FROM cost_totals t
+                     LEFT JOIN cost_budget_hits h ON h.budget = $1 AND h.scope = t.scope AND h.key = t.key
+                     WHERE t.scope = $2 AND ($3::text IS NULL OR t.key = $3)
+                       AND ($4::text IS NULL OR EXISTS (
+                           SELECT 1 FROM cost_usage u WHERE u.",
+                    $column,
+                    " = t.key AND u.workspace = $4))
+                     ORDER BY t.cost_usd DESC, t.key LIMIT 20"
+                )
+            };
+        }
+        let sql = match b.scope {
+            Scope::Session => spend!("session_id"),
+            Scope::Agent => spend!("agent_id"),
+        };
+        let rows: Vec<(String, f64, Option<i64>)> = sqlx::query_as(sql)
+        .bind(&b.name)
+        .bind(b.scope.as_str())
+        .bind(&b.id)
+        .bind(ctx.scope())
+        .fetch_all(&agg.db)
+        .await?;
+        let fraction = |spent: f64| match b.limit_usd {
+            0.0 => f64::from(u8::from(spent > 0.0)),
+            limit => spent / limit,
+        };
+        out.push(BudgetStatus {
+            name: b.name.clone(),
+            scope: b.scope.as_str().into(),
+            id: b.id.clone(),
+            limit_usd: b.limit_usd,
+            pause: b.pause,
+            spending: rows
+                .into_iter()
+                .map(|(key, spent_usd, exceeded_at)| BudgetSpend {
+                    key,
+                    spent_usd,
+                    fraction: fraction(spent_usd),
+                    exceeded_at,
+                })
+                .collect(),
+        });
+    }
+    Ok(BudgetsResponse { budgets: out })
 }
 
 /// `session.getContextWindowState`: the fullest agent of the session ("worst agent").

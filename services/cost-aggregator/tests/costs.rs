@@ -256,7 +256,8 @@ async fn a_budget_crossing_emits_budget_exceeded_and_pauses_deliveries() {
     let config = std::env::temp_dir().join(format!("relay-budget-{}.toml", uuid::Uuid::new_v4().simple()));
     std::fs::write(
         &config,
-        "[[costs.budgets]]\nname = \"one-dollar\"\nscope = \"session\"\nlimit_usd = 1.0\npause = true\n",
+        "[[costs.budgets]]\nname = \"one-dollar\"\nscope = \"session\"\nlimit_usd = 1.0\npause = true\n\n\
+         [[costs.budgets]]\nname = \"ten-per-agent\"\nscope = \"agent\"\nlimit_usd = 10.0\n",
     )
     .unwrap();
     let h = mesh(&[("RELAY_CONFIG", config.to_str().unwrap())], &["delivery-runner"]).await;
@@ -309,6 +310,18 @@ async fn a_budget_crossing_emits_budget_exceeded_and_pauses_deliveries() {
     })
     .await;
     assert_eq!(usage, 180_000);
+    // cost.budgets: how close each spender is, and when the session crossed its limit.
+    let b = h.m.ok("cost.budgets", json!({})).await;
+    let (session, agent_budget) = (&b["budgets"][0], &b["budgets"][1]);
+    assert_eq!((session["name"].as_str(), session["pause"].as_bool()), (Some("one-dollar"), Some(true)), "{b}");
+    let spend = &session["spending"][0];
+    assert_eq!(spend["key"], "s", "{b}");
+    assert_eq!(cents(spend["spentUsd"].as_f64().unwrap()), 180, "{b}");
+    assert_eq!(cents(spend["fraction"].as_f64().unwrap()), 180, "{b}");
+    assert!(spend["exceededAt"].as_i64().unwrap() >= t, "{b}");
+    let spend = &agent_budget["spending"][0];
+    assert_eq!((spend["key"].as_str(), spend.get("exceededAt")), (Some(agent.as_str()), None), "{b}");
+    assert_eq!(cents(spend["fraction"].as_f64().unwrap()), 18, "{b}");
     let _ = std::fs::remove_file(config);
 }
 

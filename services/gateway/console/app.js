@@ -762,6 +762,11 @@ async function costsPage(params) {
     call('GET', `/costs?since=${Math.floor(since)}&until=${until}`),
     ...Array.from({ length: steps }, (_, i) => call('GET', `/costs?since=${Math.floor(since + i * width)}&until=${Math.floor(since + (i + 1) * width)}`)),
   ]);
+  const sessions = Object.entries(report.bySession).sort((a, b) => b[1].totalTokens - a[1].totalTokens).slice(0, 10).map(([id]) => id);
+  const [budgets, windows] = await Promise.all([
+    call('GET', '/costs/budgets'),
+    Promise.all(sessions.map((id) => call('GET', `/sessions/${encodeURIComponent(id)}/context-window`).then((r) => [id, r.state]))),
+  ]);
   const t = report.total;
   const sorted = (m) => Object.entries(m).map(([k, v]) => [k, v.totalTokens]).sort((a, b) => b[1] - a[1]).slice(0, 10);
   const fmt = (ms) => new Date(ms).toLocaleString([], hours > 24 ? { month: 'short', day: 'numeric', hour: '2-digit' } : { hour: '2-digit', minute: '2-digit' });
@@ -769,7 +774,7 @@ async function costsPage(params) {
     h('h1', {}, 'Costs'),
     h('div', { class: 'toolbar' }, range),
     h('p', { id: 'cost-total' }, `${t.totalTokens.toLocaleString('en-US')} tokens (${t.inputTokens.toLocaleString('en-US')} in, ${t.outputTokens.toLocaleString('en-US')} out) · $${t.estimatedCostUsd.toFixed(4)} estimated`),
-    report.unpricedModels?.length ? h('p', { class: 'muted' }, `No price for: ${report.unpricedModels.join(', ')}`) : null,
+    ...(report.unpricedModels?.length ? [h('p', { class: 'muted' }, `No price for: ${report.unpricedModels.join(', ')}`)] : []),
     h('h2', {}, 'Tokens over time'),
     bars(buckets.map((b, i) => [fmt(since + i * width), b.total.totalTokens]), 'tokens', 'chart-time'),
     h('h2', {}, 'By model'),
@@ -778,7 +783,45 @@ async function costsPage(params) {
     bars(sorted(report.byAgent), 'tokens', 'chart-agent'),
     h('h2', {}, 'By session'),
     bars(sorted(report.bySession), 'tokens', 'chart-session'),
+    h('h2', {}, 'Budgets'),
+    budgetsTable(budgets.budgets),
+    h('h2', {}, 'Context windows'),
+    contextTable(windows),
   );
+}
+
+/** A share of a limit as a bar people and screen readers can read. */
+function gauge(fraction, label, level) {
+  const pct = Math.round(fraction * 100);
+  return h('span', { class: `gauge ${level}`, role: 'meter', 'aria-valuemin': 0, 'aria-valuemax': 100, 'aria-valuenow': Math.min(pct, 100), 'aria-label': label },
+    h('span', { style: `width:${Math.min(pct, 100)}%` }), h('b', {}, `${pct}%`));
+}
+
+function budgetsTable(budgets) {
+  if (!budgets.length) return h('p', { class: 'muted', id: 'budgets' }, 'No budgets are configured ([[costs.budgets]] in the cost aggregator’s configuration).');
+  const rows = budgets.flatMap((b) => {
+    const limit = `$${b.limitUsd.toFixed(2)} per ${b.id ? `${b.scope} ${b.id}` : b.scope}${b.pause ? ', pauses' : ''}`;
+    if (!b.spending.length) return [h('tr', {}, h('td', {}, b.name), h('td', {}, limit), h('td', { class: 'muted' }, 'no spend yet'), h('td', {}), h('td', {}))];
+    return b.spending.map((s) => {
+      const level = s.exceededAt ? 'critical' : s.fraction >= 0.75 ? 'warn' : 'ok';
+      return h('tr', { dataset: { budget: b.name, key: s.key } },
+        h('td', {}, b.name), h('td', {}, limit), h('td', {}, h('code', {}, s.key)),
+        h('td', {}, `$${s.spentUsd.toFixed(4)}`),
+        h('td', {}, gauge(s.fraction, `${b.name} for ${s.key}`, level), s.exceededAt ? h('span', { class: 'error' }, ` crossed ${time(s.exceededAt)}`) : null));
+    });
+  });
+  return h('table', { class: 'list', id: 'budgets' },
+    h('thead', {}, h('tr', {}, ...['Budget', 'Limit', 'Spender', 'Spent', 'Used'].map((c) => h('th', { scope: 'col' }, c)))), h('tbody', {}, ...rows));
+}
+
+function contextTable(windows) {
+  if (!windows.length) return h('p', { class: 'muted', id: 'context-windows' }, 'No session has reported usage in this period.');
+  return h('table', { class: 'list', id: 'context-windows' },
+    h('thead', {}, h('tr', {}, ...['Session', 'Tokens in context', 'Fill'].map((c) => h('th', { scope: 'col' }, c)))),
+    h('tbody', {}, ...windows.map(([id, st]) => h('tr', { dataset: { session: id } },
+      h('td', {}, h('a', { href: `#/sessions/${encodeURIComponent(id)}` }, id)),
+      h('td', {}, st ? `${st.currentTokens.toLocaleString('en-US')} of ${st.maxTokens.toLocaleString('en-US')}` : 'unknown'),
+      h('td', {}, st ? gauge(st.percentage / 100, `context window of ${id}`, st.level) : '')))));
 }
 
 function setCount(n) {

@@ -12,7 +12,7 @@ use axum::{Router, middleware};
 use bytes::Bytes;
 use relay_contracts::WireError;
 use relay_contracts::capabilities::{AgentSessionCapabilities, DeliveryMode};
-use relay_contracts::cost::{Report, ReportRequest};
+use relay_contracts::cost::{BudgetsRequest, BudgetsResponse, ContextWindowRequest, ContextWindowResponse, Report, ReportRequest};
 use relay_contracts::delivery::{
     AgentHold, AgentRef, CancelDeliveryRequest, Delivery, DeliveryRef, FlushRequest, FlushResponse, InputRequest,
     InputResponse, ListDeliveriesRequest, ListDeliveriesResponse, SpawnRequest, StopAgentRequest, StopAgentResponse,
@@ -133,6 +133,7 @@ pub fn router(state: AppState) -> Router {
         .route("/sessions/{id}/purge", post(purge_session))
         .route("/sessions/{id}/fork", post(fork_session))
         .route("/sessions/{id}/events/sse", get(sse::session_events))
+        .route("/sessions/{id}/context-window", get(context_window))
         .route("/agents", get(list_agents))
         .route("/agents/{name}", get(get_agent))
         .route("/agents/{name}/capabilities", get(agent_capabilities))
@@ -175,6 +176,7 @@ pub fn router(state: AppState) -> Router {
         .route("/events", get(query_events))
         .route("/events/sse", get(sse::all_events))
         .route("/costs", get(costs))
+        .route("/costs/budgets", get(budgets))
         .route("/workspaces", post(create_workspace).get(list_workspaces))
         .route("/workspaces/{name}", get(get_workspace))
         .route("/audit", get(audit))
@@ -1002,6 +1004,18 @@ async fn query_events(State(s): State<AppState>, Query(q): Query<EventsQuery>) -
 #[utoipa::path(get, path = "/costs", tag = "costs", params(ReportRequest), responses((status = 200, body = Report), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
 async fn costs(State(s): State<AppState>, Query(q): Query<ReportRequest>) -> Reply<Report> {
     Ok(Json(call::<rpc::CostReport>(&s, &q).await?))
+}
+
+#[utoipa::path(get, path = "/costs/budgets", tag = "costs", responses((status = 200, body = BudgetsResponse), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
+async fn budgets(State(s): State<AppState>) -> Reply<BudgetsResponse> {
+    Ok(Json(call::<rpc::CostBudgets>(&s, &BudgetsRequest {}).await?))
+}
+
+/// Seed 002 `getContextWindowState`: `state` is null until the session has reported usage.
+#[utoipa::path(get, path = "/sessions/{id}/context-window", tag = "costs", params(("id" = String, Path, description = "Session id")), responses((status = 200, body = ContextWindowResponse), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 404, description = "Not found (or in another workspace)", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
+async fn context_window(State(s): State<AppState>, Path(id): Path<String>) -> Reply<ContextWindowResponse> {
+    let req = ContextWindowRequest { session_id: id };
+    Ok(Json(call::<rpc::SessionGetContextWindowState>(&s, &req).await?))
 }
 
 #[utoipa::path(post, path = "/keys", tag = "keys", request_body = CreateKeyRequest, responses((status = 201, description = "The key and its token, shown this once", body = CreatedKey), (status = 400, description = "Invalid request", body = WireError), (status = 404, description = "No such workspace", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 403, description = "Not an admin key", body = WireError), (status = 429, description = "Over the key's rate limit (Retry-After)", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]

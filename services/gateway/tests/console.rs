@@ -4,7 +4,7 @@
 //! `make console-deps` (part of `make test`) installs when missing.
 
 mod common;
-use common::{gateway, mesh};
+use common::gateway;
 use relay_testkit::ServiceProcess;
 use serde_json::json;
 use std::path::PathBuf;
@@ -32,16 +32,18 @@ async fn the_console_signs_in_follows_a_session_live_and_decides_in_the_inbox_in
         "{chromium} is missing: run `make console-deps`"
     );
     let modules = playwright();
-    let m = mesh().await;
-    // The fake agent in Claude Code's style; its harnesses (which read the spawner's
-    // configuration) also read its token lines as usage.
-    let config = std::env::temp_dir().join(format!("console-spawner-{}.toml", common::free_port()));
+    // One configuration for the mesh: the fake agent in Claude Code's style, whose harnesses
+    // (which read the spawner's configuration) also read its token lines as usage, priced as
+    // Sonnet, under a one-cent budget per session.
+    let config = std::env::temp_dir().join(format!("console-mesh-{}.toml", common::free_port()));
     let fake = relay_testkit::bin_path("fake-agent");
     let toml = format!(
-        "[spawner.commands]\nclaude = [{fake:?}, \"--style\", \"claude\"]\n\n[harness.patterns.claude]\ntokens = '(\\d[\\d,]*)\\s*sent.*?(\\d[\\d,]*)\\s*received'\n"
+        "[spawner.commands]\nclaude = [{fake:?}, \"--style\", \"claude\"]\n\n[harness.patterns.claude]\ntokens = '(\\d[\\d,]*)\\s*sent.*?(\\d[\\d,]*)\\s*received'\n\n\
+         [costs]\ndefault_model = \"claude-sonnet-4-5\"\n\n[[costs.budgets]]\nname = \"a-cent-a-session\"\nscope = \"session\"\nlimit_usd = 0.01\n"
     );
     std::fs::write(&config, toml).unwrap();
     let env = [("RELAY_CONFIG", config.to_str().unwrap())];
+    let m = common::mesh_with(&env).await;
     let _spawner = ServiceProcess::spawn(&relay_testkit::bin_path("agent-spawner"), &m.nats, &m.db, &env);
     relay_testkit::wait_for_instances(&m.client, "agent-spawner", 1).await;
     let admin = "console-admin-secret";

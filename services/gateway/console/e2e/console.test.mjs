@@ -207,12 +207,34 @@ try {
   await thread.locator('ol.replies li', { hasText: 'noon works' }).waitFor({ timeout: WAIT });
   await picture(a, 'channels');
 
-  step("the costs charts show the run's tokens");
+  step("the costs charts show the run's tokens, the budget's share and the context window");
   await a.goto(BASE + '/#/costs');
-  await until('the total counts the tokens', async () => (await a.textContent('#cost-total')).includes('1,540 tokens'));
+  await until('the total counts the tokens', async () => {
+    if ((await a.textContent('#cost-total').catch(() => '')).includes('1,540 tokens')) return true;
+    await a.reload();
+    return false;
+  });
   const byAgent = await a.getAttribute('#chart-agent', 'aria-label');
   assert.ok(byAgent.includes(`${agent} 1540 tokens`), byAgent);
+  // 1,200 in and 340 out at Sonnet's $3 and $15 per million: $0.0087 of a one-cent budget.
+  const budget = a.locator(`#budgets tr[data-key="${session}"]`);
+  assert.match(await budget.textContent(), /a-cent-a-session.*\$0\.0087.*87%/);
+  assert.equal(await budget.locator('[role=meter]').getAttribute('aria-valuenow'), '87');
+  const window = a.locator(`#context-windows tr[data-session="${session}"]`);
+  assert.match(await window.textContent(), /of 200,000/);
+  assert.ok(!/\b(null|undefined)\b/.test(await a.textContent('main')), 'no missing value is printed');
   await picture(a, 'costs');
+
+  step('every page fits a phone-width screen');
+  await a.setViewportSize({ width: 390, height: 844 });
+  for (const [hash, ready] of [['#/sessions', '#sessions'], [`#/sessions/${session}`, '#timeline .ev'], ['#/inbox', '#inbox'],
+    ['#/agents', '#agents'], [`#/agents/${agent}`, '#terminal'], ['#/channels', '#feed'], ['#/costs', '#budgets']]) {
+    await a.goto(BASE + '/' + hash);
+    await a.locator(ready).first().waitFor({ state: 'attached', timeout: WAIT });
+    const [scroll, width] = await a.evaluate(() => [document.documentElement.scrollWidth, window.innerWidth]);
+    assert.ok(scroll <= width, `${hash} is ${scroll}px wide on a ${width}px screen`);
+    if (hash.startsWith('#/sessions/')) await picture(a, 'phone');
+  }
 
   for (const p of [a, b, v]) assert.deepEqual(p.problems, [], 'no script errors in the page');
   console.log('console e2e: all steps passed');
