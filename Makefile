@@ -47,7 +47,7 @@ deploy-check:
 	./deploy/check.sh
 
 ## Benchmarks; figures printed and written to bench/results/*.json.
-bench: services
+bench: services console-deps
 	$(CARGO) build --release -p session-registry -p event-ingest -p delivery-runner -p cost-aggregator -p gateway
 	$(CARGO) bench -p session-registry --bench registry
 	$(CARGO) bench -p session-registry --bench messaging
@@ -55,6 +55,7 @@ bench: services
 	$(CARGO) bench -p delivery-runner --bench delivery
 	$(CARGO) bench -p cost-aggregator --bench costs
 	$(CARGO) bench -p gateway --bench gateway
+	$(CARGO) bench -p gateway --bench console
 
 ## The mesh under fire: under steady load, kill -9 each service and the gateway, kill NATS,
 ## crash Postgres; counts lost and duplicated work → bench/results/chaos.json. It starts its own

@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{Bearer, SseReader, gateway, mesh};
+use common::{Bearer, SseReader, gateway};
 use relay_contracts::access;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
@@ -67,7 +67,10 @@ async fn as_key_over_nats(m: &common::Mesh, key_id: &str, workspace: &str, subje
 
 #[tokio::test]
 async fn a_key_of_one_workspace_never_sees_another_workspaces_sessions_events_streams_permissions_or_costs() {
-    let m = mesh().await;
+    // A budget for each session: its spenders are listed per workspace.
+    let config = std::env::temp_dir().join(format!("isolation-{}.toml", common::free_port()));
+    std::fs::write(&config, "[[costs.budgets]]\nname = \"each-session\"\nscope = \"session\"\nlimit_usd = 1.0\n").unwrap();
+    let m = common::mesh_with(&[("RELAY_CONFIG", config.to_str().unwrap())]).await;
     let g = gateway(&m, &[("RELAY_API_TOKEN", ROOT)]).await;
     let root = Bearer::new(&g, ROOT);
     let mut keys = Vec::new();
@@ -120,6 +123,11 @@ async fn a_key_of_one_workspace_never_sees_another_workspaces_sessions_events_st
     })
     .await;
     assert_eq!(folded["total"]["inputTokens"], 100);
+    let (_, budgets) = b.get("/api/v1/costs/budgets").await;
+    assert_eq!(budgets["budgets"][0]["spending"][0]["key"], "b-1", "{budgets}");
+    let (status, window) = b.get("/api/v1/sessions/b-1/context-window").await;
+    assert_eq!(status, StatusCode::OK, "{window}");
+    assert_eq!(window["state"]["currentTokens"], 120, "{window}");
     let (_, perms) = b.get("/api/v1/agents/hb/permissions").await;
     assert_eq!(perms["permissions"].as_array().unwrap().len(), 1, "{perms}");
 
@@ -150,6 +158,11 @@ async fn a_key_of_one_workspace_never_sees_another_workspaces_sessions_events_st
     assert_eq!(status, StatusCode::NOT_FOUND, "{body}");
     let (_, costs) = a.get("/api/v1/costs").await;
     assert_eq!(costs["total"]["events"], 0, "{costs}");
+    let (_, budgets) = a.get("/api/v1/costs/budgets").await;
+    assert_eq!(budgets["budgets"][0]["name"], "each-session", "{budgets}");
+    assert_eq!(budgets["budgets"][0]["spending"], json!([]), "{budgets}");
+    let (status, body) = a.get("/api/v1/sessions/b-1/context-window").await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "{body}");
     assert_eq!(
         a.get("/api/v1/deliveries?sessionId=b-1").await.1["deliveries"],
         json!([])

@@ -225,6 +225,22 @@ try {
   assert.ok(!/\b(null|undefined)\b/.test(await a.textContent('main')), 'no missing value is printed');
   await picture(a, 'costs');
 
+  step("a session page's controls are reachable with the keyboard alone");
+  await a.goto(BASE + `/#/sessions/${session}`);
+  await a.locator('#timeline .ev').first().waitFor({ timeout: WAIT });
+  await a.evaluate(() => document.activeElement?.blur());
+  const reached = [];
+  for (let i = 0; i < 25; i++) {
+    await a.keyboard.press('Tab');
+    reached.push(await a.evaluate(() => {
+      const el = document.activeElement;
+      return el.id || el.getAttribute('aria-label') || el.textContent.trim();
+    }));
+  }
+  for (const control of ['Sessions', 'Inbox', 'message', 'mode', 'Send', 'Close', 'Archive', 'Fork']) {
+    assert.ok(reached.some((r) => r.startsWith(control)), `${control} is not reached with Tab: ${reached}`);
+  }
+
   step('every page fits a phone-width screen');
   await a.setViewportSize({ width: 390, height: 844 });
   for (const [hash, ready] of [['#/sessions', '#sessions'], [`#/sessions/${session}`, '#timeline .ev'], ['#/inbox', '#inbox'],
