@@ -440,9 +440,17 @@ async fn agents_talk_through_the_relay_tools(cli: Cli) {
         }
         if std::time::Instant::now() > deadline {
             let requests = w.model.main_requests();
-            let offered: Vec<bool> = requests.iter().map(|r| r.body.to_string().contains("relay_send")).collect();
-            let last = requests.last().map(|r| r.body["messages"].to_string()).unwrap_or_default();
-            panic!("no DM from alpha in 20 s; relay_send offered per model request: {offered:?}; last messages: {last}");
+            let offered: Vec<bool> = requests
+                .iter()
+                .map(|r| r.body.to_string().contains("relay_send"))
+                .collect();
+            let last = requests
+                .last()
+                .map(|r| r.body["messages"].to_string())
+                .unwrap_or_default();
+            panic!(
+                "no DM from alpha in 20 s; relay_send offered per model request: {offered:?}; last messages: {last}"
+            );
         }
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     };

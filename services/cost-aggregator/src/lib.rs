@@ -298,12 +298,12 @@ pub async fn budgets(agg: Aggregator, ctx: RequestContext, _req: BudgetsRequest)
             Scope::Agent => spend!("agent_id"),
         };
         let rows: Vec<(String, f64, Option<i64>)> = sqlx::query_as(sql)
-        .bind(&b.name)
-        .bind(b.scope.as_str())
-        .bind(&b.id)
-        .bind(ctx.scope())
-        .fetch_all(&agg.db)
-        .await?;
+            .bind(&b.name)
+            .bind(b.scope.as_str())
+            .bind(&b.id)
+            .bind(ctx.scope())
+            .fetch_all(&agg.db)
+            .await?;
         let fraction = |spent: f64| match b.limit_usd {
             0.0 => f64::from(u8::from(spent > 0.0)),
             limit => spent / limit,

@@ -313,14 +313,22 @@ async fn a_budget_crossing_emits_budget_exceeded_and_pauses_deliveries() {
     // cost.budgets: how close each spender is, and when the session crossed its limit.
     let b = h.m.ok("cost.budgets", json!({})).await;
     let (session, agent_budget) = (&b["budgets"][0], &b["budgets"][1]);
-    assert_eq!((session["name"].as_str(), session["pause"].as_bool()), (Some("one-dollar"), Some(true)), "{b}");
+    assert_eq!(
+        (session["name"].as_str(), session["pause"].as_bool()),
+        (Some("one-dollar"), Some(true)),
+        "{b}"
+    );
     let spend = &session["spending"][0];
     assert_eq!(spend["key"], "s", "{b}");
     assert_eq!(cents(spend["spentUsd"].as_f64().unwrap()), 180, "{b}");
     assert_eq!(cents(spend["fraction"].as_f64().unwrap()), 180, "{b}");
     assert!(spend["exceededAt"].as_i64().unwrap() >= t, "{b}");
     let spend = &agent_budget["spending"][0];
-    assert_eq!((spend["key"].as_str(), spend.get("exceededAt")), (Some(agent.as_str()), None), "{b}");
+    assert_eq!(
+        (spend["key"].as_str(), spend.get("exceededAt")),
+        (Some(agent.as_str()), None),
+        "{b}"
+    );
     assert_eq!(cents(spend["fraction"].as_f64().unwrap()), 18, "{b}");
     let _ = std::fs::remove_file(config);
 }

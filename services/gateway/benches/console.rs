@@ -36,10 +36,22 @@ fn wall_ms() -> f64 {
 fn event(i: usize) -> Value {
     let (kind, payload) = match i % 10 {
         0 => ("turn.started", json!({"turnNumber": i / 10 + 1})),
-        1 | 5 => ("tool.called", json!({"tool": "Grep", "input": {"pattern": "TODO", "path": format!("services/{i}")}})),
-        2 | 6 => ("tool.completed", json!({"tool": "Grep", "output": format!("services/gateway/src/rest.rs:{i}: // TODO keep the reply small")})),
-        3 | 7 | 8 => ("terminal.output", json!({"text": format!("line {i}: compiling relay-mesh v0.1.0 (/work/main)")})),
-        _ => ("tokens.used", json!({"inputTokens": 1200 + i, "outputTokens": 340, "model": "claude-sonnet-4-5"})),
+        1 | 5 => (
+            "tool.called",
+            json!({"tool": "Grep", "input": {"pattern": "TODO", "path": format!("services/{i}")}}),
+        ),
+        2 | 6 => (
+            "tool.completed",
+            json!({"tool": "Grep", "output": format!("services/gateway/src/rest.rs:{i}: // TODO keep the reply small")}),
+        ),
+        3 | 7 | 8 => (
+            "terminal.output",
+            json!({"text": format!("line {i}: compiling relay-mesh v0.1.0 (/work/main)")}),
+        ),
+        _ => (
+            "tokens.used",
+            json!({"inputTokens": 1200 + i, "outputTokens": 340, "model": "claude-sonnet-4-5"}),
+        ),
     };
     json!({"type": kind, "sessionId": SESSION, "agentName": "bench-agent", "payload": payload})
 }
@@ -50,12 +62,19 @@ fn playwright() -> PathBuf {
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from(std::env::var("HOME").unwrap()).join(".cache/relay-mesh/console-e2e"));
     let dir = cache.join("playwright-core-1.65.1");
-    assert!(dir.join(".installed").exists(), "{} is missing: run `make console-deps`", dir.display());
+    assert!(
+        dir.join(".installed").exists(),
+        "{} is missing: run `make console-deps`",
+        dir.display()
+    );
     dir
 }
 
 /// Reads the session's SSE stream, noting when each seq arrives (wall ms).
-async fn read_sse(resp: reqwest::Response, until_seq: std::sync::Arc<std::sync::atomic::AtomicU64>) -> HashMap<u64, f64> {
+async fn read_sse(
+    resp: reqwest::Response,
+    until_seq: std::sync::Arc<std::sync::atomic::AtomicU64>,
+) -> HashMap<u64, f64> {
     let mut arrived = HashMap::new();
     let mut carry = Vec::new();
     let mut body = resp.bytes_stream();
@@ -108,7 +127,10 @@ fn median(v: impl Iterator<Item = f64>) -> f64 {
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() {
     let chromium = std::env::var("RELAY_CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".into());
-    assert!(std::path::Path::new(&chromium).exists(), "{chromium} is missing: run `make console-deps`");
+    assert!(
+        std::path::Path::new(&chromium).exists(),
+        "{chromium} is missing: run `make console-deps`"
+    );
     let modules = playwright();
 
     let nats = Nats::start().await;
@@ -122,7 +144,11 @@ async fn main() {
     for s in ["session-registry", "event-ingest"] {
         relay_testkit::wait_for_instances(&client, s, 1).await;
     }
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
     let listen = format!("127.0.0.1:{port}");
     let key = format!("console-bench-{}", relay_bus::now_ms());
     let _gateway = ServiceProcess::spawn(
@@ -142,7 +168,12 @@ async fn main() {
         r.status().is_success().then_some(())
     })
     .await;
-    relay_testkit::expect_ok(&client, "session.create", json!({"sessionId": SESSION, "title": "console bench"})).await;
+    relay_testkit::expect_ok(
+        &client,
+        "session.create",
+        json!({"sessionId": SESSION, "title": "console bench"}),
+    )
+    .await;
     let history: Vec<Value> = (0..HISTORY).map(event).collect();
     relay_testkit::expect_ok(&client, "event.append", json!({ "events": history })).await;
 
@@ -198,10 +229,16 @@ async fn main() {
     }
     let (first, final_seq) = (*sent.keys().min().unwrap(), *sent.keys().max().unwrap());
     last.store(final_seq, std::sync::atomic::Ordering::Release);
-    stdin.write_all(format!("sent {first} {final_seq}\n").as_bytes()).await.unwrap();
+    stdin
+        .write_all(format!("sent {first} {final_seq}\n").as_bytes())
+        .await
+        .unwrap();
     let line = next_line().await;
     let result: Value = serde_json::from_str(line.strip_prefix("result ").expect("a result line")).unwrap();
-    let sse = tokio::time::timeout(Duration::from_secs(30), reader).await.expect("the SSE reader ends").unwrap();
+    let sse = tokio::time::timeout(Duration::from_secs(30), reader)
+        .await
+        .expect("the SSE reader ends")
+        .unwrap();
     let _ = node.wait().await;
     drop(services);
 
@@ -224,18 +261,47 @@ async fn main() {
     let mib = |b: &Value| (b.as_f64().unwrap() / 1048576.0 * 10.0).round() / 10.0;
 
     println!("\n{:<44} {:>10}", "first paint (median of cold runs)", "ms");
-    println!("{:<44} {:>10.1}", "/healthz (baseline: browser and HTTP floor)", floor_fcp);
+    println!(
+        "{:<44} {:>10.1}",
+        "/healthz (baseline: browser and HTTP floor)", floor_fcp
+    );
     println!("{:<44} {:>10.1}", "session page: first contentful paint", fcp);
     println!("{:<44} {:>10.1}", "session page: first timeline row", row);
-    println!("\n{:<44} {:>8} {:>8} {:>8} {:>8}", "live event, append → shown", "shown", "p50 ms", "p99 ms", "max ms");
-    for (name, l) in [("SSE frame at a plain reader (baseline)", &sse_lag), ("row in the console's DOM", &page_lag)] {
+    println!(
+        "\n{:<44} {:>8} {:>8} {:>8} {:>8}",
+        "live event, append → shown", "shown", "p50 ms", "p99 ms", "max ms"
+    );
+    for (name, l) in [
+        ("SSE frame at a plain reader (baseline)", &sse_lag),
+        ("row in the console's DOM", &page_lag),
+    ] {
         let f = |k: &str| l[k].as_f64().unwrap_or(0.0);
-        println!("{:<44} {:>8} {:>8.2} {:>8.2} {:>8.2}", name, l["shown"], f("p50Ms"), f("p99Ms"), f("maxMs"));
+        println!(
+            "{:<44} {:>8} {:>8.2} {:>8.2} {:>8.2}",
+            name,
+            l["shown"],
+            f("p50Ms"),
+            f("p99Ms"),
+            f("maxMs")
+        );
     }
-    println!("\n{:<44} {:>8} {:>8} {:>8} {:>8}", "page main thread, share of a core", "task", "script", "layout", "style");
-    for (name, c) in [("open and idle (baseline)", idle), (&*format!("{EVENTS} events at {RATE}/s"), load)] {
+    println!(
+        "\n{:<44} {:>8} {:>8} {:>8} {:>8}",
+        "page main thread, share of a core", "task", "script", "layout", "style"
+    );
+    for (name, c) in [
+        ("open and idle (baseline)", idle),
+        (&*format!("{EVENTS} events at {RATE}/s"), load),
+    ] {
         let pct = |f: &str| format!("{:.1}%", c[f].as_f64().unwrap() * 100.0);
-        println!("{:<44} {:>8} {:>8} {:>8} {:>8}", name, pct("taskShare"), pct("scriptShare"), pct("layoutShare"), pct("styleShare"));
+        println!(
+            "{:<44} {:>8} {:>8} {:>8} {:>8}",
+            name,
+            pct("taskShare"),
+            pct("scriptShare"),
+            pct("layoutShare"),
+            pct("styleShare")
+        );
     }
     println!(
         "\nJS heap {} → {} MiB, DOM nodes {} → {}, {} rows on the timeline",

@@ -12,7 +12,9 @@ use axum::{Router, middleware};
 use bytes::Bytes;
 use relay_contracts::WireError;
 use relay_contracts::capabilities::{AgentSessionCapabilities, DeliveryMode};
-use relay_contracts::cost::{BudgetsRequest, BudgetsResponse, ContextWindowRequest, ContextWindowResponse, Report, ReportRequest};
+use relay_contracts::cost::{
+    BudgetsRequest, BudgetsResponse, ContextWindowRequest, ContextWindowResponse, Report, ReportRequest,
+};
 use relay_contracts::delivery::{
     AgentHold, AgentRef, CancelDeliveryRequest, Delivery, DeliveryRef, FlushRequest, FlushResponse, InputRequest,
     InputResponse, ListDeliveriesRequest, ListDeliveriesResponse, SpawnRequest, StopAgentRequest, StopAgentResponse,

@@ -69,7 +69,11 @@ async fn as_key_over_nats(m: &common::Mesh, key_id: &str, workspace: &str, subje
 async fn a_key_of_one_workspace_never_sees_another_workspaces_sessions_events_streams_permissions_or_costs() {
     // A budget for each session: its spenders are listed per workspace.
     let config = std::env::temp_dir().join(format!("isolation-{}.toml", common::free_port()));
-    std::fs::write(&config, "[[costs.budgets]]\nname = \"each-session\"\nscope = \"session\"\nlimit_usd = 1.0\n").unwrap();
+    std::fs::write(
+        &config,
+        "[[costs.budgets]]\nname = \"each-session\"\nscope = \"session\"\nlimit_usd = 1.0\n",
+    )
+    .unwrap();
     let m = common::mesh_with(&[("RELAY_CONFIG", config.to_str().unwrap())]).await;
     let g = gateway(&m, &[("RELAY_API_TOKEN", ROOT)]).await;
     let root = Bearer::new(&g, ROOT);
