@@ -83,11 +83,12 @@ pub async fn propose(reg: Registry, ctx: RequestContext, req: ProposeRequest) ->
     let own = proposer_agent.as_ref().map(|a| a.agent_id.as_str());
     let (to, voters) = addressees(change.conn(), &workspace, own, &req.to).await?;
     let voters: Vec<_> = voters.into_iter().filter(is_attached).collect();
+    // Who may vote is the state of the channel or session now, not a fault of the request.
     if voters.is_empty() {
-        return Err(RegistryError::Invalid(format!("{to} has no agent to vote")));
+        return Err(RegistryError::Conflict(format!("{to} has no agent to vote")));
     }
     if voters.len() > MAX_VOTERS {
-        return Err(RegistryError::Invalid(format!(
+        return Err(RegistryError::Conflict(format!(
             "{to} has {} voters, at most {MAX_VOTERS}",
             voters.len()
         )));
