@@ -107,6 +107,7 @@ const SERVICES: &[ServiceAccess] = &[
             "consensus.>",
             crate::keys::KEY_REVOKED,
             "agent.*.invoke",
+            "agent.*.turn",
         ],
         // A person's decision wakes invocations waiting for it.
         follows: &[PERMISSION_RESOLVED],
@@ -120,7 +121,7 @@ const SERVICES: &[ServiceAccess] = &[
     ServiceAccess {
         name: service::DELIVERY_RUNNER,
         calls: &["event.append", "event.since"],
-        emits: &["delivery.>", "agent.*.deliver", "agent.*.input", "agent.*.release"],
+        emits: &["delivery.>", "agent.*.deliver", "agent.*.input", "agent.*.release", "agent.*.turn"],
         follows: &[COMMITTED],
     },
     ServiceAccess {

@@ -417,3 +417,35 @@ pub struct PurgeDeliveriesRequest {
 pub struct PurgeDeliveriesResponse {
     pub deliveries_deleted: i64,
 }
+
+/// `agent.<id>.turn`, served by the harness: whether its CLI is busy with a turn, and (with
+/// `interrupt`) interrupt it the way that CLI expects (Escape, Ctrl-C, its own protocol).
+#[skip_serializing_none]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct TurnControl {
+    #[serde(default)]
+    pub interrupt: bool,
+    pub reason: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct TurnState {
+    /// The CLI was working on a turn when asked.
+    pub busy: bool,
+    /// It was interrupted.
+    pub interrupted: bool,
+}
+
+/// `agent.interrupt`: interrupt whatever the agent's CLI is doing now.
+#[skip_serializing_none]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct InterruptRequest {
+    pub agent_id: String,
+    pub reason: Option<String>,
+}

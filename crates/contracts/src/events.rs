@@ -310,6 +310,8 @@ pub const CATALOGUE: &[EventType] = &[
         RELAY,
         &[("budget", Str), ("scope", Str), ("limitUsd", Num), ("spentUsd", Num)],
     ),
+    // A harness sent its CLI's interrupt (session.turn.cancel, agent.interrupt, a busy send).
+    t("turn.interrupted", RELAY, &[]),
     // Seed 002: the session registry's events.
     t("session.created", S002, &[("sessionId", Str), ("createdAt", Num)]),
     t("session.closed", S002, &[("sessionId", Str)]),

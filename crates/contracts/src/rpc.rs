@@ -275,6 +275,11 @@ macro_rules! with_rpcs {
             /// `session.user_message.completed`, `session.turn.completed`.
             SessionUserMessageComplete session_user_message_complete = "session.user_message.complete", SESSION_REGISTRY, HARNESS, workspace,
                 session::CompleteRequest => session::CompleteResponse;
+            /// Cancels a running turn (default: the session's) and interrupts its agents' CLIs;
+            /// held deliveries stay queued. Events: `session.turn.completed` (outcome
+            /// `cancelled`).
+            SessionTurnCancel session_turn_cancel = "session.turn.cancel", SESSION_REGISTRY, OPERATE, workspace,
+                session::CancelTurnRequest => session::CancelTurnResponse;
             /// A session's turns.
             SessionTurns session_turns = "session.turns", SESSION_REGISTRY, READ, workspace,
                 session::SessionRef => session::TurnsResponse, grpc("SessionService", "Turns");
@@ -383,6 +388,10 @@ macro_rules! with_rpcs {
             /// harness may stop only its own agent and the agents it spawned (`forbidden`).
             AgentStop agent_stop = "agent.stop", DELIVERY_RUNNER, SEND, workspace,
                 delivery::StopAgentRequest => delivery::StopAgentResponse, grpc("AgentService", "Stop");
+            /// Interrupts what the agent's CLI is doing now (its harness sends the CLI's own
+            /// interrupt); `busy` says whether there was anything to interrupt.
+            AgentInterrupt agent_interrupt = "agent.interrupt", DELIVERY_RUNNER, OPERATE, workspace,
+                delivery::InterruptRequest => delivery::TurnState;
             /// Raw input typed into an agent's terminal.
             AgentInput agent_input = "agent.input", DELIVERY_RUNNER, OPERATE, workspace,
                 delivery::InputRequest => delivery::InputResponse, grpc("AgentService", "Input");
@@ -546,6 +555,11 @@ pub mod agent {
     /// A question was answered, from the permission manager.
     pub fn question(agent_id: &str) -> String {
         subject(agent_id, "question")
+    }
+    /// Whether the agent is busy with a turn, and interrupt it (`TurnControl` → `TurnState`),
+    /// from the registry and the delivery runner.
+    pub fn turn(agent_id: &str) -> String {
+        subject(agent_id, "turn")
     }
     /// An action of the agent is invoked (`ActionCall` → `ActionAnswer`), from the registry.
     pub fn invoke(agent_id: &str) -> String {

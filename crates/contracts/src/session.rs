@@ -150,6 +150,8 @@ pub enum TurnStatus {
     Active,
     Completed,
     Error,
+    /// Cancelled while it ran (`session.turn.cancel`, or a send that interrupted it).
+    Cancelled,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -778,7 +780,11 @@ pub struct SendMessageRequest {
     pub message: MessageContent,
     pub agent: Option<AgentSelection>,
     pub agent_ids: Option<AgentTargets>,
-    /// Seed value `enqueue`: accepted and stored.
+    /// What to do when a target agent is busy with a running turn (seed 002 `deliveryMode`):
+    /// `enqueue` (the default: queued for it), `reject` (`conflict` naming the running turn),
+    /// `interrupt` (cancel the running turn, then deliver), `rollback` (as `interrupt`, and the
+    /// cancelled turn's messages are marked superseded by this one; what the agent already did
+    /// is not undone).
     pub delivery_mode: Option<String>,
     pub delivery: Option<DeliveryRequest>,
     pub origin: Option<Origin>,
@@ -1136,6 +1142,10 @@ pub mod events {
         pub success: bool,
         pub error: Option<String>,
         pub initiator: Option<Initiator>,
+        /// `cancelled` for a turn cancelled while it ran; absent otherwise (`success` says).
+        pub outcome: Option<Outcome>,
+        /// The agents whose CLI was interrupted (a cancelled turn).
+        pub interrupted: Option<Vec<String>>,
     });
     event!(UserMessageSent, "user_message.sent", {
         pub session_id: String,
@@ -1355,4 +1365,29 @@ mod tests {
         assert_eq!(o, ExportOptions::default());
         assert!(o.include_ancestors && !o.include_events);
     }
+}
+
+/// `session.turn.cancel`: the turn (default: the session's running one) is cancelled; its
+/// agents' CLIs are interrupted the way each CLI expects. Held deliveries stay queued.
+#[skip_serializing_none]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct CancelTurnRequest {
+    pub session_id: String,
+    pub turn_id: Option<String>,
+    pub reason: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct CancelTurnResponse {
+    pub turn: Turn,
+    /// Agents whose CLI was busy and was interrupted.
+    pub interrupted: Vec<String>,
+    /// Agents of the turn that were not busy (nothing to interrupt).
+    pub idle: Vec<String>,
+    /// Agents whose harness did not answer (not running, or gone).
+    pub unreachable: Vec<String>,
 }

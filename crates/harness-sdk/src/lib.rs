@@ -3,7 +3,7 @@
 //!
 //! [`Binding::attach`] attaches the session to a relay session with its declared capabilities,
 //! then serves its subjects: `agent.<id>.deliver` (deliveries, one at a time, in order, each
-//! delivery id surfaced once), `agent.<id>.input` and `agent.<id>.release`. [`EventSink`]
+//! delivery id surfaced once), `agent.<id>.input`, `agent.<id>.turn` and `agent.<id>.release`. [`EventSink`]
 //! sends the session's events to the event log in order, batched, retried until stored.
 
 mod events;
@@ -36,6 +36,13 @@ pub trait AgentSession: Send + Sync + 'static {
     fn input(&self, data: String) -> impl Future<Output = Result<(), String>> + Send {
         let _ = data;
         async { Err("this agent session takes no raw input".to_string()) }
+    }
+
+    /// Whether the CLI is busy with a turn; with `control.interrupt`, interrupts it the way
+    /// that CLI expects (`agent.<id>.turn`). A session that cannot tell says not busy.
+    fn turn(&self, control: TurnControl) -> impl Future<Output = TurnState> + Send {
+        let _ = control;
+        async { TurnState::default() }
     }
 
     /// An action of this agent invoked by another participant (`action.invoke`, after the mesh
@@ -133,6 +140,10 @@ impl Binding {
             .subscribe(rpc::agent::invoke(&agent_id))
             .await
             .map_err(unavailable)?;
+        let turns = nats
+            .subscribe(rpc::agent::turn(&agent_id))
+            .await
+            .map_err(unavailable)?;
         nats.flush().await.map_err(unavailable)?;
         let tasks = vec![
             tokio::spawn(serve_deliveries(
@@ -143,6 +154,7 @@ impl Binding {
             )),
             tokio::spawn(serve_inputs(nats.clone(), inputs, session.clone())),
             tokio::spawn(serve_invokes(nats.clone(), invokes, session.clone())),
+            tokio::spawn(serve_turns(nats.clone(), turns, session.clone())),
             tokio::spawn(serve_release(
                 nats.clone(),
                 releases,
@@ -350,6 +362,18 @@ async fn serve_inputs<S: AgentSession>(nats: async_nats::Client, mut sub: async_
         match session.input(req.data).await {
             Ok(()) => reply(&nats, &msg, &InputResponse { accepted: true }).await,
             Err(e) => reply_error(&nats, &msg, WireError::new(ErrorCode::CapabilityUnsupported, e)).await,
+        }
+    }
+}
+
+async fn serve_turns<S: AgentSession>(nats: async_nats::Client, mut sub: async_nats::Subscriber, session: Arc<S>) {
+    while let Some(msg) = sub.next().await {
+        match serde_json::from_slice::<TurnControl>(&msg.payload) {
+            Ok(control) => reply(&nats, &msg, &session.turn(control).await).await,
+            Err(e) => {
+                let e = WireError::new(ErrorCode::InvalidRequest, format!("turn: {e}"));
+                reply_error(&nats, &msg, e).await
+            }
         }
     }
 }

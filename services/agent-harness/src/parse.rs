@@ -51,6 +51,9 @@ pub struct PatternSet {
     pub answer_text: Option<String>,
     /// Milliseconds between the typed text showing in the CLI's input and the Enter that sends it.
     pub enter_delay_ms: Option<u64>,
+    /// Keys that interrupt the CLI while it works (default Escape, as Claude Code, Codex and
+    /// Gemini CLI take it).
+    pub interrupt: Option<String>,
     /// Arguments that start the CLI with a session id of ours (`{id}`), so it can be resumed.
     pub session_args: Option<String>,
     /// Arguments that continue session `{id}` (a harness restarted after a crash).
@@ -67,6 +70,7 @@ pub struct Keys {
     pub enter_delay: std::time::Duration,
     pub approve: String,
     pub deny: String,
+    pub interrupt: String,
     answer: String,
     answer_text: String,
 }
@@ -78,6 +82,7 @@ impl Keys {
             enter_delay: std::time::Duration::from_millis(set.enter_delay_ms.unwrap_or(0)),
             approve: or(&set.approve, "y\r"),
             deny: or(&set.deny, "n\r"),
+            interrupt: or(&set.interrupt, "\x1b"),
             answer: or(&set.answer, "{text}\r"),
             answer_text: or(&set.answer_text, "{text}\r"),
         }
@@ -138,6 +143,7 @@ impl PatternSet {
                 session_args: p("--session-id {id}"),
                 resume_args: p("--resume {id}"),
                 resume_loaded: None,
+                interrupt: None,
             },
             "codex" => PatternSet {
                 // "Would you like to run the following command?" … "$ touch x" … "› 1. Yes, proceed (y)"
@@ -170,6 +176,7 @@ impl PatternSet {
                 session_args: None,
                 resume_args: p("resume {id}"),
                 resume_loaded: None,
+                interrupt: None,
             },
             "gemini" => PatternSet {
                 // "│ ? Shell  touch x │" … "│ Allow execution of [Shell]? │" … "│ ● 1. Allow once │"
@@ -203,6 +210,7 @@ impl PatternSet {
                 // Gemini draws its ready prompt, then clears the screen (ESC[2J) to redraw the
                 // resumed history; a message submitted in between never reaches the model.
                 resume_loaded: p(r"\x1b\[2J"),
+                interrupt: None,
             },
             _ => PatternSet {
                 // "Allow X? (y/n)" / "Approve X? [Y/n]": the common shape
@@ -240,6 +248,7 @@ impl PatternSet {
             answer: pick(&overrides.answer, self.answer),
             answer_text: pick(&overrides.answer_text, self.answer_text),
             enter_delay_ms: overrides.enter_delay_ms.or(self.enter_delay_ms),
+            interrupt: pick(&overrides.interrupt, self.interrupt),
             session_args: pick(&overrides.session_args, self.session_args),
             resume_args: pick(&overrides.resume_args, self.resume_args),
             resume_loaded: pick(&overrides.resume_loaded, self.resume_loaded),
@@ -417,6 +426,8 @@ pub mod fake {
     }
 
     pub const GOODBYE: &str = "Goodbye";
+    /// What it says when its work was interrupted (Escape or Ctrl-C).
+    pub const INTERRUPTED: &str = "Interrupted by user";
 
     /// A user message, echoed back.
     pub fn received(text: &str) -> String {

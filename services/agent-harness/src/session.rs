@@ -560,6 +560,23 @@ impl AgentSession for PtyAgent {
         }
     }
 
+    /// The CLI's interrupt keys, straight to the terminal (ahead of queued input: the CLI reads
+    /// them while it works). Held deliveries stay held for the next boundary.
+    async fn turn(&self, control: TurnControl) -> TurnState {
+        let busy = {
+            let st = self.state.lock().expect("state lock");
+            st.ready && !st.idle
+        };
+        if !(busy && control.interrupt) {
+            return TurnState { busy, interrupted: false };
+        }
+        let interrupted = self.writer.send(self.keys.interrupt.as_bytes().to_vec()).is_ok();
+        if let Some(ev) = self.events() {
+            ev.emit("turn.interrupted", json!({ "reason": control.reason }));
+        }
+        TurnState { busy, interrupted }
+    }
+
     /// Raw keys, typed in turn with the messages already queued (never into the middle of one).
     async fn input(&self, data: String) -> Result<(), String> {
         self.input

@@ -1,6 +1,6 @@
 //! Agent control (seed 003 §2.3): pause holds an agent's deliveries, resume lets them go in
 //! order, stop releases the agent session and cancels what it was never sent, input passes raw
-//! terminal input to its harness.
+//! terminal input to its harness, interrupt asks the harness to interrupt the CLI.
 
 use crate::settle::Outcome;
 use crate::{DeliveryError, Result, Runner};
@@ -158,6 +158,27 @@ pub async fn input(runner: Runner, _ctx: RequestContext, req: InputRequest) -> R
     known_agent(&runner, &req.agent_id).await?;
     let subject = rpc::agent::input(&req.agent_id);
     relay_bus::client::request(&runner.nats, &subject, &req, HARNESS_TIMEOUT)
+        .await
+        .map_err(|e| match e.code() {
+            ErrorCode::Unavailable => DeliveryError::Upstream(WireError::new(
+                ErrorCode::Unavailable,
+                format!(
+                    "the harness of agent {} cannot be reached: {}",
+                    req.agent_id, e.error.message
+                ),
+            )),
+            _ => DeliveryError::Upstream(e),
+        })
+}
+
+/// `agent.interrupt`: the harness interrupts what the CLI is doing, the way that CLI expects.
+pub async fn interrupt(runner: Runner, _ctx: RequestContext, req: InterruptRequest) -> Result<TurnState> {
+    known_agent(&runner, &req.agent_id).await?;
+    let control = TurnControl {
+        interrupt: true,
+        reason: req.reason,
+    };
+    relay_bus::client::request(&runner.nats, &rpc::agent::turn(&req.agent_id), &control, HARNESS_TIMEOUT)
         .await
         .map_err(|e| match e.code() {
             ErrorCode::Unavailable => DeliveryError::Upstream(WireError::new(

@@ -157,6 +157,7 @@ pub async fn serve(nats: async_nats::Client, runner: Runner) -> std::result::Res
     host.serve::<rpc::AgentResume>(scoped(control::resume)).await?;
     host.serve::<rpc::AgentStop>(scoped(control::stop)).await?;
     host.serve::<rpc::AgentInput>(scoped(control::input)).await?;
+    host.serve::<rpc::AgentInterrupt>(scoped(control::interrupt)).await?;
     Ok(host)
 }
 

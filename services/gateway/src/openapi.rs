@@ -23,7 +23,7 @@ use utoipa::{Modify, OpenApi};
         messaging::send, messaging::search, messaging::get, messaging::thread, messaging::create_channel, messaging::list_channels,
         messaging::members, messaging::join, messaging::leave, messaging::history, actions::list, actions::invoke,
         actions::propose, actions::list_proposals, actions::get_proposal, actions::cancel_proposal,
-        rest::query_events, rest::costs, rest::budgets, rest::context_window, sse::all_events, sse::agent_events, sse::session_events, sse::channel_events,
+        rest::query_events, rest::interrupt_agent, rest::list_turns, rest::cancel_turn, rest::interrupt_session, rest::costs, rest::budgets, rest::context_window, sse::all_events, sse::agent_events, sse::session_events, sse::channel_events,
         rest::create_key, rest::list_keys, rest::revoke_key,
         rest::create_workspace, rest::list_workspaces, rest::get_workspace, rest::audit,
     ),

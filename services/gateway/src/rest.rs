@@ -17,7 +17,8 @@ use relay_contracts::cost::{
 };
 use relay_contracts::delivery::{
     AgentHold, AgentRef, CancelDeliveryRequest, Delivery, DeliveryRef, FlushRequest, FlushResponse, InputRequest,
-    InputResponse, ListDeliveriesRequest, ListDeliveriesResponse, SpawnRequest, StopAgentRequest, StopAgentResponse,
+    InputResponse, InterruptRequest, ListDeliveriesRequest, ListDeliveriesResponse, SpawnRequest, StopAgentRequest,
+    StopAgentResponse, TurnState,
 };
 use relay_contracts::events::{QueryRequest, QueryResponse};
 use relay_contracts::keys::{ApiKey, CreateKeyRequest, CreatedKey, KeyList, KeyRef, ListKeysRequest};
@@ -26,10 +27,11 @@ use relay_contracts::permission::{
     ListRequest as PendingListRequest, Permission, PermissionList, Question, QuestionList,
 };
 use relay_contracts::session::{
-    Agent, AgentGetRequest, AgentListRequest, AgentListResponse, ApprovalPolicy, CapabilitiesResponse, CloseRequest,
+    Agent, AgentGetRequest, AgentListRequest, AgentListResponse, ApprovalPolicy, CancelTurnRequest, CancelTurnResponse,
+    CapabilitiesResponse, CloseRequest,
     CreateRequest, DeliveryRequest, ForkKind, ForkRequest, GetResponse, ListRequest, ListResponse, MessagesRequest,
     MessagesResponse, PurgeResponse, SendMessageRequest, SendMessageResponse, Session, SessionIdResponse, SessionRef,
-    SuccessResponse, UpdateRequest, handle_of,
+    SuccessResponse, TurnsResponse, UpdateRequest, handle_of,
 };
 use relay_contracts::workspace::{
     CreateWorkspaceRequest, ListWorkspacesRequest, Workspace, WorkspaceList, WorkspaceRef,
@@ -134,6 +136,9 @@ pub fn router(state: AppState) -> Router {
         .route("/sessions/{id}/archive", post(archive_session))
         .route("/sessions/{id}/purge", post(purge_session))
         .route("/sessions/{id}/fork", post(fork_session))
+        .route("/sessions/{id}/interrupt", post(interrupt_session))
+        .route("/sessions/{id}/turns", get(list_turns))
+        .route("/sessions/{id}/turns/{turn_id}/cancel", post(cancel_turn))
         .route("/sessions/{id}/events/sse", get(sse::session_events))
         .route("/sessions/{id}/context-window", get(context_window))
         .route("/agents", get(list_agents))
@@ -149,6 +154,7 @@ pub fn router(state: AppState) -> Router {
         .route("/agents/{name}/resume", post(resume))
         .route("/agents/{name}/stop", post(stop))
         .route("/agents/{name}/input", post(input))
+        .route("/agents/{name}/interrupt", post(interrupt_agent))
         .route("/agents/{name}/flush", post(flush))
         .route("/agents/{name}/events/sse", get(sse::agent_events))
         .route("/actions", get(crate::actions::list))
@@ -509,6 +515,11 @@ async fn end_session(State(s): State<AppState>, Path(id): Path<String>) -> Reply
 pub struct SendMessage {
     pub message: String,
     pub mode: Option<DeliveryMode>,
+    /// When a target agent is busy with a running turn: `enqueue` (default), `reject` (409
+    /// naming the turn), `interrupt` (cancel the turn, then deliver) or `rollback` (as
+    /// interrupt, and the turn's messages are marked superseded).
+    #[schema(pattern = "^(enqueue|reject|interrupt|rollback)$")]
+    pub on_busy: Option<String>,
     pub agent_ids: Option<Vec<String>>,
     pub message_id: Option<String>,
 }
@@ -527,6 +538,7 @@ async fn send_message(State(s): State<AppState>, Path(id): Path<String>, Json(re
     let send = SendMessageRequest {
         agent_ids: req.agent_ids.map(relay_contracts::session::AgentTargets::Ids),
         delivery: req.mode.map(|mode| DeliveryRequest { mode }),
+        delivery_mode: req.on_busy,
         message_id: req.message_id,
         ..SendMessageRequest::text(id, req.message)
     };
@@ -848,6 +860,33 @@ async fn input(State(s): State<AppState>, AgentName(name): AgentName, Json(i): J
         data: i.data,
     };
     Ok(Json(call::<rpc::AgentInput>(&s, &req).await?))
+}
+
+#[utoipa::path(post, path = "/agents/{name}/interrupt", tag = "agents", params(("name" = String, Path, description = "Agent id or handle")), request_body(content = Option<Reason>), responses((status = 200, description = "`busy`: there was a turn to interrupt", body = TurnState), (status = 404, description = "Not found", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "The harness cannot be reached", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
+async fn interrupt_agent(State(s): State<AppState>, AgentName(name): AgentName, body: Bytes) -> Reply<TurnState> {
+    let Reason { reason } = optional_body(&body)?;
+    let req = InterruptRequest { agent_id: name, reason };
+    Ok(Json(call::<rpc::AgentInterrupt>(&s, &req).await?))
+}
+
+#[utoipa::path(post, path = "/sessions/{id}/turns/{turnId}/cancel", tag = "sessions", params(("id" = String, Path, description = "Session id"), ("turnId" = String, Path, description = "Turn id")), request_body(content = Option<Reason>), responses((status = 200, body = CancelTurnResponse), (status = 404, description = "Not found", body = WireError), (status = 409, description = "The turn is not running", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
+async fn cancel_turn(State(s): State<AppState>, Path((id, turn_id)): Path<(String, String)>, body: Bytes) -> Reply<CancelTurnResponse> {
+    let Reason { reason } = optional_body(&body)?;
+    let req = CancelTurnRequest { session_id: id, turn_id: Some(turn_id), reason };
+    Ok(Json(call::<rpc::SessionTurnCancel>(&s, &req).await?))
+}
+
+#[utoipa::path(get, path = "/sessions/{id}/turns", tag = "sessions", params(("id" = String, Path, description = "Session id")), responses((status = 200, body = TurnsResponse), (status = 404, description = "Not found", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
+async fn list_turns(State(s): State<AppState>, Path(id): Path<String>) -> Reply<TurnsResponse> {
+    Ok(Json(call::<rpc::SessionTurns>(&s, &SessionRef { session_id: id }).await?))
+}
+
+/// "Interrupt the agents now": cancels the session's running turn.
+#[utoipa::path(post, path = "/sessions/{id}/interrupt", tag = "sessions", params(("id" = String, Path, description = "Session id")), request_body(content = Option<Reason>), responses((status = 200, body = CancelTurnResponse), (status = 404, description = "Not found", body = WireError), (status = 409, description = "No turn is running", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
+async fn interrupt_session(State(s): State<AppState>, Path(id): Path<String>, body: Bytes) -> Reply<CancelTurnResponse> {
+    let Reason { reason } = optional_body(&body)?;
+    let req = CancelTurnRequest { session_id: id, turn_id: None, reason };
+    Ok(Json(call::<rpc::SessionTurnCancel>(&s, &req).await?))
 }
 
 #[derive(Debug, Default, Deserialize, utoipa::ToSchema)]

@@ -394,6 +394,25 @@ async fn sessions(c: &Client, cmd: Sessions, as_json: bool) -> Result<()> {
                 .collect();
             table(&["AGENT", "ADAPTER", "STATUS", "LAST ACTIVITY (UTC)"], &rows);
         }
+        Sessions::Interrupt {
+            session_id,
+            turn,
+            reason,
+        } => {
+            let req = session::CancelTurnRequest {
+                session_id,
+                turn_id: turn,
+                reason,
+            };
+            let r = c.session_turn_cancel(&req).await?;
+            if as_json {
+                return print_json(&r);
+            }
+            println!("turn {} cancelled", r.turn.turn_id);
+            println!("interrupted  {}", r.interrupted.join(", "));
+            println!("idle         {}", r.idle.join(", "));
+            println!("unreachable  {}", r.unreachable.join(", "));
+        }
     }
     Ok(())
 }

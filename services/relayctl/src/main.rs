@@ -196,6 +196,14 @@ enum Sessions {
     },
     /// A session with its agents and turns.
     Show { session_id: String },
+    /// Cancels the session's running turn (or --turn) and interrupts its busy agents.
+    Interrupt {
+        session_id: String,
+        #[arg(long)]
+        turn: Option<String>,
+        #[arg(long)]
+        reason: Option<String>,
+    },
 }
 
 #[derive(Subcommand)]

@@ -14,6 +14,7 @@ mod query;
 mod scope;
 mod snapshot;
 mod store;
+mod turns;
 mod workspaces;
 
 pub use error::RegistryError;
@@ -215,6 +216,7 @@ pub async fn serve(nats: async_nats::Client, reg: Registry) -> Result<ServiceHos
         .await?;
     host.serve::<rpc::SessionUserMessageComplete>(scoped(messages::complete))
         .await?;
+    host.serve::<rpc::SessionTurnCancel>(scoped(turns::cancel)).await?;
     host.serve::<rpc::SessionTurns>(scoped(messages::turns)).await?;
     host.serve::<rpc::SessionMessages>(scoped(messages::list)).await?;
     host.serve::<rpc::SessionUsage>(scoped(messages::usage)).await?;

@@ -8,6 +8,7 @@ use crate::agents::{self, Attach, capabilities_of, is_attached};
 use crate::error::{RegistryError, Result};
 use crate::lifecycle::{check_id, lock_or_create};
 use crate::store::{self, Change, new_id, now_ms};
+use crate::turns::{self, OnBusy};
 use relay_contracts::RequestContext;
 use relay_contracts::capabilities::{AttachmentKind, DeliveryMode};
 use relay_contracts::session::{events::*, *};
@@ -190,13 +191,7 @@ async fn open_turn(change: &mut Change, session: &Session, turn_id: Option<Strin
 /// auto-attaches `agent` when it has none, opens a turn, routes to the lead by default.
 pub async fn send(reg: Registry, _ctx: RequestContext, req: SendMessageRequest) -> Result<SendMessageResponse> {
     check_id("sessionId", &req.session_id)?;
-    if let Some(mode) = req.delivery_mode.as_deref()
-        && mode != "enqueue"
-    {
-        return Err(RegistryError::Invalid(format!(
-            "deliveryMode must be `enqueue`, got `{mode}`"
-        )));
-    }
+    let on_busy = OnBusy::parse(req.delivery_mode.as_deref())?;
     if let Some(id) = &req.message_id {
         check_id("messageId", id)?;
     }
@@ -288,13 +283,32 @@ pub async fn send(reg: Registry, _ctx: RequestContext, req: SendMessageRequest) 
             out
         }
     };
+    // A busy target: queued (enqueue), refused, or its running turn cancelled first.
+    let message_id = req.message_id.unwrap_or_else(new_id);
+    if on_busy != OnBusy::Enqueue {
+        let ids: Vec<String> = targets.iter().map(|a| a.agent_id.clone()).collect();
+        let asked = turns::ask(&reg, &ids, on_busy != OnBusy::Reject, "a new message interrupted it").await;
+        let running = store::active_turn(change.conn(), &session.session_id).await?;
+        if let Some(agent) = asked.busy.first() {
+            let turn = running.as_ref().map_or("its current turn".into(), |t| format!("turn {}", t.turn_id));
+            if on_busy == OnBusy::Reject {
+                return Err(RegistryError::Conflict(format!(
+                    "agent {agent} is busy with {turn}; send with deliveryMode enqueue to queue the message, or interrupt to cancel the turn"
+                )));
+            }
+            if let Some(turn) = running {
+                let superseded_by = (on_busy == OnBusy::Rollback).then_some(message_id.as_str());
+                turns::cancel_turn(&mut change, turn, "a new message interrupted it", asked.busy, superseded_by).await?;
+            }
+        }
+    }
     let sent = post(
         &mut change,
         &mut session,
         Post {
             content: Some(req.message),
             targets,
-            message_id: req.message_id,
+            message_id: Some(message_id),
             turn_id: req.turn_id,
             delivery_mode: req.delivery.map(|d| d.mode),
             origin: req.origin,
@@ -421,6 +435,8 @@ pub async fn complete(reg: Registry, _ctx: RequestContext, req: CompleteRequest)
             success: error.is_none(),
             error,
             initiator: None,
+            outcome: None,
+            interrupted: None,
         };
         change.emit(&sid, completed).await?;
     }

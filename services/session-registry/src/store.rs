@@ -539,6 +539,7 @@ fn turn_status(t: &Turn) -> &'static str {
         TurnStatus::Active => "active",
         TurnStatus::Completed => "completed",
         TurnStatus::Error => "error",
+        TurnStatus::Cancelled => "cancelled",
     }
 }
 
@@ -725,6 +726,33 @@ pub async fn turn_progress(conn: &mut PgConnection, turn_id: &str) -> Result<(i6
     .fetch_one(conn)
     .await?;
     Ok(row)
+}
+
+/// (message, agent) of a turn's targets with no outcome yet, in message order.
+pub async fn unfinished_targets(conn: &mut PgConnection, turn_id: &str) -> Result<Vec<(String, String)>> {
+    Ok(sqlx::query_as(
+        "SELECT t.message_id, t.agent_id FROM registry_message_targets t JOIN registry_messages m USING (message_id)
+         WHERE m.turn_id = $1 AND t.outcome IS NULL ORDER BY m.seq, t.agent_id",
+    )
+    .bind(turn_id)
+    .fetch_all(conn)
+    .await?)
+}
+
+/// The agents a turn's messages went to, and its messages, in order.
+pub async fn turn_members(conn: &mut PgConnection, turn_id: &str) -> Result<(Vec<String>, Vec<String>)> {
+    let agents: Vec<String> = sqlx::query_scalar(
+        "SELECT DISTINCT t.agent_id FROM registry_message_targets t JOIN registry_messages m USING (message_id)
+         WHERE m.turn_id = $1 ORDER BY 1",
+    )
+    .bind(turn_id)
+    .fetch_all(&mut *conn)
+    .await?;
+    let messages: Vec<String> = sqlx::query_scalar("SELECT message_id FROM registry_messages WHERE turn_id = $1 ORDER BY seq")
+        .bind(turn_id)
+        .fetch_all(&mut *conn)
+        .await?;
+    Ok((agents, messages))
 }
 
 // ---------------------------------------------------------------------------------------------

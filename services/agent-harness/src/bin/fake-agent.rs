@@ -17,7 +17,8 @@
 //!   ask-permission <Tool> <args...>   a permission menu; option 1 or 2 grants, 3 or Esc denies
 //!   ask <question>? <a/b/...>   a question menu; the option's number (or typed text) answers
 //!   tokens <in> <out>           a token usage line
-//!   sleep <ms>                  shows it is working, then how long it worked
+//!   sleep <ms>                  shows it is working, then how long it worked (Escape or
+//!                               Ctrl-C interrupts it: "Interrupted by user")
 //!   say <text>                  prints the text as it is (e.g. a relay line `->relay:@bob hi`)
 //!   exit                        prints "Goodbye" and exits 0 (so does EOF on stdin)
 //! A last line `[relay …]` (who sent a relay message) is not part of the command.
@@ -320,10 +321,14 @@ impl Agent {
             Command::Tokens(input, output) => self.say(&style.tokens(input, output))?,
             Command::Sleep(ms) => {
                 self.out(style.working().as_bytes())?;
-                thread::sleep(Duration::from_millis(ms));
+                let interrupted = self.work(Duration::from_millis(ms))?;
                 // Done working: the busy row goes, as a TUI's spinner does, for a summary.
                 self.out(b"\r\x1b[2K")?;
-                self.say(&style.worked(ms / 1000))?;
+                if interrupted {
+                    self.say(fake::INTERRUPTED)?;
+                } else {
+                    self.say(&style.worked(ms / 1000))?;
+                }
             }
             Command::Exit => {
                 self.say(fake::GOODBYE)?;
@@ -385,6 +390,36 @@ impl Agent {
         };
         self.out(erase.as_bytes())?;
         Ok(answer)
+    }
+
+    /// Works for `d`, or until Escape or Ctrl-C comes, as the TUIs take an interrupt; other
+    /// input waits for afterwards. Whether it was interrupted.
+    fn work(&mut self, d: Duration) -> io::Result<bool> {
+        let end = std::time::Instant::now() + d;
+        loop {
+            let left = end.saturating_duration_since(std::time::Instant::now());
+            if left.is_zero() || !input_within(left) {
+                return Ok(false);
+            }
+            let mut buf = [0u8; 4096];
+            let n = io::stdin().read(&mut buf)?;
+            if n == 0 {
+                return Ok(false);
+            }
+            self.pending.extend_from_slice(&buf[..n]);
+            // Ctrl-C, or an Escape that starts no sequence (a paste marker is `ESC [`): one
+            // last in the input counts once nothing follows it soon.
+            let p = &self.pending;
+            let key = p
+                .iter()
+                .enumerate()
+                .position(|(i, b)| *b == 0x03 || (*b == 0x1b && p.get(i + 1).is_some_and(|next| *next != b'[')))
+                .or_else(|| (p.ends_with(b"\x1b") && !input_within(Duration::from_millis(50))).then(|| p.len() - 1));
+            if let Some(i) = key {
+                self.pending.remove(i);
+                return Ok(true);
+            }
+        }
     }
 
     /// The next key; pastes arrive whole.

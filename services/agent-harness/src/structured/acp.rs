@@ -142,6 +142,11 @@ impl Codec for Acp {
         };
         vec![rpc_result(&token["id"], json!({ "outcome": outcome }))]
     }
+
+    /// `session/cancel` (a notification): the prompt then ends with stopReason `cancelled`.
+    fn interrupt(&mut self) -> Vec<Value> {
+        vec![json!({ "jsonrpc": "2.0", "method": "session/cancel", "params": { "sessionId": self.session_id } })]
+    }
 }
 
 /// `YYYY-MM-DDTHH-MM` (UTC) of a Unix time, as Gemini names its session files.

@@ -120,6 +120,15 @@ impl Codec for Claude {
             json!({ "behavior": "allow", "updatedInput": input }),
         )]
     }
+
+    /// The SDK control protocol's interrupt: the turn ends with a result line.
+    fn interrupt(&mut self) -> Vec<Value> {
+        vec![json!({
+            "type": "control_request",
+            "request_id": uuid::Uuid::new_v4().to_string(),
+            "request": { "subtype": "interrupt" },
+        })]
+    }
 }
 
 impl Claude {

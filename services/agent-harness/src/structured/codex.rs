@@ -10,6 +10,8 @@ use serde_json::{Value, json};
 pub struct Codex {
     next_id: u64,
     thread_id: String,
+    /// The running turn (from turn/start's reply).
+    turn_id: String,
     resume: Option<String>,
     cwd: String,
     /// The thread's cumulative usage when the current turn started: a turn costs the difference.
@@ -71,6 +73,11 @@ impl Codec for Codex {
         vec![rpc_result(&token["id"], json!({ "decision": decision }))]
     }
 
+    fn interrupt(&mut self) -> Vec<Value> {
+        let id = self.id();
+        vec![rpc(id, "turn/interrupt", json!({ "threadId": self.thread_id, "turnId": self.turn_id }))]
+    }
+
     fn answer(&mut self, token: &Value, answer: &str) -> Vec<Value> {
         // Every question of the request gets the one answer the user gave.
         let mut answers = serde_json::Map::new();
@@ -123,7 +130,13 @@ impl Codex {
                     cli_session: self.thread_id.clone(),
                 }]
             }
-            _ => vec![Seen::Taken],
+            _ => {
+                // A turn/start acknowledgement names the turn: `turn/interrupt` needs it.
+                if let Some(turn) = line["result"]["turn"]["id"].as_str() {
+                    self.turn_id = turn.to_string();
+                }
+                vec![Seen::Taken]
+            }
         }
     }
 

@@ -155,6 +155,8 @@ pub trait Codec: Send {
     fn decide(&mut self, token: &Value, approved: bool) -> Vec<Value>;
     /// The answer to a question.
     fn answer(&mut self, token: &Value, answer: &str) -> Vec<Value>;
+    /// Lines that interrupt the running turn (the protocol's own cancel).
+    fn interrupt(&mut self) -> Vec<Value>;
 }
 
 /// A message accepted and waiting for the agent's current turn to end.
@@ -556,6 +558,22 @@ impl AgentSession for StructuredAgent {
 
     async fn invoke_action(&self, call: ActionCall) -> ActionAnswer {
         crate::relay::serve_call(self, &self.relay, call).await
+    }
+
+    /// The protocol's own cancel; the turn then ends as the agent reports it, and the queued
+    /// messages follow as usual.
+    async fn turn(&self, control: TurnControl) -> TurnState {
+        let busy = self.state.lock().expect("state lock").busy;
+        if !(busy && control.interrupt) {
+            return TurnState { busy, interrupted: false };
+        }
+        let lines = self.codec.lock().expect("codec lock").interrupt();
+        let interrupted = !lines.is_empty();
+        self.write(lines);
+        if let Some(ev) = self.events() {
+            ev.emit("turn.interrupted", json!({ "reason": control.reason }));
+        }
+        TurnState { busy, interrupted }
     }
 
     async fn release(&self, reason: Option<String>) {
