@@ -121,7 +121,13 @@ const SERVICES: &[ServiceAccess] = &[
     ServiceAccess {
         name: service::DELIVERY_RUNNER,
         calls: &["event.append", "event.since"],
-        emits: &["delivery.>", "agent.*.deliver", "agent.*.input", "agent.*.release", "agent.*.turn"],
+        emits: &[
+            "delivery.>",
+            "agent.*.deliver",
+            "agent.*.input",
+            "agent.*.release",
+            "agent.*.turn",
+        ],
         follows: &[COMMITTED],
     },
     ServiceAccess {

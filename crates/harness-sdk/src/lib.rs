@@ -140,10 +140,7 @@ impl Binding {
             .subscribe(rpc::agent::invoke(&agent_id))
             .await
             .map_err(unavailable)?;
-        let turns = nats
-            .subscribe(rpc::agent::turn(&agent_id))
-            .await
-            .map_err(unavailable)?;
+        let turns = nats.subscribe(rpc::agent::turn(&agent_id)).await.map_err(unavailable)?;
         nats.flush().await.map_err(unavailable)?;
         let tasks = vec![
             tokio::spawn(serve_deliveries(

@@ -568,7 +568,10 @@ impl AgentSession for PtyAgent {
             st.ready && !st.idle
         };
         if !(busy && control.interrupt) {
-            return TurnState { busy, interrupted: false };
+            return TurnState {
+                busy,
+                interrupted: false,
+            };
         }
         let interrupted = self.writer.send(self.keys.interrupt.as_bytes().to_vec()).is_ok();
         if let Some(ev) = self.events() {

@@ -178,16 +178,21 @@ pub async fn interrupt(runner: Runner, _ctx: RequestContext, req: InterruptReque
         interrupt: true,
         reason: req.reason,
     };
-    relay_bus::client::request(&runner.nats, &rpc::agent::turn(&req.agent_id), &control, HARNESS_TIMEOUT)
-        .await
-        .map_err(|e| match e.code() {
-            ErrorCode::Unavailable => DeliveryError::Upstream(WireError::new(
-                ErrorCode::Unavailable,
-                format!(
-                    "the harness of agent {} cannot be reached: {}",
-                    req.agent_id, e.error.message
-                ),
-            )),
-            _ => DeliveryError::Upstream(e),
-        })
+    relay_bus::client::request(
+        &runner.nats,
+        &rpc::agent::turn(&req.agent_id),
+        &control,
+        HARNESS_TIMEOUT,
+    )
+    .await
+    .map_err(|e| match e.code() {
+        ErrorCode::Unavailable => DeliveryError::Upstream(WireError::new(
+            ErrorCode::Unavailable,
+            format!(
+                "the harness of agent {} cannot be reached: {}",
+                req.agent_id, e.error.message
+            ),
+        )),
+        _ => DeliveryError::Upstream(e),
+    })
 }

@@ -28,10 +28,10 @@ use relay_contracts::permission::{
 };
 use relay_contracts::session::{
     Agent, AgentGetRequest, AgentListRequest, AgentListResponse, ApprovalPolicy, CancelTurnRequest, CancelTurnResponse,
-    CapabilitiesResponse, CloseRequest,
-    CreateRequest, DeliveryRequest, ForkKind, ForkRequest, GetResponse, ListRequest, ListResponse, MessagesRequest,
-    MessagesResponse, PurgeResponse, SendMessageRequest, SendMessageResponse, Session, SessionIdResponse, SessionRef,
-    SuccessResponse, TurnsResponse, UpdateRequest, handle_of,
+    CapabilitiesResponse, CloseRequest, CreateRequest, DeliveryRequest, ForkKind, ForkRequest, GetResponse,
+    ListRequest, ListResponse, MessagesRequest, MessagesResponse, PurgeResponse, SendMessageRequest,
+    SendMessageResponse, Session, SessionIdResponse, SessionRef, SuccessResponse, TurnsResponse, UpdateRequest,
+    handle_of,
 };
 use relay_contracts::workspace::{
     CreateWorkspaceRequest, ListWorkspacesRequest, Workspace, WorkspaceList, WorkspaceRef,
@@ -870,22 +870,40 @@ async fn interrupt_agent(State(s): State<AppState>, AgentName(name): AgentName, 
 }
 
 #[utoipa::path(post, path = "/sessions/{id}/turns/{turnId}/cancel", tag = "sessions", params(("id" = String, Path, description = "Session id"), ("turnId" = String, Path, description = "Turn id")), request_body(content = Option<Reason>), responses((status = 200, body = CancelTurnResponse), (status = 404, description = "Not found", body = WireError), (status = 409, description = "The turn is not running", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
-async fn cancel_turn(State(s): State<AppState>, Path((id, turn_id)): Path<(String, String)>, body: Bytes) -> Reply<CancelTurnResponse> {
+async fn cancel_turn(
+    State(s): State<AppState>,
+    Path((id, turn_id)): Path<(String, String)>,
+    body: Bytes,
+) -> Reply<CancelTurnResponse> {
     let Reason { reason } = optional_body(&body)?;
-    let req = CancelTurnRequest { session_id: id, turn_id: Some(turn_id), reason };
+    let req = CancelTurnRequest {
+        session_id: id,
+        turn_id: Some(turn_id),
+        reason,
+    };
     Ok(Json(call::<rpc::SessionTurnCancel>(&s, &req).await?))
 }
 
 #[utoipa::path(get, path = "/sessions/{id}/turns", tag = "sessions", params(("id" = String, Path, description = "Session id")), responses((status = 200, body = TurnsResponse), (status = 404, description = "Not found", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
 async fn list_turns(State(s): State<AppState>, Path(id): Path<String>) -> Reply<TurnsResponse> {
-    Ok(Json(call::<rpc::SessionTurns>(&s, &SessionRef { session_id: id }).await?))
+    Ok(Json(
+        call::<rpc::SessionTurns>(&s, &SessionRef { session_id: id }).await?,
+    ))
 }
 
 /// "Interrupt the agents now": cancels the session's running turn.
 #[utoipa::path(post, path = "/sessions/{id}/interrupt", tag = "sessions", params(("id" = String, Path, description = "Session id")), request_body(content = Option<Reason>), responses((status = 200, body = CancelTurnResponse), (status = 404, description = "Not found", body = WireError), (status = 409, description = "No turn is running", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
-async fn interrupt_session(State(s): State<AppState>, Path(id): Path<String>, body: Bytes) -> Reply<CancelTurnResponse> {
+async fn interrupt_session(
+    State(s): State<AppState>,
+    Path(id): Path<String>,
+    body: Bytes,
+) -> Reply<CancelTurnResponse> {
     let Reason { reason } = optional_body(&body)?;
-    let req = CancelTurnRequest { session_id: id, turn_id: None, reason };
+    let req = CancelTurnRequest {
+        session_id: id,
+        turn_id: None,
+        reason,
+    };
     Ok(Json(call::<rpc::SessionTurnCancel>(&s, &req).await?))
 }
 

@@ -27,7 +27,10 @@ async fn world() -> World {
     let spawner = common::spawner(&m, &surfaced).await;
     let g = gateway(&m, &[]).await;
     let (status, created) = g
-        .post("/api/v1/sessions", json!({"agent": "worker", "cli": "claude", "task": "hello"}))
+        .post(
+            "/api/v1/sessions",
+            json!({"agent": "worker", "cli": "claude", "task": "hello"}),
+        )
         .await;
     assert_eq!(status, StatusCode::CREATED, "{created}");
     let w = World {
@@ -79,7 +82,9 @@ impl World {
     /// Whether the harness says its CLI is busy with a turn.
     async fn busy(&self) -> Option<bool> {
         let subject = format!("agent.{}.turn", self.agent);
-        let state = relay_testkit::call_json(&self.m.client, &subject, json!({})).await.ok()?;
+        let state = relay_testkit::call_json(&self.m.client, &subject, json!({}))
+            .await
+            .ok()?;
         state["busy"].as_bool()
     }
 
@@ -99,7 +104,10 @@ impl World {
     async fn events(&self, kind: &str) -> Vec<Value> {
         let (_, e) = self
             .g
-            .get(&format!("/api/v1/events?sessionId={}&types={kind}&limit=1000", self.session))
+            .get(&format!(
+                "/api/v1/events?sessionId={}&types={kind}&limit=1000",
+                self.session
+            ))
             .await;
         e["events"].as_array().cloned().unwrap_or_default()
     }
@@ -113,9 +121,8 @@ async fn cancelling_a_running_turn_interrupts_the_cli_and_held_messages_stay_que
     let (status, held) = w.send(json!({"message": "after the cancel", "mode": "on-idle"})).await;
     assert_eq!(status, StatusCode::OK, "{held}");
 
-    let (status, cancelled) = w
-        .g
-        .post(
+    let (status, cancelled) =
+        w.g.post(
             &format!("/api/v1/sessions/{}/interrupt", w.session),
             json!({"reason": "wrong task"}),
         )
@@ -131,7 +138,10 @@ async fn cancelling_a_running_turn_interrupts_the_cli_and_held_messages_stay_que
 
     let turn_id = cancelled["turn"]["turnId"].as_str().unwrap();
     let turns = w.turns().await;
-    let turn = turns.iter().find(|t| t["turnId"] == turn_id).expect("the turn is listed");
+    let turn = turns
+        .iter()
+        .find(|t| t["turnId"] == turn_id)
+        .expect("the turn is listed");
     assert_eq!(turn["status"], "cancelled", "{turns:?}");
     let completed = wait_for(|| async {
         w.events("session.turn.completed")
@@ -142,31 +152,38 @@ async fn cancelling_a_running_turn_interrupts_the_cli_and_held_messages_stay_que
     .await;
     assert_eq!(completed["payload"]["outcome"], "cancelled", "{completed}");
     assert_eq!(completed["payload"]["interrupted"], json!([w.agent]), "{completed}");
-    assert!(!w.events("turn.interrupted").await.is_empty(), "the harness logged its interrupt");
+    assert!(
+        !w.events("turn.interrupted").await.is_empty(),
+        "the harness logged its interrupt"
+    );
 
     // Nothing runs any more: a second cancel is a conflict, by turn id too.
-    let (status, body) = w
-        .g
-        .post(&format!("/api/v1/sessions/{}/interrupt", w.session), json!({}))
+    let (status, body) =
+        w.g.post(&format!("/api/v1/sessions/{}/interrupt", w.session), json!({}))
+            .await;
+    assert_eq!(status, StatusCode::CONFLICT, "{body}");
+    let (status, body) =
+        w.g.post(
+            &format!("/api/v1/sessions/{}/turns/{turn_id}/cancel", w.session),
+            json!({}),
+        )
         .await;
     assert_eq!(status, StatusCode::CONFLICT, "{body}");
-    let (status, body) = w
-        .g
-        .post(&format!("/api/v1/sessions/{}/turns/{turn_id}/cancel", w.session), json!({}))
-        .await;
-    assert_eq!(status, StatusCode::CONFLICT, "{body}");
-    // The agent route interrupts only what is running: now nothing.
-    let (status, state) = w
-        .g
-        .post(&format!("/api/v1/agents/{}/interrupt", w.agent), json!({}))
-        .await;
+    // The agent route interrupts only what is running: nothing, once the agent is idle.
+    wait_for(|| async { (w.busy().await == Some(false)).then_some(()) }).await;
+    let (status, state) =
+        w.g.post(&format!("/api/v1/agents/{}/interrupt", w.agent), json!({}))
+            .await;
     assert_eq!(status, StatusCode::OK, "{state}");
     assert_eq!(state, json!({"busy": false, "interrupted": false}));
 
     // relayctl does the same from a shell.
     w.make_busy().await;
     let out = common::relayctl(&w.m, &["sessions", "interrupt", &w.session, "--reason", "from a shell"]);
-    assert!(out.contains("cancelled") && out.contains(&format!("interrupted  {}", w.agent)), "{out}");
+    assert!(
+        out.contains("cancelled") && out.contains(&format!("interrupted  {}", w.agent)),
+        "{out}"
+    );
     w.until_said(INTERRUPTED, 2).await;
 }
 
@@ -176,14 +193,24 @@ async fn a_message_for_a_busy_agent_is_refused_interrupts_or_rolls_back_as_its_s
     w.make_busy().await;
 
     // reject: a conflict naming the running turn; nothing is stored or typed.
-    let running = w.turns().await.into_iter().find(|t| t["status"] == "active").expect("a running turn");
+    let running = w
+        .turns()
+        .await
+        .into_iter()
+        .find(|t| t["status"] == "active")
+        .expect("a running turn");
     let (status, body) = w.send(json!({"message": "REJECTED note", "onBusy": "reject"})).await;
     assert_eq!(status, StatusCode::CONFLICT, "{body}");
     let why = body["error"]["message"].as_str().unwrap();
-    assert!(why.contains("busy") && why.contains(running["turnId"].as_str().unwrap()), "{body}");
+    assert!(
+        why.contains("busy") && why.contains(running["turnId"].as_str().unwrap()),
+        "{body}"
+    );
 
     // interrupt: the running turn is cancelled, then the message goes in a turn of its own.
-    let (status, sent) = w.send(json!({"message": "INTERRUPTING note", "onBusy": "interrupt"})).await;
+    let (status, sent) = w
+        .send(json!({"message": "INTERRUPTING note", "onBusy": "interrupt"}))
+        .await;
     assert_eq!(status, StatusCode::OK, "{sent}");
     assert_ne!(sent["turnId"], running["turnId"], "{sent}");
     w.until_said(INTERRUPTED, 1).await;
@@ -207,9 +234,17 @@ async fn a_message_for_a_busy_agent_is_refused_interrupts_or_rolls_back_as_its_s
     .await;
     for e in &superseded {
         assert_eq!(e["payload"]["supersededBy"], instead["messageId"], "{e}");
-        assert_eq!(e["payload"]["turnId"], sent["turnId"], "the interrupting message's turn: {e}");
+        assert_eq!(
+            e["payload"]["turnId"], sent["turnId"],
+            "the interrupting message's turn: {e}"
+        );
     }
-    let cancelled = w.turns().await.into_iter().filter(|t| t["status"] == "cancelled").count();
+    let cancelled = w
+        .turns()
+        .await
+        .into_iter()
+        .filter(|t| t["status"] == "cancelled")
+        .count();
     assert_eq!(cancelled, 2);
 
     // An idle agent takes any of them at once; the refused note never reached it.

@@ -290,7 +290,9 @@ pub async fn send(reg: Registry, _ctx: RequestContext, req: SendMessageRequest) 
         let asked = turns::ask(&reg, &ids, on_busy != OnBusy::Reject, "a new message interrupted it").await;
         let running = store::active_turn(change.conn(), &session.session_id).await?;
         if let Some(agent) = asked.busy.first() {
-            let turn = running.as_ref().map_or("its current turn".into(), |t| format!("turn {}", t.turn_id));
+            let turn = running
+                .as_ref()
+                .map_or("its current turn".into(), |t| format!("turn {}", t.turn_id));
             if on_busy == OnBusy::Reject {
                 return Err(RegistryError::Conflict(format!(
                     "agent {agent} is busy with {turn}; send with deliveryMode enqueue to queue the message, or interrupt to cancel the turn"
@@ -298,7 +300,14 @@ pub async fn send(reg: Registry, _ctx: RequestContext, req: SendMessageRequest) 
             }
             if let Some(turn) = running {
                 let superseded_by = (on_busy == OnBusy::Rollback).then_some(message_id.as_str());
-                turns::cancel_turn(&mut change, turn, "a new message interrupted it", asked.busy, superseded_by).await?;
+                turns::cancel_turn(
+                    &mut change,
+                    turn,
+                    "a new message interrupted it",
+                    asked.busy,
+                    superseded_by,
+                )
+                .await?;
             }
         }
     }

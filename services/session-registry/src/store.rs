@@ -748,10 +748,11 @@ pub async fn turn_members(conn: &mut PgConnection, turn_id: &str) -> Result<(Vec
     .bind(turn_id)
     .fetch_all(&mut *conn)
     .await?;
-    let messages: Vec<String> = sqlx::query_scalar("SELECT message_id FROM registry_messages WHERE turn_id = $1 ORDER BY seq")
-        .bind(turn_id)
-        .fetch_all(&mut *conn)
-        .await?;
+    let messages: Vec<String> =
+        sqlx::query_scalar("SELECT message_id FROM registry_messages WHERE turn_id = $1 ORDER BY seq")
+            .bind(turn_id)
+            .fetch_all(&mut *conn)
+            .await?;
     Ok((agents, messages))
 }
 

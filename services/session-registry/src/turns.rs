@@ -53,8 +53,9 @@ pub(crate) async fn ask(reg: &Registry, agents: &[String], interrupt: bool, reas
         interrupt,
         reason: Some(reason.to_string()),
     };
-    let replies = futures::future::join_all(agents.iter().map(|agent| {
-        relay_bus::client::request::<_, TurnState>(&reg.nats, &rpc::agent::turn(agent), &control, HARNESS_TIMEOUT)
+    let control = &control;
+    let replies = futures::future::join_all(agents.iter().map(|agent| async move {
+        relay_bus::client::request::<_, TurnState>(&reg.nats, &rpc::agent::turn(agent), control, HARNESS_TIMEOUT).await
     }))
     .await;
     let mut asked = Asked::default();

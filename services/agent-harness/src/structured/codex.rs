@@ -75,7 +75,11 @@ impl Codec for Codex {
 
     fn interrupt(&mut self) -> Vec<Value> {
         let id = self.id();
-        vec![rpc(id, "turn/interrupt", json!({ "threadId": self.thread_id, "turnId": self.turn_id }))]
+        vec![rpc(
+            id,
+            "turn/interrupt",
+            json!({ "threadId": self.thread_id, "turnId": self.turn_id }),
+        )]
     }
 
     fn answer(&mut self, token: &Value, answer: &str) -> Vec<Value> {

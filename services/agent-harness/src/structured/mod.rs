@@ -565,7 +565,10 @@ impl AgentSession for StructuredAgent {
     async fn turn(&self, control: TurnControl) -> TurnState {
         let busy = self.state.lock().expect("state lock").busy;
         if !(busy && control.interrupt) {
-            return TurnState { busy, interrupted: false };
+            return TurnState {
+                busy,
+                interrupted: false,
+            };
         }
         let lines = self.codec.lock().expect("codec lock").interrupt();
         let interrupted = !lines.is_empty();
