@@ -602,7 +602,8 @@ pub struct SessionPatch {
 
 #[utoipa::path(patch, path = "/sessions/{id}", tag = "sessions", params(("id" = String, Path, description = "Session id")), request_body(content = SessionPatch, description = "The fields to change."), responses((status = 200, body = SuccessResponse), (status = 404, description = "Not found", body = WireError), (status = 409, description = "Conflicts with the current state", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 403, description = "The key's role may not do this", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
 async fn update_session(State(s): State<AppState>, Path(id): Path<String>, body: Bytes) -> Reply<SuccessResponse> {
-    let mut fields: serde_json::Map<String, serde_json::Value> = optional_body(&body)?;
+    // A PATCH without a body changes nothing by mistake: it is refused, as its schema says.
+    let mut fields: serde_json::Map<String, serde_json::Value> = parse(&body)?;
     if fields.contains_key("sessionId") {
         return Err(ApiError::Invalid("sessionId comes from the path, not the body".into()));
     }
