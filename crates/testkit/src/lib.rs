@@ -678,6 +678,26 @@ pub async fn call_json(
     call(client, subject, &body).await
 }
 
+/// The browser for the console's tests and bench: Debian's chromium (`RELAY_CHROMIUM`) and the
+/// playwright-core that `scripts/install-console-deps.sh` put in its cache (`RELAY_CONSOLE_E2E`).
+pub fn console_browser() -> (String, PathBuf) {
+    let chromium = std::env::var("RELAY_CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".into());
+    assert!(
+        Path::new(&chromium).exists(),
+        "{chromium} is missing: run `make console-deps`"
+    );
+    let cache = std::env::var_os("RELAY_CONSOLE_E2E")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(std::env::var("HOME").unwrap()).join(".cache/relay-mesh/console-e2e"));
+    let dir = cache.join("playwright-core-1.65.1");
+    assert!(
+        dir.join(".installed").exists(),
+        "{} is missing: run `make console-deps` (scripts/install-console-deps.sh)",
+        dir.display()
+    );
+    (chromium, dir)
+}
+
 /// The path of another workspace binary, built next to the running test executable
 /// (`target/<profile>/<name>`). `make test` builds every binary first.
 pub fn bin_path(name: &str) -> String {

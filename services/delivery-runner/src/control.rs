@@ -153,22 +153,28 @@ pub async fn stop(runner: Runner, ctx: RequestContext, req: StopAgentRequest) ->
     Ok(StopAgentResponse { released, cancelled })
 }
 
-/// `agent.input`: raw input for the agent's terminal, passed to its harness as is.
-pub async fn input(runner: Runner, _ctx: RequestContext, req: InputRequest) -> Result<InputResponse> {
-    known_agent(&runner, &req.agent_id).await?;
-    let subject = rpc::agent::input(&req.agent_id);
-    relay_bus::client::request(&runner.nats, &subject, &req, HARNESS_TIMEOUT)
+/// A request to the agent's harness; a harness that cannot be reached is named in the error.
+async fn ask_harness<Req: serde::Serialize, Resp: serde::de::DeserializeOwned>(
+    runner: &Runner,
+    agent_id: &str,
+    subject: &str,
+    req: &Req,
+) -> Result<Resp> {
+    relay_bus::client::request(&runner.nats, subject, req, HARNESS_TIMEOUT)
         .await
         .map_err(|e| match e.code() {
             ErrorCode::Unavailable => DeliveryError::Upstream(WireError::new(
                 ErrorCode::Unavailable,
-                format!(
-                    "the harness of agent {} cannot be reached: {}",
-                    req.agent_id, e.error.message
-                ),
+                format!("the harness of agent {agent_id} cannot be reached: {}", e.error.message),
             )),
             _ => DeliveryError::Upstream(e),
         })
+}
+
+/// `agent.input`: raw input for the agent's terminal, passed to its harness as is.
+pub async fn input(runner: Runner, _ctx: RequestContext, req: InputRequest) -> Result<InputResponse> {
+    known_agent(&runner, &req.agent_id).await?;
+    ask_harness(&runner, &req.agent_id, &rpc::agent::input(&req.agent_id), &req).await
 }
 
 /// `agent.interrupt`: the harness interrupts what the CLI is doing, the way that CLI expects.
@@ -178,21 +184,5 @@ pub async fn interrupt(runner: Runner, _ctx: RequestContext, req: InterruptReque
         interrupt: true,
         reason: req.reason,
     };
-    relay_bus::client::request(
-        &runner.nats,
-        &rpc::agent::turn(&req.agent_id),
-        &control,
-        HARNESS_TIMEOUT,
-    )
-    .await
-    .map_err(|e| match e.code() {
-        ErrorCode::Unavailable => DeliveryError::Upstream(WireError::new(
-            ErrorCode::Unavailable,
-            format!(
-                "the harness of agent {} cannot be reached: {}",
-                req.agent_id, e.error.message
-            ),
-        )),
-        _ => DeliveryError::Upstream(e),
-    })
+    ask_harness(&runner, &req.agent_id, &rpc::agent::turn(&req.agent_id), &control).await
 }

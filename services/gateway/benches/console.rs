@@ -56,20 +56,6 @@ fn event(i: usize) -> Value {
     json!({"type": kind, "sessionId": SESSION, "agentName": "bench-agent", "payload": payload})
 }
 
-/// Where `scripts/install-console-deps.sh` put playwright-core.
-fn playwright() -> PathBuf {
-    let cache = std::env::var_os("RELAY_CONSOLE_E2E")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(std::env::var("HOME").unwrap()).join(".cache/relay-mesh/console-e2e"));
-    let dir = cache.join("playwright-core-1.65.1");
-    assert!(
-        dir.join(".installed").exists(),
-        "{} is missing: run `make console-deps`",
-        dir.display()
-    );
-    dir
-}
-
 /// Reads the session's SSE stream, noting when each seq arrives (wall ms).
 async fn read_sse(
     resp: reqwest::Response,
@@ -126,12 +112,7 @@ fn median(v: impl Iterator<Item = f64>) -> f64 {
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() {
-    let chromium = std::env::var("RELAY_CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".into());
-    assert!(
-        std::path::Path::new(&chromium).exists(),
-        "{chromium} is missing: run `make console-deps`"
-    );
-    let modules = playwright();
+    let (chromium, modules) = relay_testkit::console_browser();
 
     let nats = Nats::start().await;
     let db = Database::create().await;

@@ -10,28 +10,9 @@ use serde_json::json;
 use std::path::PathBuf;
 use std::process::Stdio;
 
-/// Where `scripts/install-console-deps.sh` put playwright-core.
-fn playwright() -> PathBuf {
-    let cache = std::env::var_os("RELAY_CONSOLE_E2E")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(std::env::var("HOME").unwrap()).join(".cache/relay-mesh/console-e2e"));
-    let dir = cache.join("playwright-core-1.65.1");
-    assert!(
-        dir.join(".installed").exists(),
-        "{} is missing: run `make console-deps` (scripts/install-console-deps.sh)",
-        dir.display()
-    );
-    dir
-}
-
 #[tokio::test]
 async fn the_console_signs_in_follows_a_session_live_and_decides_in_the_inbox_in_a_real_browser() {
-    let chromium = std::env::var("RELAY_CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".into());
-    assert!(
-        std::path::Path::new(&chromium).exists(),
-        "{chromium} is missing: run `make console-deps`"
-    );
-    let modules = playwright();
+    let (chromium, modules) = relay_testkit::console_browser();
     // One configuration for the mesh: the fake agent in Claude Code's style, whose harnesses
     // (which read the spawner's configuration) also read its token lines as usage, priced as
     // Sonnet, under a one-cent budget per session.

@@ -15,6 +15,9 @@ use relay_contracts::session::{events::*, *};
 use serde_json::{Value, json};
 use sqlx::PgConnection;
 
+/// Why a busy agent's turn was cancelled by a send (`interrupt`, `rollback`).
+const BUSY_REASON: &str = "a new message interrupted it";
+
 /// One message to store in a locked session.
 #[derive(Default)]
 pub(crate) struct Post {
@@ -287,9 +290,9 @@ pub async fn send(reg: Registry, _ctx: RequestContext, req: SendMessageRequest) 
     let message_id = req.message_id.unwrap_or_else(new_id);
     if on_busy != OnBusy::Enqueue {
         let ids: Vec<String> = targets.iter().map(|a| a.agent_id.clone()).collect();
-        let asked = turns::ask(&reg, &ids, on_busy != OnBusy::Reject, "a new message interrupted it").await;
-        let running = store::active_turn(change.conn(), &session.session_id).await?;
+        let asked = turns::ask(&reg, &ids, on_busy != OnBusy::Reject, BUSY_REASON).await;
         if let Some(agent) = asked.busy.first() {
+            let running = store::active_turn(change.conn(), &session.session_id).await?;
             let turn = running
                 .as_ref()
                 .map_or("its current turn".into(), |t| format!("turn {}", t.turn_id));
@@ -300,14 +303,7 @@ pub async fn send(reg: Registry, _ctx: RequestContext, req: SendMessageRequest) 
             }
             if let Some(turn) = running {
                 let superseded_by = (on_busy == OnBusy::Rollback).then_some(message_id.as_str());
-                turns::cancel_turn(
-                    &mut change,
-                    turn,
-                    "a new message interrupted it",
-                    asked.busy,
-                    superseded_by,
-                )
-                .await?;
+                turns::cancel_turn(&mut change, turn, BUSY_REASON, asked.busy, superseded_by).await?;
             }
         }
     }
