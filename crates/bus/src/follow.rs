@@ -16,7 +16,7 @@ use tokio::sync::Notify;
 
 const TIMEOUT: Duration = Duration::from_secs(5);
 
-/// One follower: its lock, its cursor table and the event types it reads.
+/// One follower: its lock, its cursor table and the event types it reads (none: every type).
 #[derive(Debug, Clone, Copy)]
 pub struct Follower {
     pub lock_key: i64,
@@ -56,7 +56,7 @@ impl Follower {
         .await?;
         let req = SinceRequest {
             seq: cursor,
-            types: Some(self.types.iter().map(|t| t.to_string()).collect()),
+            types: (!self.types.is_empty()).then(|| self.types.iter().map(|t| t.to_string()).collect()),
             agents: None,
             session_ids: None,
             limit: Some(limit),

@@ -149,6 +149,20 @@ const SERVICES: &[ServiceAccess] = &[
         emits: &["agent.*.release"],
         follows: &[],
     },
+    ServiceAccess {
+        name: service::AUTOMATION,
+        // Schedules send and spawn as their creators; webhooks follow the log.
+        calls: &[
+            "event.append",
+            "event.since",
+            "session.sendMessage",
+            "message.send",
+            "session.create",
+            "agent.spawn",
+        ],
+        emits: &[],
+        follows: &[COMMITTED],
+    },
 ];
 
 /// The identities `relayctl auth init` makes credentials for, besides harnesses (minted per

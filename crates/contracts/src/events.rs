@@ -359,6 +359,9 @@ pub const CATALOGUE: &[EventType] = &[
         S002,
         &[("sessionId", Str), ("messageId", Str), ("outcome", Str)],
     ),
+    // The automation service: schedules and webhooks.
+    t("schedule.fired", RELAY, &[("scheduleId", Str), ("dueAt", Num), ("ok", Bool)]),
+    t("webhook.disabled", RELAY, &[("webhookId", Str), ("reason", Str)]),
 ];
 
 pub fn lookup(event_type: &str) -> Option<&'static EventType> {

@@ -6,6 +6,7 @@
 pub mod access;
 pub mod actions;
 pub mod audit;
+pub mod automation;
 pub mod capabilities;
 pub mod consensus;
 pub mod context;

@@ -55,6 +55,8 @@ pub const HARNESS: &[Role] = &[Role::Harness, Role::Service];
 pub const REPORT: &[Role] = &[Role::Harness, Role::Service, Role::Operator];
 /// Administration: admin keys through the gateway, and relayctl.
 pub const ADMIN: &[Role] = &[Role::Admin];
+/// Administration that services may do too (webhooks, which hold secrets).
+pub const ADMIN_OR_SERVICE: &[Role] = &[Role::Admin, Role::Service];
 /// Messages and flushes: people, services and agents.
 pub const SEND: &[Role] = &[Role::Operator, Role::Service, Role::Harness];
 
@@ -66,6 +68,7 @@ pub mod service {
     pub const PERMISSION_MANAGER: &str = "permission-manager";
     pub const COST_AGGREGATOR: &str = "cost-aggregator";
     pub const AGENT_SPAWNER: &str = "agent-spawner";
+    pub const AUTOMATION: &str = "automation";
 }
 
 /// One request/reply subject.
@@ -450,6 +453,53 @@ macro_rules! with_rpcs {
             /// The configured budgets and the spend of the caller's sessions or agents under each.
             CostBudgets cost_budgets = "cost.budgets", COST_AGGREGATOR, READ, workspace,
                 cost::BudgetsRequest => cost::BudgetsResponse;
+
+            // ---- webhooks and schedules (automation) --------------------------------------
+            /// Subscribes a URL to the workspace's events, posted signed the Standard Webhooks
+            /// way; the reply alone shows the secret.
+            WebhookCreate webhook_create = "webhook.create", AUTOMATION, ADMIN_OR_SERVICE, workspace,
+                automation::CreateWebhookRequest => automation::Webhook;
+            /// The workspace's webhook subscriptions.
+            WebhookList webhook_list = "webhook.list", AUTOMATION, READ, workspace,
+                automation::ListWebhooksRequest => automation::WebhookList;
+            /// One subscription.
+            WebhookGet webhook_get = "webhook.get", AUTOMATION, READ, workspace,
+                automation::WebhookRef => automation::Webhook;
+            /// Changes a subscription's URL, events, description, or enables or disables it.
+            WebhookUpdate webhook_update = "webhook.update", AUTOMATION, ADMIN_OR_SERVICE, workspace,
+                automation::UpdateWebhookRequest => automation::Webhook;
+            /// Deletes a subscription and its delivery log.
+            WebhookDelete webhook_delete = "webhook.delete", AUTOMATION, ADMIN_OR_SERVICE, workspace,
+                automation::WebhookRef => automation::Deleted;
+            /// A subscription's delivery log, newest first.
+            WebhookDeliveries webhook_deliveries = "webhook.deliveries", AUTOMATION, READ, workspace,
+                automation::WebhookDeliveriesRequest => automation::WebhookDeliveryList;
+            /// Posts one delivery again, now, with a fresh run of attempts.
+            WebhookReplay webhook_replay = "webhook.replay", AUTOMATION, ADMIN_OR_SERVICE, workspace,
+                automation::ReplayRequest => automation::WebhookDelivery;
+            /// Schedules a message, a relay message or a new session at a time (`at`) or on a
+            /// cron expression; it runs as the caller. Events: `schedule.fired` each run.
+            ScheduleCreate schedule_create = "schedule.create", AUTOMATION, OPERATE, workspace,
+                automation::CreateScheduleRequest => automation::Schedule;
+            /// The workspace's schedules.
+            ScheduleList schedule_list = "schedule.list", AUTOMATION, READ, workspace,
+                automation::ListSchedulesRequest => automation::ScheduleList;
+            /// One schedule with its last run.
+            ScheduleGet schedule_get = "schedule.get", AUTOMATION, READ, workspace,
+                automation::ScheduleRef => automation::Schedule;
+            /// Stops a schedule from firing until resumed.
+            SchedulePause schedule_pause = "schedule.pause", AUTOMATION, OPERATE, workspace,
+                automation::ScheduleRef => automation::Schedule;
+            /// Resumes a paused schedule from its next time after now (the runs it missed while
+            /// paused are not made up).
+            ScheduleResume schedule_resume = "schedule.resume", AUTOMATION, OPERATE, workspace,
+                automation::ScheduleRef => automation::Schedule;
+            /// Deletes a schedule and its runs.
+            ScheduleDelete schedule_delete = "schedule.delete", AUTOMATION, OPERATE, workspace,
+                automation::ScheduleRef => automation::Deleted;
+            /// A schedule's runs, newest first.
+            ScheduleRuns schedule_runs = "schedule.runs", AUTOMATION, READ, workspace,
+                automation::ScheduleRunsRequest => automation::ScheduleRunList;
         }
     };
 }
@@ -521,7 +571,7 @@ macro_rules! scope {
     };
 }
 
-use crate::{actions, audit, consensus, cost, delivery, events, keys, messaging, permission, session, workspace};
+use crate::{actions, audit, automation, consensus, cost, delivery, events, keys, messaging, permission, session, workspace};
 
 with_rpcs!(declare);
 

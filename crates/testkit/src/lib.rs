@@ -698,6 +698,39 @@ pub fn console_browser() -> (String, PathBuf) {
     (chromium, dir)
 }
 
+/// A Python with `packages` (pinned, from PyPI), for tests that check the mesh with another
+/// ecosystem's official library: a venv in `~/.cache/relay-mesh/py/<name>`, made once (built
+/// aside and renamed into place, so tests running at once never see half of one).
+pub fn python_venv(name: &str, packages: &[&str]) -> PathBuf {
+    let home = PathBuf::from(std::env::var("HOME").unwrap());
+    let dir = home.join(".cache/relay-mesh/py").join(name);
+    let python = dir.join("bin/python");
+    if python.exists() {
+        return python;
+    }
+    std::fs::create_dir_all(dir.parent().unwrap()).unwrap();
+    let building = dir.with_extension(format!("building-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&building);
+    let ok = std::process::Command::new("python3")
+        .args(["-m", "venv"])
+        .arg(&building)
+        .status()
+        .is_ok_and(|s| s.success())
+        && std::process::Command::new(building.join("bin/pip"))
+            .args(["install", "-q"])
+            .args(packages)
+            .status()
+            .is_ok_and(|s| s.success());
+    assert!(ok, "cannot install {packages:?} from PyPI into {}", building.display());
+    // venv scripts name their own directory; a venv moved after creation still runs
+    // `bin/python` (what the tests use).
+    if std::fs::rename(&building, &dir).is_err() {
+        // Another test made it first.
+        let _ = std::fs::remove_dir_all(&building);
+    }
+    python
+}
+
 /// The path of another workspace binary, built next to the running test executable
 /// (`target/<profile>/<name>`). `make test` builds every binary first.
 pub fn bin_path(name: &str) -> String {

@@ -1,0 +1,188 @@
+//! Fires due schedules. A run locks its schedule's row (`FOR UPDATE SKIP LOCKED`, so another
+//! replica passes it by), makes the call as the schedule's creator, and in the same
+//! transaction records the run under its due time and moves the schedule on. A replica killed
+//! mid-call rolls all of it back; the next one makes the call again with the same ids (the
+//! message id, the idempotency key, the session id are derived from the schedule and the due
+//! time), so the mesh sees the run once.
+//!
+//! Missed runs: a cron schedule whose times passed while the mesh was down fires once for the
+//! latest of them when it is back, then goes on from the next time after now; a one-time
+//! schedule whose time passed fires once when the mesh is back.
+
+use crate::Automation;
+use crate::error::Result;
+use crate::schedules::{next_after, parse_cron, parse_zone};
+use relay_contracts::automation::ScheduleAction;
+use relay_contracts::delivery::SpawnRequest;
+use relay_contracts::messaging::SendRequest;
+use relay_contracts::session::{CreateRequest, DeliveryRequest, SendMessageRequest};
+use relay_contracts::{Caller, ErrorCode, RequestContext, WireError, rpc};
+use serde_json::{Value, json};
+use sqlx::types::Json;
+use std::time::Duration;
+
+pub async fn run(a: Automation) {
+    let mut backoff = Duration::from_millis(200);
+    loop {
+        match fire_one(&a).await {
+            Ok(true) => backoff = Duration::from_millis(200),
+            Ok(false) => {
+                backoff = Duration::from_millis(200);
+                let wait = until_next_due(&a).await;
+                tokio::select! {
+                    _ = a.fire.notified() => {}
+                    _ = tokio::time::sleep(wait) => {}
+                }
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, retry_in = ?backoff, "cannot fire schedules yet");
+                tokio::time::sleep(backoff).await;
+                backoff = (backoff * 2).min(Duration::from_secs(5));
+            }
+        }
+    }
+}
+
+async fn until_next_due(a: &Automation) -> Duration {
+    let poll = Duration::from_millis(a.schedules.poll_interval_ms);
+    let next: Option<i64> = sqlx::query_scalar("SELECT min(next_run_at) FROM schedules WHERE status = 'active'")
+        .fetch_one(&a.db)
+        .await
+        .unwrap_or(None);
+    match next {
+        Some(at) => Duration::from_millis((at - relay_bus::now_ms()).clamp(0, poll.as_millis() as i64) as u64),
+        None => poll,
+    }
+}
+
+type Due = (String, String, Option<String>, String, Json<ScheduleAction>, i64, String);
+
+/// Fires the most overdue schedule, if one is due; whether one was.
+async fn fire_one(a: &Automation) -> Result<bool> {
+    let mut tx = a.db.begin().await?;
+    let due: Option<Due> = sqlx::query_as(
+        "SELECT schedule_id, workspace, cron, time_zone, action, next_run_at, created_by FROM schedules
+         WHERE status = 'active' AND next_run_at <= $1 ORDER BY next_run_at LIMIT 1 FOR UPDATE SKIP LOCKED",
+    )
+    .bind(relay_bus::now_ms())
+    .fetch_optional(&mut *tx)
+    .await?;
+    let Some((id, workspace, cron, zone, Json(action), due_at, created_by)) = due else {
+        return Ok(false);
+    };
+    let as_creator = RequestContext::new(Caller::parse(&created_by), workspace.clone());
+    let timeout = Duration::from_millis(a.schedules.call_timeout_ms);
+    let done = relay_bus::context::act_as(as_creator, act(a, &id, due_at, &action, timeout)).await;
+    let fired_at = relay_bus::now_ms();
+    let (ok, result) = match done {
+        Ok(v) => (true, v),
+        Err(e) => (false, json!({ "error": e })),
+    };
+    sqlx::query(
+        "INSERT INTO schedule_runs (schedule_id, due_at, fired_at, ok, result) VALUES ($1, $2, $3, $4, $5)
+         ON CONFLICT (schedule_id, due_at) DO NOTHING",
+    )
+    .bind(&id)
+    .bind(due_at)
+    .bind(fired_at)
+    .bind(ok)
+    .bind(&result)
+    .execute(&mut *tx)
+    .await?;
+    // The next time after now, not after the due time: missed runs are made up once.
+    let next = match &cron {
+        Some(expr) => next_after(&parse_cron(expr)?, parse_zone(&zone)?, fired_at.max(due_at)),
+        None => None,
+    };
+    sqlx::query(
+        "UPDATE schedules SET runs = runs + 1, next_run_at = $2,
+             status = CASE WHEN $2 IS NULL THEN 'done' ELSE status END, updated_at = $3
+         WHERE schedule_id = $1",
+    )
+    .bind(&id)
+    .bind(next)
+    .bind(fired_at)
+    .execute(&mut *tx)
+    .await?;
+    let stream = match &action {
+        ScheduleAction::SendMessage { session_id, .. } => session_id.clone(),
+        _ => format!("schedule:{id}"),
+    };
+    let payload = json!({ "scheduleId": id, "dueAt": due_at, "ok": ok, "result": result, "nextRunAt": next });
+    crate::emit(&mut tx, &workspace, &stream, "schedule.fired", payload).await?;
+    tx.commit().await?;
+    a.outbox.notify_one();
+    if ok {
+        tracing::info!(schedule_id = %id, due_at, late_ms = fired_at - due_at, ?next, "schedule fired");
+    } else {
+        tracing::warn!(schedule_id = %id, due_at, %result, "schedule run failed");
+    }
+    Ok(true)
+}
+
+/// The run's call; its reply (ids) as JSON.
+async fn act(
+    a: &Automation,
+    id: &str,
+    due_at: i64,
+    action: &ScheduleAction,
+    timeout: Duration,
+) -> std::result::Result<Value, WireError> {
+    // The same for a run made again after a crash, so the mesh takes it once.
+    let run_key = format!("{id}-{due_at}");
+    match action {
+        ScheduleAction::SendMessage {
+            session_id,
+            text,
+            mode,
+        } => {
+            let mut req = SendMessageRequest::text(session_id.clone(), text.clone());
+            req.message_id = Some(run_key);
+            req.delivery = mode.map(|mode| DeliveryRequest { mode });
+            let sent = relay_bus::client::call::<rpc::SessionSendMessage>(&a.nats, &req, timeout).await?;
+            Ok(json!({ "messageId": sent.message_id, "sessionId": sent.session_id, "turnId": sent.turn_id }))
+        }
+        ScheduleAction::Message { to, text, mode } => {
+            let req = SendRequest {
+                to: Some(to.clone()),
+                text: text.clone(),
+                delivery_mode: *mode,
+                idempotency_key: Some(run_key),
+                ..Default::default()
+            };
+            let sent = relay_bus::client::call::<rpc::MessageSend>(&a.nats, &req, timeout).await?;
+            Ok(serde_json::to_value(sent).unwrap_or(Value::Null))
+        }
+        ScheduleAction::Spawn {
+            cli,
+            task,
+            agent,
+            title,
+            cwd,
+        } => {
+            let create = CreateRequest {
+                session_id: Some(run_key.clone()),
+                title: title.clone(),
+                target_working_directory: cwd.clone(),
+                ..Default::default()
+            };
+            match relay_bus::client::call::<rpc::SessionCreate>(&a.nats, &create, timeout).await {
+                Ok(_) => {}
+                // Made by this run before a crash: the spawn is not repeated (at most once).
+                Err(e) if e.code() == ErrorCode::Conflict => {
+                    return Ok(json!({ "sessionId": run_key, "note": "the session existed already; not spawned again" }));
+                }
+                Err(e) => return Err(e),
+            }
+            let spawn = SpawnRequest {
+                session_id: run_key.clone(),
+                agent_name: agent.clone(),
+                cli: cli.clone(),
+                task: Some(task.clone()),
+                cwd: cwd.clone(),
+            };
+            let spawned = relay_bus::client::call::<rpc::AgentSpawn>(&a.nats, &spawn, timeout).await?;
+            Ok(json!({ "sessionId": run_key, "agentId": spawned.agent_id }))
+        }
+    }
+}

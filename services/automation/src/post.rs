@@ -1,0 +1,238 @@
+//! Posts due webhook deliveries. A round leases up to `concurrency` due deliveries (their
+//! `next_attempt_at` moves past the post's timeout, `FOR UPDATE SKIP LOCKED`, so replicas share
+//! the work), posts them signed, and records each outcome: delivered, another attempt after an
+//! exponential backoff, or `failed` after `max_attempts`. A replica killed mid-post leaves the
+//! lease to run out and the delivery is posted again with the same `webhook-id`: receivers see
+//! a delivery at least once and drop repeats by that id, as Standard Webhooks prescribes.
+
+use crate::Automation;
+use crate::error::Result;
+use futures::StreamExt;
+use std::time::Duration;
+
+struct Due {
+    delivery_id: String,
+    webhook_id: String,
+    body: String,
+    attempts: i32,
+    url: String,
+    secret: String,
+    workspace: String,
+}
+
+enum Outcome {
+    Delivered(u16),
+    Failed { status: Option<u16>, error: String },
+}
+
+pub async fn run(a: Automation) {
+    let mut backoff = Duration::from_millis(200);
+    loop {
+        match round(&a).await {
+            Ok(0) => {
+                backoff = Duration::from_millis(200);
+                let wait = until_next_due(&a).await;
+                tokio::select! {
+                    _ = a.post.notified() => {}
+                    _ = tokio::time::sleep(wait) => {}
+                }
+            }
+            Ok(_) => backoff = Duration::from_millis(200),
+            Err(e) => {
+                tracing::warn!(error = %e, retry_in = ?backoff, "cannot post webhooks yet");
+                tokio::time::sleep(backoff).await;
+                backoff = (backoff * 2).min(Duration::from_secs(5));
+            }
+        }
+    }
+}
+
+/// How long until the earliest pending delivery is due, at most the poll interval.
+async fn until_next_due(a: &Automation) -> Duration {
+    let poll = Duration::from_millis(a.webhooks.poll_interval_ms);
+    let next: Option<i64> = sqlx::query_scalar(
+        "SELECT min(d.next_attempt_at) FROM webhook_deliveries d
+         JOIN webhook_subscriptions s ON s.webhook_id = d.webhook_id
+         WHERE d.status = 'pending' AND s.enabled",
+    )
+    .fetch_one(&a.db)
+    .await
+    .unwrap_or(None);
+    match next {
+        Some(at) => Duration::from_millis((at - relay_bus::now_ms()).clamp(0, poll.as_millis() as i64) as u64),
+        None => poll,
+    }
+}
+
+/// Leases and posts the due deliveries; how many.
+async fn round(a: &Automation) -> Result<usize> {
+    let now = relay_bus::now_ms();
+    let lease = a.webhooks.timeout_ms as i64 + 5_000;
+    let rows: Vec<(String, String, String, i32, String, String, String)> = sqlx::query_as(
+        "UPDATE webhook_deliveries d SET next_attempt_at = $1 + $3, attempts = d.attempts + 1
+         FROM webhook_subscriptions s
+         WHERE s.webhook_id = d.webhook_id AND d.delivery_id IN (
+             SELECT d2.delivery_id FROM webhook_deliveries d2
+             JOIN webhook_subscriptions s2 ON s2.webhook_id = d2.webhook_id
+             WHERE d2.status = 'pending' AND d2.next_attempt_at <= $1 AND s2.enabled
+             ORDER BY d2.next_attempt_at, d2.event_seq LIMIT $2 FOR UPDATE OF d2 SKIP LOCKED)
+         RETURNING d.delivery_id, d.webhook_id, d.body, d.attempts, s.url, s.secret, s.workspace",
+    )
+    .bind(now)
+    .bind(a.webhooks.concurrency as i64)
+    .bind(lease)
+    .fetch_all(&a.db)
+    .await?;
+    let n = rows.len();
+    let due = rows.into_iter().map(|r| Due {
+        delivery_id: r.0,
+        webhook_id: r.1,
+        body: r.2,
+        attempts: r.3,
+        url: r.4,
+        secret: r.5,
+        workspace: r.6,
+    });
+    let results: Vec<Result<()>> = futures::stream::iter(due)
+        .map(|d| async move {
+            let outcome = post(a, &d).await;
+            record(a, &d, outcome).await
+        })
+        .buffer_unordered(a.webhooks.concurrency)
+        .collect()
+        .await;
+    for r in results {
+        r?;
+    }
+    Ok(n)
+}
+
+/// One signed post.
+async fn post(a: &Automation, d: &Due) -> Outcome {
+    if let Err(e) = crate::guard::check_url(&d.url, a.webhooks.allow_private) {
+        return Outcome::Failed { status: None, error: e };
+    }
+    let timestamp = relay_bus::now_ms() / 1000;
+    let signature = standardwebhooks::Webhook::new(&d.secret)
+        .and_then(|w| w.sign(&d.delivery_id, timestamp, d.body.as_bytes()));
+    let signature = match signature {
+        Ok(s) => s,
+        Err(e) => {
+            return Outcome::Failed {
+                status: None,
+                error: format!("cannot sign: {e}"),
+            };
+        }
+    };
+    let sent = a
+        .http
+        .post(&d.url)
+        .header("content-type", "application/json")
+        .header(standardwebhooks::HEADER_WEBHOOK_ID, &d.delivery_id)
+        .header(standardwebhooks::HEADER_WEBHOOK_TIMESTAMP, timestamp.to_string())
+        .header(standardwebhooks::HEADER_WEBHOOK_SIGNATURE, signature)
+        .body(d.body.clone())
+        .send()
+        .await;
+    match sent {
+        Ok(r) if r.status().is_success() => Outcome::Delivered(r.status().as_u16()),
+        Ok(r) => Outcome::Failed {
+            status: Some(r.status().as_u16()),
+            error: format!("the receiver answered {}", r.status()),
+        },
+        Err(e) => Outcome::Failed {
+            status: None,
+            error: chain(&e),
+        },
+    }
+}
+
+/// An error with its causes (reqwest's own message alone hides the resolver's refusal).
+fn chain(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        text.push_str(": ");
+        text.push_str(&s.to_string());
+        source = s.source();
+    }
+    text
+}
+
+/// The wait before attempt `attempts + 1`: base · 2^(attempts − 1), capped.
+fn backoff_ms(a: &Automation, attempts: i32) -> i64 {
+    let doublings = (attempts - 1).clamp(0, 30) as u32;
+    a.webhooks
+        .retry_base_ms
+        .saturating_mul(1i64 << doublings)
+        .min(a.webhooks.retry_max_ms)
+}
+
+async fn record(a: &Automation, d: &Due, outcome: Outcome) -> Result<()> {
+    let now = relay_bus::now_ms();
+    let mut tx = a.db.begin().await?;
+    match outcome {
+        Outcome::Delivered(status) => {
+            sqlx::query(
+                "UPDATE webhook_deliveries SET status = 'delivered', delivered_at = $2, last_status = $3, last_error = NULL
+                 WHERE delivery_id = $1 AND status = 'pending'",
+            )
+            .bind(&d.delivery_id)
+            .bind(now)
+            .bind(status as i32)
+            .execute(&mut *tx)
+            .await?;
+            sqlx::query(
+                "UPDATE webhook_subscriptions SET consecutive_failures = 0 WHERE webhook_id = $1 AND consecutive_failures <> 0",
+            )
+            .bind(&d.webhook_id)
+            .execute(&mut *tx)
+            .await?;
+            tracing::debug!(delivery_id = %d.delivery_id, status, "webhook delivered");
+        }
+        Outcome::Failed { status, error } => {
+            let last = d.attempts >= a.webhooks.max_attempts;
+            sqlx::query(
+                "UPDATE webhook_deliveries SET status = CASE WHEN $2 THEN 'failed' ELSE 'pending' END,
+                     next_attempt_at = $3, last_status = $4, last_error = $5
+                 WHERE delivery_id = $1 AND status = 'pending'",
+            )
+            .bind(&d.delivery_id)
+            .bind(last)
+            .bind(now + backoff_ms(a, d.attempts))
+            .bind(status.map(i32::from))
+            .bind(&error)
+            .execute(&mut *tx)
+            .await?;
+            let failures: Option<(i32, bool)> = sqlx::query_as(
+                "UPDATE webhook_subscriptions SET consecutive_failures = consecutive_failures + 1
+                 WHERE webhook_id = $1 RETURNING consecutive_failures, enabled",
+            )
+            .bind(&d.webhook_id)
+            .fetch_optional(&mut *tx)
+            .await?;
+            tracing::info!(delivery_id = %d.delivery_id, webhook_id = %d.webhook_id, attempt = d.attempts, last, error = %error, "webhook attempt failed");
+            if let Some((n, true)) = failures
+                && n >= a.webhooks.disable_after
+            {
+                let reason = format!("{n} failed attempts in a row; the last: {error}");
+                sqlx::query(
+                    "UPDATE webhook_subscriptions SET enabled = false, disabled_reason = $2, updated_at = $3 WHERE webhook_id = $1",
+                )
+                .bind(&d.webhook_id)
+                .bind(&reason)
+                .bind(now)
+                .execute(&mut *tx)
+                .await?;
+                let payload = serde_json::json!({ "webhookId": d.webhook_id, "reason": reason, "url": d.url });
+                crate::emit(&mut tx, &d.workspace, &format!("webhook:{}", d.webhook_id), "webhook.disabled", payload).await?;
+                tracing::warn!(webhook_id = %d.webhook_id, %reason, "webhook disabled");
+                tx.commit().await?;
+                a.outbox.notify_one();
+                return Ok(());
+            }
+        }
+    }
+    tx.commit().await?;
+    Ok(())
+}

@@ -1,0 +1,280 @@
+//! Webhooks over the real mesh (auth on): sessions are created, their events are posted to a
+//! receiver that checks every signature with the official Standard Webhooks library for Python
+//! (tests/receiver/receiver.py), and that is down for a while.
+
+use relay_testkit::{BUS_SERVICES, Database, Nats, ServiceProcess, expect_err, expect_ok, wait_for};
+use serde_json::{Value, json};
+use std::path::PathBuf;
+use std::process::{Child, Command};
+
+/// A fixed secret, so the receiver can verify from its first post.
+const SECRET: &str = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
+
+struct Receiver {
+    child: Child,
+    url: String,
+    out: PathBuf,
+    down: PathBuf,
+}
+
+impl Drop for Receiver {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Receiver {
+    async fn start() -> Receiver {
+        let python = relay_testkit::python_venv("standardwebhooks-1.1.0", &["standardwebhooks==1.1.0"]);
+        let dir = std::env::temp_dir().join(format!("webhook-receiver-{}", uuid::Uuid::new_v4().simple()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let (port_file, out, down) = (dir.join("port"), dir.join("posts.jsonl"), dir.join("down"));
+        let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/receiver/receiver.py");
+        let child = Command::new(python)
+            .arg(script)
+            .args([&port_file, &out, &down])
+            .arg(SECRET)
+            .spawn()
+            .unwrap();
+        let port = wait_for(|| async { std::fs::read_to_string(&port_file).ok() }).await;
+        Receiver {
+            child,
+            url: format!("http://127.0.0.1:{port}/hook"),
+            out,
+            down,
+        }
+    }
+
+    fn posts(&self) -> Vec<Value> {
+        std::fs::read_to_string(&self.out)
+            .unwrap_or_default()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    }
+
+    /// The posts about session `id`'s `session.created`.
+    fn created(&self, id: &str) -> Vec<Value> {
+        self.posts()
+            .into_iter()
+            .filter(|p| p["type"] == "session.created" && p["sessionId"] == id)
+            .collect()
+    }
+
+    fn set_down(&self, down: bool) {
+        if down {
+            std::fs::write(&self.down, "").unwrap();
+        } else {
+            let _ = std::fs::remove_file(&self.down);
+        }
+    }
+}
+
+struct World {
+    _nats: Nats,
+    _db: Database,
+    client: async_nats::Client,
+    _services: Vec<ServiceProcess>,
+}
+
+async fn world(automation_env: &[(&str, &str)]) -> World {
+    let nats = Nats::start().await;
+    let db = Database::create().await;
+    let client = nats.client().await;
+    let mut services: Vec<ServiceProcess> = BUS_SERVICES
+        .iter()
+        .map(|s| ServiceProcess::spawn(&relay_testkit::bin_path(s), &nats, &db, &[]))
+        .collect();
+    services.push(ServiceProcess::spawn(
+        &relay_testkit::bin_path("automation"),
+        &nats,
+        &db,
+        automation_env,
+    ));
+    for s in BUS_SERVICES.iter().chain(&["automation"]) {
+        relay_testkit::wait_for_instances(&client, s, 1).await;
+    }
+    World {
+        _nats: nats,
+        _db: db,
+        client,
+        _services: services,
+    }
+}
+
+impl World {
+    async fn new_session(&self) -> String {
+        let r = expect_ok(&self.client, "session.create", json!({})).await;
+        r["sessionId"].as_str().unwrap().to_string()
+    }
+
+    async fn subscribe(&self, url: &str) -> String {
+        let w = expect_ok(
+            &self.client,
+            "webhook.create",
+            json!({"url": url, "events": ["session.created"], "secret": SECRET}),
+        )
+        .await;
+        assert_eq!(w["secret"], SECRET, "{w}");
+        w["webhookId"].as_str().unwrap().to_string()
+    }
+
+    async fn deliveries(&self, webhook: &str) -> Vec<Value> {
+        let d = expect_ok(&self.client, "webhook.deliveries", json!({"webhookId": webhook, "limit": 500})).await;
+        d["deliveries"].as_array().unwrap().clone()
+    }
+}
+
+const FAST_RETRIES: [(&str, &str); 3] = [
+    ("RELAY_WEBHOOKS__ALLOW_PRIVATE", "true"),
+    ("RELAY_WEBHOOKS__RETRY_BASE_MS", "200"),
+    ("RELAY_WEBHOOKS__RETRY_MAX_MS", "400"),
+];
+
+#[tokio::test]
+async fn events_are_posted_signed_and_retried_until_the_receiver_is_back() {
+    let w = world(&FAST_RETRIES).await;
+    let rx = Receiver::start().await;
+    let hook = w.subscribe(&rx.url).await;
+
+    let first = w.new_session().await;
+    let posts = wait_for(|| async { Some(rx.created(&first)).filter(|p| !p.is_empty()) }).await;
+    assert_eq!(posts[0]["valid"], true, "the signature verifies: {posts:?}");
+    assert_eq!(posts[0]["status"], 204);
+
+    // Down: the receiver answers 503 until it is back; the same delivery is posted again.
+    rx.set_down(true);
+    let second = w.new_session().await;
+    wait_for(|| async { (rx.created(&second).len() >= 3).then_some(()) }).await;
+    rx.set_down(false);
+    let posts = wait_for(|| async {
+        let p = rx.created(&second);
+        p.iter().any(|p| p["status"] == 204).then_some(p)
+    })
+    .await;
+    assert!(posts.iter().all(|p| p["valid"] == true), "{posts:?}");
+    let ids: std::collections::HashSet<_> = posts.iter().map(|p| p["id"].as_str().unwrap()).collect();
+    assert_eq!(ids.len(), 1, "every attempt carries the same webhook-id: {posts:?}");
+    assert_eq!(posts.iter().filter(|p| p["status"] == 204).count(), 1);
+
+    // The receiver logs a post before it answers; the log says delivered once it has the answer.
+    let id = *ids.iter().next().unwrap();
+    let d = wait_for(|| async {
+        let log = w.deliveries(&hook).await;
+        log.into_iter().find(|d| d["deliveryId"] == id && d["status"] == "delivered")
+    })
+    .await;
+    assert_eq!(d["attempts"].as_u64().unwrap() as usize, posts.len(), "{d}");
+    assert_eq!(d["lastStatus"], 204);
+    // Other event types were not posted: the subscription names session.created only.
+    assert!(rx.posts().iter().all(|p| p["type"] == "session.created"));
+}
+
+#[tokio::test]
+async fn a_receiver_failing_too_often_is_disabled_and_nothing_is_lost_once_enabled_and_replayed() {
+    let mut env = FAST_RETRIES.to_vec();
+    env.extend([
+        ("RELAY_WEBHOOKS__MAX_ATTEMPTS", "2"),
+        ("RELAY_WEBHOOKS__DISABLE_AFTER", "3"),
+    ]);
+    let w = world(&env).await;
+    let rx = Receiver::start().await;
+    rx.set_down(true);
+    let hook = w.subscribe(&rx.url).await;
+    let a = w.new_session().await;
+    let b = w.new_session().await;
+
+    // 2 attempts for each of 2 deliveries; the third failure in a row disables it.
+    let disabled = wait_for(|| async {
+        let h = expect_ok(&w.client, "webhook.get", json!({"webhookId": hook})).await;
+        (h["enabled"] == false).then_some(h)
+    })
+    .await;
+    let reason = disabled["disabledReason"].as_str().unwrap();
+    assert!(reason.contains("3 failed attempts in a row"), "{reason}");
+    assert!(reason.contains("503"), "{reason}");
+    let events = wait_for(|| async {
+        let e = expect_ok(&w.client, "event.query", json!({"types": ["webhook.disabled"]})).await;
+        Some(e["events"].as_array().unwrap().clone()).filter(|e| !e.is_empty())
+    })
+    .await;
+    assert_eq!(events[0]["payload"]["webhookId"], hook);
+
+    // Back and enabled again: whatever was still pending goes; a failed one is replayed.
+    rx.set_down(false);
+    expect_ok(&w.client, "webhook.update", json!({"webhookId": hook, "enabled": true})).await;
+    let failed: Vec<Value> = w
+        .deliveries(&hook)
+        .await
+        .into_iter()
+        .filter(|d| d["status"] == "failed")
+        .collect();
+    assert!(!failed.is_empty(), "a delivery used both its attempts while down");
+    for d in &failed {
+        let r = expect_ok(
+            &w.client,
+            "webhook.replay",
+            json!({"webhookId": hook, "deliveryId": d["deliveryId"]}),
+        )
+        .await;
+        assert_eq!(r["status"], "pending");
+    }
+    for s in [&a, &b] {
+        let posts = wait_for(|| async {
+            let p = rx.created(s);
+            p.iter().any(|p| p["status"] == 204).then_some(p)
+        })
+        .await;
+        assert_eq!(posts.iter().filter(|p| p["status"] == 204).count(), 1, "{posts:?}");
+    }
+    let log = wait_for(|| async {
+        let log = w.deliveries(&hook).await;
+        log.iter().all(|d| d["status"] == "delivered").then_some(log)
+    })
+    .await;
+    assert_eq!(log.len(), 2, "one delivery per event: {log:?}");
+}
+
+#[tokio::test]
+async fn private_targets_are_refused_when_created_and_when_a_name_resolves_to_one() {
+    // The defaults: private targets are not allowed.
+    let w = world(&[("RELAY_WEBHOOKS__RETRY_BASE_MS", "200")]).await;
+    let rx = Receiver::start().await;
+    for url in [
+        rx.url.clone(),
+        "http://169.254.169.254/latest/meta-data".into(),
+        "http://[::1]:9/".into(),
+        "ftp://example.com/".into(),
+        "not a url".into(),
+    ] {
+        let e = expect_err(
+            &w.client,
+            "webhook.create",
+            json!({"url": url, "events": ["*"]}),
+            "invalid_request",
+        )
+        .await;
+        assert!(e.error.message.contains("url"), "{url}: {e:?}");
+    }
+    // A name is checked on what it resolves to, when the post connects.
+    let by_name = rx.url.replace("127.0.0.1", "localhost");
+    let hook = w.subscribe(&by_name).await;
+    let s = w.new_session().await;
+    let d = wait_for(|| async {
+        let log = w.deliveries(&hook).await;
+        log.into_iter().find(|d| d["lastError"].is_string())
+    })
+    .await;
+    let error = d["lastError"].as_str().unwrap();
+    assert!(error.contains("refused: localhost resolves to"), "{error}");
+    assert!(rx.created(&s).is_empty(), "nothing reached the receiver");
+    // A secret must be whsec_ and the base64 of 24 to 64 bytes.
+    expect_err(
+        &w.client,
+        "webhook.create",
+        json!({"url": "https://example.com/", "secret": "whsec_short"}),
+        "invalid_request",
+    )
+    .await;
+}
