@@ -1,0 +1,195 @@
+//! Schedules over the real mesh (auth on): messages sent to a session on a cron expression by
+//! two automation replicas, at a time, and after the service was down.
+
+use relay_testkit::{BUS_SERVICES, Database, Nats, ServiceProcess, expect_err, expect_ok, wait_for};
+use serde_json::{Value, json};
+use std::collections::HashSet;
+
+struct World {
+    nats: Nats,
+    db: Database,
+    client: async_nats::Client,
+    _services: Vec<ServiceProcess>,
+    automation: Vec<ServiceProcess>,
+}
+
+fn automation(nats: &Nats, db: &Database) -> ServiceProcess {
+    ServiceProcess::spawn(&relay_testkit::bin_path("automation"), nats, db, &[])
+}
+
+async fn world(replicas: usize) -> World {
+    let nats = Nats::start().await;
+    let db = Database::create().await;
+    let client = nats.client().await;
+    let services = BUS_SERVICES
+        .iter()
+        .map(|s| ServiceProcess::spawn(&relay_testkit::bin_path(s), &nats, &db, &[]))
+        .collect();
+    for s in BUS_SERVICES {
+        relay_testkit::wait_for_instances(&client, s, 1).await;
+    }
+    let automation = (0..replicas).map(|_| automation(&nats, &db)).collect();
+    relay_testkit::wait_for_instances(&client, "automation", replicas).await;
+    World {
+        nats,
+        db,
+        client,
+        _services: services,
+        automation,
+    }
+}
+
+impl World {
+    /// A session with an agent (no harness: its deliveries wait, its messages are kept).
+    async fn new_session(&self) -> String {
+        let r = expect_ok(&self.client, "session.create", json!({})).await;
+        let id = r["sessionId"].as_str().unwrap().to_string();
+        let agent = json!({"sessionId": id, "agent": {"kind": "persona", "personaId": "p-1"}});
+        expect_ok(&self.client, "session.agent.attach", agent).await;
+        id
+    }
+
+    async fn messages(&self, session: &str) -> Vec<Value> {
+        let r = expect_ok(&self.client, "session.messages", json!({"sessionId": session, "limit": 5000})).await;
+        r["messages"].as_array().unwrap().clone()
+    }
+
+    async fn runs(&self, schedule: &str) -> Vec<Value> {
+        let r = expect_ok(&self.client, "schedule.runs", json!({"scheduleId": schedule, "limit": 500})).await;
+        r["runs"].as_array().unwrap().clone()
+    }
+
+    async fn every_second(&self, session: &str) -> String {
+        let s = expect_ok(
+            &self.client,
+            "schedule.create",
+            json!({"cron": "* * * * * *", "action": {"kind": "sendMessage", "sessionId": session, "text": "tick"}}),
+        )
+        .await;
+        assert_eq!(s["status"], "active", "{s}");
+        s["scheduleId"].as_str().unwrap().to_string()
+    }
+}
+
+fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64
+}
+
+#[tokio::test]
+async fn a_cron_schedule_under_two_replicas_fires_once_each_time() {
+    let w = world(2).await;
+    let session = w.new_session().await;
+    let id = w.every_second(&session).await;
+    wait_for(|| async { (w.runs(&id).await.len() >= 5).then_some(()) }).await;
+    let paused = expect_ok(&w.client, "schedule.pause", json!({"scheduleId": id})).await;
+    assert_eq!(paused["status"], "paused");
+    let runs = w.runs(&id).await;
+    assert!(runs.iter().all(|r| r["ok"] == true), "{runs:?}");
+    let due: Vec<i64> = runs.iter().map(|r| r["dueAt"].as_i64().unwrap()).collect();
+    assert!(due.iter().all(|d| d % 1000 == 0), "each run is due on a second: {due:?}");
+
+    // Each run sent one message, under an id of its own; none twice.
+    let messages: Vec<Value> = w
+        .messages(&session)
+        .await
+        .into_iter()
+        .filter(|m| m["messageId"].as_str().unwrap().starts_with(&id))
+        .collect();
+    let ids: HashSet<&str> = messages.iter().map(|m| m["messageId"].as_str().unwrap()).collect();
+    assert_eq!(ids.len(), messages.len(), "no message twice: {messages:?}");
+    assert_eq!(messages.len(), runs.len(), "one message per run: {messages:?} {runs:?}");
+    let fired = wait_for(|| async {
+        let e = expect_ok(&w.client, "event.query", json!({"types": ["schedule.fired"], "limit": 1000})).await;
+        let e = e["events"].as_array().unwrap().clone();
+        (e.len() >= runs.len()).then_some(e)
+    })
+    .await;
+    assert_eq!(fired.len(), runs.len(), "one schedule.fired per run");
+
+    // Paused, it stays quiet.
+    let s = expect_ok(&w.client, "schedule.get", json!({"scheduleId": id})).await;
+    assert_eq!(s["runs"].as_i64().unwrap() as usize, runs.len());
+    assert!(s["nextRunAt"].is_null(), "{s}");
+}
+
+#[tokio::test]
+async fn a_one_time_schedule_sends_its_message_at_its_time_and_is_done() {
+    let w = world(1).await;
+    let session = w.new_session().await;
+    let at = now_ms() + 1500;
+    let s = expect_ok(
+        &w.client,
+        "schedule.create",
+        json!({"at": at, "action": {"kind": "sendMessage", "sessionId": session, "text": "later"}}),
+    )
+    .await;
+    let id = s["scheduleId"].as_str().unwrap().to_string();
+    assert_eq!(s["nextRunAt"], at, "{s}");
+    let done = wait_for(|| async {
+        let s = expect_ok(&w.client, "schedule.get", json!({"scheduleId": id})).await;
+        (s["status"] == "done").then_some(s)
+    })
+    .await;
+    assert_eq!(done["runs"], 1);
+    assert_eq!(done["lastRun"]["ok"], true, "{done}");
+    let messages = w.messages(&session).await;
+    assert_eq!(messages.len(), 1, "{messages:?}");
+    assert!(messages[0]["timestamp"].as_i64().unwrap() >= at, "held until its time: {messages:?}");
+    // A done schedule cannot be resumed.
+    expect_err(&w.client, "schedule.resume", json!({"scheduleId": id}), "conflict").await;
+}
+
+#[tokio::test]
+async fn runs_missed_while_the_service_was_down_are_made_up_once() {
+    let mut w = world(1).await;
+    let session = w.new_session().await;
+    let id = w.every_second(&session).await;
+    wait_for(|| async { (!w.runs(&id).await.is_empty()).then_some(()) }).await;
+    w.automation[0].kill9().await;
+    let killed = now_ms();
+    relay_testkit::wait_until_unserved(&w.client, "schedule.runs").await;
+    // Down for at least three of its times (a run fired before the kill was due before it).
+    wait_for(|| async { (now_ms() > killed + 3500).then_some(()) }).await;
+    let restarted = now_ms();
+    w.automation.push(automation(&w.nats, &w.db));
+    relay_testkit::wait_for_instances(&w.client, "automation", 1).await;
+    wait_for(|| async {
+        let runs = w.runs(&id).await;
+        runs.iter()
+            .any(|r| r["dueAt"].as_i64().unwrap() > restarted + 1000)
+            .then_some(())
+    })
+    .await;
+    expect_ok(&w.client, "schedule.pause", json!({"scheduleId": id})).await;
+    let runs = w.runs(&id).await;
+    let missed: Vec<&Value> = runs
+        .iter()
+        .filter(|r| {
+            let due = r["dueAt"].as_i64().unwrap();
+            due > killed && due < restarted
+        })
+        .collect();
+    assert_eq!(missed.len(), 1, "the missed times fire once: {runs:?}");
+    assert!(missed[0]["firedAt"].as_i64().unwrap() >= restarted);
+}
+
+#[tokio::test]
+async fn bad_schedules_are_refused_with_the_reason() {
+    let w = world(1).await;
+    let action = json!({"kind": "sendMessage", "sessionId": "s", "text": "x"});
+    for (body, says) in [
+        (json!({"cron": "61 * * * *", "action": action}), "cron"),
+        (json!({"cron": "* * * * *", "timeZone": "Mars/Olympus", "action": action}), "timeZone"),
+        (json!({"cron": "* * * * *", "at": 1, "action": action}), "exactly one"),
+        (json!({"action": action}), "exactly one"),
+        (json!({"at": 1, "action": {"kind": "spawn", "cli": "Bad Name", "task": "t"}}), "cli"),
+        (json!({"at": 1, "action": {"kind": "sendMessage", "sessionId": "s", "text": " "}}), "text"),
+    ] {
+        let e = expect_err(&w.client, "schedule.create", body.clone(), "invalid_request").await;
+        assert!(e.error.message.contains(says), "{body}: {e:?}");
+    }
+    expect_err(&w.client, "schedule.get", json!({"scheduleId": "nope"}), "not_found").await;
+}
