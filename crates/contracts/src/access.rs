@@ -100,6 +100,8 @@ const SERVICES: &[ServiceAccess] = &[
             // Invocations are decided by the permission policies.
             "permission.request",
             "permission.get",
+            // A message with deliverAt is held as a one-time schedule.
+            "schedule.create",
         ],
         emits: &[
             "session.>",

@@ -198,6 +198,12 @@ pub enum ScheduleAction {
         text: String,
         /// How it is delivered (the session's default when absent).
         mode: Option<DeliveryMode>,
+        /// Only these of the session's agents (all by default).
+        #[cfg_attr(feature = "openapi", schema(max_items = 100))]
+        agent_ids: Option<Vec<String>>,
+        /// When a target agent is busy: `enqueue`, `reject`, `interrupt` or `rollback`.
+        #[cfg_attr(feature = "openapi", schema(pattern = "^(enqueue|reject|interrupt|rollback)$"))]
+        on_busy: Option<String>,
     },
     /// A relay message (`message.send`) to `@handle`, `#channel` or a list of handles.
     Message {
@@ -239,7 +245,7 @@ pub struct CreateScheduleRequest {
     #[cfg_attr(feature = "openapi", schema(max_length = 64))]
     pub time_zone: Option<String>,
     /// One run at this Unix time in ms (a delayed message).
-    #[cfg_attr(feature = "openapi", schema(value_type = Option<i64>, minimum = 0))]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<i64>, minimum = 0, maximum = 253402300799000_i64))]
     pub at: Option<f64>,
     pub action: ScheduleAction,
 }

@@ -796,6 +796,10 @@ pub struct SendMessageRequest {
     pub message_id: Option<String>,
     pub session_context: Option<Value>,
     pub skip_connector_swap_warning: Option<bool>,
+    /// Relay extension: hold a text message until this Unix time in ms, then send it (a
+    /// one-time schedule of the automation service, `scheduleId` in the reply).
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<i64>, minimum = 0))]
+    pub deliver_at: Option<f64>,
 }
 
 impl SendMessageRequest {
@@ -816,6 +820,7 @@ impl SendMessageRequest {
             message_id: None,
             session_context: None,
             skip_connector_swap_warning: None,
+            deliver_at: None,
         }
     }
 }
@@ -831,6 +836,9 @@ pub struct SendMessageResponse {
     /// Relay extension: one delivery per target agent, committed with the message (absent on
     /// the reply to a retried send).
     pub delivery_ids: Option<Vec<String>>,
+    /// Relay extension, with `deliverAt`: the schedule holding the message (`schedule.get`);
+    /// `messageId` is the id it will be sent with, `turnId` is empty until then.
+    pub schedule_id: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -217,12 +217,14 @@ fn contracts() -> Vec<Contract> {
             message_id: some("m1"),
             session_context: Some(json!({"cwd": "/work"})),
             skip_connector_swap_warning: Some(true),
+            deliver_at: Some(1_795_000_000_000.0),
         }),
         contract(SendMessageResponse {
             message_id: "m1".into(),
             session_id: "s1".into(),
             turn_id: "t1".into(),
             delivery_ids: Some(vec!["d1".into()]),
+            schedule_id: some("sch_1"),
         }),
         contract(TurnsResponse { turns: vec![turn()] }),
         contract(MessagesRequest {

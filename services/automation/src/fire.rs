@@ -15,7 +15,7 @@ use crate::schedules::{next_after, parse_cron, parse_zone};
 use relay_contracts::automation::ScheduleAction;
 use relay_contracts::delivery::SpawnRequest;
 use relay_contracts::messaging::SendRequest;
-use relay_contracts::session::{CreateRequest, DeliveryRequest, SendMessageRequest};
+use relay_contracts::session::{AgentTargets, CreateRequest, DeliveryRequest, SendMessageRequest};
 use relay_contracts::{Caller, ErrorCode, RequestContext, WireError, rpc};
 use serde_json::{Value, json};
 use sqlx::types::Json;
@@ -135,10 +135,14 @@ async fn act(
             session_id,
             text,
             mode,
+            agent_ids,
+            on_busy,
         } => {
             let mut req = SendMessageRequest::text(session_id.clone(), text.clone());
             req.message_id = Some(run_key);
             req.delivery = mode.map(|mode| DeliveryRequest { mode });
+            req.agent_ids = agent_ids.clone().map(AgentTargets::Ids);
+            req.delivery_mode = on_busy.clone();
             let sent = relay_bus::client::call::<rpc::SessionSendMessage>(&a.nats, &req, timeout).await?;
             Ok(json!({ "messageId": sent.message_id, "sessionId": sent.session_id, "turnId": sent.turn_id }))
         }

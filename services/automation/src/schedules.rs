@@ -102,8 +102,25 @@ fn check_text(field: &str, text: &str, most: usize) -> Result<()> {
 
 fn check_action(action: &ScheduleAction) -> Result<()> {
     match action {
-        ScheduleAction::SendMessage { session_id, text, .. } => {
+        ScheduleAction::SendMessage {
+            session_id,
+            text,
+            agent_ids,
+            on_busy,
+            ..
+        } => {
             check_text("action.sessionId", session_id, 256)?;
+            if agent_ids.as_ref().is_some_and(|ids| ids.len() > 100) {
+                return Err(AutomationError::Invalid("action.agentIds: at most 100".into()));
+            }
+            if on_busy
+                .as_deref()
+                .is_some_and(|b| !["enqueue", "reject", "interrupt", "rollback"].contains(&b))
+            {
+                return Err(AutomationError::Invalid(
+                    "action.onBusy: enqueue, reject, interrupt or rollback".into(),
+                ));
+            }
             check_text("action.text", text, 100_000)
         }
         ScheduleAction::Message { to, text, .. } => {
@@ -153,17 +170,21 @@ pub async fn create(a: Automation, ctx: RequestContext, req: CreateScheduleReque
     }
     check_action(&req.action)?;
     let zone_name = req.time_zone.clone().unwrap_or_else(|| "UTC".into());
+    if zone_name.len() > 64 {
+        return Err(AutomationError::Invalid("timeZone: at most 64 characters".into()));
+    }
     let zone = parse_zone(&zone_name)?;
     let now = relay_bus::now_ms();
     let (cron, run_at, next) = match (&req.cron, req.at) {
         (Some(expr), None) => {
+            check_text("cron", expr, 200)?;
             let cron = parse_cron(expr)?;
             let next = next_after(&cron, zone, now)
                 .ok_or_else(|| AutomationError::Invalid(format!("cron {expr:?} never matches")))?;
             (Some(expr.clone()), None, next)
         }
         (None, Some(at)) => {
-            if !at.is_finite() || !(0.0..=253_402_300_799_000.0).contains(&at) {
+            if !at.is_finite() || at.fract() != 0.0 || !(0.0..=253_402_300_799_000.0).contains(&at) {
                 return Err(AutomationError::Invalid("at: a Unix time in ms".into()));
             }
             (None, Some(at as i64), at as i64)

@@ -6,6 +6,7 @@
 
 pub mod actions;
 pub mod auth;
+pub mod automation;
 pub mod console;
 pub mod error;
 pub mod grpc;

@@ -1,7 +1,7 @@
 //! The OpenAPI 3.1 document, generated from the handlers' annotations and the contract types.
 //! `make openapi` writes it to docs/api/openapi.json; a test fails when the two differ.
 
-use crate::{actions, messaging, rest, sse};
+use crate::{actions, automation, messaging, rest, sse};
 use utoipa::openapi::security::{Http, HttpAuthScheme, SecurityScheme};
 use utoipa::{Modify, OpenApi};
 
@@ -23,6 +23,10 @@ use utoipa::{Modify, OpenApi};
         messaging::send, messaging::search, messaging::get, messaging::thread, messaging::create_channel, messaging::list_channels,
         messaging::members, messaging::join, messaging::leave, messaging::history, actions::list, actions::invoke,
         actions::propose, actions::list_proposals, actions::get_proposal, actions::cancel_proposal,
+        automation::create_webhook, automation::list_webhooks, automation::get_webhook, automation::update_webhook,
+        automation::delete_webhook, automation::webhook_deliveries, automation::replay,
+        automation::create_schedule, automation::list_schedules, automation::get_schedule, automation::pause_schedule,
+        automation::resume_schedule, automation::delete_schedule, automation::schedule_runs,
         rest::query_events, rest::interrupt_agent, rest::list_turns, rest::cancel_turn, rest::interrupt_session, rest::costs, rest::budgets, rest::context_window, sse::all_events, sse::agent_events, sse::session_events, sse::channel_events,
         rest::create_key, rest::list_keys, rest::revoke_key,
         rest::create_workspace, rest::list_workspaces, rest::get_workspace, rest::audit,
@@ -32,7 +36,7 @@ use utoipa::{Modify, OpenApi};
     modifiers(&BearerAuth),
     security(("bearerAuth" = [])),
     tags(
-        (name = "sessions"), (name = "messages"), (name = "actions"), (name = "consensus"), (name = "permissions"), (name = "questions"), (name = "agents"),
+        (name = "sessions"), (name = "messages"), (name = "actions"), (name = "consensus"), (name = "webhooks"), (name = "schedules"), (name = "permissions"), (name = "questions"), (name = "agents"),
         (name = "deliveries"), (name = "events"), (name = "costs"), (name = "keys"), (name = "workspaces"), (name = "audit")
     )
 )]

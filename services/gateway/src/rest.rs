@@ -164,6 +164,32 @@ pub fn router(state: AppState) -> Router {
             post(crate::actions::propose).get(crate::actions::list_proposals),
         )
         .route("/consensus/{id}", get(crate::actions::get_proposal))
+        .route(
+            "/webhooks",
+            post(crate::automation::create_webhook).get(crate::automation::list_webhooks),
+        )
+        .route(
+            "/webhooks/{id}",
+            get(crate::automation::get_webhook)
+                .patch(crate::automation::update_webhook)
+                .delete(crate::automation::delete_webhook),
+        )
+        .route("/webhooks/{id}/deliveries", get(crate::automation::webhook_deliveries))
+        .route(
+            "/webhooks/{id}/deliveries/{delivery_id}/replay",
+            post(crate::automation::replay),
+        )
+        .route(
+            "/schedules",
+            post(crate::automation::create_schedule).get(crate::automation::list_schedules),
+        )
+        .route(
+            "/schedules/{id}",
+            get(crate::automation::get_schedule).delete(crate::automation::delete_schedule),
+        )
+        .route("/schedules/{id}/pause", post(crate::automation::pause_schedule))
+        .route("/schedules/{id}/resume", post(crate::automation::resume_schedule))
+        .route("/schedules/{id}/runs", get(crate::automation::schedule_runs))
         .route("/consensus/{id}/cancel", post(crate::actions::cancel_proposal))
         .route("/messages", post(crate::messaging::send).get(crate::messaging::search))
         .route("/messages/{id}", get(crate::messaging::get))
@@ -522,6 +548,9 @@ pub struct SendMessage {
     pub on_busy: Option<String>,
     pub agent_ids: Option<Vec<String>>,
     pub message_id: Option<String>,
+    /// Hold the message until this Unix time in ms, then send it (a one-time schedule).
+    #[schema(minimum = 0, maximum = 253402300799000_i64)]
+    pub deliver_at: Option<i64>,
 }
 
 #[derive(Debug, Serialize, utoipa::ToSchema)]
@@ -529,8 +558,12 @@ pub struct SendMessage {
 pub struct Sent {
     pub success: bool,
     pub message_id: String,
+    /// Empty while a `deliverAt` message is held.
     pub turn_id: String,
     pub delivery_ids: Option<Vec<String>>,
+    /// With `deliverAt`: the schedule holding it (`GET /schedules/{id}`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub schedule_id: Option<String>,
 }
 
 #[utoipa::path(post, path = "/sessions/{id}/messages", tag = "sessions", params(("id" = String, Path, description = "Session id")), request_body = SendMessage, responses((status = 200, body = Sent), (status = 404, description = "Not found", body = WireError), (status = 409, description = "Conflicts with the current state", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
@@ -540,6 +573,7 @@ async fn send_message(State(s): State<AppState>, Path(id): Path<String>, Json(re
         delivery: req.mode.map(|mode| DeliveryRequest { mode }),
         delivery_mode: req.on_busy,
         message_id: req.message_id,
+        deliver_at: req.deliver_at.map(|at| at as f64),
         ..SendMessageRequest::text(id, req.message)
     };
     let r: SendMessageResponse = call::<rpc::SessionSendMessage>(&s, &send).await?;
@@ -548,6 +582,7 @@ async fn send_message(State(s): State<AppState>, Path(id): Path<String>, Json(re
         message_id: r.message_id,
         turn_id: r.turn_id,
         delivery_ids: r.delivery_ids,
+        schedule_id: r.schedule_id,
     }))
 }
 

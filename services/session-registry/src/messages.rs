@@ -172,6 +172,7 @@ pub(crate) async fn post(change: &mut Change, session: &mut Session, post: Post)
         session_id: sid,
         turn_id: turn.turn_id,
         delivery_ids: Some(delivery_ids),
+        schedule_id: None,
     })
 }
 
@@ -197,6 +198,9 @@ pub async fn send(reg: Registry, _ctx: RequestContext, req: SendMessageRequest) 
     let on_busy = OnBusy::parse(req.delivery_mode.as_deref())?;
     if let Some(id) = &req.message_id {
         check_id("messageId", id)?;
+    }
+    if let Some(at) = req.deliver_at {
+        return send_later(&reg, req, at).await;
     }
     let mut change = Change::begin(&reg).await?;
     let mut session = lock_or_create(&mut change, &req.session_id).await?;
@@ -227,6 +231,7 @@ pub async fn send(reg: Registry, _ctx: RequestContext, req: SendMessageRequest) 
             session_id: m.session_id,
             turn_id: m.turn_id.unwrap_or_default(),
             delivery_ids: Some(delivery_ids),
+            schedule_id: None,
         });
     }
 
@@ -549,4 +554,65 @@ pub async fn usage(reg: Registry, _ctx: RequestContext, req: UsageRequest) -> Re
     store::upsert_usage(change.conn(), &req).await?;
     change.commit().await?;
     Ok(UsageResponse { acknowledged: true })
+}
+
+/// `deliverAt`: the message is held by the automation service as a one-time schedule (which
+/// sends it then, as this caller) rather than here, so nothing waits in an agent's queue ahead
+/// of messages sent meanwhile. Only a plain text message to the session's agents can wait.
+async fn send_later(reg: &Registry, req: SendMessageRequest, at: f64) -> Result<SendMessageResponse> {
+    use relay_contracts::automation::{CreateScheduleRequest, ScheduleAction};
+    if !at.is_finite() || !(0.0..=253_402_300_799_000.0).contains(&at) {
+        return Err(RegistryError::Invalid("deliverAt: a Unix time in ms".into()));
+    }
+    let MessageContent::Text(text) = req.message else {
+        return Err(RegistryError::Invalid("deliverAt takes a plain text message".into()));
+    };
+    let agent_ids = match req.agent_ids {
+        None => None,
+        Some(AgentTargets::Ids(ids)) => Some(ids),
+        Some(AgentTargets::All(_)) => None,
+    };
+    if req.agent.is_some() || req.turn_id.is_some() {
+        return Err(RegistryError::Invalid(
+            "deliverAt cannot attach an agent or name a turn".into(),
+        ));
+    }
+    {
+        let mut conn = reg.db.acquire().await?;
+        let session = store::lock_live(&mut conn, &req.session_id).await?;
+        if session.status != SessionStatus::Active {
+            return Err(RegistryError::Conflict(format!(
+                "session {} is {}; only an active session takes messages",
+                session.session_id,
+                session.status.as_str()
+            )));
+        }
+    }
+    let schedule_id = format!("deliver-{}", req.message_id.unwrap_or_else(new_id));
+    let create = CreateScheduleRequest {
+        schedule_id: Some(schedule_id.clone()),
+        name: Some(format!("message to session {} at {}", req.session_id, at as i64)),
+        cron: None,
+        time_zone: None,
+        at: Some(at),
+        action: ScheduleAction::SendMessage {
+            session_id: req.session_id.clone(),
+            text,
+            mode: req.delivery.map(|d| d.mode),
+            agent_ids,
+            on_busy: req.delivery_mode,
+        },
+    };
+    let timeout = std::time::Duration::from_secs(5);
+    let schedule = relay_bus::client::call::<relay_contracts::rpc::ScheduleCreate>(&reg.nats, &create, timeout)
+        .await
+        .map_err(RegistryError::Upstream)?;
+    Ok(SendMessageResponse {
+        // The id the schedule's run sends it with.
+        message_id: format!("{}-{}", schedule.schedule_id, schedule.at.unwrap_or(at as i64)),
+        session_id: req.session_id,
+        turn_id: String::new(),
+        delivery_ids: None,
+        schedule_id: Some(schedule.schedule_id),
+    })
 }
