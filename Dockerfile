@@ -40,6 +40,7 @@ COPY --from=builder \
     /app/target/release/delivery-runner \
     /app/target/release/permission-manager \
     /app/target/release/cost-aggregator \
+    /app/target/release/automation \
     /app/target/release/gateway \
     /app/target/release/agent-spawner \
     /app/target/release/agent-harness \
@@ -52,4 +53,4 @@ ENV RELAY_TELEMETRY__LOG_FORMAT=json
 # gateway: 8080 (set RELAY_GATEWAY__LISTEN=0.0.0.0:8080); others: RELAY_TELEMETRY__HEALTH_LISTEN.
 EXPOSE 8080 9090
 # No default service: name one, e.g. `docker run relay-mesh:local gateway`.
-CMD ["sh", "-c", "echo 'relay-mesh: give the binary to run: session-registry event-ingest delivery-runner permission-manager cost-aggregator gateway agent-spawner agent-harness fake-agent relayctl' >&2; exit 64"]
+CMD ["sh", "-c", "echo 'relay-mesh: give the binary to run: session-registry event-ingest delivery-runner permission-manager cost-aggregator automation gateway agent-spawner agent-harness fake-agent relayctl' >&2; exit 64"]

@@ -11,7 +11,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin="$PWD/target/debug"
-services=(session-registry event-ingest delivery-runner permission-manager cost-aggregator agent-spawner gateway)
+services=(session-registry event-ingest delivery-runner permission-manager cost-aggregator automation agent-spawner gateway)
 for b in relayctl agent-harness fake-agent "${services[@]}"; do
   [ -x "$bin/$b" ] || { echo "run-local: $bin/$b is missing: cargo build --workspace --bins" >&2; exit 1; }
 done

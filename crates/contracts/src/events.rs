@@ -360,7 +360,11 @@ pub const CATALOGUE: &[EventType] = &[
         &[("sessionId", Str), ("messageId", Str), ("outcome", Str)],
     ),
     // The automation service: schedules and webhooks.
-    t("schedule.fired", RELAY, &[("scheduleId", Str), ("dueAt", Num), ("ok", Bool)]),
+    t(
+        "schedule.fired",
+        RELAY,
+        &[("scheduleId", Str), ("dueAt", Num), ("ok", Bool)],
+    ),
     t("webhook.disabled", RELAY, &[("webhookId", Str), ("reason", Str)]),
 ];
 

@@ -571,7 +571,9 @@ macro_rules! scope {
     };
 }
 
-use crate::{actions, audit, automation, consensus, cost, delivery, events, keys, messaging, permission, session, workspace};
+use crate::{
+    actions, audit, automation, consensus, cost, delivery, events, keys, messaging, permission, session, workspace,
+};
 
 with_rpcs!(declare);
 

@@ -55,7 +55,15 @@ async fn until_next_due(a: &Automation) -> Duration {
     }
 }
 
-type Due = (String, String, Option<String>, String, Json<ScheduleAction>, i64, String);
+type Due = (
+    String,
+    String,
+    Option<String>,
+    String,
+    Json<ScheduleAction>,
+    i64,
+    String,
+);
 
 /// Fires the most overdue schedule, if one is due; whether one was.
 async fn fire_one(a: &Automation) -> Result<bool> {
@@ -174,7 +182,9 @@ async fn act(
                 Ok(_) => {}
                 // Made by this run before a crash: the spawn is not repeated (at most once).
                 Err(e) if e.code() == ErrorCode::Conflict => {
-                    return Ok(json!({ "sessionId": run_key, "note": "the session existed already; not spawned again" }));
+                    return Ok(
+                        json!({ "sessionId": run_key, "note": "the session existed already; not spawned again" }),
+                    );
                 }
                 Err(e) => return Err(e),
             }

@@ -234,9 +234,7 @@ pub(crate) fn new_id(prefix: &str) -> String {
 
 /// Checks an id a client chose.
 pub(crate) fn check_id(field: &str, id: &str) -> error::Result<()> {
-    let ok = !id.is_empty()
-        && id.len() <= 128
-        && id.bytes().all(|b| b.is_ascii_alphanumeric() || b"_.:-".contains(&b));
+    let ok = !id.is_empty() && id.len() <= 128 && id.bytes().all(|b| b.is_ascii_alphanumeric() || b"_.:-".contains(&b));
     if ok {
         Ok(())
     } else {

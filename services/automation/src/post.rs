@@ -113,8 +113,8 @@ async fn post(a: &Automation, d: &Due) -> Outcome {
         return Outcome::Failed { status: None, error: e };
     }
     let timestamp = relay_bus::now_ms() / 1000;
-    let signature = standardwebhooks::Webhook::new(&d.secret)
-        .and_then(|w| w.sign(&d.delivery_id, timestamp, d.body.as_bytes()));
+    let signature =
+        standardwebhooks::Webhook::new(&d.secret).and_then(|w| w.sign(&d.delivery_id, timestamp, d.body.as_bytes()));
     let signature = match signature {
         Ok(s) => s,
         Err(e) => {
@@ -225,7 +225,14 @@ async fn record(a: &Automation, d: &Due, outcome: Outcome) -> Result<()> {
                 .execute(&mut *tx)
                 .await?;
                 let payload = serde_json::json!({ "webhookId": d.webhook_id, "reason": reason, "url": d.url });
-                crate::emit(&mut tx, &d.workspace, &format!("webhook:{}", d.webhook_id), "webhook.disabled", payload).await?;
+                crate::emit(
+                    &mut tx,
+                    &d.workspace,
+                    &format!("webhook:{}", d.webhook_id),
+                    "webhook.disabled",
+                    payload,
+                )
+                .await?;
                 tracing::warn!(webhook_id = %d.webhook_id, %reason, "webhook disabled");
                 tx.commit().await?;
                 a.outbox.notify_one();

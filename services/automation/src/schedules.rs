@@ -81,14 +81,19 @@ pub fn parse_cron(expr: &str) -> Result<Cron> {
 }
 
 pub fn parse_zone(zone: &str) -> Result<Tz> {
-    zone.parse::<Tz>()
-        .map_err(|_| AutomationError::Invalid(format!("timeZone {zone:?} is not an IANA time zone (e.g. Europe/Berlin)")))
+    zone.parse::<Tz>().map_err(|_| {
+        AutomationError::Invalid(format!(
+            "timeZone {zone:?} is not an IANA time zone (e.g. Europe/Berlin)"
+        ))
+    })
 }
 
 /// The first time after `after_ms` that `cron` matches in `zone`.
 pub fn next_after(cron: &Cron, zone: Tz, after_ms: i64) -> Option<i64> {
     let after = zone.from_utc_datetime(&Utc.timestamp_millis_opt(after_ms).single()?.naive_utc());
-    cron.find_next_occurrence(&after, false).ok().map(|t| t.timestamp_millis())
+    cron.find_next_occurrence(&after, false)
+        .ok()
+        .map(|t| t.timestamp_millis())
 }
 
 fn check_text(field: &str, text: &str, most: usize) -> Result<()> {
@@ -129,12 +134,18 @@ fn check_action(action: &ScheduleAction) -> Result<()> {
                 To::Many(l) => l.is_empty(),
             };
             if empty {
-                return Err(AutomationError::Invalid("action.to: @handle, #channel or a list of handles".into()));
+                return Err(AutomationError::Invalid(
+                    "action.to: @handle, #channel or a list of handles".into(),
+                ));
             }
             check_text("action.text", text, 32_000)
         }
         ScheduleAction::Spawn { cli, task, .. } => {
-            let ok = !cli.is_empty() && cli.len() <= 64 && cli.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_');
+            let ok = !cli.is_empty()
+                && cli.len() <= 64
+                && cli
+                    .bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_');
             if !ok {
                 return Err(AutomationError::Invalid(
                     "action.cli: an agent name the spawners know (lowercase letters, digits, - and _)".into(),
@@ -304,7 +315,10 @@ pub async fn delete(a: Automation, ctx: RequestContext, req: ScheduleRef) -> Res
         .await?
         .rows_affected();
     if n == 0 {
-        return Err(AutomationError::NotFound(format!("schedule {} not found", req.schedule_id)));
+        return Err(AutomationError::NotFound(format!(
+            "schedule {} not found",
+            req.schedule_id
+        )));
     }
     Ok(Deleted { deleted: true })
 }

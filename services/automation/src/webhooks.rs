@@ -10,7 +10,18 @@ use relay_contracts::automation::*;
 const COLUMNS: &str = "webhook_id, url, event_types, description, enabled, disabled_reason,
     consecutive_failures::bigint, created_by, created_at, updated_at";
 
-type Row = (String, String, Vec<String>, Option<String>, bool, Option<String>, i64, String, i64, i64);
+type Row = (
+    String,
+    String,
+    Vec<String>,
+    Option<String>,
+    bool,
+    Option<String>,
+    i64,
+    String,
+    i64,
+    i64,
+);
 
 fn from_row(r: Row) -> Webhook {
     Webhook {
@@ -195,7 +206,10 @@ pub async fn delete(a: Automation, ctx: RequestContext, req: WebhookRef) -> Resu
         .await?
         .rows_affected();
     if n == 0 {
-        return Err(AutomationError::NotFound(format!("webhook {} not found", req.webhook_id)));
+        return Err(AutomationError::NotFound(format!(
+            "webhook {} not found",
+            req.webhook_id
+        )));
     }
     Ok(Deleted { deleted: true })
 }
@@ -238,7 +252,11 @@ fn delivery(r: DeliveryRow) -> WebhookDelivery {
     }
 }
 
-pub async fn deliveries(a: Automation, ctx: RequestContext, req: WebhookDeliveriesRequest) -> Result<WebhookDeliveryList> {
+pub async fn deliveries(
+    a: Automation,
+    ctx: RequestContext,
+    req: WebhookDeliveriesRequest,
+) -> Result<WebhookDeliveryList> {
     check_id("webhookId", &req.webhook_id)?;
     let limit = req.limit.unwrap_or(50);
     if !(1..=500).contains(&limit) {

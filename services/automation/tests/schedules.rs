@@ -50,12 +50,22 @@ impl World {
     }
 
     async fn messages(&self, session: &str) -> Vec<Value> {
-        let r = expect_ok(&self.client, "session.messages", json!({"sessionId": session, "limit": 5000})).await;
+        let r = expect_ok(
+            &self.client,
+            "session.messages",
+            json!({"sessionId": session, "limit": 5000}),
+        )
+        .await;
         r["messages"].as_array().unwrap().clone()
     }
 
     async fn runs(&self, schedule: &str) -> Vec<Value> {
-        let r = expect_ok(&self.client, "schedule.runs", json!({"scheduleId": schedule, "limit": 500})).await;
+        let r = expect_ok(
+            &self.client,
+            "schedule.runs",
+            json!({"scheduleId": schedule, "limit": 500}),
+        )
+        .await;
         r["runs"].as_array().unwrap().clone()
     }
 
@@ -89,7 +99,10 @@ async fn a_cron_schedule_under_two_replicas_fires_once_each_time() {
     let runs = w.runs(&id).await;
     assert!(runs.iter().all(|r| r["ok"] == true), "{runs:?}");
     let due: Vec<i64> = runs.iter().map(|r| r["dueAt"].as_i64().unwrap()).collect();
-    assert!(due.iter().all(|d| d % 1000 == 0), "each run is due on a second: {due:?}");
+    assert!(
+        due.iter().all(|d| d % 1000 == 0),
+        "each run is due on a second: {due:?}"
+    );
 
     // Each run sent one message, under an id of its own; none twice.
     let messages: Vec<Value> = w
@@ -102,7 +115,12 @@ async fn a_cron_schedule_under_two_replicas_fires_once_each_time() {
     assert_eq!(ids.len(), messages.len(), "no message twice: {messages:?}");
     assert_eq!(messages.len(), runs.len(), "one message per run: {messages:?} {runs:?}");
     let fired = wait_for(|| async {
-        let e = expect_ok(&w.client, "event.query", json!({"types": ["schedule.fired"], "limit": 1000})).await;
+        let e = expect_ok(
+            &w.client,
+            "event.query",
+            json!({"types": ["schedule.fired"], "limit": 1000}),
+        )
+        .await;
         let e = e["events"].as_array().unwrap().clone();
         (e.len() >= runs.len()).then_some(e)
     })
@@ -137,7 +155,10 @@ async fn a_one_time_schedule_sends_its_message_at_its_time_and_is_done() {
     assert_eq!(done["lastRun"]["ok"], true, "{done}");
     let messages = w.messages(&session).await;
     assert_eq!(messages.len(), 1, "{messages:?}");
-    assert!(messages[0]["timestamp"].as_i64().unwrap() >= at, "held until its time: {messages:?}");
+    assert!(
+        messages[0]["timestamp"].as_i64().unwrap() >= at,
+        "held until its time: {messages:?}"
+    );
     // A done schedule cannot be resumed.
     expect_err(&w.client, "schedule.resume", json!({"scheduleId": id}), "conflict").await;
 }
@@ -182,11 +203,20 @@ async fn bad_schedules_are_refused_with_the_reason() {
     let action = json!({"kind": "sendMessage", "sessionId": "s", "text": "x"});
     for (body, says) in [
         (json!({"cron": "61 * * * *", "action": action}), "cron"),
-        (json!({"cron": "* * * * *", "timeZone": "Mars/Olympus", "action": action}), "timeZone"),
+        (
+            json!({"cron": "* * * * *", "timeZone": "Mars/Olympus", "action": action}),
+            "timeZone",
+        ),
         (json!({"cron": "* * * * *", "at": 1, "action": action}), "exactly one"),
         (json!({"action": action}), "exactly one"),
-        (json!({"at": 1, "action": {"kind": "spawn", "cli": "Bad Name", "task": "t"}}), "cli"),
-        (json!({"at": 1, "action": {"kind": "sendMessage", "sessionId": "s", "text": " "}}), "text"),
+        (
+            json!({"at": 1, "action": {"kind": "spawn", "cli": "Bad Name", "task": "t"}}),
+            "cli",
+        ),
+        (
+            json!({"at": 1, "action": {"kind": "sendMessage", "sessionId": "s", "text": " "}}),
+            "text",
+        ),
     ] {
         let e = expect_err(&w.client, "schedule.create", body.clone(), "invalid_request").await;
         assert!(e.error.message.contains(says), "{body}: {e:?}");

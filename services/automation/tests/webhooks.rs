@@ -121,7 +121,12 @@ impl World {
     }
 
     async fn deliveries(&self, webhook: &str) -> Vec<Value> {
-        let d = expect_ok(&self.client, "webhook.deliveries", json!({"webhookId": webhook, "limit": 500})).await;
+        let d = expect_ok(
+            &self.client,
+            "webhook.deliveries",
+            json!({"webhookId": webhook, "limit": 500}),
+        )
+        .await;
         d["deliveries"].as_array().unwrap().clone()
     }
 }
@@ -162,7 +167,8 @@ async fn events_are_posted_signed_and_retried_until_the_receiver_is_back() {
     let id = *ids.iter().next().unwrap();
     let d = wait_for(|| async {
         let log = w.deliveries(&hook).await;
-        log.into_iter().find(|d| d["deliveryId"] == id && d["status"] == "delivered")
+        log.into_iter()
+            .find(|d| d["deliveryId"] == id && d["status"] == "delivered")
     })
     .await;
     assert_eq!(d["attempts"].as_u64().unwrap() as usize, posts.len(), "{d}");

@@ -12,7 +12,10 @@ use relay_contracts::rpc;
 use serde::Deserialize;
 
 #[utoipa::path(post, path = "/webhooks", tag = "webhooks", request_body = CreateWebhookRequest, responses((status = 201, description = "The subscription with its signing secret, shown this once", body = Webhook), (status = 400, description = "Invalid request: a URL that is not http(s) or aims at a loopback, link-local or private address, an unknown secret format", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 403, description = "Not an admin key", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
-pub async fn create_webhook(State(s): State<AppState>, body: Bytes) -> Result<(StatusCode, Json<Webhook>), crate::ApiError> {
+pub async fn create_webhook(
+    State(s): State<AppState>,
+    body: Bytes,
+) -> Result<(StatusCode, Json<Webhook>), crate::ApiError> {
     let req: CreateWebhookRequest = parse(&body)?;
     Ok((StatusCode::CREATED, Json(call::<rpc::WebhookCreate>(&s, &req).await?)))
 }
@@ -85,7 +88,10 @@ pub async fn webhook_deliveries(
 }
 
 #[utoipa::path(post, path = "/webhooks/{id}/deliveries/{deliveryId}/replay", tag = "webhooks", params(("id" = String, Path, description = "Webhook id", max_length = 128, pattern = "^[A-Za-z0-9_.:-]{1,128}$"), ("deliveryId" = String, Path, description = "Delivery id (its webhook-id header)", max_length = 128, pattern = "^[A-Za-z0-9_.:-]{1,128}$")), responses((status = 200, description = "The delivery, pending again with a fresh run of attempts", body = WebhookDelivery), (status = 404, description = "Not found", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 403, description = "Not an admin key", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
-pub async fn replay(State(s): State<AppState>, Path((webhook_id, delivery_id)): Path<(String, String)>) -> Reply<WebhookDelivery> {
+pub async fn replay(
+    State(s): State<AppState>,
+    Path((webhook_id, delivery_id)): Path<(String, String)>,
+) -> Reply<WebhookDelivery> {
     let req = ReplayRequest {
         webhook_id,
         delivery_id,
@@ -96,7 +102,10 @@ pub async fn replay(State(s): State<AppState>, Path((webhook_id, delivery_id)): 
 // ---- schedules ------------------------------------------------------------------------------
 
 #[utoipa::path(post, path = "/schedules", tag = "schedules", request_body = CreateScheduleRequest, responses((status = 201, description = "The schedule (the same scheduleId again answers with the stored one)", body = Schedule), (status = 400, description = "Invalid request: a cron expression or time zone that does not exist, both or neither of cron and at", body = WireError), (status = 409, description = "The scheduleId is taken in another workspace, or the workspace has as many schedules as allowed", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 403, description = "A viewer key", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
-pub async fn create_schedule(State(s): State<AppState>, body: Bytes) -> Result<(StatusCode, Json<Schedule>), crate::ApiError> {
+pub async fn create_schedule(
+    State(s): State<AppState>,
+    body: Bytes,
+) -> Result<(StatusCode, Json<Schedule>), crate::ApiError> {
     let req: CreateScheduleRequest = parse(&body)?;
     Ok((StatusCode::CREATED, Json(call::<rpc::ScheduleCreate>(&s, &req).await?)))
 }
@@ -113,17 +122,23 @@ pub async fn get_schedule(State(s): State<AppState>, Path(schedule_id): Path<Str
 
 #[utoipa::path(post, path = "/schedules/{id}/pause", tag = "schedules", params(("id" = String, Path, description = "Schedule id", max_length = 128, pattern = "^[A-Za-z0-9_.:-]{1,128}$")), responses((status = 200, body = Schedule), (status = 404, description = "Not found", body = WireError), (status = 409, description = "It has run (a one-time schedule)", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 403, description = "A viewer key", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
 pub async fn pause_schedule(State(s): State<AppState>, Path(schedule_id): Path<String>) -> Reply<Schedule> {
-    Ok(Json(call::<rpc::SchedulePause>(&s, &ScheduleRef { schedule_id }).await?))
+    Ok(Json(
+        call::<rpc::SchedulePause>(&s, &ScheduleRef { schedule_id }).await?,
+    ))
 }
 
 #[utoipa::path(post, path = "/schedules/{id}/resume", tag = "schedules", params(("id" = String, Path, description = "Schedule id", max_length = 128, pattern = "^[A-Za-z0-9_.:-]{1,128}$")), responses((status = 200, description = "Active again, from its next time after now", body = Schedule), (status = 404, description = "Not found", body = WireError), (status = 409, description = "It has run (a one-time schedule)", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 403, description = "A viewer key", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
 pub async fn resume_schedule(State(s): State<AppState>, Path(schedule_id): Path<String>) -> Reply<Schedule> {
-    Ok(Json(call::<rpc::ScheduleResume>(&s, &ScheduleRef { schedule_id }).await?))
+    Ok(Json(
+        call::<rpc::ScheduleResume>(&s, &ScheduleRef { schedule_id }).await?,
+    ))
 }
 
 #[utoipa::path(delete, path = "/schedules/{id}", tag = "schedules", params(("id" = String, Path, description = "Schedule id", max_length = 128, pattern = "^[A-Za-z0-9_.:-]{1,128}$")), responses((status = 200, body = Deleted), (status = 404, description = "Not found", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 403, description = "A viewer key", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
 pub async fn delete_schedule(State(s): State<AppState>, Path(schedule_id): Path<String>) -> Reply<Deleted> {
-    Ok(Json(call::<rpc::ScheduleDelete>(&s, &ScheduleRef { schedule_id }).await?))
+    Ok(Json(
+        call::<rpc::ScheduleDelete>(&s, &ScheduleRef { schedule_id }).await?,
+    ))
 }
 
 /// `GET /schedules/{id}/runs`.
@@ -137,7 +152,11 @@ pub struct RunsQuery {
 }
 
 #[utoipa::path(get, path = "/schedules/{id}/runs", tag = "schedules", params(("id" = String, Path, description = "Schedule id", max_length = 128, pattern = "^[A-Za-z0-9_.:-]{1,128}$"), RunsQuery), responses((status = 200, description = "Its runs, newest first", body = ScheduleRunList), (status = 404, description = "Not found", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
-pub async fn schedule_runs(State(s): State<AppState>, Path(schedule_id): Path<String>, Query(q): Query<RunsQuery>) -> Reply<ScheduleRunList> {
+pub async fn schedule_runs(
+    State(s): State<AppState>,
+    Path(schedule_id): Path<String>,
+    Query(q): Query<RunsQuery>,
+) -> Reply<ScheduleRunList> {
     let req = ScheduleRunsRequest {
         schedule_id,
         limit: q.limit,

@@ -98,6 +98,8 @@ pub async fn run(cli: Cli) -> Result<()> {
         Command::Tail(args) => crate::messaging::tail(&client, args, as_json).await,
         Command::Actions(c) => crate::coordination::actions(&client, c, as_json).await,
         Command::Consensus(c) => crate::coordination::consensus(&client, c, as_json).await,
+        Command::Webhooks(c) => crate::automation::webhooks(&client, c, as_json).await,
+        Command::Schedules(c) => crate::automation::schedules(&client, c, as_json).await,
         Command::Services => services(&client, as_json).await,
         Command::Keys(c) => keys(&client, c, as_json).await,
         Command::Workspaces(c) => workspaces(&client, c, as_json).await,

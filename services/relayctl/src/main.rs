@@ -1,5 +1,6 @@
 //! `relayctl`: the operator's view of a running mesh, over NATS like any other client.
 
+mod automation;
 mod commands;
 mod coordination;
 mod messaging;
@@ -64,6 +65,12 @@ enum Command {
     /// Questions put to agents, who vote (consensus.*).
     #[command(subcommand)]
     Consensus(coordination::Consensus),
+    /// The workspace's events posted to URLs, signed (webhook.*).
+    #[command(subcommand)]
+    Webhooks(automation::Webhooks),
+    /// Messages sent at a time or on a cron expression (schedule.*).
+    #[command(subcommand)]
+    Schedules(automation::Schedules),
     /// The micro services on the bus and their instances ($SRV.PING / $SRV.STATS).
     Services,
     /// The audit trail: decisions, keys, workspaces, agent stops (audit.list).
