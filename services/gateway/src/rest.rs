@@ -549,8 +549,8 @@ pub struct SendMessage {
     pub agent_ids: Option<Vec<String>>,
     pub message_id: Option<String>,
     /// Hold the message until this Unix time in ms, then send it (a one-time schedule).
-    #[schema(minimum = 0, maximum = 253402300799000_i64)]
-    pub deliver_at: Option<i64>,
+    #[schema(value_type = Option<i64>, minimum = 0, maximum = 253402300799000_i64)]
+    pub deliver_at: Option<f64>,
 }
 
 #[derive(Debug, Serialize, utoipa::ToSchema)]
@@ -573,7 +573,7 @@ async fn send_message(State(s): State<AppState>, Path(id): Path<String>, Json(re
         delivery: req.mode.map(|mode| DeliveryRequest { mode }),
         delivery_mode: req.on_busy,
         message_id: req.message_id,
-        deliver_at: req.deliver_at.map(|at| at as f64),
+        deliver_at: req.deliver_at,
         ..SendMessageRequest::text(id, req.message)
     };
     let r: SendMessageResponse = call::<rpc::SessionSendMessage>(&s, &send).await?;

@@ -561,7 +561,7 @@ pub async fn usage(reg: Registry, _ctx: RequestContext, req: UsageRequest) -> Re
 /// of messages sent meanwhile. Only a plain text message to the session's agents can wait.
 async fn send_later(reg: &Registry, req: SendMessageRequest, at: f64) -> Result<SendMessageResponse> {
     use relay_contracts::automation::{CreateScheduleRequest, ScheduleAction};
-    if !at.is_finite() || !(0.0..=253_402_300_799_000.0).contains(&at) {
+    if !at.is_finite() || at.fract() != 0.0 || !(0.0..=253_402_300_799_000.0).contains(&at) {
         return Err(RegistryError::Invalid("deliverAt: a Unix time in ms".into()));
     }
     let MessageContent::Text(text) = req.message else {
