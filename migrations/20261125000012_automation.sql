@@ -59,6 +59,9 @@ CREATE TABLE schedules (
     action      JSONB NOT NULL,
     status      TEXT NOT NULL CHECK (status IN ('active', 'paused', 'done')),
     next_run_at BIGINT,
+    -- The due time of a run being retried after a transient failure (next_run_at is then
+    -- when it is tried again).
+    retry_due_at BIGINT,
     runs        INT NOT NULL DEFAULT 0,
     -- The caller it runs as (`operator:<keyId>`, `service:<name>`, …).
     created_by  TEXT NOT NULL,

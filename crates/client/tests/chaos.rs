@@ -1,6 +1,7 @@
 //! The mesh under fire (`make chaos`). While a steady load runs through the client (messages to
-//! two agents, events with and without token usage, permission requests) and a watcher follows
-//! the gateway's SSE stream, every service and the gateway are killed with SIGKILL in turn and
+//! two agents, events with and without token usage, permission requests), a watcher follows
+//! the gateway's SSE stream, a webhook receiver gets every `permission.requested` and a schedule
+//! sends a message every second, every service and the gateway are killed with SIGKILL in turn and
 //! restarted, then NATS is killed and restarted, then Postgres is
 //! shut down immediately (no checkpoint) and restarted. Every call is retried until the mesh
 //! acknowledges it, as a client would; at the end we count what was acknowledged but is missing
@@ -19,7 +20,11 @@ use relay_client::contracts::{
     session::{DeliveryRequest, SendMessageRequest, SessionRef},
 };
 use relay_client::{Client, Error};
-use relay_testkit::{Database, Nats, Postgres, ServiceProcess, bin_path, wait_for_instances};
+use relay_client::contracts::automation::{
+    CreateScheduleRequest, CreateWebhookRequest, ScheduleAction, ScheduleRef, ScheduleRunsRequest,
+};
+use relay_client::contracts::session::{AttachRequest, CreateRequest, MessagesRequest};
+use relay_testkit::{Database, Nats, Postgres, ServiceProcess, WebhookReceiver, bin_path, wait_for_instances};
 use serde_json::{Value, json};
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
@@ -30,14 +35,20 @@ use tokio::sync::watch;
 
 use relay_testkit::BUS_SERVICES as SERVICES;
 /// Killed in this order. The agent harness is not: the agent lives under its PTY and dies with it.
-const KILLED: [&str; 6] = [
+const KILLED: [&str; 7] = [
     "session-registry",
     "event-ingest",
     "delivery-runner",
     "permission-manager",
     "cost-aggregator",
+    "automation",
     "gateway",
 ];
+/// The webhook's signing secret (the receiver verifies with it).
+const WEBHOOK_SECRET: &str = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
+/// The session the schedule sends to (an agent without a harness: its messages are kept).
+const SCHEDULED_SESSION: &str = "chaos-scheduled";
+const SCHEDULE: &str = "chaos-every-second";
 /// Sessions with an agent each (fake agent under agent-harness) that the messages go to.
 const AGENT_SESSIONS: usize = 2;
 const EVENT_WORKERS: usize = 2;
@@ -277,6 +288,12 @@ impl Mesh {
         let env: &[(&str, &str)] = match name {
             "event-ingest" => &[("RELAY_TELEMETRY__HEALTH_LISTEN", &health)],
             "gateway" => &[("RELAY_GATEWAY__LISTEN", &gateway), ("RELAY_API_TOKEN", "")],
+            // The receiver is on loopback; retries soon, so the drain is short.
+            "automation" => &[
+                ("RELAY_WEBHOOKS__ALLOW_PRIVATE", "true"),
+                ("RELAY_WEBHOOKS__RETRY_BASE_MS", "200"),
+                ("RELAY_WEBHOOKS__RETRY_MAX_MS", "1000"),
+            ],
             _ => &[],
         };
         let p = ServiceProcess::spawn(&bin_path(name), &self.nats, &self.db, env);
@@ -358,6 +375,7 @@ struct Phase {
 #[ignore = "chaos run: `make chaos`"]
 async fn under_kill9_and_nats_and_postgres_restarts_nothing_acknowledged_is_lost_or_surfaced_twice() {
     let mut mesh = Mesh::start().await;
+    let receiver = automate(&mesh.client).await;
     let start = Instant::now();
     let (stop_tx, stop) = watch::channel(false);
     let load = Load {
@@ -396,7 +414,7 @@ async fn under_kill9_and_nats_and_postgres_restarts_nothing_acknowledged_is_lost
     let everyone_answers = |mesh: &Mesh| {
         let nats = mesh.client.nats().clone();
         async move {
-            for name in SERVICES {
+            for name in SERVICES.iter().chain(&["automation"]) {
                 wait_for_instances(&nats, name, 1).await;
             }
         }
@@ -486,7 +504,7 @@ async fn under_kill9_and_nats_and_postgres_restarts_nothing_acknowledged_is_lost
     let load_s = since(start);
     eprintln!("[{load_s:6.1}s] load stopped; draining");
 
-    let counts = count(&mesh, &load).await;
+    let counts = count(&mesh, &load, &receiver).await;
     sse.abort();
     // Deliveries the runner sent again after a kill or an outage, which the harness recognised
     // by id and acknowledged without typing them twice.
@@ -538,8 +556,49 @@ struct Count {
     duplicated: usize,
 }
 
+/// A webhook for `permission.requested` to a receiver that checks signatures, and a schedule
+/// sending a message every second to a session of its own.
+async fn automate(c: &Client) -> WebhookReceiver {
+    let receiver = WebhookReceiver::start(WEBHOOK_SECRET).await;
+    let hook = CreateWebhookRequest {
+        url: receiver.url.clone(),
+        events: Some(vec!["permission.requested".into()]),
+        secret: Some(WEBHOOK_SECRET.into()),
+        description: Some("chaos".into()),
+    };
+    c.webhook_create(&hook).await.unwrap();
+    let session = CreateRequest {
+        session_id: Some(SCHEDULED_SESSION.into()),
+        ..Default::default()
+    };
+    c.session_create(&session).await.unwrap();
+    let attach: AttachRequest = serde_json::from_value(json!({
+        "sessionId": SCHEDULED_SESSION, "agent": {"kind": "persona", "personaId": "p-1"}
+    }))
+    .unwrap();
+    c.session_agent_attach(&attach).await.unwrap();
+    let schedule = CreateScheduleRequest {
+        schedule_id: Some(SCHEDULE.into()),
+        name: None,
+        cron: Some("* * * * * *".into()),
+        time_zone: None,
+        at: None,
+        action: ScheduleAction::SendMessage {
+            session_id: SCHEDULED_SESSION.into(),
+            text: "tick".into(),
+            mode: None,
+            agent_ids: None,
+            on_busy: None,
+            priority: None,
+            deadline: None,
+        },
+    };
+    c.schedule_create(&schedule).await.unwrap();
+    receiver
+}
+
 /// Waits (at most DRAIN for each kind) for everything acknowledged to arrive, then counts.
-async fn count(mesh: &Mesh, load: &Load) -> Vec<Count> {
+async fn count(mesh: &Mesh, load: &Load, receiver: &WebhookReceiver) -> Vec<Count> {
     let c = &mesh.client;
     let mut counts = Vec::new();
 
@@ -718,7 +777,96 @@ async fn count(mesh: &Mesh, load: &Load) -> Vec<Count> {
         lost: ids.iter().filter(|id| !announced.contains_key(id.as_str())).count(),
         duplicated: 0,
     });
+    counts.push(count_webhooks(&events, receiver).await);
+    counts.push(count_schedule(c).await);
     counts
+}
+
+/// Webhook posts: every `permission.requested` in the log answered 204 by the receiver under
+/// one webhook-id with a valid signature. A post repeated under the same id (a replica killed
+/// before it recorded the answer) is what receivers drop by that id: counted apart.
+async fn count_webhooks(events: &[Value], receiver: &WebhookReceiver) -> Count {
+    let seqs: Vec<i64> = events
+        .iter()
+        .filter(|e| e["type"] == "permission.requested")
+        .map(|e| e["seq"].as_i64().unwrap())
+        .collect();
+    let drain = Instant::now() + DRAIN;
+    let posts = loop {
+        let posts = receiver.posts();
+        let ok: std::collections::HashSet<i64> = posts
+            .iter()
+            .filter(|p| p["status"] == 204)
+            .filter_map(|p| p["seq"].as_i64())
+            .collect();
+        if seqs.iter().all(|s| ok.contains(s)) || Instant::now() > drain {
+            break posts;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    let invalid = posts.iter().filter(|p| p["valid"] != true).count();
+    assert_eq!(invalid, 0, "every post's signature verifies");
+    let mut ids_per_seq: HashMap<i64, std::collections::HashSet<String>> = HashMap::new();
+    let mut answered = 0;
+    for p in posts.iter().filter(|p| p["status"] == 204) {
+        answered += 1;
+        let id = p["id"].as_str().unwrap().to_string();
+        ids_per_seq.entry(p["seq"].as_i64().unwrap()).or_default().insert(id);
+    }
+    let distinct: usize = ids_per_seq.values().map(|ids| ids.len()).sum();
+    println!(
+        "webhook posts answered: {answered}, under {distinct} webhook-ids (repeats a receiver drops by id: {})",
+        answered - distinct
+    );
+    Count {
+        kind: "webhook posts (permission.requested)",
+        acked: seqs.len(),
+        lost: seqs.iter().filter(|s| !ids_per_seq.contains_key(s)).count(),
+        duplicated: ids_per_seq.values().map(|ids| ids.len() - 1).sum(),
+    }
+}
+
+/// Schedule runs: each recorded run sent its one message (a run failed is a message lost), and
+/// the session holds no message of a run that was not recorded, nor one twice.
+async fn count_schedule(c: &Client) -> Count {
+    let pause = ScheduleRef {
+        schedule_id: SCHEDULE.into(),
+    };
+    // Pausing waits for a run in flight (its row is locked until it is recorded).
+    relay_testkit::wait_for(|| async { c.schedule_pause(&pause).await.ok() }).await;
+    let runs = c
+        .schedule_runs(&ScheduleRunsRequest {
+            schedule_id: SCHEDULE.into(),
+            limit: Some(500),
+        })
+        .await
+        .unwrap()
+        .runs;
+    let messages = c
+        .session_messages(&MessagesRequest {
+            session_id: SCHEDULED_SESSION.into(),
+            include_ancestors: None,
+            limit: Some(5000),
+            cursor: None,
+        })
+        .await
+        .unwrap()
+        .messages;
+    let sent: HashMap<String, usize> = messages.iter().fold(HashMap::new(), |mut m, msg| {
+        *m.entry(msg.message_id.clone()).or_default() += 1;
+        m
+    });
+    let run_ids: std::collections::HashSet<String> =
+        runs.iter().map(|r| format!("{SCHEDULE}-{}", r.due_at)).collect();
+    let failed = runs.iter().filter(|r| !r.ok).count();
+    println!("schedule runs: {} ({failed} failed)", runs.len());
+    Count {
+        kind: "schedule runs (one message each)",
+        acked: runs.len(),
+        lost: failed + run_ids.iter().filter(|id| !sent.contains_key(*id)).count(),
+        duplicated: sent.values().map(|n| n - 1).sum::<usize>()
+            + sent.keys().filter(|id| !run_ids.contains(*id)).count(),
+    }
 }
 
 /// The whole event log, from seq 0, as JSON.

@@ -129,6 +129,7 @@ const SERVICES: &[ServiceAccess] = &[
             "agent.*.input",
             "agent.*.release",
             "agent.*.turn",
+            "agent.*.cancel",
         ],
         follows: &[COMMITTED],
     },

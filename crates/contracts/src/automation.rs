@@ -209,6 +209,10 @@ pub enum ScheduleAction {
         /// When a target agent is busy: `enqueue`, `reject`, `interrupt` or `rollback`.
         #[cfg_attr(feature = "openapi", schema(pattern = "^(enqueue|reject|interrupt|rollback)$"))]
         on_busy: Option<String>,
+        priority: Option<crate::messaging::Priority>,
+        /// RFC 3339: a delivery still waiting then fails with reason `deadline`.
+        #[cfg_attr(feature = "openapi", schema(max_length = 64))]
+        deadline: Option<String>,
     },
     /// A relay message (`message.send`) to `@handle`, `#channel` or a list of handles.
     Message {

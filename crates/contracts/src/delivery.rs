@@ -378,6 +378,9 @@ pub enum HandoffItem {
         /// The workspace of its session (`default` when absent).
         #[serde(default)]
         workspace: Option<String>,
+        /// That workspace's delivery policy when it was sent.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        policy: Option<crate::workspace::DeliveryPolicy>,
     },
     /// An agent as the registry now has it: its status and capabilities decide what may go.
     #[serde(rename_all = "camelCase")]
@@ -438,6 +441,25 @@ pub struct TurnState {
     pub busy: bool,
     /// It was interrupted.
     pub interrupted: bool,
+}
+
+/// `agent.<id>.cancel`, served by the harness (seed 001 adapter `cancel`): drop a delivery it
+/// accepted and still holds for its boundary.
+#[skip_serializing_none]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct CancelHeld {
+    pub delivery_id: String,
+    pub reason: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct HeldCancelled {
+    /// It was held and is dropped; false: the agent already has it (or never had it).
+    pub removed: bool,
 }
 
 /// `agent.interrupt`: interrupt whatever the agent's CLI is doing now.

@@ -55,6 +55,16 @@ impl Priority {
             Priority::Urgent => "urgent",
         }
     }
+
+    /// The rank an agent's queue is ordered by (higher goes first).
+    pub fn rank(self) -> i16 {
+        match self {
+            Priority::Low => 0,
+            Priority::Normal => 1,
+            Priority::High => 2,
+            Priority::Urgent => 3,
+        }
+    }
 }
 
 /// `message.send`. No `from`: the sender is whoever the mesh authenticated.

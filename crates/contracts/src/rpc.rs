@@ -316,6 +316,10 @@ macro_rules! with_rpcs {
             /// Every workspace (a key of another workspace than `default`: its own).
             WorkspaceList workspace_list = "workspace.list", SESSION_REGISTRY, ADMIN, mesh,
                 workspace::ListWorkspacesRequest => workspace::WorkspaceList;
+            /// Replaces a workspace's delivery policy (seed 001 step 3): default mode, allowed
+            /// modes, most deliveries waiting per agent.
+            WorkspaceSetDeliveryPolicy workspace_set_delivery_policy = "workspace.setDeliveryPolicy", SESSION_REGISTRY, ADMIN, mesh,
+                workspace::SetDeliveryPolicyRequest => workspace::Workspace;
 
             // ---- API keys (the gateway's callers) -------------------------------------------
             /// Creates a workspace API key with a role; the reply holds its token, shown once.
@@ -616,6 +620,11 @@ pub mod agent {
     /// An action of the agent is invoked (`ActionCall` → `ActionAnswer`), from the registry.
     pub fn invoke(agent_id: &str) -> String {
         subject(agent_id, "invoke")
+    }
+    /// Drop a delivery the harness holds (`CancelHeld` → `HeldCancelled`), from the delivery
+    /// runner's `delivery.cancel`.
+    pub fn cancel(agent_id: &str) -> String {
+        subject(agent_id, "cancel")
     }
 
     fn subject(agent_id: &str, verb: &str) -> String {

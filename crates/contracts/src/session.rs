@@ -309,6 +309,12 @@ pub struct Message {
     pub delivery_mode: Option<DeliveryMode>,
     /// Relay extension: set when relay messaging (`message.send`) brought it.
     pub relay: Option<crate::messaging::RelayContext>,
+    /// Relay extension (seed 001 `MessageContext.priority`): urgent and high messages go before
+    /// normal and low ones waiting for the same agent.
+    pub priority: Option<crate::messaging::Priority>,
+    /// Relay extension (seed 001 `MessageContext.deadline`, RFC 3339): a delivery still waiting
+    /// then fails with reason `deadline`.
+    pub deadline: Option<String>,
 }
 
 #[skip_serializing_none]
@@ -798,8 +804,21 @@ pub struct SendMessageRequest {
     pub skip_connector_swap_warning: Option<bool>,
     /// Relay extension: hold a text message until this Unix time in ms, then send it (a
     /// one-time schedule of the automation service, `scheduleId` in the reply).
-    #[cfg_attr(feature = "openapi", schema(value_type = Option<i64>, minimum = 0))]
-    pub deliver_at: Option<f64>,
+    #[cfg_attr(feature = "openapi", schema(minimum = 0, maximum = 253402300799000_i64))]
+    pub deliver_at: Option<i64>,
+    /// Relay extension (seed 001): `low`, `normal`, `high` or `urgent`; urgent and high go
+    /// before the others waiting for the same agent.
+    pub priority: Option<crate::messaging::Priority>,
+    /// Relay extension (seed 001, RFC 3339): a delivery still waiting then fails with reason
+    /// `deadline`.
+    #[cfg_attr(
+        feature = "openapi",
+        schema(
+            max_length = 64,
+            pattern = r"^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])[Tt]([01]\d|2[0-3]):[0-5]\d:([0-5]\d|60)(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$"
+        )
+    )]
+    pub deadline: Option<String>,
 }
 
 impl SendMessageRequest {
@@ -821,6 +840,8 @@ impl SendMessageRequest {
             session_context: None,
             skip_connector_swap_warning: None,
             deliver_at: None,
+            priority: None,
+            deadline: None,
         }
     }
 }

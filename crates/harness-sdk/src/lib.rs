@@ -56,6 +56,13 @@ pub trait AgentSession: Send + Sync + 'static {
         }
     }
 
+    /// Drops a delivery it accepted and still holds for its boundary (seed 001 `cancel`, from
+    /// `delivery.cancel`); whether it did. A session that holds nothing keeps the default.
+    fn cancel(&self, held: CancelHeld) -> impl Future<Output = bool> + Send {
+        let _ = held;
+        async { false }
+    }
+
     /// Ends the session (seed 001 `release`).
     fn release(&self, reason: Option<String>) -> impl Future<Output = ()> + Send;
 }
@@ -141,6 +148,10 @@ impl Binding {
             .await
             .map_err(unavailable)?;
         let turns = nats.subscribe(rpc::agent::turn(&agent_id)).await.map_err(unavailable)?;
+        let cancels = nats
+            .subscribe(rpc::agent::cancel(&agent_id))
+            .await
+            .map_err(unavailable)?;
         nats.flush().await.map_err(unavailable)?;
         let tasks = vec![
             tokio::spawn(serve_deliveries(
@@ -152,6 +163,7 @@ impl Binding {
             tokio::spawn(serve_inputs(nats.clone(), inputs, session.clone())),
             tokio::spawn(serve_invokes(nats.clone(), invokes, session.clone())),
             tokio::spawn(serve_turns(nats.clone(), turns, session.clone())),
+            tokio::spawn(serve_cancels(nats.clone(), cancels, session.clone())),
             tokio::spawn(serve_release(
                 nats.clone(),
                 releases,
@@ -369,6 +381,21 @@ async fn serve_turns<S: AgentSession>(nats: async_nats::Client, mut sub: async_n
             Ok(control) => reply(&nats, &msg, &session.turn(control).await).await,
             Err(e) => {
                 let e = WireError::new(ErrorCode::InvalidRequest, format!("turn: {e}"));
+                reply_error(&nats, &msg, e).await
+            }
+        }
+    }
+}
+
+async fn serve_cancels<S: AgentSession>(nats: async_nats::Client, mut sub: async_nats::Subscriber, session: Arc<S>) {
+    while let Some(msg) = sub.next().await {
+        match serde_json::from_slice::<CancelHeld>(&msg.payload) {
+            Ok(held) => {
+                let removed = session.cancel(held).await;
+                reply(&nats, &msg, &HeldCancelled { removed }).await
+            }
+            Err(e) => {
+                let e = WireError::new(ErrorCode::InvalidRequest, format!("cancel: {e}"));
                 reply_error(&nats, &msg, e).await
             }
         }

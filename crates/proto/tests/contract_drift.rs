@@ -217,7 +217,9 @@ fn contracts() -> Vec<Contract> {
             message_id: some("m1"),
             session_context: Some(json!({"cwd": "/work"})),
             skip_connector_swap_warning: Some(true),
-            deliver_at: Some(1_795_000_000_000.0),
+            deliver_at: Some(1_795_000_000_000),
+            priority: Some(relay_contracts::messaging::Priority::Urgent),
+            deadline: some("2026-11-25T18:00:00Z"),
         }),
         contract(SendMessageResponse {
             message_id: "m1".into(),
@@ -568,6 +570,8 @@ fn message() -> Message {
             priority: None,
             deadline: None,
         }),
+        priority: Some(relay_contracts::messaging::Priority::High),
+        deadline: some("2026-11-25T18:00:00Z"),
     }
 }
 

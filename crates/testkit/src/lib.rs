@@ -731,6 +731,57 @@ pub fn python_venv(name: &str, packages: &[&str]) -> PathBuf {
     python
 }
 
+/// A webhook receiver on a free loopback port that checks every post with the official
+/// Standard Webhooks library for Python (`standardwebhooks` from PyPI, not relay-mesh's code):
+/// `py/webhook_receiver.py`. Each post is a JSON line (`id`, `valid`, `type`, `seq`,
+/// `sessionId`, `status`); it answers 503 while set down, else 204.
+pub struct WebhookReceiver {
+    _child: Child,
+    pub url: String,
+    out: PathBuf,
+    down: PathBuf,
+}
+
+impl WebhookReceiver {
+    pub async fn start(secret: &str) -> WebhookReceiver {
+        let python = python_venv("standardwebhooks-1.1.0", &["standardwebhooks==1.1.0"]);
+        let dir = std::env::temp_dir().join(format!("webhook-receiver-{}", uuid::Uuid::new_v4().simple()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let (port_file, out, down) = (dir.join("port"), dir.join("posts.jsonl"), dir.join("down"));
+        let child = Command::new(python)
+            .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/py/webhook_receiver.py"))
+            .args([&port_file, &out, &down])
+            .arg(secret)
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap();
+        let port = wait_for(|| async { std::fs::read_to_string(&port_file).ok() }).await;
+        WebhookReceiver {
+            _child: child,
+            url: format!("http://127.0.0.1:{port}/hook"),
+            out,
+            down,
+        }
+    }
+
+    /// Every post so far, in the order received.
+    pub fn posts(&self) -> Vec<serde_json::Value> {
+        std::fs::read_to_string(&self.out)
+            .unwrap_or_default()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    }
+
+    pub fn set_down(&self, down: bool) {
+        if down {
+            std::fs::write(&self.down, "").unwrap();
+        } else {
+            let _ = std::fs::remove_file(&self.down);
+        }
+    }
+}
+
 /// The path of another workspace binary, built next to the running test executable
 /// (`target/<profile>/<name>`). `make test` builds every binary first.
 pub fn bin_path(name: &str) -> String {

@@ -14,11 +14,11 @@ use relay_contracts::actions::{ActionAnswer, ActionCall};
 use relay_contracts::capabilities::DeliveryMode;
 use relay_contracts::delivery::{MessageContext, ReceiptStatus};
 use relay_contracts::messaging::{
-    ChannelList, ListChannelsRequest, MembershipRequest, RelayContext, SendRequest, SendResponse, To,
+    ChannelList, ListChannelsRequest, MembershipRequest, Priority, RelayContext, SendRequest, SendResponse, To,
 };
 use relay_contracts::session::{AgentListRequest, AgentListResponse, Message, MessageRole};
 use relay_contracts::{WireError, rpc};
-use relay_harness::AgentSession;
+use relay_harness::{AgentSession, EventSink};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -29,12 +29,26 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 const CALL_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// What the agent sees of a message: its text, then (for a relay message) who sent it and how
-/// to answer.
+/// to answer, then how urgent it is and until when it matters (seed 001), when the sender said.
 pub fn surfaced(message: &Message) -> String {
-    match &message.relay {
+    let mut text = match &message.relay {
         Some(r) => format!("{}\n{}", message.content_text, header(r)),
         None => message.content_text.clone(),
+    };
+    let relay = message.relay.as_ref();
+    let priority = relay.and_then(|r| r.priority).or(message.priority);
+    let deadline = relay.and_then(|r| r.deadline.as_deref()).or(message.deadline.as_deref());
+    let mut notes = Vec::new();
+    if let Some(p) = priority.filter(|p| matches!(p, Priority::High | Priority::Urgent)) {
+        notes.push(format!("{} priority", p.as_str()));
     }
+    if let Some(d) = deadline {
+        notes.push(format!("it matters until {d}"));
+    }
+    if !notes.is_empty() {
+        text.push_str(&format!("\n[{}]", notes.join(" · ")));
+    }
+    text
 }
 
 /// The last line of a surfaced relay message.
@@ -88,9 +102,25 @@ pub struct Relay {
     session: std::sync::OnceLock<String>,
     /// Invocations of this agent's actions waiting for its `relay_answer`, by invocation id.
     calls: Mutex<std::collections::HashMap<String, tokio::sync::oneshot::Sender<ActionAnswer>>>,
+    /// The `sequence` of the next `transcript.chunk`.
+    transcript: std::sync::atomic::AtomicU64,
 }
 
 impl Relay {
+    /// Seed 000 `transcript.chunk`: a piece of the conversation as the adapter sees it (`user`:
+    /// a message given to the agent; `agent`: its text), numbered in order per harness.
+    pub fn chunk(&self, ev: &EventSink, role: &str, content: &str) {
+        let sequence = self.transcript.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let chunk = serde_json::json!({
+            "id": uuid::Uuid::now_v7().to_string(),
+            "at": relay_bus::now_ms(),
+            "role": role,
+            "content": content,
+            "sequence": sequence,
+        });
+        ev.emit("transcript.chunk", serde_json::json!({ "chunk": chunk }));
+    }
+
     pub fn saw(&self, message: &Message) {
         if let Some(r) = &message.relay {
             *self.last.lock().expect("relay lock") = Some(r.message_id.clone());
@@ -207,6 +237,8 @@ pub async fn serve_call<S: AgentSession>(agent: &S, relay: &Relay, call: ActionC
         target_agent_ids: None,
         delivery_mode: Some(DeliveryMode::OnIdle),
         relay: None,
+        priority: None,
+        deadline: None,
     };
     let ctx = MessageContext {
         id: delivery,

@@ -340,6 +340,9 @@ impl PtyAgent {
             st.relay_held.remove(id);
         }
         self.relay.typed(text);
+        if let Some(ev) = self.events() {
+            self.relay.chunk(&ev, "user", text);
+        }
         self.input
             .send(Input::Message {
                 text: text.to_string(),
@@ -578,6 +581,27 @@ impl AgentSession for PtyAgent {
             ev.emit("turn.interrupted", json!({ "reason": control.reason }));
         }
         TurnState { busy, interrupted }
+    }
+
+    /// Drops a held delivery before its boundary types it (what was typed stays typed).
+    async fn cancel(&self, held: CancelHeld) -> bool {
+        let mut st = self.state.lock().expect("state lock");
+        let mut removed = false;
+        for q in [
+            &mut st.next_tool_call,
+            &mut st.next_message,
+            &mut st.on_idle,
+            &mut st.after_prompt,
+        ] {
+            let before = q.len();
+            q.retain(|(id, _)| *id != held.delivery_id);
+            removed |= q.len() != before;
+        }
+        st.relay_held.remove(&held.delivery_id);
+        if removed {
+            tracing::info!(delivery_id = %held.delivery_id, reason = ?held.reason, "held delivery cancelled");
+        }
+        removed
     }
 
     /// Raw keys, typed in turn with the messages already queued (never into the middle of one).

@@ -5,6 +5,10 @@
 //! message id, the idempotency key, the session id are derived from the schedule and the due
 //! time), so the mesh sees the run once.
 //!
+//! A call that fails transiently (`unavailable`, `timeout`: a service restarting, NATS or
+//! Postgres back in a moment) is tried again every `retry_ms` under the same due time, for up
+//! to `retry_for_ms`; any other failure, or one that lasts longer, is recorded as a failed run.
+//!
 //! Missed runs: a cron schedule whose times passed while the mesh was down fires once for the
 //! latest of them when it is back, then goes on from the next time after now; a one-time
 //! schedule whose time passed fires once when the mesh is back.
@@ -55,33 +59,41 @@ async fn until_next_due(a: &Automation) -> Duration {
     }
 }
 
-type Due = (
-    String,
-    String,
-    Option<String>,
-    String,
-    Json<ScheduleAction>,
-    i64,
-    String,
-);
+type Due = (String, String, Option<String>, String, Json<ScheduleAction>, i64, Option<i64>, String);
 
 /// Fires the most overdue schedule, if one is due; whether one was.
 async fn fire_one(a: &Automation) -> Result<bool> {
     let mut tx = a.db.begin().await?;
     let due: Option<Due> = sqlx::query_as(
-        "SELECT schedule_id, workspace, cron, time_zone, action, next_run_at, created_by FROM schedules
+        "SELECT schedule_id, workspace, cron, time_zone, action, next_run_at, retry_due_at, created_by FROM schedules
          WHERE status = 'active' AND next_run_at <= $1 ORDER BY next_run_at LIMIT 1 FOR UPDATE SKIP LOCKED",
     )
     .bind(relay_bus::now_ms())
     .fetch_optional(&mut *tx)
     .await?;
-    let Some((id, workspace, cron, zone, Json(action), due_at, created_by)) = due else {
+    let Some((id, workspace, cron, zone, Json(action), next_run_at, retry_due_at, created_by)) = due else {
         return Ok(false);
     };
+    let due_at = retry_due_at.unwrap_or(next_run_at);
     let as_creator = RequestContext::new(Caller::parse(&created_by), workspace.clone());
     let timeout = Duration::from_millis(a.schedules.call_timeout_ms);
     let done = relay_bus::context::act_as(as_creator, act(a, &id, due_at, &action, timeout)).await;
     let fired_at = relay_bus::now_ms();
+    // A service restarting: the same run (same due time, same ids) is tried again shortly.
+    if let Err(e) = &done
+        && e.error.retryable
+        && fired_at < due_at + a.schedules.retry_for_ms
+    {
+        sqlx::query("UPDATE schedules SET retry_due_at = $2, next_run_at = $3 WHERE schedule_id = $1")
+            .bind(&id)
+            .bind(due_at)
+            .bind(fired_at + a.schedules.retry_ms)
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        tracing::info!(schedule_id = %id, due_at, error = %e, "schedule run failed for now; trying again");
+        return Ok(true);
+    }
     let (ok, result) = match done {
         Ok(v) => (true, v),
         Err(e) => (false, json!({ "error": e })),
@@ -103,7 +115,7 @@ async fn fire_one(a: &Automation) -> Result<bool> {
         None => None,
     };
     sqlx::query(
-        "UPDATE schedules SET runs = runs + 1, next_run_at = $2,
+        "UPDATE schedules SET runs = runs + 1, next_run_at = $2, retry_due_at = NULL,
              status = CASE WHEN $2 IS NULL THEN 'done' ELSE status END, updated_at = $3
          WHERE schedule_id = $1",
     )
@@ -145,12 +157,16 @@ async fn act(
             mode,
             agent_ids,
             on_busy,
+            priority,
+            deadline,
         } => {
             let mut req = SendMessageRequest::text(session_id.clone(), text.clone());
             req.message_id = Some(run_key);
             req.delivery = mode.map(|mode| DeliveryRequest { mode });
             req.agent_ids = agent_ids.clone().map(AgentTargets::Ids);
             req.delivery_mode = on_busy.clone();
+            req.priority = *priority;
+            req.deadline = deadline.clone();
             let sent = relay_bus::client::call::<rpc::SessionSendMessage>(&a.nats, &req, timeout).await?;
             Ok(json!({ "messageId": sent.message_id, "sessionId": sent.session_id, "turnId": sent.turn_id }))
         }

@@ -98,6 +98,10 @@ pub struct ScheduleSettings {
     pub call_timeout_ms: u64,
     /// The most schedules one workspace may have.
     pub max_per_workspace: i64,
+    /// A run whose call fails for a while (`unavailable`, `timeout`: a service restarting) is
+    /// tried again every `retry_ms` until this long after it was due, then recorded failed.
+    pub retry_for_ms: i64,
+    pub retry_ms: i64,
 }
 
 impl Default for ScheduleSettings {
@@ -107,6 +111,8 @@ impl Default for ScheduleSettings {
             poll_interval_ms: 500,
             call_timeout_ms: 40_000,
             max_per_workspace: 1_000,
+            retry_for_ms: 300_000,
+            retry_ms: 1_000,
         }
     }
 }

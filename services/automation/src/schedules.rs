@@ -112,11 +112,19 @@ fn check_action(action: &ScheduleAction) -> Result<()> {
             text,
             agent_ids,
             on_busy,
+            deadline,
             ..
         } => {
             check_text("action.sessionId", session_id, 256)?;
             if agent_ids.as_ref().is_some_and(|ids| ids.len() > 100) {
                 return Err(AutomationError::Invalid("action.agentIds: at most 100".into()));
+            }
+            if let Some(d) = deadline
+                && !relay_contracts::messaging::is_rfc3339(d)
+            {
+                return Err(AutomationError::Invalid(format!(
+                    "action.deadline {d:?} is not an RFC 3339 date-time"
+                )));
             }
             if on_busy
                 .as_deref()
@@ -292,7 +300,7 @@ async fn set_status(a: &Automation, ctx: &RequestContext, id: &str, to: Schedule
         _ => s.at,
     };
     sqlx::query(
-        "UPDATE schedules SET status = $3, next_run_at = coalesce($4, next_run_at), updated_at = $5
+        "UPDATE schedules SET status = $3, next_run_at = coalesce($4, next_run_at), retry_due_at = NULL, updated_at = $5
          WHERE schedule_id = $1 AND workspace = $2 AND status <> 'done'",
     )
     .bind(id)

@@ -1,74 +1,19 @@
 //! Webhooks over the real mesh (auth on): sessions are created, their events are posted to a
 //! receiver that checks every signature with the official Standard Webhooks library for Python
-//! (tests/receiver/receiver.py), and that is down for a while.
+//! (relay_testkit::WebhookReceiver), and that is down for a while.
 
-use relay_testkit::{BUS_SERVICES, Database, Nats, ServiceProcess, expect_err, expect_ok, wait_for};
+use relay_testkit::{BUS_SERVICES, Database, Nats, ServiceProcess, WebhookReceiver, expect_err, expect_ok, wait_for};
 use serde_json::{Value, json};
-use std::path::PathBuf;
-use std::process::{Child, Command};
 
 /// A fixed secret, so the receiver can verify from its first post.
 const SECRET: &str = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
 
-struct Receiver {
-    child: Child,
-    url: String,
-    out: PathBuf,
-    down: PathBuf,
-}
-
-impl Drop for Receiver {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Receiver {
-    async fn start() -> Receiver {
-        let python = relay_testkit::python_venv("standardwebhooks-1.1.0", &["standardwebhooks==1.1.0"]);
-        let dir = std::env::temp_dir().join(format!("webhook-receiver-{}", uuid::Uuid::new_v4().simple()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let (port_file, out, down) = (dir.join("port"), dir.join("posts.jsonl"), dir.join("down"));
-        let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/receiver/receiver.py");
-        let child = Command::new(python)
-            .arg(script)
-            .args([&port_file, &out, &down])
-            .arg(SECRET)
-            .spawn()
-            .unwrap();
-        let port = wait_for(|| async { std::fs::read_to_string(&port_file).ok() }).await;
-        Receiver {
-            child,
-            url: format!("http://127.0.0.1:{port}/hook"),
-            out,
-            down,
-        }
-    }
-
-    fn posts(&self) -> Vec<Value> {
-        std::fs::read_to_string(&self.out)
-            .unwrap_or_default()
-            .lines()
-            .map(|l| serde_json::from_str(l).unwrap())
-            .collect()
-    }
-
-    /// The posts about session `id`'s `session.created`.
-    fn created(&self, id: &str) -> Vec<Value> {
-        self.posts()
-            .into_iter()
-            .filter(|p| p["type"] == "session.created" && p["sessionId"] == id)
-            .collect()
-    }
-
-    fn set_down(&self, down: bool) {
-        if down {
-            std::fs::write(&self.down, "").unwrap();
-        } else {
-            let _ = std::fs::remove_file(&self.down);
-        }
-    }
+/// The posts about session `id`'s `session.created`.
+fn created(rx: &WebhookReceiver, id: &str) -> Vec<Value> {
+    rx.posts()
+        .into_iter()
+        .filter(|p| p["type"] == "session.created" && p["sessionId"] == id)
+        .collect()
 }
 
 struct World {
@@ -140,21 +85,21 @@ const FAST_RETRIES: [(&str, &str); 3] = [
 #[tokio::test]
 async fn events_are_posted_signed_and_retried_until_the_receiver_is_back() {
     let w = world(&FAST_RETRIES).await;
-    let rx = Receiver::start().await;
+    let rx = WebhookReceiver::start(SECRET).await;
     let hook = w.subscribe(&rx.url).await;
 
     let first = w.new_session().await;
-    let posts = wait_for(|| async { Some(rx.created(&first)).filter(|p| !p.is_empty()) }).await;
+    let posts = wait_for(|| async { Some(created(&rx, &first)).filter(|p| !p.is_empty()) }).await;
     assert_eq!(posts[0]["valid"], true, "the signature verifies: {posts:?}");
     assert_eq!(posts[0]["status"], 204);
 
     // Down: the receiver answers 503 until it is back; the same delivery is posted again.
     rx.set_down(true);
     let second = w.new_session().await;
-    wait_for(|| async { (rx.created(&second).len() >= 3).then_some(()) }).await;
+    wait_for(|| async { (created(&rx, &second).len() >= 3).then_some(()) }).await;
     rx.set_down(false);
     let posts = wait_for(|| async {
-        let p = rx.created(&second);
+        let p = created(&rx, &second);
         p.iter().any(|p| p["status"] == 204).then_some(p)
     })
     .await;
@@ -185,7 +130,7 @@ async fn a_receiver_failing_too_often_is_disabled_and_nothing_is_lost_once_enabl
         ("RELAY_WEBHOOKS__DISABLE_AFTER", "3"),
     ]);
     let w = world(&env).await;
-    let rx = Receiver::start().await;
+    let rx = WebhookReceiver::start(SECRET).await;
     rx.set_down(true);
     let hook = w.subscribe(&rx.url).await;
     let a = w.new_session().await;
@@ -228,7 +173,7 @@ async fn a_receiver_failing_too_often_is_disabled_and_nothing_is_lost_once_enabl
     }
     for s in [&a, &b] {
         let posts = wait_for(|| async {
-            let p = rx.created(s);
+            let p = created(&rx, s);
             p.iter().any(|p| p["status"] == 204).then_some(p)
         })
         .await;
@@ -246,7 +191,7 @@ async fn a_receiver_failing_too_often_is_disabled_and_nothing_is_lost_once_enabl
 async fn private_targets_are_refused_when_created_and_when_a_name_resolves_to_one() {
     // The defaults: private targets are not allowed.
     let w = world(&[("RELAY_WEBHOOKS__RETRY_BASE_MS", "200")]).await;
-    let rx = Receiver::start().await;
+    let rx = WebhookReceiver::start(SECRET).await;
     for url in [
         rx.url.clone(),
         "http://169.254.169.254/latest/meta-data".into(),
@@ -274,7 +219,7 @@ async fn private_targets_are_refused_when_created_and_when_a_name_resolves_to_on
     .await;
     let error = d["lastError"].as_str().unwrap();
     assert!(error.contains("refused: localhost resolves to"), "{error}");
-    assert!(rx.created(&s).is_empty(), "nothing reached the receiver");
+    assert!(created(&rx, &s).is_empty(), "nothing reached the receiver");
     // A secret must be whsec_ and the base64 of 24 to 64 bytes.
     expect_err(
         &w.client,

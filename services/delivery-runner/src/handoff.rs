@@ -53,6 +53,7 @@ pub async fn handoff(runner: Runner, _ctx: RequestContext, req: HandoffRequest) 
                 deliveries,
                 traceparent,
                 workspace,
+                policy,
             } => {
                 let workspace = workspace.unwrap_or_else(|| relay_contracts::context::DEFAULT_WORKSPACE.to_string());
                 sqlx::query(
@@ -67,10 +68,26 @@ pub async fn handoff(runner: Runner, _ctx: RequestContext, req: HandoffRequest) 
                 .execute(&mut *tx)
                 .await?;
                 let mode = message.delivery_mode.unwrap_or(DeliveryMode::Immediate);
+                let (priority, deadline) = urgency(&message);
                 for d in deliveries {
+                    // The workspace's policy, applied before delivery: a refused delivery fails
+                    // with the reason when its turn comes.
+                    let refusal = match &policy {
+                        Some(p) => {
+                            let pending: i64 = sqlx::query_scalar(
+                                "SELECT count(*) FROM deliveries WHERE agent_id = $1
+                                 AND status IN ('pending', 'deferred') AND refusal IS NULL",
+                            )
+                            .bind(&d.agent_id)
+                            .fetch_one(&mut *tx)
+                            .await?;
+                            p.refusal(&workspace, mode, pending)
+                        }
+                        None => None,
+                    };
                     let inserted = sqlx::query(
-                        "INSERT INTO deliveries (delivery_id, message_id, session_id, agent_id, mode, status, available_at, created_at, updated_at, traceparent, workspace)
-                         VALUES ($1, $2, $3, $4, $5, 'pending', $6, $6, $6, $7, $8) ON CONFLICT (delivery_id) DO NOTHING",
+                        "INSERT INTO deliveries (delivery_id, message_id, session_id, agent_id, mode, status, available_at, created_at, updated_at, traceparent, workspace, priority, deadline, refusal)
+                         VALUES ($1, $2, $3, $4, $5, 'pending', $6, $6, $6, $7, $8, $9, $10, $11) ON CONFLICT (delivery_id) DO NOTHING",
                     )
                     .bind(&d.delivery_id)
                     .bind(&message.message_id)
@@ -80,6 +97,9 @@ pub async fn handoff(runner: Runner, _ctx: RequestContext, req: HandoffRequest) 
                     .bind(message.timestamp)
                     .bind(&traceparent)
                     .bind(&workspace)
+                    .bind(priority)
+                    .bind(deadline)
+                    .bind(&refusal)
                     .execute(&mut *tx)
                     .await?
                     .rows_affected();
@@ -167,4 +187,16 @@ pub async fn purge(
     Ok(PurgeDeliveriesResponse {
         deliveries_deleted: deleted as i64,
     })
+}
+
+/// A message's place in its agents' queues and its deadline (Unix ms): from the relay message
+/// that brought it, else from the send (seed 001 `MessageContext.priority` / `deadline`).
+fn urgency(message: &relay_contracts::session::Message) -> (i16, Option<i64>) {
+    let relay = message.relay.as_ref();
+    let priority = relay.and_then(|r| r.priority).or(message.priority);
+    let deadline = relay.and_then(|r| r.deadline.as_deref()).or(message.deadline.as_deref());
+    let deadline = deadline
+        .and_then(|d| chrono::DateTime::parse_from_rfc3339(d).ok())
+        .map(|t| t.timestamp_millis());
+    (priority.map_or(1, |p| p.rank()), deadline)
 }

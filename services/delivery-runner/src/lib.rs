@@ -217,6 +217,22 @@ pub async fn list(runner: Runner, ctx: RequestContext, req: ListDeliveriesReques
 /// Cancelling twice is harmless; a delivery already delivered or failed cannot be cancelled.
 pub async fn cancel(runner: Runner, _ctx: RequestContext, req: CancelDeliveryRequest) -> Result<Delivery> {
     let reason = req.reason.unwrap_or_else(|| "cancelled".into());
+    // Accepted or deferred: the harness may hold it for its boundary; it drops it first.
+    let held = find(&runner.db, &req.delivery_id).await?;
+    if matches!(held.status, DeliveryStatus::Accepted | DeliveryStatus::Deferred) {
+        let ask = CancelHeld {
+            delivery_id: req.delivery_id.clone(),
+            reason: Some(reason.clone()),
+        };
+        let subject = rpc::agent::cancel(&held.agent_id);
+        let answer: std::result::Result<HeldCancelled, _> =
+            relay_bus::client::request(&runner.nats, &subject, &ask, std::time::Duration::from_secs(5)).await;
+        match answer {
+            Ok(a) => tracing::info!(delivery_id = %req.delivery_id, removed = a.removed, "harness asked to drop the delivery"),
+            // A harness that is gone holds nothing; the delivery is cancelled all the same.
+            Err(e) => tracing::info!(delivery_id = %req.delivery_id, error = %e, "harness not reached for the cancel"),
+        }
+    }
     let cancelled = control::cancel_where(&runner, "delivery_id = $1", &req.delivery_id, &reason).await?;
     let delivery = find(&runner.db, &req.delivery_id).await?;
     if cancelled == 0 && delivery.status != DeliveryStatus::Cancelled {

@@ -212,7 +212,7 @@ fn ready(agent: &str) -> String {
     format!(
         "EXISTS (SELECT 1 FROM (SELECT d.available_at FROM deliveries d
                                 WHERE d.agent_id = {agent} AND d.status IN ('pending', 'deferred') AND {}
-                                ORDER BY d.seq LIMIT 1) first
+                                ORDER BY d.priority DESC, d.seq LIMIT 1) first
                  WHERE first.available_at <= $1)",
         may_go("d")
     )
@@ -275,6 +275,10 @@ async fn claim(runner: &Runner, owner: &str, n: i64) -> Result<Vec<String>, sqlx
 struct Waiting {
     key: DeliveryKey,
     message: Message,
+    /// Unix ms after which it is no longer delivered (seed 001 `deadline`).
+    deadline: Option<i64>,
+    /// Why its workspace's delivery policy refused it when it was sent.
+    refusal: Option<String>,
     /// The context of the request that sent the message: the hand-over joins its trace.
     traceparent: Option<String>,
 }
@@ -288,6 +292,8 @@ type WaitingRow = (
     i64,
     Json<Message>,
     Option<Json<Agent>>,
+    Option<String>,
+    Option<i64>,
     Option<String>,
 );
 
@@ -405,12 +411,12 @@ async fn walk_once(runner: &Runner, owner: &str, agent_id: &str, renew: bool) ->
     };
     let query = format!(
         "{lease}
-         SELECT d.delivery_id, d.message_id, d.session_id, d.mode, d.attempts, d.available_at, m.doc, a.doc, d.traceparent
+         SELECT d.delivery_id, d.message_id, d.session_id, d.mode, d.attempts, d.available_at, m.doc, a.doc, d.traceparent, d.deadline, d.refusal
          FROM deliveries d JOIN delivery_messages m ON m.message_id = d.message_id
               LEFT JOIN delivery_agents a ON a.agent_id = d.agent_id
          WHERE d.agent_id = $1 AND d.status IN ('pending', 'deferred') AND {} {}
            AND a.owner = $4 AND NOT a.paused
-         ORDER BY d.seq LIMIT $2",
+         ORDER BY d.priority DESC, d.seq LIMIT $2",
         may_go("d"),
         if renew { "AND EXISTS (SELECT 1 FROM lease)" } else { "" }
     );
@@ -432,7 +438,7 @@ async fn walk_once(runner: &Runner, owner: &str, agent_id: &str, renew: bool) ->
         .into_iter()
         .take_while(|r| r.5 <= now)
         .map(
-            |(delivery_id, message_id, session_id, mode, attempts, _, Json(message), _, traceparent)| Waiting {
+            |(delivery_id, message_id, session_id, mode, attempts, _, Json(message), _, traceparent, deadline, refusal)| Waiting {
                 key: DeliveryKey {
                     delivery_id,
                     message_id,
@@ -443,6 +449,8 @@ async fn walk_once(runner: &Runner, owner: &str, agent_id: &str, renew: bool) ->
                 },
                 message,
                 traceparent,
+                deadline,
+                refusal,
             },
         )
         .collect();
@@ -454,7 +462,12 @@ async fn walk_once(runner: &Runner, owner: &str, agent_id: &str, renew: bool) ->
     let mut renewed = std::time::Instant::now();
     for w in &go {
         tracing::debug!(delivery_id = %w.key.delivery_id, "delivering");
-        let mut outcome = match refusal(agent.as_ref(), &w.key, &w.message) {
+        let late = w.deadline.filter(|d| *d < relay_bus::now_ms()).map(|d| {
+            let at = chrono::DateTime::from_timestamp_millis(d).map(|t| t.to_rfc3339()).unwrap_or_default();
+            format!("deadline: it passed at {at} before the agent could take the message")
+        });
+        let refused = w.refusal.clone().or(late);
+        let mut outcome = match refused.or_else(|| refusal(agent.as_ref(), &w.key, &w.message)) {
             Some(reason) => Outcome::refused(&w.key, reason),
             None => {
                 let span = relay_bus::trace::continuing("deliver", w.traceparent.as_deref());
@@ -544,15 +557,19 @@ fn refusal(agent: Option<&Agent>, key: &DeliveryKey, message: &Message) -> Optio
 /// Hands the message to the agent's harness. A harness that cannot be reached gives a
 /// retryable failure, never a silent drop.
 async fn deliver(runner: &Runner, owner: &str, key: &DeliveryKey, message: &Message) -> Receipt {
-    // Relay messages say why they came (dm, mention, thread-reply, …), how urgent, until when.
+    // Relay messages say why they came (dm, mention, thread-reply, …); any message how urgent
+    // it is and until when it matters.
     let relay = message.relay.as_ref();
     let req = DeliverRequest {
         context: MessageContext {
             id: key.delivery_id.clone(),
             mode: key.mode,
             reason: relay.map_or_else(|| "message".into(), |r| r.reason.clone()),
-            priority: relay.and_then(|r| r.priority).map(|p| p.as_str().to_string()),
-            deadline: relay.and_then(|r| r.deadline.clone()),
+            priority: relay
+                .and_then(|r| r.priority)
+                .or(message.priority)
+                .map(|p| p.as_str().to_string()),
+            deadline: relay.and_then(|r| r.deadline.clone()).or_else(|| message.deadline.clone()),
             idempotency_key: Some(key.delivery_id.clone()),
             metadata: Some(serde_json::json!({ "attempt": key.attempts, "runner": owner })),
         },

@@ -34,7 +34,8 @@ use relay_contracts::session::{
     handle_of,
 };
 use relay_contracts::workspace::{
-    CreateWorkspaceRequest, ListWorkspacesRequest, Workspace, WorkspaceList, WorkspaceRef,
+    CreateWorkspaceRequest, DeliveryPolicy, ListWorkspacesRequest, SetDeliveryPolicyRequest, Workspace, WorkspaceList,
+    WorkspaceRef,
 };
 use relay_contracts::{Rpc, rpc};
 use serde::de::DeserializeOwned;
@@ -213,6 +214,7 @@ pub fn router(state: AppState) -> Router {
         .route("/costs/budgets", get(budgets))
         .route("/workspaces", post(create_workspace).get(list_workspaces))
         .route("/workspaces/{name}", get(get_workspace))
+        .route("/workspaces/{name}/delivery-policy", axum::routing::put(set_delivery_policy))
         .route("/audit", get(audit))
         .route("/keys", post(create_key).get(list_keys))
         .route("/keys/{id}", axum::routing::delete(revoke_key))
@@ -551,6 +553,14 @@ pub struct SendMessage {
     /// Hold the message until this Unix time in ms, then send it (a one-time schedule).
     #[schema(value_type = Option<i64>, minimum = 0, maximum = 253402300799000_i64)]
     pub deliver_at: Option<f64>,
+    /// Seed 001: urgent and high messages go before normal and low ones waiting for an agent.
+    pub priority: Option<relay_contracts::messaging::Priority>,
+    /// Seed 001 (RFC 3339): a delivery still waiting then fails with reason `deadline`.
+    #[schema(
+        max_length = 64,
+        pattern = r"^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])[Tt]([01]\d|2[0-3]):[0-5]\d:([0-5]\d|60)(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$"
+    )]
+    pub deadline: Option<String>,
 }
 
 #[derive(Debug, Serialize, utoipa::ToSchema)]
@@ -568,12 +578,18 @@ pub struct Sent {
 
 #[utoipa::path(post, path = "/sessions/{id}/messages", tag = "sessions", params(("id" = String, Path, description = "Session id")), request_body = SendMessage, responses((status = 200, body = Sent), (status = 404, description = "Not found", body = WireError), (status = 409, description = "Conflicts with the current state", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
 async fn send_message(State(s): State<AppState>, Path(id): Path<String>, Json(req): Json<SendMessage>) -> Reply<Sent> {
+    if req.deliver_at.is_some_and(|at| at.fract() != 0.0 || !(0.0..=253_402_300_799_000.0).contains(&at)) {
+        return Err(ApiError::Invalid("deliverAt: a Unix time in whole ms".into()));
+    }
     let send = SendMessageRequest {
         agent_ids: req.agent_ids.map(relay_contracts::session::AgentTargets::Ids),
         delivery: req.mode.map(|mode| DeliveryRequest { mode }),
         delivery_mode: req.on_busy,
         message_id: req.message_id,
-        deliver_at: req.deliver_at,
+        // A JSON integer may come as 1.0e12; the schema says it is whole.
+        deliver_at: req.deliver_at.map(|at| at as i64),
+        priority: req.priority,
+        deadline: req.deadline,
         ..SendMessageRequest::text(id, req.message)
     };
     let r: SendMessageResponse = call::<rpc::SessionSendMessage>(&s, &send).await?;
@@ -1153,6 +1169,16 @@ async fn list_workspaces(State(s): State<AppState>) -> Reply<WorkspaceList> {
 #[utoipa::path(get, path = "/workspaces/{name}", tag = "workspaces", params(("name" = String, Path, description = "Workspace name")), responses((status = 200, body = Workspace), (status = 400, description = "Invalid request", body = WireError), (status = 404, description = "Not found", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 403, description = "Not an admin key", body = WireError), (status = 429, description = "Over the key's rate limit (Retry-After)", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
 async fn get_workspace(State(s): State<AppState>, Path(name): Path<String>) -> Reply<Workspace> {
     Ok(Json(call::<rpc::WorkspaceGet>(&s, &WorkspaceRef { name }).await?))
+}
+
+#[utoipa::path(put, path = "/workspaces/{name}/delivery-policy", tag = "workspaces", params(("name" = String, Path, description = "Workspace name")), request_body = DeliveryPolicy, responses((status = 200, description = "The workspace with its new policy; sends from now on follow it", body = Workspace), (status = 400, description = "Invalid request", body = WireError), (status = 404, description = "Not found", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 403, description = "Not an admin key", body = WireError), (status = 429, description = "Over the key's rate limit (Retry-After)", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
+async fn set_delivery_policy(State(s): State<AppState>, Path(name): Path<String>, body: Bytes) -> Reply<Workspace> {
+    let policy: DeliveryPolicy = parse(&body)?;
+    let req = SetDeliveryPolicyRequest {
+        name,
+        delivery_policy: Some(policy),
+    };
+    Ok(Json(call::<rpc::WorkspaceSetDeliveryPolicy>(&s, &req).await?))
 }
 
 #[utoipa::path(get, path = "/audit", tag = "audit", params(relay_contracts::audit::ListAuditRequest), responses((status = 200, description = "`audit.recorded` events of the key's workspace, oldest first", body = QueryResponse), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 403, description = "Not an admin key", body = WireError), (status = 429, description = "Over the key's rate limit (Retry-After)", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]

@@ -257,3 +257,144 @@ async fn a_message_for_a_busy_agent_is_refused_interrupts_or_rolls_back_as_its_s
     let (status, body) = w.send(json!({"message": "x", "onBusy": "later"})).await;
     assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
 }
+
+#[tokio::test]
+async fn urgent_messages_go_before_waiting_ones_and_a_passed_deadline_fails_the_delivery() {
+    let w = world().await;
+    wait_for(|| async { (w.busy().await == Some(false)).then_some(()) }).await;
+    // Paused, the agent's messages wait in its queue.
+    let (status, body) = w.g.post_empty(&format!("/api/v1/agents/{}/pause", w.agent)).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    for body in [
+        json!({"message": "first normal"}),
+        json!({"message": "second normal", "priority": "low"}),
+        json!({"message": "the urgent one", "priority": "urgent"}),
+    ] {
+        let (status, sent) = w.send(body).await;
+        assert_eq!(status, StatusCode::OK, "{sent}");
+    }
+    let (status, late) = w
+        .send(json!({"message": "too late", "deadline": "2020-01-01T00:00:00Z"}))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{late}");
+    let late = late["deliveryIds"][0].as_str().unwrap().to_string();
+    let (status, body) = w.send(json!({"message": "x", "deadline": "tomorrow"})).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+
+    let (status, body) = w.g.post_empty(&format!("/api/v1/agents/{}/resume", w.agent)).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    w.until_typed("second normal").await;
+    let typed = std::fs::read_to_string(&w.surfaced).unwrap();
+    let at = |text: &str| typed.find(text).unwrap_or_else(|| panic!("{text} typed: {typed}"));
+    assert!(
+        at("the urgent one") < at("first normal") && at("first normal") < at("second normal"),
+        "urgent first, then the rest in order: {typed}"
+    );
+    assert!(typed.contains("[urgent priority]"), "the agent is told: {typed}");
+    // The harness logs what it gave the agent as seed 000 transcript chunks, numbered in order.
+    let chunks = wait_for(|| async {
+        let c = w.events("transcript.chunk").await;
+        let users: Vec<(i64, String)> = c
+            .iter()
+            .filter(|e| e["payload"]["chunk"]["role"] == "user")
+            .map(|e| {
+                let chunk = &e["payload"]["chunk"];
+                (chunk["sequence"].as_i64().unwrap(), chunk["content"].as_str().unwrap().to_string())
+            })
+            .collect();
+        users.iter().any(|(_, t)| t.starts_with("second normal")).then_some(users)
+    })
+    .await;
+    let seq_of = |text: &str| chunks.iter().find(|(_, t)| t.starts_with(text)).unwrap().0;
+    assert!(seq_of("hello") < seq_of("the urgent one"), "{chunks:?}");
+    assert!(seq_of("the urgent one") < seq_of("first normal"), "{chunks:?}");
+
+    let failed = wait_for(|| async {
+        let (_, d) = w.g.get(&format!("/api/v1/deliveries/{late}")).await;
+        (d["status"] == "failed").then_some(d)
+    })
+    .await;
+    assert!(
+        failed["reason"].as_str().unwrap().starts_with("deadline"),
+        "{failed}"
+    );
+    assert!(!typed.contains("too late"), "never typed: {typed}");
+}
+
+#[tokio::test]
+async fn a_workspace_delivery_policy_sets_the_default_mode_limits_the_modes_and_caps_what_waits() {
+    let w = world().await;
+    wait_for(|| async { (w.busy().await == Some(false)).then_some(()) }).await;
+    let policy = json!({"defaultMode": "on-idle", "allowedModes": ["immediate"], "maxPendingPerAgent": 2});
+    let (status, ws) = w
+        .g
+        .send(reqwest::Method::PUT, "/api/v1/workspaces/default/delivery-policy", Some(policy.clone()))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{ws}");
+    let (_, ws) = w.g.get("/api/v1/workspaces/default").await;
+    assert_eq!(ws["deliveryPolicy"], policy, "{ws}");
+
+    let (status, body) = w.g.post_empty(&format!("/api/v1/agents/{}/pause", w.agent)).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let mut ids = Vec::new();
+    for body in [
+        json!({"message": "takes the default"}),
+        json!({"message": "allowed mode", "mode": "immediate"}),
+        json!({"message": "mode not allowed", "mode": "manual"}),
+        json!({"message": "one too many", "mode": "immediate"}),
+    ] {
+        let (status, sent) = w.send(body).await;
+        assert_eq!(status, StatusCode::OK, "{sent}");
+        ids.push(sent["deliveryIds"][0].as_str().unwrap().to_string());
+    }
+    let delivery = |id: String| async move { w.g.get(&format!("/api/v1/deliveries/{id}")).await.1 };
+    assert_eq!(delivery(ids[0].clone()).await["mode"], "on-idle");
+
+    let (status, body) = w.g.post_empty(&format!("/api/v1/agents/{}/resume", w.agent)).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    w.until_typed("allowed mode").await;
+    for (id, says) in [
+        (&ids[2], "delivery mode manual is not allowed in workspace default"),
+        (&ids[3], "already has 2 deliveries waiting"),
+    ] {
+        let d = wait_for(|| async {
+            let d = delivery(id.clone()).await;
+            (d["status"] == "failed").then_some(d)
+        })
+        .await;
+        let reason = d["reason"].as_str().unwrap();
+        assert!(reason.starts_with("workspace policy: ") && reason.contains(says), "{d}");
+    }
+    let typed = std::fs::read_to_string(&w.surfaced).unwrap();
+    assert!(typed.contains("takes the default"), "{typed}");
+    assert!(!typed.contains("mode not allowed") && !typed.contains("one too many"), "{typed}");
+}
+
+#[tokio::test]
+async fn cancelling_a_delivery_the_harness_holds_drops_it_there() {
+    let w = world().await;
+    w.make_busy().await;
+    // Taken by the harness and held for the agent's next idle moment.
+    let (status, sent) = w.send(json!({"message": "held then cancelled", "mode": "on-idle"})).await;
+    assert_eq!(status, StatusCode::OK, "{sent}");
+    let id = sent["deliveryIds"][0].as_str().unwrap().to_string();
+    wait_for(|| async {
+        let (_, d) = w.g.get(&format!("/api/v1/deliveries/{id}")).await;
+        (d["status"] == "accepted").then_some(())
+    })
+    .await;
+    let (status, d) =
+        w.g.post(&format!("/api/v1/deliveries/{id}/cancel"), json!({"reason": "changed my mind"}))
+            .await;
+    assert_eq!(status, StatusCode::OK, "{d}");
+    assert_eq!(d["status"], "cancelled", "{d}");
+
+    // Idle again: what was sent after it goes in; the cancelled one never does.
+    let (status, sent) = w.send(json!({"message": "sent after the cancel", "mode": "on-idle"})).await;
+    assert_eq!(status, StatusCode::OK, "{sent}");
+    let (status, body) = w.g.post(&format!("/api/v1/sessions/{}/interrupt", w.session), json!({})).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    w.until_typed("sent after the cancel").await;
+    let typed = std::fs::read_to_string(&w.surfaced).unwrap();
+    assert!(!typed.contains("held then cancelled"), "the harness dropped it: {typed}");
+}

@@ -265,6 +265,8 @@ pub(crate) async fn schedules(c: &Client, cmd: Schedules, as_json: bool) -> Resu
                     mode: None,
                     agent_ids: None,
                     on_busy: None,
+                    priority: None,
+                    deadline: None,
                 },
             };
             as_operator(&workspace, c.schedule_create(&req)).await?

@@ -29,6 +29,8 @@ pub(crate) struct Post {
     pub origin: Option<Origin>,
     pub source: Option<Source>,
     pub relay: Option<relay_contracts::messaging::RelayContext>,
+    pub priority: Option<relay_contracts::messaging::Priority>,
+    pub deadline: Option<String>,
 }
 
 /// Blocks, searchable text and role of a message; `invalid_request` for empty or malformed content.
@@ -119,6 +121,13 @@ pub(crate) async fn post(change: &mut Change, session: &mut Session, post: Post)
         },
     };
     let (turn, opened) = turn;
+    // A send that names no mode gets its workspace's default (seed 001 step 3).
+    let default_mode = match post.delivery_mode {
+        Some(_) => None,
+        None => store::delivery_policy(change.conn(), &session.session_id)
+            .await?
+            .and_then(|p| p.default_mode),
+    };
     let message = Message {
         message_id: post.message_id.unwrap_or_else(new_id),
         session_id: session.session_id.clone(),
@@ -133,8 +142,10 @@ pub(crate) async fn post(change: &mut Change, session: &mut Session, post: Post)
         origin: post.origin,
         timestamp: now,
         target_agent_ids: Some(agent_ids.clone()),
-        delivery_mode: post.delivery_mode,
+        delivery_mode: post.delivery_mode.or(default_mode),
         relay: post.relay,
+        priority: post.priority,
+        deadline: post.deadline,
     };
     let delivery_ids: Vec<String> = agent_ids.iter().map(|_| new_id()).collect();
     store::insert_message(change.conn(), &message, &delivery_ids).await?;
@@ -198,6 +209,13 @@ pub async fn send(reg: Registry, _ctx: RequestContext, req: SendMessageRequest) 
     let on_busy = OnBusy::parse(req.delivery_mode.as_deref())?;
     if let Some(id) = &req.message_id {
         check_id("messageId", id)?;
+    }
+    if let Some(d) = &req.deadline
+        && !relay_contracts::messaging::is_rfc3339(d)
+    {
+        return Err(RegistryError::Invalid(format!(
+            "deadline {d:?} is not an RFC 3339 date-time (e.g. 2026-11-24T18:00:00Z)"
+        )));
     }
     if let Some(at) = req.deliver_at {
         return send_later(&reg, req, at).await;
@@ -324,6 +342,8 @@ pub async fn send(reg: Registry, _ctx: RequestContext, req: SendMessageRequest) 
             origin: req.origin,
             source: req.source,
             relay: None,
+            priority: req.priority,
+            deadline: req.deadline,
         },
     )
     .await?;
@@ -559,9 +579,9 @@ pub async fn usage(reg: Registry, _ctx: RequestContext, req: UsageRequest) -> Re
 /// `deliverAt`: the message is held by the automation service as a one-time schedule (which
 /// sends it then, as this caller) rather than here, so nothing waits in an agent's queue ahead
 /// of messages sent meanwhile. Only a plain text message to the session's agents can wait.
-async fn send_later(reg: &Registry, req: SendMessageRequest, at: f64) -> Result<SendMessageResponse> {
+async fn send_later(reg: &Registry, req: SendMessageRequest, at: i64) -> Result<SendMessageResponse> {
     use relay_contracts::automation::{CreateScheduleRequest, ScheduleAction};
-    if !at.is_finite() || at.fract() != 0.0 || !(0.0..=253_402_300_799_000.0).contains(&at) {
+    if !(0..=253_402_300_799_000).contains(&at) {
         return Err(RegistryError::Invalid("deliverAt: a Unix time in ms".into()));
     }
     let MessageContent::Text(text) = req.message else {
@@ -591,16 +611,18 @@ async fn send_later(reg: &Registry, req: SendMessageRequest, at: f64) -> Result<
     let schedule_id = format!("deliver-{}", req.message_id.unwrap_or_else(new_id));
     let create = CreateScheduleRequest {
         schedule_id: Some(schedule_id.clone()),
-        name: Some(format!("message to session {} at {}", req.session_id, at as i64)),
+        name: Some(format!("message to session {} at {at}", req.session_id)),
         cron: None,
         time_zone: None,
-        at: Some(at),
+        at: Some(at as f64),
         action: ScheduleAction::SendMessage {
             session_id: req.session_id.clone(),
             text,
             mode: req.delivery.map(|d| d.mode),
             agent_ids,
             on_busy: req.delivery_mode,
+            priority: req.priority,
+            deadline: req.deadline,
         },
     };
     let timeout = std::time::Duration::from_secs(5);
@@ -609,7 +631,7 @@ async fn send_later(reg: &Registry, req: SendMessageRequest, at: f64) -> Result<
         .map_err(RegistryError::Upstream)?;
     Ok(SendMessageResponse {
         // The id the schedule's run sends it with.
-        message_id: format!("{}-{}", schedule.schedule_id, schedule.at.unwrap_or(at as i64)),
+        message_id: format!("{}-{}", schedule.schedule_id, schedule.at.unwrap_or(at)),
         session_id: req.session_id,
         turn_id: String::new(),
         delivery_ids: None,

@@ -3,6 +3,7 @@
 //! Every row keeps its contract record in `doc`; the columns beside it are written from the same
 //! struct by the `save_*`/`insert_*` functions here and nowhere else.
 
+use relay_contracts::workspace::DeliveryPolicy;
 use crate::Registry;
 use crate::error::{RegistryError, Result};
 use relay_bus::db::TextEnum;
@@ -106,11 +107,13 @@ impl Change {
             .collect();
         if !deliveries.is_empty() {
             let workspace = session_workspace(&mut self.tx, &m.session_id).await?;
+            let policy = delivery_policy(&mut self.tx, &m.session_id).await?;
             let item = HandoffItem::Message {
                 message: Box::new(m.clone()),
                 deliveries,
                 traceparent: relay_bus::trace::current_traceparent(),
                 workspace,
+                policy,
             };
             crate::handoff::store(&mut self.tx, &m.session_id, &item).await?;
             self.handed_over = true;
@@ -252,6 +255,18 @@ pub async fn session_workspace(conn: &mut PgConnection, id: &str) -> Result<Opti
             .fetch_optional(conn)
             .await?,
     )
+}
+
+/// The delivery policy of a session's workspace (seed 001 step 3), if it has one.
+pub async fn delivery_policy(conn: &mut PgConnection, session_id: &str) -> Result<Option<DeliveryPolicy>> {
+    let policy: Option<Option<sqlx::types::Json<DeliveryPolicy>>> = sqlx::query_scalar(
+        "SELECT w.delivery_policy FROM registry_sessions s JOIN registry_workspaces w ON w.name = s.workspace
+         WHERE s.session_id = $1",
+    )
+    .bind(session_id)
+    .fetch_optional(conn)
+    .await?;
+    Ok(policy.flatten().map(|p| p.0))
 }
 
 pub async fn branch_state(conn: &mut PgConnection, id: &str) -> Result<Option<String>> {

@@ -7,9 +7,11 @@ use relay_contracts::RequestContext;
 use relay_contracts::access::is_token;
 use relay_contracts::context::DEFAULT_WORKSPACE;
 use relay_contracts::workspace::{
-    CreateWorkspaceRequest, ListWorkspacesRequest, Workspace, WorkspaceList, WorkspaceRef,
+    CreateWorkspaceRequest, DeliveryPolicy, ListWorkspacesRequest, SetDeliveryPolicyRequest, Workspace, WorkspaceList,
+    WorkspaceRef,
 };
 use sqlx::FromRow;
+use sqlx::types::Json;
 
 #[derive(FromRow)]
 struct Row {
@@ -17,7 +19,10 @@ struct Row {
     display_name: Option<String>,
     created_at: i64,
     created_by: Option<String>,
+    delivery_policy: Option<Json<DeliveryPolicy>>,
 }
+
+const COLUMNS: &str = "name, display_name, created_at, created_by, delivery_policy";
 
 impl From<Row> for Workspace {
     fn from(r: Row) -> Self {
@@ -26,8 +31,26 @@ impl From<Row> for Workspace {
             display_name: r.display_name,
             created_at: r.created_at,
             created_by: r.created_by,
+            delivery_policy: r.delivery_policy.map(|p| p.0),
         }
     }
+}
+
+fn check_policy(p: &Option<DeliveryPolicy>) -> Result<()> {
+    let Some(p) = p else { return Ok(()) };
+    if let Some(allowed) = &p.allowed_modes {
+        if allowed.is_empty() {
+            return Err(RegistryError::Invalid(
+                "deliveryPolicy.allowedModes: at least one mode (leave it out for all)".into(),
+            ));
+        }
+    }
+    if p.max_pending_per_agent.is_some_and(|m| !(1..=1_000_000).contains(&m)) {
+        return Err(RegistryError::Invalid(
+            "deliveryPolicy.maxPendingPerAgent: 1 to 1000000".into(),
+        ));
+    }
+    Ok(())
 }
 
 /// The workspace a caller is confined to, unless it administers the mesh.
@@ -54,14 +77,16 @@ pub async fn create(reg: Registry, ctx: RequestContext, req: CreateWorkspaceRequ
     {
         return Err(RegistryError::Invalid("displayName: at most 200 characters".into()));
     }
-    let row: Option<Row> = sqlx::query_as(
-        "INSERT INTO registry_workspaces (name, display_name, created_at, created_by) VALUES ($1, $2, $3, $4)
-         ON CONFLICT (name) DO NOTHING RETURNING name, display_name, created_at, created_by",
-    )
+    check_policy(&req.delivery_policy)?;
+    let row: Option<Row> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        "INSERT INTO registry_workspaces (name, display_name, created_at, created_by, delivery_policy) VALUES ($1, $2, $3, $4, $5)
+         ON CONFLICT (name) DO NOTHING RETURNING {COLUMNS}"
+    )))
     .bind(&req.name)
     .bind(&req.display_name)
     .bind(relay_bus::now_ms())
     .bind(ctx.caller.to_string())
+    .bind(req.delivery_policy.as_ref().map(Json))
     .fetch_optional(&reg.db)
     .await?;
     let w = row.ok_or_else(|| RegistryError::Conflict(format!("workspace {} exists", req.name)))?;
@@ -78,23 +103,48 @@ pub async fn get(reg: Registry, ctx: RequestContext, req: WorkspaceRef) -> Resul
     if confined(&ctx).is_some_and(|own| own != req.name) {
         return Err(not_found());
     }
-    let row: Option<Row> =
-        sqlx::query_as("SELECT name, display_name, created_at, created_by FROM registry_workspaces WHERE name = $1")
-            .bind(&req.name)
-            .fetch_optional(&reg.db)
-            .await?;
+    let row: Option<Row> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        "SELECT {COLUMNS} FROM registry_workspaces WHERE name = $1"
+    )))
+    .bind(&req.name)
+    .fetch_optional(&reg.db)
+    .await?;
     row.map(Into::into).ok_or_else(not_found)
 }
 
 pub async fn list(reg: Registry, ctx: RequestContext, _req: ListWorkspacesRequest) -> Result<WorkspaceList> {
-    let rows: Vec<Row> = sqlx::query_as(
-        "SELECT name, display_name, created_at, created_by FROM registry_workspaces
-         WHERE $1::text IS NULL OR name = $1 ORDER BY name LIMIT 10000",
-    )
+    let rows: Vec<Row> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        "SELECT {COLUMNS} FROM registry_workspaces
+         WHERE $1::text IS NULL OR name = $1 ORDER BY name LIMIT 10000"
+    )))
     .bind(confined(&ctx))
     .fetch_all(&reg.db)
     .await?;
     Ok(WorkspaceList {
         workspaces: rows.into_iter().map(Into::into).collect(),
     })
+}
+
+/// `workspace.setDeliveryPolicy`: sends from now on follow it; deliveries already waiting keep
+/// the policy they were sent under.
+pub async fn set_delivery_policy(reg: Registry, ctx: RequestContext, req: SetDeliveryPolicyRequest) -> Result<Workspace> {
+    let not_found = || RegistryError::NotFound {
+        what: "workspace",
+        id: req.name.clone(),
+    };
+    if confined(&ctx).is_some_and(|own| own != req.name) {
+        return Err(not_found());
+    }
+    check_policy(&req.delivery_policy)?;
+    let row: Option<Row> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        "UPDATE registry_workspaces SET delivery_policy = $2 WHERE name = $1 RETURNING {COLUMNS}"
+    )))
+    .bind(&req.name)
+    .bind(req.delivery_policy.as_ref().map(Json))
+    .fetch_optional(&reg.db)
+    .await?;
+    let w = row.ok_or_else(not_found)?;
+    tracing::info!(workspace = w.name, by = %ctx.caller, policy = ?w.delivery_policy, "delivery policy set");
+    relay_bus::audit::record(&reg.nats, &w.name, &ctx, "workspace.setDeliveryPolicy", &w.name, None);
+    Ok(w.into())
 }

@@ -35,6 +35,7 @@ pub async fn mesh(max_agents: usize) -> Mesh {
     let nats_client = nats.client().await;
     let services = SERVICES
         .iter()
+        .chain(&["automation"])
         .map(|s| ServiceProcess::spawn(&bin_path(s), &nats, &db, &[]))
         .collect();
     let fake = bin_path("fake-agent");
@@ -63,7 +64,7 @@ pub async fn mesh(max_agents: usize) -> Mesh {
         &db,
         &[("RELAY_CONFIG", config.to_str().unwrap())],
     );
-    for s in SERVICES.iter().chain(&["agent-spawner"]) {
+    for s in SERVICES.iter().chain(&["automation", "agent-spawner"]) {
         relay_testkit::wait_for_instances(&nats_client, s, 1).await;
     }
     Mesh {

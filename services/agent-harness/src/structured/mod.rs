@@ -383,12 +383,7 @@ impl StructuredAgent {
                 self.next_turn(&ev);
             }
             Seen::Taken => self.settle_in_flight(ReceiptStatus::Delivered, None),
-            Seen::Text(text) => {
-                ev.emit(
-                    "transcript.chunk",
-                    json!({ "chunk": { "id": uuid::Uuid::now_v7().to_string(), "at": relay_bus::now_ms(), "role": "agent", "content": text, "sequence": 0 } }),
-                );
-            }
+            Seen::Text(text) => self.relay.chunk(&ev, "agent", &text),
             Seen::ToolCalled { id, tool, input } => {
                 ev.emit(
                     "item.started",
@@ -497,6 +492,7 @@ impl StructuredAgent {
             st.handed.insert(held.delivery_id, false);
         }
         self.relay.typed(&held.text);
+        self.relay.chunk(ev, "user", &held.text);
         ev.status(AgentStatus::Active);
         let lines = self.codec.lock().expect("codec lock").send(&held.text);
         self.write(lines);
@@ -558,6 +554,20 @@ impl AgentSession for StructuredAgent {
 
     async fn invoke_action(&self, call: ActionCall) -> ActionAnswer {
         crate::relay::serve_call(self, &self.relay, call).await
+    }
+
+    /// Drops a queued delivery before its turn starts (a turn already sent is not taken back).
+    async fn cancel(&self, held: CancelHeld) -> bool {
+        let mut st = self.state.lock().expect("state lock");
+        let before = st.queue.len() + st.next_message.len();
+        st.queue.retain(|h| h.delivery_id != held.delivery_id);
+        st.next_message.retain(|h| h.delivery_id != held.delivery_id);
+        st.relay_held.remove(&held.delivery_id);
+        let removed = st.queue.len() + st.next_message.len() != before;
+        if removed {
+            tracing::info!(delivery_id = %held.delivery_id, reason = ?held.reason, "queued delivery cancelled");
+        }
+        removed
     }
 
     /// The protocol's own cancel; the turn then ends as the agent reports it, and the queued

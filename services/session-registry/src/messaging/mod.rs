@@ -591,6 +591,8 @@ async fn deliver(
                         Source::User
                     }),
                     relay: Some(relay),
+                    priority: req.priority,
+                    deadline: req.deadline.clone(),
                     ..Default::default()
                 },
             )

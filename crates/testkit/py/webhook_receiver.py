@@ -1,7 +1,7 @@
 """A webhook receiver for the tests, checking each post with the official Standard Webhooks
 library (`standardwebhooks` on PyPI), not with relay-mesh's code.
 
-    receiver.py PORT_FILE OUT_FILE DOWN_FILE SECRET
+    webhook_receiver.py PORT_FILE OUT_FILE DOWN_FILE SECRET
 
 Listens on a free loopback port (written to PORT_FILE once listening). Each post becomes one
 JSON line in OUT_FILE: its webhook-id, whether the signature verified, the event type and seq,
