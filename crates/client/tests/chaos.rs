@@ -10,6 +10,10 @@
 //! Ignored by `make test`: it runs for about two minutes and wants the machine to itself. It
 //! starts its own nats-server and its own Postgres server, so it never restarts the machine's.
 
+use relay_client::contracts::automation::{
+    CreateScheduleRequest, CreateWebhookRequest, ScheduleAction, ScheduleRef, ScheduleRunsRequest,
+};
+use relay_client::contracts::session::{AttachRequest, CreateRequest, MessagesRequest};
 use relay_client::contracts::{
     ErrorCode,
     capabilities::DeliveryMode,
@@ -20,10 +24,6 @@ use relay_client::contracts::{
     session::{DeliveryRequest, SendMessageRequest, SessionRef},
 };
 use relay_client::{Client, Error};
-use relay_client::contracts::automation::{
-    CreateScheduleRequest, CreateWebhookRequest, ScheduleAction, ScheduleRef, ScheduleRunsRequest,
-};
-use relay_client::contracts::session::{AttachRequest, CreateRequest, MessagesRequest};
 use relay_testkit::{Database, Nats, Postgres, ServiceProcess, WebhookReceiver, bin_path, wait_for_instances};
 use serde_json::{Value, json};
 use std::collections::{BTreeMap, HashMap};
@@ -856,8 +856,7 @@ async fn count_schedule(c: &Client) -> Count {
         *m.entry(msg.message_id.clone()).or_default() += 1;
         m
     });
-    let run_ids: std::collections::HashSet<String> =
-        runs.iter().map(|r| format!("{SCHEDULE}-{}", r.due_at)).collect();
+    let run_ids: std::collections::HashSet<String> = runs.iter().map(|r| format!("{SCHEDULE}-{}", r.due_at)).collect();
     let failed = runs.iter().filter(|r| !r.ok).count();
     println!("schedule runs: {} ({failed} failed)", runs.len());
     Count {

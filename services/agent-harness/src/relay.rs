@@ -37,7 +37,9 @@ pub fn surfaced(message: &Message) -> String {
     };
     let relay = message.relay.as_ref();
     let priority = relay.and_then(|r| r.priority).or(message.priority);
-    let deadline = relay.and_then(|r| r.deadline.as_deref()).or(message.deadline.as_deref());
+    let deadline = relay
+        .and_then(|r| r.deadline.as_deref())
+        .or(message.deadline.as_deref());
     let mut notes = Vec::new();
     if let Some(p) = priority.filter(|p| matches!(p, Priority::High | Priority::Urgent)) {
         notes.push(format!("{} priority", p.as_str()));

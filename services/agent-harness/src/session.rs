@@ -585,7 +585,8 @@ impl AgentSession for PtyAgent {
 
     /// Drops a held delivery before its boundary types it (what was typed stays typed).
     async fn cancel(&self, held: CancelHeld) -> bool {
-        let mut st = self.state.lock().expect("state lock");
+        let mut guard = self.state.lock().expect("state lock");
+        let st = &mut *guard;
         let mut removed = false;
         for q in [
             &mut st.next_tool_call,

@@ -59,7 +59,16 @@ async fn until_next_due(a: &Automation) -> Duration {
     }
 }
 
-type Due = (String, String, Option<String>, String, Json<ScheduleAction>, i64, Option<i64>, String);
+type Due = (
+    String,
+    String,
+    Option<String>,
+    String,
+    Json<ScheduleAction>,
+    i64,
+    Option<i64>,
+    String,
+);
 
 /// Fires the most overdue schedule, if one is due; whether one was.
 async fn fire_one(a: &Automation) -> Result<bool> {

@@ -194,7 +194,9 @@ pub async fn purge(
 fn urgency(message: &relay_contracts::session::Message) -> (i16, Option<i64>) {
     let relay = message.relay.as_ref();
     let priority = relay.and_then(|r| r.priority).or(message.priority);
-    let deadline = relay.and_then(|r| r.deadline.as_deref()).or(message.deadline.as_deref());
+    let deadline = relay
+        .and_then(|r| r.deadline.as_deref())
+        .or(message.deadline.as_deref());
     let deadline = deadline
         .and_then(|d| chrono::DateTime::parse_from_rfc3339(d).ok())
         .map(|t| t.timestamp_millis());

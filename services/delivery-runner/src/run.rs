@@ -40,10 +40,12 @@ use tracing::Instrument;
 fn may_go(d: &str) -> String {
     // An agent that is gone (released, failed, or not live as the registry handed it over)
     // gets everything at once: the capability check then fails each delivery explicitly
-    // instead of holding it.
+    // instead of holding it. So does a delivery its workspace's policy refused or whose
+    // deadline passed, whatever its mode: it goes to fail with the reason.
     let own = |x: &str| {
         format!(
-            "({x}.mode = 'immediate' OR {x}.released
+            "({x}.mode = 'immediate' OR {x}.released OR {x}.refusal IS NOT NULL
+             OR {x}.deadline < (extract(epoch FROM clock_timestamp()) * 1000)::bigint
              OR a.status IN ('released', 'failed')
              OR a.doc IS NULL OR a.doc->>'status' IN ('disposed', 'dead')
              OR ({x}.mode = 'on-idle' AND a.status = ANY($3))
@@ -438,7 +440,19 @@ async fn walk_once(runner: &Runner, owner: &str, agent_id: &str, renew: bool) ->
         .into_iter()
         .take_while(|r| r.5 <= now)
         .map(
-            |(delivery_id, message_id, session_id, mode, attempts, _, Json(message), _, traceparent, deadline, refusal)| Waiting {
+            |(
+                delivery_id,
+                message_id,
+                session_id,
+                mode,
+                attempts,
+                _,
+                Json(message),
+                _,
+                traceparent,
+                deadline,
+                refusal,
+            )| Waiting {
                 key: DeliveryKey {
                     delivery_id,
                     message_id,
@@ -463,7 +477,9 @@ async fn walk_once(runner: &Runner, owner: &str, agent_id: &str, renew: bool) ->
     for w in &go {
         tracing::debug!(delivery_id = %w.key.delivery_id, "delivering");
         let late = w.deadline.filter(|d| *d < relay_bus::now_ms()).map(|d| {
-            let at = chrono::DateTime::from_timestamp_millis(d).map(|t| t.to_rfc3339()).unwrap_or_default();
+            let at = chrono::DateTime::from_timestamp_millis(d)
+                .map(|t| t.to_rfc3339())
+                .unwrap_or_default();
             format!("deadline: it passed at {at} before the agent could take the message")
         });
         let refused = w.refusal.clone().or(late);
@@ -569,7 +585,9 @@ async fn deliver(runner: &Runner, owner: &str, key: &DeliveryKey, message: &Mess
                 .and_then(|r| r.priority)
                 .or(message.priority)
                 .map(|p| p.as_str().to_string()),
-            deadline: relay.and_then(|r| r.deadline.clone()).or_else(|| message.deadline.clone()),
+            deadline: relay
+                .and_then(|r| r.deadline.clone())
+                .or_else(|| message.deadline.clone()),
             idempotency_key: Some(key.delivery_id.clone()),
             metadata: Some(serde_json::json!({ "attempt": key.attempts, "runner": owner })),
         },

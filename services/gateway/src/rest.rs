@@ -214,7 +214,10 @@ pub fn router(state: AppState) -> Router {
         .route("/costs/budgets", get(budgets))
         .route("/workspaces", post(create_workspace).get(list_workspaces))
         .route("/workspaces/{name}", get(get_workspace))
-        .route("/workspaces/{name}/delivery-policy", axum::routing::put(set_delivery_policy))
+        .route(
+            "/workspaces/{name}/delivery-policy",
+            axum::routing::put(set_delivery_policy),
+        )
         .route("/audit", get(audit))
         .route("/keys", post(create_key).get(list_keys))
         .route("/keys/{id}", axum::routing::delete(revoke_key))
@@ -578,7 +581,10 @@ pub struct Sent {
 
 #[utoipa::path(post, path = "/sessions/{id}/messages", tag = "sessions", params(("id" = String, Path, description = "Session id")), request_body = SendMessage, responses((status = 200, body = Sent), (status = 404, description = "Not found", body = WireError), (status = 409, description = "Conflicts with the current state", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
 async fn send_message(State(s): State<AppState>, Path(id): Path<String>, Json(req): Json<SendMessage>) -> Reply<Sent> {
-    if req.deliver_at.is_some_and(|at| at.fract() != 0.0 || !(0.0..=253_402_300_799_000.0).contains(&at)) {
+    if req
+        .deliver_at
+        .is_some_and(|at| at.fract() != 0.0 || !(0.0..=253_402_300_799_000.0).contains(&at))
+    {
         return Err(ApiError::Invalid("deliverAt: a Unix time in whole ms".into()));
     }
     let send = SendMessageRequest {

@@ -96,6 +96,10 @@ impl World {
         wait_for(|| async { (self.busy().await == Some(true)).then_some(()) }).await;
     }
 
+    async fn delivery(&self, id: &str) -> Value {
+        self.g.get(&format!("/api/v1/deliveries/{id}")).await.1
+    }
+
     async fn turns(&self) -> Vec<Value> {
         let (_, t) = self.g.get(&format!("/api/v1/sessions/{}/turns", self.session)).await;
         t["turns"].as_array().cloned().unwrap_or_default()
@@ -299,10 +303,16 @@ async fn urgent_messages_go_before_waiting_ones_and_a_passed_deadline_fails_the_
             .filter(|e| e["payload"]["chunk"]["role"] == "user")
             .map(|e| {
                 let chunk = &e["payload"]["chunk"];
-                (chunk["sequence"].as_i64().unwrap(), chunk["content"].as_str().unwrap().to_string())
+                (
+                    chunk["sequence"].as_i64().unwrap(),
+                    chunk["content"].as_str().unwrap().to_string(),
+                )
             })
             .collect();
-        users.iter().any(|(_, t)| t.starts_with("second normal")).then_some(users)
+        users
+            .iter()
+            .any(|(_, t)| t.starts_with("second normal"))
+            .then_some(users)
     })
     .await;
     let seq_of = |text: &str| chunks.iter().find(|(_, t)| t.starts_with(text)).unwrap().0;
@@ -310,14 +320,11 @@ async fn urgent_messages_go_before_waiting_ones_and_a_passed_deadline_fails_the_
     assert!(seq_of("the urgent one") < seq_of("first normal"), "{chunks:?}");
 
     let failed = wait_for(|| async {
-        let (_, d) = w.g.get(&format!("/api/v1/deliveries/{late}")).await;
+        let d = w.delivery(&late).await;
         (d["status"] == "failed").then_some(d)
     })
     .await;
-    assert!(
-        failed["reason"].as_str().unwrap().starts_with("deadline"),
-        "{failed}"
-    );
+    assert!(failed["reason"].as_str().unwrap().starts_with("deadline"), "{failed}");
     assert!(!typed.contains("too late"), "never typed: {typed}");
 }
 
@@ -326,9 +333,12 @@ async fn a_workspace_delivery_policy_sets_the_default_mode_limits_the_modes_and_
     let w = world().await;
     wait_for(|| async { (w.busy().await == Some(false)).then_some(()) }).await;
     let policy = json!({"defaultMode": "on-idle", "allowedModes": ["immediate"], "maxPendingPerAgent": 2});
-    let (status, ws) = w
-        .g
-        .send(reqwest::Method::PUT, "/api/v1/workspaces/default/delivery-policy", Some(policy.clone()))
+    let (status, ws) =
+        w.g.send(
+            reqwest::Method::PUT,
+            "/api/v1/workspaces/default/delivery-policy",
+            Some(policy.clone()),
+        )
         .await;
     assert_eq!(status, StatusCode::OK, "{ws}");
     let (_, ws) = w.g.get("/api/v1/workspaces/default").await;
@@ -347,8 +357,7 @@ async fn a_workspace_delivery_policy_sets_the_default_mode_limits_the_modes_and_
         assert_eq!(status, StatusCode::OK, "{sent}");
         ids.push(sent["deliveryIds"][0].as_str().unwrap().to_string());
     }
-    let delivery = |id: String| async move { w.g.get(&format!("/api/v1/deliveries/{id}")).await.1 };
-    assert_eq!(delivery(ids[0].clone()).await["mode"], "on-idle");
+    assert_eq!(w.delivery(&ids[0]).await["mode"], "on-idle");
 
     let (status, body) = w.g.post_empty(&format!("/api/v1/agents/{}/resume", w.agent)).await;
     assert_eq!(status, StatusCode::OK, "{body}");
@@ -358,7 +367,7 @@ async fn a_workspace_delivery_policy_sets_the_default_mode_limits_the_modes_and_
         (&ids[3], "already has 2 deliveries waiting"),
     ] {
         let d = wait_for(|| async {
-            let d = delivery(id.clone()).await;
+            let d = w.delivery(id).await;
             (d["status"] == "failed").then_some(d)
         })
         .await;
@@ -367,33 +376,34 @@ async fn a_workspace_delivery_policy_sets_the_default_mode_limits_the_modes_and_
     }
     let typed = std::fs::read_to_string(&w.surfaced).unwrap();
     assert!(typed.contains("takes the default"), "{typed}");
-    assert!(!typed.contains("mode not allowed") && !typed.contains("one too many"), "{typed}");
+    assert!(
+        !typed.contains("mode not allowed") && !typed.contains("one too many"),
+        "{typed}"
+    );
 }
 
 #[tokio::test]
 async fn cancelling_a_delivery_the_harness_holds_drops_it_there() {
     let w = world().await;
-    w.make_busy().await;
-    // Taken by the harness and held for the agent's next idle moment.
-    let (status, sent) = w.send(json!({"message": "held then cancelled", "mode": "on-idle"})).await;
+    // Taken by the harness and held for the agent's next message.
+    let (status, sent) = w
+        .send(json!({"message": "held then cancelled", "mode": "next-message"}))
+        .await;
     assert_eq!(status, StatusCode::OK, "{sent}");
     let id = sent["deliveryIds"][0].as_str().unwrap().to_string();
-    wait_for(|| async {
-        let (_, d) = w.g.get(&format!("/api/v1/deliveries/{id}")).await;
-        (d["status"] == "accepted").then_some(())
-    })
-    .await;
+    wait_for(|| async { (w.delivery(&id).await["status"] == "accepted").then_some(()) }).await;
     let (status, d) =
-        w.g.post(&format!("/api/v1/deliveries/{id}/cancel"), json!({"reason": "changed my mind"}))
-            .await;
+        w.g.post(
+            &format!("/api/v1/deliveries/{id}/cancel"),
+            json!({"reason": "changed my mind"}),
+        )
+        .await;
     assert_eq!(status, StatusCode::OK, "{d}");
     assert_eq!(d["status"], "cancelled", "{d}");
 
-    // Idle again: what was sent after it goes in; the cancelled one never does.
-    let (status, sent) = w.send(json!({"message": "sent after the cancel", "mode": "on-idle"})).await;
+    // The next message is the boundary the held one waited for: only the new one goes in.
+    let (status, sent) = w.send(json!({"message": "sent after the cancel"})).await;
     assert_eq!(status, StatusCode::OK, "{sent}");
-    let (status, body) = w.g.post(&format!("/api/v1/sessions/{}/interrupt", w.session), json!({})).await;
-    assert_eq!(status, StatusCode::OK, "{body}");
     w.until_typed("sent after the cancel").await;
     let typed = std::fs::read_to_string(&w.surfaced).unwrap();
     assert!(!typed.contains("held then cancelled"), "the harness dropped it: {typed}");

@@ -163,7 +163,9 @@ async fn audit(c: &Client, since: Option<i64>, limit: i64, as_json: bool) -> Res
 }
 
 async fn workspaces(c: &Client, cmd: Workspaces, as_json: bool) -> Result<()> {
-    use relay_contracts::workspace::{CreateWorkspaceRequest, ListWorkspacesRequest, Workspace, WorkspaceRef};
+    use relay_contracts::workspace::{
+        CreateWorkspaceRequest, DeliveryPolicy, ListWorkspacesRequest, SetDeliveryPolicyRequest, Workspace, WorkspaceRef,
+    };
     let row = |w: &Workspace| {
         vec![
             w.name.clone(),
@@ -176,7 +178,11 @@ async fn workspaces(c: &Client, cmd: Workspaces, as_json: bool) -> Result<()> {
     let shown = match cmd {
         Workspaces::Create { name, display_name } => {
             let w = c
-                .workspace_create(&CreateWorkspaceRequest { name, display_name })
+                .workspace_create(&CreateWorkspaceRequest {
+                    name,
+                    display_name,
+                    delivery_policy: None,
+                })
                 .await?;
             if as_json {
                 return print_json(&w);
@@ -196,6 +202,39 @@ async fn workspaces(c: &Client, cmd: Workspaces, as_json: bool) -> Result<()> {
                 return print_json(&w);
             }
             vec![w]
+        }
+        Workspaces::Policy {
+            name,
+            default_mode,
+            allowed_modes,
+            max_pending,
+            clear,
+        } => {
+            let policy = (!clear)
+                .then(|| -> Result<DeliveryPolicy> {
+                    Ok(DeliveryPolicy {
+                        default_mode: default_mode.map(|m| parse("default-mode", &m)).transpose()?,
+                        allowed_modes: (!allowed_modes.is_empty())
+                            .then(|| allowed_modes.iter().map(|m| parse("allow", m)).collect::<Result<Vec<_>>>())
+                            .transpose()?,
+                        max_pending_per_agent: max_pending,
+                    })
+                })
+                .transpose()?;
+            let req = SetDeliveryPolicyRequest {
+                name,
+                delivery_policy: policy,
+            };
+            let w = c.workspace_set_delivery_policy(&req).await?;
+            if as_json {
+                return print_json(&w);
+            }
+            println!(
+                "{}: {}",
+                w.name,
+                serde_json::to_string(&w.delivery_policy).unwrap_or_default()
+            );
+            return Ok(());
         }
     };
     table(&HEADERS, &shown.iter().map(row).collect::<Vec<_>>());

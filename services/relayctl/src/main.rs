@@ -112,6 +112,21 @@ pub(crate) enum Workspaces {
     Show {
         name: String,
     },
+    /// Sets the workspace's delivery policy (seed 001 step 3); `--clear` removes it.
+    Policy {
+        name: String,
+        /// The mode of a send that names none.
+        #[arg(long)]
+        default_mode: Option<String>,
+        /// A mode sends may ask for (again for more; all when none).
+        #[arg(long = "allow")]
+        allowed_modes: Vec<String>,
+        /// The most deliveries that may wait for one agent.
+        #[arg(long)]
+        max_pending: Option<i64>,
+        #[arg(long, conflicts_with_all = ["default_mode", "allowed_modes", "max_pending"])]
+        clear: bool,
+    },
 }
 
 #[derive(Subcommand)]

@@ -3,12 +3,12 @@
 //! Every row keeps its contract record in `doc`; the columns beside it are written from the same
 //! struct by the `save_*`/`insert_*` functions here and nowhere else.
 
-use relay_contracts::workspace::DeliveryPolicy;
 use crate::Registry;
 use crate::error::{RegistryError, Result};
 use relay_bus::db::TextEnum;
 use relay_contracts::delivery::{HandoffItem, NewDelivery};
 use relay_contracts::session::*;
+use relay_contracts::workspace::DeliveryPolicy;
 use sqlx::types::Json;
 use sqlx::{PgConnection, Postgres, Row, Transaction};
 use std::collections::HashMap;

@@ -127,7 +127,11 @@ pub async fn list(reg: Registry, ctx: RequestContext, _req: ListWorkspacesReques
 
 /// `workspace.setDeliveryPolicy`: sends from now on follow it; deliveries already waiting keep
 /// the policy they were sent under.
-pub async fn set_delivery_policy(reg: Registry, ctx: RequestContext, req: SetDeliveryPolicyRequest) -> Result<Workspace> {
+pub async fn set_delivery_policy(
+    reg: Registry,
+    ctx: RequestContext,
+    req: SetDeliveryPolicyRequest,
+) -> Result<Workspace> {
     let not_found = || RegistryError::NotFound {
         what: "workspace",
         id: req.name.clone(),
