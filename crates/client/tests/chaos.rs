@@ -977,11 +977,11 @@ fn print_report(phases: &[Phase], load: &Load, counts: &[Count]) {
         );
     }
     println!(
-        "\n{:<32} {:>12} {:>6} {:>10}",
+        "\n{:<38} {:>12} {:>6} {:>10}",
         "what", "acknowledged", "lost", "duplicated"
     );
     for c in counts {
-        println!("{:<32} {:>12} {:>6} {:>10}", c.kind, c.acked, c.lost, c.duplicated);
+        println!("{:<38} {:>12} {:>6} {:>10}", c.kind, c.acked, c.lost, c.duplicated);
     }
     println!("failed attempts (retried) by code: {}", failed_by_code(load));
     println!("SSE watcher reconnects: {}", load.sse_reconnects.lock().unwrap());
