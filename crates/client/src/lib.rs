@@ -24,7 +24,7 @@ pub use follow::EventStream;
 pub use relay_contracts as contracts;
 pub use relay_contracts::{ErrorCode, WireError};
 
-use relay_contracts::{Rpc, events, rpc};
+use relay_contracts::{Rpc, events, rpc, session};
 use serde::{Serialize, de::DeserializeOwned};
 use std::time::Duration;
 
@@ -121,6 +121,25 @@ impl Client {
     /// Calls `R` with its declared types; the typed methods below are this for each subject.
     pub async fn rpc<R: Rpc>(&self, req: &R::Request) -> Result<R::Response> {
         Ok(relay_bus::client::call::<R>(&self.nats, req, self.timeout).await?)
+    }
+
+    /// Seed 002 `session.enrichContext`, an optional subject: the host's extra context for the
+    /// session, or `handled: false` when no host serves it (NATS "no responders").
+    pub async fn enrich_context(&self, session_id: &str) -> Result<session::EnrichContextResponse> {
+        let req = session::EnrichContextRequest {
+            session_id: session_id.to_string(),
+        };
+        let asked: Result<serde_json::Map<String, serde_json::Value>> = self.call(session::ENRICH_CONTEXT, &req).await;
+        match asked {
+            Ok(context) => Ok(session::EnrichContextResponse { handled: true, context }),
+            Err(Error::Wire(e)) if e.code() == ErrorCode::Unavailable && e.error.message.starts_with("no service answers") => {
+                Ok(session::EnrichContextResponse {
+                    handled: false,
+                    context: serde_json::Map::new(),
+                })
+            }
+            Err(e) => Err(e),
+        }
     }
 
     /// Follows the event log from `filter.seq` (0 = the beginning): see [`EventStream`].

@@ -102,6 +102,8 @@ const SERVICES: &[ServiceAccess] = &[
             "permission.get",
             // A message with deliverAt is held as a one-time schedule.
             "schedule.create",
+            // session.compress notes the context window's tokens before.
+            "session.getContextWindowState",
         ],
         emits: &[
             "session.>",

@@ -329,6 +329,40 @@ pub const CATALOGUE: &[EventType] = &[
     ),
     t("session.abandoned", S002, &[("sessionId", Str)]),
     t(
+        "session.forking",
+        S002,
+        &[("childSessionId", Str), ("parentSessionId", Str), ("reason", Str)],
+    ),
+    t(
+        "session.branch.created",
+        S002,
+        &[("sessionId", Str), ("childSessionId", Str), ("parentSessionId", Str), ("kind", Str)],
+    ),
+    t("session.merging", S002, &[("childSessionId", Str), ("parentSessionId", Str)]),
+    t(
+        "session.branch.merged",
+        S002,
+        &[("sessionId", Str), ("childSessionId", Str), ("parentSessionId", Str)],
+    ),
+    t(
+        "session.childCompleted",
+        S002,
+        &[("childSessionId", Str), ("parentSessionId", Str), ("result", Any)],
+    ),
+    t("session.compressed", S002, &[("sessionId", Str), ("tokensBefore", Num)]),
+    t("session.squash", S002, &[("sessionId", Str), ("summaryJson", Str)]),
+    t("session.compressionRequested", S002, &[("sessionId", Str), ("reason", Str)]),
+    t(
+        "session.clientAccount.changed",
+        S002,
+        &[("sessionId", Str), ("clientId", Str), ("clientAccountId", Str)],
+    ),
+    t(
+        "session.connectorSwap.editRequested",
+        S002,
+        &[("sessionId", Str), ("agentId", Str)],
+    ),
+    t(
         "session.agent.added",
         S002,
         &[("sessionId", Str), ("agentId", Str), ("adapterName", Str)],

@@ -17,6 +17,7 @@ pub mod events;
 pub mod keys;
 pub mod messaging;
 pub mod permission;
+pub mod prompts;
 pub mod rpc;
 pub mod session;
 pub mod subjects;

@@ -150,6 +150,40 @@ macro_rules! with_rpcs {
             /// (child), `session.merged`.
             SessionMerge session_merge = "session.merge", SESSION_REGISTRY, OPERATE, workspace,
                 session::MergeRequest => session::MergeResponse, grpc("SessionService", "Merge");
+            /// Compresses the session's context with each agent's own compaction (`/compact`
+            /// for Claude Code and Codex, `/compress` for Gemini CLI). Events:
+            /// `session.compressed`, `session.squash`.
+            SessionCompress session_compress = "session.compress", SESSION_REGISTRY, OPERATE, workspace,
+                session::CompressRequest => session::CompressResponse, grpc("SessionService", "Compress");
+            /// Asks for compression (a person, an extension). Events:
+            /// `session.compressionRequested`; the cost aggregator emits it by itself when the
+            /// context window turns critical.
+            SessionRequestCompression session_request_compression = "session.requestCompression", SESSION_REGISTRY, SEND, workspace,
+                session::RequestCompressionRequest => session::SuccessResponse, grpc("SessionService", "RequestCompression");
+            /// The system prompt of a session's agent: its profile's prompt, then its
+            /// persona's (the ids given, else the lead agent's).
+            SessionResolveSystemPrompt session_resolve_system_prompt = "session.resolveSystemPrompt", SESSION_REGISTRY, LOOK, workspace,
+                prompts::ResolveSystemPromptRequest => prompts::ResolveSystemPromptResponse, grpc("SessionService", "ResolveSystemPrompt");
+            /// Records which client and canonical account are behind a session. Events:
+            /// `session.clientAccount.changed` when the account differs from the last one.
+            SessionObserveClient session_observe_client = "session.observeClient", SESSION_REGISTRY, OPERATE, workspace,
+                session::ObserveClientRequest => session::ObserveClientResponse;
+            /// Changes an agent's model or working directory. Events:
+            /// `session.connectorSwap.editRequested` (a UI may offer to edit the history).
+            SessionAgentSwap session_agent_swap = "session.agent.swap", SESSION_REGISTRY, OPERATE, workspace,
+                session::SwapAgentRequest => session::SuccessResponse;
+            /// Creates or replaces a persona or profile of the workspace.
+            PromptPut prompt_put = "prompt.put", SESSION_REGISTRY, OPERATE, workspace,
+                prompts::PutPromptRequest => prompts::Prompt;
+            /// One persona or profile.
+            PromptGet prompt_get = "prompt.get", SESSION_REGISTRY, LOOK, workspace,
+                prompts::PromptRef => prompts::Prompt;
+            /// The workspace's personas or profiles.
+            PromptList prompt_list = "prompt.list", SESSION_REGISTRY, LOOK, workspace,
+                prompts::ListPromptsRequest => prompts::PromptList;
+            /// Deletes a persona or profile (agents that name it resolve without it).
+            PromptDelete prompt_delete = "prompt.delete", SESSION_REGISTRY, OPERATE, workspace,
+                prompts::PromptRef => prompts::PromptDeleted;
             /// Closes a child without a hand-off. Events: `session.closed` (child),
             /// `session.abandoned`.
             SessionAbandon session_abandon = "session.abandon", SESSION_REGISTRY, OPERATE, workspace,
@@ -576,7 +610,7 @@ macro_rules! scope {
 }
 
 use crate::{
-    actions, audit, automation, consensus, cost, delivery, events, keys, messaging, permission, session, workspace,
+    actions, audit, automation, consensus, cost, delivery, events, keys, messaging, permission, prompts, session, workspace,
 };
 
 with_rpcs!(declare);

@@ -556,6 +556,126 @@ pub struct ForkRequest {
     pub transforms: Option<Value>,
 }
 
+/// Seed 002 `session.enrichContext`, an optional subject: a host service (not relay-mesh) may
+/// serve it with extra context for a session (project, worktree, …). Nobody serving it means
+/// `{handled: false}` ([`ENRICH_CONTEXT`]).
+pub const ENRICH_CONTEXT: &str = "session.enrichContext";
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct EnrichContextRequest {
+    pub session_id: String,
+}
+
+/// What the host answered, or `handled: false` with no context when no host serves it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct EnrichContextResponse {
+    pub handled: bool,
+    #[cfg_attr(feature = "openapi", schema(value_type = Object))]
+    pub context: serde_json::Map<String, Value>,
+}
+
+/// `session.observeClient`: which client (an app, an editor window) is behind a session, and the
+/// canonical account it resolved to; a different account emits `session.clientAccount.changed`.
+#[skip_serializing_none]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ObserveClientRequest {
+    pub session_id: String,
+    #[cfg_attr(feature = "openapi", schema(min_length = 1, max_length = 256))]
+    pub client_id: String,
+    #[cfg_attr(feature = "openapi", schema(min_length = 1, max_length = 256))]
+    pub client_account_id: String,
+    /// What was observed (`oauth`, `api-key`, …).
+    #[cfg_attr(feature = "openapi", schema(min_length = 1, max_length = 64))]
+    pub kind: String,
+    /// Who observed it (`gateway`, an extension).
+    #[cfg_attr(feature = "openapi", schema(min_length = 1, max_length = 64))]
+    pub source: String,
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
+    pub payload: Option<serde_json::Map<String, Value>>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct ObserveClientResponse {
+    /// The account changed (`session.clientAccount.changed` was emitted).
+    pub changed: bool,
+    pub previous_client_account_id: Option<String>,
+}
+
+/// `session.agent.swap`: the agent's model or working directory changes (a connector swap);
+/// emits `session.connectorSwap.editRequested` so a UI can offer to edit the history.
+#[skip_serializing_none]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SwapAgentRequest {
+    pub session_id: String,
+    pub agent_id: String,
+    #[cfg_attr(feature = "openapi", schema(min_length = 1, max_length = 256))]
+    pub model: Option<String>,
+    #[cfg_attr(feature = "openapi", schema(min_length = 1, max_length = 4096))]
+    pub cwd: Option<String>,
+}
+
+/// One step of a compression pipeline (seed 002): an action id and its options.
+#[skip_serializing_none]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PipelineStep {
+    #[cfg_attr(feature = "openapi", schema(min_length = 1, max_length = 128, pattern = "^[^\\u0000]*[^\\s\\u0000][^\\u0000]*$"))]
+    pub action_id: String,
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
+    pub options: Option<serde_json::Map<String, Value>>,
+}
+
+/// `session.compress`: compress the session's context with the agents' own compaction.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct CompressRequest {
+    pub session_id: String,
+    /// 1 to 20 steps.
+    #[cfg_attr(feature = "openapi", schema(min_items = 1, max_items = 20))]
+    pub pipeline: Vec<PipelineStep>,
+}
+
+#[skip_serializing_none]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct CompressResponse {
+    /// What was done: the pipeline, each agent asked and the command it was given.
+    #[cfg_attr(feature = "openapi", schema(value_type = Object))]
+    pub context_json: serde_json::Map<String, Value>,
+    /// The `session.compressed` event.
+    pub event_id: String,
+    /// The context window's tokens before (the cost aggregator's count; 0 when unknown).
+    pub tokens_before: i64,
+    /// Known once the agents report usage again.
+    pub tokens_after: Option<i64>,
+}
+
+/// `session.requestCompression`: asks for compression (emits `session.compressionRequested`).
+#[skip_serializing_none]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RequestCompressionRequest {
+    pub session_id: String,
+    #[cfg_attr(feature = "openapi", schema(min_length = 1, max_length = 1000, pattern = "^[^\\u0000]*[^\\s\\u0000][^\\u0000]*$"))]
+    pub reason: String,
+    pub source: Option<Source>,
+    pub extension_id: Option<String>,
+}
+
 #[skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
@@ -1145,6 +1265,75 @@ pub mod events {
         pub handoff: String,
     });
     event!(Abandoned, "abandoned", { pub session_id: String, pub parent_session_id: Option<String> });
+    event!(Forking, "forking", {
+        pub child_session_id: String,
+        pub parent_session_id: String,
+        pub reason: String,
+    });
+    event!(BranchCreated, "branch.created", {
+        /// The new (child) session.
+        pub session_id: String,
+        pub child_session_id: String,
+        pub parent_session_id: String,
+        pub kind: BranchKind,
+        pub fork_point_message_id: Option<String>,
+        pub transforms: Option<Value>,
+    });
+    event!(Merging, "merging", { pub child_session_id: String, pub parent_session_id: String });
+    event!(BranchMerged, "branch.merged", {
+        /// The parent, which took the branch's result.
+        pub session_id: String,
+        pub child_session_id: String,
+        pub parent_session_id: String,
+        /// The handoff, as a JSON string (`{"handoff": …}`).
+        pub result_json: Option<String>,
+        /// The branch's last agent message, whose text the handoff defaults to.
+        pub result_message_id: Option<String>,
+    });
+    event!(ChildCompleted, "childCompleted", {
+        pub child_session_id: String,
+        pub parent_session_id: String,
+        /// `{reason, summary?, lastMessageId?}` of the child that closed.
+        pub result: Value,
+    });
+    event!(Compressed, "compressed", {
+        pub session_id: String,
+        pub tokens_before: i64,
+        pub tokens_after: Option<i64>,
+        pub pipeline: Vec<Value>,
+    });
+    event!(Squash, "squash", {
+        pub session_id: String,
+        pub summary_json: String,
+        pub compressed_message_ids: Option<Vec<String>>,
+        pub tokens_before: Option<i64>,
+        pub tokens_after: Option<i64>,
+    });
+    event!(ClientAccountChanged, "clientAccount.changed", {
+        pub session_id: String,
+        pub client_id: String,
+        pub client_account_id: String,
+        #[serde(default)]
+        #[serialize_always]
+        pub previous_client_account_id: Option<String>,
+        pub last_client_identity_observation: Value,
+        pub observed_at: i64,
+        pub source: String,
+    });
+    event!(ConnectorSwapEditRequested, "connectorSwap.editRequested", {
+        pub session_id: String,
+        pub agent_id: String,
+        pub previous_model: Option<String>,
+        pub new_model: Option<String>,
+        pub previous_cwd: Option<String>,
+        pub new_cwd: Option<String>,
+    });
+    event!(CompressionRequested, "compressionRequested", {
+        pub session_id: String,
+        pub reason: String,
+        pub source: Option<Source>,
+        pub extension_id: Option<String>,
+    });
     event!(AgentAdded, "agent.added", {
         pub session_id: String,
         pub agent_id: String,
@@ -1324,6 +1513,16 @@ pub mod events {
         Forked::TYPE,
         Merged::TYPE,
         Abandoned::TYPE,
+        Forking::TYPE,
+        BranchCreated::TYPE,
+        Merging::TYPE,
+        BranchMerged::TYPE,
+        ChildCompleted::TYPE,
+        Compressed::TYPE,
+        Squash::TYPE,
+        CompressionRequested::TYPE,
+        ClientAccountChanged::TYPE,
+        ConnectorSwapEditRequested::TYPE,
         AgentAdded::TYPE,
         AgentRemoved::TYPE,
         TurnStarted::TYPE,

@@ -205,12 +205,16 @@ pub async fn fold_page(agg: &Aggregator) -> crate::Result<Page> {
     let folded = insert_usage(&mut tx, &usages).await?;
     let usages: Vec<&Usage> = usages.iter().filter(|u| folded.contains(&u.seq)).collect();
     let totals = add_totals(&mut tx, &usages).await?;
-    update_context(&mut tx, agg, &usages, &compressed).await?;
+    let requested = update_context(&mut tx, agg, &usages, &compressed).await?;
     let exceeded = check_budgets(&mut tx, agg, &usages, &totals).await?;
     FOLLOWER.advance(&mut tx, page.next_seq).await?;
     tx.commit().await?;
     if !usages.is_empty() {
         tracing::debug!(events = usages.len(), cursor = page.next_seq, "usage folded");
+    }
+    if requested > 0 {
+        tracing::info!(sessions = requested, "context windows critical: compression requested");
+        agg.outbox.notify_one();
     }
     if !exceeded.is_empty() {
         agg.outbox.notify_one();
@@ -336,13 +340,15 @@ async fn add_totals(conn: &mut PgConnection, usages: &[&Usage]) -> Result<Spent,
 }
 
 /// The latest context size per agent: the prompt and reply of its last usage event. A
-/// compression resets the session's window.
+/// compression resets the session's window. A session whose window turns critical gets one
+/// seed 002 `session.compressionRequested` (again only after it was compressed); returns how
+/// many did.
 async fn update_context(
     conn: &mut PgConnection,
     agg: &Aggregator,
     usages: &[&Usage],
     compressed: &[(i64, String)],
-) -> Result<(), sqlx::Error> {
+) -> Result<u64, sqlx::Error> {
     let mut latest: HashMap<(String, String), &Usage> = HashMap::new();
     let mut cleared: Vec<&String> = Vec::new();
     let mut events: Vec<(i64, Option<&Usage>, Option<&String>)> =
@@ -363,12 +369,16 @@ async fn update_context(
     }
     if !cleared.is_empty() {
         sqlx::query("DELETE FROM cost_context WHERE session_id = ANY($1)")
-            .bind(cleared)
+            .bind(&cleared)
+            .execute(&mut *conn)
+            .await?;
+        sqlx::query("DELETE FROM cost_compression_requests WHERE session_id = ANY($1)")
+            .bind(&cleared)
             .execute(&mut *conn)
             .await?;
     }
     if latest.is_empty() {
-        return Ok(());
+        return Ok(0);
     }
     let rows: Vec<(&(String, String), &&Usage)> = latest.iter().collect();
     let window = |u: &Usage| {
@@ -391,9 +401,33 @@ async fn update_context(
     )
     .bind(rows.iter().map(|(_, u)| window(u)).collect::<Vec<_>>())
     .bind(rows.iter().map(|(_, u)| u.ts).collect::<Vec<_>>())
-    .execute(conn)
+    .execute(&mut *conn)
     .await?;
-    Ok(())
+    let sessions: Vec<&str> = rows.iter().map(|(k, _)| k.0.as_str()).collect();
+    let requested = sqlx::query(
+        "WITH critical AS (
+             SELECT session_id, max(current_tokens::float8 / greatest(max_tokens, 1)) AS fill
+             FROM cost_context WHERE session_id = ANY($1) GROUP BY session_id
+             HAVING max(current_tokens::float8 / greatest(max_tokens, 1)) >= $2
+         ), flagged AS (
+             INSERT INTO cost_compression_requests (session_id, requested_at, fill)
+             SELECT session_id, $3, fill FROM critical ON CONFLICT (session_id) DO NOTHING
+             RETURNING session_id, fill
+         )
+         INSERT INTO cost_events (event_id, session_id, type, ts, payload)
+         SELECT gen_random_uuid()::text, session_id, 'session.compressionRequested', $3,
+                jsonb_build_object('sessionId', session_id, 'source', 'system',
+                    'reason', format('the context window is %s%% full (critical from %s%%)',
+                                     round((fill * 100)::numeric, 1), round(($2 * 100)::numeric)))
+         FROM flagged",
+    )
+    .bind(&sessions)
+    .bind(agg.settings.critical_at)
+    .bind(relay_bus::now_ms())
+    .execute(conn)
+    .await?
+    .rows_affected();
+    Ok(requested)
 }
 
 fn applies(b: &Budget, scope: Scope, key: &str) -> bool {

@@ -13,6 +13,7 @@ pub mod grpc;
 pub mod messaging;
 pub mod metrics;
 pub mod openapi;
+pub mod session_context;
 pub mod rest;
 pub mod serve;
 pub mod sse;

@@ -1,7 +1,7 @@
 //! The OpenAPI 3.1 document, generated from the handlers' annotations and the contract types.
 //! `make openapi` writes it to docs/api/openapi.json; a test fails when the two differ.
 
-use crate::{actions, automation, messaging, rest, sse};
+use crate::{actions, automation, messaging, rest, session_context, sse};
 use utoipa::openapi::security::{Http, HttpAuthScheme, SecurityScheme};
 use utoipa::{Modify, OpenApi};
 
@@ -23,6 +23,10 @@ use utoipa::{Modify, OpenApi};
         messaging::send, messaging::search, messaging::get, messaging::thread, messaging::create_channel, messaging::list_channels,
         messaging::members, messaging::join, messaging::leave, messaging::history, actions::list, actions::invoke,
         actions::propose, actions::list_proposals, actions::get_proposal, actions::cancel_proposal,
+        session_context::compress, session_context::request_compression, session_context::system_prompt,
+        session_context::observe_client, session_context::swap_agent,
+        session_context::put_persona, session_context::list_personas, session_context::get_persona, session_context::delete_persona,
+        session_context::put_profile, session_context::list_profiles, session_context::get_profile, session_context::delete_profile,
         automation::create_webhook, automation::list_webhooks, automation::get_webhook, automation::update_webhook,
         automation::delete_webhook, automation::webhook_deliveries, automation::replay,
         automation::create_schedule, automation::list_schedules, automation::get_schedule, automation::pause_schedule,
@@ -36,7 +40,7 @@ use utoipa::{Modify, OpenApi};
     modifiers(&BearerAuth),
     security(("bearerAuth" = [])),
     tags(
-        (name = "sessions"), (name = "messages"), (name = "actions"), (name = "consensus"), (name = "webhooks"), (name = "schedules"), (name = "permissions"), (name = "questions"), (name = "agents"),
+        (name = "sessions"), (name = "messages"), (name = "actions"), (name = "consensus"), (name = "prompts"), (name = "webhooks"), (name = "schedules"), (name = "permissions"), (name = "questions"), (name = "agents"),
         (name = "deliveries"), (name = "events"), (name = "costs"), (name = "keys"), (name = "workspaces"), (name = "audit")
     )
 )]

@@ -165,6 +165,25 @@ pub fn router(state: AppState) -> Router {
             post(crate::actions::propose).get(crate::actions::list_proposals),
         )
         .route("/consensus/{id}", get(crate::actions::get_proposal))
+        .route("/sessions/{id}/compress", post(crate::session_context::compress))
+        .route("/sessions/{id}/request-compression", post(crate::session_context::request_compression))
+        .route("/sessions/{id}/system-prompt", get(crate::session_context::system_prompt))
+        .route("/sessions/{id}/client", post(crate::session_context::observe_client))
+        .route("/sessions/{id}/agents/{agent_id}/swap", post(crate::session_context::swap_agent))
+        .route("/personas", get(crate::session_context::list_personas))
+        .route(
+            "/personas/{id}",
+            get(crate::session_context::get_persona)
+                .put(crate::session_context::put_persona)
+                .delete(crate::session_context::delete_persona),
+        )
+        .route("/profiles", get(crate::session_context::list_profiles))
+        .route(
+            "/profiles/{id}",
+            get(crate::session_context::get_profile)
+                .put(crate::session_context::put_profile)
+                .delete(crate::session_context::delete_profile),
+        )
         .route(
             "/webhooks",
             post(crate::automation::create_webhook).get(crate::automation::list_webhooks),

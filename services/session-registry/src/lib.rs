@@ -3,12 +3,15 @@
 
 mod actions;
 mod agents;
+mod clients;
+mod compress;
 mod consensus;
 mod error;
 mod handoff;
 mod keys;
 mod lifecycle;
 mod messages;
+mod prompts;
 pub mod messaging;
 mod query;
 mod scope;
@@ -176,6 +179,15 @@ pub async fn serve(nats: async_nats::Client, reg: Registry) -> Result<ServiceHos
     host.serve::<rpc::SessionPurge>(scoped(lifecycle::purge)).await?;
     host.serve::<rpc::SessionFork>(scoped(lifecycle::fork)).await?;
     host.serve::<rpc::SessionMerge>(scoped(lifecycle::merge)).await?;
+    host.serve::<rpc::SessionCompress>(scoped(compress::compress)).await?;
+    host.serve::<rpc::SessionRequestCompression>(scoped(compress::request)).await?;
+    host.serve::<rpc::SessionObserveClient>(scoped(clients::observe)).await?;
+    host.serve::<rpc::SessionAgentSwap>(scoped(clients::swap)).await?;
+    host.serve::<rpc::SessionResolveSystemPrompt>(scoped(prompts::resolve)).await?;
+    host.serve::<rpc::PromptPut>(prompts::put).await?;
+    host.serve::<rpc::PromptGet>(prompts::get).await?;
+    host.serve::<rpc::PromptList>(prompts::list).await?;
+    host.serve::<rpc::PromptDelete>(prompts::delete).await?;
     host.serve::<rpc::SessionAbandon>(scoped(lifecycle::abandon)).await?;
     host.serve::<rpc::SessionGetChildren>(scoped(query::get_children))
         .await?;

@@ -221,22 +221,57 @@ async fn transition<P: EventPayload>(
     Ok(OK)
 }
 
+/// Closes an active session; a child session (a fork, a subagent's) then reports to its parent
+/// with seed 002 `session.childCompleted`: why it ended and what it said last.
 pub async fn close(reg: Registry, _ctx: RequestContext, req: CloseRequest) -> Result<SuccessResponse> {
     let id = req.session_id.as_str();
-    let refuse = |st: SessionStatus| format!("session {id} is {}; only an active session can be closed", st.as_str());
-    let event = Closed {
-        session_id: id.to_string(),
-        reason: req.reason.clone(),
-    };
-    transition(
-        &reg,
-        id,
-        &[SessionStatus::Active, SessionStatus::Discovered],
-        SessionStatus::Closed,
-        refuse,
-        event,
-    )
-    .await
+    let mut change = Change::begin(&reg).await?;
+    let mut s = store::lock_live(change.conn(), id).await?;
+    if s.status == SessionStatus::Closed {
+        return Ok(OK);
+    }
+    if !matches!(s.status, SessionStatus::Active | SessionStatus::Discovered) {
+        return Err(RegistryError::Conflict(format!(
+            "session {id} is {}; only an active session can be closed",
+            s.status.as_str()
+        )));
+    }
+    s.status = SessionStatus::Closed;
+    s.last_activity_at = now_ms();
+    store::save_session(change.conn(), &s).await?;
+    change
+        .emit(
+            id,
+            Closed {
+                session_id: id.to_string(),
+                reason: req.reason.clone(),
+            },
+        )
+        .await?;
+    if let Some(parent) = &s.parent_session_id {
+        let last = store::messages_of(change.conn(), id, None)
+            .await?
+            .into_iter()
+            .rev()
+            .find(|m| m.role == MessageRole::Assistant);
+        let result = serde_json::json!({
+            "reason": req.reason,
+            "summary": s.summary.clone().or_else(|| last.as_ref().map(|m| m.content_text.clone())),
+            "lastMessageId": last.map(|m| m.message_id),
+        });
+        change
+            .emit(
+                parent,
+                ChildCompleted {
+                    child_session_id: id.to_string(),
+                    parent_session_id: parent.clone(),
+                    result,
+                },
+            )
+            .await?;
+    }
+    change.commit().await?;
+    Ok(OK)
 }
 
 pub async fn resume(reg: Registry, _ctx: RequestContext, req: SessionRef) -> Result<SuccessResponse> {
@@ -398,6 +433,18 @@ pub async fn fork(reg: Registry, _ctx: RequestContext, req: ForkRequest) -> Resu
     child.target_working_directory = req.target_working_directory.or(source.target_working_directory.clone());
     child.execution_target_id = source.execution_target_id.clone();
     child.approval_policy_override = source.approval_policy_override;
+    let kind = child.branch_kind.unwrap_or(BranchKind::Fork);
+    // Seed 002 `session.forking`: before the change, in the same commit.
+    change
+        .emit(
+            &source.session_id,
+            Forking {
+                child_session_id: child_id.clone(),
+                parent_session_id: source.session_id.clone(),
+                reason: format!("{} of {}", kind_name(kind), source.session_id),
+            },
+        )
+        .await?;
     insert_new(&mut change, &child).await?;
     change
         .emit(
@@ -406,7 +453,20 @@ pub async fn fork(reg: Registry, _ctx: RequestContext, req: ForkRequest) -> Resu
                 session_id: child_id.clone(),
                 child_session_id: child_id.clone(),
                 parent_session_id: source.session_id.clone(),
-                fork_point,
+                fork_point: fork_point.clone(),
+            },
+        )
+        .await?;
+    change
+        .emit(
+            &source.session_id,
+            BranchCreated {
+                session_id: child_id.clone(),
+                child_session_id: child_id.clone(),
+                parent_session_id: source.session_id.clone(),
+                kind,
+                fork_point_message_id: fork_point,
+                transforms: child.fork_transforms.clone(),
             },
         )
         .await?;
@@ -479,16 +539,24 @@ pub async fn merge(reg: Registry, _ctx: RequestContext, req: MergeRequest) -> Re
             parent.session_id
         )));
     }
+    change
+        .emit(
+            &parent.session_id,
+            Merging {
+                child_session_id: req.child_session_id.clone(),
+                parent_session_id: parent.session_id.clone(),
+            },
+        )
+        .await?;
     // The handoff is the caller's summary, else what the branch said last.
+    let last = store::messages_of(change.conn(), &child.session_id, None)
+        .await?
+        .into_iter()
+        .rev()
+        .find(|m| m.role == MessageRole::Assistant);
     let handoff = match req.summary {
         Some(s) => s,
-        None => store::messages_of(change.conn(), &child.session_id, None)
-            .await?
-            .iter()
-            .rev()
-            .find(|m| m.role == MessageRole::Assistant)
-            .map(|m| m.content_text.clone())
-            .unwrap_or_default(),
+        None => last.as_ref().map(|m| m.content_text.clone()).unwrap_or_default(),
     };
     end_branch(&mut change, child, "merged", Some(&handoff)).await?;
     parent.last_activity_at = now_ms();
@@ -500,6 +568,18 @@ pub async fn merge(reg: Registry, _ctx: RequestContext, req: MergeRequest) -> Re
                 child_session_id: req.child_session_id.clone(),
                 parent_session_id: parent.session_id.clone(),
                 handoff: handoff.clone(),
+            },
+        )
+        .await?;
+    change
+        .emit(
+            &parent.session_id,
+            BranchMerged {
+                session_id: parent.session_id.clone(),
+                child_session_id: req.child_session_id.clone(),
+                parent_session_id: parent.session_id.clone(),
+                result_json: Some(serde_json::json!({ "handoff": handoff }).to_string()),
+                result_message_id: last.map(|m| m.message_id),
             },
         )
         .await?;
@@ -525,4 +605,16 @@ pub async fn abandon(reg: Registry, _ctx: RequestContext, req: AbandonRequest) -
         .await?;
     change.commit().await?;
     Ok(OK)
+}
+
+fn kind_name(kind: BranchKind) -> &'static str {
+    match kind {
+        BranchKind::Aside => "aside",
+        BranchKind::Branch => "branch",
+        BranchKind::Compress => "compress",
+        BranchKind::Coordinator => "coordinator",
+        BranchKind::Fork => "fork",
+        BranchKind::Rewrite => "rewrite",
+        BranchKind::Subagent => "subagent",
+    }
 }

@@ -53,17 +53,22 @@ impl Change {
 
     /// Writes a session event: in its session's workspace.
     pub async fn emit<P: EventPayload>(&mut self, session_id: &str, payload: P) -> Result<()> {
+        self.record(None, session_id, payload).await.map(drop)
+    }
+
+    /// Like [`Change::emit`], answering the event's id.
+    pub async fn emit_id<P: EventPayload>(&mut self, session_id: &str, payload: P) -> Result<String> {
         self.record(None, session_id, payload).await
     }
 
     /// Like [`Change::emit`], for a stream that is not a session (a conversation, `#ops`) in
     /// `workspace`.
     pub async fn emit_in<P: EventPayload>(&mut self, workspace: &str, stream: &str, payload: P) -> Result<()> {
-        self.record(Some(workspace), stream, payload).await
+        self.record(Some(workspace), stream, payload).await.map(drop)
     }
 
     /// The event row, in `workspace` or else its session's.
-    async fn record<P: EventPayload>(&mut self, workspace: Option<&str>, stream: &str, payload: P) -> Result<()> {
+    async fn record<P: EventPayload>(&mut self, workspace: Option<&str>, stream: &str, payload: P) -> Result<String> {
         let payload = serde_json::to_value(&payload).map_err(|e| RegistryError::Invalid(e.to_string()))?;
         let (event_id, ts) = (new_id(), now_ms());
         let seq: i64 = sqlx::query_scalar(
@@ -82,14 +87,14 @@ impl Change {
         .fetch_one(&mut *self.tx)
         .await?;
         self.events.push(SessionEvent {
-            event_id,
+            event_id: event_id.clone(),
             session_id: stream.to_string(),
             timestamp: ts,
             event_type: P::TYPE.to_string(),
             payload,
             seq: Some(seq),
         });
-        Ok(())
+        Ok(event_id)
     }
 
     /// Hands the stored message and its deliveries (`delivery_ids` in target order, as
