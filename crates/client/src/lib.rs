@@ -132,7 +132,9 @@ impl Client {
         let asked: Result<serde_json::Map<String, serde_json::Value>> = self.call(session::ENRICH_CONTEXT, &req).await;
         match asked {
             Ok(context) => Ok(session::EnrichContextResponse { handled: true, context }),
-            Err(Error::Wire(e)) if e.code() == ErrorCode::Unavailable && e.error.message.starts_with("no service answers") => {
+            Err(Error::Wire(e))
+                if e.code() == ErrorCode::Unavailable && e.error.message.starts_with("no service answers") =>
+            {
                 Ok(session::EnrichContextResponse {
                     handled: false,
                     context: serde_json::Map::new(),

@@ -336,9 +336,18 @@ pub const CATALOGUE: &[EventType] = &[
     t(
         "session.branch.created",
         S002,
-        &[("sessionId", Str), ("childSessionId", Str), ("parentSessionId", Str), ("kind", Str)],
+        &[
+            ("sessionId", Str),
+            ("childSessionId", Str),
+            ("parentSessionId", Str),
+            ("kind", Str),
+        ],
     ),
-    t("session.merging", S002, &[("childSessionId", Str), ("parentSessionId", Str)]),
+    t(
+        "session.merging",
+        S002,
+        &[("childSessionId", Str), ("parentSessionId", Str)],
+    ),
     t(
         "session.branch.merged",
         S002,
@@ -351,7 +360,11 @@ pub const CATALOGUE: &[EventType] = &[
     ),
     t("session.compressed", S002, &[("sessionId", Str), ("tokensBefore", Num)]),
     t("session.squash", S002, &[("sessionId", Str), ("summaryJson", Str)]),
-    t("session.compressionRequested", S002, &[("sessionId", Str), ("reason", Str)]),
+    t(
+        "session.compressionRequested",
+        S002,
+        &[("sessionId", Str), ("reason", Str)],
+    ),
     t(
         "session.clientAccount.changed",
         S002,

@@ -32,7 +32,10 @@ pub struct PutPromptRequest {
     pub kind: PromptKind,
     #[cfg_attr(feature = "openapi", schema(max_length = 128, pattern = "^[A-Za-z0-9_.:-]{1,128}$"))]
     pub id: String,
-    #[cfg_attr(feature = "openapi", schema(min_length = 1, max_length = 200, pattern = "^[^\\u0000]*[^\\s\\u0000][^\\u0000]*$"))]
+    #[cfg_attr(
+        feature = "openapi",
+        schema(min_length = 1, max_length = 200, pattern = "^[^\\u0000]*[^\\s\\u0000][^\\u0000]*$")
+    )]
     pub name: String,
     #[cfg_attr(feature = "openapi", schema(max_length = 100000, pattern = "^[^\\u0000]*$"))]
     pub system_prompt: String,

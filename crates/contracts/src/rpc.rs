@@ -610,7 +610,8 @@ macro_rules! scope {
 }
 
 use crate::{
-    actions, audit, automation, consensus, cost, delivery, events, keys, messaging, permission, prompts, session, workspace,
+    actions, audit, automation, consensus, cost, delivery, events, keys, messaging, permission, prompts, session,
+    workspace,
 };
 
 with_rpcs!(declare);

@@ -630,7 +630,10 @@ pub struct SwapAgentRequest {
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct PipelineStep {
-    #[cfg_attr(feature = "openapi", schema(min_length = 1, max_length = 128, pattern = "^[^\\u0000]*[^\\s\\u0000][^\\u0000]*$"))]
+    #[cfg_attr(
+        feature = "openapi",
+        schema(min_length = 1, max_length = 128, pattern = "^[^\\u0000]*[^\\s\\u0000][^\\u0000]*$")
+    )]
     pub action_id: String,
     #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
     pub options: Option<serde_json::Map<String, Value>>,
@@ -670,7 +673,10 @@ pub struct CompressResponse {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct RequestCompressionRequest {
     pub session_id: String,
-    #[cfg_attr(feature = "openapi", schema(min_length = 1, max_length = 1000, pattern = "^[^\\u0000]*[^\\s\\u0000][^\\u0000]*$"))]
+    #[cfg_attr(
+        feature = "openapi",
+        schema(min_length = 1, max_length = 1000, pattern = "^[^\\u0000]*[^\\s\\u0000][^\\u0000]*$")
+    )]
     pub reason: String,
     pub source: Option<Source>,
     pub extension_id: Option<String>,

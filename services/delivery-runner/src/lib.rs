@@ -228,7 +228,9 @@ pub async fn cancel(runner: Runner, _ctx: RequestContext, req: CancelDeliveryReq
         let answer: std::result::Result<HeldCancelled, _> =
             relay_bus::client::request(&runner.nats, &subject, &ask, std::time::Duration::from_secs(5)).await;
         match answer {
-            Ok(a) => tracing::info!(delivery_id = %req.delivery_id, removed = a.removed, "harness asked to drop the delivery"),
+            Ok(a) => {
+                tracing::info!(delivery_id = %req.delivery_id, removed = a.removed, "harness asked to drop the delivery")
+            }
             // A harness that is gone holds nothing; the delivery is cancelled all the same.
             Err(e) => tracing::info!(delivery_id = %req.delivery_id, error = %e, "harness not reached for the cancel"),
         }

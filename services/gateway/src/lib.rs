@@ -13,9 +13,9 @@ pub mod grpc;
 pub mod messaging;
 pub mod metrics;
 pub mod openapi;
-pub mod session_context;
 pub mod rest;
 pub mod serve;
+pub mod session_context;
 pub mod sse;
 pub mod trace;
 

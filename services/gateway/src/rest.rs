@@ -166,10 +166,19 @@ pub fn router(state: AppState) -> Router {
         )
         .route("/consensus/{id}", get(crate::actions::get_proposal))
         .route("/sessions/{id}/compress", post(crate::session_context::compress))
-        .route("/sessions/{id}/request-compression", post(crate::session_context::request_compression))
-        .route("/sessions/{id}/system-prompt", get(crate::session_context::system_prompt))
+        .route(
+            "/sessions/{id}/request-compression",
+            post(crate::session_context::request_compression),
+        )
+        .route(
+            "/sessions/{id}/system-prompt",
+            get(crate::session_context::system_prompt),
+        )
         .route("/sessions/{id}/client", post(crate::session_context::observe_client))
-        .route("/sessions/{id}/agents/{agent_id}/swap", post(crate::session_context::swap_agent))
+        .route(
+            "/sessions/{id}/agents/{agent_id}/swap",
+            post(crate::session_context::swap_agent),
+        )
         .route("/personas", get(crate::session_context::list_personas))
         .route(
             "/personas/{id}",

@@ -26,7 +26,11 @@ pub struct Compress {
 }
 
 #[utoipa::path(post, path = "/sessions/{id}/compress", tag = "sessions", params(("id" = String, Path, description = "Session id")), request_body = Compress, responses((status = 200, description = "Each live agent was asked to compact its context its CLI's way (/compact, /compress); session.compressed and session.squash are in the log", body = CompressResponse), (status = 404, description = "Not found", body = WireError), (status = 409, description = "The session is not active", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 403, description = "A viewer key", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
-pub async fn compress(State(s): State<AppState>, Path(session_id): Path<String>, body: Bytes) -> Reply<CompressResponse> {
+pub async fn compress(
+    State(s): State<AppState>,
+    Path(session_id): Path<String>,
+    body: Bytes,
+) -> Reply<CompressResponse> {
     let Compress { pipeline } = parse(&body)?;
     let req = CompressRequest { session_id, pipeline };
     Ok(Json(call::<rpc::SessionCompress>(&s, &req).await?))
@@ -43,7 +47,11 @@ pub struct AskCompression {
 }
 
 #[utoipa::path(post, path = "/sessions/{id}/request-compression", tag = "sessions", params(("id" = String, Path, description = "Session id")), request_body = AskCompression, responses((status = 200, description = "session.compressionRequested is in the log", body = SuccessResponse), (status = 404, description = "Not found", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 403, description = "A viewer key", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
-pub async fn request_compression(State(s): State<AppState>, Path(session_id): Path<String>, body: Bytes) -> Reply<SuccessResponse> {
+pub async fn request_compression(
+    State(s): State<AppState>,
+    Path(session_id): Path<String>,
+    body: Bytes,
+) -> Reply<SuccessResponse> {
     let AskCompression {
         reason,
         source,
@@ -134,8 +142,26 @@ macro_rules! prompt_routes {
     };
 }
 
-prompt_routes!(PromptKind::Persona, "/personas", "prompts", "persona", put_persona, list_personas, get_persona, delete_persona);
-prompt_routes!(PromptKind::Profile, "/profiles", "prompts", "profile", put_profile, list_profiles, get_profile, delete_profile);
+prompt_routes!(
+    PromptKind::Persona,
+    "/personas",
+    "prompts",
+    "persona",
+    put_persona,
+    list_personas,
+    get_persona,
+    delete_persona
+);
+prompt_routes!(
+    PromptKind::Profile,
+    "/profiles",
+    "prompts",
+    "profile",
+    put_profile,
+    list_profiles,
+    get_profile,
+    delete_profile
+);
 
 /// `POST /sessions/{id}/client`.
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
@@ -154,7 +180,11 @@ pub struct ClientObservation {
 }
 
 #[utoipa::path(post, path = "/sessions/{id}/client", tag = "sessions", params(("id" = String, Path, description = "Session id")), request_body = ClientObservation, responses((status = 200, description = "Recorded; `changed` when the canonical account differs from the last one (session.clientAccount.changed)", body = ObserveClientResponse), (status = 404, description = "Not found", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 403, description = "A viewer key", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
-pub async fn observe_client(State(s): State<AppState>, Path(session_id): Path<String>, body: Bytes) -> Reply<ObserveClientResponse> {
+pub async fn observe_client(
+    State(s): State<AppState>,
+    Path(session_id): Path<String>,
+    body: Bytes,
+) -> Reply<ObserveClientResponse> {
     let o: ClientObservation = parse(&body)?;
     let req = ObserveClientRequest {
         session_id,

@@ -406,5 +406,8 @@ async fn cancelling_a_delivery_the_harness_holds_drops_it_there() {
     assert_eq!(status, StatusCode::OK, "{sent}");
     w.until_typed("sent after the cancel").await;
     let typed = std::fs::read_to_string(&w.surfaced).unwrap();
-    assert!(!typed.contains("held then cancelled"), "the harness dropped it: {typed}");
+    assert!(
+        !typed.contains("held then cancelled"),
+        "the harness dropped it: {typed}"
+    );
 }

@@ -164,7 +164,8 @@ async fn audit(c: &Client, since: Option<i64>, limit: i64, as_json: bool) -> Res
 
 async fn workspaces(c: &Client, cmd: Workspaces, as_json: bool) -> Result<()> {
     use relay_contracts::workspace::{
-        CreateWorkspaceRequest, DeliveryPolicy, ListWorkspacesRequest, SetDeliveryPolicyRequest, Workspace, WorkspaceRef,
+        CreateWorkspaceRequest, DeliveryPolicy, ListWorkspacesRequest, SetDeliveryPolicyRequest, Workspace,
+        WorkspaceRef,
     };
     let row = |w: &Workspace| {
         vec![
@@ -215,7 +216,12 @@ async fn workspaces(c: &Client, cmd: Workspaces, as_json: bool) -> Result<()> {
                     Ok(DeliveryPolicy {
                         default_mode: default_mode.map(|m| parse("default-mode", &m)).transpose()?,
                         allowed_modes: (!allowed_modes.is_empty())
-                            .then(|| allowed_modes.iter().map(|m| parse("allow", m)).collect::<Result<Vec<_>>>())
+                            .then(|| {
+                                allowed_modes
+                                    .iter()
+                                    .map(|m| parse("allow", m))
+                                    .collect::<Result<Vec<_>>>()
+                            })
                             .transpose()?,
                         max_pending_per_agent: max_pending,
                     })

@@ -11,8 +11,8 @@ mod handoff;
 mod keys;
 mod lifecycle;
 mod messages;
-mod prompts;
 pub mod messaging;
+mod prompts;
 mod query;
 mod scope;
 mod snapshot;
@@ -180,10 +180,13 @@ pub async fn serve(nats: async_nats::Client, reg: Registry) -> Result<ServiceHos
     host.serve::<rpc::SessionFork>(scoped(lifecycle::fork)).await?;
     host.serve::<rpc::SessionMerge>(scoped(lifecycle::merge)).await?;
     host.serve::<rpc::SessionCompress>(scoped(compress::compress)).await?;
-    host.serve::<rpc::SessionRequestCompression>(scoped(compress::request)).await?;
-    host.serve::<rpc::SessionObserveClient>(scoped(clients::observe)).await?;
+    host.serve::<rpc::SessionRequestCompression>(scoped(compress::request))
+        .await?;
+    host.serve::<rpc::SessionObserveClient>(scoped(clients::observe))
+        .await?;
     host.serve::<rpc::SessionAgentSwap>(scoped(clients::swap)).await?;
-    host.serve::<rpc::SessionResolveSystemPrompt>(scoped(prompts::resolve)).await?;
+    host.serve::<rpc::SessionResolveSystemPrompt>(scoped(prompts::resolve))
+        .await?;
     host.serve::<rpc::PromptPut>(prompts::put).await?;
     host.serve::<rpc::PromptGet>(prompts::get).await?;
     host.serve::<rpc::PromptList>(prompts::list).await?;

@@ -55,7 +55,9 @@ pub async fn put(reg: Registry, ctx: RequestContext, req: PutPromptRequest) -> R
         return Err(RegistryError::Invalid("name: 1 to 200 characters, not blank".into()));
     }
     if req.system_prompt.chars().count() > 100_000 || req.system_prompt.contains('\0') {
-        return Err(RegistryError::Invalid("systemPrompt: at most 100,000 characters".into()));
+        return Err(RegistryError::Invalid(
+            "systemPrompt: at most 100,000 characters".into(),
+        ));
     }
     let now = relay_bus::now_ms();
     let row: Row = sqlx::query_as(sqlx::AssertSqlSafe(format!(
@@ -122,7 +124,11 @@ fn speaker(agents: &[Agent], lead: Option<&str>) -> Option<Agent> {
         .map(|a| (*a).clone())
 }
 
-pub async fn resolve(reg: Registry, ctx: RequestContext, req: ResolveSystemPromptRequest) -> Result<ResolveSystemPromptResponse> {
+pub async fn resolve(
+    reg: Registry,
+    ctx: RequestContext,
+    req: ResolveSystemPromptRequest,
+) -> Result<ResolveSystemPromptResponse> {
     check_id("sessionId", &req.session_id)?;
     let mut conn = reg.db.acquire().await?;
     let session = store::lock_live(&mut conn, &req.session_id).await?;
