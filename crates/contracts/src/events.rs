@@ -358,7 +358,7 @@ pub const CATALOGUE: &[EventType] = &[
         S002,
         &[("childSessionId", Str), ("parentSessionId", Str), ("result", Any)],
     ),
-    t("session.compressed", S002, &[("sessionId", Str), ("tokensBefore", Num)]),
+    t("session.compressed", S002, &[("sessionId", Str)]),
     t("session.squash", S002, &[("sessionId", Str), ("summaryJson", Str)]),
     t(
         "session.compressionRequested",

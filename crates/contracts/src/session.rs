@@ -1303,6 +1303,8 @@ pub mod events {
         pub result: Value,
     });
     event!(Compressed, "compressed", {
+        /// This event's own id (seed 002), as `session.compress` answers it.
+        pub event_id: String,
         pub session_id: String,
         pub tokens_before: i64,
         pub tokens_after: Option<i64>,

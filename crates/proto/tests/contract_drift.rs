@@ -129,6 +129,39 @@ fn contracts() -> Vec<Contract> {
             success: true,
             handoff: some("handoff"),
         }),
+        contract(PipelineStep {
+            action_id: "summarize".into(),
+            options: Some(json!({"keep": 2}).as_object().unwrap().clone()),
+        }),
+        contract(CompressRequest {
+            session_id: "s1".into(),
+            pipeline: vec![PipelineStep {
+                action_id: "summarize".into(),
+                options: Some(json!({"keep": 2}).as_object().unwrap().clone()),
+            }],
+        }),
+        contract(CompressResponse {
+            context_json: json!({"agents": []}).as_object().unwrap().clone(),
+            event_id: "e1".into(),
+            tokens_before: 190_000,
+            tokens_after: Some(20_000),
+        }),
+        contract(RequestCompressionRequest {
+            session_id: "s1".into(),
+            reason: "critical".into(),
+            source: Some(Source::System),
+            extension_id: some("ext"),
+        }),
+        contract(relay_contracts::prompts::ResolveSystemPromptRequest {
+            session_id: "s1".into(),
+            persona_id: some("reviewer"),
+            profile_id: some("house"),
+        }),
+        contract(relay_contracts::prompts::ResolveSystemPromptResponse {
+            system_prompt: "Be brief.".into(),
+            persona_name: some("Reviewer"),
+            profile_name: some("House rules"),
+        }),
         contract(AbandonRequest {
             child_session_id: "s2".into(),
             parent_session_id: "s1".into(),

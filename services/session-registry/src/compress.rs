@@ -118,10 +118,13 @@ pub async fn compress(reg: Registry, _ctx: RequestContext, req: CompressRequest)
     context.insert("agents".into(), Value::Array(asked));
     context.insert("skipped".into(), Value::Array(skipped));
     context.insert("compressedMessages".into(), json!(compressed.len()));
-    let event_id = change
-        .emit_id(
+    let event_id = store::new_id();
+    change
+        .emit_as(
+            event_id.clone(),
             &session.session_id,
             Compressed {
+                event_id: event_id.clone(),
                 session_id: session.session_id.clone(),
                 tokens_before,
                 tokens_after: None,

@@ -53,24 +53,30 @@ impl Change {
 
     /// Writes a session event: in its session's workspace.
     pub async fn emit<P: EventPayload>(&mut self, session_id: &str, payload: P) -> Result<()> {
-        self.record(None, session_id, payload).await.map(drop)
+        self.record(None, None, session_id, payload).await
     }
 
-    /// Like [`Change::emit`], answering the event's id.
-    pub async fn emit_id<P: EventPayload>(&mut self, session_id: &str, payload: P) -> Result<String> {
-        self.record(None, session_id, payload).await
+    /// Like [`Change::emit`], under an event id the caller chose (one its payload names too).
+    pub async fn emit_as<P: EventPayload>(&mut self, event_id: String, session_id: &str, payload: P) -> Result<()> {
+        self.record(Some(event_id), None, session_id, payload).await
     }
 
     /// Like [`Change::emit`], for a stream that is not a session (a conversation, `#ops`) in
     /// `workspace`.
     pub async fn emit_in<P: EventPayload>(&mut self, workspace: &str, stream: &str, payload: P) -> Result<()> {
-        self.record(Some(workspace), stream, payload).await.map(drop)
+        self.record(None, Some(workspace), stream, payload).await
     }
 
     /// The event row, in `workspace` or else its session's.
-    async fn record<P: EventPayload>(&mut self, workspace: Option<&str>, stream: &str, payload: P) -> Result<String> {
+    async fn record<P: EventPayload>(
+        &mut self,
+        event_id: Option<String>,
+        workspace: Option<&str>,
+        stream: &str,
+        payload: P,
+    ) -> Result<()> {
         let payload = serde_json::to_value(&payload).map_err(|e| RegistryError::Invalid(e.to_string()))?;
-        let (event_id, ts) = (new_id(), now_ms());
+        let (event_id, ts) = (event_id.unwrap_or_else(new_id), now_ms());
         let seq: i64 = sqlx::query_scalar(
             "INSERT INTO registry_events (event_id, session_id, type, ts, payload, traceparent, workspace)
              VALUES ($1, $2, $3, $4, $5, $6,
@@ -87,14 +93,14 @@ impl Change {
         .fetch_one(&mut *self.tx)
         .await?;
         self.events.push(SessionEvent {
-            event_id: event_id.clone(),
+            event_id,
             session_id: stream.to_string(),
             timestamp: ts,
             event_type: P::TYPE.to_string(),
             payload,
             seq: Some(seq),
         });
-        Ok(event_id)
+        Ok(())
     }
 
     /// Hands the stored message and its deliveries (`delivery_ids` in target order, as

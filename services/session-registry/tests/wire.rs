@@ -41,6 +41,7 @@ const NO_REQUIRED_FIELDS: &[&str] = &[
     rpc::ChannelList::SUBJECT,
     rpc::ActionList::SUBJECT,
     rpc::ConsensusList::SUBJECT,
+    rpc::PromptList::SUBJECT,
 ];
 
 async fn raw(m: &Mesh, subject: &str, body: &[u8]) -> async_nats::Message {
