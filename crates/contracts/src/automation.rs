@@ -187,15 +187,11 @@ pub struct ReplayRequest {
 #[skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[serde(
-    tag = "kind",
-    rename_all = "camelCase",
-    rename_all_fields = "camelCase",
-    deny_unknown_fields
-)]
+#[serde(tag = "kind", rename_all = "camelCase", deny_unknown_fields)]
 pub enum ScheduleAction {
     /// `session.sendMessage` to a session (each run a message id of its own, so a run retried
     /// after a crash is sent once).
+    #[serde(rename_all = "camelCase")]
     SendMessage {
         #[cfg_attr(feature = "openapi", schema(max_length = 256))]
         session_id: String,
@@ -215,6 +211,7 @@ pub enum ScheduleAction {
         deadline: Option<String>,
     },
     /// A relay message (`message.send`) to `@handle`, `#channel` or a list of handles.
+    #[serde(rename_all = "camelCase")]
     Message {
         to: To,
         #[cfg_attr(feature = "openapi", schema(min_length = 1, max_length = 32000))]
@@ -223,6 +220,7 @@ pub enum ScheduleAction {
         mode: Option<DeliveryMode>,
     },
     /// A new session with an agent (`cli`) given `task`.
+    #[serde(rename_all = "camelCase")]
     Spawn {
         #[cfg_attr(feature = "openapi", schema(max_length = 64))]
         cli: String,

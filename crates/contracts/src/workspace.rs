@@ -18,9 +18,9 @@ pub struct DeliveryPolicy {
     /// Every mode when absent; the default mode is always allowed.
     #[cfg_attr(feature = "openapi", schema(min_items = 1, max_items = 5))]
     pub allowed_modes: Option<Vec<DeliveryMode>>,
-    /// No cap when absent.
-    #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 1000000))]
-    pub max_pending_per_agent: Option<i64>,
+    /// No cap when absent; a whole number.
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<i64>, minimum = 1, maximum = 1000000))]
+    pub max_pending_per_agent: Option<f64>,
 }
 
 impl DeliveryPolicy {
@@ -37,7 +37,7 @@ impl DeliveryPolicy {
                 names.join(", ")
             ));
         }
-        match self.max_pending_per_agent {
+        match self.max_pending_per_agent.map(|m| m as i64) {
             Some(max) if pending >= max => Some(format!(
                 "workspace policy: the agent already has {pending} deliveries waiting, the most workspace {workspace} allows (maxPendingPerAgent {max})"
             )),

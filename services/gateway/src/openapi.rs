@@ -99,6 +99,12 @@ pub fn json() -> String {
     schemas["InvokeRequest"]["properties"]["input"] = serde_json::json!({
         "type": ["object", "null"], "description": "Checked against the action's input schema; `{}` when absent.",
         "propertyNames": { "pattern": NO_NUL }, "additionalProperties": { "$ref": "#/components/schemas/NoNulJson" } });
+    // Free-form objects stored as given: no NUL in them either.
+    for (schema, field) in [("PipelineStep", "options"), ("ClientObservation", "payload")] {
+        schemas[schema]["properties"][field] = serde_json::json!({
+            "type": ["object", "null"], "propertyNames": { "pattern": NO_NUL },
+            "additionalProperties": { "$ref": "#/components/schemas/NoNulJson" } });
+    }
     // A question and its options are not blank; options are distinct.
     let text = |most: usize| serde_json::json!({ "type": "string", "minLength": 1, "maxLength": most, "pattern": ID });
     schemas["ProposeRequest"]["properties"]["question"] = text(4000);

@@ -599,8 +599,9 @@ pub struct SendMessage {
 pub struct Sent {
     pub success: bool,
     pub message_id: String,
-    /// Empty while a `deliverAt` message is held.
-    pub turn_id: String,
+    /// Absent while a `deliverAt` message is held.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub turn_id: Option<String>,
     pub delivery_ids: Option<Vec<String>>,
     /// With `deliverAt`: the schedule holding it (`GET /schedules/{id}`).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -630,7 +631,7 @@ async fn send_message(State(s): State<AppState>, Path(id): Path<String>, Json(re
     Ok(Json(Sent {
         success: true,
         message_id: r.message_id,
-        turn_id: r.turn_id,
+        turn_id: (!r.turn_id.is_empty()).then_some(r.turn_id),
         delivery_ids: r.delivery_ids,
         schedule_id: r.schedule_id,
     }))

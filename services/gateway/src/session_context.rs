@@ -46,7 +46,7 @@ pub struct AskCompression {
     pub extension_id: Option<String>,
 }
 
-#[utoipa::path(post, path = "/sessions/{id}/request-compression", tag = "sessions", params(("id" = String, Path, description = "Session id")), request_body = AskCompression, responses((status = 200, description = "session.compressionRequested is in the log", body = SuccessResponse), (status = 404, description = "Not found", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 403, description = "A viewer key", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
+#[utoipa::path(post, path = "/sessions/{id}/request-compression", tag = "sessions", params(("id" = String, Path, description = "Session id")), request_body = AskCompression, responses((status = 200, description = "session.compressionRequested is in the log", body = SuccessResponse), (status = 404, description = "Not found", body = WireError), (status = 409, description = "The session was purged", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 403, description = "A viewer key", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
 pub async fn request_compression(
     State(s): State<AppState>,
     Path(session_id): Path<String>,
@@ -79,7 +79,7 @@ pub struct PromptQuery {
     pub profile_id: Option<String>,
 }
 
-#[utoipa::path(get, path = "/sessions/{id}/system-prompt", tag = "sessions", params(("id" = String, Path, description = "Session id"), PromptQuery), responses((status = 200, description = "The profile's prompt, then the persona's", body = ResolveSystemPromptResponse), (status = 404, description = "No such session, or no such persona or profile named in the query", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
+#[utoipa::path(get, path = "/sessions/{id}/system-prompt", tag = "sessions", params(("id" = String, Path, description = "Session id"), PromptQuery), responses((status = 200, description = "The profile's prompt, then the persona's", body = ResolveSystemPromptResponse), (status = 404, description = "No such session, or no such persona or profile named in the query", body = WireError), (status = 409, description = "The session was purged", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
 pub async fn system_prompt(
     State(s): State<AppState>,
     Path(session_id): Path<String>,
@@ -179,7 +179,7 @@ pub struct ClientObservation {
     pub payload: Option<serde_json::Map<String, serde_json::Value>>,
 }
 
-#[utoipa::path(post, path = "/sessions/{id}/client", tag = "sessions", params(("id" = String, Path, description = "Session id")), request_body = ClientObservation, responses((status = 200, description = "Recorded; `changed` when the canonical account differs from the last one (session.clientAccount.changed)", body = ObserveClientResponse), (status = 404, description = "Not found", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 403, description = "A viewer key", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
+#[utoipa::path(post, path = "/sessions/{id}/client", tag = "sessions", params(("id" = String, Path, description = "Session id")), request_body = ClientObservation, responses((status = 200, description = "Recorded; `changed` when the canonical account differs from the last one (session.clientAccount.changed)", body = ObserveClientResponse), (status = 404, description = "Not found", body = WireError), (status = 409, description = "The session was purged", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 403, description = "A viewer key", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
 pub async fn observe_client(
     State(s): State<AppState>,
     Path(session_id): Path<String>,
@@ -207,7 +207,7 @@ pub struct Swap {
     pub cwd: Option<String>,
 }
 
-#[utoipa::path(post, path = "/sessions/{id}/agents/{agentId}/swap", tag = "sessions", params(("id" = String, Path, description = "Session id"), ("agentId" = String, Path, description = "Agent id")), request_body = Swap, responses((status = 200, description = "Changed (session.connectorSwap.editRequested), or already so", body = SuccessResponse), (status = 404, description = "No such session or agent", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 403, description = "A viewer key", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
+#[utoipa::path(post, path = "/sessions/{id}/agents/{agentId}/swap", tag = "sessions", params(("id" = String, Path, description = "Session id"), ("agentId" = String, Path, description = "Agent id")), request_body = Swap, responses((status = 200, description = "Changed (session.connectorSwap.editRequested), or already so", body = SuccessResponse), (status = 404, description = "No such session or agent", body = WireError), (status = 409, description = "The session was purged", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 403, description = "A viewer key", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
 pub async fn swap_agent(
     State(s): State<AppState>,
     Path((session_id, agent_id)): Path<(String, String)>,

@@ -158,6 +158,9 @@ pub async fn request(reg: Registry, _ctx: RequestContext, req: RequestCompressio
     if req.reason.trim().is_empty() || req.reason.chars().count() > 1000 || req.reason.contains('\0') {
         return Err(RegistryError::Invalid("reason: 1 to 1000 characters, not blank".into()));
     }
+    if let Some(x) = &req.extension_id {
+        check_id("extensionId", x)?;
+    }
     let mut change = Change::begin(&reg).await?;
     store::lock_live(change.conn(), &req.session_id).await?;
     change

@@ -30,6 +30,18 @@ fn from_row((kind, id, name, system_prompt, created_at, updated_at): Row) -> Pro
     }
 }
 
+/// A persona's or profile's id: letters, digits, `_`, `.`, `:`, `-`.
+fn check_prompt_id(field: &str, id: &str) -> Result<()> {
+    let ok = !id.is_empty() && id.len() <= 128 && id.bytes().all(|b| b.is_ascii_alphanumeric() || b"_.:-".contains(&b));
+    if ok {
+        Ok(())
+    } else {
+        Err(RegistryError::Invalid(format!(
+            "{field} {id:?}: 1 to 128 letters, digits, '_', '.', ':' or '-'"
+        )))
+    }
+}
+
 fn not_found(kind: PromptKind, id: &str) -> RegistryError {
     RegistryError::NotFound {
         what: kind.as_str(),
@@ -50,7 +62,7 @@ async fn find(reg: &Registry, workspace: &str, kind: PromptKind, id: &str) -> Re
 }
 
 pub async fn put(reg: Registry, ctx: RequestContext, req: PutPromptRequest) -> Result<Prompt> {
-    check_id("id", &req.id)?;
+    check_prompt_id("id", &req.id)?;
     if req.name.trim().is_empty() || req.name.chars().count() > 200 || req.name.contains('\0') {
         return Err(RegistryError::Invalid("name: 1 to 200 characters, not blank".into()));
     }
@@ -79,7 +91,7 @@ pub async fn put(reg: Registry, ctx: RequestContext, req: PutPromptRequest) -> R
 }
 
 pub async fn get(reg: Registry, ctx: RequestContext, req: PromptRef) -> Result<Prompt> {
-    check_id("id", &req.id)?;
+    check_prompt_id("id", &req.id)?;
     find(&reg, &ctx.workspace, req.kind, &req.id)
         .await?
         .ok_or_else(|| not_found(req.kind, &req.id))
@@ -100,7 +112,7 @@ pub async fn list(reg: Registry, ctx: RequestContext, req: ListPromptsRequest) -
 }
 
 pub async fn delete(reg: Registry, ctx: RequestContext, req: PromptRef) -> Result<PromptDeleted> {
-    check_id("id", &req.id)?;
+    check_prompt_id("id", &req.id)?;
     let n = sqlx::query("DELETE FROM registry_prompts WHERE workspace = $1 AND kind = $2 AND prompt_id = $3")
         .bind(&ctx.workspace)
         .bind(req.kind.as_str())

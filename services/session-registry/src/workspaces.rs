@@ -39,13 +39,16 @@ impl From<Row> for Workspace {
 fn check_policy(p: &Option<DeliveryPolicy>) -> Result<()> {
     let Some(p) = p else { return Ok(()) };
     if let Some(allowed) = &p.allowed_modes {
-        if allowed.is_empty() {
+        if allowed.is_empty() || allowed.len() > 5 {
             return Err(RegistryError::Invalid(
-                "deliveryPolicy.allowedModes: at least one mode (leave it out for all)".into(),
+                "deliveryPolicy.allowedModes: 1 to 5 modes (leave it out for all)".into(),
             ));
         }
     }
-    if p.max_pending_per_agent.is_some_and(|m| !(1..=1_000_000).contains(&m)) {
+    if p
+        .max_pending_per_agent
+        .is_some_and(|m| m.fract() != 0.0 || !(1.0..=1_000_000.0).contains(&m))
+    {
         return Err(RegistryError::Invalid(
             "deliveryPolicy.maxPendingPerAgent: 1 to 1000000".into(),
         ));
