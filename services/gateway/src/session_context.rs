@@ -111,11 +111,11 @@ async fn put(s: &AppState, kind: PromptKind, id: String, body: &Bytes) -> Result
         name,
         system_prompt,
     };
-    Ok(call::<rpc::PromptPut>(s, &req).await?)
+    call::<rpc::PromptPut>(s, &req).await
 }
 
 async fn list(s: &AppState, kind: PromptKind) -> Result<PromptList, ApiError> {
-    Ok(call::<rpc::PromptList>(s, &ListPromptsRequest { kind: Some(kind) }).await?)
+    call::<rpc::PromptList>(s, &ListPromptsRequest { kind: Some(kind) }).await
 }
 
 macro_rules! prompt_routes {

@@ -38,15 +38,12 @@ impl From<Row> for Workspace {
 
 fn check_policy(p: &Option<DeliveryPolicy>) -> Result<()> {
     let Some(p) = p else { return Ok(()) };
-    if let Some(allowed) = &p.allowed_modes {
-        if allowed.is_empty() || allowed.len() > 5 {
-            return Err(RegistryError::Invalid(
-                "deliveryPolicy.allowedModes: 1 to 5 modes (leave it out for all)".into(),
-            ));
-        }
+    if p.allowed_modes.as_ref().is_some_and(|a| a.is_empty() || a.len() > 5) {
+        return Err(RegistryError::Invalid(
+            "deliveryPolicy.allowedModes: 1 to 5 modes (leave it out for all)".into(),
+        ));
     }
-    if p
-        .max_pending_per_agent
+    if p.max_pending_per_agent
         .is_some_and(|m| m.fract() != 0.0 || !(1.0..=1_000_000.0).contains(&m))
     {
         return Err(RegistryError::Invalid(
