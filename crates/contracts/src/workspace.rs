@@ -18,9 +18,10 @@ pub struct DeliveryPolicy {
     /// Every mode when absent; the default mode is always allowed.
     #[cfg_attr(feature = "openapi", schema(min_items = 1, max_items = 5))]
     pub allowed_modes: Option<Vec<DeliveryMode>>,
-    /// No cap when absent; a whole number.
-    #[cfg_attr(feature = "openapi", schema(value_type = Option<i64>, minimum = 1, maximum = 1000000))]
-    pub max_pending_per_agent: Option<f64>,
+    /// No cap when absent.
+    #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 1000000))]
+    #[serde(default, deserialize_with = "whole_number")]
+    pub max_pending_per_agent: Option<i64>,
 }
 
 impl DeliveryPolicy {
@@ -37,7 +38,7 @@ impl DeliveryPolicy {
                 names.join(", ")
             ));
         }
-        match self.max_pending_per_agent.map(|m| m as i64) {
+        match self.max_pending_per_agent {
             Some(max) if pending >= max => Some(format!(
                 "workspace policy: the agent already has {pending} deliveries waiting, the most workspace {workspace} allows (maxPendingPerAgent {max})"
             )),
@@ -101,4 +102,16 @@ pub struct ListWorkspacesRequest {}
 #[serde(rename_all = "camelCase")]
 pub struct WorkspaceList {
     pub workspaces: Vec<Workspace>,
+}
+
+/// A JSON integer, also when written with a zero fraction (`2.0`), as JSON Schema's `integer`
+/// allows.
+fn whole_number<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<i64>, D::Error> {
+    let n: Option<f64> = Option::deserialize(d)?;
+    match n {
+        Some(n) if n.fract() != 0.0 || n.abs() > 9.0e15 => {
+            Err(serde::de::Error::custom(format!("{n} is not a whole number")))
+        }
+        n => Ok(n.map(|n| n as i64)),
+    }
 }

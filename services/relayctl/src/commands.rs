@@ -223,7 +223,7 @@ async fn workspaces(c: &Client, cmd: Workspaces, as_json: bool) -> Result<()> {
                                     .collect::<Result<Vec<_>>>()
                             })
                             .transpose()?,
-                        max_pending_per_agent: max_pending.map(|m| m as f64),
+                        max_pending_per_agent: max_pending,
                     })
                 })
                 .transpose()?;

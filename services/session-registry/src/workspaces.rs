@@ -43,9 +43,7 @@ fn check_policy(p: &Option<DeliveryPolicy>) -> Result<()> {
             "deliveryPolicy.allowedModes: 1 to 5 modes (leave it out for all)".into(),
         ));
     }
-    if p.max_pending_per_agent
-        .is_some_and(|m| m.fract() != 0.0 || !(1.0..=1_000_000.0).contains(&m))
-    {
+    if p.max_pending_per_agent.is_some_and(|m| !(1..=1_000_000).contains(&m)) {
         return Err(RegistryError::Invalid(
             "deliveryPolicy.maxPendingPerAgent: 1 to 1000000".into(),
         ));
