@@ -164,6 +164,75 @@ async fn a_one_time_schedule_sends_its_message_at_its_time_and_is_done() {
 }
 
 #[tokio::test]
+async fn a_message_sent_with_deliver_at_is_held_then_sent_under_the_id_it_was_promised() {
+    let w = world(1).await;
+    let session = w.new_session().await;
+    let at = now_ms() + 1500;
+    let sent = expect_ok(
+        &w.client,
+        "session.sendMessage",
+        json!({"sessionId": session, "message": "held for later", "deliverAt": at}),
+    )
+    .await;
+    let schedule = sent["scheduleId"].as_str().unwrap().to_string();
+    let promised = sent["messageId"].as_str().unwrap().to_string();
+    assert_eq!(sent["turnId"], "", "no turn until it is sent: {sent}");
+    assert!(w.messages(&session).await.is_empty(), "held, not stored in the session yet");
+    let s = expect_ok(&w.client, "schedule.get", json!({"scheduleId": schedule})).await;
+    assert_eq!(s["at"], at, "{s}");
+
+    let message = wait_for(|| async {
+        w.messages(&session)
+            .await
+            .into_iter()
+            .find(|m| m["messageId"] == promised.as_str())
+    })
+    .await;
+    assert_eq!(message["contentText"], "held for later");
+    assert!(message["timestamp"].as_i64().unwrap() >= at, "{message}");
+    // Only plain text to the session's agents can wait.
+    expect_err(
+        &w.client,
+        "session.sendMessage",
+        json!({"sessionId": session, "message": {"blocks": [{"type": "text", "text": "x"}]}, "deliverAt": at}),
+        "invalid_request",
+    )
+    .await;
+    expect_err(
+        &w.client,
+        "session.sendMessage",
+        json!({"sessionId": "nope", "message": "x", "deliverAt": at}),
+        "not_found",
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn a_schedule_sends_a_relay_message_to_an_agent_by_handle() {
+    let w = world(1).await;
+    let r = expect_ok(&w.client, "session.create", json!({})).await;
+    let session = r["sessionId"].as_str().unwrap();
+    let agent = json!({"sessionId": session, "agent": {"kind": "persona", "personaId": "p-1"}, "handle": "bob"});
+    expect_ok(&w.client, "session.agent.attach", agent).await;
+    let s = expect_ok(
+        &w.client,
+        "schedule.create",
+        json!({"at": now_ms(), "action": {"kind": "message", "to": "@bob", "text": "standup in 5"}}),
+    )
+    .await;
+    let id = s["scheduleId"].as_str().unwrap().to_string();
+    let done = wait_for(|| async {
+        let s = expect_ok(&w.client, "schedule.get", json!({"scheduleId": id})).await;
+        (s["status"] == "done").then_some(s)
+    })
+    .await;
+    assert_eq!(done["lastRun"]["ok"], true, "{done}");
+    let message_id = done["lastRun"]["result"]["messageId"].as_str().unwrap();
+    let m = expect_ok(&w.client, "message.get", json!({"messageId": message_id})).await;
+    assert_eq!(m["text"], "standup in 5", "{m}");
+}
+
+#[tokio::test]
 async fn runs_missed_while_the_service_was_down_are_made_up_once() {
     let mut w = world(1).await;
     let session = w.new_session().await;
