@@ -177,7 +177,10 @@ async fn a_message_sent_with_deliver_at_is_held_then_sent_under_the_id_it_was_pr
     let schedule = sent["scheduleId"].as_str().unwrap().to_string();
     let promised = sent["messageId"].as_str().unwrap().to_string();
     assert_eq!(sent["turnId"], "", "no turn until it is sent: {sent}");
-    assert!(w.messages(&session).await.is_empty(), "held, not stored in the session yet");
+    assert!(
+        w.messages(&session).await.is_empty(),
+        "held, not stored in the session yet"
+    );
     let s = expect_ok(&w.client, "schedule.get", json!({"scheduleId": schedule})).await;
     assert_eq!(s["at"], at, "{s}");
 
