@@ -70,6 +70,7 @@ pub struct CreateWorkspaceRequest {
     pub name: String,
     #[cfg_attr(feature = "openapi", schema(max_length = 200, pattern = "^[^\\u0000]*$"))]
     pub display_name: Option<String>,
+    #[serde(default, deserialize_with = "object_or_null")]
     pub delivery_policy: Option<DeliveryPolicy>,
 }
 
@@ -80,6 +81,7 @@ pub struct CreateWorkspaceRequest {
 pub struct SetDeliveryPolicyRequest {
     #[cfg_attr(feature = "openapi", schema(pattern = "^[A-Za-z0-9_-]{1,64}$"))]
     pub name: String,
+    #[serde(default, deserialize_with = "object_or_null")]
     pub delivery_policy: Option<DeliveryPolicy>,
 }
 
@@ -113,5 +115,14 @@ fn whole_number<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<i64>, D
             Err(serde::de::Error::custom(format!("{n} is not a whole number")))
         }
         n => Ok(n.map(|n| n as i64)),
+    }
+}
+
+/// A policy is a JSON object (or null): serde would also read a struct from an array.
+fn object_or_null<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<DeliveryPolicy>, D::Error> {
+    match Option::<serde_json::Value>::deserialize(d)? {
+        None | Some(serde_json::Value::Null) => Ok(None),
+        Some(v @ serde_json::Value::Object(_)) => serde_json::from_value(v).map(Some).map_err(serde::de::Error::custom),
+        Some(_) => Err(serde::de::Error::custom("deliveryPolicy must be an object")),
     }
 }
