@@ -63,20 +63,34 @@ async fn run(outbox: Outbox, db: PgPool, nats: async_nats::Client, wake: Arc<Not
 /// Runs `step` forever: again at once while it made progress, when `wake` is poked or after
 /// 1 s once it found nothing, and after a backoff (200 ms doubling to 2 s, reset by progress)
 /// when it failed, logging `what`. The loop of every outbox relay.
-pub async fn drain_forever<E, F, Fut>(wake: &Notify, what: &str, mut step: F)
+pub async fn drain_forever<E, F, Fut>(wake: &Notify, what: &str, step: F)
 where
     E: std::fmt::Display,
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = Result<bool, E>>,
+{
+    repeat(wake, what, step, || async { Duration::from_secs(1) }).await
+}
+
+/// [`drain_forever`], waiting what `idle` says once a step found nothing (until the next item
+/// falls due, say) instead of 1 s.
+pub async fn repeat<E, F, Fut, I, IFut>(wake: &Notify, what: &str, mut step: F, mut idle: I)
+where
+    E: std::fmt::Display,
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<bool, E>>,
+    I: FnMut() -> IFut,
+    IFut: std::future::Future<Output = Duration>,
 {
     let mut backoff = Duration::from_millis(200);
     loop {
         match step().await {
             Ok(true) => backoff = Duration::from_millis(200),
             Ok(false) => {
+                let wait = idle().await;
                 tokio::select! {
                     _ = wake.notified() => {}
-                    _ = tokio::time::sleep(Duration::from_secs(1)) => {}
+                    _ = tokio::time::sleep(wait) => {}
                 }
             }
             Err(e) => {

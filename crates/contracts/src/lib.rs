@@ -31,6 +31,12 @@ pub use rpc::Rpc;
 /// characters (so at most 1 KiB of UTF-8); longer ones are `invalid_request`.
 pub const MAX_ID_CHARS: usize = 256;
 
+/// Whether `id` is a name-like id a client chooses (a webhook, schedule, persona or profile
+/// id): `^[A-Za-z0-9_.:-]{1,128}$`, as the OpenAPI document says.
+pub fn is_name_id(id: &str) -> bool {
+    !id.is_empty() && id.len() <= 128 && id.bytes().all(|b| b.is_ascii_alphanumeric() || b"_.:-".contains(&b))
+}
+
 /// Whether `id` is longer than [`MAX_ID_CHARS`].
 pub fn id_too_long(id: &str) -> bool {
     // Cheap first: fewer bytes than the limit cannot be more characters.

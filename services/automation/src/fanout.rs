@@ -39,24 +39,14 @@ pub async fn run(a: Automation) {
         vec!["event.committed.>".into()],
         wake.clone(),
     ));
-    let mut backoff = Duration::from_millis(200);
-    loop {
-        match step(&a).await {
-            Ok(true) => backoff = Duration::from_millis(200),
-            Ok(false) => {
-                backoff = Duration::from_millis(200);
-                tokio::select! {
-                    _ = wake.notified() => {}
-                    _ = tokio::time::sleep(Duration::from_millis(a.webhooks.poll_interval_ms)) => {}
-                }
-            }
-            Err(e) => {
-                tracing::warn!(error = %e, retry_in = ?backoff, "cannot read the event log for webhooks yet");
-                tokio::time::sleep(backoff).await;
-                backoff = (backoff * 2).min(Duration::from_secs(5));
-            }
-        }
-    }
+    let poll = Duration::from_millis(a.webhooks.poll_interval_ms);
+    relay_bus::outbox::repeat(
+        &wake,
+        "cannot read the event log for webhooks yet",
+        || step(&a),
+        || async move { poll },
+    )
+    .await
 }
 
 /// Queues the next page; whether it was full (more may be waiting).

@@ -26,37 +26,22 @@ use sqlx::types::Json;
 use std::time::Duration;
 
 pub async fn run(a: Automation) {
-    let mut backoff = Duration::from_millis(200);
-    loop {
-        match fire_one(&a).await {
-            Ok(true) => backoff = Duration::from_millis(200),
-            Ok(false) => {
-                backoff = Duration::from_millis(200);
-                let wait = until_next_due(&a).await;
-                tokio::select! {
-                    _ = a.fire.notified() => {}
-                    _ = tokio::time::sleep(wait) => {}
-                }
-            }
-            Err(e) => {
-                tracing::warn!(error = %e, retry_in = ?backoff, "cannot fire schedules yet");
-                tokio::time::sleep(backoff).await;
-                backoff = (backoff * 2).min(Duration::from_secs(5));
-            }
-        }
-    }
+    relay_bus::outbox::repeat(
+        &a.fire,
+        "cannot fire schedules yet",
+        || fire_one(&a),
+        || until_next_due(&a),
+    )
+    .await
 }
 
+/// How long until the earliest active schedule is due, at most the poll interval.
 async fn until_next_due(a: &Automation) -> Duration {
-    let poll = Duration::from_millis(a.schedules.poll_interval_ms);
     let next: Option<i64> = sqlx::query_scalar("SELECT min(next_run_at) FROM schedules WHERE status = 'active'")
         .fetch_one(&a.db)
         .await
         .unwrap_or(None);
-    match next {
-        Some(at) => Duration::from_millis((at - relay_bus::now_ms()).clamp(0, poll.as_millis() as i64) as u64),
-        None => poll,
-    }
+    crate::wait_until(next, a.schedules.poll_interval_ms)
 }
 
 type Due = (

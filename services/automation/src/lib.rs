@@ -233,6 +233,22 @@ pub(crate) async fn emit(
     Ok(())
 }
 
+/// How long to wait for something due at `next` (Unix ms), at most `poll_ms`.
+pub(crate) fn wait_until(next: Option<i64>, poll_ms: u64) -> std::time::Duration {
+    let wait = next.map_or(poll_ms as i64, |at| (at - relay_bus::now_ms()).clamp(0, poll_ms as i64));
+    std::time::Duration::from_millis(wait as u64)
+}
+
+/// The page size of a log (`limit`, 1 to 500, 50 by default).
+pub(crate) fn page_limit(limit: Option<i64>) -> error::Result<i64> {
+    let limit = limit.unwrap_or(50);
+    if (1..=500).contains(&limit) {
+        Ok(limit)
+    } else {
+        Err(AutomationError::Invalid(format!("limit {limit}: 1 to 500")))
+    }
+}
+
 /// A new id: a v7 UUID, time-ordered.
 pub(crate) fn new_id(prefix: &str) -> String {
     format!("{prefix}_{}", uuid::Uuid::now_v7().simple())
@@ -240,8 +256,7 @@ pub(crate) fn new_id(prefix: &str) -> String {
 
 /// Checks an id a client chose.
 pub(crate) fn check_id(field: &str, id: &str) -> error::Result<()> {
-    let ok = !id.is_empty() && id.len() <= 128 && id.bytes().all(|b| b.is_ascii_alphanumeric() || b"_.:-".contains(&b));
-    if ok {
+    if relay_contracts::is_name_id(id) {
         Ok(())
     } else {
         Err(AutomationError::Invalid(format!(

@@ -26,30 +26,17 @@ enum Outcome {
 }
 
 pub async fn run(a: Automation) {
-    let mut backoff = Duration::from_millis(200);
-    loop {
-        match round(&a).await {
-            Ok(0) => {
-                backoff = Duration::from_millis(200);
-                let wait = until_next_due(&a).await;
-                tokio::select! {
-                    _ = a.post.notified() => {}
-                    _ = tokio::time::sleep(wait) => {}
-                }
-            }
-            Ok(_) => backoff = Duration::from_millis(200),
-            Err(e) => {
-                tracing::warn!(error = %e, retry_in = ?backoff, "cannot post webhooks yet");
-                tokio::time::sleep(backoff).await;
-                backoff = (backoff * 2).min(Duration::from_secs(5));
-            }
-        }
-    }
+    relay_bus::outbox::repeat(
+        &a.post,
+        "cannot post webhooks yet",
+        || async { Ok::<_, crate::AutomationError>(round(&a).await? > 0) },
+        || until_next_due(&a),
+    )
+    .await
 }
 
 /// How long until the earliest pending delivery is due, at most the poll interval.
 async fn until_next_due(a: &Automation) -> Duration {
-    let poll = Duration::from_millis(a.webhooks.poll_interval_ms);
     let next: Option<i64> = sqlx::query_scalar(
         "SELECT min(d.next_attempt_at) FROM webhook_deliveries d
          JOIN webhook_subscriptions s ON s.webhook_id = d.webhook_id
@@ -58,10 +45,7 @@ async fn until_next_due(a: &Automation) -> Duration {
     .fetch_one(&a.db)
     .await
     .unwrap_or(None);
-    match next {
-        Some(at) => Duration::from_millis((at - relay_bus::now_ms()).clamp(0, poll.as_millis() as i64) as u64),
-        None => poll,
-    }
+    crate::wait_until(next, a.webhooks.poll_interval_ms)
 }
 
 /// Leases and posts the due deliveries; how many.

@@ -333,10 +333,7 @@ pub async fn delete(a: Automation, ctx: RequestContext, req: ScheduleRef) -> Res
 
 pub async fn runs(a: Automation, ctx: RequestContext, req: ScheduleRunsRequest) -> Result<ScheduleRunList> {
     check_id("scheduleId", &req.schedule_id)?;
-    let limit = req.limit.unwrap_or(50);
-    if !(1..=500).contains(&limit) {
-        return Err(AutomationError::Invalid(format!("limit {limit}: 1 to 500")));
-    }
+    let limit = crate::page_limit(req.limit)?;
     find(&a, &ctx, &req.schedule_id).await?;
     let rows: Vec<(i64, i64, bool, serde_json::Value)> = sqlx::query_as(
         "SELECT due_at, fired_at, ok, result FROM schedule_runs WHERE schedule_id = $1 ORDER BY due_at DESC LIMIT $2",

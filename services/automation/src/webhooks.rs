@@ -258,10 +258,7 @@ pub async fn deliveries(
     req: WebhookDeliveriesRequest,
 ) -> Result<WebhookDeliveryList> {
     check_id("webhookId", &req.webhook_id)?;
-    let limit = req.limit.unwrap_or(50);
-    if !(1..=500).contains(&limit) {
-        return Err(AutomationError::Invalid(format!("limit {limit}: 1 to 500")));
-    }
+    let limit = crate::page_limit(req.limit)?;
     find(&a, &ctx, &req.webhook_id).await?;
     let rows: Vec<DeliveryRow> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
         "SELECT {DELIVERY_COLUMNS} FROM webhook_deliveries d

@@ -5,21 +5,12 @@
 
 use crate::Registry;
 use crate::error::{RegistryError, Result};
-use crate::lifecycle::check_id;
+use crate::lifecycle::{check_id, check_text};
 use crate::store::{self, Change, now_ms};
 use relay_contracts::RequestContext;
 use relay_contracts::session::events::{ClientAccountChanged, ConnectorSwapEditRequested};
 use relay_contracts::session::*;
 use serde_json::{Value, json};
-
-fn check_text(field: &str, text: &str, most: usize) -> Result<()> {
-    if text.trim().is_empty() || text.chars().count() > most || text.contains('\0') {
-        return Err(RegistryError::Invalid(format!(
-            "{field}: 1 to {most} characters, not blank"
-        )));
-    }
-    Ok(())
-}
 
 pub async fn observe(reg: Registry, _ctx: RequestContext, req: ObserveClientRequest) -> Result<ObserveClientResponse> {
     check_id("sessionId", &req.session_id)?;

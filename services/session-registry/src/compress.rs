@@ -7,7 +7,7 @@
 use crate::Registry;
 use crate::agents::is_attached;
 use crate::error::{RegistryError, Result};
-use crate::lifecycle::check_id;
+use crate::lifecycle::{check_id, check_text};
 use crate::messages::{Post, post};
 use crate::store::{self, Change};
 use relay_contracts::RequestContext;
@@ -49,11 +49,7 @@ pub async fn compress(reg: Registry, _ctx: RequestContext, req: CompressRequest)
         return Err(RegistryError::Invalid(format!("pipeline: 1 to {MAX_STEPS} steps")));
     }
     for (i, step) in req.pipeline.iter().enumerate() {
-        if step.action_id.trim().is_empty() || step.action_id.chars().count() > 128 {
-            return Err(RegistryError::Invalid(format!(
-                "pipeline[{i}].actionId: 1 to 128 characters, not blank"
-            )));
-        }
+        check_text(&format!("pipeline[{i}].actionId"), &step.action_id, 128)?;
     }
     let tokens_before = tokens_now(&reg, &req.session_id).await;
     let mut change = Change::begin(&reg).await?;
@@ -155,9 +151,7 @@ pub async fn compress(reg: Registry, _ctx: RequestContext, req: CompressRequest)
 
 pub async fn request(reg: Registry, _ctx: RequestContext, req: RequestCompressionRequest) -> Result<SuccessResponse> {
     check_id("sessionId", &req.session_id)?;
-    if req.reason.trim().is_empty() || req.reason.chars().count() > 1000 || req.reason.contains('\0') {
-        return Err(RegistryError::Invalid("reason: 1 to 1000 characters, not blank".into()));
-    }
+    check_text("reason", &req.reason, 1000)?;
     if let Some(x) = &req.extension_id {
         check_id("extensionId", x)?;
     }

@@ -6,6 +6,7 @@
 use crate::Registry;
 use crate::agents::is_attached;
 use crate::error::{RegistryError, Result};
+use crate::lifecycle::check_text;
 use crate::messaging::{addressees, caller_name};
 use crate::store::{self, Change, new_id, now_ms};
 use relay_contracts::consensus::*;
@@ -14,15 +15,6 @@ use relay_contracts::session::events::{ConsensusProposed, ConsensusResolved, Con
 use relay_contracts::{Caller, RequestContext};
 use sqlx::PgConnection;
 use sqlx::types::Json;
-
-fn check_text(field: &str, text: &str, most: usize) -> Result<()> {
-    if text.trim().is_empty() || text.chars().count() > most || text.contains('\0') {
-        return Err(RegistryError::Invalid(format!(
-            "{field}: 1 to {most} characters, not blank, without NUL"
-        )));
-    }
-    Ok(())
-}
 
 /// The stream its events go to: the channel it was put to (its SSE follows it), else its own.
 fn stream(p: &Proposal) -> String {

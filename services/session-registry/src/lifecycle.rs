@@ -20,6 +20,17 @@ pub(crate) fn check_id(field: &str, id: &str) -> Result<()> {
     Ok(())
 }
 
+/// A text a person or agent writes (a question, a name, a reason): not blank, at most `most`
+/// characters, without NUL.
+pub(crate) fn check_text(field: &str, text: &str, most: usize) -> Result<()> {
+    if text.trim().is_empty() || text.chars().count() > most || text.contains('\0') {
+        return Err(RegistryError::Invalid(format!(
+            "{field}: 1 to {most} characters, not blank, without NUL"
+        )));
+    }
+    Ok(())
+}
+
 pub(crate) fn new_session(session_id: String, now: i64) -> Session {
     Session {
         session_id,

@@ -5,7 +5,7 @@
 use crate::Registry;
 use crate::agents::is_attached;
 use crate::error::{RegistryError, Result};
-use crate::lifecycle::check_id;
+use crate::lifecycle::{check_id, check_text};
 use crate::store;
 use relay_contracts::RequestContext;
 use relay_contracts::prompts::*;
@@ -32,8 +32,7 @@ fn from_row((kind, id, name, system_prompt, created_at, updated_at): Row) -> Pro
 
 /// A persona's or profile's id: letters, digits, `_`, `.`, `:`, `-`.
 fn check_prompt_id(field: &str, id: &str) -> Result<()> {
-    let ok = !id.is_empty() && id.len() <= 128 && id.bytes().all(|b| b.is_ascii_alphanumeric() || b"_.:-".contains(&b));
-    if ok {
+    if relay_contracts::is_name_id(id) {
         Ok(())
     } else {
         Err(RegistryError::Invalid(format!(
@@ -63,9 +62,7 @@ async fn find(reg: &Registry, workspace: &str, kind: PromptKind, id: &str) -> Re
 
 pub async fn put(reg: Registry, ctx: RequestContext, req: PutPromptRequest) -> Result<Prompt> {
     check_prompt_id("id", &req.id)?;
-    if req.name.trim().is_empty() || req.name.chars().count() > 200 || req.name.contains('\0') {
-        return Err(RegistryError::Invalid("name: 1 to 200 characters, not blank".into()));
-    }
+    check_text("name", &req.name, 200)?;
     if req.system_prompt.chars().count() > 100_000 || req.system_prompt.contains('\0') {
         return Err(RegistryError::Invalid(
             "systemPrompt: at most 100,000 characters".into(),
