@@ -608,7 +608,7 @@ async fn send_later(reg: &Registry, req: SendMessageRequest, at: i64) -> Result<
             )));
         }
     }
-    let schedule_id = format!("deliver-{}", req.message_id.unwrap_or_else(new_id));
+    let schedule_id = deferred_schedule_id(req.message_id.unwrap_or_else(new_id));
     let create = CreateScheduleRequest {
         schedule_id: Some(schedule_id.clone()),
         name: Some(format!("message to session {} at {at}", req.session_id)),
@@ -637,4 +637,31 @@ async fn send_later(reg: &Registry, req: SendMessageRequest, at: i64) -> Result<
         delivery_ids: None,
         schedule_id: Some(schedule.schedule_id),
     })
+}
+
+/// The schedule that holds a `deliverAt` message: named after its message id so a retried send
+/// finds the same schedule, hashed when that id has characters a schedule id may not.
+fn deferred_schedule_id(message_id: String) -> String {
+    use sha2::{Digest, Sha256};
+    let id = format!("deliver-{message_id}");
+    if relay_contracts::is_name_id(&id) {
+        return id;
+    }
+    let digest = Sha256::digest(message_id.as_bytes());
+    let hex: String = digest[..16].iter().map(|b| format!("{b:02x}")).collect();
+    format!("deliver-h{hex}")
+}
+
+#[cfg(test)]
+mod deferred_tests {
+    use super::deferred_schedule_id;
+
+    #[test]
+    fn a_deferred_message_id_with_any_characters_makes_a_valid_stable_schedule_id() {
+        assert_eq!(deferred_schedule_id("m-1".into()), "deliver-m-1");
+        let odd = deferred_schedule_id("\u{ec}L\u{1f60d}".into());
+        assert!(relay_contracts::is_name_id(&odd), "{odd}");
+        assert_eq!(odd, deferred_schedule_id("\u{ec}L\u{1f60d}".into()));
+        assert!(relay_contracts::is_name_id(&deferred_schedule_id("x".repeat(200))));
+    }
 }
