@@ -2,11 +2,11 @@
 CARGO ?= cargo
 export CARGO_TERM_COLOR ?= never
 
-.PHONY: test build services agent-clis console-deps run up bench chaos fmt lint clean-test-dbs openapi fuzz fuzz-random compose-check deploy-check
+.PHONY: test build services agent-clis console-deps interop-deps sdks run up bench chaos fmt lint clean-test-dbs openapi fuzz fuzz-random compose-check deploy-check
 
 ## Start NATS and Postgres if needed, install the pinned agent CLIs and the console's browser
 ## (Debian's chromium, playwright-core) if missing, then build and run every test.
-test: services agent-clis console-deps
+test: services agent-clis console-deps interop-deps
 	$(CARGO) build --workspace --all-targets
 	$(CARGO) test --workspace --no-fail-fast
 
@@ -25,6 +25,11 @@ agent-clis:
 ## console's browser test; nothing is installed when they are there.
 console-deps:
 	./scripts/install-console-deps.sh >/dev/null
+
+## The npm packages of the interop tests and the TypeScript SDKs (`npm ci` from their lock files
+## into ~/.cache/relay-mesh/npm, linked as node_modules); nothing is installed when they are there.
+interop-deps:
+	./scripts/install-interop-deps.sh
 
 ## Run every service as local processes against the local NATS and Postgres (database `relay`),
 ## the same topology and configuration as docker compose, until Ctrl-C.

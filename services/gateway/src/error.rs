@@ -34,7 +34,7 @@ impl ApiError {
         self.code() == ErrorCode::NotFound
     }
 
-    fn code(&self) -> ErrorCode {
+    pub fn code(&self) -> ErrorCode {
         match self {
             ApiError::Bus(e) => e.code(),
             ApiError::Invalid(_) | ApiError::TooLarge => ErrorCode::InvalidRequest,

@@ -10,6 +10,7 @@ pub mod automation;
 pub mod console;
 pub mod error;
 pub mod grpc;
+pub mod mcp;
 pub mod messaging;
 pub mod metrics;
 pub mod openapi;

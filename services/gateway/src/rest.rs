@@ -250,6 +250,7 @@ pub fn router(state: AppState) -> Router {
         .route("/keys", post(create_key).get(list_keys))
         .route("/keys/{id}", axum::routing::delete(revoke_key))
         .route("/openapi.json", get(openapi))
+        .route_service("/mcp", crate::mcp::service(state.clone()))
         .fallback(not_found)
         .route_layer(middleware::from_fn(refuse_nul))
         .route_layer(middleware::from_fn_with_state(state.clone(), auth::require_bearer));
@@ -374,7 +375,7 @@ pub struct Created {
 }
 
 #[utoipa::path(post, path = "/sessions", tag = "sessions", request_body(content = Option<CreateSession>, description = "Seed 003: agent, cli, task, cwd. No body, an empty one or `null` is `{}`."), responses((status = 201, body = Created), (status = 404, description = "No agent-spawner has a command for this cli", body = WireError), (status = 409, description = "A session with this sessionId exists", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
-async fn create_session(State(s): State<AppState>, body: Bytes) -> Result<(StatusCode, Json<Created>), ApiError> {
+pub(crate) async fn create_session(State(s): State<AppState>, body: Bytes) -> Result<(StatusCode, Json<Created>), ApiError> {
     let req: CreateSession = optional_body(&body)?;
     if let Some(cli) = &req.cli
         && !valid_cli(cli)
@@ -609,7 +610,7 @@ pub struct Sent {
 }
 
 #[utoipa::path(post, path = "/sessions/{id}/messages", tag = "sessions", params(("id" = String, Path, description = "Session id")), request_body = SendMessage, responses((status = 200, body = Sent), (status = 404, description = "Not found", body = WireError), (status = 409, description = "Conflicts with the current state", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
-async fn send_message(State(s): State<AppState>, Path(id): Path<String>, Json(req): Json<SendMessage>) -> Reply<Sent> {
+pub(crate) async fn send_message(State(s): State<AppState>, Path(id): Path<String>, Json(req): Json<SendMessage>) -> Reply<Sent> {
     if req
         .deliver_at
         .is_some_and(|at| at.fract() != 0.0 || !(0.0..=253_402_300_799_000.0).contains(&at))
@@ -1128,7 +1129,7 @@ pub(crate) async fn agent_output(
 }
 
 #[utoipa::path(get, path = "/events", tag = "events", params(EventsQuery), responses((status = 200, body = QueryResponse), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
-async fn query_events(State(s): State<AppState>, Query(q): Query<EventsQuery>) -> Reply<QueryResponse> {
+pub(crate) async fn query_events(State(s): State<AppState>, Query(q): Query<EventsQuery>) -> Reply<QueryResponse> {
     let req = QueryRequest {
         types: q.types.map(|t| {
             t.split(',')
