@@ -25,7 +25,7 @@ def connect(key):
 async def call(session, tool, args):
     result = await session.call_tool(tool, args)
     text = result.content[0].text if result.content else ""
-    return result.isError, text
+    return result.is_error, text
 
 
 async def call_ok(session, tool, args):

@@ -158,6 +158,7 @@ pub fn router(state: AppState) -> Router {
         .route("/agents/{name}/interrupt", post(interrupt_agent))
         .route("/agents/{name}/flush", post(flush))
         .route("/agents/{name}/events/sse", get(sse::agent_events))
+        .route("/agents/{name}/agui", post(crate::agui::run))
         .route("/actions", get(crate::actions::list))
         .route("/actions/invoke", post(crate::actions::invoke))
         .route(
