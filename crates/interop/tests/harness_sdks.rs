@@ -32,10 +32,6 @@ struct Script {
 impl Script {
     fn start(name: &'static str, mut cmd: tokio::process::Command, dir: &Path) -> Script {
         let (out, err) = (dir.join(format!("{name}.out")), dir.join(format!("{name}.err")));
-        // The agent's identity is only what this test gives it.
-        for var in ["RELAY_NATS__CREDS", "RELAY_NATS__CREDS_FILE", "RELAY_NATS__TLS_CA_FILE"] {
-            cmd.env_remove(var);
-        }
         let child = cmd
             .stdout(Stdio::from(std::fs::File::create(&out).unwrap()))
             .stderr(Stdio::from(std::fs::File::create(&err).unwrap()))
@@ -136,7 +132,12 @@ impl Agent {
         }
     }
 
-    fn env(&self, cmd: &mut tokio::process::Command, nats_url: &str) {
+    /// `program` with this agent's environment; its identity is only what the test gives it.
+    fn command(&self, program: impl AsRef<std::ffi::OsStr>, nats_url: &str) -> tokio::process::Command {
+        let mut cmd = tokio::process::Command::new(program);
+        for var in ["RELAY_NATS__CREDS", "RELAY_NATS__CREDS_FILE", "RELAY_NATS__TLS_CA_FILE"] {
+            cmd.env_remove(var);
+        }
         cmd.env("RELAY_NATS__URL", nats_url)
             .env("SESSION_ID", &self.session)
             .env("HANDLE", self.handle)
@@ -144,12 +145,15 @@ impl Agent {
             .env("PTY", "pty")
             .env("PERMISSION_COMMAND", self.command)
             .env("EXPECT", self.decision);
+        cmd
     }
 }
 
 #[tokio::test]
 async fn python_and_typescript_agents_attach_through_their_sdks_and_exchange_messages_with_a_pty_agent() {
-    let python = relay_testkit::python_venv("harness-sdk-nats-py-2.16.0-nkeys-0.2.1", &[NATS_PY, NKEYS]);
+    // The pins of sdks/harness-python/pyproject.toml; the venv's name changes with them.
+    let venv = format!("harness-sdk-{NATS_PY}-{NKEYS}").replace("==", "-");
+    let python = relay_testkit::python_venv(&venv, &[NATS_PY, NKEYS]);
     let ts_dir = repo().join("sdks/harness-typescript");
     build_typescript_sdk(&ts_dir);
 
@@ -175,18 +179,16 @@ async fn python_and_typescript_agents_attach_through_their_sdks_and_exchange_mes
     let ts = Agent::new("ts", "py", "rm -rf dist", "denied");
     let creds_file = dir.join("py.creds");
     std::fs::write(&creds_file, m.nats.harness_creds(&py.id, "default").unwrap()).unwrap();
-    let mut py_cmd = tokio::process::Command::new(&python);
+    let mut py_cmd = py.command(&python, &m.nats.url);
     py_cmd
         .arg("-u")
         .arg(repo().join("sdks/harness-python/tests/interop_agent.py"))
         .env("PYTHONPATH", repo().join("sdks/harness-python"))
         .env("RELAY_NATS__CREDS_FILE", &creds_file);
-    py.env(&mut py_cmd, &m.nats.url);
-    let mut ts_cmd = tokio::process::Command::new("node");
+    let mut ts_cmd = ts.command("node", &m.nats.url);
     ts_cmd
         .arg(ts_dir.join("test/interop-agent.mjs"))
         .env("RELAY_NATS__CREDS", m.nats.harness_creds(&ts.id, "default").unwrap());
-    ts.env(&mut ts_cmd, &m.nats.url);
     let mut scripts = [
         Script::start("python", py_cmd, &dir),
         Script::start("typescript", ts_cmd, &dir),
@@ -203,7 +205,10 @@ async fn python_and_typescript_agents_attach_through_their_sdks_and_exchange_mes
         assert_eq!(agent["agentId"], a.id.as_str(), "{agent}");
         assert_eq!(agent["sessionId"], a.session.as_str(), "{agent}");
         let caps = expect_ok(&m.client, "session.agent.capabilities", json!({ "agentId": a.id })).await;
-        assert_eq!(caps["capabilities"]["delivery"]["modes"], json!(["immediate", "on-idle"]));
+        assert_eq!(
+            caps["capabilities"]["delivery"]["modes"],
+            json!(["immediate", "on-idle"])
+        );
         assert_eq!(caps["capabilities"]["messaging"]["send"], true);
         assert_eq!(caps["capabilities"]["lifecycle"]["release"], true);
     }
@@ -269,13 +274,17 @@ async fn python_and_typescript_agents_attach_through_their_sdks_and_exchange_mes
 
     // The PTY agent was typed what each SDK agent sent it, as a DM from that agent.
     for a in [&py, &ts] {
-        let line = until(&mut scripts, &format!("the PTY agent typed @{}'s hello", a.handle), || async {
-            std::fs::read_to_string(&pty_log)
-                .unwrap()
-                .lines()
-                .find(|l| l.contains(&format!("hello pty from {}", a.handle)))
-                .map(str::to_string)
-        })
+        let line = until(
+            &mut scripts,
+            &format!("the PTY agent typed @{}'s hello", a.handle),
+            || async {
+                std::fs::read_to_string(&pty_log)
+                    .unwrap()
+                    .lines()
+                    .find(|l| l.contains(&format!("hello pty from {}", a.handle)))
+                    .map(str::to_string)
+            },
+        )
         .await;
         assert!(line.contains(&format!("[relay dm from @{}", a.handle)), "{line}");
     }
@@ -316,20 +325,24 @@ async fn python_and_typescript_agents_attach_through_their_sdks_and_exchange_mes
 
     // Released: each SDK runs its session's release, records it, and its script ends.
     for a in [&py, &ts] {
-        until(&mut scripts, &format!("@{} waits for its release", a.handle), || async {
-            let log = expect_ok(
-                &m.client,
-                "event.query",
-                json!({ "agents": [a.id], "types": ["log"], "limit": 100 }),
-            )
-            .await;
-            log["events"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .any(|e| e["payload"]["message"].as_str().unwrap().contains("step 6"))
-                .then_some(())
-        })
+        until(
+            &mut scripts,
+            &format!("@{} waits for its release", a.handle),
+            || async {
+                let log = expect_ok(
+                    &m.client,
+                    "event.query",
+                    json!({ "agents": [a.id], "types": ["log"], "limit": 100 }),
+                )
+                .await;
+                log["events"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|e| e["payload"]["message"].as_str().unwrap().contains("step 6"))
+                    .then_some(())
+            },
+        )
         .await;
         let stopped = expect_ok(
             &m.client,
@@ -342,6 +355,7 @@ async fn python_and_typescript_agents_attach_through_their_sdks_and_exchange_mes
     let [python_script, typescript_script] = scripts;
     for (script, a) in [(python_script, &py), (typescript_script, &ts)] {
         let (status, output) = script.finish().await;
+        println!("{output}");
         assert!(status.success(), "{output}");
         assert!(output.contains(&format!("{}: all steps passed", a.handle)), "{output}");
     }
@@ -361,7 +375,11 @@ async fn python_and_typescript_agents_attach_through_their_sdks_and_exchange_mes
         let events = page["events"].as_array().unwrap();
         let types: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
         assert_eq!(types.first(), Some(&"session.started"), "{types:?}");
-        assert_eq!(types[types.len() - 2..], ["session.released", "status.changed"], "{types:?}");
+        assert_eq!(
+            types[types.len() - 2..],
+            ["session.released", "status.changed"],
+            "{types:?}"
+        );
         let of = |t: &'static str| events.iter().filter(move |e| e["type"] == t);
         let steps: Vec<String> = of("log")
             .map(|e| e["payload"]["message"].as_str().unwrap().to_string())

@@ -4,6 +4,7 @@
 //! context. SSE streams read the event log (`event.since`), then one shared live subscription
 //! (`hub`), with the event seq as the SSE id.
 
+pub mod a2a;
 pub mod actions;
 pub mod agui;
 pub mod auth;

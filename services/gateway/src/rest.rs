@@ -159,6 +159,10 @@ pub fn router(state: AppState) -> Router {
         .route("/agents/{name}/flush", post(flush))
         .route("/agents/{name}/events/sse", get(sse::agent_events))
         .route("/agents/{name}/agui", post(crate::agui::run))
+        .route("/a2a", post(crate::a2a::workspace_rpc))
+        .route("/a2a/.well-known/agent-card.json", get(crate::a2a::workspace_card))
+        .route("/a2a/agents/{name}", post(crate::a2a::agent_rpc))
+        .route("/a2a/agents/{name}/.well-known/agent-card.json", get(crate::a2a::agent_card))
         .route("/actions", get(crate::actions::list))
         .route("/actions/invoke", post(crate::actions::invoke))
         .route(

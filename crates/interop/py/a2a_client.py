@@ -1,0 +1,138 @@
+"""The official A2A Python SDK (`a2a-sdk` from PyPI, protocol 1.0, JSON-RPC) against the
+gateway's A2A endpoints.
+
+Env: BASE (gateway URL), TOKEN (an operator key), AGENT (a fake agent's handle). Prints
+"a2a client: all steps passed" at the end.
+"""
+
+import asyncio
+import os
+
+import httpx
+from a2a.client import A2ACardResolver, ClientCallContext, ClientConfig, ClientFactory
+from a2a.utils.errors import TaskNotCancelableError, TaskNotFoundError
+from a2a.types import a2a_pb2 as pb
+from google.protobuf import json_format, struct_pb2
+
+BASE, TOKEN, AGENT = os.environ["BASE"], os.environ["TOKEN"], os.environ["AGENT"]
+STATE = pb.TaskState.Name
+
+
+def message(text, message_id, task_id=None, data=None):
+    parts = [pb.Part(text=text)]
+    if data is not None:
+        value = struct_pb2.Value()
+        json_format.ParseDict(data, value)
+        parts.append(pb.Part(data=value))
+    m = pb.Message(message_id=message_id, role=pb.Role.ROLE_USER, parts=parts)
+    if task_id:
+        m.task_id = task_id
+    return pb.SendMessageRequest(message=m)
+
+
+def seq_of(update):
+    return int(update.metadata["seq"])
+
+
+async def main():
+    http = httpx.AsyncClient(headers={"Authorization": f"Bearer {TOKEN}"}, timeout=120)
+    agent_url = f"{BASE}/api/v1/a2a/agents/{AGENT}"
+
+    # The cards: the agent's and the workspace's (one skill per live agent).
+    card = await A2ACardResolver(http, agent_url).get_agent_card()
+    assert card.name == f"@{AGENT}", card.name
+    assert card.capabilities.streaming
+    assert card.supported_interfaces[0].protocol_binding == "JSONRPC"
+    assert card.supported_interfaces[0].protocol_version == "1.0"
+    assert any(s.id == "chat" for s in card.skills)
+    workspace = await A2ACardResolver(http, f"{BASE}/api/v1/a2a").get_agent_card()
+    assert any(s.id == AGENT for s in workspace.skills), workspace.skills
+    print("cards:", card.name, "/", workspace.name)
+
+    client = ClientFactory(ClientConfig(httpx_client=http, streaming=True)).create(card)
+
+    # 1. Stream a task and drop the connection once the agent is working.
+    first_seqs, task_id = [], None
+    stream = client.send_message(message("sleep 1500", "a2a-m1"))
+    async for r in stream:
+        if r.HasField("task"):
+            task_id = r.task.id
+            assert r.task.context_id, r.task
+        elif r.HasField("status_update"):
+            first_seqs.append(seq_of(r.status_update))
+            if r.status_update.status.state == pb.TaskState.TASK_STATE_WORKING:
+                break
+    await stream.aclose()
+    assert task_id and first_seqs, (task_id, first_seqs)
+    print("task", task_id, "dropped after seqs", first_seqs)
+
+    # 2. Resubscribe after the last seq seen: the rest, none again, up to completion.
+    resumed, states = [], []
+    ctx = ClientCallContext(service_parameters={"Last-Event-ID": str(first_seqs[-1])})
+    async for r in client.subscribe(pb.SubscribeToTaskRequest(id=task_id), context=ctx):
+        if r.HasField("status_update"):
+            resumed.append(seq_of(r.status_update))
+            states.append(STATE(r.status_update.status.state))
+    print("resumed seqs", resumed, states)
+    assert states[-1] == "TASK_STATE_COMPLETED", states
+    assert resumed and min(resumed) > first_seqs[-1], (first_seqs, resumed)
+
+    # The whole history from the start (Last-Event-ID 0): exactly what the two streams saw.
+    everything = []
+    ctx = ClientCallContext(service_parameters={"Last-Event-ID": "0"})
+    async for r in client.subscribe(pb.SubscribeToTaskRequest(id=task_id), context=ctx):
+        if r.HasField("status_update"):
+            everything.append(seq_of(r.status_update))
+    assert everything == first_seqs + resumed, (everything, first_seqs, resumed)
+    assert len(set(everything)) == len(everything)
+
+    # A subscription without a cursor to an ended task: the task as it ended.
+    ended = [r async for r in client.subscribe(pb.SubscribeToTaskRequest(id=task_id))]
+    assert len(ended) == 1 and STATE(ended[0].task.status.state) == "TASK_STATE_COMPLETED", ended
+
+    task = await client.get_task(pb.GetTaskRequest(id=task_id))
+    assert STATE(task.status.state) == "TASK_STATE_COMPLETED"
+    answer = task.artifacts[0].parts[0].text
+    assert "Worked for" in answer or "1500" in answer, answer
+    listed = await client.list_tasks(pb.ListTasksRequest())
+    assert task_id in [t.id for t in listed.tasks], listed
+
+    # 3. A permission request: the blocking send returns the task waiting for input; a reply
+    #    on the task with {"approved": true} lets the agent carry on.
+    polling = ClientFactory(ClientConfig(httpx_client=http, streaming=False)).create(card)
+    [r] = [r async for r in polling.send_message(message("ask-permission Bash rm -rf build", "a2a-m2"))]
+    assert STATE(r.task.status.state) == "TASK_STATE_INPUT_REQUIRED", r.task
+    print("input required:", r.task.status.message.parts[0].text)
+    states = []
+    async for u in client.send_message(message("approve", "a2a-m3", task_id=r.task.id, data={"approved": True})):
+        if u.HasField("status_update"):
+            states.append(STATE(u.status_update.status.state))
+    assert states[-1] == "TASK_STATE_COMPLETED", states
+
+    # 4. Cancel a running task.
+    stream = client.send_message(message("sleep 60000", "a2a-m4"))
+    async for u in stream:
+        if u.HasField("task"):
+            long_id = u.task.id
+        elif u.HasField("status_update") and u.status_update.status.state == pb.TaskState.TASK_STATE_WORKING:
+            break
+    await stream.aclose()
+    cancelled = await client.cancel_task(pb.CancelTaskRequest(id=long_id))
+    assert STATE(cancelled.status.state) == "TASK_STATE_CANCELED", cancelled
+    try:
+        await client.cancel_task(pb.CancelTaskRequest(id=long_id))
+        raise AssertionError("a cancelled task cancelled again")
+    except TaskNotCancelableError as e:
+        print("cancel again:", e)
+
+    try:
+        await client.get_task(pb.GetTaskRequest(id="nobody:nothing"))
+        raise AssertionError("an unknown task was found")
+    except TaskNotFoundError as e:
+        print("unknown task:", e)
+
+    await http.aclose()
+    print("a2a client: all steps passed")
+
+
+asyncio.run(main())

@@ -1,0 +1,833 @@
+//! A2A (Agent2Agent, protocol 1.0, JSON-RPC binding): every agent of a workspace as an A2A
+//! agent, and the workspace as one that reaches them all.
+//!
+//! - `GET /api/v1/a2a/agents/{name}/.well-known/agent-card.json`: the agent's card (its skills
+//!   from its declared capabilities and the actions it exposes); JSON-RPC at
+//!   `POST /api/v1/a2a/agents/{name}`.
+//! - `GET /api/v1/a2a/.well-known/agent-card.json`: the workspace's card, one skill per live
+//!   agent; JSON-RPC at `POST /api/v1/a2a`, where a new message names its agent in
+//!   `metadata.agent` (a handle or id).
+//!
+//! A task is one message to an agent: its id is `<agentId>:<messageId>`, its context the
+//! agent's session. The gateway keeps no task state: a task is the fold of the session's events
+//! from the message's `session.user_message.sent` to the next message for that agent, so every
+//! replica answers the same. Stream updates carry the event's seq as the SSE id (and in
+//! `metadata.seq`); `SubscribeToTask` with `Last-Event-ID: <seq>` resumes after it, missing
+//! nothing and repeating nothing.
+
+use crate::rest::{Path, call};
+use crate::sse::{Filter, Live, Start, follow};
+use crate::{ApiError, AppState};
+use axum::body::{Body, Bytes};
+use axum::extract::State;
+use axum::http::HeaderMap;
+use axum::response::{IntoResponse, Response};
+use relay_contracts::events::{Event, QueryRequest};
+use relay_contracts::permission::{AnswerRequest, DecideRequest};
+use relay_contracts::rpc;
+use relay_contracts::session::{Agent, AgentGetRequest, AgentListRequest, AgentTargets, CancelTurnRequest, SendMessageRequest};
+use relay_contracts::{ErrorCode, WireError};
+use serde_json::{Value, json};
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::mpsc;
+
+pub const PROTOCOL_VERSION: &str = "1.0";
+const SENT: &str = "session.user_message.sent";
+
+// ---------------------------------------------------------------------------------------------
+// Agent cards
+
+pub async fn agent_card(State(s): State<AppState>, Path(name): Path<String>, headers: HeaderMap) -> Result<Response, ApiError> {
+    let agent = call::<rpc::AgentGet>(&s, &AgentGetRequest { agent: name.clone() }).await?;
+    let url = format!("{}/api/v1/a2a/agents/{name}", base_url(&headers));
+    Ok(axum::Json(card_of(&agent, url)).into_response())
+}
+
+pub async fn workspace_card(State(s): State<AppState>, headers: HeaderMap) -> Result<Response, ApiError> {
+    let agents = call::<rpc::AgentList>(&s, &AgentListRequest::default()).await?;
+    let workspace = relay_bus::context::outgoing()
+        .scope()
+        .unwrap_or(relay_contracts::context::DEFAULT_WORKSPACE)
+        .to_string();
+    let skills: Vec<Value> = agents
+        .agents
+        .iter()
+        .map(|a| {
+            let id = a.handle.clone().unwrap_or_else(|| a.agent_id.clone());
+            json!({
+                "id": id,
+                "name": format!("@{id}"),
+                "description": format!("{} agent {id} (session {}); name it in metadata.agent", a.adapter_name, a.session_id),
+                "tags": [a.adapter_name.clone()],
+            })
+        })
+        .collect();
+    let url = format!("{}/api/v1/a2a", base_url(&headers));
+    let mut card = card_with(format!("relay-mesh workspace {workspace}"), "Every live agent of the workspace: send a message with metadata.agent naming one (see skills).".into(), url, skills);
+    card["capabilities"]["extendedAgentCard"] = json!(false);
+    Ok(axum::Json(card).into_response())
+}
+
+fn card_of(agent: &Agent, url: String) -> Value {
+    let name = agent.handle.clone().map(|h| format!("@{h}")).unwrap_or_else(|| agent.agent_id.clone());
+    let mut skills = vec![json!({
+        "id": "chat",
+        "name": "Chat",
+        "description": format!("Send {name} ({}) a message; it works on it in its session and answers.", agent.adapter_name),
+        "tags": [agent.adapter_name.clone()],
+    })];
+    // The AG-UI document's tools (the actions it exposes), as skills.
+    let tools = agent
+        .agent_capabilities
+        .as_ref()
+        .and_then(|c| c.tools.as_ref())
+        .and_then(|t| t.get("items"))
+        .and_then(Value::as_array);
+    for tool in tools.into_iter().flatten() {
+        let Some(id) = tool.get("name").and_then(Value::as_str) else {
+            continue;
+        };
+        skills.push(json!({
+            "id": id,
+            "name": id,
+            "description": tool.get("description").and_then(Value::as_str).unwrap_or(id),
+            "tags": ["action"],
+        }));
+    }
+    card_with(name, format!("A {} agent in relay-mesh session {}", agent.adapter_name, agent.session_id), url, skills)
+}
+
+fn card_with(name: String, description: String, url: String, skills: Vec<Value>) -> Value {
+    json!({
+        "name": name,
+        "description": description,
+        "version": env!("CARGO_PKG_VERSION"),
+        "supportedInterfaces": [{"url": url, "protocolBinding": "JSONRPC", "protocolVersion": PROTOCOL_VERSION}],
+        "provider": {"organization": "relay-mesh", "url": "https://github.com/relay-mesh"},
+        "capabilities": {"streaming": true, "pushNotifications": false},
+        "securitySchemes": {"bearer": {"httpAuthSecurityScheme": {"scheme": "Bearer", "description": "A relay-mesh API key"}}},
+        "securityRequirements": [{"schemes": {"bearer": {"list": []}}}],
+        "defaultInputModes": ["text/plain"],
+        "defaultOutputModes": ["text/plain"],
+        "skills": skills,
+    })
+}
+
+/// Where the client reached this gateway, for the card's interface URL.
+fn base_url(headers: &HeaderMap) -> String {
+    let host = headers
+        .get("host")
+        .and_then(|h| h.to_str().ok())
+        .unwrap_or("localhost");
+    let scheme = headers
+        .get("x-forwarded-proto")
+        .and_then(|h| h.to_str().ok())
+        .unwrap_or("http");
+    format!("{scheme}://{host}")
+}
+
+// ---------------------------------------------------------------------------------------------
+// JSON-RPC
+
+/// A JSON-RPC error with the A2A code for it.
+struct RpcError {
+    code: i64,
+    message: String,
+}
+
+impl RpcError {
+    fn new(code: i64, message: impl Into<String>) -> RpcError {
+        RpcError {
+            code,
+            message: message.into(),
+        }
+    }
+    fn params(message: impl Into<String>) -> RpcError {
+        RpcError::new(-32602, message)
+    }
+    fn task_not_found(id: &str) -> RpcError {
+        RpcError::new(-32001, format!("no task {id}"))
+    }
+}
+
+impl From<ApiError> for RpcError {
+    fn from(e: ApiError) -> RpcError {
+        let code = match e.code() {
+            ErrorCode::InvalidRequest => -32602,
+            ErrorCode::NotFound => -32001,
+            _ => -32603,
+        };
+        RpcError::new(code, format!("{}: {e}", e.code().as_str()))
+    }
+}
+
+impl From<WireError> for RpcError {
+    fn from(e: WireError) -> RpcError {
+        ApiError::Bus(e).into()
+    }
+}
+
+fn reply(id: &Value, result: Result<Value, RpcError>) -> Response {
+    let body = match result {
+        Ok(result) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
+        Err(e) => json!({"jsonrpc": "2.0", "id": id, "error": {"code": e.code, "message": e.message}}),
+    };
+    axum::Json(body).into_response()
+}
+
+pub async fn agent_rpc(State(s): State<AppState>, Path(name): Path<String>, headers: HeaderMap, body: Bytes) -> Response {
+    dispatch(s, Some(name), headers, body).await
+}
+
+pub async fn workspace_rpc(State(s): State<AppState>, headers: HeaderMap, body: Bytes) -> Response {
+    dispatch(s, None, headers, body).await
+}
+
+async fn dispatch(s: AppState, endpoint_agent: Option<String>, headers: HeaderMap, body: Bytes) -> Response {
+    let Ok(request) = serde_json::from_slice::<Value>(&body) else {
+        return reply(&Value::Null, Err(RpcError::new(-32700, "not JSON")));
+    };
+    let id = request.get("id").cloned().unwrap_or(Value::Null);
+    let (Some(method), params) = (request.get("method").and_then(Value::as_str), request.get("params")) else {
+        return reply(&id, Err(RpcError::new(-32600, "a JSON-RPC 2.0 request needs a method")));
+    };
+    let params = params.cloned().unwrap_or_else(|| json!({}));
+    let a2a = A2a { s, endpoint_agent };
+    let last_seq = headers
+        .get("last-event-id")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<i64>().ok());
+    let result = match method {
+        "SendMessage" => a2a.send(&params).await.map(|task| json!({ "task": task })),
+        "SendStreamingMessage" => match a2a.send_streaming(&params, id.clone()).await {
+            Ok(stream) => return stream,
+            Err(e) => Err(e),
+        },
+        "SubscribeToTask" => match a2a.subscribe(&params, id.clone(), last_seq).await {
+            Ok(stream) => return stream,
+            Err(e) => Err(e),
+        },
+        "GetTask" => a2a.get(&params).await,
+        "ListTasks" => a2a.list(&params).await,
+        "CancelTask" => a2a.cancel(&params).await,
+        "CreateTaskPushNotificationConfig"
+        | "GetTaskPushNotificationConfig"
+        | "ListTaskPushNotificationConfigs"
+        | "DeleteTaskPushNotificationConfig" => Err(RpcError::new(
+            -32003,
+            "push notifications: subscribe a webhook to the session's events instead (POST /api/v1/webhooks)",
+        )),
+        "GetExtendedAgentCard" => Err(RpcError::new(-32007, "this agent has no extended card")),
+        other => Err(RpcError::new(-32601, format!("no method {other}"))),
+    };
+    reply(&id, result)
+}
+
+struct A2a {
+    s: AppState,
+    /// The agent of a per-agent endpoint; `None` on the workspace's.
+    endpoint_agent: Option<String>,
+}
+
+/// A task's address: its agent and the relay message that began it.
+struct TaskRef {
+    agent: Agent,
+    message_id: String,
+}
+
+impl TaskRef {
+    fn id(&self) -> String {
+        format!("{}:{}", self.agent.agent_id, self.message_id)
+    }
+}
+
+impl A2a {
+    async fn agent(&self, name: &str) -> Result<Agent, RpcError> {
+        Ok(call::<rpc::AgentGet>(&self.s, &AgentGetRequest { agent: name.into() }).await?)
+    }
+
+    /// The agent a new message goes to: the endpoint's, or the workspace endpoint's
+    /// `metadata.agent`.
+    async fn target(&self, params: &Value) -> Result<Agent, RpcError> {
+        if let Some(name) = &self.endpoint_agent {
+            return self.agent(name).await;
+        }
+        let named = params
+            .pointer("/metadata/agent")
+            .or_else(|| params.pointer("/message/metadata/agent"))
+            .and_then(Value::as_str)
+            .ok_or_else(|| RpcError::params("the workspace endpoint needs metadata.agent: a handle or agent id (see the card's skills)"))?;
+        self.agent(named).await
+    }
+
+    async fn task_ref(&self, task_id: &str) -> Result<TaskRef, RpcError> {
+        let (agent_id, message_id) = task_id.split_once(':').ok_or_else(|| RpcError::task_not_found(task_id))?;
+        let agent = match self.agent(agent_id).await {
+            Ok(a) => a,
+            Err(e) if e.code == -32001 => return Err(RpcError::task_not_found(task_id)),
+            Err(e) => return Err(e),
+        };
+        if let Some(name) = &self.endpoint_agent {
+            let mine = self.agent(name).await?;
+            if mine.agent_id != agent.agent_id {
+                return Err(RpcError::task_not_found(task_id));
+            }
+        }
+        Ok(TaskRef {
+            agent,
+            message_id: message_id.into(),
+        })
+    }
+
+    /// Sends the message (or, with the `taskId` of a task waiting for input, answers it) and
+    /// returns its task.
+    async fn start(&self, params: &Value) -> Result<(TaskRef, bool), RpcError> {
+        let message = params.get("message").ok_or_else(|| RpcError::params("params.message is required"))?;
+        if let Some(task_id) = message.get("taskId").and_then(Value::as_str).filter(|t| !t.is_empty()) {
+            let task = self.task_ref(task_id).await?;
+            let folded = self.fold(&task).await?;
+            self.answer(&folded, message).await?;
+            return Ok((task, true));
+        }
+        let text = text_of(message).ok_or_else(|| RpcError::new(-32005, "the message needs a text part"))?;
+        let agent = self.target(params).await?;
+        let message_id = message
+            .get("messageId")
+            .and_then(Value::as_str)
+            .filter(|m| relay_contracts::is_name_id(m))
+            .map(String::from)
+            .unwrap_or_else(|| uuid::Uuid::now_v7().to_string());
+        let send = SendMessageRequest {
+            agent_ids: Some(AgentTargets::Ids(vec![agent.agent_id.clone()])),
+            // The client's message id: a retried SendMessage is the same relay message.
+            message_id: Some(message_id.clone()),
+            ..SendMessageRequest::text(agent.session_id.clone(), text)
+        };
+        call::<rpc::SessionSendMessage>(&self.s, &send).await?;
+        Ok((TaskRef { agent, message_id }, false))
+    }
+
+    async fn send(&self, params: &Value) -> Result<Value, RpcError> {
+        let immediately = params
+            .pointer("/configuration/returnImmediately")
+            .and_then(Value::as_bool)
+            .unwrap_or(false);
+        let events = self.follow_agent_session(params).await?;
+        let (task, _) = self.start(params).await?;
+        if immediately {
+            return Ok(self.fold(&task).await?.task(&task));
+        }
+        // Blocking: until the task ends or waits for input (A2A's non-streaming default).
+        let mut fold = Fold::default();
+        let mut events = events;
+        let timeout = tokio::time::sleep(Duration::from_millis(self.s.settings.agui_run_timeout_ms));
+        tokio::pin!(timeout);
+        loop {
+            tokio::select! {
+                next = events.recv() => match next {
+                    Some(live) => {
+                        fold.apply(&live.event, &task);
+                        if fold.stops() {
+                            break;
+                        }
+                    }
+                    None => break,
+                },
+                _ = &mut timeout => break,
+            }
+        }
+        if !fold.started {
+            // Followed from before the send, so the stream saw the start; a task answered
+            // (taskId) continues from its earlier events.
+            return Ok(self.fold(&task).await?.task(&task));
+        }
+        Ok(fold.task(&task))
+    }
+
+    /// The live events of the session a message is about to go to (subscribed before it is
+    /// sent, so none is missed).
+    async fn follow_agent_session(&self, params: &Value) -> Result<mpsc::Receiver<Arc<Live>>, RpcError> {
+        let session = match params.pointer("/message/taskId").and_then(Value::as_str).filter(|t| !t.is_empty()) {
+            Some(task_id) => self.task_ref(task_id).await?.agent.session_id,
+            None => self.target(params).await?.session_id,
+        };
+        let filter = Filter {
+            session: Some(session),
+            workspace: relay_bus::context::outgoing().scope().map(String::from),
+            ..Default::default()
+        };
+        Ok(follow(&self.s, Start::Live, filter)?)
+    }
+
+    async fn send_streaming(&self, params: &Value, rpc_id: Value) -> Result<Response, RpcError> {
+        let events = self.follow_agent_session(params).await?;
+        let (task, answered) = self.start(params).await?;
+        let mut fold = if answered { self.fold(&task).await? } else { Fold::default() };
+        if answered {
+            // The answered task goes on from its current state.
+            fold.state = "TASK_STATE_WORKING";
+            fold.pending = None;
+        }
+        Ok(stream(task, fold, events, rpc_id, None, true))
+    }
+
+    async fn subscribe(&self, params: &Value, rpc_id: Value, after: Option<i64>) -> Result<Response, RpcError> {
+        let task_id = params.get("id").and_then(Value::as_str).ok_or_else(|| RpcError::params("params.id is required"))?;
+        let task = self.task_ref(task_id).await?;
+        let start = self.start_seq(&task).await?.ok_or_else(|| RpcError::task_not_found(task_id))?;
+        let snapshot = self.fold(&task).await?;
+        if snapshot.terminal() && after.is_none_or(|a| a >= snapshot.last_seq) {
+            // Nothing more will happen: the task as it ended.
+            let (tx, rx) = mpsc::channel(1);
+            let _ = tx.try_send(frame(&rpc_id, None, json!({"task": snapshot.task(&task)})));
+            return Ok(sse_response(rx));
+        }
+        let filter = Filter {
+            session: Some(task.agent.session_id.clone()),
+            workspace: relay_bus::context::outgoing().scope().map(String::from),
+            ..Default::default()
+        };
+        // From the task's start, so its state is rebuilt; updates at or before `after` are not
+        // sent again.
+        let events = follow(&self.s, Start::After(start - 1), filter)?;
+        Ok(stream(task, Fold::default(), events, rpc_id, after, after.is_none()))
+    }
+
+    async fn get(&self, params: &Value) -> Result<Value, RpcError> {
+        let task_id = params.get("id").and_then(Value::as_str).ok_or_else(|| RpcError::params("params.id is required"))?;
+        let task = self.task_ref(task_id).await?;
+        let fold = self.fold(&task).await?;
+        if !fold.started {
+            return Err(RpcError::task_not_found(task_id));
+        }
+        Ok(fold.task(&task))
+    }
+
+    async fn list(&self, params: &Value) -> Result<Value, RpcError> {
+        let agent = match (&self.endpoint_agent, params.get("contextId").and_then(Value::as_str)) {
+            (Some(name), _) => self.agent(name).await?,
+            (None, Some(session)) => {
+                let req = AgentListRequest {
+                    session_id: Some(session.into()),
+                    ..Default::default()
+                };
+                let agents = call::<rpc::AgentList>(&self.s, &req).await?;
+                agents
+                    .agents
+                    .into_iter()
+                    .next()
+                    .ok_or_else(|| RpcError::params(format!("no agent in context {session}")))?
+            }
+            (None, None) => return Err(RpcError::params("the workspace endpoint lists one context's tasks: contextId")),
+        };
+        let page_size = params.get("pageSize").and_then(Value::as_i64).unwrap_or(50).clamp(1, 100) as usize;
+        let mut tasks = Vec::new();
+        for e in self.sent_events(&agent.session_id).await? {
+            if !targets(&e, &agent.agent_id) {
+                continue;
+            }
+            let message_id = e.payload.get("messageId").and_then(Value::as_str).unwrap_or_default();
+            let task = TaskRef {
+                agent: agent.clone(),
+                message_id: message_id.into(),
+            };
+            tasks.push(self.fold(&task).await?.task(&task));
+        }
+        // Newest first, as the spec's listing is.
+        tasks.reverse();
+        let total = tasks.len();
+        tasks.truncate(page_size);
+        Ok(json!({"tasks": tasks, "nextPageToken": "", "pageSize": page_size, "totalSize": total}))
+    }
+
+    async fn cancel(&self, params: &Value) -> Result<Value, RpcError> {
+        let task_id = params.get("id").and_then(Value::as_str).ok_or_else(|| RpcError::params("params.id is required"))?;
+        let task = self.task_ref(task_id).await?;
+        let fold = self.fold(&task).await?;
+        if !fold.started {
+            return Err(RpcError::task_not_found(task_id));
+        }
+        if fold.terminal() {
+            return Err(RpcError::new(-32002, format!("task {task_id} is {}", fold.state)));
+        }
+        let req = CancelTurnRequest {
+            session_id: task.agent.session_id.clone(),
+            turn_id: fold.turn_id.clone(),
+            reason: Some("A2A CancelTask".into()),
+        };
+        match call::<rpc::SessionTurnCancel>(&self.s, &req).await {
+            Ok(_) => {}
+            Err(e) if e.code() == ErrorCode::Conflict => return Err(RpcError::new(-32002, e.to_string())),
+            Err(e) => return Err(e.into()),
+        }
+        let mut fold = fold;
+        fold.state = "TASK_STATE_CANCELED";
+        Ok(fold.task(&task))
+    }
+
+    /// Answers what a task waits for with the message: `{"approved": bool}` (a data part, or
+    /// the text "approve"/"deny") for a permission, its text for a question.
+    async fn answer(&self, fold: &Fold, message: &Value) -> Result<(), RpcError> {
+        let Some(pending) = &fold.pending else {
+            return Err(RpcError::new(-32004, "the task is not waiting for input; send without taskId to start a new task"));
+        };
+        let text = text_of(message).unwrap_or_default();
+        let data = message
+            .get("parts")
+            .and_then(Value::as_array)
+            .and_then(|parts| parts.iter().find_map(|p| p.get("data")))
+            .cloned()
+            .unwrap_or(Value::Null);
+        match pending {
+            Pending::Permission(id) => {
+                let approved = data.get("approved").and_then(Value::as_bool).unwrap_or_else(|| {
+                    matches!(text.trim().to_lowercase().as_str(), "approve" | "approved" | "yes" | "y" | "allow")
+                });
+                let req = DecideRequest {
+                    request_id: id.clone(),
+                    reason: Some("answered over A2A".into()),
+                };
+                if approved {
+                    call::<rpc::PermissionApprove>(&self.s, &req).await?;
+                } else {
+                    call::<rpc::PermissionDeny>(&self.s, &req).await?;
+                }
+            }
+            Pending::Question(id) => {
+                let req = AnswerRequest {
+                    question_id: id.clone(),
+                    answer: text,
+                };
+                call::<rpc::QuestionAnswer>(&self.s, &req).await?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The session's `session.user_message.sent` events, oldest first.
+    async fn sent_events(&self, session_id: &str) -> Result<Vec<Event>, RpcError> {
+        let mut out = Vec::new();
+        let mut cursor = None;
+        loop {
+            let req = QueryRequest {
+                types: Some(vec![SENT.into()]),
+                session_ids: Some(vec![session_id.into()]),
+                cursor,
+                limit: Some(1000),
+                ..Default::default()
+            };
+            let page = call::<rpc::EventQuery>(&self.s, &req).await?;
+            out.extend(page.events);
+            match page.next_cursor {
+                Some(c) => cursor = Some(c),
+                None => return Ok(out),
+            }
+        }
+    }
+
+    async fn start_seq(&self, task: &TaskRef) -> Result<Option<i64>, RpcError> {
+        Ok(self
+            .sent_events(&task.agent.session_id)
+            .await?
+            .iter()
+            .find(|e| e.payload.get("messageId").and_then(Value::as_str) == Some(task.message_id.as_str()))
+            .map(|e| e.seq))
+    }
+
+    /// The task as the log has it now.
+    async fn fold(&self, task: &TaskRef) -> Result<Fold, RpcError> {
+        let mut fold = Fold::default();
+        let Some(start) = self.start_seq(task).await? else {
+            return Ok(fold);
+        };
+        let mut cursor = Some(start - 1);
+        loop {
+            let req = QueryRequest {
+                session_ids: Some(vec![task.agent.session_id.clone()]),
+                cursor,
+                limit: Some(1000),
+                ..Default::default()
+            };
+            let page = call::<rpc::EventQuery>(&self.s, &req).await?;
+            for e in &page.events {
+                fold.apply(e, task);
+                if fold.stops() {
+                    return Ok(fold);
+                }
+            }
+            match page.next_cursor {
+                Some(c) => cursor = Some(c),
+                None => return Ok(fold),
+            }
+        }
+    }
+}
+
+fn targets(e: &Event, agent_id: &str) -> bool {
+    e.payload
+        .get("agentIds")
+        .and_then(Value::as_array)
+        .is_some_and(|ids| ids.iter().any(|i| i.as_str() == Some(agent_id)))
+}
+
+/// The text of a message's text parts.
+fn text_of(message: &Value) -> Option<String> {
+    let text = message
+        .get("parts")?
+        .as_array()?
+        .iter()
+        .filter_map(|p| p.get("text").and_then(Value::as_str))
+        .collect::<Vec<_>>()
+        .join("\n");
+    (!text.trim().is_empty()).then_some(text)
+}
+
+#[derive(Debug, Clone)]
+enum Pending {
+    Permission(String),
+    Question(String),
+}
+
+/// A task's state, folded from its events in seq order.
+#[derive(Debug)]
+struct Fold {
+    started: bool,
+    /// The next message for the agent began another task: this one's events have ended.
+    superseded: bool,
+    state: &'static str,
+    turn_id: Option<String>,
+    busy: bool,
+    pending: Option<Pending>,
+    status_text: Option<String>,
+    /// The agent's text (structured CLIs) and its last screen (terminal CLIs).
+    text: Vec<String>,
+    screen: Option<String>,
+    /// The answer is the screen, taken at completion (not streamed as it came).
+    screen_answer: bool,
+    last_seq: i64,
+    /// What changed with the last event applied, for a stream to send.
+    update: Option<Update>,
+}
+
+#[derive(Debug)]
+enum Update {
+    Status,
+    Artifact(String),
+}
+
+impl Default for Fold {
+    fn default() -> Fold {
+        Fold {
+            started: false,
+            superseded: false,
+            state: "TASK_STATE_SUBMITTED",
+            turn_id: None,
+            busy: false,
+            pending: None,
+            status_text: None,
+            text: Vec::new(),
+            screen: None,
+            screen_answer: false,
+            last_seq: 0,
+            update: None,
+        }
+    }
+}
+
+impl Fold {
+    fn terminal(&self) -> bool {
+        matches!(self.state, "TASK_STATE_COMPLETED" | "TASK_STATE_FAILED" | "TASK_STATE_CANCELED")
+    }
+
+    /// Whether nothing after this event is the task's: it ended, or another began.
+    fn stops(&self) -> bool {
+        self.terminal() || self.superseded || self.state == "TASK_STATE_INPUT_REQUIRED"
+    }
+
+    fn set(&mut self, state: &'static str, text: Option<String>) {
+        if self.state != state || text.is_some() {
+            self.state = state;
+            self.status_text = text;
+            self.update = Some(Update::Status);
+        }
+    }
+
+    fn apply(&mut self, e: &Event, task: &TaskRef) {
+        self.update = None;
+        let p = &e.payload;
+        let str_of = |k: &str| p.get(k).and_then(Value::as_str).unwrap_or_default().to_string();
+        if e.event_type == SENT {
+            if str_of("messageId") == task.message_id {
+                self.started = true;
+                self.last_seq = e.seq;
+                self.turn_id = p.get("turnId").and_then(Value::as_str).map(String::from);
+                self.update = Some(Update::Status);
+            } else if self.started && targets(e, &task.agent.agent_id) {
+                self.superseded = true;
+            }
+            return;
+        }
+        if !self.started || self.terminal() {
+            return;
+        }
+        let ours = e.agent_id.as_deref().is_none_or(|a| a == task.agent.agent_id);
+        if !ours {
+            return;
+        }
+        self.last_seq = e.seq;
+        match e.event_type.as_str() {
+            "delivery.accepted" | "tool.called" => {
+                self.busy = true;
+                self.set("TASK_STATE_WORKING", None);
+            }
+            "transcript.chunk" => {
+                let chunk = p.get("chunk").cloned().unwrap_or_default();
+                let content = chunk.get("content").and_then(Value::as_str).unwrap_or_default();
+                if chunk.get("role").and_then(Value::as_str) == Some("agent") && !content.is_empty() {
+                    self.busy = true;
+                    self.text.push(content.to_string());
+                    self.update = Some(Update::Artifact(content.to_string()));
+                }
+            }
+            "terminal.screen" => self.screen = Some(str_of("text")),
+            "permission.requested" => {
+                self.pending = Some(Pending::Permission(str_of("requestId")));
+                let what = p.get("description").and_then(Value::as_str).map(String::from).unwrap_or_else(|| str_of("tool"));
+                self.set("TASK_STATE_INPUT_REQUIRED", Some(format!("permission requested: {what} (answer approve or deny)")));
+            }
+            "question.requested" => {
+                self.pending = Some(Pending::Question(str_of("questionId")));
+                self.set("TASK_STATE_INPUT_REQUIRED", Some(str_of("question")));
+            }
+            "permission.resolved" | "question.answered" => {
+                self.pending = None;
+                self.set("TASK_STATE_WORKING", None);
+            }
+            "status.changed" => match p.get("status").and_then(Value::as_str).unwrap_or_default() {
+                "idle" if self.busy && self.pending.is_none() => self.complete(),
+                "idle" | "starting" => {}
+                "offline" | "released" | "failed" => {
+                    self.set("TASK_STATE_FAILED", Some(format!("the agent went {}", str_of("status"))));
+                }
+                _ => {
+                    self.busy = true;
+                    self.set("TASK_STATE_WORKING", None);
+                }
+            },
+            "session.turn.completed" if p.get("turnId").and_then(Value::as_str) == self.turn_id.as_deref() => {
+                if p.get("success").and_then(Value::as_bool) == Some(true) {
+                    self.complete();
+                } else if str_of("outcome") == "cancelled" {
+                    self.set("TASK_STATE_CANCELED", None);
+                } else {
+                    self.set("TASK_STATE_FAILED", Some(str_of("error")));
+                }
+            }
+            "delivery.failed" => self.set("TASK_STATE_FAILED", Some(format!("not delivered: {}", str_of("reason")))),
+            _ => {}
+        }
+    }
+
+    fn complete(&mut self) {
+        // A terminal CLI's answer is its screen.
+        if self.text.is_empty()
+            && let Some(screen) = self.screen.take()
+        {
+            self.text.push(screen);
+            self.screen_answer = true;
+        }
+        self.set("TASK_STATE_COMPLETED", None);
+    }
+
+    fn status(&self, task: &TaskRef) -> Value {
+        let mut status = json!({ "state": self.state });
+        if let Some(text) = &self.status_text {
+            status["message"] = json!({
+                "messageId": format!("{}-status-{}", task.message_id, self.last_seq),
+                "contextId": task.agent.session_id,
+                "taskId": task.id(),
+                "role": "ROLE_AGENT",
+                "parts": [{"text": text}],
+            });
+        }
+        status
+    }
+
+    fn task(&self, task: &TaskRef) -> Value {
+        let mut t = json!({
+            "id": task.id(),
+            "contextId": task.agent.session_id,
+            "status": self.status(task),
+            "metadata": {"agentId": task.agent.agent_id, "seq": self.last_seq},
+        });
+        if !self.text.is_empty() {
+            t["artifacts"] = json!([{"artifactId": "answer", "name": "answer", "parts": [{"text": self.text.join("\n")}]}]);
+        }
+        t
+    }
+}
+
+/// One SSE frame: a JSON-RPC response carrying a StreamResponse, with the event's seq as id.
+fn frame(rpc_id: &Value, seq: Option<i64>, result: Value) -> Bytes {
+    let body = json!({"jsonrpc": "2.0", "id": rpc_id, "result": result});
+    Bytes::from(match seq {
+        Some(seq) => format!("id: {seq}\ndata: {body}\n\n"),
+        None => format!("data: {body}\n\n"),
+    })
+}
+
+fn sse_response(rx: mpsc::Receiver<Bytes>) -> Response {
+    let stream = futures::stream::unfold(rx, |mut rx| async move {
+        rx.recv().await.map(|b| (Ok::<_, Infallible>(b), rx))
+    });
+    (
+        [
+            ("content-type", "text/event-stream"),
+            ("cache-control", "no-cache"),
+            ("x-accel-buffering", "no"),
+        ],
+        Body::from_stream(stream),
+    )
+        .into_response()
+}
+
+/// Streams a task's updates from `events` until it ends or waits for input; updates with a seq
+/// at or before `after` are folded but not sent (a resumed subscription). `announce` sends the
+/// task itself first.
+fn stream(task: TaskRef, mut fold: Fold, mut events: mpsc::Receiver<Arc<Live>>, rpc_id: Value, after: Option<i64>, announce: bool) -> Response {
+    let (tx, rx) = mpsc::channel::<Bytes>(64);
+    tokio::spawn(async move {
+        if announce && tx.send(frame(&rpc_id, None, json!({"task": fold.task(&task)}))).await.is_err() {
+            return;
+        }
+        while let Some(live) = events.recv().await {
+            let e = &live.event;
+            fold.apply(e, &task);
+            let fresh = after.is_none_or(|a| e.seq > a);
+            if let (Some(update), true) = (fold.update.take(), fresh) {
+                let meta = json!({"seq": e.seq});
+                let result = match update {
+                    Update::Status => json!({"statusUpdate": {"taskId": task.id(), "contextId": task.agent.session_id, "status": fold.status(&task), "metadata": meta}}),
+                    Update::Artifact(text) => json!({"artifactUpdate": {"taskId": task.id(), "contextId": task.agent.session_id, "artifact": {"artifactId": "answer", "name": "answer", "parts": [{"text": text}]}, "append": true, "metadata": meta}}),
+                };
+                // A completed terminal CLI's screen goes out as the answer before the final
+                // status.
+                if fold.state == "TASK_STATE_COMPLETED" && fold.screen_answer {
+                    let artifact = json!({"artifactUpdate": {"taskId": task.id(), "contextId": task.agent.session_id, "artifact": {"artifactId": "answer", "name": "answer", "parts": [{"text": fold.text.join("\n")}]}, "lastChunk": true, "metadata": meta}});
+                    if tx.send(frame(&rpc_id, None, artifact)).await.is_err() {
+                        return;
+                    }
+                }
+                if tx.send(frame(&rpc_id, Some(e.seq), result)).await.is_err() {
+                    return;
+                }
+            }
+            if fold.stops() {
+                return;
+            }
+        }
+    });
+    sse_response(rx)
+}
