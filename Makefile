@@ -73,6 +73,12 @@ chaos:
 openapi:
 	$(CARGO) run -q -p gateway -- --openapi > docs/api/openapi.json
 
+## Regenerate the Python and TypeScript client SDKs' generated code (sdks/*/…/generated) from
+## docs/api/openapi.json with the pinned generators, and set their version to the API's (a test
+## fails when they are stale).
+sdks:
+	./sdks/generate.sh
+
 ## Validate the OpenAPI document and fuzz the running API from it with schemathesis (PyPI).
 fuzz: services
 	$(CARGO) build -p session-registry -p event-ingest -p delivery-runner -p permission-manager -p cost-aggregator -p automation -p gateway -p agent-harness -p relayctl
