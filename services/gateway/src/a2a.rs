@@ -25,7 +25,9 @@ use axum::response::{IntoResponse, Response};
 use relay_contracts::events::{Event, QueryRequest};
 use relay_contracts::permission::{AnswerRequest, DecideRequest};
 use relay_contracts::rpc;
-use relay_contracts::session::{Agent, AgentGetRequest, AgentListRequest, AgentTargets, CancelTurnRequest, SendMessageRequest};
+use relay_contracts::session::{
+    Agent, AgentGetRequest, AgentListRequest, AgentTargets, CancelTurnRequest, SendMessageRequest,
+};
 use relay_contracts::{ErrorCode, WireError};
 use serde_json::{Value, json};
 use std::convert::Infallible;
@@ -39,7 +41,11 @@ const SENT: &str = "session.user_message.sent";
 // ---------------------------------------------------------------------------------------------
 // Agent cards
 
-pub async fn agent_card(State(s): State<AppState>, Path(name): Path<String>, headers: HeaderMap) -> Result<Response, ApiError> {
+pub async fn agent_card(
+    State(s): State<AppState>,
+    Path(name): Path<String>,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
     let agent = call::<rpc::AgentGet>(&s, &AgentGetRequest { agent: name.clone() }).await?;
     let url = format!("{}/api/v1/a2a/agents/{name}", base_url(&headers));
     Ok(axum::Json(card_of(&agent, url)).into_response())
@@ -65,13 +71,22 @@ pub async fn workspace_card(State(s): State<AppState>, headers: HeaderMap) -> Re
         })
         .collect();
     let url = format!("{}/api/v1/a2a", base_url(&headers));
-    let mut card = card_with(format!("relay-mesh workspace {workspace}"), "Every live agent of the workspace: send a message with metadata.agent naming one (see skills).".into(), url, skills);
+    let mut card = card_with(
+        format!("relay-mesh workspace {workspace}"),
+        "Every live agent of the workspace: send a message with metadata.agent naming one (see skills).".into(),
+        url,
+        skills,
+    );
     card["capabilities"]["extendedAgentCard"] = json!(false);
     Ok(axum::Json(card).into_response())
 }
 
 fn card_of(agent: &Agent, url: String) -> Value {
-    let name = agent.handle.clone().map(|h| format!("@{h}")).unwrap_or_else(|| agent.agent_id.clone());
+    let name = agent
+        .handle
+        .clone()
+        .map(|h| format!("@{h}"))
+        .unwrap_or_else(|| agent.agent_id.clone());
     let mut skills = vec![json!({
         "id": "chat",
         "name": "Chat",
@@ -96,7 +111,15 @@ fn card_of(agent: &Agent, url: String) -> Value {
             "tags": ["action"],
         }));
     }
-    card_with(name, format!("A {} agent in relay-mesh session {}", agent.adapter_name, agent.session_id), url, skills)
+    card_with(
+        name,
+        format!(
+            "A {} agent in relay-mesh session {}",
+            agent.adapter_name, agent.session_id
+        ),
+        url,
+        skills,
+    )
 }
 
 fn card_with(name: String, description: String, url: String, skills: Vec<Value>) -> Value {
@@ -117,10 +140,7 @@ fn card_with(name: String, description: String, url: String, skills: Vec<Value>)
 
 /// Where the client reached this gateway, for the card's interface URL.
 fn base_url(headers: &HeaderMap) -> String {
-    let host = headers
-        .get("host")
-        .and_then(|h| h.to_str().ok())
-        .unwrap_or("localhost");
+    let host = headers.get("host").and_then(|h| h.to_str().ok()).unwrap_or("localhost");
     let scheme = headers
         .get("x-forwarded-proto")
         .and_then(|h| h.to_str().ok())
@@ -177,7 +197,12 @@ fn reply(id: &Value, result: Result<Value, RpcError>) -> Response {
     axum::Json(body).into_response()
 }
 
-pub async fn agent_rpc(State(s): State<AppState>, Path(name): Path<String>, headers: HeaderMap, body: Bytes) -> Response {
+pub async fn agent_rpc(
+    State(s): State<AppState>,
+    Path(name): Path<String>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
     dispatch(s, Some(name), headers, body).await
 }
 
@@ -258,12 +283,18 @@ impl A2a {
             .pointer("/metadata/agent")
             .or_else(|| params.pointer("/message/metadata/agent"))
             .and_then(Value::as_str)
-            .ok_or_else(|| RpcError::params("the workspace endpoint needs metadata.agent: a handle or agent id (see the card's skills)"))?;
+            .ok_or_else(|| {
+                RpcError::params(
+                    "the workspace endpoint needs metadata.agent: a handle or agent id (see the card's skills)",
+                )
+            })?;
         self.agent(named).await
     }
 
     async fn task_ref(&self, task_id: &str) -> Result<TaskRef, RpcError> {
-        let (agent_id, message_id) = task_id.split_once(':').ok_or_else(|| RpcError::task_not_found(task_id))?;
+        let (agent_id, message_id) = task_id
+            .split_once(':')
+            .ok_or_else(|| RpcError::task_not_found(task_id))?;
         let agent = match self.agent(agent_id).await {
             Ok(a) => a,
             Err(e) if e.code == -32001 => return Err(RpcError::task_not_found(task_id)),
@@ -284,7 +315,9 @@ impl A2a {
     /// Sends the message (or, with the `taskId` of a task waiting for input, answers it) and
     /// returns its task.
     async fn start(&self, params: &Value) -> Result<(TaskRef, bool), RpcError> {
-        let message = params.get("message").ok_or_else(|| RpcError::params("params.message is required"))?;
+        let message = params
+            .get("message")
+            .ok_or_else(|| RpcError::params("params.message is required"))?;
         if let Some(task_id) = message.get("taskId").and_then(Value::as_str).filter(|t| !t.is_empty()) {
             let task = self.task_ref(task_id).await?;
             let folded = self.fold(&task).await?;
@@ -349,7 +382,11 @@ impl A2a {
     /// The live events of the session a message is about to go to (subscribed before it is
     /// sent, so none is missed).
     async fn follow_agent_session(&self, params: &Value) -> Result<mpsc::Receiver<Arc<Live>>, RpcError> {
-        let session = match params.pointer("/message/taskId").and_then(Value::as_str).filter(|t| !t.is_empty()) {
+        let session = match params
+            .pointer("/message/taskId")
+            .and_then(Value::as_str)
+            .filter(|t| !t.is_empty())
+        {
             Some(task_id) => self.task_ref(task_id).await?.agent.session_id,
             None => self.target(params).await?.session_id,
         };
@@ -364,7 +401,11 @@ impl A2a {
     async fn send_streaming(&self, params: &Value, rpc_id: Value) -> Result<Response, RpcError> {
         let events = self.follow_agent_session(params).await?;
         let (task, answered) = self.start(params).await?;
-        let mut fold = if answered { self.fold(&task).await? } else { Fold::default() };
+        let mut fold = if answered {
+            self.fold(&task).await?
+        } else {
+            Fold::default()
+        };
         if answered {
             // The answered task goes on from its current state.
             fold.state = "TASK_STATE_WORKING";
@@ -374,9 +415,15 @@ impl A2a {
     }
 
     async fn subscribe(&self, params: &Value, rpc_id: Value, after: Option<i64>) -> Result<Response, RpcError> {
-        let task_id = params.get("id").and_then(Value::as_str).ok_or_else(|| RpcError::params("params.id is required"))?;
+        let task_id = params
+            .get("id")
+            .and_then(Value::as_str)
+            .ok_or_else(|| RpcError::params("params.id is required"))?;
         let task = self.task_ref(task_id).await?;
-        let start = self.start_seq(&task).await?.ok_or_else(|| RpcError::task_not_found(task_id))?;
+        let start = self
+            .start_seq(&task)
+            .await?
+            .ok_or_else(|| RpcError::task_not_found(task_id))?;
         let snapshot = self.fold(&task).await?;
         if snapshot.terminal() && after.is_none_or(|a| a >= snapshot.last_seq) {
             // Nothing more will happen: the task as it ended.
@@ -396,7 +443,10 @@ impl A2a {
     }
 
     async fn get(&self, params: &Value) -> Result<Value, RpcError> {
-        let task_id = params.get("id").and_then(Value::as_str).ok_or_else(|| RpcError::params("params.id is required"))?;
+        let task_id = params
+            .get("id")
+            .and_then(Value::as_str)
+            .ok_or_else(|| RpcError::params("params.id is required"))?;
         let task = self.task_ref(task_id).await?;
         let fold = self.fold(&task).await?;
         if !fold.started {
@@ -420,9 +470,17 @@ impl A2a {
                     .next()
                     .ok_or_else(|| RpcError::params(format!("no agent in context {session}")))?
             }
-            (None, None) => return Err(RpcError::params("the workspace endpoint lists one context's tasks: contextId")),
+            (None, None) => {
+                return Err(RpcError::params(
+                    "the workspace endpoint lists one context's tasks: contextId",
+                ));
+            }
         };
-        let page_size = params.get("pageSize").and_then(Value::as_i64).unwrap_or(50).clamp(1, 100) as usize;
+        let page_size = params
+            .get("pageSize")
+            .and_then(Value::as_i64)
+            .unwrap_or(50)
+            .clamp(1, 100) as usize;
         let mut tasks = Vec::new();
         for e in self.sent_events(&agent.session_id).await? {
             if !targets(&e, &agent.agent_id) {
@@ -443,7 +501,10 @@ impl A2a {
     }
 
     async fn cancel(&self, params: &Value) -> Result<Value, RpcError> {
-        let task_id = params.get("id").and_then(Value::as_str).ok_or_else(|| RpcError::params("params.id is required"))?;
+        let task_id = params
+            .get("id")
+            .and_then(Value::as_str)
+            .ok_or_else(|| RpcError::params("params.id is required"))?;
         let task = self.task_ref(task_id).await?;
         let fold = self.fold(&task).await?;
         if !fold.started {
@@ -471,7 +532,10 @@ impl A2a {
     /// the text "approve"/"deny") for a permission, its text for a question.
     async fn answer(&self, fold: &Fold, message: &Value) -> Result<(), RpcError> {
         let Some(pending) = &fold.pending else {
-            return Err(RpcError::new(-32004, "the task is not waiting for input; send without taskId to start a new task"));
+            return Err(RpcError::new(
+                -32004,
+                "the task is not waiting for input; send without taskId to start a new task",
+            ));
         };
         let text = text_of(message).unwrap_or_default();
         let data = message
@@ -483,7 +547,10 @@ impl A2a {
         match pending {
             Pending::Permission(id) => {
                 let approved = data.get("approved").and_then(Value::as_bool).unwrap_or_else(|| {
-                    matches!(text.trim().to_lowercase().as_str(), "approve" | "approved" | "yes" | "y" | "allow")
+                    matches!(
+                        text.trim().to_lowercase().as_str(),
+                        "approve" | "approved" | "yes" | "y" | "allow"
+                    )
                 });
                 let req = DecideRequest {
                     request_id: id.clone(),
@@ -638,7 +705,10 @@ impl Default for Fold {
 
 impl Fold {
     fn terminal(&self) -> bool {
-        matches!(self.state, "TASK_STATE_COMPLETED" | "TASK_STATE_FAILED" | "TASK_STATE_CANCELED")
+        matches!(
+            self.state,
+            "TASK_STATE_COMPLETED" | "TASK_STATE_FAILED" | "TASK_STATE_CANCELED"
+        )
     }
 
     /// Whether nothing after this event is the task's: it ended, or another began.
@@ -694,8 +764,15 @@ impl Fold {
             "terminal.screen" => self.screen = Some(str_of("text")),
             "permission.requested" => {
                 self.pending = Some(Pending::Permission(str_of("requestId")));
-                let what = p.get("description").and_then(Value::as_str).map(String::from).unwrap_or_else(|| str_of("tool"));
-                self.set("TASK_STATE_INPUT_REQUIRED", Some(format!("permission requested: {what} (answer approve or deny)")));
+                let what = p
+                    .get("description")
+                    .and_then(Value::as_str)
+                    .map(String::from)
+                    .unwrap_or_else(|| str_of("tool"));
+                self.set(
+                    "TASK_STATE_INPUT_REQUIRED",
+                    Some(format!("permission requested: {what} (answer approve or deny)")),
+                );
             }
             "question.requested" => {
                 self.pending = Some(Pending::Question(str_of("questionId")));
@@ -709,7 +786,10 @@ impl Fold {
                 "idle" if self.busy && self.pending.is_none() => self.complete(),
                 "idle" | "starting" => {}
                 "offline" | "released" | "failed" => {
-                    self.set("TASK_STATE_FAILED", Some(format!("the agent went {}", str_of("status"))));
+                    self.set(
+                        "TASK_STATE_FAILED",
+                        Some(format!("the agent went {}", str_of("status"))),
+                    );
                 }
                 _ => {
                     self.busy = true;
@@ -725,7 +805,10 @@ impl Fold {
                     self.set("TASK_STATE_FAILED", Some(str_of("error")));
                 }
             }
-            "delivery.failed" => self.set("TASK_STATE_FAILED", Some(format!("not delivered: {}", str_of("reason")))),
+            "delivery.failed" => self.set(
+                "TASK_STATE_FAILED",
+                Some(format!("not delivered: {}", str_of("reason"))),
+            ),
             _ => {}
         }
     }
@@ -763,7 +846,8 @@ impl Fold {
             "metadata": {"agentId": task.agent.agent_id, "seq": self.last_seq},
         });
         if !self.text.is_empty() {
-            t["artifacts"] = json!([{"artifactId": "answer", "name": "answer", "parts": [{"text": self.text.join("\n")}]}]);
+            t["artifacts"] =
+                json!([{"artifactId": "answer", "name": "answer", "parts": [{"text": self.text.join("\n")}]}]);
         }
         t
     }
@@ -796,10 +880,22 @@ fn sse_response(rx: mpsc::Receiver<Bytes>) -> Response {
 /// Streams a task's updates from `events` until it ends or waits for input; updates with a seq
 /// at or before `after` are folded but not sent (a resumed subscription). `announce` sends the
 /// task itself first.
-fn stream(task: TaskRef, mut fold: Fold, mut events: mpsc::Receiver<Arc<Live>>, rpc_id: Value, after: Option<i64>, announce: bool) -> Response {
+fn stream(
+    task: TaskRef,
+    mut fold: Fold,
+    mut events: mpsc::Receiver<Arc<Live>>,
+    rpc_id: Value,
+    after: Option<i64>,
+    announce: bool,
+) -> Response {
     let (tx, rx) = mpsc::channel::<Bytes>(64);
     tokio::spawn(async move {
-        if announce && tx.send(frame(&rpc_id, None, json!({"task": fold.task(&task)}))).await.is_err() {
+        if announce
+            && tx
+                .send(frame(&rpc_id, None, json!({"task": fold.task(&task)})))
+                .await
+                .is_err()
+        {
             return;
         }
         while let Some(live) = events.recv().await {
@@ -809,8 +905,12 @@ fn stream(task: TaskRef, mut fold: Fold, mut events: mpsc::Receiver<Arc<Live>>, 
             if let (Some(update), true) = (fold.update.take(), fresh) {
                 let meta = json!({"seq": e.seq});
                 let result = match update {
-                    Update::Status => json!({"statusUpdate": {"taskId": task.id(), "contextId": task.agent.session_id, "status": fold.status(&task), "metadata": meta}}),
-                    Update::Artifact(text) => json!({"artifactUpdate": {"taskId": task.id(), "contextId": task.agent.session_id, "artifact": {"artifactId": "answer", "name": "answer", "parts": [{"text": text}]}, "append": true, "metadata": meta}}),
+                    Update::Status => {
+                        json!({"statusUpdate": {"taskId": task.id(), "contextId": task.agent.session_id, "status": fold.status(&task), "metadata": meta}})
+                    }
+                    Update::Artifact(text) => {
+                        json!({"artifactUpdate": {"taskId": task.id(), "contextId": task.agent.session_id, "artifact": {"artifactId": "answer", "name": "answer", "parts": [{"text": text}]}, "append": true, "metadata": meta}})
+                    }
                 };
                 // A completed terminal CLI's screen goes out as the answer before the final
                 // status.

@@ -281,7 +281,13 @@ impl Turn {
                     .get("description")
                     .and_then(Value::as_str)
                     .map(String::from)
-                    .unwrap_or_else(|| format!("{} wants to run {}", e.agent_name.as_deref().unwrap_or("the agent"), str_of("tool")));
+                    .unwrap_or_else(|| {
+                        format!(
+                            "{} wants to run {}",
+                            e.agent_name.as_deref().unwrap_or("the agent"),
+                            str_of("tool")
+                        )
+                    });
                 let interrupt = json!({
                     "id": format!("{PERMISSION}{id}"),
                     "reason": "tool_approval",
@@ -309,7 +315,10 @@ impl Turn {
                 _ => self.busy = true,
             },
             "delivery.failed" => {
-                return Some(End::Error(format!("the message was not delivered: {}", str_of("reason")), "delivery_failed"));
+                return Some(End::Error(
+                    format!("the message was not delivered: {}", str_of("reason")),
+                    "delivery_failed",
+                ));
             }
             _ => {}
         }

@@ -8,9 +8,9 @@
 
 use crate::auth::Principal;
 use crate::rest::call;
+use crate::rest::{Json, Path, Query};
 use crate::{ApiError, AppState};
 use axum::body::Bytes;
-use crate::rest::{Json, Path, Query};
 use axum::extract::State;
 use relay_contracts::cost::ReportRequest;
 use relay_contracts::permission::{self, AnswerRequest, DecideRequest};
@@ -160,7 +160,11 @@ type Parts = Extension<axum::http::request::Parts>;
 #[tool_router]
 impl Tools {
     #[tool(description = "The workspace's sessions, newest first: id, title, status, agents.")]
-    async fn list_sessions(&self, Extension(parts): Parts, Parameters(a): Parameters<ListSessionsArgs>) -> CallToolResult {
+    async fn list_sessions(
+        &self,
+        Extension(parts): Parts,
+        Parameters(a): Parameters<ListSessionsArgs>,
+    ) -> CallToolResult {
         self.run(&parts, |s| async move {
             let status = match a.status.as_deref() {
                 None => None,
@@ -181,11 +185,15 @@ impl Tools {
 
     #[tool(description = "The workspace's live agents: id, handle, CLI, status, session, capabilities.")]
     async fn list_agents(&self, Extension(parts): Parts) -> CallToolResult {
-        self.run(&parts, |s| async move { call::<rpc::AgentList>(&s, &AgentListRequest::default()).await })
-            .await
+        self.run(&parts, |s| async move {
+            call::<rpc::AgentList>(&s, &AgentListRequest::default()).await
+        })
+        .await
     }
 
-    #[tool(description = "A session's recent events from the event log, oldest first, with their seq (pass the answer's nextCursor as `after` for the next page).")]
+    #[tool(
+        description = "A session's recent events from the event log, oldest first, with their seq (pass the answer's nextCursor as `after` for the next page)."
+    )]
     async fn session_events(&self, Extension(parts): Parts, Parameters(a): Parameters<EventsArgs>) -> CallToolResult {
         self.run(&parts, |s| async move {
             let query = crate::rest::EventsQuery {
@@ -194,9 +202,7 @@ impl Tools {
                 limit: Some(a.limit.unwrap_or(100).clamp(1, 1000)),
                 ..Default::default()
             };
-            crate::rest::query_events(State(s), Query(query))
-                .await
-                .map(|Json(r)| r)
+            crate::rest::query_events(State(s), Query(query)).await.map(|Json(r)| r)
         })
         .await
     }
@@ -213,7 +219,9 @@ impl Tools {
         .await
     }
 
-    #[tool(description = "Start an agent in a new session (optionally with a first task); answers once it is attached.")]
+    #[tool(
+        description = "Start an agent in a new session (optionally with a first task); answers once it is attached."
+    )]
     async fn spawn_agent(&self, Extension(parts): Parts, Parameters(a): Parameters<SpawnArgs>) -> CallToolResult {
         self.run(&parts, |s| async move {
             let body = json!({ "cli": a.cli, "task": a.task, "agent": a.handle, "title": a.title });
@@ -225,7 +233,11 @@ impl Tools {
     }
 
     #[tool(description = "Permission requests waiting for a decision (what an agent wants to run or change).")]
-    async fn list_permissions(&self, Extension(parts): Parts, Parameters(a): Parameters<PendingArgs>) -> CallToolResult {
+    async fn list_permissions(
+        &self,
+        Extension(parts): Parts,
+        Parameters(a): Parameters<PendingArgs>,
+    ) -> CallToolResult {
         self.run(&parts, |s| async move {
             let req = pending(a.session_id);
             call::<rpc::PermissionList>(&s, &req).await
@@ -234,7 +246,11 @@ impl Tools {
     }
 
     #[tool(description = "Approve or deny a pending permission request.")]
-    async fn decide_permission(&self, Extension(parts): Parts, Parameters(a): Parameters<DecideArgs>) -> CallToolResult {
+    async fn decide_permission(
+        &self,
+        Extension(parts): Parts,
+        Parameters(a): Parameters<DecideArgs>,
+    ) -> CallToolResult {
         self.run(&parts, |s| async move {
             let req = DecideRequest {
                 request_id: a.request_id,

@@ -162,7 +162,10 @@ pub fn router(state: AppState) -> Router {
         .route("/a2a", post(crate::a2a::workspace_rpc))
         .route("/a2a/.well-known/agent-card.json", get(crate::a2a::workspace_card))
         .route("/a2a/agents/{name}", post(crate::a2a::agent_rpc))
-        .route("/a2a/agents/{name}/.well-known/agent-card.json", get(crate::a2a::agent_card))
+        .route(
+            "/a2a/agents/{name}/.well-known/agent-card.json",
+            get(crate::a2a::agent_card),
+        )
         .route("/actions", get(crate::actions::list))
         .route("/actions/invoke", post(crate::actions::invoke))
         .route(
@@ -380,7 +383,10 @@ pub struct Created {
 }
 
 #[utoipa::path(post, path = "/sessions", tag = "sessions", request_body(content = Option<CreateSession>, description = "Seed 003: agent, cli, task, cwd. No body, an empty one or `null` is `{}`."), responses((status = 201, body = Created), (status = 404, description = "No agent-spawner has a command for this cli", body = WireError), (status = 409, description = "A session with this sessionId exists", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
-pub(crate) async fn create_session(State(s): State<AppState>, body: Bytes) -> Result<(StatusCode, Json<Created>), ApiError> {
+pub(crate) async fn create_session(
+    State(s): State<AppState>,
+    body: Bytes,
+) -> Result<(StatusCode, Json<Created>), ApiError> {
     let req: CreateSession = optional_body(&body)?;
     if let Some(cli) = &req.cli
         && !valid_cli(cli)
@@ -615,7 +621,11 @@ pub struct Sent {
 }
 
 #[utoipa::path(post, path = "/sessions/{id}/messages", tag = "sessions", params(("id" = String, Path, description = "Session id")), request_body = SendMessage, responses((status = 200, body = Sent), (status = 404, description = "Not found", body = WireError), (status = 409, description = "Conflicts with the current state", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
-pub(crate) async fn send_message(State(s): State<AppState>, Path(id): Path<String>, Json(req): Json<SendMessage>) -> Reply<Sent> {
+pub(crate) async fn send_message(
+    State(s): State<AppState>,
+    Path(id): Path<String>,
+    Json(req): Json<SendMessage>,
+) -> Reply<Sent> {
     if req
         .deliver_at
         .is_some_and(|at| at.fract() != 0.0 || !(0.0..=253_402_300_799_000.0).contains(&at))
