@@ -443,6 +443,12 @@ impl A2a {
     }
 
     async fn get(&self, params: &Value) -> Result<Value, RpcError> {
+        let (task, fold) = self.existing(params).await?;
+        Ok(fold.task(&task))
+    }
+
+    /// The task `params.id` names, as the log has it now.
+    async fn existing(&self, params: &Value) -> Result<(TaskRef, Fold), RpcError> {
         let task_id = params
             .get("id")
             .and_then(Value::as_str)
@@ -452,7 +458,7 @@ impl A2a {
         if !fold.started {
             return Err(RpcError::task_not_found(task_id));
         }
-        Ok(fold.task(&task))
+        Ok((task, fold))
     }
 
     async fn list(&self, params: &Value) -> Result<Value, RpcError> {
@@ -501,15 +507,8 @@ impl A2a {
     }
 
     async fn cancel(&self, params: &Value) -> Result<Value, RpcError> {
-        let task_id = params
-            .get("id")
-            .and_then(Value::as_str)
-            .ok_or_else(|| RpcError::params("params.id is required"))?;
-        let task = self.task_ref(task_id).await?;
-        let fold = self.fold(&task).await?;
-        if !fold.started {
-            return Err(RpcError::task_not_found(task_id));
-        }
+        let (task, fold) = self.existing(params).await?;
+        let task_id = task.id();
         if fold.terminal() {
             return Err(RpcError::new(-32002, format!("task {task_id} is {}", fold.state)));
         }
