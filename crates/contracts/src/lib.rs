@@ -3,6 +3,7 @@
 //! Every type here is shared by the service that answers a subject and every client that calls
 //! it, so a field renamed here is renamed everywhere at once.
 
+pub mod a2a;
 pub mod access;
 pub mod actions;
 pub mod audit;

@@ -22,6 +22,7 @@ use axum::body::{Body, Bytes};
 use axum::extract::State;
 use axum::http::HeaderMap;
 use axum::response::{IntoResponse, Response};
+use relay_contracts::a2a::{PROTOCOL_VERSION, Pending, SENT, TaskFold, TaskKey, TaskState, sends_to};
 use relay_contracts::events::{Event, QueryRequest};
 use relay_contracts::permission::{AnswerRequest, DecideRequest};
 use relay_contracts::rpc;
@@ -35,8 +36,6 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::mpsc;
 
-pub const PROTOCOL_VERSION: &str = "1.0";
-const SENT: &str = "session.user_message.sent";
 
 // ---------------------------------------------------------------------------------------------
 // Agent cards
@@ -263,8 +262,12 @@ struct TaskRef {
 }
 
 impl TaskRef {
-    fn id(&self) -> String {
-        format!("{}:{}", self.agent.agent_id, self.message_id)
+    fn key(&self) -> TaskKey {
+        TaskKey {
+            agent_id: self.agent.agent_id.clone(),
+            session_id: self.agent.session_id.clone(),
+            message_id: self.message_id.clone(),
+        }
     }
 }
 
@@ -292,9 +295,7 @@ impl A2a {
     }
 
     async fn task_ref(&self, task_id: &str) -> Result<TaskRef, RpcError> {
-        let (agent_id, message_id) = task_id
-            .split_once(':')
-            .ok_or_else(|| RpcError::task_not_found(task_id))?;
+        let (agent_id, message_id) = TaskKey::split(task_id).ok_or_else(|| RpcError::task_not_found(task_id))?;
         let agent = match self.agent(agent_id).await {
             Ok(a) => a,
             Err(e) if e.code == -32001 => return Err(RpcError::task_not_found(task_id)),
@@ -350,10 +351,10 @@ impl A2a {
         let events = self.follow_agent_session(params).await?;
         let (task, _) = self.start(params).await?;
         if immediately {
-            return Ok(self.fold(&task).await?.task(&task));
+            return Ok(self.fold(&task).await?.task(&task.key()));
         }
         // Blocking: until the task ends or waits for input (A2A's non-streaming default).
-        let mut fold = Fold::default();
+        let mut fold = TaskFold::default();
         let mut events = events;
         let timeout = tokio::time::sleep(Duration::from_millis(self.s.settings.agui_run_timeout_ms));
         tokio::pin!(timeout);
@@ -361,7 +362,7 @@ impl A2a {
             tokio::select! {
                 next = events.recv() => match next {
                     Some(live) => {
-                        fold.apply(&live.event, &task);
+                        fold.apply(&live.event, &task.key());
                         if fold.stops() {
                             break;
                         }
@@ -374,9 +375,9 @@ impl A2a {
         if !fold.started {
             // Followed from before the send, so the stream saw the start; a task answered
             // (taskId) continues from its earlier events.
-            return Ok(self.fold(&task).await?.task(&task));
+            return Ok(self.fold(&task).await?.task(&task.key()));
         }
-        Ok(fold.task(&task))
+        Ok(fold.task(&task.key()))
     }
 
     /// The live events of the session a message is about to go to (subscribed before it is
@@ -404,11 +405,11 @@ impl A2a {
         let mut fold = if answered {
             self.fold(&task).await?
         } else {
-            Fold::default()
+            TaskFold::default()
         };
         if answered {
             // The answered task goes on from its current state.
-            fold.state = "TASK_STATE_WORKING";
+            fold.state = TaskState::Working;
             fold.pending = None;
         }
         Ok(stream(task, fold, events, rpc_id, None, true))
@@ -428,7 +429,7 @@ impl A2a {
         if snapshot.terminal() && after.is_none_or(|a| a >= snapshot.last_seq) {
             // Nothing more will happen: the task as it ended.
             let (tx, rx) = mpsc::channel(1);
-            let _ = tx.try_send(frame(&rpc_id, None, json!({"task": snapshot.task(&task)})));
+            let _ = tx.try_send(frame(&rpc_id, None, json!({"task": snapshot.task(&task.key())})));
             return Ok(sse_response(rx));
         }
         let filter = Filter {
@@ -439,16 +440,16 @@ impl A2a {
         // From the task's start, so its state is rebuilt; updates at or before `after` are not
         // sent again.
         let events = follow(&self.s, Start::After(start - 1), filter)?;
-        Ok(stream(task, Fold::default(), events, rpc_id, after, after.is_none()))
+        Ok(stream(task, TaskFold::default(), events, rpc_id, after, after.is_none()))
     }
 
     async fn get(&self, params: &Value) -> Result<Value, RpcError> {
         let (task, fold) = self.existing(params).await?;
-        Ok(fold.task(&task))
+        Ok(fold.task(&task.key()))
     }
 
     /// The task `params.id` names, as the log has it now.
-    async fn existing(&self, params: &Value) -> Result<(TaskRef, Fold), RpcError> {
+    async fn existing(&self, params: &Value) -> Result<(TaskRef, TaskFold), RpcError> {
         let task_id = params
             .get("id")
             .and_then(Value::as_str)
@@ -489,7 +490,7 @@ impl A2a {
             .clamp(1, 100) as usize;
         let mut tasks = Vec::new();
         for e in self.sent_events(&agent.session_id).await? {
-            if !targets(&e, &agent.agent_id) {
+            if !sends_to(&e, &agent.agent_id) {
                 continue;
             }
             let message_id = e.payload.get("messageId").and_then(Value::as_str).unwrap_or_default();
@@ -497,7 +498,7 @@ impl A2a {
                 agent: agent.clone(),
                 message_id: message_id.into(),
             };
-            tasks.push(self.fold(&task).await?.task(&task));
+            tasks.push(self.fold(&task).await?.task(&task.key()));
         }
         // Newest first, as the spec's listing is.
         tasks.reverse();
@@ -508,9 +509,9 @@ impl A2a {
 
     async fn cancel(&self, params: &Value) -> Result<Value, RpcError> {
         let (task, fold) = self.existing(params).await?;
-        let task_id = task.id();
+        let task_id = task.key().id();
         if fold.terminal() {
-            return Err(RpcError::new(-32002, format!("task {task_id} is {}", fold.state)));
+            return Err(RpcError::new(-32002, format!("task {task_id} is {}", fold.state.as_str())));
         }
         let req = CancelTurnRequest {
             session_id: task.agent.session_id.clone(),
@@ -523,13 +524,13 @@ impl A2a {
             Err(e) => return Err(e.into()),
         }
         let mut fold = fold;
-        fold.state = "TASK_STATE_CANCELED";
-        Ok(fold.task(&task))
+        fold.state = TaskState::Canceled;
+        Ok(fold.task(&task.key()))
     }
 
     /// Answers what a task waits for with the message: `{"approved": bool}` (a data part, or
     /// the text "approve"/"deny") for a permission, its text for a question.
-    async fn answer(&self, fold: &Fold, message: &Value) -> Result<(), RpcError> {
+    async fn answer(&self, fold: &TaskFold, message: &Value) -> Result<(), RpcError> {
         let Some(pending) = &fold.pending else {
             return Err(RpcError::new(
                 -32004,
@@ -603,11 +604,12 @@ impl A2a {
     }
 
     /// The task as the log has it now.
-    async fn fold(&self, task: &TaskRef) -> Result<Fold, RpcError> {
-        let mut fold = Fold::default();
+    async fn fold(&self, task: &TaskRef) -> Result<TaskFold, RpcError> {
+        let mut fold = TaskFold::default();
         let Some(start) = self.start_seq(task).await? else {
             return Ok(fold);
         };
+        let key = task.key();
         let mut cursor = Some(start - 1);
         loop {
             let req = QueryRequest {
@@ -618,7 +620,7 @@ impl A2a {
             };
             let page = call::<rpc::EventQuery>(&self.s, &req).await?;
             for e in &page.events {
-                fold.apply(e, task);
+                fold.apply(e, &key);
                 if fold.stops() {
                     return Ok(fold);
                 }
@@ -631,13 +633,6 @@ impl A2a {
     }
 }
 
-fn targets(e: &Event, agent_id: &str) -> bool {
-    e.payload
-        .get("agentIds")
-        .and_then(Value::as_array)
-        .is_some_and(|ids| ids.iter().any(|i| i.as_str() == Some(agent_id)))
-}
-
 /// The text of a message's text parts.
 fn text_of(message: &Value) -> Option<String> {
     let text = message
@@ -648,208 +643,6 @@ fn text_of(message: &Value) -> Option<String> {
         .collect::<Vec<_>>()
         .join("\n");
     (!text.trim().is_empty()).then_some(text)
-}
-
-#[derive(Debug, Clone)]
-enum Pending {
-    Permission(String),
-    Question(String),
-}
-
-/// A task's state, folded from its events in seq order.
-#[derive(Debug)]
-struct Fold {
-    started: bool,
-    /// The next message for the agent began another task: this one's events have ended.
-    superseded: bool,
-    state: &'static str,
-    turn_id: Option<String>,
-    busy: bool,
-    pending: Option<Pending>,
-    status_text: Option<String>,
-    /// The agent's text (structured CLIs) and its last screen (terminal CLIs).
-    text: Vec<String>,
-    screen: Option<String>,
-    /// The answer is the screen, taken at completion (not streamed as it came).
-    screen_answer: bool,
-    last_seq: i64,
-    /// What changed with the last event applied, for a stream to send.
-    update: Option<Update>,
-}
-
-#[derive(Debug)]
-enum Update {
-    Status,
-    Artifact(String),
-}
-
-impl Default for Fold {
-    fn default() -> Fold {
-        Fold {
-            started: false,
-            superseded: false,
-            state: "TASK_STATE_SUBMITTED",
-            turn_id: None,
-            busy: false,
-            pending: None,
-            status_text: None,
-            text: Vec::new(),
-            screen: None,
-            screen_answer: false,
-            last_seq: 0,
-            update: None,
-        }
-    }
-}
-
-impl Fold {
-    fn terminal(&self) -> bool {
-        matches!(
-            self.state,
-            "TASK_STATE_COMPLETED" | "TASK_STATE_FAILED" | "TASK_STATE_CANCELED"
-        )
-    }
-
-    /// Whether nothing after this event is the task's: it ended, or another began.
-    fn stops(&self) -> bool {
-        self.terminal() || self.superseded || self.state == "TASK_STATE_INPUT_REQUIRED"
-    }
-
-    fn set(&mut self, state: &'static str, text: Option<String>) {
-        if self.state != state || text.is_some() {
-            self.state = state;
-            self.status_text = text;
-            self.update = Some(Update::Status);
-        }
-    }
-
-    fn apply(&mut self, e: &Event, task: &TaskRef) {
-        self.update = None;
-        let p = &e.payload;
-        let str_of = |k: &str| p.get(k).and_then(Value::as_str).unwrap_or_default().to_string();
-        if e.event_type == SENT {
-            if str_of("messageId") == task.message_id {
-                self.started = true;
-                self.last_seq = e.seq;
-                self.turn_id = p.get("turnId").and_then(Value::as_str).map(String::from);
-                self.update = Some(Update::Status);
-            } else if self.started && targets(e, &task.agent.agent_id) {
-                self.superseded = true;
-            }
-            return;
-        }
-        if !self.started || self.terminal() {
-            return;
-        }
-        let ours = e.agent_id.as_deref().is_none_or(|a| a == task.agent.agent_id);
-        if !ours {
-            return;
-        }
-        self.last_seq = e.seq;
-        match e.event_type.as_str() {
-            "delivery.accepted" | "tool.called" => {
-                self.busy = true;
-                self.set("TASK_STATE_WORKING", None);
-            }
-            "transcript.chunk" => {
-                let chunk = p.get("chunk").cloned().unwrap_or_default();
-                let content = chunk.get("content").and_then(Value::as_str).unwrap_or_default();
-                if chunk.get("role").and_then(Value::as_str) == Some("agent") && !content.is_empty() {
-                    self.busy = true;
-                    self.text.push(content.to_string());
-                    self.update = Some(Update::Artifact(content.to_string()));
-                }
-            }
-            "terminal.screen" => self.screen = Some(str_of("text")),
-            "permission.requested" => {
-                self.pending = Some(Pending::Permission(str_of("requestId")));
-                let what = p
-                    .get("description")
-                    .and_then(Value::as_str)
-                    .map(String::from)
-                    .unwrap_or_else(|| str_of("tool"));
-                self.set(
-                    "TASK_STATE_INPUT_REQUIRED",
-                    Some(format!("permission requested: {what} (answer approve or deny)")),
-                );
-            }
-            "question.requested" => {
-                self.pending = Some(Pending::Question(str_of("questionId")));
-                self.set("TASK_STATE_INPUT_REQUIRED", Some(str_of("question")));
-            }
-            "permission.resolved" | "question.answered" => {
-                self.pending = None;
-                self.set("TASK_STATE_WORKING", None);
-            }
-            "status.changed" => match p.get("status").and_then(Value::as_str).unwrap_or_default() {
-                "idle" if self.busy && self.pending.is_none() => self.complete(),
-                "idle" | "starting" => {}
-                "offline" | "released" | "failed" => {
-                    self.set(
-                        "TASK_STATE_FAILED",
-                        Some(format!("the agent went {}", str_of("status"))),
-                    );
-                }
-                _ => {
-                    self.busy = true;
-                    self.set("TASK_STATE_WORKING", None);
-                }
-            },
-            "session.turn.completed" if p.get("turnId").and_then(Value::as_str) == self.turn_id.as_deref() => {
-                if p.get("success").and_then(Value::as_bool) == Some(true) {
-                    self.complete();
-                } else if str_of("outcome") == "cancelled" {
-                    self.set("TASK_STATE_CANCELED", None);
-                } else {
-                    self.set("TASK_STATE_FAILED", Some(str_of("error")));
-                }
-            }
-            "delivery.failed" => self.set(
-                "TASK_STATE_FAILED",
-                Some(format!("not delivered: {}", str_of("reason"))),
-            ),
-            _ => {}
-        }
-    }
-
-    fn complete(&mut self) {
-        // A terminal CLI's answer is its screen.
-        if self.text.is_empty()
-            && let Some(screen) = self.screen.take()
-        {
-            self.text.push(screen);
-            self.screen_answer = true;
-        }
-        self.set("TASK_STATE_COMPLETED", None);
-    }
-
-    fn status(&self, task: &TaskRef) -> Value {
-        let mut status = json!({ "state": self.state });
-        if let Some(text) = &self.status_text {
-            status["message"] = json!({
-                "messageId": format!("{}-status-{}", task.message_id, self.last_seq),
-                "contextId": task.agent.session_id,
-                "taskId": task.id(),
-                "role": "ROLE_AGENT",
-                "parts": [{"text": text}],
-            });
-        }
-        status
-    }
-
-    fn task(&self, task: &TaskRef) -> Value {
-        let mut t = json!({
-            "id": task.id(),
-            "contextId": task.agent.session_id,
-            "status": self.status(task),
-            "metadata": {"agentId": task.agent.agent_id, "seq": self.last_seq},
-        });
-        if !self.text.is_empty() {
-            t["artifacts"] =
-                json!([{"artifactId": "answer", "name": "answer", "parts": [{"text": self.text.join("\n")}]}]);
-        }
-        t
-    }
 }
 
 /// One SSE frame: a JSON-RPC response carrying a StreamResponse, with the event's seq as id.
@@ -881,46 +674,31 @@ fn sse_response(rx: mpsc::Receiver<Bytes>) -> Response {
 /// task itself first.
 fn stream(
     task: TaskRef,
-    mut fold: Fold,
+    mut fold: TaskFold,
     mut events: mpsc::Receiver<Arc<Live>>,
     rpc_id: Value,
     after: Option<i64>,
     announce: bool,
 ) -> Response {
     let (tx, rx) = mpsc::channel::<Bytes>(64);
+    let key = task.key();
     tokio::spawn(async move {
-        if announce
-            && tx
-                .send(frame(&rpc_id, None, json!({"task": fold.task(&task)})))
-                .await
-                .is_err()
-        {
+        if announce && tx.send(frame(&rpc_id, None, json!({"task": fold.task(&key)}))).await.is_err() {
             return;
         }
         while let Some(live) = events.recv().await {
             let e = &live.event;
-            fold.apply(e, &task);
-            let fresh = after.is_none_or(|a| e.seq > a);
-            if let (Some(update), true) = (fold.update.take(), fresh) {
-                let meta = json!({"seq": e.seq});
-                let result = match update {
-                    Update::Status => {
-                        json!({"statusUpdate": {"taskId": task.id(), "contextId": task.agent.session_id, "status": fold.status(&task), "metadata": meta}})
-                    }
-                    Update::Artifact(text) => {
-                        json!({"artifactUpdate": {"taskId": task.id(), "contextId": task.agent.session_id, "artifact": {"artifactId": "answer", "name": "answer", "parts": [{"text": text}]}, "append": true, "metadata": meta}})
-                    }
-                };
-                // A completed terminal CLI's screen goes out as the answer before the final
-                // status.
-                if fold.state == "TASK_STATE_COMPLETED" && fold.screen_answer {
-                    let artifact = json!({"artifactUpdate": {"taskId": task.id(), "contextId": task.agent.session_id, "artifact": {"artifactId": "answer", "name": "answer", "parts": [{"text": fold.text.join("\n")}]}, "lastChunk": true, "metadata": meta}});
-                    if tx.send(frame(&rpc_id, None, artifact)).await.is_err() {
+            let update = fold.apply(e, &key);
+            if let Some(update) = update.filter(|_| after.is_none_or(|a| e.seq > a)) {
+                let responses = fold.stream_responses(&key, update, e.seq);
+                let last = responses.len() - 1;
+                for (i, result) in responses.into_iter().enumerate() {
+                    // The seq goes on the last frame of the event, so a client resuming from it
+                    // has seen all of them.
+                    let seq = (i == last).then_some(e.seq);
+                    if tx.send(frame(&rpc_id, seq, result)).await.is_err() {
                         return;
                     }
-                }
-                if tx.send(frame(&rpc_id, Some(e.seq), result)).await.is_err() {
-                    return;
                 }
             }
             if fold.stops() {

@@ -1,0 +1,373 @@
+//! A2A (protocol 1.0) tasks as the event log has them: one message to an agent is a task, and
+//! its state is the fold of the session's events from that message's `session.user_message.sent`
+//! on. The gateway folds to answer and stream tasks; automation folds to push them. Both build
+//! the same A2A JSON (ProtoJSON of `a2a.v1`) from here.
+
+use crate::events::Event;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+pub const PROTOCOL_VERSION: &str = "1.0";
+/// The event that begins a task.
+pub const SENT: &str = "session.user_message.sent";
+/// The header A2A push notifications carry the client's token in.
+pub const NOTIFICATION_TOKEN_HEADER: &str = "X-A2A-Notification-Token";
+
+/// A task's address: id `<agentId>:<messageId>`, context the agent's session.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TaskKey {
+    pub agent_id: String,
+    pub session_id: String,
+    pub message_id: String,
+}
+
+impl TaskKey {
+    pub fn id(&self) -> String {
+        format!("{}:{}", self.agent_id, self.message_id)
+    }
+
+    /// The agent and message of a task id.
+    pub fn split(task_id: &str) -> Option<(&str, &str)> {
+        task_id.split_once(':').filter(|(a, m)| !a.is_empty() && !m.is_empty())
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum TaskState {
+    #[serde(rename = "TASK_STATE_SUBMITTED")]
+    Submitted,
+    #[serde(rename = "TASK_STATE_WORKING")]
+    Working,
+    #[serde(rename = "TASK_STATE_INPUT_REQUIRED")]
+    InputRequired,
+    #[serde(rename = "TASK_STATE_COMPLETED")]
+    Completed,
+    #[serde(rename = "TASK_STATE_FAILED")]
+    Failed,
+    #[serde(rename = "TASK_STATE_CANCELED")]
+    Canceled,
+}
+
+impl TaskState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TaskState::Submitted => "TASK_STATE_SUBMITTED",
+            TaskState::Working => "TASK_STATE_WORKING",
+            TaskState::InputRequired => "TASK_STATE_INPUT_REQUIRED",
+            TaskState::Completed => "TASK_STATE_COMPLETED",
+            TaskState::Failed => "TASK_STATE_FAILED",
+            TaskState::Canceled => "TASK_STATE_CANCELED",
+        }
+    }
+}
+
+/// What a task waits for.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", tag = "kind", content = "id")]
+pub enum Pending {
+    Permission(String),
+    Question(String),
+}
+
+/// What the last event changed, for a stream or a push to send.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Update {
+    Status,
+    Artifact(String),
+}
+
+/// A task's state, folded from its events in seq order. Serializable: automation keeps it with
+/// a push subscription between pages of the log.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TaskFold {
+    pub started: bool,
+    /// The next message for the agent began another task: this one's events have ended.
+    pub superseded: bool,
+    pub state: TaskState,
+    pub turn_id: Option<String>,
+    /// The agent has started on it (so its next idle completes it).
+    pub busy: bool,
+    pub pending: Option<Pending>,
+    pub status_text: Option<String>,
+    /// The agent's text (structured CLIs).
+    pub text: Vec<String>,
+    /// A terminal CLI's latest screen: its answer when it gives no text.
+    pub screen: Option<String>,
+    /// The answer is the screen, taken at completion (not streamed as it came).
+    pub screen_answer: bool,
+    pub last_seq: i64,
+}
+
+impl Default for TaskFold {
+    fn default() -> TaskFold {
+        TaskFold {
+            started: false,
+            superseded: false,
+            state: TaskState::Submitted,
+            turn_id: None,
+            busy: false,
+            pending: None,
+            status_text: None,
+            text: Vec::new(),
+            screen: None,
+            screen_answer: false,
+            last_seq: 0,
+        }
+    }
+}
+
+/// Whether `e` (a `session.user_message.sent`) sends to `agent_id`.
+pub fn sends_to(e: &Event, agent_id: &str) -> bool {
+    e.payload
+        .get("agentIds")
+        .and_then(Value::as_array)
+        .is_some_and(|ids| ids.iter().any(|i| i.as_str() == Some(agent_id)))
+}
+
+impl TaskFold {
+    pub fn terminal(&self) -> bool {
+        matches!(self.state, TaskState::Completed | TaskState::Failed | TaskState::Canceled)
+    }
+
+    /// Whether no later event is the task's until it is answered: it ended, another began, or
+    /// it waits for input.
+    pub fn stops(&self) -> bool {
+        self.terminal() || self.superseded || self.state == TaskState::InputRequired
+    }
+
+    fn set(&mut self, state: TaskState, text: Option<String>) -> Option<Update> {
+        if self.state == state && text.is_none() {
+            return None;
+        }
+        self.state = state;
+        self.status_text = text;
+        Some(Update::Status)
+    }
+
+    /// Applies one event of the task's session; what it changed.
+    pub fn apply(&mut self, e: &Event, key: &TaskKey) -> Option<Update> {
+        let p = &e.payload;
+        let str_of = |k: &str| p.get(k).and_then(Value::as_str).unwrap_or_default().to_string();
+        if e.event_type == SENT {
+            if str_of("messageId") == key.message_id && !self.started {
+                self.started = true;
+                self.last_seq = e.seq;
+                self.turn_id = p.get("turnId").and_then(Value::as_str).map(String::from);
+                return Some(Update::Status);
+            }
+            if self.started && sends_to(e, &key.agent_id) {
+                self.superseded = true;
+            }
+            return None;
+        }
+        if !self.started || self.terminal() || e.seq <= self.last_seq {
+            return None;
+        }
+        if e.agent_id.as_deref().is_some_and(|a| a != key.agent_id) {
+            return None;
+        }
+        self.last_seq = e.seq;
+        match e.event_type.as_str() {
+            "delivery.accepted" | "tool.called" => {
+                self.busy = true;
+                self.set(TaskState::Working, None)
+            }
+            "transcript.chunk" => {
+                let chunk = p.get("chunk").cloned().unwrap_or_default();
+                let content = chunk.get("content").and_then(Value::as_str).unwrap_or_default();
+                if chunk.get("role").and_then(Value::as_str) != Some("agent") || content.is_empty() {
+                    return None;
+                }
+                self.busy = true;
+                self.text.push(content.to_string());
+                Some(Update::Artifact(content.to_string()))
+            }
+            "terminal.screen" => {
+                self.screen = Some(str_of("text"));
+                None
+            }
+            "permission.requested" => {
+                self.pending = Some(Pending::Permission(str_of("requestId")));
+                let what = p
+                    .get("description")
+                    .and_then(Value::as_str)
+                    .map(String::from)
+                    .unwrap_or_else(|| str_of("tool"));
+                let text = format!("permission requested: {what} (answer approve or deny)");
+                self.set(TaskState::InputRequired, Some(text))
+            }
+            "question.requested" => {
+                self.pending = Some(Pending::Question(str_of("questionId")));
+                self.set(TaskState::InputRequired, Some(str_of("question")))
+            }
+            "permission.resolved" | "question.answered" => {
+                self.pending = None;
+                self.set(TaskState::Working, None)
+            }
+            "status.changed" => match p.get("status").and_then(Value::as_str).unwrap_or_default() {
+                "idle" if self.busy && self.pending.is_none() => self.complete(),
+                "idle" | "starting" => None,
+                "offline" | "released" | "failed" => {
+                    let text = format!("the agent went {}", str_of("status"));
+                    self.set(TaskState::Failed, Some(text))
+                }
+                _ => {
+                    self.busy = true;
+                    self.set(TaskState::Working, None)
+                }
+            },
+            "session.turn.completed" if p.get("turnId").and_then(Value::as_str) == self.turn_id.as_deref() => {
+                if p.get("success").and_then(Value::as_bool) == Some(true) {
+                    self.complete()
+                } else if str_of("outcome") == "cancelled" {
+                    self.set(TaskState::Canceled, None)
+                } else {
+                    self.set(TaskState::Failed, Some(str_of("error")))
+                }
+            }
+            "delivery.failed" => self.set(TaskState::Failed, Some(format!("not delivered: {}", str_of("reason")))),
+            _ => None,
+        }
+    }
+
+    fn complete(&mut self) -> Option<Update> {
+        // A terminal CLI's answer is its screen.
+        if self.text.is_empty()
+            && let Some(screen) = self.screen.take()
+        {
+            self.text.push(screen);
+            self.screen_answer = true;
+        }
+        self.set(TaskState::Completed, None)
+    }
+
+    /// `TaskStatus`.
+    pub fn status(&self, key: &TaskKey) -> Value {
+        let mut status = json!({ "state": self.state.as_str() });
+        if let Some(text) = &self.status_text {
+            status["message"] = json!({
+                "messageId": format!("{}-status-{}", key.message_id, self.last_seq),
+                "contextId": key.session_id,
+                "taskId": key.id(),
+                "role": "ROLE_AGENT",
+                "parts": [{"text": text}],
+            });
+        }
+        status
+    }
+
+    /// `Task`.
+    pub fn task(&self, key: &TaskKey) -> Value {
+        let mut t = json!({
+            "id": key.id(),
+            "contextId": key.session_id,
+            "status": self.status(key),
+            "metadata": {"agentId": key.agent_id, "seq": self.last_seq},
+        });
+        if !self.text.is_empty() {
+            t["artifacts"] = json!([answer(vec![self.text.join("\n")])]);
+        }
+        t
+    }
+
+    /// The `StreamResponse`s an update of the event at `seq` makes: an artifact update, or a
+    /// status update (preceded, when a terminal CLI's screen became the answer, by that answer).
+    pub fn stream_responses(&self, key: &TaskKey, update: Update, seq: i64) -> Vec<Value> {
+        let meta = json!({ "seq": seq });
+        match update {
+            Update::Artifact(text) => vec![json!({"artifactUpdate": {
+                "taskId": key.id(), "contextId": key.session_id, "artifact": answer(vec![text]),
+                "append": true, "metadata": meta,
+            }})],
+            Update::Status => {
+                let mut out = Vec::new();
+                if self.state == TaskState::Completed && self.screen_answer {
+                    out.push(json!({"artifactUpdate": {
+                        "taskId": key.id(), "contextId": key.session_id,
+                        "artifact": answer(self.text.clone()), "lastChunk": true, "metadata": meta,
+                    }}));
+                }
+                out.push(json!({"statusUpdate": {
+                    "taskId": key.id(), "contextId": key.session_id, "status": self.status(key), "metadata": meta,
+                }}));
+                out
+            }
+        }
+    }
+}
+
+fn answer(text: Vec<String>) -> Value {
+    json!({"artifactId": "answer", "name": "answer", "parts": [{"text": text.join("\n")}]})
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ev(seq: i64, t: &str, agent: Option<&str>, payload: Value) -> Event {
+        Event {
+            seq,
+            event_id: format!("e{seq}"),
+            event_type: t.into(),
+            ts: seq,
+            session_id: Some("s".into()),
+            session_seq: None,
+            agent_name: None,
+            agent_id: agent.map(String::from),
+            workspace: None,
+            payload,
+        }
+    }
+
+    #[test]
+    fn a_task_works_waits_for_a_permission_and_completes_with_its_screen_as_the_answer() {
+        let key = TaskKey {
+            agent_id: "a".into(),
+            session_id: "s".into(),
+            message_id: "m".into(),
+        };
+        let mut f = TaskFold::default();
+        assert_eq!(f.apply(&ev(1, SENT, None, json!({"messageId": "other"})), &key), None);
+        assert_eq!(
+            f.apply(&ev(2, SENT, None, json!({"messageId": "m", "turnId": "t", "agentIds": ["a"]})), &key),
+            Some(Update::Status)
+        );
+        // Idle before it started is the idle it was in.
+        assert_eq!(f.apply(&ev(3, "status.changed", Some("a"), json!({"status": "idle"})), &key), None);
+        assert_eq!(f.apply(&ev(4, "delivery.accepted", Some("a"), json!({})), &key), Some(Update::Status));
+        assert_eq!(f.state, TaskState::Working);
+        // Another agent's events are not this task's.
+        assert_eq!(f.apply(&ev(5, "status.changed", Some("b"), json!({"status": "idle"})), &key), None);
+        f.apply(&ev(6, "permission.requested", Some("a"), json!({"requestId": "p", "tool": "bash"})), &key);
+        assert_eq!(f.state, TaskState::InputRequired);
+        assert!(f.stops());
+        f.apply(&ev(7, "permission.resolved", Some("a"), json!({"requestId": "p"})), &key);
+        f.apply(&ev(8, "terminal.screen", Some("a"), json!({"text": "done"})), &key);
+        assert_eq!(f.apply(&ev(9, "status.changed", Some("a"), json!({"status": "idle"})), &key), Some(Update::Status));
+        assert_eq!(f.state, TaskState::Completed);
+        let out = f.stream_responses(&key, Update::Status, 9);
+        assert_eq!(out.len(), 2, "the screen answer, then the final status: {out:?}");
+        assert_eq!(out[0]["artifactUpdate"]["artifact"]["parts"][0]["text"], "done");
+        assert_eq!(f.task(&key)["status"]["state"], "TASK_STATE_COMPLETED");
+        // Kept and read back between pages (automation's push).
+        let kept: TaskFold = serde_json::from_value(serde_json::to_value(&f).unwrap()).unwrap();
+        assert_eq!(kept, f);
+    }
+
+    #[test]
+    fn the_next_message_to_the_agent_ends_the_task_it_superseded() {
+        let key = TaskKey {
+            agent_id: "a".into(),
+            session_id: "s".into(),
+            message_id: "m".into(),
+        };
+        let mut f = TaskFold::default();
+        f.apply(&ev(1, SENT, None, json!({"messageId": "m", "agentIds": ["a"]})), &key);
+        f.apply(&ev(2, SENT, None, json!({"messageId": "n", "agentIds": ["b"]})), &key);
+        assert!(!f.superseded, "a message to another agent is not the next task");
+        f.apply(&ev(3, SENT, None, json!({"messageId": "n2", "agentIds": ["a"]})), &key);
+        assert!(f.superseded && f.stops());
+    }
+}
