@@ -1,0 +1,182 @@
+from http import HTTPStatus
+from typing import Any
+
+import httpx
+
+from ... import errors
+from ...client import AuthenticatedClient, Client
+from ...models.action_list import ActionList
+from ...models.wire_error import WireError
+from ...types import UNSET, Response, Unset
+
+
+def _get_kwargs(
+    *,
+    agent: str | Unset = UNSET,
+) -> dict[str, Any]:
+
+    params: dict[str, Any] = {}
+
+    params["agent"] = agent
+
+    params = {k: v for k, v in params.items() if v is not UNSET and v is not None}
+
+    _kwargs: dict[str, Any] = {
+        "method": "get",
+        "url": "/actions",
+        "params": params,
+    }
+
+    return _kwargs
+
+
+def _parse_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> ActionList | WireError | None:
+    if response.status_code == 200:
+        response_200 = ActionList.from_dict(response.json())
+
+        return response_200
+
+    if response.status_code == 400:
+        response_400 = WireError.from_dict(response.json())
+
+        return response_400
+
+    if response.status_code == 401:
+        response_401 = WireError.from_dict(response.json())
+
+        return response_401
+
+    if response.status_code == 404:
+        response_404 = WireError.from_dict(response.json())
+
+        return response_404
+
+    if response.status_code == 503:
+        response_503 = WireError.from_dict(response.json())
+
+        return response_503
+
+    if response.status_code == 504:
+        response_504 = WireError.from_dict(response.json())
+
+        return response_504
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> Response[ActionList | WireError]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    *,
+    client: AuthenticatedClient | Client,
+    agent: str | Unset = UNSET,
+) -> Response[ActionList | WireError]:
+    """
+    Args:
+        agent (str | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[ActionList | WireError]
+    """
+
+    kwargs = _get_kwargs(
+        agent=agent,
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+
+def sync(
+    *,
+    client: AuthenticatedClient | Client,
+    agent: str | Unset = UNSET,
+) -> ActionList | WireError | None:
+    """
+    Args:
+        agent (str | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        ActionList | WireError
+    """
+
+    return sync_detailed(
+        client=client,
+        agent=agent,
+    ).parsed
+
+
+async def asyncio_detailed(
+    *,
+    client: AuthenticatedClient | Client,
+    agent: str | Unset = UNSET,
+) -> Response[ActionList | WireError]:
+    """
+    Args:
+        agent (str | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[ActionList | WireError]
+    """
+
+    kwargs = _get_kwargs(
+        agent=agent,
+    )
+
+    response = await client.get_async_httpx_client().request(**kwargs)
+
+    return _build_response(client=client, response=response)
+
+
+async def asyncio(
+    *,
+    client: AuthenticatedClient | Client,
+    agent: str | Unset = UNSET,
+) -> ActionList | WireError | None:
+    """
+    Args:
+        agent (str | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        ActionList | WireError
+    """
+
+    return (
+        await asyncio_detailed(
+            client=client,
+            agent=agent,
+        )
+    ).parsed

@@ -1,0 +1,187 @@
+from http import HTTPStatus
+from typing import Any
+
+import httpx
+
+from ... import errors
+from ...client import AuthenticatedClient, Client
+from ...models.key_list import KeyList
+from ...models.wire_error import WireError
+from ...types import UNSET, Response, Unset
+
+
+def _get_kwargs(
+    *,
+    include_revoked: bool | Unset = UNSET,
+) -> dict[str, Any]:
+
+    params: dict[str, Any] = {}
+
+    params["includeRevoked"] = include_revoked
+
+    params = {k: v for k, v in params.items() if v is not UNSET and v is not None}
+
+    _kwargs: dict[str, Any] = {
+        "method": "get",
+        "url": "/keys",
+        "params": params,
+    }
+
+    return _kwargs
+
+
+def _parse_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> KeyList | WireError | None:
+    if response.status_code == 200:
+        response_200 = KeyList.from_dict(response.json())
+
+        return response_200
+
+    if response.status_code == 400:
+        response_400 = WireError.from_dict(response.json())
+
+        return response_400
+
+    if response.status_code == 401:
+        response_401 = WireError.from_dict(response.json())
+
+        return response_401
+
+    if response.status_code == 403:
+        response_403 = WireError.from_dict(response.json())
+
+        return response_403
+
+    if response.status_code == 429:
+        response_429 = WireError.from_dict(response.json())
+
+        return response_429
+
+    if response.status_code == 503:
+        response_503 = WireError.from_dict(response.json())
+
+        return response_503
+
+    if response.status_code == 504:
+        response_504 = WireError.from_dict(response.json())
+
+        return response_504
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> Response[KeyList | WireError]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    *,
+    client: AuthenticatedClient | Client,
+    include_revoked: bool | Unset = UNSET,
+) -> Response[KeyList | WireError]:
+    """
+    Args:
+        include_revoked (bool | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[KeyList | WireError]
+    """
+
+    kwargs = _get_kwargs(
+        include_revoked=include_revoked,
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+
+def sync(
+    *,
+    client: AuthenticatedClient | Client,
+    include_revoked: bool | Unset = UNSET,
+) -> KeyList | WireError | None:
+    """
+    Args:
+        include_revoked (bool | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        KeyList | WireError
+    """
+
+    return sync_detailed(
+        client=client,
+        include_revoked=include_revoked,
+    ).parsed
+
+
+async def asyncio_detailed(
+    *,
+    client: AuthenticatedClient | Client,
+    include_revoked: bool | Unset = UNSET,
+) -> Response[KeyList | WireError]:
+    """
+    Args:
+        include_revoked (bool | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[KeyList | WireError]
+    """
+
+    kwargs = _get_kwargs(
+        include_revoked=include_revoked,
+    )
+
+    response = await client.get_async_httpx_client().request(**kwargs)
+
+    return _build_response(client=client, response=response)
+
+
+async def asyncio(
+    *,
+    client: AuthenticatedClient | Client,
+    include_revoked: bool | Unset = UNSET,
+) -> KeyList | WireError | None:
+    """
+    Args:
+        include_revoked (bool | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        KeyList | WireError
+    """
+
+    return (
+        await asyncio_detailed(
+            client=client,
+            include_revoked=include_revoked,
+        )
+    ).parsed

@@ -1,0 +1,210 @@
+from http import HTTPStatus
+from typing import Any
+
+import httpx
+
+from ... import errors
+from ...client import AuthenticatedClient, Client
+from ...models.send_request_type_0 import SendRequestType0
+from ...models.send_request_type_1 import SendRequestType1
+from ...models.send_response import SendResponse
+from ...models.wire_error import WireError
+from ...types import Response
+
+
+def _get_kwargs(
+    *,
+    body: SendRequestType0 | SendRequestType1,
+) -> dict[str, Any]:
+    headers: dict[str, Any] = {}
+
+    _kwargs: dict[str, Any] = {
+        "method": "post",
+        "url": "/messages",
+    }
+
+    if isinstance(body, SendRequestType0):
+        _kwargs["json"] = body.to_dict()
+    else:
+        _kwargs["json"] = body.to_dict()
+
+    headers["Content-Type"] = "application/json"
+
+    _kwargs["headers"] = headers
+    return _kwargs
+
+
+def _parse_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> SendResponse | WireError | None:
+    if response.status_code == 200:
+        response_200 = SendResponse.from_dict(response.json())
+
+        return response_200
+
+    if response.status_code == 201:
+        response_201 = SendResponse.from_dict(response.json())
+
+        return response_201
+
+    if response.status_code == 400:
+        response_400 = WireError.from_dict(response.json())
+
+        return response_400
+
+    if response.status_code == 401:
+        response_401 = WireError.from_dict(response.json())
+
+        return response_401
+
+    if response.status_code == 403:
+        response_403 = WireError.from_dict(response.json())
+
+        return response_403
+
+    if response.status_code == 404:
+        response_404 = WireError.from_dict(response.json())
+
+        return response_404
+
+    if response.status_code == 409:
+        response_409 = WireError.from_dict(response.json())
+
+        return response_409
+
+    if response.status_code == 422:
+        response_422 = WireError.from_dict(response.json())
+
+        return response_422
+
+    if response.status_code == 503:
+        response_503 = WireError.from_dict(response.json())
+
+        return response_503
+
+    if response.status_code == 504:
+        response_504 = WireError.from_dict(response.json())
+
+        return response_504
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> Response[SendResponse | WireError]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    *,
+    client: AuthenticatedClient | Client,
+    body: SendRequestType0 | SendRequestType1,
+) -> Response[SendResponse | WireError]:
+    """
+    Args:
+        body (SendRequestType0 | SendRequestType1): `message.send`. No `from`: the sender is
+            whoever the mesh authenticated.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[SendResponse | WireError]
+    """
+
+    kwargs = _get_kwargs(
+        body=body,
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+
+def sync(
+    *,
+    client: AuthenticatedClient | Client,
+    body: SendRequestType0 | SendRequestType1,
+) -> SendResponse | WireError | None:
+    """
+    Args:
+        body (SendRequestType0 | SendRequestType1): `message.send`. No `from`: the sender is
+            whoever the mesh authenticated.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        SendResponse | WireError
+    """
+
+    return sync_detailed(
+        client=client,
+        body=body,
+    ).parsed
+
+
+async def asyncio_detailed(
+    *,
+    client: AuthenticatedClient | Client,
+    body: SendRequestType0 | SendRequestType1,
+) -> Response[SendResponse | WireError]:
+    """
+    Args:
+        body (SendRequestType0 | SendRequestType1): `message.send`. No `from`: the sender is
+            whoever the mesh authenticated.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[SendResponse | WireError]
+    """
+
+    kwargs = _get_kwargs(
+        body=body,
+    )
+
+    response = await client.get_async_httpx_client().request(**kwargs)
+
+    return _build_response(client=client, response=response)
+
+
+async def asyncio(
+    *,
+    client: AuthenticatedClient | Client,
+    body: SendRequestType0 | SendRequestType1,
+) -> SendResponse | WireError | None:
+    """
+    Args:
+        body (SendRequestType0 | SendRequestType1): `message.send`. No `from`: the sender is
+            whoever the mesh authenticated.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        SendResponse | WireError
+    """
+
+    return (
+        await asyncio_detailed(
+            client=client,
+            body=body,
+        )
+    ).parsed

@@ -1,0 +1,218 @@
+from http import HTTPStatus
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+
+from ... import errors
+from ...client import AuthenticatedClient, Client
+from ...models.resolve_system_prompt_response import ResolveSystemPromptResponse
+from ...models.wire_error import WireError
+from ...types import UNSET, Response, Unset
+
+
+def _get_kwargs(
+    id: str,
+    *,
+    persona_id: str | Unset = UNSET,
+    profile_id: str | Unset = UNSET,
+) -> dict[str, Any]:
+
+    params: dict[str, Any] = {}
+
+    params["personaId"] = persona_id
+
+    params["profileId"] = profile_id
+
+    params = {k: v for k, v in params.items() if v is not UNSET and v is not None}
+
+    _kwargs: dict[str, Any] = {
+        "method": "get",
+        "url": "/sessions/{id}/system-prompt".format(
+            id=quote(str(id), safe=""),
+        ),
+        "params": params,
+    }
+
+    return _kwargs
+
+
+def _parse_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> ResolveSystemPromptResponse | WireError | None:
+    if response.status_code == 200:
+        response_200 = ResolveSystemPromptResponse.from_dict(response.json())
+
+        return response_200
+
+    if response.status_code == 400:
+        response_400 = WireError.from_dict(response.json())
+
+        return response_400
+
+    if response.status_code == 401:
+        response_401 = WireError.from_dict(response.json())
+
+        return response_401
+
+    if response.status_code == 404:
+        response_404 = WireError.from_dict(response.json())
+
+        return response_404
+
+    if response.status_code == 409:
+        response_409 = WireError.from_dict(response.json())
+
+        return response_409
+
+    if response.status_code == 503:
+        response_503 = WireError.from_dict(response.json())
+
+        return response_503
+
+    if response.status_code == 504:
+        response_504 = WireError.from_dict(response.json())
+
+        return response_504
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> Response[ResolveSystemPromptResponse | WireError]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    id: str,
+    *,
+    client: AuthenticatedClient | Client,
+    persona_id: str | Unset = UNSET,
+    profile_id: str | Unset = UNSET,
+) -> Response[ResolveSystemPromptResponse | WireError]:
+    """
+    Args:
+        id (str):
+        persona_id (str | Unset):
+        profile_id (str | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[ResolveSystemPromptResponse | WireError]
+    """
+
+    kwargs = _get_kwargs(
+        id=id,
+        persona_id=persona_id,
+        profile_id=profile_id,
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+
+def sync(
+    id: str,
+    *,
+    client: AuthenticatedClient | Client,
+    persona_id: str | Unset = UNSET,
+    profile_id: str | Unset = UNSET,
+) -> ResolveSystemPromptResponse | WireError | None:
+    """
+    Args:
+        id (str):
+        persona_id (str | Unset):
+        profile_id (str | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        ResolveSystemPromptResponse | WireError
+    """
+
+    return sync_detailed(
+        id=id,
+        client=client,
+        persona_id=persona_id,
+        profile_id=profile_id,
+    ).parsed
+
+
+async def asyncio_detailed(
+    id: str,
+    *,
+    client: AuthenticatedClient | Client,
+    persona_id: str | Unset = UNSET,
+    profile_id: str | Unset = UNSET,
+) -> Response[ResolveSystemPromptResponse | WireError]:
+    """
+    Args:
+        id (str):
+        persona_id (str | Unset):
+        profile_id (str | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[ResolveSystemPromptResponse | WireError]
+    """
+
+    kwargs = _get_kwargs(
+        id=id,
+        persona_id=persona_id,
+        profile_id=profile_id,
+    )
+
+    response = await client.get_async_httpx_client().request(**kwargs)
+
+    return _build_response(client=client, response=response)
+
+
+async def asyncio(
+    id: str,
+    *,
+    client: AuthenticatedClient | Client,
+    persona_id: str | Unset = UNSET,
+    profile_id: str | Unset = UNSET,
+) -> ResolveSystemPromptResponse | WireError | None:
+    """
+    Args:
+        id (str):
+        persona_id (str | Unset):
+        profile_id (str | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        ResolveSystemPromptResponse | WireError
+    """
+
+    return (
+        await asyncio_detailed(
+            id=id,
+            client=client,
+            persona_id=persona_id,
+            profile_id=profile_id,
+        )
+    ).parsed

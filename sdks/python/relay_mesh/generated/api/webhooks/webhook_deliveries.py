@@ -1,0 +1,220 @@
+from http import HTTPStatus
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+
+from ... import errors
+from ...client import AuthenticatedClient, Client
+from ...models.webhook_delivery_list import WebhookDeliveryList
+from ...models.webhook_delivery_status import (
+    WebhookDeliveryStatus,
+)
+from ...models.wire_error import WireError
+from ...types import UNSET, Response, Unset
+
+
+def _get_kwargs(
+    id: str,
+    *,
+    status: WebhookDeliveryStatus | Unset = UNSET,
+    limit: int | Unset = UNSET,
+) -> dict[str, Any]:
+
+    params: dict[str, Any] = {}
+
+    json_status: str | Unset = UNSET
+    if not isinstance(status, Unset):
+        json_status = status
+
+    params["status"] = json_status
+
+    params["limit"] = limit
+
+    params = {k: v for k, v in params.items() if v is not UNSET and v is not None}
+
+    _kwargs: dict[str, Any] = {
+        "method": "get",
+        "url": "/webhooks/{id}/deliveries".format(
+            id=quote(str(id), safe=""),
+        ),
+        "params": params,
+    }
+
+    return _kwargs
+
+
+def _parse_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> WebhookDeliveryList | WireError | None:
+    if response.status_code == 200:
+        response_200 = WebhookDeliveryList.from_dict(response.json())
+
+        return response_200
+
+    if response.status_code == 400:
+        response_400 = WireError.from_dict(response.json())
+
+        return response_400
+
+    if response.status_code == 401:
+        response_401 = WireError.from_dict(response.json())
+
+        return response_401
+
+    if response.status_code == 404:
+        response_404 = WireError.from_dict(response.json())
+
+        return response_404
+
+    if response.status_code == 503:
+        response_503 = WireError.from_dict(response.json())
+
+        return response_503
+
+    if response.status_code == 504:
+        response_504 = WireError.from_dict(response.json())
+
+        return response_504
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> Response[WebhookDeliveryList | WireError]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    id: str,
+    *,
+    client: AuthenticatedClient | Client,
+    status: WebhookDeliveryStatus | Unset = UNSET,
+    limit: int | Unset = UNSET,
+) -> Response[WebhookDeliveryList | WireError]:
+    """
+    Args:
+        id (str):
+        status (WebhookDeliveryStatus | Unset):
+        limit (int | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[WebhookDeliveryList | WireError]
+    """
+
+    kwargs = _get_kwargs(
+        id=id,
+        status=status,
+        limit=limit,
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+
+def sync(
+    id: str,
+    *,
+    client: AuthenticatedClient | Client,
+    status: WebhookDeliveryStatus | Unset = UNSET,
+    limit: int | Unset = UNSET,
+) -> WebhookDeliveryList | WireError | None:
+    """
+    Args:
+        id (str):
+        status (WebhookDeliveryStatus | Unset):
+        limit (int | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        WebhookDeliveryList | WireError
+    """
+
+    return sync_detailed(
+        id=id,
+        client=client,
+        status=status,
+        limit=limit,
+    ).parsed
+
+
+async def asyncio_detailed(
+    id: str,
+    *,
+    client: AuthenticatedClient | Client,
+    status: WebhookDeliveryStatus | Unset = UNSET,
+    limit: int | Unset = UNSET,
+) -> Response[WebhookDeliveryList | WireError]:
+    """
+    Args:
+        id (str):
+        status (WebhookDeliveryStatus | Unset):
+        limit (int | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[WebhookDeliveryList | WireError]
+    """
+
+    kwargs = _get_kwargs(
+        id=id,
+        status=status,
+        limit=limit,
+    )
+
+    response = await client.get_async_httpx_client().request(**kwargs)
+
+    return _build_response(client=client, response=response)
+
+
+async def asyncio(
+    id: str,
+    *,
+    client: AuthenticatedClient | Client,
+    status: WebhookDeliveryStatus | Unset = UNSET,
+    limit: int | Unset = UNSET,
+) -> WebhookDeliveryList | WireError | None:
+    """
+    Args:
+        id (str):
+        status (WebhookDeliveryStatus | Unset):
+        limit (int | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        WebhookDeliveryList | WireError
+    """
+
+    return (
+        await asyncio_detailed(
+            id=id,
+            client=client,
+            status=status,
+            limit=limit,
+        )
+    ).parsed

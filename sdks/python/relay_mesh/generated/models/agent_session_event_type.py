@@ -1,0 +1,83 @@
+from typing import Literal
+
+AgentSessionEventType = Literal[
+    "action.completed",
+    "action.denied",
+    "action.failed",
+    "action.invoked",
+    "command.completed",
+    "command.failed",
+    "command.started",
+    "delivery.accepted",
+    "delivery.deferred",
+    "delivery.delivered",
+    "delivery.failed",
+    "error",
+    "file.changed",
+    "log",
+    "message.received",
+    "message.sent",
+    "session.forked",
+    "session.released",
+    "session.resumed",
+    "session.started",
+    "status.active",
+    "status.blocked",
+    "status.changed",
+    "status.idle",
+    "status.offline",
+    "status.waiting",
+    "terminal.output",
+    "terminal.screen",
+    "tool.called",
+    "tool.completed",
+    "tool.failed",
+    "tool.output",
+    "transcript.chunk",
+    "usage.updated",
+]
+
+AGENT_SESSION_EVENT_TYPE_VALUES: set[AgentSessionEventType] = {
+    "action.completed",
+    "action.denied",
+    "action.failed",
+    "action.invoked",
+    "command.completed",
+    "command.failed",
+    "command.started",
+    "delivery.accepted",
+    "delivery.deferred",
+    "delivery.delivered",
+    "delivery.failed",
+    "error",
+    "file.changed",
+    "log",
+    "message.received",
+    "message.sent",
+    "session.forked",
+    "session.released",
+    "session.resumed",
+    "session.started",
+    "status.active",
+    "status.blocked",
+    "status.changed",
+    "status.idle",
+    "status.offline",
+    "status.waiting",
+    "terminal.output",
+    "terminal.screen",
+    "tool.called",
+    "tool.completed",
+    "tool.failed",
+    "tool.output",
+    "transcript.chunk",
+    "usage.updated",
+}
+
+
+def check_agent_session_event_type(value: str) -> AgentSessionEventType:
+    if value in AGENT_SESSION_EVENT_TYPE_VALUES:
+        return value
+    raise TypeError(
+        f"Unexpected value {value!r}. Expected one of {AGENT_SESSION_EVENT_TYPE_VALUES!r}"
+    )
