@@ -11,6 +11,7 @@
 //! - [`follow`]: reads the event log from a service's own cursor, one replica at a time.
 //! - [`health`]: an optional `GET /healthz` for container probes.
 
+pub mod a2a;
 pub mod audit;
 pub mod client;
 pub mod context;

@@ -565,6 +565,7 @@ async fn automate(c: &Client) -> WebhookReceiver {
         events: Some(vec!["permission.requested".into()]),
         secret: Some(WEBHOOK_SECRET.into()),
         description: Some("chaos".into()),
+        a2a_task: None,
     };
     c.webhook_create(&hook).await.unwrap();
     let session = CreateRequest {

@@ -6,6 +6,7 @@
 use crate::events::Event;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
+use serde_with::skip_serializing_none;
 
 pub const PROTOCOL_VERSION: &str = "1.0";
 /// The event that begins a task.
@@ -15,11 +16,51 @@ pub const NOTIFICATION_TOKEN_HEADER: &str = "X-A2A-Notification-Token";
 
 /// A task's address: id `<agentId>:<messageId>`, context the agent's session.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct TaskKey {
+    #[cfg_attr(feature = "openapi", schema(max_length = 256, pattern = "^[^\\u0000]+$"))]
     pub agent_id: String,
+    #[cfg_attr(feature = "openapi", schema(max_length = 256, pattern = "^[^\\u0000]+$"))]
     pub session_id: String,
+    #[cfg_attr(feature = "openapi", schema(max_length = 256, pattern = "^[^\\u0000]+$"))]
     pub message_id: String,
+}
+
+/// A webhook that follows one A2A task (made by the A2A push-notification calls): its updates
+/// are posted as A2A `StreamResponse`s with the client's token in
+/// [`NOTIFICATION_TOKEN_HEADER`], instead of the workspace's events.
+#[skip_serializing_none]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct A2aTaskPush {
+    pub task: TaskKey,
+    /// Printable ASCII (it goes back in an HTTP header).
+    #[cfg_attr(feature = "openapi", schema(max_length = 1000, pattern = "^[ -~]*$"))]
+    pub token: Option<String>,
+}
+
+impl A2aTaskPush {
+    /// What the push is refused for: ids empty, too long or with NUL, a token too long.
+    pub fn check(&self) -> Result<(), String> {
+        let k = &self.task;
+        for (name, v) in [
+            ("agentId", &k.agent_id),
+            ("sessionId", &k.session_id),
+            ("messageId", &k.message_id),
+        ] {
+            if v.is_empty() || v.chars().count() > 256 || v.contains('\0') {
+                return Err(format!("a2aTask.task.{name}: 1 to 256 characters, without NUL"));
+            }
+        }
+        match &self.token {
+            Some(t) if t.len() > 1000 || !t.bytes().all(|b| (b' '..=b'~').contains(&b)) => {
+                Err("a2aTask.token: at most 1000 printable ASCII characters".into())
+            }
+            _ => Ok(()),
+        }
+    }
 }
 
 impl TaskKey {
@@ -128,7 +169,10 @@ pub fn sends_to(e: &Event, agent_id: &str) -> bool {
 
 impl TaskFold {
     pub fn terminal(&self) -> bool {
-        matches!(self.state, TaskState::Completed | TaskState::Failed | TaskState::Canceled)
+        matches!(
+            self.state,
+            TaskState::Completed | TaskState::Failed | TaskState::Canceled
+        )
     }
 
     /// Whether no later event is the task's until it is answered: it ended, another began, or
@@ -331,21 +375,52 @@ mod tests {
         let mut f = TaskFold::default();
         assert_eq!(f.apply(&ev(1, SENT, None, json!({"messageId": "other"})), &key), None);
         assert_eq!(
-            f.apply(&ev(2, SENT, None, json!({"messageId": "m", "turnId": "t", "agentIds": ["a"]})), &key),
+            f.apply(
+                &ev(
+                    2,
+                    SENT,
+                    None,
+                    json!({"messageId": "m", "turnId": "t", "agentIds": ["a"]})
+                ),
+                &key
+            ),
             Some(Update::Status)
         );
         // Idle before it started is the idle it was in.
-        assert_eq!(f.apply(&ev(3, "status.changed", Some("a"), json!({"status": "idle"})), &key), None);
-        assert_eq!(f.apply(&ev(4, "delivery.accepted", Some("a"), json!({})), &key), Some(Update::Status));
+        assert_eq!(
+            f.apply(&ev(3, "status.changed", Some("a"), json!({"status": "idle"})), &key),
+            None
+        );
+        assert_eq!(
+            f.apply(&ev(4, "delivery.accepted", Some("a"), json!({})), &key),
+            Some(Update::Status)
+        );
         assert_eq!(f.state, TaskState::Working);
         // Another agent's events are not this task's.
-        assert_eq!(f.apply(&ev(5, "status.changed", Some("b"), json!({"status": "idle"})), &key), None);
-        f.apply(&ev(6, "permission.requested", Some("a"), json!({"requestId": "p", "tool": "bash"})), &key);
+        assert_eq!(
+            f.apply(&ev(5, "status.changed", Some("b"), json!({"status": "idle"})), &key),
+            None
+        );
+        f.apply(
+            &ev(
+                6,
+                "permission.requested",
+                Some("a"),
+                json!({"requestId": "p", "tool": "bash"}),
+            ),
+            &key,
+        );
         assert_eq!(f.state, TaskState::InputRequired);
         assert!(f.stops());
-        f.apply(&ev(7, "permission.resolved", Some("a"), json!({"requestId": "p"})), &key);
+        f.apply(
+            &ev(7, "permission.resolved", Some("a"), json!({"requestId": "p"})),
+            &key,
+        );
         f.apply(&ev(8, "terminal.screen", Some("a"), json!({"text": "done"})), &key);
-        assert_eq!(f.apply(&ev(9, "status.changed", Some("a"), json!({"status": "idle"})), &key), Some(Update::Status));
+        assert_eq!(
+            f.apply(&ev(9, "status.changed", Some("a"), json!({"status": "idle"})), &key),
+            Some(Update::Status)
+        );
         assert_eq!(f.state, TaskState::Completed);
         let out = f.stream_responses(&key, Update::Status, 9);
         assert_eq!(out.len(), 2, "the screen answer, then the final status: {out:?}");

@@ -156,10 +156,12 @@ const SERVICES: &[ServiceAccess] = &[
     },
     ServiceAccess {
         name: service::AUTOMATION,
-        // Schedules send and spawn as their creators; webhooks follow the log.
+        // Schedules send and spawn as their creators; webhooks follow the log; an A2A task push
+        // folds its task from it.
         calls: &[
             "event.append",
             "event.since",
+            "event.query",
             "session.sendMessage",
             "message.send",
             "session.create",

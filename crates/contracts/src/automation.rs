@@ -40,6 +40,10 @@ pub struct CreateWebhookRequest {
     pub secret: Option<String>,
     #[cfg_attr(feature = "openapi", schema(max_length = 500))]
     pub description: Option<String>,
+    /// Follow one A2A task instead (what the A2A push-notification calls make): its updates
+    /// are posted as A2A `StreamResponse`s with the token in `X-A2A-Notification-Token`;
+    /// `events` is then ignored.
+    pub a2a_task: Option<crate::a2a::A2aTaskPush>,
 }
 
 /// A subscription. Its `secret` is shown only in the reply to `webhook.create`.
@@ -58,6 +62,8 @@ pub struct Webhook {
     /// Failed attempts since the last success.
     pub consecutive_failures: i64,
     pub secret: Option<String>,
+    /// The A2A task it follows, if it is an A2A push.
+    pub a2a_task: Option<crate::a2a::A2aTaskPush>,
     pub created_by: String,
     pub created_at: i64,
     pub updated_at: i64,

@@ -6,7 +6,10 @@ Env: BASE (gateway URL), TOKEN (an operator key), AGENT (a fake agent's handle).
 """
 
 import asyncio
+import json
 import os
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import httpx
 from a2a.client import A2ACardResolver, ClientCallContext, ClientConfig, ClientFactory
@@ -14,7 +17,7 @@ from a2a.utils.errors import TaskNotCancelableError, TaskNotFoundError
 from a2a.types import a2a_pb2 as pb
 from google.protobuf import json_format, struct_pb2
 
-BASE, TOKEN, AGENT = os.environ["BASE"], os.environ["TOKEN"], os.environ["AGENT"]
+BASE, TOKEN, AGENT, ADMIN = (os.environ[k] for k in ("BASE", "TOKEN", "AGENT", "ADMIN"))
 STATE = pb.TaskState.Name
 
 
@@ -28,6 +31,33 @@ def message(text, message_id, task_id=None, data=None):
     if task_id:
         m.task_id = task_id
     return pb.SendMessageRequest(message=m)
+
+
+class PushReceiver(BaseHTTPRequestHandler):
+    """Where the mesh posts a task's push notifications: each body parsed as an A2A
+    StreamResponse with the SDK's own types, with the token header it came with."""
+
+    posts = []
+
+    def do_POST(self):
+        body = self.rfile.read(int(self.headers["content-length"]))
+        response = json_format.ParseDict(json.loads(body), pb.StreamResponse())
+        PushReceiver.posts.append((self.headers.get("X-A2A-Notification-Token"), response))
+        self.send_response(204)
+        self.end_headers()
+
+    def log_message(self, *args):
+        pass
+
+
+def push_states():
+    states = []
+    for _, r in PushReceiver.posts:
+        if r.HasField("status_update"):
+            states.append(STATE(r.status_update.status.state))
+        elif r.HasField("task"):
+            states.append(STATE(r.task.status.state))
+    return states
 
 
 def seq_of(update):
@@ -130,6 +160,59 @@ async def main():
         raise AssertionError("an unknown task was found")
     except TaskNotFoundError as e:
         print("unknown task:", e)
+
+    # 5. Push: a config made with the send posts the task's updates to a receiver, as A2A
+    #    StreamResponses with the token. Push configs are webhooks: an admin key makes them.
+    server = ThreadingHTTPServer(("127.0.0.1", 0), PushReceiver)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    receiver = f"http://127.0.0.1:{server.server_port}/a2a-push"
+    admin_http = httpx.AsyncClient(headers={"Authorization": f"Bearer {ADMIN}"}, timeout=120)
+    admin = ClientFactory(ClientConfig(httpx_client=admin_http, streaming=True)).create(card)
+    request = message("tool Read src/lib.rs", "a2a-m5")
+    request.configuration.task_push_notification_config.CopyFrom(
+        pb.TaskPushNotificationConfig(url=receiver, token="push-secret")
+    )
+    async for u in admin.send_message(request):
+        if u.HasField("task"):
+            pushed_id = u.task.id
+    for _ in range(600):
+        if "TASK_STATE_COMPLETED" in push_states():
+            break
+        await asyncio.sleep(0.05)
+    print("pushed:", push_states())
+    assert push_states()[-1] == "TASK_STATE_COMPLETED", push_states()
+    assert all(token == "push-secret" for token, _ in PushReceiver.posts)
+    pushed_seqs = [seq_of(r.status_update) for _, r in PushReceiver.posts if r.HasField("status_update")]
+    assert pushed_seqs == sorted(set(pushed_seqs)), pushed_seqs
+
+    configs = await admin.list_task_push_notification_configs(pb.ListTaskPushNotificationConfigsRequest(task_id=pushed_id))
+    [config] = configs.configs
+    assert config.url == receiver and config.token == "push-secret", config
+    got = await admin.get_task_push_notification_config(pb.GetTaskPushNotificationConfigRequest(task_id=pushed_id, id=config.id))
+    assert got.id == config.id
+    # A push for a task that already ended says so once.
+    before = len(PushReceiver.posts)
+    again = await admin.create_task_push_notification_config(
+        pb.TaskPushNotificationConfig(task_id=pushed_id, url=receiver, token="second")
+    )
+    for _ in range(600):
+        if len(PushReceiver.posts) > before:
+            break
+        await asyncio.sleep(0.05)
+    token, final = PushReceiver.posts[before]
+    assert token == "second" and STATE(final.task.status.state) == "TASK_STATE_COMPLETED", final
+    for c in (config, again):
+        await admin.delete_task_push_notification_config(pb.DeleteTaskPushNotificationConfigRequest(task_id=pushed_id, id=c.id))
+    configs = await admin.list_task_push_notification_configs(pb.ListTaskPushNotificationConfigsRequest(task_id=pushed_id))
+    assert len(configs.configs) == 0, configs
+    # An operator's key may not make one.
+    try:
+        await client.create_task_push_notification_config(pb.TaskPushNotificationConfig(task_id=pushed_id, url=receiver))
+        raise AssertionError("an operator made a push config")
+    except Exception as e:  # the SDK's InternalError, carrying the mesh's `forbidden`
+        assert "forbidden" in str(e), e
+    server.shutdown()
+    await admin_http.aclose()
 
     await http.aclose()
     print("a2a client: all steps passed")

@@ -1,12 +1,19 @@
 //! Follows the event log and queues one webhook delivery per (enabled subscription, matching
 //! event of its workspace, committed after it was created), in the transaction that moves the
 //! cursor: a crash neither skips an event nor queues it twice.
+//!
+//! An A2A task push folds its task's session events instead (the fold kept with it, moved in
+//! the same transaction) and queues one A2A `StreamResponse` per update of the task. Its fold
+//! starts from the log up to this follower's cursor, read under the follower's lock, so the
+//! events before the cursor are folded once from the log and those after once here.
 
 use crate::Automation;
 use crate::error::Result;
 use relay_bus::follow::Follower;
+use relay_contracts::a2a::{A2aTaskPush, TaskFold};
 use relay_contracts::context::DEFAULT_WORKSPACE;
 use relay_contracts::events::Event;
+use sqlx::types::Json;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::Notify;
@@ -22,6 +29,9 @@ struct Subscription {
     workspace: String,
     events: Vec<String>,
     created_at: i64,
+    a2a: Option<(A2aTaskPush, TaskFold)>,
+    /// The fold as it was kept (`None`: not kept yet), so only a changed one is written back.
+    kept: Option<TaskFold>,
 }
 
 impl Subscription {
@@ -30,7 +40,33 @@ impl Subscription {
             && e.ts >= self.created_at
             && self.events.iter().any(|t| t == "*" || *t == e.event_type)
     }
+
+    /// For an A2A push: the body its task's update by `e` makes, if any.
+    fn a2a_body(&mut self, e: &Event) -> Option<String> {
+        let (push, fold) = self.a2a.as_mut()?;
+        if e.session_id.as_deref() != Some(push.task.session_id.as_str()) {
+            return None;
+        }
+        let update = fold.apply(e, &push.task)?;
+        let mut responses = fold.stream_responses(&push.task, update, e.seq);
+        // One post per event: a terminal CLI's answer and its completion go as the whole task.
+        let body = if responses.len() == 1 {
+            responses.remove(0)
+        } else {
+            serde_json::json!({ "task": fold.task(&push.task) })
+        };
+        Some(body.to_string())
+    }
 }
+
+type SubRow = (
+    String,
+    String,
+    Vec<String>,
+    i64,
+    Option<Json<A2aTaskPush>>,
+    Option<Json<TaskFold>>,
+);
 
 pub async fn run(a: Automation) {
     let wake = Arc::new(Notify::new());
@@ -52,33 +88,84 @@ pub async fn run(a: Automation) {
 /// Queues the next page; whether it was full (more may be waiting).
 async fn step(a: &Automation) -> Result<bool> {
     let mut tx = a.db.begin().await?;
-    let Some(page) = FOLLOWER.next_page(&mut tx, &a.nats, a.webhooks.page).await? else {
+    let page = FOLLOWER.next_page(&mut tx, &a.nats, a.webhooks.page).await?;
+    if page.is_none() && !fresh_pushes(&mut tx).await? {
         return Ok(false);
+    }
+    let (events, next_seq) = match &page {
+        Some(p) => (p.events.as_slice(), Some(p.next_seq)),
+        None => (&[][..], None),
     };
-    let subs: Vec<(String, String, Vec<String>, i64)> = sqlx::query_as(
-        "SELECT webhook_id, workspace, event_types, created_at FROM webhook_subscriptions WHERE enabled",
+    let rows: Vec<SubRow> = sqlx::query_as(
+        "SELECT webhook_id, workspace, event_types, created_at, a2a_task, a2a_fold FROM webhook_subscriptions WHERE enabled",
     )
     .fetch_all(&mut *tx)
     .await?;
-    let subs: Vec<Subscription> = subs
-        .into_iter()
-        .map(|(webhook_id, workspace, events, created_at)| Subscription {
+    let cursor: i64 = sqlx::query_scalar("SELECT seq FROM webhook_cursor WHERE id = 1")
+        .fetch_one(&mut *tx)
+        .await?;
+    let mut subs = Vec::with_capacity(rows.len());
+    let (mut ids, mut hooks, mut seqs, mut types, mut bodies) = (vec![], vec![], vec![], vec![], vec![]);
+    for (webhook_id, workspace, events, created_at, a2a, fold) in rows {
+        let kept = fold.as_ref().map(|f| f.0.clone());
+        let a2a = match (a2a, fold) {
+            (Some(push), Some(fold)) => Some((push.0, fold.0)),
+            // A new push: its task up to the cursor, from the log.
+            (Some(push), None) => {
+                let timeout = Duration::from_secs(5);
+                let fold = relay_bus::a2a::fold(&a.nats, &push.0.task, Some(cursor), timeout)
+                    .await
+                    .map_err(crate::AutomationError::Upstream)?;
+                // A task that already ended or waits for input says so once, as it is.
+                if fold.started && fold.stops() && !fold.superseded {
+                    ids.push(crate::new_id("msg"));
+                    hooks.push(webhook_id.clone());
+                    seqs.push(fold.last_seq);
+                    types.push(relay_contracts::a2a::SENT.to_string());
+                    bodies.push(serde_json::json!({ "task": fold.task(&push.0.task) }).to_string());
+                }
+                Some((push.0, fold))
+            }
+            _ => None,
+        };
+        subs.push(Subscription {
             webhook_id,
             workspace,
             events,
             created_at,
-        })
-        .collect();
-    let (mut ids, mut hooks, mut seqs, mut types, mut bodies) = (vec![], vec![], vec![], vec![], vec![]);
-    for e in &page.events {
+            a2a,
+            kept,
+        });
+    }
+    for e in events {
         let mut body = None;
-        for s in subs.iter().filter(|s| s.wants(e)) {
-            let body = body.get_or_insert_with(|| payload(e)).clone();
+        for s in subs.iter_mut() {
+            let this = if s.a2a.is_some() {
+                match s.a2a_body(e) {
+                    Some(b) => b,
+                    None => continue,
+                }
+            } else if s.wants(e) {
+                body.get_or_insert_with(|| payload(e)).clone()
+            } else {
+                continue;
+            };
             ids.push(crate::new_id("msg"));
             hooks.push(s.webhook_id.clone());
             seqs.push(e.seq);
             types.push(e.event_type.clone());
-            bodies.push(body);
+            bodies.push(this);
+        }
+    }
+    for s in &subs {
+        if let Some((_, fold)) = &s.a2a
+            && s.kept.as_ref() != Some(fold)
+        {
+            sqlx::query("UPDATE webhook_subscriptions SET a2a_fold = $2 WHERE webhook_id = $1")
+                .bind(&s.webhook_id)
+                .bind(Json(fold))
+                .execute(&mut *tx)
+                .await?;
         }
     }
     let queued = ids.len();
@@ -97,13 +184,33 @@ async fn step(a: &Automation) -> Result<bool> {
         .execute(&mut *tx)
         .await?;
     }
-    FOLLOWER.advance(&mut tx, page.next_seq).await?;
+    if let Some(next_seq) = next_seq {
+        FOLLOWER.advance(&mut tx, next_seq).await?;
+    }
     tx.commit().await?;
     if queued > 0 {
-        tracing::debug!(queued, next_seq = page.next_seq, "webhook deliveries queued");
+        tracing::debug!(queued, ?next_seq, "webhook deliveries queued");
         a.post.notify_one();
     }
-    Ok(page.events.len() as i64 >= a.webhooks.page)
+    Ok(events.len() as i64 >= a.webhooks.page)
+}
+
+/// With nothing new in the log: whether A2A pushes made since wait for their start (a task
+/// that already ended says so once) and this replica may start them (it holds the follower's
+/// lock).
+async fn fresh_pushes(tx: &mut sqlx::PgConnection) -> Result<bool> {
+    let fresh: bool = sqlx::query_scalar(
+        "SELECT EXISTS (SELECT 1 FROM webhook_subscriptions WHERE enabled AND a2a_task IS NOT NULL AND a2a_fold IS NULL)",
+    )
+    .fetch_one(&mut *tx)
+    .await?;
+    if !fresh {
+        return Ok(false);
+    }
+    Ok(sqlx::query_scalar("SELECT pg_try_advisory_xact_lock($1)")
+        .bind(FOLLOWER.lock_key)
+        .fetch_one(&mut *tx)
+        .await?)
 }
 
 /// The body posted for `e`, as Standard Webhooks suggests: `type`, `timestamp`, `data`.

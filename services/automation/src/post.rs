@@ -18,6 +18,8 @@ struct Due {
     url: String,
     secret: String,
     workspace: String,
+    /// An A2A task push's token, sent back in `X-A2A-Notification-Token`.
+    a2a_token: Option<String>,
 }
 
 enum Outcome {
@@ -52,7 +54,8 @@ async fn until_next_due(a: &Automation) -> Duration {
 async fn round(a: &Automation) -> Result<usize> {
     let now = relay_bus::now_ms();
     let lease = a.webhooks.timeout_ms as i64 + 5_000;
-    let rows: Vec<(String, String, String, i32, String, String, String)> = sqlx::query_as(
+    type Row = (String, String, String, i32, String, String, String, Option<String>);
+    let rows: Vec<Row> = sqlx::query_as(
         "UPDATE webhook_deliveries d SET next_attempt_at = $1 + $3, attempts = d.attempts + 1
          FROM webhook_subscriptions s
          WHERE s.webhook_id = d.webhook_id AND d.delivery_id IN (
@@ -60,7 +63,7 @@ async fn round(a: &Automation) -> Result<usize> {
              JOIN webhook_subscriptions s2 ON s2.webhook_id = d2.webhook_id
              WHERE d2.status = 'pending' AND d2.next_attempt_at <= $1 AND s2.enabled
              ORDER BY d2.next_attempt_at, d2.event_seq LIMIT $2 FOR UPDATE OF d2 SKIP LOCKED)
-         RETURNING d.delivery_id, d.webhook_id, d.body, d.attempts, s.url, s.secret, s.workspace",
+         RETURNING d.delivery_id, d.webhook_id, d.body, d.attempts, s.url, s.secret, s.workspace, s.a2a_task->>'token'",
     )
     .bind(now)
     .bind(a.webhooks.concurrency as i64)
@@ -76,6 +79,7 @@ async fn round(a: &Automation) -> Result<usize> {
         url: r.4,
         secret: r.5,
         workspace: r.6,
+        a2a_token: r.7,
     });
     let results: Vec<Result<()>> = futures::stream::iter(due)
         .map(|d| async move {
@@ -108,16 +112,17 @@ async fn post(a: &Automation, d: &Due) -> Outcome {
             };
         }
     };
-    let sent = a
+    let mut post = a
         .http
         .post(&d.url)
         .header("content-type", "application/json")
         .header(standardwebhooks::HEADER_WEBHOOK_ID, &d.delivery_id)
         .header(standardwebhooks::HEADER_WEBHOOK_TIMESTAMP, timestamp.to_string())
-        .header(standardwebhooks::HEADER_WEBHOOK_SIGNATURE, signature)
-        .body(d.body.clone())
-        .send()
-        .await;
+        .header(standardwebhooks::HEADER_WEBHOOK_SIGNATURE, signature);
+    if let Some(token) = &d.a2a_token {
+        post = post.header(relay_contracts::a2a::NOTIFICATION_TOKEN_HEADER, token);
+    }
+    let sent = post.body(d.body.clone()).send().await;
     match sent {
         Ok(r) if r.status().is_success() => Outcome::Delivered(r.status().as_u16()),
         Ok(r) => Outcome::Failed {

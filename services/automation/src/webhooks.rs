@@ -5,10 +5,12 @@ use crate::error::{AutomationError, Result};
 use crate::{Automation, check_id, guard, new_id};
 use base64::Engine;
 use relay_contracts::RequestContext;
+use relay_contracts::a2a::A2aTaskPush;
 use relay_contracts::automation::*;
+use sqlx::types::Json;
 
 const COLUMNS: &str = "webhook_id, url, event_types, description, enabled, disabled_reason,
-    consecutive_failures::bigint, created_by, created_at, updated_at";
+    consecutive_failures::bigint, created_by, created_at, updated_at, a2a_task";
 
 type Row = (
     String,
@@ -21,6 +23,7 @@ type Row = (
     String,
     i64,
     i64,
+    Option<Json<A2aTaskPush>>,
 );
 
 fn from_row(r: Row) -> Webhook {
@@ -33,6 +36,7 @@ fn from_row(r: Row) -> Webhook {
         disabled_reason: r.5,
         consecutive_failures: r.6,
         secret: None,
+        a2a_task: r.10.map(|j| j.0),
         created_by: r.7,
         created_at: r.8,
         updated_at: r.9,
@@ -110,7 +114,14 @@ async fn find(a: &Automation, ctx: &RequestContext, id: &str) -> Result<Webhook>
 
 pub async fn create(a: Automation, ctx: RequestContext, req: CreateWebhookRequest) -> Result<Webhook> {
     check_url(&a, &req.url)?;
-    let events = check_events(req.events)?;
+    let events = match &req.a2a_task {
+        // A task push folds every event of the task's session.
+        Some(push) => {
+            push.check().map_err(AutomationError::Invalid)?;
+            vec!["*".to_string()]
+        }
+        None => check_events(req.events)?,
+    };
     check_description(&req.description)?;
     let secret = match req.secret {
         Some(s) => {
@@ -122,8 +133,8 @@ pub async fn create(a: Automation, ctx: RequestContext, req: CreateWebhookReques
     let id = new_id("wh");
     let now = relay_bus::now_ms();
     let row: Row = sqlx::query_as(sqlx::AssertSqlSafe(format!(
-        "INSERT INTO webhook_subscriptions (webhook_id, workspace, url, event_types, secret, description, created_by, created_at, updated_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8) RETURNING {COLUMNS}"
+        "INSERT INTO webhook_subscriptions (webhook_id, workspace, url, event_types, secret, description, created_by, created_at, updated_at, a2a_task)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8, $9) RETURNING {COLUMNS}"
     )))
     .bind(&id)
     .bind(&ctx.workspace)
@@ -133,6 +144,7 @@ pub async fn create(a: Automation, ctx: RequestContext, req: CreateWebhookReques
     .bind(&req.description)
     .bind(ctx.caller.to_string())
     .bind(now)
+    .bind(req.a2a_task.map(Json))
     .fetch_one(&a.db)
     .await?;
     tracing::info!(webhook_id = %id, url = %req.url, workspace = %ctx.workspace, "webhook created");

@@ -22,8 +22,9 @@ use axum::body::{Body, Bytes};
 use axum::extract::State;
 use axum::http::HeaderMap;
 use axum::response::{IntoResponse, Response};
-use relay_contracts::a2a::{PROTOCOL_VERSION, Pending, SENT, TaskFold, TaskKey, TaskState, sends_to};
-use relay_contracts::events::{Event, QueryRequest};
+use relay_contracts::a2a::{A2aTaskPush, PROTOCOL_VERSION, Pending, TaskFold, TaskKey, TaskState, sends_to};
+use relay_contracts::automation::{CreateWebhookRequest, ListWebhooksRequest, Webhook, WebhookRef};
+use relay_contracts::events::Event;
 use relay_contracts::permission::{AnswerRequest, DecideRequest};
 use relay_contracts::rpc;
 use relay_contracts::session::{
@@ -35,7 +36,6 @@ use std::convert::Infallible;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::mpsc;
-
 
 // ---------------------------------------------------------------------------------------------
 // Agent cards
@@ -128,7 +128,7 @@ fn card_with(name: String, description: String, url: String, skills: Vec<Value>)
         "version": env!("CARGO_PKG_VERSION"),
         "supportedInterfaces": [{"url": url, "protocolBinding": "JSONRPC", "protocolVersion": PROTOCOL_VERSION}],
         "provider": {"organization": "relay-mesh", "url": "https://github.com/relay-mesh"},
-        "capabilities": {"streaming": true, "pushNotifications": false},
+        "capabilities": {"streaming": true, "pushNotifications": true},
         "securitySchemes": {"bearer": {"httpAuthSecurityScheme": {"scheme": "Bearer", "description": "A relay-mesh API key"}}},
         "securityRequirements": [{"schemes": {"bearer": {"list": []}}}],
         "defaultInputModes": ["text/plain"],
@@ -236,13 +236,10 @@ async fn dispatch(s: AppState, endpoint_agent: Option<String>, headers: HeaderMa
         "GetTask" => a2a.get(&params).await,
         "ListTasks" => a2a.list(&params).await,
         "CancelTask" => a2a.cancel(&params).await,
-        "CreateTaskPushNotificationConfig"
-        | "GetTaskPushNotificationConfig"
-        | "ListTaskPushNotificationConfigs"
-        | "DeleteTaskPushNotificationConfig" => Err(RpcError::new(
-            -32003,
-            "push notifications: subscribe a webhook to the session's events instead (POST /api/v1/webhooks)",
-        )),
+        "CreateTaskPushNotificationConfig" => a2a.create_push(&params).await,
+        "GetTaskPushNotificationConfig" => a2a.get_push(&params).await.map(|(_, config)| config),
+        "ListTaskPushNotificationConfigs" => a2a.list_push(&params).await,
+        "DeleteTaskPushNotificationConfig" => a2a.delete_push(&params).await,
         "GetExtendedAgentCard" => Err(RpcError::new(-32007, "this agent has no extended card")),
         other => Err(RpcError::new(-32601, format!("no method {other}"))),
     };
@@ -350,6 +347,7 @@ impl A2a {
             .unwrap_or(false);
         let events = self.follow_agent_session(params).await?;
         let (task, _) = self.start(params).await?;
+        self.push_on_send(params, &task).await?;
         if immediately {
             return Ok(self.fold(&task).await?.task(&task.key()));
         }
@@ -402,6 +400,7 @@ impl A2a {
     async fn send_streaming(&self, params: &Value, rpc_id: Value) -> Result<Response, RpcError> {
         let events = self.follow_agent_session(params).await?;
         let (task, answered) = self.start(params).await?;
+        self.push_on_send(params, &task).await?;
         let mut fold = if answered {
             self.fold(&task).await?
         } else {
@@ -440,7 +439,14 @@ impl A2a {
         // From the task's start, so its state is rebuilt; updates at or before `after` are not
         // sent again.
         let events = follow(&self.s, Start::After(start - 1), filter)?;
-        Ok(stream(task, TaskFold::default(), events, rpc_id, after, after.is_none()))
+        Ok(stream(
+            task,
+            TaskFold::default(),
+            events,
+            rpc_id,
+            after,
+            after.is_none(),
+        ))
     }
 
     async fn get(&self, params: &Value) -> Result<Value, RpcError> {
@@ -511,7 +517,10 @@ impl A2a {
         let (task, fold) = self.existing(params).await?;
         let task_id = task.key().id();
         if fold.terminal() {
-            return Err(RpcError::new(-32002, format!("task {task_id} is {}", fold.state.as_str())));
+            return Err(RpcError::new(
+                -32002,
+                format!("task {task_id} is {}", fold.state.as_str()),
+            ));
         }
         let req = CancelTurnRequest {
             session_id: task.agent.session_id.clone(),
@@ -573,63 +582,90 @@ impl A2a {
         Ok(())
     }
 
-    /// The session's `session.user_message.sent` events, oldest first.
-    async fn sent_events(&self, session_id: &str) -> Result<Vec<Event>, RpcError> {
-        let mut out = Vec::new();
-        let mut cursor = None;
-        loop {
-            let req = QueryRequest {
-                types: Some(vec![SENT.into()]),
-                session_ids: Some(vec![session_id.into()]),
-                cursor,
-                limit: Some(1000),
-                ..Default::default()
-            };
-            let page = call::<rpc::EventQuery>(&self.s, &req).await?;
-            out.extend(page.events);
-            match page.next_cursor {
-                Some(c) => cursor = Some(c),
-                None => return Ok(out),
+    // -----------------------------------------------------------------------------------------
+    // Push notifications: each config is a webhook that follows the task (automation posts the
+    // task's updates as StreamResponses with the client's token), so they need what webhooks
+    // need: an admin key.
+
+    async fn create_push(&self, params: &Value) -> Result<Value, RpcError> {
+        let task_id = str_param(params, "taskId")?;
+        let task = self.task_ref(task_id).await?;
+        if self.start_seq(&task).await?.is_none() {
+            return Err(RpcError::task_not_found(task_id));
+        }
+        self.make_push(&task, params).await
+    }
+
+    /// `configuration.taskPushNotificationConfig` of a send: the new task's push.
+    async fn push_on_send(&self, params: &Value, task: &TaskRef) -> Result<(), RpcError> {
+        if let Some(config) = params.pointer("/configuration/taskPushNotificationConfig") {
+            self.make_push(task, config).await?;
+        }
+        Ok(())
+    }
+
+    async fn make_push(&self, task: &TaskRef, config: &Value) -> Result<Value, RpcError> {
+        let url = str_param(config, "url")?;
+        let token = config.get("token").and_then(Value::as_str).filter(|t| !t.is_empty());
+        let req = CreateWebhookRequest {
+            url: url.into(),
+            description: Some(format!("A2A push of task {}", task.key().id())),
+            a2a_task: Some(A2aTaskPush {
+                task: task.key(),
+                token: token.map(String::from),
+            }),
+            ..Default::default()
+        };
+        let webhook = call::<rpc::WebhookCreate>(&self.s, &req).await?;
+        Ok(push_config(&webhook))
+    }
+
+    async fn get_push(&self, params: &Value) -> Result<(Webhook, Value), RpcError> {
+        let task_id = str_param(params, "taskId")?;
+        let id = str_param(params, "id")?;
+        let webhook = call::<rpc::WebhookGet>(&self.s, &WebhookRef { webhook_id: id.into() }).await?;
+        match &webhook.a2a_task {
+            Some(push) if push.task.id() == task_id => {
+                let config = push_config(&webhook);
+                Ok((webhook, config))
             }
+            _ => Err(RpcError::new(-32001, format!("task {task_id} has no push config {id}"))),
         }
     }
 
-    async fn start_seq(&self, task: &TaskRef) -> Result<Option<i64>, RpcError> {
-        Ok(self
-            .sent_events(&task.agent.session_id)
-            .await?
+    async fn list_push(&self, params: &Value) -> Result<Value, RpcError> {
+        let task_id = str_param(params, "taskId")?;
+        let all = call::<rpc::WebhookList>(&self.s, &ListWebhooksRequest::default()).await?;
+        let configs: Vec<Value> = all
+            .webhooks
             .iter()
-            .find(|e| e.payload.get("messageId").and_then(Value::as_str) == Some(task.message_id.as_str()))
-            .map(|e| e.seq))
+            .filter(|w| w.a2a_task.as_ref().is_some_and(|p| p.task.id() == task_id))
+            .map(push_config)
+            .collect();
+        Ok(json!({ "configs": configs }))
+    }
+
+    async fn delete_push(&self, params: &Value) -> Result<Value, RpcError> {
+        let (webhook, _) = self.get_push(params).await?;
+        let req = WebhookRef {
+            webhook_id: webhook.webhook_id,
+        };
+        call::<rpc::WebhookDelete>(&self.s, &req).await?;
+        Ok(json!({}))
+    }
+
+    /// The session's `session.user_message.sent` events, oldest first.
+    async fn sent_events(&self, session_id: &str) -> Result<Vec<Event>, RpcError> {
+        Ok(relay_bus::a2a::sent_events(&self.s.nats, session_id, self.s.timeout()).await?)
+    }
+
+    async fn start_seq(&self, task: &TaskRef) -> Result<Option<i64>, RpcError> {
+        Ok(relay_bus::a2a::start_seq(&self.s.nats, &task.key(), self.s.timeout()).await?)
     }
 
     /// The task as the log has it now.
     async fn fold(&self, task: &TaskRef) -> Result<TaskFold, RpcError> {
-        let mut fold = TaskFold::default();
-        let Some(start) = self.start_seq(task).await? else {
-            return Ok(fold);
-        };
-        let key = task.key();
-        let mut cursor = Some(start - 1);
-        loop {
-            let req = QueryRequest {
-                session_ids: Some(vec![task.agent.session_id.clone()]),
-                cursor,
-                limit: Some(1000),
-                ..Default::default()
-            };
-            let page = call::<rpc::EventQuery>(&self.s, &req).await?;
-            for e in &page.events {
-                fold.apply(e, &key);
-                if fold.stops() {
-                    return Ok(fold);
-                }
-            }
-            match page.next_cursor {
-                Some(c) => cursor = Some(c),
-                None => return Ok(fold),
-            }
-        }
+        Ok(relay_bus::a2a::fold(&self.s.nats, &task.key(), None, self.s.timeout()).await?)
     }
 }
 
@@ -683,7 +719,12 @@ fn stream(
     let (tx, rx) = mpsc::channel::<Bytes>(64);
     let key = task.key();
     tokio::spawn(async move {
-        if announce && tx.send(frame(&rpc_id, None, json!({"task": fold.task(&key)}))).await.is_err() {
+        if announce
+            && tx
+                .send(frame(&rpc_id, None, json!({"task": fold.task(&key)})))
+                .await
+                .is_err()
+        {
             return;
         }
         while let Some(live) = events.recv().await {
@@ -707,4 +748,26 @@ fn stream(
         }
     });
     sse_response(rx)
+}
+
+fn str_param<'a>(params: &'a Value, name: &str) -> Result<&'a str, RpcError> {
+    params
+        .get(name)
+        .and_then(Value::as_str)
+        .filter(|v| !v.is_empty())
+        .ok_or_else(|| RpcError::params(format!("params.{name} is required")))
+}
+
+/// A webhook that follows a task, as A2A's `TaskPushNotificationConfig`.
+fn push_config(w: &Webhook) -> Value {
+    let push = w.a2a_task.as_ref();
+    let mut config = json!({
+        "id": w.webhook_id,
+        "taskId": push.map(|p| p.task.id()).unwrap_or_default(),
+        "url": w.url,
+    });
+    if let Some(token) = push.and_then(|p| p.token.as_ref()) {
+        config["token"] = json!(token);
+    }
+    config
 }

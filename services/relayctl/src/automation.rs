@@ -86,6 +86,7 @@ pub(crate) async fn webhooks(c: &Client, cmd: Webhooks, as_json: bool) -> Result
                 events: (!events.is_empty()).then_some(events),
                 secret,
                 description,
+                a2a_task: None,
             };
             let w = as_admin(&workspace, c.webhook_create(&req)).await?;
             if as_json {

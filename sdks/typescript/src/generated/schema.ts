@@ -1279,6 +1279,16 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /**
+         * @description A webhook that follows one A2A task (made by the A2A push-notification calls): its updates
+         *     are posted as A2A `StreamResponse`s with the client's token in
+         *     [`NOTIFICATION_TOKEN_HEADER`], instead of the workspace's events.
+         */
+        A2aTaskPush: {
+            task: components["schemas"]["TaskKey"];
+            /** @description Printable ASCII (it goes back in an HTTP header). */
+            token?: string | null;
+        };
         /** @description An exposed action with the agent that serves it. */
         Action: {
             agentId: string;
@@ -1627,6 +1637,7 @@ export interface components {
         };
         /** @description `webhook.create`: a subscription of the caller's workspace. */
         CreateWebhookRequest: {
+            a2aTask?: null | components["schemas"]["A2aTaskPush"];
             description?: string | null;
             /**
              * @description Event types (`session.created`, …), or `*` for all; the attention defaults when absent:
@@ -2381,6 +2392,12 @@ export interface components {
             cwd?: string | null;
             model?: string | null;
         };
+        /** @description A task's address: id `<agentId>:<messageId>`, context the agent's session. */
+        TaskKey: {
+            agentId: string;
+            messageId: string;
+            sessionId: string;
+        };
         /** @description `message.thread`: the root and its replies, oldest first. */
         ThreadResponse: {
             replies: components["schemas"]["RelayMessage"][];
@@ -2427,6 +2444,7 @@ export interface components {
         };
         /** @description A subscription. Its `secret` is shown only in the reply to `webhook.create`. */
         Webhook: {
+            a2aTask?: null | components["schemas"]["A2aTaskPush"];
             /**
              * Format: int64
              * @description Failed attempts since the last success.

@@ -1,5 +1,6 @@
 """Contains all the data models used in inputs/outputs"""
 
+from .a2a_task_push import A2ATaskPush
 from .action import Action
 from .action_capabilities import ActionCapabilities
 from .action_input_schema import ActionInputSchema
@@ -153,6 +154,7 @@ from .stop_agent_response import StopAgentResponse
 from .success_response import SuccessResponse
 from .summary import Summary
 from .swap import Swap
+from .task_key import TaskKey
 from .thread_response import ThreadResponse
 from .turn import Turn
 from .turn_state import TurnState
@@ -171,6 +173,7 @@ from .workspace import Workspace
 from .workspace_list import WorkspaceList
 
 __all__ = (
+    "A2ATaskPush",
     "Action",
     "ActionCapabilities",
     "ActionInputSchema",
@@ -322,6 +325,7 @@ __all__ = (
     "SuccessResponse",
     "Summary",
     "Swap",
+    "TaskKey",
     "ThreadResponse",
     "Turn",
     "TurnState",

@@ -1,12 +1,16 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Self, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Self, TypeVar, cast
 
 from attrs import define as _attrs_define
 from attrs import field as _attrs_field
 
 from ..types import UNSET, Unset
+
+if TYPE_CHECKING:
+    from ..models.a2a_task_push import A2ATaskPush
+
 
 T = TypeVar("T", bound="Webhook")
 
@@ -24,6 +28,7 @@ class Webhook:
         updated_at (int):
         url (str):
         webhook_id (str):
+        a_2_a_task (A2ATaskPush | None | Unset):
         description (None | str | Unset):
         disabled_reason (None | str | Unset): Why it was disabled (by a person, or after too many failed attempts in a
             row).
@@ -38,12 +43,15 @@ class Webhook:
     updated_at: int
     url: str
     webhook_id: str
+    a_2_a_task: A2ATaskPush | None | Unset = UNSET
     description: None | str | Unset = UNSET
     disabled_reason: None | str | Unset = UNSET
     secret: None | str | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
+        from ..models.a2a_task_push import A2ATaskPush
+
         consecutive_failures = self.consecutive_failures
 
         created_at = self.created_at
@@ -59,6 +67,14 @@ class Webhook:
         url = self.url
 
         webhook_id = self.webhook_id
+
+        a_2_a_task: dict[str, Any] | None | Unset
+        if isinstance(self.a_2_a_task, Unset):
+            a_2_a_task = UNSET
+        elif isinstance(self.a_2_a_task, A2ATaskPush):
+            a_2_a_task = self.a_2_a_task.to_dict()
+        else:
+            a_2_a_task = self.a_2_a_task
 
         description: None | str | Unset
         if isinstance(self.description, Unset):
@@ -92,6 +108,8 @@ class Webhook:
                 "webhookId": webhook_id,
             }
         )
+        if a_2_a_task is not UNSET:
+            field_dict["a2aTask"] = a_2_a_task
         if description is not UNSET:
             field_dict["description"] = description
         if disabled_reason is not UNSET:
@@ -103,6 +121,8 @@ class Webhook:
 
     @classmethod
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
+        from ..models.a2a_task_push import A2ATaskPush
+
         d = dict(src_dict)
         consecutive_failures = d.pop("consecutiveFailures")
 
@@ -119,6 +139,23 @@ class Webhook:
         url = d.pop("url")
 
         webhook_id = d.pop("webhookId")
+
+        def _parse_a_2_a_task(data: object) -> A2ATaskPush | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                a_2_a_task_type_1 = A2ATaskPush.from_dict(data)
+
+                return a_2_a_task_type_1
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(A2ATaskPush | None | Unset, data)
+
+        a_2_a_task = _parse_a_2_a_task(d.pop("a2aTask", UNSET))
 
         def _parse_description(data: object) -> None | str | Unset:
             if data is None:
@@ -156,6 +193,7 @@ class Webhook:
             updated_at=updated_at,
             url=url,
             webhook_id=webhook_id,
+            a_2_a_task=a_2_a_task,
             description=description,
             disabled_reason=disabled_reason,
             secret=secret,
