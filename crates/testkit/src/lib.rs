@@ -709,7 +709,8 @@ pub fn python_venv(name: &str, packages: &[&str]) -> PathBuf {
         return python;
     }
     std::fs::create_dir_all(dir.parent().unwrap()).unwrap();
-    let building = dir.with_extension(format!("building-{}", std::process::id()));
+    // Tests of one process run at once: the pid alone would be shared.
+    let building = dir.with_extension(format!("building-{}-{}", std::process::id(), uuid::Uuid::new_v4().simple()));
     let _ = std::fs::remove_dir_all(&building);
     let ok = std::process::Command::new("python3")
         .args(["-m", "venv"])
