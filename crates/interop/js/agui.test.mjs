@@ -72,3 +72,5 @@ assert.equal(resumed.finished.outcome, "success");
 assert.equal(agent.pendingInterrupts.length, 0);
 
 console.log("ag-ui client: all steps passed");
+// Done: nothing the client left open may keep the process (and the test) waiting.
+process.exit(0);

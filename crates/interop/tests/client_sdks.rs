@@ -10,7 +10,6 @@ use common::{Gateway, Mesh, gateway};
 use relay_testkit::ServiceProcess;
 use serde_json::json;
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -40,25 +39,9 @@ async fn quick_start_mesh() -> (Mesh, ServiceProcess, Gateway, String) {
     (m, spawner, g, key)
 }
 
-/// Runs a script to its end (at most 5 minutes), prints what it printed, and asserts it
-/// succeeded and said `expect`.
+/// Runs a script from the repository's root and asserts it said `expect`.
 async fn run(mut cmd: tokio::process::Command, expect: &str) {
-    cmd.current_dir(repo())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true);
-    let child = cmd.spawn().unwrap_or_else(|e| panic!("{cmd:?}: {e}"));
-    let out = tokio::time::timeout(std::time::Duration::from_secs(300), child.wait_with_output())
-        .await
-        .expect("the script ends within 5 minutes")
-        .unwrap();
-    let (stdout, stderr) = (
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr),
-    );
-    println!("{stdout}");
-    eprintln!("{stderr}");
-    assert!(out.status.success(), "{cmd:?} failed:\n{stdout}\n{stderr}");
+    let stdout = common::run_script(cmd.current_dir(repo())).await;
     assert!(stdout.contains(expect), "{stdout}");
 }
 

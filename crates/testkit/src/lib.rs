@@ -710,7 +710,11 @@ pub fn python_venv(name: &str, packages: &[&str]) -> PathBuf {
     }
     std::fs::create_dir_all(dir.parent().unwrap()).unwrap();
     // Tests of one process run at once: the pid alone would be shared.
-    let building = dir.with_extension(format!("building-{}-{}", std::process::id(), uuid::Uuid::new_v4().simple()));
+    let building = dir.with_extension(format!(
+        "building-{}-{}",
+        std::process::id(),
+        uuid::Uuid::new_v4().simple()
+    ));
     let _ = std::fs::remove_dir_all(&building);
     let ok = std::process::Command::new("python3")
         .args(["-m", "venv"])

@@ -106,7 +106,7 @@ async function main() {
   console.log(`${HANDLE}: all steps passed`);
 }
 
-main().catch((e) => {
+main().then(() => process.exit(0)).catch((e) => {
   console.error(e);
   console.log(`${HANDLE}: FAILED`);
   process.exit(1);

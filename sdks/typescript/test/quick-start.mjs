@@ -158,7 +158,10 @@ const liveEvents = live[Symbol.asyncIterator]();
 const firstLive = liveEvents.next();
 await until("the live stream's start", () => live.lastSeq !== undefined);
 await send("after the head");
-const { value: first } = await firstLive;
+const { value: first } = await Promise.race([
+  firstLive,
+  new Promise((_, reject) => setTimeout(() => reject(new Error("timed out waiting for the live stream's first event")), 60_000).unref()),
+]);
 assert.ok(first.seq > head, `${first.seq} <= ${head}`);
 live.close();
 stream.close();
@@ -171,3 +174,6 @@ assert.ok(stopped.released, JSON.stringify(stopped));
 step("stopped the agent (no request body)");
 
 console.log(`typescript sdk quick start: all steps passed (${((Date.now() - started) / 1000).toFixed(1)} s)`);
+// Done: a connection the runtime still holds open must not keep the process (and the test)
+// waiting.
+process.exit(0);
