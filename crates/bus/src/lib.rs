@@ -152,6 +152,7 @@ pub async fn connect_nats(settings: &settings::NatsSettings, name: &str) -> Resu
         },
         None => context::set_default_identity(Caller::Service(name.to_string())),
     }
+    let servers = settings.servers().map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
     let mut attempt = 1u32;
     loop {
         let mut opts = async_nats::ConnectOptions::new()
@@ -173,7 +174,7 @@ pub async fn connect_nats(settings: &settings::NatsSettings, name: &str) -> Resu
         if let Some(ca) = &settings.tls_ca_file {
             opts = opts.add_root_certificates(ca.into()).require_tls(true);
         }
-        match opts.connect(&settings.url).await {
+        match opts.connect(servers.as_slice()).await {
             Ok(client) => return Ok(client),
             Err(e) if attempt >= settings.connect_attempts => return Err(e.into()),
             Err(e) => {

@@ -6,6 +6,9 @@ use serde::{Deserialize, Serialize, de::DeserializeOwned};
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(default)]
 pub struct NatsSettings {
+    /// One server, or several separated by commas (the nodes of a cluster): the first
+    /// connection tries them in random order, and a client that loses its node reconnects to
+    /// any other (the servers also tell it about the rest of their cluster).
     pub url: String,
     /// How many times to try the first connection (500 ms apart) before giving up.
     pub connect_attempts: u32,
@@ -15,6 +18,20 @@ pub struct NatsSettings {
     pub creds: Option<String>,
     /// PEM file of the CA that signed the NATS server's certificate; TLS is required when set.
     pub tls_ca_file: Option<String>,
+}
+
+impl NatsSettings {
+    /// The servers of `url`; an error names an empty entry.
+    pub fn servers(&self) -> Result<Vec<String>, String> {
+        let servers: Vec<String> = self.url.split(',').map(|u| u.trim().to_string()).collect();
+        if servers.iter().any(String::is_empty) {
+            return Err(format!(
+                "nats.url {:?}: one server URL, or several separated by commas, none empty",
+                self.url
+            ));
+        }
+        Ok(servers)
+    }
 }
 
 impl Default for NatsSettings {
