@@ -152,7 +152,9 @@ pub async fn connect_nats(settings: &settings::NatsSettings, name: &str) -> Resu
         },
         None => context::set_default_identity(Caller::Service(name.to_string())),
     }
-    let servers = settings.servers().map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
+    let servers = settings
+        .servers()
+        .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
     let mut attempt = 1u32;
     loop {
         let mut opts = async_nats::ConnectOptions::new()

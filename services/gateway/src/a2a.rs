@@ -727,12 +727,20 @@ fn stream(
         {
             return;
         }
-        while let Some(live) = events.recv().await {
+        loop {
+            // A client that went away ends the stream now, not at the session's next event.
+            let live = tokio::select! {
+                next = events.recv() => match next {
+                    Some(live) => live,
+                    None => return,
+                },
+                _ = tx.closed() => return,
+            };
             let e = &live.event;
             let update = fold.apply(e, &key);
             if let Some(update) = update.filter(|_| after.is_none_or(|a| e.seq > a)) {
                 let responses = fold.stream_responses(&key, update, e.seq);
-                let last = responses.len() - 1;
+                let last = responses.len().saturating_sub(1);
                 for (i, result) in responses.into_iter().enumerate() {
                     // The seq goes on the last frame of the event, so a client resuming from it
                     // has seen all of them.

@@ -9,7 +9,11 @@ async fn a_service_given_several_nats_servers_connects_to_one_that_answers_and_r
     let nats = Nats::start().await;
     let db = Database::create().await;
     // A port nothing listens on: a node that is down.
-    let down = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let down = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
     let servers = format!("nats://127.0.0.1:{down}, {}", nats.url);
     let _registry = ServiceProcess::spawn(
         &bin_path("session-registry"),
