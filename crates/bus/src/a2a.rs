@@ -52,10 +52,21 @@ pub async fn fold(
     upto: Option<i64>,
     timeout: Duration,
 ) -> Result<TaskFold, WireError> {
+    match start_seq(nats, key, timeout).await? {
+        Some(start) => fold_from(nats, key, start, upto, timeout).await,
+        None => Ok(TaskFold::default()),
+    }
+}
+
+/// The same, from the seq of the event that began it.
+pub async fn fold_from(
+    nats: &async_nats::Client,
+    key: &TaskKey,
+    start: i64,
+    upto: Option<i64>,
+    timeout: Duration,
+) -> Result<TaskFold, WireError> {
     let mut fold = TaskFold::default();
-    let Some(start) = start_seq(nats, key, timeout).await? else {
-        return Ok(fold);
-    };
     let mut cursor = Some(start - 1);
     loop {
         let req = QueryRequest {
@@ -67,7 +78,8 @@ pub async fn fold(
         let page = crate::client::call::<rpc::EventQuery>(nats, &req, timeout).await?;
         for e in page.events.iter().take_while(|e| upto.is_none_or(|u| e.seq <= u)) {
             fold.apply(e, key);
-            if fold.stops() {
+            // Past an interrupt too: it may have been answered since.
+            if fold.ended() {
                 return Ok(fold);
             }
         }

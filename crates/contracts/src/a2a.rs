@@ -175,10 +175,16 @@ impl TaskFold {
         )
     }
 
-    /// Whether no later event is the task's until it is answered: it ended, another began, or
-    /// it waits for input.
+    /// Whether no later event is the task's: it ended, or the next message for its agent
+    /// began another task.
+    pub fn ended(&self) -> bool {
+        self.terminal() || self.superseded
+    }
+
+    /// Whether a stream of its updates stops here: it ended, or it waits for input (a client
+    /// answers, then follows again).
     pub fn stops(&self) -> bool {
-        self.terminal() || self.superseded || self.state == TaskState::InputRequired
+        self.ended() || self.state == TaskState::InputRequired
     }
 
     fn set(&mut self, state: TaskState, text: Option<String>) -> Option<Update> {
@@ -206,10 +212,18 @@ impl TaskFold {
             }
             return None;
         }
-        if !self.started || self.terminal() || e.seq <= self.last_seq {
+        if !self.started || self.ended() || e.seq <= self.last_seq {
             return None;
         }
         if e.agent_id.as_deref().is_some_and(|a| a != key.agent_id) {
+            return None;
+        }
+        // A delivery of another message to the agent is not this task's.
+        if e.event_type.starts_with("delivery.")
+            && p.get("messageId")
+                .and_then(Value::as_str)
+                .is_some_and(|m| m != key.message_id)
+        {
             return None;
         }
         self.last_seq = e.seq;
@@ -257,6 +271,8 @@ impl TaskFold {
                     let text = format!("the agent went {}", str_of("status"));
                     self.set(TaskState::Failed, Some(text))
                 }
+                // Waiting for an answer: the harness's own "blocked" may land after the request.
+                _ if self.pending.is_some() => None,
                 _ => {
                     self.busy = true;
                     self.set(TaskState::Working, None)
@@ -411,18 +427,28 @@ mod tests {
             &key,
         );
         assert_eq!(f.state, TaskState::InputRequired);
-        assert!(f.stops());
+        assert!(
+            f.stops() && !f.ended(),
+            "a fold of the history goes on past an interrupt"
+        );
+        // The harness's "blocked" after the request does not make it look busy again.
+        let blocked = ev(61, "status.changed", Some("a"), json!({"status": "blocked"}));
+        assert_eq!(f.apply(&blocked, &key), None);
+        // Another message's delivery failing is not this task's failure.
+        let other = ev(62, "delivery.failed", Some("a"), json!({"messageId": "other"}));
+        assert_eq!(f.apply(&other, &key), None);
+        assert_eq!(f.state, TaskState::InputRequired);
         f.apply(
-            &ev(7, "permission.resolved", Some("a"), json!({"requestId": "p"})),
+            &ev(70, "permission.resolved", Some("a"), json!({"requestId": "p"})),
             &key,
         );
-        f.apply(&ev(8, "terminal.screen", Some("a"), json!({"text": "done"})), &key);
+        f.apply(&ev(80, "terminal.screen", Some("a"), json!({"text": "done"})), &key);
         assert_eq!(
-            f.apply(&ev(9, "status.changed", Some("a"), json!({"status": "idle"})), &key),
+            f.apply(&ev(90, "status.changed", Some("a"), json!({"status": "idle"})), &key),
             Some(Update::Status)
         );
         assert_eq!(f.state, TaskState::Completed);
-        let out = f.stream_responses(&key, Update::Status, 9);
+        let out = f.stream_responses(&key, Update::Status, 90);
         assert_eq!(out.len(), 2, "the screen answer, then the final status: {out:?}");
         assert_eq!(out[0]["artifactUpdate"]["artifact"]["parts"][0]["text"], "done");
         assert_eq!(f.task(&key)["status"]["state"], "TASK_STATE_COMPLETED");
@@ -443,6 +469,10 @@ mod tests {
         f.apply(&ev(2, SENT, None, json!({"messageId": "n", "agentIds": ["b"]})), &key);
         assert!(!f.superseded, "a message to another agent is not the next task");
         f.apply(&ev(3, SENT, None, json!({"messageId": "n2", "agentIds": ["a"]})), &key);
-        assert!(f.superseded && f.stops());
+        assert!(f.superseded && f.ended());
+        // The next task's events are not this one's.
+        let next = ev(4, "delivery.accepted", Some("a"), json!({"messageId": "n2"}));
+        assert_eq!(f.apply(&next, &key), None);
+        assert_eq!(f.state, TaskState::Submitted);
     }
 }

@@ -157,11 +157,12 @@ const SERVICES: &[ServiceAccess] = &[
     ServiceAccess {
         name: service::AUTOMATION,
         // Schedules send and spawn as their creators; webhooks follow the log; an A2A task push
-        // folds its task from it.
+        // checks its agent and folds its task from the log.
         calls: &[
             "event.append",
             "event.since",
             "event.query",
+            "agent.get",
             "session.sendMessage",
             "message.send",
             "session.create",

@@ -138,6 +138,14 @@ async def main():
         if u.HasField("status_update"):
             states.append(STATE(u.status_update.status.state))
     assert states[-1] == "TASK_STATE_COMPLETED", states
+    # Its history goes past the interrupt it had: the task is completed, not waiting.
+    again = await client.get_task(pb.GetTaskRequest(id=r.task.id))
+    assert STATE(again.status.state) == "TASK_STATE_COMPLETED", again
+    # The same with the blocking send answering: it returns once the task is done.
+    [r] = [r async for r in polling.send_message(message("ask-permission Bash rm -rf dist", "a2a-m6"))]
+    assert STATE(r.task.status.state) == "TASK_STATE_INPUT_REQUIRED", r.task
+    [done] = [u async for u in polling.send_message(message("deny", "a2a-m7", task_id=r.task.id))]
+    assert STATE(done.task.status.state) == "TASK_STATE_COMPLETED", done.task
 
     # 4. Cancel a running task.
     stream = client.send_message(message("sleep 60000", "a2a-m4"))
@@ -181,16 +189,16 @@ async def main():
         await asyncio.sleep(0.05)
     print("pushed:", push_states())
     assert all(token == "push-secret" for token, _ in PushReceiver.posts)
-    # Webhooks are posted concurrently, so they may arrive out of order: each carries its seq,
-    # and in seq order the last says the task completed. None came twice.
-    updates = sorted(
+    # A push posts its task's updates one at a time, in seq order, none twice; the last says
+    # the task completed.
+    updates = [
         (seq_of(r.status_update), STATE(r.status_update.status.state))
         if r.HasField("status_update")
         else (seq_of(r.task), STATE(r.task.status.state))  # the answer and completion at once
         for _, r in PushReceiver.posts
-    )
+    ]
     seqs = [seq for seq, _ in updates]
-    assert len(set(seqs)) == len(seqs), updates
+    assert seqs == sorted(set(seqs)), updates
     assert updates[-1][1] == "TASK_STATE_COMPLETED", updates
 
     configs = await admin.list_task_push_notification_configs(pb.ListTaskPushNotificationConfigsRequest(task_id=pushed_id))

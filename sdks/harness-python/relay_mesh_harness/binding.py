@@ -281,6 +281,10 @@ class Binding:
                 return decided
             return await later
         except RelayError as e:
+            # Refused (invalid_request, forbidden, ...): no decision will come for it, so the
+            # caller hears why instead of waiting forever.
+            if e.code not in ("unavailable", "timeout"):
+                raise
             # No manager reachable: the request stays visible in the log and can still be
             # decided on agent.<id>.permission / agent.<id>.question.
             log.warning("%s not answered (%s); waiting for a decision on agent.<id>", subject, e)
@@ -304,6 +308,16 @@ class Binding:
                 "Nats-Service-Error-Code": str(STATUS.get(err.code, 500)),
             }
             await self.bus.nc.publish(msg.reply, json.dumps(err.wire()).encode(), headers=headers)
+
+    async def _reply_failure(self, msg: Any, what: str, e: Exception) -> None:
+        """A request whose handling raised: answered with the wire error (`internal` unless the
+        session raised a RelayError), never raising, so the loop goes on to the next request."""
+        log.error("%s failed", what, exc_info=e)
+        err = e if isinstance(e, RelayError) else RelayError("internal", f"{what} failed: {e!r}")
+        try:
+            await self._reply_error(msg, err)
+        except Exception as e2:
+            log.error("cannot answer the failed %s: %r", what, e2)
 
     async def _serve_deliveries(self, sub: Any, session: AgentSession) -> None:
         """Deliveries one at a time, in arrival order. A delivery id seen before is answered
@@ -358,7 +372,12 @@ class Binding:
             except ValueError as e:
                 await self._reply_error(msg, RelayError("invalid_request", f"turn: {e}"))
                 continue
-            await self._reply(msg, await session.turn(control))
+            # Each request on its own: one that raises (or cannot be encoded) gets an error reply
+            # and the next is still served.
+            try:
+                await self._reply(msg, await session.turn(control))
+            except Exception as e:
+                await self._reply_failure(msg, "turn", e)
 
     async def _serve_cancels(self, sub: Any, session: AgentSession) -> None:
         async for msg in sub.messages:
@@ -368,7 +387,10 @@ class Binding:
             except (ValueError, KeyError, TypeError) as e:
                 await self._reply_error(msg, RelayError("invalid_request", f"cancel: {e!r}"))
                 continue
-            await self._reply(msg, {"removed": bool(await session.cancel(held))})
+            try:
+                await self._reply(msg, {"removed": bool(await session.cancel(held))})
+            except Exception as e:
+                await self._reply_failure(msg, "cancel", e)
 
     async def _serve_invokes(self, sub: Any, session: AgentSession) -> None:
         """Each invocation on its own task: a slow action does not hold up the next."""
@@ -393,18 +415,30 @@ class Binding:
                 reason = (json.loads(msg.data or b"{}") or {}).get("reason")
             except (ValueError, AttributeError):
                 reason = None
+            previous = self.events.current_status
             self.events.status("releasing")
-            await session.release(reason)
+            try:
+                await session.release(reason)
+            except Exception as e:
+                # Not released: back to where it was, still serving, so a release can be asked again.
+                if previous is not None:
+                    self.events.status(previous)
+                await self._reply_failure(msg, "release", e)
+                continue
             self.events.emit("session.released", {"sessionId": self.session_id, "reason": reason})
             self.events.status("released")
             if registry_release:
                 req = {"sessionId": self.session_id, "agentId": self.agent_id}
                 try:
                     await self.bus.call("session.agent.release", req, CALL_TIMEOUT)
-                except RelayError as e:
+                except Exception as e:  # whatever it was, the session itself is released
                     log.warning("registry did not record the release: %s", e)
             await self.events.flush()
-            await self._reply(msg, {"released": True})
+            try:
+                await self._reply(msg, {"released": True})
+            except Exception as e:
+                # The session is released all the same: released() must still return.
+                log.error("cannot answer the release: %r", e)
             self._released.set()
             return
 

@@ -8,6 +8,7 @@ retries with backoff and loses nothing.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import time
 import uuid
@@ -33,7 +34,10 @@ class EventSink:
         self._task = asyncio.ensure_future(self._send())
 
     def emit(self, event_type: str, payload: Optional[dict] = None) -> None:
-        """Queues one event of this agent session."""
+        """Queues one event of this agent session. A payload that is not JSON raises TypeError or
+        ValueError here, before it is queued."""
+        # Checked now: queued, it would fail the batch far from the caller who can fix it.
+        json.dumps(payload, allow_nan=False)
         self._queue.put_nowait(
             {
                 "eventId": str(uuid.uuid4()),
@@ -80,18 +84,20 @@ class EventSink:
 
     async def _append(self, events: list) -> None:
         """Appends a batch, retrying while the log cannot be reached. A batch the log refuses is
-        sent again one event at a time, so only the invalid event is dropped (and logged)."""
+        sent again one event at a time, so only the invalid event is dropped (and logged). Any
+        other failure is handled the same way: the send loop must outlive it, or every later event
+        stays queued and flush() never returns."""
         try:
             await self._append_retrying(events)
-        except RelayError as e:
+        except Exception as e:
             if len(events) == 1:
-                log.error("event log refused an agent event %s: %s", events[0]["type"], e)
+                log.error("agent event %s not stored: %r", events[0]["type"], e)
                 return
             for event in events:
                 try:
                     await self._append_retrying([event])
-                except RelayError as e:
-                    log.error("event log refused an agent event %s: %s", event["type"], e)
+                except Exception as e:
+                    log.error("agent event %s not stored: %r", event["type"], e)
 
     async def _append_retrying(self, events: list) -> None:
         wait = 0.1

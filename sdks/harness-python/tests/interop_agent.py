@@ -10,6 +10,7 @@ PERMISSION_COMMAND, EXPECT.
 """
 
 import asyncio
+import datetime
 import os
 import sys
 import traceback
@@ -60,6 +61,15 @@ async def main():
         binding.events.emit("log", {"level": "info", "message": f"{HANDLE} step {n}: {what}"})
 
     step(1, f"attached as agent {binding.agent_id}")
+
+    # A payload JSON cannot carry is refused at the call and not queued: the later steps and the
+    # release (which flushes) still reach the log.
+    try:
+        binding.events.emit("log", {"level": "info", "at": datetime.datetime.now()})
+        refused = False
+    except TypeError:
+        refused = True
+    check(refused, "emit took a payload JSON cannot encode")
 
     sender, text = await inbox.queue.get()
     check(text == "go", f"first message {text!r} from {sender}")

@@ -328,7 +328,9 @@ export class Binding {
       if (decided !== undefined && decided !== null && decided !== "pending") return decided;
       return await later;
     } catch (e) {
-      if (!(e instanceof RelayError)) throw e;
+      // Refused (invalid_request, forbidden, ...): no decision will come for it, so the caller
+      // hears why instead of waiting forever.
+      if (!(e instanceof RelayError) || (e.code !== "unavailable" && e.code !== "timeout")) throw e;
       // No manager reachable: the request stays visible in the log and can still be decided
       // on agent.<id>.permission / agent.<id>.question.
       console.warn(`${subject} not answered (${e.message}); waiting for a decision on agent.<id>`);
@@ -352,6 +354,20 @@ export class Binding {
     headers.set(ERROR_HEADER, err.wireMessage.replace(/\s+/g, " "));
     headers.set(ERROR_CODE_HEADER, String(STATUS[err.code] ?? 500));
     msg.respond(JSON.stringify(err.wire()), { headers });
+  }
+
+  /**
+   * A request whose handling threw: answered with the wire error (`internal` unless the session
+   * threw a RelayError), never throwing, so the loop goes on to the next request.
+   */
+  private replyFailure(msg: Msg, what: string, e: unknown): void {
+    console.error(`${what} failed: ${e instanceof Error ? (e.stack ?? e) : e}`);
+    const err = e instanceof RelayError ? e : new RelayError("internal", `${what} failed: ${e}`);
+    try {
+      this.replyError(msg, err);
+    } catch (e2) {
+      console.error(`cannot answer the failed ${what}: ${e2}`);
+    }
   }
 
   /**
@@ -426,7 +442,13 @@ export class Binding {
         this.replyError(msg, new RelayError("invalid_request", `turn: ${e}`));
         continue;
       }
-      this.reply(msg, session.turn ? await session.turn(control) : { busy: false, interrupted: false });
+      // Each request on its own: one that throws (or cannot be encoded) gets an error reply and
+      // the next is still served.
+      try {
+        this.reply(msg, session.turn ? await session.turn(control) : { busy: false, interrupted: false });
+      } catch (e) {
+        this.replyFailure(msg, "turn", e);
+      }
     }
   }
 
@@ -440,7 +462,11 @@ export class Binding {
         this.replyError(msg, new RelayError("invalid_request", `cancel: ${e}`));
         continue;
       }
-      this.reply(msg, { removed: session.cancel ? Boolean(await session.cancel(held)) : false });
+      try {
+        this.reply(msg, { removed: session.cancel ? Boolean(await session.cancel(held)) : false });
+      } catch (e) {
+        this.replyFailure(msg, "cancel", e);
+      }
     }
   }
 
@@ -472,8 +498,16 @@ export class Binding {
       } catch {
         reason = undefined;
       }
+      const previous = this.events.currentStatus;
       this.events.status("releasing");
-      await session.release(reason);
+      try {
+        await session.release(reason);
+      } catch (e) {
+        // Not released: back to where it was, still serving, so a release can be asked again.
+        if (previous !== undefined) this.events.status(previous);
+        this.replyFailure(msg, "release", e);
+        continue;
+      }
       this.events.emit("session.released", { sessionId: this.sessionId, reason: reason ?? null });
       this.events.status("released");
       if (registryRelease) {
@@ -484,7 +518,12 @@ export class Binding {
         }
       }
       await this.events.flush();
-      this.reply(msg, { released: true });
+      try {
+        this.reply(msg, { released: true });
+      } catch (e) {
+        // The session is released all the same: released() must still resolve.
+        console.error(`cannot answer the release: ${e}`);
+      }
       this.releasedFlag();
       return;
     }

@@ -36,8 +36,13 @@ export class EventSink {
     void this.send();
   }
 
-  /** Queues one event of this agent session. */
+  /**
+   * Queues one event of this agent session. A payload JSON cannot encode (a BigInt, a cycle, a
+   * function) throws here, before it is queued.
+   */
   emit(type: string, payload: unknown = {}): void {
+    // Checked now: queued, it would fail the batch far from the caller who can fix it.
+    if (JSON.stringify(payload) === undefined) throw new TypeError(`the payload of ${type} is not JSON`);
     this.push({
       event: {
         eventId: randomUUID(),

@@ -65,6 +65,16 @@ async function main() {
 
   step(1, `attached as agent ${binding.agentId}`);
 
+  // A payload JSON cannot carry is refused at the call and not queued: the later steps and the
+  // release (which flushes) still reach the log.
+  let refused = false;
+  try {
+    binding.events.emit("log", { level: "info", size: 1n });
+  } catch (e) {
+    refused = e instanceof TypeError;
+  }
+  check(refused, "emit took a payload JSON cannot encode");
+
   const [sender, text] = await inbox.next();
   check(text === "go", `first message ${text} from ${sender}`);
   step(2, "go");

@@ -44,7 +44,9 @@ impl Subscription {
     /// For an A2A push: the body its task's update by `e` makes, if any.
     fn a2a_body(&mut self, e: &Event) -> Option<String> {
         let (push, fold) = self.a2a.as_mut()?;
-        if e.session_id.as_deref() != Some(push.task.session_id.as_str()) {
+        if e.session_id.as_deref() != Some(push.task.session_id.as_str())
+            || e.workspace.as_deref().unwrap_or(DEFAULT_WORKSPACE) != self.workspace
+        {
             return None;
         }
         let update = fold.apply(e, &push.task)?;

@@ -37,13 +37,20 @@ pub async fn run(a: Automation) {
     .await
 }
 
+/// An A2A push posts its task's updates one at a time, in order: a delivery waits while an
+/// earlier one of the same push is pending (a receiver appending artifact chunks needs them in
+/// order). Other webhooks post concurrently.
+const IN_TURN: &str = "(s.a2a_task IS NULL OR NOT EXISTS (
+    SELECT 1 FROM webhook_deliveries e
+    WHERE e.webhook_id = d.webhook_id AND e.status = 'pending' AND e.event_seq < d.event_seq))";
+
 /// How long until the earliest pending delivery is due, at most the poll interval.
 async fn until_next_due(a: &Automation) -> Duration {
-    let next: Option<i64> = sqlx::query_scalar(
+    let next: Option<i64> = sqlx::query_scalar(sqlx::AssertSqlSafe(format!(
         "SELECT min(d.next_attempt_at) FROM webhook_deliveries d
          JOIN webhook_subscriptions s ON s.webhook_id = d.webhook_id
-         WHERE d.status = 'pending' AND s.enabled",
-    )
+         WHERE d.status = 'pending' AND s.enabled AND {IN_TURN}"
+    )))
     .fetch_one(&a.db)
     .await
     .unwrap_or(None);
@@ -55,16 +62,16 @@ async fn round(a: &Automation) -> Result<usize> {
     let now = relay_bus::now_ms();
     let lease = a.webhooks.timeout_ms as i64 + 5_000;
     type Row = (String, String, String, i32, String, String, String, Option<String>);
-    let rows: Vec<Row> = sqlx::query_as(
-        "UPDATE webhook_deliveries d SET next_attempt_at = $1 + $3, attempts = d.attempts + 1
-         FROM webhook_subscriptions s
-         WHERE s.webhook_id = d.webhook_id AND d.delivery_id IN (
-             SELECT d2.delivery_id FROM webhook_deliveries d2
-             JOIN webhook_subscriptions s2 ON s2.webhook_id = d2.webhook_id
-             WHERE d2.status = 'pending' AND d2.next_attempt_at <= $1 AND s2.enabled
-             ORDER BY d2.next_attempt_at, d2.event_seq LIMIT $2 FOR UPDATE OF d2 SKIP LOCKED)
-         RETURNING d.delivery_id, d.webhook_id, d.body, d.attempts, s.url, s.secret, s.workspace, s.a2a_task->>'token'",
-    )
+    let rows: Vec<Row> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        "UPDATE webhook_deliveries u SET next_attempt_at = $1 + $3, attempts = u.attempts + 1
+         FROM webhook_subscriptions t
+         WHERE t.webhook_id = u.webhook_id AND u.delivery_id IN (
+             SELECT d.delivery_id FROM webhook_deliveries d
+             JOIN webhook_subscriptions s ON s.webhook_id = d.webhook_id
+             WHERE d.status = 'pending' AND d.next_attempt_at <= $1 AND s.enabled AND {IN_TURN}
+             ORDER BY d.next_attempt_at, d.event_seq LIMIT $2 FOR UPDATE OF d SKIP LOCKED)
+         RETURNING u.delivery_id, u.webhook_id, u.body, u.attempts, t.url, t.secret, t.workspace, t.a2a_task->>'token'"
+    )))
     .bind(now)
     .bind(a.webhooks.concurrency as i64)
     .bind(lease)

@@ -80,6 +80,26 @@ fn check_url(a: &Automation, url: &str) -> Result<()> {
     guard::check_url(url, a.webhooks.allow_private).map_err(AutomationError::Invalid)
 }
 
+/// An A2A push follows a task of an agent the caller sees (asked as the caller, so another
+/// workspace's agent is not found), in that agent's session.
+async fn check_a2a_task(a: &Automation, push: &A2aTaskPush) -> Result<()> {
+    push.check().map_err(AutomationError::Invalid)?;
+    let req = relay_contracts::session::AgentGetRequest {
+        agent: push.task.agent_id.clone(),
+    };
+    let timeout = std::time::Duration::from_secs(5);
+    let agent = relay_bus::client::call::<relay_contracts::rpc::AgentGet>(&a.nats, &req, timeout)
+        .await
+        .map_err(|e| match e.code() {
+            relay_contracts::ErrorCode::NotFound => AutomationError::NotFound(format!("no task {}", push.task.id())),
+            _ => AutomationError::Upstream(e),
+        })?;
+    if agent.session_id != push.task.session_id {
+        return Err(AutomationError::NotFound(format!("no task {}", push.task.id())));
+    }
+    Ok(())
+}
+
 /// A secret given by the client must decode like the ones made here.
 fn check_secret(secret: &str) -> Result<()> {
     let key = secret
@@ -117,7 +137,7 @@ pub async fn create(a: Automation, ctx: RequestContext, req: CreateWebhookReques
     let events = match &req.a2a_task {
         // A task push folds every event of the task's session.
         Some(push) => {
-            push.check().map_err(AutomationError::Invalid)?;
+            check_a2a_task(&a, push).await?;
             vec!["*".to_string()]
         }
         None => check_events(req.events)?,

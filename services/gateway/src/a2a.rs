@@ -345,16 +345,17 @@ impl A2a {
             .pointer("/configuration/returnImmediately")
             .and_then(Value::as_bool)
             .unwrap_or(false);
+        check_push_allowed(params)?;
         let events = self.follow_agent_session(params).await?;
-        let (task, _) = self.start(params).await?;
+        let (task, answered) = self.start(params).await?;
         self.push_on_send(params, &task).await?;
         if immediately {
             return Ok(self.fold(&task).await?.task(&task.key()));
         }
         // Blocking: until the task ends or waits for input (A2A's non-streaming default).
-        let mut fold = TaskFold::default();
+        let mut fold = self.seed(&task, answered).await?;
         let mut events = events;
-        let timeout = tokio::time::sleep(Duration::from_millis(self.s.settings.agui_run_timeout_ms));
+        let timeout = tokio::time::sleep(Duration::from_millis(self.s.settings.run_timeout_ms));
         tokio::pin!(timeout);
         loop {
             tokio::select! {
@@ -398,20 +399,27 @@ impl A2a {
     }
 
     async fn send_streaming(&self, params: &Value, rpc_id: Value) -> Result<Response, RpcError> {
+        check_push_allowed(params)?;
         let events = self.follow_agent_session(params).await?;
         let (task, answered) = self.start(params).await?;
         self.push_on_send(params, &task).await?;
-        let mut fold = if answered {
-            self.fold(&task).await?
-        } else {
-            TaskFold::default()
-        };
-        if answered {
-            // The answered task goes on from its current state.
+        let fold = self.seed(&task, answered).await?;
+        Ok(stream(task, fold, events, rpc_id, None, true, 0))
+    }
+
+    /// Where following a task's live events starts: a new task from nothing, an answered one
+    /// from its history (live events already in it are skipped by seq), going on.
+    async fn seed(&self, task: &TaskRef, answered: bool) -> Result<TaskFold, RpcError> {
+        if !answered {
+            return Ok(TaskFold::default());
+        }
+        let mut fold = self.fold(task).await?;
+        if fold.state == TaskState::InputRequired {
             fold.state = TaskState::Working;
             fold.pending = None;
+            fold.status_text = None;
         }
-        Ok(stream(task, fold, events, rpc_id, None, true))
+        Ok(fold)
     }
 
     async fn subscribe(&self, params: &Value, rpc_id: Value, after: Option<i64>) -> Result<Response, RpcError> {
@@ -425,7 +433,7 @@ impl A2a {
             .await?
             .ok_or_else(|| RpcError::task_not_found(task_id))?;
         let snapshot = self.fold(&task).await?;
-        if snapshot.terminal() && after.is_none_or(|a| a >= snapshot.last_seq) {
+        if snapshot.ended() && after.is_none_or(|a| a >= snapshot.last_seq) {
             // Nothing more will happen: the task as it ended.
             let (tx, rx) = mpsc::channel(1);
             let _ = tx.try_send(frame(&rpc_id, None, json!({"task": snapshot.task(&task.key())})));
@@ -437,7 +445,7 @@ impl A2a {
             ..Default::default()
         };
         // From the task's start, so its state is rebuilt; updates at or before `after` are not
-        // sent again.
+        // sent again, and an interrupt already answered does not end the stream.
         let events = follow(&self.s, Start::After(start - 1), filter)?;
         Ok(stream(
             task,
@@ -446,6 +454,7 @@ impl A2a {
             rpc_id,
             after,
             after.is_none(),
+            snapshot.last_seq,
         ))
     }
 
@@ -494,22 +503,24 @@ impl A2a {
             .and_then(Value::as_i64)
             .unwrap_or(50)
             .clamp(1, 100) as usize;
-        let mut tasks = Vec::new();
-        for e in self.sent_events(&agent.session_id).await? {
-            if !sends_to(&e, &agent.agent_id) {
-                continue;
-            }
+        let sent: Vec<Event> = self
+            .sent_events(&agent.session_id)
+            .await?
+            .into_iter()
+            .filter(|e| sends_to(e, &agent.agent_id))
+            .collect();
+        let total = sent.len();
+        // Newest first, as the spec's listing is; only the page is folded.
+        let mut tasks = Vec::with_capacity(page_size);
+        for e in sent.iter().rev().take(page_size) {
             let message_id = e.payload.get("messageId").and_then(Value::as_str).unwrap_or_default();
             let task = TaskRef {
                 agent: agent.clone(),
                 message_id: message_id.into(),
             };
-            tasks.push(self.fold(&task).await?.task(&task.key()));
+            let fold = relay_bus::a2a::fold_from(&self.s.nats, &task.key(), e.seq, None, self.s.timeout()).await?;
+            tasks.push(fold.task(&task.key()));
         }
-        // Newest first, as the spec's listing is.
-        tasks.reverse();
-        let total = tasks.len();
-        tasks.truncate(page_size);
         Ok(json!({"tasks": tasks, "nextPageToken": "", "pageSize": page_size, "totalSize": total}))
     }
 
@@ -705,7 +716,8 @@ fn sse_response(rx: mpsc::Receiver<Bytes>) -> Response {
         .into_response()
 }
 
-/// Streams a task's updates from `events` until it ends or waits for input; updates with a seq
+/// Streams a task's updates from `events` until it ends, or waits for input at or after seq
+/// `interrupts_from` (earlier interrupts of a replay were answered since); updates with a seq
 /// at or before `after` are folded but not sent (a resumed subscription). `announce` sends the
 /// task itself first.
 fn stream(
@@ -715,6 +727,7 @@ fn stream(
     rpc_id: Value,
     after: Option<i64>,
     announce: bool,
+    interrupts_from: i64,
 ) -> Response {
     let (tx, rx) = mpsc::channel::<Bytes>(64);
     let key = task.key();
@@ -750,7 +763,7 @@ fn stream(
                     }
                 }
             }
-            if fold.stops() {
+            if fold.ended() || (fold.state == TaskState::InputRequired && e.seq >= interrupts_from) {
                 return;
             }
         }
@@ -778,4 +791,13 @@ fn push_config(w: &Webhook) -> Value {
         config["token"] = json!(token);
     }
     config
+}
+
+/// A send that makes a push config needs what the config needs (an admin key): checked before
+/// the message goes, so a refused config sends nothing.
+fn check_push_allowed(params: &Value) -> Result<(), RpcError> {
+    if params.pointer("/configuration/taskPushNotificationConfig").is_some() {
+        crate::auth::check_role(<rpc::WebhookCreate as relay_contracts::Rpc>::SUBJECT)?;
+    }
+    Ok(())
 }

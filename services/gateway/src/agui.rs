@@ -8,7 +8,7 @@
 //! question ends the run with the `interrupt` outcome; the next run's `resume` entries answer
 //! them (`{approved: bool}` or `{answer: string}`) and the agent carries on. The run finishes
 //! when the agent is idle again, and fails (`RUN_ERROR`) when its delivery fails, the agent goes
-//! away, or `gateway.agui_run_timeout_ms` passes.
+//! away, or `gateway.run_timeout_ms` passes.
 
 use crate::rest::{Path, call};
 use crate::sse::{Filter, Live, Start, follow};
@@ -104,7 +104,7 @@ pub async fn run(State(s): State<AppState>, Path(name): Path<String>, body: Byte
         "handle": agent.handle,
         "adapter": agent.adapter_name,
     });
-    let timeout = Duration::from_millis(s.settings.agui_run_timeout_ms.max(1));
+    let timeout = Duration::from_millis(s.settings.run_timeout_ms.max(1));
     tokio::spawn(turn.drive(events, snapshot, timeout));
     let stream = futures::stream::unfold(rx, |mut rx| async move {
         rx.recv().await.map(|b| (Ok::<_, Infallible>(b), rx))
@@ -215,7 +215,7 @@ impl Turn {
                     }
                     None => break End::Error("the event log could not be followed".into(), "unavailable"),
                 },
-                _ = &mut deadline => break End::Error("the agent did not finish within gateway.agui_run_timeout_ms".into(), "timeout"),
+                _ = &mut deadline => break End::Error("the agent did not finish within gateway.run_timeout_ms".into(), "timeout"),
                 _ = self.out.closed() => return,
             }
         };

@@ -55,8 +55,9 @@ pub struct GatewaySettings {
     pub sse_hub_capacity: usize,
     /// Events per `event.since` page when replaying.
     pub sse_replay_page: i64,
-    /// How long an AG-UI run may take before it ends with `RUN_ERROR` (`timeout`).
-    pub agui_run_timeout_ms: u64,
+    /// How long an AG-UI run may take before it ends with `RUN_ERROR` (`timeout`), and a
+    /// blocking A2A `SendMessage` waits before answering with the task as it stands.
+    pub run_timeout_ms: u64,
     /// Requests per second each API key may make, sustained (the shared token is not limited);
     /// 0: no limit.
     pub rate_limit_per_sec: u32,
@@ -85,7 +86,7 @@ impl Default for GatewaySettings {
             sse_client_buffer: 256,
             sse_hub_capacity: 8_192,
             sse_replay_page: 1_000,
-            agui_run_timeout_ms: 600_000,
+            run_timeout_ms: 600_000,
             rate_limit_per_sec: 100,
             rate_limit_burst: 200,
             tls_cert_file: None,
