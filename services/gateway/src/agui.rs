@@ -74,6 +74,7 @@ pub async fn run(State(s): State<AppState>, Path(name): Path<String>, body: Byte
     };
     let events = follow(&s, Start::Live, filter)?;
     let resumed = !input.resume.is_empty();
+    let mut message_id = None;
     if resumed {
         for entry in &input.resume {
             answer(&s, entry).await?;
@@ -85,7 +86,7 @@ pub async fn run(State(s): State<AppState>, Path(name): Path<String>, body: Byte
             agent_ids: Some(AgentTargets::Ids(vec![agent.agent_id.clone()])),
             ..SendMessageRequest::text(agent.session_id.clone(), text)
         };
-        call::<rpc::SessionSendMessage>(&s, &send).await?;
+        message_id = Some(call::<rpc::SessionSendMessage>(&s, &send).await?.message_id);
     }
 
     let (tx, rx) = mpsc::channel::<Bytes>(64);
@@ -94,6 +95,7 @@ pub async fn run(State(s): State<AppState>, Path(name): Path<String>, body: Byte
         run_id: input.run_id,
         out: tx,
         busy: resumed,
+        message_id,
         text_seen: false,
         screen: None,
         tool_calls: Vec::new(),
@@ -187,6 +189,8 @@ struct Turn {
     text_seen: bool,
     /// A terminal CLI's latest screen: its answer, when it gives no transcript.
     screen: Option<String>,
+    /// The message this run sent (none when it resumed): another's failed delivery is not its.
+    message_id: Option<String>,
     /// Tool calls started and not yet answered: (tool, toolCallId).
     tool_calls: Vec<(String, String)>,
 }
@@ -314,7 +318,12 @@ impl Turn {
                 }
                 _ => self.busy = true,
             },
-            "delivery.failed" => {
+            "delivery.failed"
+                if self
+                    .message_id
+                    .as_deref()
+                    .is_none_or(|m| p.get("messageId").and_then(Value::as_str) == Some(m)) =>
+            {
                 return Some(End::Error(
                     format!("the message was not delivered: {}", str_of("reason")),
                     "delivery_failed",
