@@ -18,7 +18,7 @@
 use crate::rest::{Path, call};
 use crate::sse::{Filter, Live, Start, follow};
 use crate::{ApiError, AppState};
-use axum::body::{Body, Bytes};
+use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::HeaderMap;
 use axum::response::{IntoResponse, Response};
@@ -32,7 +32,6 @@ use relay_contracts::session::{
 };
 use relay_contracts::{ErrorCode, WireError};
 use serde_json::{Value, json};
-use std::convert::Infallible;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::mpsc;
@@ -437,7 +436,7 @@ impl A2a {
             // Nothing more will happen: the task as it ended.
             let (tx, rx) = mpsc::channel(1);
             let _ = tx.try_send(frame(&rpc_id, None, json!({"task": snapshot.task(&task.key())})));
-            return Ok(sse_response(rx));
+            return Ok(crate::sse::from_channel(rx));
         }
         let filter = Filter {
             session: Some(task.agent.session_id.clone()),
@@ -701,21 +700,6 @@ fn frame(rpc_id: &Value, seq: Option<i64>, result: Value) -> Bytes {
     })
 }
 
-fn sse_response(rx: mpsc::Receiver<Bytes>) -> Response {
-    let stream = futures::stream::unfold(rx, |mut rx| async move {
-        rx.recv().await.map(|b| (Ok::<_, Infallible>(b), rx))
-    });
-    (
-        [
-            ("content-type", "text/event-stream"),
-            ("cache-control", "no-cache"),
-            ("x-accel-buffering", "no"),
-        ],
-        Body::from_stream(stream),
-    )
-        .into_response()
-}
-
 /// Streams a task's updates from `events` until it ends, or waits for input at or after seq
 /// `interrupts_from` (earlier interrupts of a replay were answered since); updates with a seq
 /// at or before `after` are folded but not sent (a resumed subscription). `announce` sends the
@@ -768,7 +752,7 @@ fn stream(
             }
         }
     });
-    sse_response(rx)
+    crate::sse::from_channel(rx)
 }
 
 fn str_param<'a>(params: &'a Value, name: &str) -> Result<&'a str, RpcError> {

@@ -13,15 +13,14 @@
 use crate::rest::{Path, call};
 use crate::sse::{Filter, Live, Start, follow};
 use crate::{ApiError, AppState};
-use axum::body::{Body, Bytes};
+use axum::body::Bytes;
 use axum::extract::State;
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use relay_contracts::permission::{AnswerRequest, DecideRequest};
 use relay_contracts::rpc;
 use relay_contracts::session::{AgentGetRequest, AgentTargets, SendMessageRequest};
 use serde::Deserialize;
 use serde_json::{Value, json};
-use std::convert::Infallible;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::mpsc;
@@ -108,18 +107,7 @@ pub async fn run(State(s): State<AppState>, Path(name): Path<String>, body: Byte
     });
     let timeout = Duration::from_millis(s.settings.run_timeout_ms.max(1));
     tokio::spawn(turn.drive(events, snapshot, timeout));
-    let stream = futures::stream::unfold(rx, |mut rx| async move {
-        rx.recv().await.map(|b| (Ok::<_, Infallible>(b), rx))
-    });
-    Ok((
-        [
-            ("content-type", "text/event-stream"),
-            ("cache-control", "no-cache"),
-            ("x-accel-buffering", "no"),
-        ],
-        Body::from_stream(stream),
-    )
-        .into_response())
+    Ok(crate::sse::from_channel(rx))
 }
 
 /// Answers one interrupt of an earlier run: a permission decision or a question's answer.

@@ -377,14 +377,23 @@ async fn open(
         Some((Ok::<_, Infallible>(chunk), (rx, ready)))
     })
     .take_until(Box::pin(revoked));
-    Ok((
-        [
-            ("content-type", "text/event-stream"),
-            ("cache-control", "no-cache"),
-            ("x-accel-buffering", "no"),
-        ],
-        axum::body::Body::from_stream(stream),
-    ))
+    Ok((HEADERS, axum::body::Body::from_stream(stream)))
+}
+
+/// The headers of every event stream the gateway serves.
+pub(crate) const HEADERS: [(&str, &str); 3] = [
+    ("content-type", "text/event-stream"),
+    ("cache-control", "no-cache"),
+    ("x-accel-buffering", "no"),
+];
+
+/// An event stream of the frames a task sends on `rx` (an AG-UI run, an A2A task), until it
+/// drops its sender.
+pub(crate) fn from_channel(rx: mpsc::Receiver<Bytes>) -> axum::response::Response {
+    let stream = futures::stream::unfold(rx, |mut rx| async move {
+        rx.recv().await.map(|b| (Ok::<_, Infallible>(b), rx))
+    });
+    (HEADERS, axum::body::Body::from_stream(stream)).into_response()
 }
 
 /// Most frames one SSE write carries.
