@@ -25,7 +25,7 @@ use axum::response::{IntoResponse, Response};
 use relay_contracts::a2a::{A2aTaskPush, PROTOCOL_VERSION, Pending, TaskFold, TaskKey, TaskState, sends_to};
 use relay_contracts::automation::{CreateWebhookRequest, ListWebhooksRequest, Webhook, WebhookRef};
 use relay_contracts::events::Event;
-use relay_contracts::permission::{AnswerRequest, DecideRequest};
+use relay_contracts::permission::AnswerRequest;
 use relay_contracts::rpc;
 use relay_contracts::session::{
     Agent, AgentGetRequest, AgentListRequest, AgentTargets, CancelTurnRequest, SendMessageRequest,
@@ -571,15 +571,8 @@ impl A2a {
                         "approve" | "approved" | "yes" | "y" | "allow"
                     )
                 });
-                let req = DecideRequest {
-                    request_id: id.clone(),
-                    reason: Some("answered over A2A".into()),
-                };
-                if approved {
-                    call::<rpc::PermissionApprove>(&self.s, &req).await?;
-                } else {
-                    call::<rpc::PermissionDeny>(&self.s, &req).await?;
-                }
+                let reason = Some("answered over A2A".into());
+                crate::rest::decide_permission(&self.s, id.clone(), approved, reason).await?;
             }
             Pending::Question(id) => {
                 let req = AnswerRequest {

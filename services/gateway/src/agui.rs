@@ -16,7 +16,7 @@ use crate::{ApiError, AppState};
 use axum::body::Bytes;
 use axum::extract::State;
 use axum::response::Response;
-use relay_contracts::permission::{AnswerRequest, DecideRequest};
+use relay_contracts::permission::AnswerRequest;
 use relay_contracts::rpc;
 use relay_contracts::session::{AgentGetRequest, AgentTargets, SendMessageRequest};
 use serde::Deserialize;
@@ -115,15 +115,8 @@ async fn answer(s: &AppState, entry: &ResumeEntry) -> Result<(), ApiError> {
     let resolved = entry.status == "resolved";
     if let Some(request_id) = entry.interrupt_id.strip_prefix(PERMISSION) {
         let approved = resolved && entry.payload.get("approved").and_then(Value::as_bool).unwrap_or(true);
-        let req = DecideRequest {
-            request_id: request_id.into(),
-            reason: entry.payload.get("reason").and_then(Value::as_str).map(String::from),
-        };
-        if approved {
-            call::<rpc::PermissionApprove>(s, &req).await?;
-        } else {
-            call::<rpc::PermissionDeny>(s, &req).await?;
-        }
+        let reason = entry.payload.get("reason").and_then(Value::as_str).map(String::from);
+        crate::rest::decide_permission(s, request_id.into(), approved, reason).await?;
         return Ok(());
     }
     if let Some(question_id) = entry.interrupt_id.strip_prefix(QUESTION) {

@@ -13,7 +13,7 @@ use crate::{ApiError, AppState};
 use axum::body::Bytes;
 use axum::extract::State;
 use relay_contracts::cost::ReportRequest;
-use relay_contracts::permission::{self, AnswerRequest, DecideRequest};
+use relay_contracts::permission::{self, AnswerRequest};
 use relay_contracts::rpc;
 use relay_contracts::session::{AgentListRequest, ListRequest, StatusFilter};
 use rmcp::handler::server::router::tool::ToolRouter;
@@ -252,15 +252,12 @@ impl Tools {
         Parameters(a): Parameters<DecideArgs>,
     ) -> CallToolResult {
         self.run(&parts, |s| async move {
-            let req = DecideRequest {
-                request_id: a.request_id,
-                reason: a.reason,
+            let approved = match a.decision.as_str() {
+                "approve" => true,
+                "deny" => false,
+                other => return Err(ApiError::Invalid(format!("decision {other:?}: approve or deny"))),
             };
-            match a.decision.as_str() {
-                "approve" => call::<rpc::PermissionApprove>(&s, &req).await,
-                "deny" => call::<rpc::PermissionDeny>(&s, &req).await,
-                other => Err(ApiError::Invalid(format!("decision {other:?}: approve or deny"))),
-            }
+            crate::rest::decide_permission(&s, a.request_id, approved, a.reason).await
         })
         .await
     }

@@ -795,6 +795,22 @@ async fn all_questions(State(s): State<AppState>, Query(q): Query<QuestionsQuery
     Ok(Json(call::<rpc::QuestionList>(&s, &q.for_agent(None)).await?))
 }
 
+/// A person's decision on a permission request, as the caller (what the MCP tool, the AG-UI
+/// resume and an A2A answer make).
+pub(crate) async fn decide_permission(
+    s: &AppState,
+    request_id: String,
+    approved: bool,
+    reason: Option<String>,
+) -> Result<DecideResponse, ApiError> {
+    let req = DecideRequest { request_id, reason };
+    if approved {
+        call::<rpc::PermissionApprove>(s, &req).await
+    } else {
+        call::<rpc::PermissionDeny>(s, &req).await
+    }
+}
+
 /// A request id under another agent's path is not found, so one agent's URL space cannot
 /// decide another's requests.
 async fn decide<R: Rpc<Request = DecideRequest, Response = DecideResponse>>(
