@@ -309,34 +309,51 @@ impl A2a {
         })
     }
 
-    /// Sends the message (or, with the `taskId` of a task waiting for input, answers it) and
-    /// returns its task.
-    async fn start(&self, params: &Value) -> Result<(TaskRef, bool), RpcError> {
+    /// Follows the session, then sends the message (or, with the `taskId` of a task waiting for
+    /// input, answers it): the task, where following it starts (a new task from nothing, an
+    /// answered one from its history, going on; live events already in it are skipped by seq),
+    /// and its live events.
+    async fn begin(&self, params: &Value) -> Result<(TaskRef, TaskFold, mpsc::Receiver<Arc<Live>>), RpcError> {
+        check_push_allowed(params)?;
         let message = params
             .get("message")
             .ok_or_else(|| RpcError::params("params.message is required"))?;
-        if let Some(task_id) = message.get("taskId").and_then(Value::as_str).filter(|t| !t.is_empty()) {
-            let task = self.task_ref(task_id).await?;
-            let folded = self.fold(&task).await?;
-            self.answer(&folded, message).await?;
-            return Ok((task, true));
-        }
-        let text = text_of(message).ok_or_else(|| RpcError::new(-32005, "the message needs a text part"))?;
-        let agent = self.target(params).await?;
-        let message_id = message
-            .get("messageId")
-            .and_then(Value::as_str)
-            .filter(|m| relay_contracts::is_name_id(m))
-            .map(String::from)
-            .unwrap_or_else(|| uuid::Uuid::now_v7().to_string());
-        let send = SendMessageRequest {
-            agent_ids: Some(AgentTargets::Ids(vec![agent.agent_id.clone()])),
-            // The client's message id: a retried SendMessage is the same relay message.
-            message_id: Some(message_id.clone()),
-            ..SendMessageRequest::text(agent.session_id.clone(), text)
+        let answering = message.get("taskId").and_then(Value::as_str).filter(|t| !t.is_empty());
+        let (task, fold, events) = match answering {
+            Some(task_id) => {
+                let task = self.task_ref(task_id).await?;
+                let events = self.follow_session(&task.agent.session_id)?;
+                let mut fold = self.fold(&task).await?;
+                self.answer(&fold, message).await?;
+                if fold.state == TaskState::InputRequired {
+                    fold.state = TaskState::Working;
+                    fold.pending = None;
+                    fold.status_text = None;
+                }
+                (task, fold, events)
+            }
+            None => {
+                let agent = self.target(params).await?;
+                let events = self.follow_session(&agent.session_id)?;
+                let text = text_of(message).ok_or_else(|| RpcError::new(-32005, "the message needs a text part"))?;
+                let message_id = message
+                    .get("messageId")
+                    .and_then(Value::as_str)
+                    .filter(|m| relay_contracts::is_name_id(m))
+                    .map(String::from)
+                    .unwrap_or_else(|| uuid::Uuid::now_v7().to_string());
+                let send = SendMessageRequest {
+                    agent_ids: Some(AgentTargets::Ids(vec![agent.agent_id.clone()])),
+                    // The client's message id: a retried SendMessage is the same relay message.
+                    message_id: Some(message_id.clone()),
+                    ..SendMessageRequest::text(agent.session_id.clone(), text)
+                };
+                call::<rpc::SessionSendMessage>(&self.s, &send).await?;
+                (TaskRef { agent, message_id }, TaskFold::default(), events)
+            }
         };
-        call::<rpc::SessionSendMessage>(&self.s, &send).await?;
-        Ok((TaskRef { agent, message_id }, false))
+        self.push_on_send(params, &task).await?;
+        Ok((task, fold, events))
     }
 
     async fn send(&self, params: &Value) -> Result<Value, RpcError> {
@@ -344,23 +361,19 @@ impl A2a {
             .pointer("/configuration/returnImmediately")
             .and_then(Value::as_bool)
             .unwrap_or(false);
-        check_push_allowed(params)?;
-        let events = self.follow_agent_session(params).await?;
-        let (task, answered) = self.start(params).await?;
-        self.push_on_send(params, &task).await?;
+        let (task, mut fold, mut events) = self.begin(params).await?;
         if immediately {
             return Ok(self.fold(&task).await?.task(&task.key()));
         }
         // Blocking: until the task ends or waits for input (A2A's non-streaming default).
-        let mut fold = self.seed(&task, answered).await?;
-        let mut events = events;
+        let key = task.key();
         let timeout = tokio::time::sleep(Duration::from_millis(self.s.settings.run_timeout_ms));
         tokio::pin!(timeout);
         loop {
             tokio::select! {
                 next = events.recv() => match next {
                     Some(live) => {
-                        fold.apply(&live.event, &task.key());
+                        fold.apply(&live.event, &key);
                         if fold.stops() {
                             break;
                         }
@@ -371,26 +384,16 @@ impl A2a {
             }
         }
         if !fold.started {
-            // Followed from before the send, so the stream saw the start; a task answered
-            // (taskId) continues from its earlier events.
-            return Ok(self.fold(&task).await?.task(&task.key()));
+            // Nothing of it came in time: the task as the log has it.
+            return Ok(self.fold(&task).await?.task(&key));
         }
-        Ok(fold.task(&task.key()))
+        Ok(fold.task(&key))
     }
 
-    /// The live events of the session a message is about to go to (subscribed before it is
-    /// sent, so none is missed).
-    async fn follow_agent_session(&self, params: &Value) -> Result<mpsc::Receiver<Arc<Live>>, RpcError> {
-        let session = match params
-            .pointer("/message/taskId")
-            .and_then(Value::as_str)
-            .filter(|t| !t.is_empty())
-        {
-            Some(task_id) => self.task_ref(task_id).await?.agent.session_id,
-            None => self.target(params).await?.session_id,
-        };
+    /// The live events of a session (followed before acting on it, so none is missed).
+    fn follow_session(&self, session: &str) -> Result<mpsc::Receiver<Arc<Live>>, RpcError> {
         let filter = Filter {
-            session: Some(session),
+            session: Some(session.into()),
             workspace: relay_bus::context::outgoing().scope().map(String::from),
             ..Default::default()
         };
@@ -398,27 +401,8 @@ impl A2a {
     }
 
     async fn send_streaming(&self, params: &Value, rpc_id: Value) -> Result<Response, RpcError> {
-        check_push_allowed(params)?;
-        let events = self.follow_agent_session(params).await?;
-        let (task, answered) = self.start(params).await?;
-        self.push_on_send(params, &task).await?;
-        let fold = self.seed(&task, answered).await?;
+        let (task, fold, events) = self.begin(params).await?;
         Ok(stream(task, fold, events, rpc_id, None, true, 0))
-    }
-
-    /// Where following a task's live events starts: a new task from nothing, an answered one
-    /// from its history (live events already in it are skipped by seq), going on.
-    async fn seed(&self, task: &TaskRef, answered: bool) -> Result<TaskFold, RpcError> {
-        if !answered {
-            return Ok(TaskFold::default());
-        }
-        let mut fold = self.fold(task).await?;
-        if fold.state == TaskState::InputRequired {
-            fold.state = TaskState::Working;
-            fold.pending = None;
-            fold.status_text = None;
-        }
-        Ok(fold)
     }
 
     async fn subscribe(&self, params: &Value, rpc_id: Value, after: Option<i64>) -> Result<Response, RpcError> {
@@ -431,11 +415,12 @@ impl A2a {
             .start_seq(&task)
             .await?
             .ok_or_else(|| RpcError::task_not_found(task_id))?;
-        let snapshot = self.fold(&task).await?;
+        let key = task.key();
+        let snapshot = relay_bus::a2a::fold_from(&self.s.nats, &key, start, None, self.s.timeout()).await?;
         if snapshot.ended() && after.is_none_or(|a| a >= snapshot.last_seq) {
             // Nothing more will happen: the task as it ended.
             let (tx, rx) = mpsc::channel(1);
-            let _ = tx.try_send(frame(&rpc_id, None, json!({"task": snapshot.task(&task.key())})));
+            let _ = tx.try_send(frame(&rpc_id, None, json!({"task": snapshot.task(&key)})));
             return Ok(crate::sse::from_channel(rx));
         }
         let filter = Filter {
