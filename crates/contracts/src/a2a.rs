@@ -228,19 +228,31 @@ impl TaskFold {
         }
         self.last_seq = e.seq;
         match e.event_type.as_str() {
-            "delivery.accepted" | "tool.called" => {
+            // Accepted: the harness holds it, perhaps until the CLI is ready.
+            "delivery.accepted" => self.set(TaskState::Working, None),
+            // Given to the agent: its next idle is the end of the work on it. (Not a non-idle
+            // status: an agent still starting up shows one before it is given anything.)
+            "delivery.delivered" | "tool.called" => {
                 self.busy = true;
                 self.set(TaskState::Working, None)
             }
             "transcript.chunk" => {
                 let chunk = p.get("chunk").cloned().unwrap_or_default();
                 let content = chunk.get("content").and_then(Value::as_str).unwrap_or_default();
-                if chunk.get("role").and_then(Value::as_str) != Some("agent") || content.is_empty() {
-                    return None;
+                match chunk.get("role").and_then(Value::as_str) {
+                    // The harness typed a message into the CLI (in its own event order, so
+                    // before the idle that follows the work on it).
+                    Some("user") => {
+                        self.busy = true;
+                        self.set(TaskState::Working, None)
+                    }
+                    Some("agent") if !content.is_empty() => {
+                        self.busy = true;
+                        self.text.push(content.to_string());
+                        Some(Update::Artifact(content.to_string()))
+                    }
+                    _ => None,
                 }
-                self.busy = true;
-                self.text.push(content.to_string());
-                Some(Update::Artifact(content.to_string()))
             }
             "terminal.screen" => {
                 self.screen = Some(str_of("text"));
@@ -273,10 +285,7 @@ impl TaskFold {
                 }
                 // Waiting for an answer: the harness's own "blocked" may land after the request.
                 _ if self.pending.is_some() => None,
-                _ => {
-                    self.busy = true;
-                    self.set(TaskState::Working, None)
-                }
+                _ => self.set(TaskState::Working, None),
             },
             "session.turn.completed" if p.get("turnId").and_then(Value::as_str) == self.turn_id.as_deref() => {
                 if p.get("success").and_then(Value::as_bool) == Some(true) {
@@ -412,14 +421,25 @@ mod tests {
             Some(Update::Status)
         );
         assert_eq!(f.state, TaskState::Working);
+        // An agent still starting up: active, then ready (idle) before it is given the message.
+        f.apply(&ev(41, "status.changed", Some("a"), json!({"status": "active"})), &key);
+        f.apply(&ev(42, "status.changed", Some("a"), json!({"status": "idle"})), &key);
+        assert_eq!(f.state, TaskState::Working, "the start-up idle is not the task's end");
+        let typed = ev(
+            43,
+            "transcript.chunk",
+            Some("a"),
+            json!({"chunk": {"role": "user", "content": "hi"}}),
+        );
+        f.apply(&typed, &key);
         // Another agent's events are not this task's.
         assert_eq!(
-            f.apply(&ev(5, "status.changed", Some("b"), json!({"status": "idle"})), &key),
+            f.apply(&ev(50, "status.changed", Some("b"), json!({"status": "idle"})), &key),
             None
         );
         f.apply(
             &ev(
-                6,
+                60,
                 "permission.requested",
                 Some("a"),
                 json!({"requestId": "p", "tool": "bash"}),

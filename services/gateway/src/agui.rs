@@ -164,8 +164,9 @@ struct Turn {
     thread_id: String,
     run_id: String,
     out: mpsc::Sender<Bytes>,
-    /// The agent has started on this run's work (a non-idle status or a tool call), so the
-    /// next idle ends the run rather than being the idle it was in before.
+    /// The agent was given this run's message (it was typed or delivered, or it called a
+    /// tool), so its next idle ends the run; an agent still starting up shows statuses and an
+    /// idle before that.
     busy: bool,
     text_seen: bool,
     /// A terminal CLI's latest screen: its answer, when it gives no transcript.
@@ -253,10 +254,16 @@ impl Turn {
             "transcript.chunk" => {
                 let chunk = p.get("chunk").cloned().unwrap_or_default();
                 let content = chunk.get("content").and_then(Value::as_str).unwrap_or_default();
-                if chunk.get("role").and_then(Value::as_str) == Some("agent") && !content.is_empty() {
-                    self.busy = true;
-                    self.text_seen = true;
-                    self.text(&format!("text-{}", e.seq), content).await;
+                match chunk.get("role").and_then(Value::as_str) {
+                    // The harness typed a message into the CLI (in its own event order, so
+                    // before the idle that follows the work on it).
+                    Some("user") => self.busy = true,
+                    Some("agent") if !content.is_empty() => {
+                        self.busy = true;
+                        self.text_seen = true;
+                        self.text(&format!("text-{}", e.seq), content).await;
+                    }
+                    _ => {}
                 }
             }
             "terminal.screen" => self.screen = Some(str_of("text")),
@@ -297,8 +304,11 @@ impl Turn {
                 "offline" | "released" | "failed" => {
                     return Some(End::Error(format!("the agent went {}", str_of("status")), "agent_gone"));
                 }
-                _ => self.busy = true,
+                _ => {}
             },
+            "delivery.delivered" if self.message_id.as_deref() == p.get("messageId").and_then(Value::as_str) => {
+                self.busy = true;
+            }
             "delivery.failed"
                 if self
                     .message_id
