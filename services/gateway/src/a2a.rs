@@ -177,7 +177,7 @@ impl From<ApiError> for RpcError {
             ErrorCode::NotFound => -32001,
             _ => -32603,
         };
-        RpcError::new(code, format!("{}: {e}", e.code().as_str()))
+        RpcError::new(code, e.with_code())
     }
 }
 

@@ -34,6 +34,15 @@ impl ApiError {
         self.code() == ErrorCode::NotFound
     }
 
+    /// `<code>: <message>`, for protocols that carry an error as text (MCP tool errors, A2A
+    /// JSON-RPC messages). A service's error already reads so.
+    pub fn with_code(&self) -> String {
+        match self {
+            ApiError::Bus(e) => e.to_string(),
+            other => format!("{}: {other}", other.code().as_str()),
+        }
+    }
+
     pub fn code(&self) -> ErrorCode {
         match self {
             ApiError::Bus(e) => e.code(),

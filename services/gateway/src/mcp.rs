@@ -150,7 +150,7 @@ impl Tools {
                 }
                 r
             }
-            Err(e) => CallToolResult::error(vec![ContentBlock::text(format!("{}: {e}", e.code().as_str()))]),
+            Err(e) => CallToolResult::error(vec![ContentBlock::text(e.with_code())]),
         }
     }
 }
