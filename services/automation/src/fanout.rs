@@ -61,6 +61,26 @@ impl Subscription {
     }
 }
 
+/// The deliveries a step queues, as the columns one `INSERT … UNNEST` takes.
+#[derive(Default)]
+struct Queue {
+    ids: Vec<String>,
+    hooks: Vec<String>,
+    seqs: Vec<i64>,
+    types: Vec<String>,
+    bodies: Vec<String>,
+}
+
+impl Queue {
+    fn push(&mut self, webhook_id: &str, seq: i64, event_type: &str, body: String) {
+        self.ids.push(crate::new_id("msg"));
+        self.hooks.push(webhook_id.to_string());
+        self.seqs.push(seq);
+        self.types.push(event_type.to_string());
+        self.bodies.push(body);
+    }
+}
+
 type SubRow = (
     String,
     String,
@@ -103,11 +123,16 @@ async fn step(a: &Automation) -> Result<bool> {
     )
     .fetch_all(&mut *tx)
     .await?;
-    let cursor: i64 = sqlx::query_scalar("SELECT seq FROM webhook_cursor WHERE id = 1")
-        .fetch_one(&mut *tx)
-        .await?;
+    // Where new pushes start from; read only when there is one.
+    let cursor: i64 = if rows.iter().any(|r| r.4.is_some() && r.5.is_none()) {
+        sqlx::query_scalar("SELECT seq FROM webhook_cursor WHERE id = 1")
+            .fetch_one(&mut *tx)
+            .await?
+    } else {
+        0
+    };
     let mut subs = Vec::with_capacity(rows.len());
-    let (mut ids, mut hooks, mut seqs, mut types, mut bodies) = (vec![], vec![], vec![], vec![], vec![]);
+    let mut queue = Queue::default();
     for (webhook_id, workspace, events, created_at, a2a, fold) in rows {
         let kept = fold.as_ref().map(|f| f.0.clone());
         let a2a = match (a2a, fold) {
@@ -120,11 +145,8 @@ async fn step(a: &Automation) -> Result<bool> {
                     .map_err(crate::AutomationError::Upstream)?;
                 // A task that already ended or waits for input says so once, as it is.
                 if fold.started && fold.stops() && !fold.superseded {
-                    ids.push(crate::new_id("msg"));
-                    hooks.push(webhook_id.clone());
-                    seqs.push(fold.last_seq);
-                    types.push(relay_contracts::a2a::SENT.to_string());
-                    bodies.push(serde_json::json!({ "task": fold.task(&push.0.task) }).to_string());
+                    let body = serde_json::json!({ "task": fold.task(&push.0.task) }).to_string();
+                    queue.push(&webhook_id, fold.last_seq, relay_contracts::a2a::SENT, body);
                 }
                 Some((push.0, fold))
             }
@@ -152,11 +174,7 @@ async fn step(a: &Automation) -> Result<bool> {
             } else {
                 continue;
             };
-            ids.push(crate::new_id("msg"));
-            hooks.push(s.webhook_id.clone());
-            seqs.push(e.seq);
-            types.push(e.event_type.clone());
-            bodies.push(this);
+            queue.push(&s.webhook_id, e.seq, &e.event_type, this);
         }
     }
     for s in &subs {
@@ -170,18 +188,18 @@ async fn step(a: &Automation) -> Result<bool> {
                 .await?;
         }
     }
-    let queued = ids.len();
+    let queued = queue.ids.len();
     if queued > 0 {
         sqlx::query(
             "INSERT INTO webhook_deliveries (delivery_id, webhook_id, event_seq, event_type, body, status, next_attempt_at, created_at)
              SELECT d, w, s, t, b, 'pending', $6, $6 FROM UNNEST($1::text[], $2::text[], $3::bigint[], $4::text[], $5::text[]) AS u(d, w, s, t, b)
              ON CONFLICT (webhook_id, event_seq) DO NOTHING",
         )
-        .bind(&ids)
-        .bind(&hooks)
-        .bind(&seqs)
-        .bind(&types)
-        .bind(&bodies)
+        .bind(&queue.ids)
+        .bind(&queue.hooks)
+        .bind(&queue.seqs)
+        .bind(&queue.types)
+        .bind(&queue.bodies)
         .bind(relay_bus::now_ms())
         .execute(&mut *tx)
         .await?;
