@@ -9,11 +9,6 @@ mod common;
 use common::{Gateway, Mesh, gateway};
 use relay_testkit::ServiceProcess;
 use serde_json::json;
-use std::path::{Path, PathBuf};
-
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
 
 /// The mesh for the quick start: a spawner whose `claude` is the fake agent, whose harnesses
 /// read its token lines as usage (priced as Sonnet); the gateway with auth on; and an
@@ -41,7 +36,7 @@ async fn quick_start_mesh() -> (Mesh, ServiceProcess, Gateway, String) {
 
 /// Runs a script from the repository's root and asserts it said `expect`.
 async fn run(mut cmd: tokio::process::Command, expect: &str) {
-    let stdout = common::run_script(cmd.current_dir(repo())).await;
+    let stdout = common::run_script(cmd.current_dir(common::repo())).await;
     assert!(stdout.contains(expect), "{stdout}");
 }
 
@@ -64,7 +59,7 @@ async fn the_python_sdk_runs_the_quick_start_and_resumes_its_stream_without_gaps
     let (_m, _spawner, g, key) = quick_start_mesh().await;
     let mut cmd = tokio::process::Command::new(python);
     cmd.arg("sdks/python/tests/quick_start.py")
-        .env("PYTHONPATH", repo().join("sdks/python"))
+        .env("PYTHONPATH", common::repo().join("sdks/python"))
         .env("PYTHONDONTWRITEBYTECODE", "1")
         .env("BASE", &g.base)
         .env("TOKEN", &key);
@@ -73,7 +68,7 @@ async fn the_python_sdk_runs_the_quick_start_and_resumes_its_stream_without_gaps
 
 #[tokio::test]
 async fn the_typescript_sdk_runs_the_quick_start_and_resumes_its_stream_without_gaps() {
-    let sdk = repo().join("sdks/typescript");
+    let sdk = common::repo().join("sdks/typescript");
     assert!(
         sdk.join("node_modules/.bin/tsc").exists(),
         "sdks/typescript/node_modules is missing: run `make interop-deps`"
@@ -96,7 +91,7 @@ fn the_checked_in_sdk_code_is_what_the_generators_make_of_the_openapi_document()
     // Regenerates both SDKs into a scratch directory with the pinned generators and diffs.
     let out = std::process::Command::new("sdks/generate.sh")
         .arg("--check")
-        .current_dir(repo())
+        .current_dir(common::repo())
         .output()
         .unwrap();
     let (stdout, stderr) = (

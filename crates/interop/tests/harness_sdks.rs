@@ -17,10 +17,6 @@ use std::time::{Duration, Instant};
 const NATS_PY: &str = "nats-py==2.16.0";
 const NKEYS: &str = "nkeys==0.2.1";
 
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
 /// One SDK agent script as a child process, its output in files.
 struct Script {
     name: &'static str,
@@ -154,7 +150,7 @@ async fn python_and_typescript_agents_attach_through_their_sdks_and_exchange_mes
     // The pins of sdks/harness-python/pyproject.toml; the venv's name changes with them.
     let venv = format!("harness-sdk-{NATS_PY}-{NKEYS}").replace("==", "-");
     let python = relay_testkit::python_venv(&venv, &[NATS_PY, NKEYS]);
-    let ts_dir = repo().join("sdks/harness-typescript");
+    let ts_dir = common::repo().join("sdks/harness-typescript");
     build_typescript_sdk(&ts_dir);
 
     let m = common::mesh().await;
@@ -182,8 +178,8 @@ async fn python_and_typescript_agents_attach_through_their_sdks_and_exchange_mes
     let mut py_cmd = py.command(&python, &m.nats.url);
     py_cmd
         .arg("-u")
-        .arg(repo().join("sdks/harness-python/tests/interop_agent.py"))
-        .env("PYTHONPATH", repo().join("sdks/harness-python"))
+        .arg(common::repo().join("sdks/harness-python/tests/interop_agent.py"))
+        .env("PYTHONPATH", common::repo().join("sdks/harness-python"))
         .env("RELAY_NATS__CREDS_FILE", &creds_file);
     let mut ts_cmd = ts.command("node", &m.nats.url);
     ts_cmd

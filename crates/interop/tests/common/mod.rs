@@ -6,6 +6,11 @@
 mod gateway_common;
 pub use gateway_common::*;
 
+/// The repository's root (the SDKs and their scripts are under `sdks/`).
+pub fn repo() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
 /// Runs a test client script (another ecosystem's official client against the mesh) to its end,
 /// within 5 minutes; its standard output, after asserting it succeeded. What it printed is
 /// shown also when it has to be killed, so a script that hangs says where.
