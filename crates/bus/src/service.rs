@@ -136,6 +136,17 @@ impl<S: Clone + Send + Sync + 'static> ServiceHost<S> {
         Ok(())
     }
 
+    /// Serves `R` on `subject` instead of its declared one: a subject with this instance's own
+    /// token (`agent.spawnOn.<hostId>`), for requests meant for it alone.
+    pub async fn serve_on<R: Rpc>(&mut self, subject: String, handler: impl Handler<R, S>) -> Result<(), ServiceError> {
+        // Micro endpoint names are letters, digits, '-' and '_'.
+        let name: String = subject
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '-' })
+            .collect();
+        self.endpoint::<R, _>(&name, subject, handler).await
+    }
+
     async fn endpoint<R: Rpc, H: Handler<R, S>>(
         &mut self,
         name: &str,

@@ -48,6 +48,7 @@ impl Worker {
                 cli: cli.to_string(),
                 task: None,
                 cwd: None,
+                placement: None,
             })
             .await?;
         // The session's events are indexed: reading this agent's from the start is cheap.

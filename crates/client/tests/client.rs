@@ -78,6 +78,7 @@ async fn typed_calls_return_contract_types_and_errors_keep_their_wire_code() {
         cli: "claude".into(),
         task: None,
         cwd: None,
+        placement: None,
     };
     let err = c.agent_spawn(&spawn).await.unwrap_err();
     assert_eq!(err.code(), Some(ErrorCode::Unavailable), "{err}");

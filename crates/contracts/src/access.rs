@@ -150,9 +150,17 @@ const SERVICES: &[ServiceAccess] = &[
     ServiceAccess {
         name: service::AGENT_SPAWNER,
         // A lead's spawn is checked against its declared capabilities and its live workers.
-        calls: &["session.sendMessage", "agent.get", "agent.list"],
-        emits: &["agent.*.release"],
-        follows: &[],
+        // Its host heartbeats and each spawn is placed by the registry, then handed to the
+        // chosen host's spawner.
+        calls: &[
+            "session.sendMessage",
+            "agent.get",
+            "agent.list",
+            "host.heartbeat",
+            "host.place",
+        ],
+        emits: &["agent.*.release", "agent.spawnOn.*"],
+        follows: &["agent.spawnOn.*"],
     },
     ServiceAccess {
         name: service::AUTOMATION,

@@ -334,13 +334,18 @@ pub struct SpawnRequest {
     /// The first prompt, delivered once the agent is attached.
     pub task: Option<String>,
     pub cwd: Option<String>,
+    /// Which hosts may run it; none: any host that runs `cli`, the least loaded first.
+    pub placement: Option<crate::hosts::Placement>,
 }
 
+#[skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct SpawnResponse {
     pub agent_id: String,
+    /// The host it runs on.
+    pub host_id: Option<String>,
 }
 
 /// `delivery.handoff`: what the registry hands the delivery runner, in the registry's commit

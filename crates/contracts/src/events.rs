@@ -382,6 +382,16 @@ pub const CATALOGUE: &[EventType] = &[
     ),
     t("session.agent.removed", S002, &[("sessionId", Str), ("agentId", Str)]),
     t(
+        "session.agent.offline",
+        RELAY,
+        &[("sessionId", Str), ("agentId", Str), ("hostId", Str), ("reason", Str)],
+    ),
+    t(
+        "session.agent.online",
+        RELAY,
+        &[("sessionId", Str), ("agentId", Str), ("hostId", Str)],
+    ),
+    t(
         "session.turn.started",
         S002,
         &[("sessionId", Str), ("turnId", Str), ("turnNumber", Num)],

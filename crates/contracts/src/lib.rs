@@ -15,6 +15,7 @@ pub mod cost;
 pub mod delivery;
 pub mod error;
 pub mod events;
+pub mod hosts;
 pub mod keys;
 pub mod messaging;
 pub mod permission;

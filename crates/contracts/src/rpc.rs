@@ -59,6 +59,8 @@ pub const ADMIN: &[Role] = &[Role::Admin];
 pub const ADMIN_OR_SERVICE: &[Role] = &[Role::Admin, Role::Service];
 /// Messages and flushes: people, services and agents.
 pub const SEND: &[Role] = &[Role::Operator, Role::Service, Role::Harness];
+/// Between the mesh's own services only.
+pub const SERVICE: &[Role] = &[Role::Service];
 
 /// The micro service names (`nats micro ls`) that own subjects.
 pub mod service {
@@ -339,6 +341,19 @@ macro_rules! with_rpcs {
             SessionSnapshotValidate session_snapshot_validate = "session.snapshot.validate", SESSION_REGISTRY, OPERATE, workspace,
                 session::ValidateRequest => session::ValidateResponse;
 
+            // ---- agent hosts ----------------------------------------------------------------
+            /// A spawner's host as it is now (labels, capacity, load, agents); the reply names
+            /// agents the mesh ended while the host was cut off, to stop.
+            HostHeartbeat host_heartbeat = "host.heartbeat", SESSION_REGISTRY, SERVICE, mesh,
+                hosts::Heartbeat => hosts::HeartbeatReply;
+            /// The least-loaded online host that runs `cli` and fits `placement`; `unavailable`
+            /// naming why each host does not fit.
+            HostPlace host_place = "host.place", SESSION_REGISTRY, SERVICE, mesh,
+                hosts::PlaceRequest => hosts::PlaceResponse;
+            /// The agent hosts, with status, labels, capacity and load.
+            HostList host_list = "host.list", SESSION_REGISTRY, READ, mesh,
+                hosts::HostListRequest => hosts::HostList;
+
             // ---- workspaces -----------------------------------------------------------------
             /// Creates a workspace (admin keys of `default`, and relayctl); `conflict` if it
             /// exists. Make its first key with `key.create` naming it.
@@ -442,6 +457,10 @@ macro_rules! with_rpcs {
             /// `multiAgent.delegation` (a lead delegating); they are `spawnedBy` it.
             AgentSpawn agent_spawn = "agent.spawn", AGENT_SPAWNER, SEND, workspace,
                 delivery::SpawnRequest => delivery::SpawnResponse, timeout(35);
+            /// A spawn placed on one host by the spawner that took `agent.spawn`: served by that
+            /// host's spawner at `agent.spawnOn.<hostId>`.
+            AgentSpawnOn agent_spawn_on = "agent.spawnOn", AGENT_SPAWNER, SERVICE, workspace,
+                hosts::PlacedSpawn => delivery::SpawnResponse, timeout(35);
 
             // ---- permissions and questions ------------------------------------------------
             /// A harness asks whether its agent may use a tool; answers the decision (`approved`,
@@ -610,8 +629,8 @@ macro_rules! scope {
 }
 
 use crate::{
-    actions, audit, automation, consensus, cost, delivery, events, keys, messaging, permission, prompts, session,
-    workspace,
+    actions, audit, automation, consensus, cost, delivery, events, hosts, keys, messaging, permission, prompts,
+    session, workspace,
 };
 
 with_rpcs!(declare);

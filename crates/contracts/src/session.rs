@@ -222,6 +222,12 @@ pub struct Agent {
     /// Relay extension: the lead agent that spawned it (a delegated worker); that agent may
     /// stop it.
     pub spawned_by: Option<String>,
+    /// Relay extension: the host its harness runs on (spawned agents; from the host's
+    /// heartbeats).
+    pub host_id: Option<String>,
+    /// Relay extension: since when its host has not heartbeated; its deliveries are held
+    /// until the host is back or the registry's `hosts.on_lost` ends it.
+    pub offline_since: Option<i64>,
 }
 
 /// The longest handle: shorter than any agent id the mesh makes (a UUID), so a name in an
@@ -1353,6 +1359,18 @@ pub mod events {
         pub role: Option<AgentRole>,
     });
     event!(AgentRemoved, "agent.removed", { pub session_id: String, pub agent_id: String });
+    // Relay extension: its host stopped heartbeating (its deliveries are held), or came back.
+    event!(AgentOffline, "agent.offline", {
+        pub session_id: String,
+        pub agent_id: String,
+        pub host_id: String,
+        pub reason: String,
+    });
+    event!(AgentOnline, "agent.online", {
+        pub session_id: String,
+        pub agent_id: String,
+        pub host_id: String,
+    });
     event!(TurnStarted, "turn.started", {
         pub session_id: String,
         pub turn_id: String,
@@ -1533,6 +1551,8 @@ pub mod events {
         ConnectorSwapEditRequested::TYPE,
         AgentAdded::TYPE,
         AgentRemoved::TYPE,
+        AgentOffline::TYPE,
+        AgentOnline::TYPE,
         TurnStarted::TYPE,
         TurnCompleted::TYPE,
         UserMessageSent::TYPE,

@@ -529,6 +529,8 @@ fn agent() -> Agent {
         agent_capabilities: Some(ag_ui()),
         handle: some("bob"),
         spawned_by: some("lead1"),
+        host_id: some("host-1"),
+        offline_since: Some(1_700_000_000_002),
     }
 }
 

@@ -3,23 +3,29 @@
 //!
 //! Each spawn is a child process `agent-harness --session … --cli … -- <command>`, so an agent
 //! that crashes takes nothing else down. The reply waits until the harness has attached the agent
-//! to the session (it prints the agent id), then the task is sent as the first message. The
-//! spawner is a queue-group service: run it on every machine that may host agents.
+//! to the session (it prints the agent id), then the task is sent as the first message.
+//!
+//! Run a spawner on every machine that may host agents. Each registers its host (labels,
+//! capacity, load, agents) with the session registry and heartbeats. `agent.spawn` is a
+//! queue-group service: the spawner that takes a request has the registry place it
+//! (`host.place`: the least-loaded host that runs the cli and fits the placement) and starts it
+//! itself or hands it to that host's spawner on `agent.spawnOn.<hostId>`.
 
 use crate::HarnessError;
 use relay_bus::identity::HarnessSigner;
 use relay_bus::service::{ServiceError, ServiceHost};
 use relay_contracts::delivery::{SpawnRequest, SpawnResponse};
+use relay_contracts::hosts::{Heartbeat, PlaceRequest, PlacedSpawn, Placement};
 use relay_contracts::session::{AgentGetRequest, AgentListRequest, AgentTargets, SendMessageRequest};
 use relay_contracts::{RequestContext, rpc};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::Stdio;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, BufReader};
-use tokio::sync::Semaphore;
+use tokio::sync::{Notify, Semaphore};
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(default)]
@@ -44,6 +50,14 @@ pub struct SpawnerSettings {
     pub harness_signer: String,
     /// Live workers one delegating agent may have at once; past it its spawns are `forbidden`.
     pub max_workers_per_lead: usize,
+    /// This host's name among the agent hosts (`GET /api/v1/hosts`); empty: the machine's
+    /// hostname.
+    pub host_id: String,
+    /// Labels placements match (`gpu = "a100"`, `repo = "relay-mesh"`); `os` and `arch` are
+    /// added unless set here.
+    pub labels: BTreeMap<String, String>,
+    /// How often the host heartbeats to the registry (and at once when its load changes).
+    pub heartbeat_ms: u64,
 }
 
 /// One kind of agent the spawner can start.
@@ -99,6 +113,9 @@ impl Default for SpawnerSettings {
             max_restarts: 3,
             harness_signer: String::new(),
             max_workers_per_lead: 10,
+            host_id: String::new(),
+            labels: BTreeMap::new(),
+            heartbeat_ms: 2_000,
         }
     }
 }
@@ -143,6 +160,17 @@ pub struct Spawner {
     harness: PathBuf,
     slots: Arc<Semaphore>,
     signer: Option<HarnessSigner>,
+    host: Arc<HostState>,
+}
+
+/// This host: what it heartbeats, and a way to stop each of its agents.
+struct HostState {
+    id: String,
+    labels: BTreeMap<String, String>,
+    /// The agents whose harnesses run here, each with the signal that stops its harness.
+    running: Mutex<BTreeMap<String, Arc<Notify>>>,
+    /// Heartbeat now (the load changed).
+    beat: Notify,
 }
 
 impl Spawner {
@@ -167,13 +195,111 @@ impl Spawner {
             }
             (Some(creds), path) => Some(HarnessSigner::load(std::path::Path::new(path), creds)?),
         };
+        let id = match settings.host_id.as_str() {
+            "" => hostname(),
+            id => id.to_string(),
+        };
+        let mut labels = BTreeMap::from([
+            ("os".to_string(), std::env::consts::OS.to_string()),
+            ("arch".to_string(), std::env::consts::ARCH.to_string()),
+        ]);
+        labels.extend(settings.labels.clone());
+        let problems = Placement {
+            host: Some(id.clone()),
+            labels: labels.clone(),
+        }
+        .problems();
+        if !problems.is_empty() {
+            return Err(format!("spawner.host_id / spawner.labels: {}", problems.join("; ")).into());
+        }
         Ok(Spawner {
             nats,
             slots: Arc::new(Semaphore::new(settings.max_agents)),
             settings: Arc::new(settings),
             harness,
             signer,
+            host: Arc::new(HostState {
+                id,
+                labels,
+                running: Mutex::new(BTreeMap::new()),
+                beat: Notify::new(),
+            }),
         })
+    }
+
+    pub fn host_id(&self) -> &str {
+        &self.host.id
+    }
+
+    /// Tells the registry how this host is now; stops the agents it names.
+    async fn heartbeat(&self) -> Result<(), relay_bus::WireError> {
+        let s = &self.settings;
+        // Only what can start here: a configured program that exists (a CLI installed later
+        // shows up at the next heartbeat).
+        let mut clis: Vec<String> = s
+            .commands
+            .keys()
+            .chain(s.agents.keys())
+            .filter(|cli| s.agent(cli).is_some_and(|a| runnable(&a.command[0])))
+            .cloned()
+            .collect();
+        clis.sort();
+        clis.dedup();
+        let hb = Heartbeat {
+            host_id: self.host.id.clone(),
+            labels: self.host.labels.clone(),
+            capacity: s.max_agents as u32,
+            load: (s.max_agents - self.slots.available_permits()) as u32,
+            clis,
+            agents: self.running().keys().cloned().collect(),
+            version: env!("CARGO_PKG_VERSION").into(),
+        };
+        let reply = relay_bus::client::call::<rpc::HostHeartbeat>(&self.nats, &hb, CALL_TIMEOUT).await?;
+        for agent_id in reply.stop {
+            if let Some(stop) = self.running().get(&agent_id) {
+                tracing::warn!(agent_id, "the mesh ended this agent while its host was cut off; stopping its harness");
+                stop.notify_one();
+            }
+        }
+        Ok(())
+    }
+
+    fn running(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, Arc<Notify>>> {
+        self.host.running.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// `program` is a file here: a path, or a name found on PATH.
+fn runnable(program: &str) -> bool {
+    if program.contains('/') {
+        return std::path::Path::new(program).is_file();
+    }
+    std::env::var_os("PATH").is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join(program).is_file()))
+}
+
+/// The machine's hostname.
+fn hostname() -> String {
+    let mut buf = [0u8; 256];
+    // SAFETY: gethostname(2) writes at most buf.len() bytes into buf.
+    let ok = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) } == 0;
+    let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
+    match std::str::from_utf8(&buf[..end]) {
+        Ok(name) if ok && !name.is_empty() => name.to_string(),
+        _ => "localhost".into(),
+    }
+}
+
+/// Heartbeats every `heartbeat_ms`, and at once when the load changes.
+async fn heartbeats(s: Spawner) {
+    let every = Duration::from_millis(s.settings.heartbeat_ms.max(100));
+    loop {
+        if let Err(e) = s.heartbeat().await {
+            tracing::warn!(error = %e, host = s.host.id, "heartbeat not taken by the registry");
+        }
+        tokio::select! {
+            _ = tokio::time::sleep(every) => {}
+            _ = s.host.beat.notified() => {}
+        }
     }
 }
 
@@ -183,10 +309,21 @@ pub async fn serve(spawner: Spawner) -> Result<ServiceHost<Spawner>, ServiceErro
         "agent-spawner",
         env!("CARGO_PKG_VERSION"),
         "starts agent CLIs under agent-harness processes on agent.spawn",
-        spawner,
+        spawner.clone(),
     )
     .await?;
+    // The registry must know this host before it can place anything here.
+    let mut wait = Duration::from_millis(100);
+    while let Err(e) = spawner.heartbeat().await {
+        tracing::warn!(error = %e, retry_in = ?wait, "cannot register this host with the session registry yet");
+        tokio::time::sleep(wait).await;
+        wait = (wait * 2).min(Duration::from_secs(5));
+    }
+    tokio::spawn(heartbeats(spawner.clone()));
     host.serve::<rpc::AgentSpawn>(spawn).await?;
+    host.serve_on::<rpc::AgentSpawnOn>(format!("agent.spawnOn.{}", spawner.host.id), spawn_on)
+        .await?;
+    tracing::info!(host = spawner.host.id, labels = ?spawner.host.labels, "agent host registered");
     Ok(host)
 }
 
@@ -196,8 +333,70 @@ const CALL_TIMEOUT: Duration = Duration::from_secs(10);
 /// How a spawner hands its request's trace context to the harness it starts.
 pub const TRACEPARENT_ENV: &str = "RELAY_TRACEPARENT";
 
-/// Starts the agent, waits for it to attach, sends the task; the reply is its agent id.
+/// `agent.spawn`: checks a lead's right to spawn, has the registry place the agent, then
+/// starts it here or hands it to the chosen host's spawner.
 pub async fn spawn(s: Spawner, ctx: RequestContext, req: SpawnRequest) -> Result<SpawnResponse, HarnessError> {
+    if let Some(name) = &req.agent_name
+        && relay_contracts::session::handle_of(name).is_none()
+    {
+        return Err(HarnessError::Invalid(format!(
+            "agentName {name:?} is the agent's handle: 1 to {} letters, digits, '-' or '_'",
+            relay_contracts::session::MAX_HANDLE_CHARS
+        )));
+    }
+    let spawned_by = match &ctx.agent {
+        Some(lead) => Some(check_lead(&s, lead, &req).await?),
+        None => None,
+    };
+    let place = PlaceRequest {
+        cli: req.cli.clone(),
+        placement: req.placement.clone(),
+    };
+    let host = relay_bus::client::call::<rpc::HostPlace>(&s.nats, &place, CALL_TIMEOUT)
+        .await?
+        .host_id;
+    if host == s.host.id {
+        return spawn_here(&s, ctx.workspace, req, spawned_by).await;
+    }
+    let timeout = Duration::from_millis(s.settings.attach_timeout_ms) + CALL_TIMEOUT;
+    let placed = PlacedSpawn { spawn: req, spawned_by };
+    let subject = format!("agent.spawnOn.{host}");
+    let spawned = relay_bus::client::request::<_, SpawnResponse>(&s.nats, &subject, &placed, timeout).await;
+    spawned.map_err(|e| {
+        let mut e = e;
+        e.error.message = format!("host {host}: {}", e.error.message);
+        HarnessError::from(e)
+    })
+}
+
+/// `agent.spawnOn.<hostId>`: a spawn another spawner placed on this host.
+async fn spawn_on(s: Spawner, ctx: RequestContext, placed: PlacedSpawn) -> Result<SpawnResponse, HarnessError> {
+    spawn_here(&s, ctx.workspace, placed.spawn, placed.spawned_by).await
+}
+
+/// Starts the agent on this host, waits for it to attach, sends the task. Either way the
+/// registry hears this host's true load before the caller does (placement counted the spawn).
+async fn spawn_here(
+    s: &Spawner,
+    workspace: String,
+    req: SpawnRequest,
+    spawned_by: Option<String>,
+) -> Result<SpawnResponse, HarnessError> {
+    let spawned = start_here(s, workspace, req, spawned_by).await;
+    if spawned.is_err()
+        && let Err(e) = s.heartbeat().await
+    {
+        tracing::warn!(error = %e, "the registry did not take this host's heartbeat yet");
+    }
+    spawned
+}
+
+async fn start_here(
+    s: &Spawner,
+    workspace: String,
+    req: SpawnRequest,
+    spawned_by: Option<String>,
+) -> Result<SpawnResponse, HarnessError> {
     let agent = s.settings.agent(&req.cli).ok_or_else(|| {
         HarnessError::UnknownCli(format!(
             "no command for cli {:?}; configured: {}",
@@ -211,14 +410,6 @@ pub async fn spawn(s: Spawner, ctx: RequestContext, req: SpawnRequest) -> Result
         &agent.protocol
     })
     .map_err(|e| HarnessError::Invalid(format!("spawner.agents.{}: {e}", req.cli)))?;
-    if let Some(name) = &req.agent_name
-        && relay_contracts::session::handle_of(name).is_none()
-    {
-        return Err(HarnessError::Invalid(format!(
-            "agentName {name:?} is the agent's handle: 1 to {} letters, digits, '-' or '_'",
-            relay_contracts::session::MAX_HANDLE_CHARS
-        )));
-    }
     if let Some(cwd) = &req.cwd
         && !std::path::Path::new(cwd).is_dir()
     {
@@ -226,10 +417,6 @@ pub async fn spawn(s: Spawner, ctx: RequestContext, req: SpawnRequest) -> Result
             "cwd {cwd} is not a directory on the agent host"
         )));
     }
-    let spawned_by = match &ctx.agent {
-        Some(lead) => Some(check_lead(&s, lead, &req).await?),
-        None => None,
-    };
     let slot = s.slots.clone().try_acquire_owned().map_err(|_| {
         HarnessError::Busy(format!(
             "{} agents are running here, the configured maximum",
@@ -239,14 +426,20 @@ pub async fn spawn(s: Spawner, ctx: RequestContext, req: SpawnRequest) -> Result
     let run = Run {
         req: req.clone(),
         agent,
-        workspace: ctx.workspace,
+        workspace,
         spawned_by,
     };
     let timeout = Duration::from_millis(s.settings.attach_timeout_ms);
-    let mut harness = start_harness(&s, &run, None).await?;
+    let mut harness = start_harness(s, &run, None).await?;
     let agent_id = harness.agent_id.clone();
-    tracing::info!(agent_id, session_id = req.session_id, cli = req.cli, "agent spawned");
-    tokio::spawn(supervise(s.clone(), run, harness.take(), slot));
+    tracing::info!(agent_id, session_id = req.session_id, cli = req.cli, host = s.host.id, "agent spawned");
+    let stop = Arc::new(Notify::new());
+    s.running().insert(agent_id.clone(), stop.clone());
+    tokio::spawn(supervise(s.clone(), run, harness.take(), slot, stop));
+    // The registry knows where it runs before anyone hears of it.
+    if let Err(e) = s.heartbeat().await {
+        tracing::warn!(agent_id, error = %e, "the registry did not take this host's heartbeat yet");
+    }
 
     if let Some(task) = req.task {
         let send = SendMessageRequest {
@@ -257,7 +450,10 @@ pub async fn spawn(s: Spawner, ctx: RequestContext, req: SpawnRequest) -> Result
         };
         relay_bus::client::call::<rpc::SessionSendMessage>(&s.nats, &send, timeout).await?;
     }
-    Ok(SpawnResponse { agent_id })
+    Ok(SpawnResponse {
+        agent_id,
+        host_id: Some(s.host.id.clone()),
+    })
 }
 
 /// A harness spawning on its agent's behalf: the agent must declare AG-UI
@@ -451,7 +647,13 @@ async fn start_harness(s: &Spawner, run: &Run, resume: Option<&Resume>) -> Resul
 /// Keeps reading the harness's output (so it never blocks on a full pipe) until it exits.
 /// A harness killed by a signal never ended its agent session: it is started again, bound to
 /// the same agent and resuming the CLI's own session. The slot is given back at the end.
-async fn supervise(s: Spawner, run: Run, mut harness: Harness, slot: tokio::sync::OwnedSemaphorePermit) {
+async fn supervise(
+    s: Spawner,
+    run: Run,
+    mut harness: Harness,
+    slot: tokio::sync::OwnedSemaphorePermit,
+    stop: Arc<Notify>,
+) {
     use std::os::unix::process::ExitStatusExt;
     let mut cli_session = None;
     let mut cli_pid = None;
@@ -462,13 +664,20 @@ async fn supervise(s: Spawner, run: Run, mut harness: Harness, slot: tokio::sync
         };
         // Its process group: the harness was started as its leader.
         let pgid = child.id();
-        // Its log lines join the spawner's own log stream as they are.
-        while let Ok(Some(line)) = lines.next_line().await {
-            if let Some((id, pid)) = resumable(&line) {
-                cli_session = Some(id);
-                cli_pid = pid;
+        // Its log lines join the spawner's own log stream as they are. Told to stop, its stdin
+        // closes: the harness stops its agent and exits.
+        loop {
+            tokio::select! {
+                line = lines.next_line() => {
+                    let Ok(Some(line)) = line else { break };
+                    if let Some((id, pid)) = resumable(&line) {
+                        cli_session = Some(id);
+                        cli_pid = pid;
+                    }
+                    println!("{line}");
+                }
+                () = stop.notified(), if harness.stdin.is_some() => drop(harness.stdin.take()),
             }
-            println!("{line}");
         }
         let status = child.wait().await;
         let agent_id = harness.agent_id.clone();
@@ -516,6 +725,8 @@ async fn supervise(s: Spawner, run: Run, mut harness: Harness, slot: tokio::sync
         }
     }
     drop((slot, harness.stdin));
+    s.running().remove(&harness.agent_id);
+    s.host.beat.notify_one();
 }
 
 /// The CLI session id and the CLI's pid from the harness's `agent session resumable` line.

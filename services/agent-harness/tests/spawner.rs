@@ -153,16 +153,12 @@ async fn spawn_refuses_unknown_clis_bad_cwds_missing_commands_and_more_agents_th
             "invalid_request",
         )
         .await;
-    // A command that cannot start: the harness exits before attaching.
+    // A configured command that does not exist here is not offered: no host runs it.
     let missing = mesh
         .m
-        .err(
-            "agent.spawn",
-            json!({"sessionId": session, "cli": "aider"}),
-            "unavailable",
-        )
+        .err("agent.spawn", json!({"sessionId": session, "cli": "aider"}), "not_found")
         .await;
-    assert!(missing.error.message.contains("before attaching"), "{missing:?}");
+    assert!(missing.error.message.contains("\"aider\" on any host"), "{missing:?}");
     assert!(
         mesh.agents(&session).await.is_empty(),
         "a failed spawn attaches nothing"

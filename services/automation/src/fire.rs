@@ -204,6 +204,7 @@ async fn act(
                 cli: cli.clone(),
                 task: Some(task.clone()),
                 cwd: cwd.clone(),
+                placement: None,
             };
             let spawned = relay_bus::client::call::<rpc::AgentSpawn>(&a.nats, &spawn, timeout).await?;
             Ok(json!({ "sessionId": run_key, "agentId": spawned.agent_id }))

@@ -41,16 +41,18 @@ fn may_go(d: &str) -> String {
     // An agent that is gone (released, failed, or not live as the registry handed it over)
     // gets everything at once: the capability check then fails each delivery explicitly
     // instead of holding it. So does a delivery its workspace's policy refused or whose
-    // deadline passed, whatever its mode: it goes to fail with the reason.
+    // deadline passed, whatever its mode: it goes to fail with the reason. An agent whose
+    // host stopped heartbeating (`offlineSince`) gets nothing else until it is back.
     let own = |x: &str| {
         format!(
-            "({x}.mode = 'immediate' OR {x}.released OR {x}.refusal IS NOT NULL
+            "({x}.refusal IS NOT NULL
              OR {x}.deadline < (extract(epoch FROM clock_timestamp()) * 1000)::bigint
              OR a.status IN ('released', 'failed')
              OR a.doc IS NULL OR a.doc->>'status' IN ('disposed', 'dead')
-             OR ({x}.mode = 'on-idle' AND a.status = ANY($3))
-             OR ({x}.mode IN ('next-message', 'next-tool-call')
-                 AND a.doc #>> '{{capabilities,delivery,queue}}' = 'true'))"
+             OR (a.doc->>'offlineSince' IS NULL AND ({x}.mode = 'immediate' OR {x}.released
+                 OR ({x}.mode = 'on-idle' AND a.status = ANY($3))
+                 OR ({x}.mode IN ('next-message', 'next-tool-call')
+                     AND a.doc #>> '{{capabilities,delivery,queue}}' = 'true'))))"
         )
     };
     // next-message deliveries ride just ahead of the agent's next message of another mode.
@@ -540,7 +542,10 @@ fn refusal(agent: Option<&Agent>, key: &DeliveryKey, message: &Message) -> Optio
         return Some(format!("agent {} is not attached to any session", key.agent_id));
     };
     if matches!(agent.status, AgentRecordStatus::Disposed | AgentRecordStatus::Dead) {
-        return Some(format!("agent {} was released", key.agent_id));
+        return Some(match (&agent.offline_since, &agent.host_id) {
+            (Some(_), Some(host)) => format!("agent {} was lost with its host {host}", key.agent_id),
+            _ => format!("agent {} was released", key.agent_id),
+        });
     }
     let minimum;
     let caps = match &agent.capabilities {

@@ -31,7 +31,7 @@ use utoipa::{Modify, OpenApi};
         automation::delete_webhook, automation::webhook_deliveries, automation::replay,
         automation::create_schedule, automation::list_schedules, automation::get_schedule, automation::pause_schedule,
         automation::resume_schedule, automation::delete_schedule, automation::schedule_runs,
-        rest::query_events, rest::interrupt_agent, rest::list_turns, rest::cancel_turn, rest::interrupt_session, rest::costs, rest::budgets, rest::context_window, sse::all_events, sse::agent_events, sse::session_events, sse::channel_events,
+        rest::query_events, rest::interrupt_agent, rest::list_turns, rest::cancel_turn, rest::interrupt_session, rest::costs, rest::budgets, rest::hosts, rest::context_window, sse::all_events, sse::agent_events, sse::session_events, sse::channel_events,
         rest::create_key, rest::list_keys, rest::revoke_key,
         rest::create_workspace, rest::list_workspaces, rest::get_workspace, rest::set_delivery_policy, rest::audit,
     ),
@@ -63,6 +63,13 @@ impl Modify for BearerAuth {
 pub fn json() -> String {
     let mut doc = serde_json::to_value(ApiDoc::openapi()).unwrap_or_default();
     constrain(&mut doc, None);
+    // Label keys and values as the hosts check them.
+    let name = serde_json::json!({ "type": "string", "pattern": "^[A-Za-z0-9_.:-]{1,128}$" });
+    doc["components"]["schemas"]["Placement"]["properties"]["labels"] = serde_json::json!({
+        "type": "object", "maxProperties": relay_contracts::hosts::MAX_LABELS,
+        "propertyNames": name, "additionalProperties": name,
+        "description": "e.g. {\"gpu\": \"a100\"}; `os` and `arch` are set by every host."
+    });
     // A task is the first message of an agent the gateway spawns: it needs a `cli`.
     doc["components"]["schemas"]["CreateSession"]["if"] =
         serde_json::json!({ "required": ["task"], "properties": { "task": { "type": "string" } } });

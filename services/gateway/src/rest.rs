@@ -10,6 +10,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Router, middleware};
 use bytes::Bytes;
+use relay_contracts::hosts::{HostList, HostListRequest};
 use relay_contracts::WireError;
 use relay_contracts::capabilities::{AgentSessionCapabilities, DeliveryMode};
 use relay_contracts::cost::{
@@ -248,6 +249,7 @@ pub fn router(state: AppState) -> Router {
         .route("/events/sse", get(sse::all_events))
         .route("/costs", get(costs))
         .route("/costs/budgets", get(budgets))
+        .route("/hosts", get(hosts))
         .route("/workspaces", post(create_workspace).get(list_workspaces))
         .route("/workspaces/{name}", get(get_workspace))
         .route(
@@ -370,6 +372,9 @@ pub struct CreateSession {
     pub cwd: Option<String>,
     pub title: Option<String>,
     pub session_id: Option<String>,
+    /// Which agent hosts may run the spawned agent (labels, a named host); none: the least
+    /// loaded host that runs `cli`. `503` names why no host fits.
+    pub placement: Option<relay_contracts::hosts::Placement>,
 }
 
 #[derive(Debug, Serialize, utoipa::ToSchema)]
@@ -380,6 +385,9 @@ pub struct Created {
     /// `starting` while a spawned agent comes up, else the session's status.
     pub status: String,
     pub agent_id: Option<String>,
+    /// The host the spawned agent runs on.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host_id: Option<String>,
 }
 
 #[utoipa::path(post, path = "/sessions", tag = "sessions", request_body(content = Option<CreateSession>, description = "Seed 003: agent, cli, task, cwd. No body, an empty one or `null` is `{}`."), responses((status = 201, body = Created), (status = 404, description = "No agent-spawner has a command for this cli", body = WireError), (status = 409, description = "A session with this sessionId exists", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
@@ -397,6 +405,9 @@ pub(crate) async fn create_session(
     }
     if req.task.is_some() && req.cli.is_none() {
         return Err(ApiError::Invalid("task needs a cli to run it".into()));
+    }
+    if let Some(problems) = req.placement.as_ref().map(|p| p.problems()).filter(|p| !p.is_empty()) {
+        return Err(ApiError::Invalid(problems.join("; ")));
     }
     if let Some(agent) = &req.agent
         && handle_of(agent).is_none()
@@ -422,6 +433,7 @@ pub(crate) async fn create_session(
                 agent_name: req.agent,
                 status: "active".into(),
                 agent_id: None,
+                host_id: None,
             }),
         ));
     };
@@ -431,6 +443,7 @@ pub(crate) async fn create_session(
         cli,
         task: req.task,
         cwd: req.cwd,
+        placement: req.placement,
     };
     // The spawner answers once the agent has attached, which takes longer than a lookup.
     let timeout = std::time::Duration::from_millis(s.settings.spawn_timeout_ms);
@@ -443,6 +456,7 @@ pub(crate) async fn create_session(
                 agent_name: req.agent,
                 status: "starting".into(),
                 agent_id: Some(spawned.agent_id),
+                host_id: spawned.host_id,
             }),
         )),
         Err(e) => {
@@ -1187,6 +1201,12 @@ async fn costs(State(s): State<AppState>, Query(q): Query<ReportRequest>) -> Rep
 #[utoipa::path(get, path = "/costs/budgets", tag = "costs", responses((status = 200, body = BudgetsResponse), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
 async fn budgets(State(s): State<AppState>) -> Reply<BudgetsResponse> {
     Ok(Json(call::<rpc::CostBudgets>(&s, &BudgetsRequest {}).await?))
+}
+
+/// The agent hosts (one per agent-spawner): labels, capacity, load, status.
+#[utoipa::path(get, path = "/hosts", tag = "agents", params(HostListRequest), responses((status = 200, body = HostList), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
+async fn hosts(State(s): State<AppState>, Query(q): Query<HostListRequest>) -> Reply<HostList> {
+    Ok(Json(call::<rpc::HostList>(&s, &q).await?))
 }
 
 /// Seed 002 `getContextWindowState`: `state` is null until the session has reported usage.

@@ -104,6 +104,7 @@ pub async fn run(cli: Cli) -> Result<()> {
         Command::Keys(c) => keys(&client, c, as_json).await,
         Command::Workspaces(c) => workspaces(&client, c, as_json).await,
         Command::Agents(c) => agents(&client, c, as_json).await,
+        Command::Hosts { status } => hosts(&client, status, as_json).await,
         Command::Audit { since, limit } => audit(&client, since, limit, as_json).await,
         Command::Migrate { .. } | Command::Auth(_) | Command::Tls(_) => unreachable!("handled above"),
     }
@@ -283,6 +284,32 @@ async fn agents(c: &Client, cmd: Agents, as_json: bool) -> Result<()> {
         }
     };
     table(&HEADERS, &shown.iter().map(row).collect::<Vec<_>>());
+    Ok(())
+}
+
+async fn hosts(c: &Client, status: String, as_json: bool) -> Result<()> {
+    let list = c
+        .host_list(&relay_contracts::hosts::HostListRequest { status: Some(status) })
+        .await?;
+    if as_json {
+        return print_json(&list);
+    }
+    let rows: Vec<Vec<String>> = list
+        .hosts
+        .iter()
+        .map(|h| {
+            let labels: Vec<String> = h.labels.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            vec![
+                h.host_id.clone(),
+                h.status.clone(),
+                format!("{}/{}", h.load, h.capacity),
+                labels.join(","),
+                h.clis.join(","),
+                time(h.last_seen_at),
+            ]
+        })
+        .collect();
+    table(&["HOST", "STATUS", "LOAD", "LABELS", "CLIS", "SEEN (UTC)"], &rows);
     Ok(())
 }
 

@@ -71,6 +71,12 @@ enum Command {
     /// Messages sent at a time or on a cron expression (schedule.*).
     #[command(subcommand)]
     Schedules(automation::Schedules),
+    /// The agent hosts (one per agent-spawner): status, load, labels (host.list).
+    Hosts {
+        /// online, offline, lost or all.
+        #[arg(long, default_value = "all")]
+        status: String,
+    },
     /// The micro services on the bus and their instances ($SRV.PING / $SRV.STATS).
     Services,
     /// The audit trail: decisions, keys, workspaces, agent stops (audit.list).

@@ -195,6 +195,8 @@ pub(crate) async fn attach_agent(
         agent_capabilities: a.agent_capabilities,
         handle: Some(handle),
         spawned_by: a.spawned_by,
+        host_id: None,
+        offline_since: None,
     };
     change.insert_agent(&agent).await?;
     if role == AgentRole::Lead {
@@ -287,25 +289,27 @@ pub async fn release(reg: Registry, _ctx: RequestContext, req: ReleaseRequest) -
         return Ok(OK);
     }
     require(&agent, LifecycleOp::Release)?;
+    dispose(&mut change, &mut session, &mut agent).await?;
+    change.commit().await?;
+    Ok(OK)
+}
+
+/// Ends an attached agent (its handle is free again, its waiting deliveries fail):
+/// `session.agent.removed`.
+pub(crate) async fn dispose(change: &mut Change, session: &mut Session, agent: &mut Agent) -> Result<()> {
     agent.status = AgentRecordStatus::Disposed;
     agent.last_activity_at = now_ms();
-    change.save_agent(&agent).await?;
+    change.save_agent(agent).await?;
     if session.lead_agent_id.as_deref() == Some(agent.agent_id.as_str()) {
         session.lead_agent_id = None;
     }
     session.last_activity_at = now_ms();
-    store::save_session(change.conn(), &session).await?;
-    change
-        .emit(
-            &session.session_id,
-            AgentRemoved {
-                session_id: session.session_id.clone(),
-                agent_id: agent.agent_id,
-            },
-        )
-        .await?;
-    change.commit().await?;
-    Ok(OK)
+    store::save_session(change.conn(), session).await?;
+    let removed = AgentRemoved {
+        session_id: session.session_id.clone(),
+        agent_id: agent.agent_id.clone(),
+    };
+    change.emit(&session.session_id, removed).await
 }
 
 /// `agent.list`: the caller's workspace's agents (every workspace for the mesh's services).

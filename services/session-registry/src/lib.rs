@@ -8,6 +8,7 @@ mod compress;
 mod consensus;
 mod error;
 mod handoff;
+pub mod hosts;
 mod keys;
 mod lifecycle;
 mod messages;
@@ -61,6 +62,8 @@ pub struct RegistrySettings {
     pub hand_over_deliveries: bool,
     /// Relay messaging's guards.
     pub messaging: messaging::MessagingSettings,
+    /// When a quiet agent host is offline, then lost, and what becomes of its agents.
+    pub hosts: hosts::HostSettings,
 }
 
 impl Default for RegistrySettings {
@@ -84,6 +87,7 @@ impl Default for RegistrySettings {
             forward_events: true,
             max_reply_bytes: 900_000,
             messaging: messaging::MessagingSettings::default(),
+            hosts: hosts::HostSettings::default(),
         }
     }
 }
@@ -152,6 +156,9 @@ async fn sweep(reg: Registry) {
         if let Err(e) = consensus::sweep(&reg).await {
             tracing::warn!(error = %e, "cannot expire proposals yet");
         }
+        if let Err(e) = hosts::sweep(&reg).await {
+            tracing::warn!(error = %e, "cannot check the agent hosts' heartbeats yet");
+        }
     }
 }
 
@@ -170,6 +177,9 @@ pub async fn serve(nats: async_nats::Client, reg: Registry) -> Result<ServiceHos
     )
     .await?;
     host.serve::<rpc::SessionCreate>(scoped(lifecycle::create)).await?;
+    host.serve::<rpc::HostHeartbeat>(hosts::heartbeat).await?;
+    host.serve::<rpc::HostPlace>(hosts::place).await?;
+    host.serve::<rpc::HostList>(hosts::list).await?;
     host.serve::<rpc::SessionGet>(query::get).await?;
     host.serve::<rpc::SessionList>(query::list).await?;
     host.serve::<rpc::SessionUpdate>(scoped(lifecycle::update)).await?;

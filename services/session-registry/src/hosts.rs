@@ -1,0 +1,338 @@
+//! Agent hosts (`registry_hosts`): spawners' heartbeats, placement of spawns, and what becomes
+//! of a host's agents when it goes quiet — offline (deliveries held), then lost
+//! (`hosts.on_lost`: ended, their waiting deliveries failed naming the host; or kept waiting).
+
+use crate::Registry;
+use crate::agents::{dispose, is_attached};
+use crate::error::{RegistryError, Result};
+use crate::store::{self, Change, now_ms};
+use relay_contracts::RequestContext;
+use relay_contracts::hosts::*;
+use relay_contracts::session::Agent;
+use relay_contracts::session::events::{AgentOffline, AgentOnline};
+use serde::{Deserialize, Serialize};
+use sqlx::types::Json;
+use std::collections::BTreeMap;
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(default)]
+pub struct HostSettings {
+    /// A host with no heartbeat for this long is offline: its agents' deliveries are held.
+    pub offline_after_ms: i64,
+    /// An offline host is lost after this long, and `on_lost` applies to its agents.
+    pub lost_after_ms: i64,
+    pub on_lost: OnLost,
+}
+
+/// What becomes of a lost host's agents.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OnLost {
+    /// Ended: their waiting deliveries fail with the host named, and the spawner stops their
+    /// harnesses if the host comes back.
+    Fail,
+    /// Kept: their deliveries wait for the host to come back.
+    Hold,
+}
+
+impl Default for HostSettings {
+    fn default() -> Self {
+        HostSettings {
+            offline_after_ms: 15_000,
+            lost_after_ms: 300_000,
+            on_lost: OnLost::Fail,
+        }
+    }
+}
+
+/// The most `cli` names and agents one heartbeat may list.
+const MAX_CLIS: usize = 256;
+const MAX_AGENTS: usize = 10_000;
+
+fn check(hb: &Heartbeat) -> Result<()> {
+    let mut problems = Placement {
+        host: Some(hb.host_id.clone()),
+        labels: hb.labels.clone(),
+    }
+    .problems();
+    if hb.clis.len() > MAX_CLIS || hb.agents.len() > MAX_AGENTS {
+        problems.push(format!("at most {MAX_CLIS} clis and {MAX_AGENTS} agents"));
+    }
+    if hb.capacity == 0 {
+        problems.push("capacity must be at least 1".into());
+    }
+    match problems.is_empty() {
+        true => Ok(()),
+        false => Err(RegistryError::Invalid(problems.join("; "))),
+    }
+}
+
+/// `host.heartbeat`: the host is online as reported; its agents are known to run there (and
+/// are back if they were offline); agents the mesh ended meanwhile are named to be stopped.
+pub async fn heartbeat(reg: Registry, _ctx: RequestContext, hb: Heartbeat) -> Result<HeartbeatReply> {
+    check(&hb)?;
+    let now = now_ms();
+    let mut change = Change::begin(&reg).await?;
+    sqlx::query(
+        "INSERT INTO registry_hosts (host_id, labels, capacity, load, clis, agents, version, status,
+                                     first_seen_at, last_seen_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, 'online', $8, $8)
+         ON CONFLICT (host_id) DO UPDATE SET labels = EXCLUDED.labels, capacity = EXCLUDED.capacity,
+           load = EXCLUDED.load, clis = EXCLUDED.clis, agents = EXCLUDED.agents,
+           version = EXCLUDED.version, status = 'online', last_seen_at = EXCLUDED.last_seen_at,
+           offline_since = NULL",
+    )
+    .bind(&hb.host_id)
+    .bind(Json(&hb.labels))
+    .bind(hb.capacity as i32)
+    .bind(hb.load as i32)
+    .bind(&hb.clis)
+    .bind(&hb.agents)
+    .bind(&hb.version)
+    .bind(now)
+    .execute(change.conn())
+    .await?;
+
+    let known: Vec<Json<Agent>> = sqlx::query_scalar("SELECT doc FROM registry_agents WHERE agent_id = ANY($1)")
+        .bind(&hb.agents)
+        .fetch_all(change.conn())
+        .await?;
+    let mut stop: Vec<String> = hb
+        .agents
+        .iter()
+        .filter(|id| !known.iter().any(|Json(a)| &a.agent_id == *id))
+        .cloned()
+        .collect();
+    for Json(agent) in known {
+        if !is_attached(&agent) {
+            stop.push(agent.agent_id);
+        } else if agent.host_id.as_deref() != Some(&hb.host_id) || agent.offline_since.is_some() {
+            settle(&mut change, &agent.agent_id, &hb.host_id, None).await?;
+        }
+    }
+    change.commit().await?;
+    Ok(HeartbeatReply { stop })
+}
+
+/// Sets an agent's host and whether it is offline (`Some(reason)`), under its session's lock,
+/// with `session.agent.offline` / `session.agent.online` when that changes.
+async fn settle(change: &mut Change, agent_id: &str, host_id: &str, offline: Option<String>) -> Result<()> {
+    let session_id = store::find_agent(change.conn(), agent_id).await?.session_id;
+    let mut session = store::lock_live(change.conn(), &session_id).await?;
+    let mut agent = store::find_agent(change.conn(), agent_id).await?;
+    if !is_attached(&agent) {
+        return Ok(());
+    }
+    let was_offline = agent.offline_since.is_some();
+    agent.host_id = Some(host_id.to_string());
+    agent.offline_since = match offline {
+        Some(_) => agent.offline_since.or(Some(now_ms())),
+        None => None,
+    };
+    crate::agents::save_changed(change, &mut session, &mut agent, now_ms()).await?;
+    let (session_id, agent_id, host_id) = (session_id, agent_id.to_string(), host_id.to_string());
+    match (offline, was_offline) {
+        (Some(reason), false) => {
+            let e = AgentOffline {
+                session_id: session_id.clone(),
+                agent_id,
+                host_id,
+                reason,
+            };
+            change.emit(&session_id, e).await
+        }
+        (None, true) => {
+            let e = AgentOnline {
+                session_id: session_id.clone(),
+                agent_id,
+                host_id,
+            };
+            change.emit(&session_id, e).await
+        }
+        _ => Ok(()),
+    }
+}
+
+/// `host.place`: the least-loaded online host (by load over capacity) that runs `cli` and fits
+/// the placement; its load counts the spawn at once, so spawns placed together spread out.
+pub async fn place(reg: Registry, _ctx: RequestContext, req: PlaceRequest) -> Result<PlaceResponse> {
+    let placement = req.placement.unwrap_or_default();
+    let problems = placement.problems();
+    if !problems.is_empty() {
+        return Err(RegistryError::Invalid(problems.join("; ")));
+    }
+    let mut tx = reg.db.begin().await?;
+    let hosts = load(&mut tx, "ORDER BY host_id FOR UPDATE").await?;
+    if hosts.is_empty() {
+        return Err(RegistryError::Unavailable(
+            "no agent host has registered: start an agent-spawner".into(),
+        ));
+    }
+    if !hosts.iter().any(|h| h.clis.contains(&req.cli)) {
+        let mut all: Vec<&str> = hosts.iter().flat_map(|h| h.clis.iter().map(String::as_str)).collect();
+        all.sort();
+        all.dedup();
+        return Err(RegistryError::NotFound {
+            what: "cli",
+            id: format!("{:?} on any host (they run: {})", req.cli, all.join(", ")),
+        });
+    }
+    let mut why = Vec::new();
+    let mut best: Option<&Host> = None;
+    for h in &hosts {
+        let misfit = if !h.clis.contains(&req.cli) {
+            Some(format!("does not run {}", req.cli))
+        } else if let Some(m) = placement.misfit(h) {
+            Some(m)
+        } else if h.status != "online" {
+            Some(format!("{} since {}", h.status, h.offline_since.unwrap_or(h.last_seen_at)))
+        } else if h.load >= h.capacity {
+            Some(format!(
+                "full ({} of {} agents, its spawner.max_agents maximum)",
+                h.load, h.capacity
+            ))
+        } else {
+            None
+        };
+        match misfit {
+            Some(m) => {
+                if placement.host.as_ref().is_none_or(|want| want == &h.host_id) {
+                    why.push(format!("{}: {m}", h.host_id));
+                }
+            }
+            None => {
+                let share = |h: &Host| h.load as u64 * 1_000_000 / h.capacity.max(1) as u64;
+                if best.is_none_or(|b| (share(h), h.load) < (share(b), b.load)) {
+                    best = Some(h);
+                }
+            }
+        }
+    }
+    let Some(best) = best else {
+        if why.is_empty() {
+            why.push(format!("no host {} has registered", placement.host.unwrap_or_default()));
+        }
+        return Err(RegistryError::Unavailable(format!(
+            "no host can run {} now: {}",
+            req.cli,
+            why.join("; ")
+        )));
+    };
+    sqlx::query("UPDATE registry_hosts SET load = load + 1 WHERE host_id = $1")
+        .bind(&best.host_id)
+        .execute(&mut *tx)
+        .await?;
+    tx.commit().await?;
+    Ok(PlaceResponse {
+        host_id: best.host_id.clone(),
+    })
+}
+
+/// `host.list`.
+pub async fn list(reg: Registry, _ctx: RequestContext, req: HostListRequest) -> Result<HostList> {
+    let status = req.status.unwrap_or_else(|| "all".into());
+    if !["online", "offline", "lost", "all"].contains(&status.as_str()) {
+        return Err(RegistryError::Invalid(format!(
+            "status {status:?}: use online, offline, lost or all"
+        )));
+    }
+    let mut conn = reg.db.acquire().await?;
+    let mut hosts = load(&mut conn, "ORDER BY host_id").await?;
+    hosts.retain(|h| status == "all" || h.status == status);
+    Ok(HostList { hosts })
+}
+
+/// Moves quiet hosts on: online → offline (their agents' deliveries held), offline → lost
+/// (`on_lost` applied). Each host row is taken by one replica.
+pub async fn sweep(reg: &Registry) -> Result<()> {
+    let s = &reg.settings.hosts;
+    let now = now_ms();
+    let mut change = Change::begin(reg).await?;
+    let quiet: Vec<(String, i64)> = sqlx::query_as(
+        "UPDATE registry_hosts SET status = 'offline', offline_since = $1
+         WHERE status = 'online' AND last_seen_at < $1 - $2 RETURNING host_id, last_seen_at",
+    )
+    .bind(now)
+    .bind(s.offline_after_ms)
+    .fetch_all(change.conn())
+    .await?;
+    for (host, seen) in &quiet {
+        tracing::warn!(host, "agent host stopped heartbeating; holding its agents' deliveries");
+        let reason = format!("host {host} has not heartbeated for {} ms", now - seen);
+        for agent in agents_on(change.conn(), host).await? {
+            settle(&mut change, &agent, host, Some(reason.clone())).await?;
+        }
+    }
+    let lost: Vec<String> = sqlx::query_scalar(
+        "UPDATE registry_hosts SET status = 'lost'
+         WHERE status = 'offline' AND offline_since < $1 - $2 RETURNING host_id",
+    )
+    .bind(now)
+    .bind(s.lost_after_ms)
+    .fetch_all(change.conn())
+    .await?;
+    for host in &lost {
+        tracing::warn!(host, on_lost = ?s.on_lost, "agent host lost");
+        if s.on_lost == OnLost::Fail {
+            for agent_id in agents_on(change.conn(), host).await? {
+                let session_id = store::find_agent(change.conn(), &agent_id).await?.session_id;
+                let mut session = store::lock_live(change.conn(), &session_id).await?;
+                let mut agent = store::find_agent(change.conn(), &agent_id).await?;
+                if is_attached(&agent) {
+                    dispose(&mut change, &mut session, &mut agent).await?;
+                }
+            }
+        }
+    }
+    change.commit().await
+}
+
+/// The live agents last known on `host`.
+async fn agents_on(conn: &mut sqlx::PgConnection, host: &str) -> Result<Vec<String>> {
+    Ok(sqlx::query_scalar(
+        "SELECT agent_id FROM registry_agents
+         WHERE doc->>'hostId' = $1 AND doc->>'status' <> 'disposed' ORDER BY agent_id",
+    )
+    .bind(host)
+    .fetch_all(conn)
+    .await?)
+}
+
+#[derive(sqlx::FromRow)]
+struct Row {
+    host_id: String,
+    labels: Json<BTreeMap<String, String>>,
+    capacity: i32,
+    load: i32,
+    clis: Vec<String>,
+    agents: Vec<String>,
+    version: String,
+    status: String,
+    first_seen_at: i64,
+    last_seen_at: i64,
+    offline_since: Option<i64>,
+}
+
+async fn load(conn: &mut sqlx::PgConnection, tail: &'static str) -> Result<Vec<Host>> {
+    let sql = format!(
+        "SELECT host_id, labels, capacity, load, clis, agents, version, status, first_seen_at,
+                last_seen_at, offline_since FROM registry_hosts {tail}"
+    );
+    let rows: Vec<Row> = sqlx::query_as(sqlx::AssertSqlSafe(sql)).fetch_all(conn).await?;
+    Ok(rows
+        .into_iter()
+        .map(|r| Host {
+            host_id: r.host_id,
+            labels: r.labels.0,
+            capacity: r.capacity.max(0) as u32,
+            load: r.load.max(0) as u32,
+            clis: r.clis,
+            agents: r.agents,
+            status: r.status,
+            version: r.version,
+            first_seen_at: r.first_seen_at,
+            last_seen_at: r.last_seen_at,
+            offline_since: r.offline_since,
+        })
+        .collect())
+}
