@@ -580,6 +580,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/hosts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The agent hosts (one per agent-spawner): labels, capacity, load, status. */
+        get: operations["hosts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/keys": {
         parameters: {
             query?: never;
@@ -1366,9 +1383,20 @@ export interface components {
              */
             handle?: string | null;
             harnessId?: string | null;
+            /**
+             * @description Relay extension: the host its harness runs on (spawned agents; from the host's
+             *     heartbeats).
+             */
+            hostId?: string | null;
             /** Format: int64 */
             lastActivityAt: number;
             model?: string | null;
+            /**
+             * Format: int64
+             * @description Relay extension: since when its host has not heartbeated; its deliveries are held
+             *     until the host is back or the registry's `hosts.on_lost` ends it.
+             */
+            offlineSince?: number | null;
             personaId?: string | null;
             profileId?: string | null;
             providerConfigId?: string | null;
@@ -1631,6 +1659,7 @@ export interface components {
             /** @description An agent name the spawners are configured with. */
             cli?: string | null;
             cwd?: string | null;
+            placement?: null | components["schemas"]["Placement"];
             sessionId?: string | null;
             task?: string | null;
             title?: string | null;
@@ -1663,6 +1692,8 @@ export interface components {
         Created: {
             agentId?: string | null;
             agentName?: string | null;
+            /** @description The host the spawned agent runs on. */
+            hostId?: string | null;
             sessionId: string;
             /** @description `starting` while a spawned agent comes up, else the session's status. */
             status: string;
@@ -1798,6 +1829,35 @@ export interface components {
          * @enum {string}
          */
         ForkKind: "aside" | "branch" | "fork";
+        /** @description A host as the registry knows it. */
+        Host: {
+            /** @description Its live agents, as last reported. */
+            agents: string[];
+            /** Format: int32 */
+            capacity: number;
+            clis: string[];
+            /** Format: int64 */
+            firstSeenAt: number;
+            hostId: string;
+            labels: {
+                [key: string]: string;
+            };
+            /** Format: int64 */
+            lastSeenAt: number;
+            /** Format: int32 */
+            load: number;
+            /** Format: int64 */
+            offlineSince?: number | null;
+            /**
+             * @description `online`, `offline` (no heartbeat for `hosts.offline_after_ms`: its agents' deliveries
+             *     are held) or `lost` (offline for `hosts.lost_after_ms`: `hosts.on_lost` applied).
+             */
+            status: string;
+            version: string;
+        };
+        HostList: {
+            hosts: components["schemas"]["Host"][];
+        };
         Input: {
             /** @description Raw text written to the agent's terminal (include `\r` to press Enter). */
             data: string;
@@ -1943,6 +2003,17 @@ export interface components {
             options?: {
                 [key: string]: components["schemas"]["NoNulJson"];
             } | null;
+        };
+        /**
+         * @description Where an agent may run (`agent.spawn` `placement`): every label given must be on the host
+         *     with that value, and `host`, when given, names the one host.
+         */
+        Placement: {
+            host?: string | null;
+            /** @description e.g. {"gpu": "a100"}; `os` and `arch` are set by every host. */
+            labels?: {
+                [key: string]: string;
+            };
         };
         Preview: {
             firstUserMessage?: string | null;
@@ -5207,6 +5278,64 @@ export interface operations {
             };
             /** @description At the connection cap (Retry-After) */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WireError"];
+                };
+            };
+        };
+    };
+    hosts: {
+        parameters: {
+            query?: {
+                /** @description `online`, `offline`, `lost` or `all` (default). */
+                status?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HostList"];
+                };
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WireError"];
+                };
+            };
+            /** @description Missing or wrong bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WireError"];
+                };
+            };
+            /** @description A service is unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WireError"];
+                };
+            };
+            /** @description A service did not answer in time */
+            504: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -76,6 +76,9 @@ from .flush import Flush
 from .flush_response import FlushResponse
 from .fork import Fork
 from .fork_kind import ForkKind
+from .host import Host
+from .host_labels import HostLabels
+from .host_list import HostList
 from .input_ import Input
 from .input_response import InputResponse
 from .invocation import Invocation
@@ -99,6 +102,8 @@ from .permission import Permission
 from .permission_list import PermissionList
 from .pipeline_step import PipelineStep
 from .pipeline_step_options_type_0 import PipelineStepOptionsType0
+from .placement import Placement
+from .placement_labels import PlacementLabels
 from .preview import Preview
 from .priority import Priority
 from .prompt import Prompt
@@ -247,6 +252,9 @@ __all__ = (
     "FlushResponse",
     "Fork",
     "ForkKind",
+    "Host",
+    "HostLabels",
+    "HostList",
     "Input",
     "InputResponse",
     "Invocation",
@@ -270,6 +278,8 @@ __all__ = (
     "PermissionList",
     "PipelineStep",
     "PipelineStepOptionsType0",
+    "Placement",
+    "PlacementLabels",
     "Preview",
     "Priority",
     "Prompt",

@@ -40,7 +40,12 @@ class Agent:
         handle (None | str | Unset): Relay extension: the name other agents and people address it by (`@handle`), unique
             among the live agents of its workspace; free again once it is disposed.
         harness_id (None | str | Unset):
+        host_id (None | str | Unset): Relay extension: the host its harness runs on (spawned agents; from the host's
+            heartbeats).
         model (None | str | Unset):
+        offline_since (int | None | Unset): Relay extension: since when its host has not heartbeated; its deliveries are
+            held
+            until the host is back or the registry's `hosts.on_lost` ends it.
         persona_id (None | str | Unset):
         profile_id (None | str | Unset):
         provider_config_id (None | str | Unset):
@@ -65,7 +70,9 @@ class Agent:
     cwd: None | str | Unset = UNSET
     handle: None | str | Unset = UNSET
     harness_id: None | str | Unset = UNSET
+    host_id: None | str | Unset = UNSET
     model: None | str | Unset = UNSET
+    offline_since: int | None | Unset = UNSET
     persona_id: None | str | Unset = UNSET
     profile_id: None | str | Unset = UNSET
     provider_config_id: None | str | Unset = UNSET
@@ -144,11 +151,23 @@ class Agent:
         else:
             harness_id = self.harness_id
 
+        host_id: None | str | Unset
+        if isinstance(self.host_id, Unset):
+            host_id = UNSET
+        else:
+            host_id = self.host_id
+
         model: None | str | Unset
         if isinstance(self.model, Unset):
             model = UNSET
         else:
             model = self.model
+
+        offline_since: int | None | Unset
+        if isinstance(self.offline_since, Unset):
+            offline_since = UNSET
+        else:
+            offline_since = self.offline_since
 
         persona_id: None | str | Unset
         if isinstance(self.persona_id, Unset):
@@ -204,8 +223,12 @@ class Agent:
             field_dict["handle"] = handle
         if harness_id is not UNSET:
             field_dict["harnessId"] = harness_id
+        if host_id is not UNSET:
+            field_dict["hostId"] = host_id
         if model is not UNSET:
             field_dict["model"] = model
+        if offline_since is not UNSET:
+            field_dict["offlineSince"] = offline_since
         if persona_id is not UNSET:
             field_dict["personaId"] = persona_id
         if profile_id is not UNSET:
@@ -331,6 +354,15 @@ class Agent:
 
         harness_id = _parse_harness_id(d.pop("harnessId", UNSET))
 
+        def _parse_host_id(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        host_id = _parse_host_id(d.pop("hostId", UNSET))
+
         def _parse_model(data: object) -> None | str | Unset:
             if data is None:
                 return data
@@ -339,6 +371,15 @@ class Agent:
             return cast(None | str | Unset, data)
 
         model = _parse_model(d.pop("model", UNSET))
+
+        def _parse_offline_since(data: object) -> int | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(int | None | Unset, data)
+
+        offline_since = _parse_offline_since(d.pop("offlineSince", UNSET))
 
         def _parse_persona_id(data: object) -> None | str | Unset:
             if data is None:
@@ -393,7 +434,9 @@ class Agent:
             cwd=cwd,
             handle=handle,
             harness_id=harness_id,
+            host_id=host_id,
             model=model,
+            offline_since=offline_since,
             persona_id=persona_id,
             profile_id=profile_id,
             provider_config_id=provider_config_id,

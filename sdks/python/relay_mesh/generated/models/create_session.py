@@ -1,11 +1,15 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Self, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Self, TypeVar, cast
 
 from attrs import define as _attrs_define
 
 from ..types import UNSET, Unset
+
+if TYPE_CHECKING:
+    from ..models.placement import Placement
+
 
 T = TypeVar("T", bound="CreateSession")
 
@@ -20,6 +24,7 @@ class CreateSession:
             absent. `409` when a live agent of the workspace has it.
         cli (None | str | Unset): An agent name the spawners are configured with.
         cwd (None | str | Unset):
+        placement (None | Placement | Unset):
         session_id (None | str | Unset):
         task (None | str | Unset):
         title (None | str | Unset):
@@ -28,11 +33,14 @@ class CreateSession:
     agent: None | str | Unset = UNSET
     cli: None | str | Unset = UNSET
     cwd: None | str | Unset = UNSET
+    placement: None | Placement | Unset = UNSET
     session_id: None | str | Unset = UNSET
     task: None | str | Unset = UNSET
     title: None | str | Unset = UNSET
 
     def to_dict(self) -> dict[str, Any]:
+        from ..models.placement import Placement
+
         agent: None | str | Unset
         if isinstance(self.agent, Unset):
             agent = UNSET
@@ -50,6 +58,14 @@ class CreateSession:
             cwd = UNSET
         else:
             cwd = self.cwd
+
+        placement: dict[str, Any] | None | Unset
+        if isinstance(self.placement, Unset):
+            placement = UNSET
+        elif isinstance(self.placement, Placement):
+            placement = self.placement.to_dict()
+        else:
+            placement = self.placement
 
         session_id: None | str | Unset
         if isinstance(self.session_id, Unset):
@@ -78,6 +94,8 @@ class CreateSession:
             field_dict["cli"] = cli
         if cwd is not UNSET:
             field_dict["cwd"] = cwd
+        if placement is not UNSET:
+            field_dict["placement"] = placement
         if session_id is not UNSET:
             field_dict["sessionId"] = session_id
         if task is not UNSET:
@@ -89,6 +107,8 @@ class CreateSession:
 
     @classmethod
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
+        from ..models.placement import Placement
+
         d = dict(src_dict)
 
         def _parse_agent(data: object) -> None | str | Unset:
@@ -117,6 +137,23 @@ class CreateSession:
             return cast(None | str | Unset, data)
 
         cwd = _parse_cwd(d.pop("cwd", UNSET))
+
+        def _parse_placement(data: object) -> None | Placement | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                placement_type_1 = Placement.from_dict(data)
+
+                return placement_type_1
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(None | Placement | Unset, data)
+
+        placement = _parse_placement(d.pop("placement", UNSET))
 
         def _parse_session_id(data: object) -> None | str | Unset:
             if data is None:
@@ -149,6 +186,7 @@ class CreateSession:
             agent=agent,
             cli=cli,
             cwd=cwd,
+            placement=placement,
             session_id=session_id,
             task=task,
             title=title,

@@ -19,12 +19,14 @@ class Created:
         status (str): `starting` while a spawned agent comes up, else the session's status.
         agent_id (None | str | Unset):
         agent_name (None | str | Unset):
+        host_id (None | str | Unset): The host the spawned agent runs on.
     """
 
     session_id: str
     status: str
     agent_id: None | str | Unset = UNSET
     agent_name: None | str | Unset = UNSET
+    host_id: None | str | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -44,6 +46,12 @@ class Created:
         else:
             agent_name = self.agent_name
 
+        host_id: None | str | Unset
+        if isinstance(self.host_id, Unset):
+            host_id = UNSET
+        else:
+            host_id = self.host_id
+
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update(
@@ -56,6 +64,8 @@ class Created:
             field_dict["agentId"] = agent_id
         if agent_name is not UNSET:
             field_dict["agentName"] = agent_name
+        if host_id is not UNSET:
+            field_dict["hostId"] = host_id
 
         return field_dict
 
@@ -84,11 +94,21 @@ class Created:
 
         agent_name = _parse_agent_name(d.pop("agentName", UNSET))
 
+        def _parse_host_id(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        host_id = _parse_host_id(d.pop("hostId", UNSET))
+
         created = cls(
             session_id=session_id,
             status=status,
             agent_id=agent_id,
             agent_name=agent_name,
+            host_id=host_id,
         )
 
         created.additional_properties = d
