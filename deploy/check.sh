@@ -16,7 +16,7 @@ out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT
 
 echo "== nats-server -t"
-for f in "$deploy"/nats/nats-*.conf; do "$nats_server" -t -c "$f"; done
+for f in "$deploy"/nats/nats-*.conf "$deploy"/nats/leaf.conf; do "$nats_server" -t -c "$f"; done
 # nats.conf includes the identities the Secret carries: render a throwaway set beside a copy.
 relayctl="${RELAYCTL:-$deploy/../target/debug/relayctl}"
 [ -n "${RELAYCTL:-}" ] || (cd "$deploy/.." && cargo build -q -p relayctl)

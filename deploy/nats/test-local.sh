@@ -27,6 +27,7 @@ for n in 1 2 3; do
   sed -e "s#0\.0\.0\.0:4222#127.0.0.1:1422$n#" \
       -e "s#0\.0\.0\.0:6222#127.0.0.1:1622$n#" \
       -e "s#0\.0\.0\.0:8222#127.0.0.1:1822$n#" \
+      -e "s#0\.0\.0\.0:7422#127.0.0.1:1742$n#" \
       -e "s#nats-route://nats-\([123]\):6222#nats-route://127.0.0.1:1622\1#" \
       -e "s#store_dir: \"/var/lib/nats\"#store_dir: \"$tmp/$n\"#" \
       -e "s#max_memory_store: .*#max_memory_store: 64MB#" \
@@ -69,9 +70,27 @@ for n in 1 2 3; do
   echo "nats-$n: cluster=$cluster routes=$routes healthz(all three)=200 jetstream meta size=$size leader=$leader"
 done
 
-# Request/reply across a route: a queue subscriber on node 1 answers a request sent to node 3.
-python3 - <<'EOF'
-import socket, time
+# An agent host's leaf node (leaf.conf), connected out to the hub's leaf ports.
+sed -e "s#127\.0\.0\.1:4222#127.0.0.1:14224#" -e "s#127\.0\.0\.1:8222#127.0.0.1:18224#" \
+    -e "s#nats-leaf://nats-\([123]\):7422#nats-leaf://127.0.0.1:1742\1#" \
+    "$here/leaf.conf" > "$tmp/leaf.conf"
+"$nats_server" -t -c "$tmp/leaf.conf" >/dev/null 2>&1 || fail "leaf.conf does not render to a valid config"
+"$nats_server" -c "$tmp/leaf.conf" -l "$tmp/leaf.log" &
+pids+=("$!")
+for _ in $(seq 60); do
+  leafs="$(curl -fsS 127.0.0.1:18224/leafz 2>/dev/null | jq -r '.leafnodes' 2>/dev/null || echo 0)"
+  [[ "$leafs" == 1 ]] && break
+  sleep 0.5
+done
+[[ "$leafs" == 1 ]] || fail "the leaf node did not connect to the hub within 30 s"
+echo "leaf: connected to the hub"
+
+# Request/reply across the mesh: a queue subscriber on the first port answers a request sent
+# to the second (nats-1 from nats-3 over a route; the leaf from nats-2 and nats-2 from the leaf
+# over the leaf connection: an agent host's spawner answering, and calling the mesh).
+echo_check() {
+RESPONDER_PORT="$1" REQUESTER_PORT="$2" WHAT="$3" python3 - <<'EOF'
+import os, socket, time
 
 def conn(port):
     s = socket.create_connection(("127.0.0.1", port), timeout=5)
@@ -93,10 +112,10 @@ def read_msg(f):
             return parts[1], reply, body
         raise AssertionError(f"unexpected {line!r}")
 
-responder, rf = conn(14221)
+responder, rf = conn(int(os.environ["RESPONDER_PORT"]))
 responder.sendall(b"SUB relay.test.echo workers 1\r\nPING\r\n")
 assert rf.readline() == b"PONG\r\n"
-requester, qf = conn(14223)
+requester, qf = conn(int(os.environ["REQUESTER_PORT"]))
 requester.sendall(b"SUB _INBOX.test 1\r\nPING\r\n")
 assert qf.readline() == b"PONG\r\n"
 
@@ -109,12 +128,16 @@ while True:  # the subscription reaches node 3 over the route shortly after SUB
         break
     except (socket.timeout, TimeoutError):
         if time.time() > deadline:
-            raise SystemExit("FAIL: request on nats-3 never reached the queue subscriber on nats-1")
+            raise SystemExit(f"FAIL: {os.environ['WHAT']}: the request never reached the queue subscriber")
 responder.settimeout(5)
 responder.sendall(b"PUB " + reply + b" " + str(len(body)).encode() + b"\r\n" + body + b"\r\n")
 _, _, answer = read_msg(qf)
 assert answer == b"hello", answer
-print("request on nats-3 answered by queue group 'workers' on nats-1: ok")
+print(f"{os.environ['WHAT']}: answered by queue group 'workers': ok")
 EOF
+}
+echo_check 14221 14223 "request on nats-3, responder on nats-1"
+echo_check 14224 14222 "request on nats-2, responder on the leaf"
+echo_check 14222 14224 "request on the leaf, responder on nats-2"
 
 echo "nats cluster check: ok"

@@ -64,9 +64,23 @@ async fn agents_are_listed_and_found_by_handle_or_id_in_every_agent_route() {
     assert!(listed.contains("@bob") && listed.contains("@claude"), "{listed}");
     assert!(ctl(&["agents", "show", "@bob"]).contains(&bob_id));
 
+    // The agent hosts, as a spawner heartbeats them (any workspace's viewer may look).
+    let beat = json!({"hostId": "gpu-box", "labels": {"gpu": "a100"}, "capacity": 4, "load": 1,
+                      "clis": ["claude"], "agents": [], "version": "0.1.0"});
+    relay_testkit::expect_ok(&m.client, "host.heartbeat", beat).await;
+    let hosts = ctl(&["hosts"]);
+    let row = hosts.lines().find(|l| l.starts_with("gpu-box")).unwrap_or_default();
+    assert!(["online", "1/4", "gpu=a100", "claude"].iter().all(|w| row.contains(w)), "{hosts}");
+
     // Another workspace's key does not see them.
     root.post("/api/v1/workspaces", json!({"name": "elsewhere"})).await;
     let (_, outsider) = root.create_key("outsider", "viewer", Some("elsewhere")).await;
+    let (status, hosts) = outsider.get("/api/v1/hosts?status=online").await;
+    assert_eq!(status, StatusCode::OK, "{hosts}");
+    assert_eq!(hosts["hosts"][0]["hostId"], "gpu-box", "{hosts}");
+    assert_eq!(hosts["hosts"][0]["labels"]["gpu"], "a100", "{hosts}");
+    let (status, body) = outsider.get("/api/v1/hosts?status=gone").await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
     let (status, listed) = outsider.get("/api/v1/agents").await;
     assert_eq!(status, StatusCode::OK, "{listed}");
     assert_eq!(listed["total"], 0, "{listed}");
