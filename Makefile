@@ -53,14 +53,16 @@ deploy-check:
 
 ## Benchmarks; figures printed and written to bench/results/*.json.
 bench: services console-deps
-	$(CARGO) build --release -p session-registry -p event-ingest -p delivery-runner -p cost-aggregator -p gateway
+	$(CARGO) build --release -p session-registry -p event-ingest -p delivery-runner -p cost-aggregator -p gateway -p agent-harness
 	$(CARGO) bench -p session-registry --bench registry
 	$(CARGO) bench -p session-registry --bench messaging
+	$(CARGO) bench -p agent-harness --bench placement
 	$(CARGO) bench -p event-ingest --bench events
 	$(CARGO) bench -p delivery-runner --bench delivery
 	$(CARGO) bench -p cost-aggregator --bench costs
 	$(CARGO) bench -p gateway --bench gateway
 	$(CARGO) bench -p gateway --bench console
+	$(CARGO) bench -p gateway --bench send_path
 
 ## The mesh under fire: under steady load, kill -9 each service and the gateway, kill NATS,
 ## crash Postgres; counts lost and duplicated work → bench/results/chaos.json. It starts its own

@@ -28,7 +28,7 @@ async fn every_declared_subject_is_served_by_its_owner_and_nothing_undeclared_is
             .filter(|r| r.service == *service)
             .flat_map(|r| {
                 let harness = access::harness_may_call(r).then(|| access::harness_wildcard(r.subject));
-                std::iter::once(r.subject.to_string()).chain(harness)
+                std::iter::once(common::served_at(r)).chain(harness)
             })
             .collect();
         assert_eq!(
@@ -212,7 +212,8 @@ async fn every_subject_refuses_an_id_longer_than_the_documented_maximum() {
         "questionId",
         "messageId",
     ] {
-        for subject in rpc::ALL.iter().map(|r| r.subject) {
+        for subject in rpc::ALL.iter().map(common::served_at) {
+            let subject = subject.as_str();
             let mut body = serde_json::json!({"sessionId": "s", "agentId": "a", "tool": "Bash"});
             body[field] = serde_json::json!(long);
             let err = relay_testkit::call_json(nats, subject, body).await.expect_err(subject);

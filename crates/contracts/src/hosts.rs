@@ -19,7 +19,10 @@ pub const MAX_LABELS: usize = 32;
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Placement {
-    #[cfg_attr(feature = "openapi", schema(min_length = 1, max_length = 128, pattern = "^[A-Za-z0-9_.:-]{1,128}$"))]
+    #[cfg_attr(
+        feature = "openapi",
+        schema(min_length = 1, max_length = 128, pattern = "^[A-Za-z0-9_.:-]{1,128}$")
+    )]
     pub host: Option<String>,
     /// e.g. `{"gpu": "a100", "repo": "relay-mesh"}`; `os` and `arch` are set by every host.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
@@ -99,7 +102,11 @@ pub struct Host {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct HostListRequest {
     /// `online`, `offline`, `lost` or `all` (default).
-    #[cfg_attr(feature = "openapi", param(pattern = "^(online|offline|lost|all)$"), schema(pattern = "^(online|offline|lost|all)$"))]
+    #[cfg_attr(
+        feature = "openapi",
+        param(pattern = "^(online|offline|lost|all)$"),
+        schema(pattern = "^(online|offline|lost|all)$")
+    )]
     pub status: Option<String>,
 }
 
@@ -123,8 +130,7 @@ pub struct PlacedSpawn {
 
 /// A label key or value, or a host id: 1 to [`MAX_HOST_CHARS`] of letters, digits, `_ . : -`.
 pub fn valid_name(s: &str) -> bool {
-    (1..=MAX_HOST_CHARS).contains(&s.len())
-        && s.chars().all(|c| c.is_ascii_alphanumeric() || "_.:-".contains(c))
+    (1..=MAX_HOST_CHARS).contains(&s.len()) && s.chars().all(|c| c.is_ascii_alphanumeric() || "_.:-".contains(c))
 }
 
 impl Placement {
@@ -134,7 +140,9 @@ impl Placement {
         if let Some(h) = &self.host
             && !valid_name(h)
         {
-            out.push(format!("placement.host {h:?}: 1 to {MAX_HOST_CHARS} of letters, digits, _ . : -"));
+            out.push(format!(
+                "placement.host {h:?}: 1 to {MAX_HOST_CHARS} of letters, digits, _ . : -"
+            ));
         }
         if self.labels.len() > MAX_LABELS {
             out.push(format!("placement.labels: at most {MAX_LABELS}"));

@@ -638,6 +638,15 @@ with_rpcs!(declare);
 #[cfg(feature = "openapi")]
 pub mod docs;
 
+/// Subjects served per instance at `<subject>.<instance>` ([`instance_subject`]): a request
+/// meant for that one instance (one host's spawner). Every other subject is served at itself.
+pub const PER_INSTANCE: &[&str] = &[AgentSpawnOn::SUBJECT];
+
+/// Where a [`PER_INSTANCE`] subject is served for `instance`.
+pub fn instance_subject(subject: &str, instance: &str) -> String {
+    format!("{subject}.{instance}")
+}
+
 /// The declaration of `subject`, if there is one.
 pub fn find(subject: &str) -> Option<&'static RpcInfo> {
     ALL.iter().find(|r| r.subject == subject)

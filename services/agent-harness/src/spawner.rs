@@ -257,7 +257,10 @@ impl Spawner {
         let reply = relay_bus::client::call::<rpc::HostHeartbeat>(&self.nats, &hb, CALL_TIMEOUT).await?;
         for agent_id in reply.stop {
             if let Some(stop) = self.running().get(&agent_id) {
-                tracing::warn!(agent_id, "the mesh ended this agent while its host was cut off; stopping its harness");
+                tracing::warn!(
+                    agent_id,
+                    "the mesh ended this agent while its host was cut off; stopping its harness"
+                );
                 stop.notify_one();
             }
         }
@@ -321,8 +324,8 @@ pub async fn serve(spawner: Spawner) -> Result<ServiceHost<Spawner>, ServiceErro
     }
     tokio::spawn(heartbeats(spawner.clone()));
     host.serve::<rpc::AgentSpawn>(spawn).await?;
-    host.serve_on::<rpc::AgentSpawnOn>(format!("agent.spawnOn.{}", spawner.host.id), spawn_on)
-        .await?;
+    let own = rpc::instance_subject(<rpc::AgentSpawnOn as relay_contracts::Rpc>::SUBJECT, &spawner.host.id);
+    host.serve_on::<rpc::AgentSpawnOn>(own, spawn_on).await?;
     tracing::info!(host = spawner.host.id, labels = ?spawner.host.labels, "agent host registered");
     Ok(host)
 }
@@ -360,7 +363,7 @@ pub async fn spawn(s: Spawner, ctx: RequestContext, req: SpawnRequest) -> Result
     }
     let timeout = Duration::from_millis(s.settings.attach_timeout_ms) + CALL_TIMEOUT;
     let placed = PlacedSpawn { spawn: req, spawned_by };
-    let subject = format!("agent.spawnOn.{host}");
+    let subject = rpc::instance_subject(<rpc::AgentSpawnOn as relay_contracts::Rpc>::SUBJECT, &host);
     let spawned = relay_bus::client::request::<_, SpawnResponse>(&s.nats, &subject, &placed, timeout).await;
     spawned.map_err(|e| {
         let mut e = e;
@@ -432,7 +435,13 @@ async fn start_here(
     let timeout = Duration::from_millis(s.settings.attach_timeout_ms);
     let mut harness = start_harness(s, &run, None).await?;
     let agent_id = harness.agent_id.clone();
-    tracing::info!(agent_id, session_id = req.session_id, cli = req.cli, host = s.host.id, "agent spawned");
+    tracing::info!(
+        agent_id,
+        session_id = req.session_id,
+        cli = req.cli,
+        host = s.host.id,
+        "agent spawned"
+    );
     let stop = Arc::new(Notify::new());
     s.running().insert(agent_id.clone(), stop.clone());
     tokio::spawn(supervise(s.clone(), run, harness.take(), slot, stop));

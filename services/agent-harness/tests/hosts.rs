@@ -26,13 +26,24 @@ async fn mesh() -> Mesh {
     // A delivery attempt to a harness that does not answer times out after 500 ms: a held
     // delivery shows as one attempt where an attempted one would show several.
     let runner_env = [("RELAY_RUNNER__DELIVER_TIMEOUT_MS", "500")];
-    let m = Cluster::start(&relay_testkit::bin_path("delivery-runner"), "delivery-runner", 1, &runner_env).await;
+    let m = Cluster::start(
+        &relay_testkit::bin_path("delivery-runner"),
+        "delivery-runner",
+        1,
+        &runner_env,
+    )
+    .await;
     let registry_env = [
         ("RELAY_REGISTRY__HOSTS__OFFLINE_AFTER_MS", "1500"),
         ("RELAY_REGISTRY__HOSTS__LOST_AFTER_MS", "6000"),
     ];
     let services = vec![
-        ServiceProcess::spawn(&relay_testkit::bin_path("session-registry"), &m.nats, &m.db, &registry_env),
+        ServiceProcess::spawn(
+            &relay_testkit::bin_path("session-registry"),
+            &m.nats,
+            &m.db,
+            &registry_env,
+        ),
         ServiceProcess::spawn(&relay_testkit::bin_path("event-ingest"), &m.nats, &m.db, &[]),
     ];
     for name in ["session-registry", "event-ingest"] {
@@ -121,7 +132,9 @@ fn error_text(e: &relay_bus::WireError) -> String {
 
 /// Processes whose command line mentions `needle` (Linux /proc).
 fn pids_with(needle: &str) -> Vec<i32> {
-    let Ok(dir) = std::fs::read_dir("/proc") else { return Vec::new() };
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
     dir.filter_map(|e| {
         let e = e.ok()?;
         let pid: i32 = e.file_name().to_str()?.parse().ok()?;
@@ -153,11 +166,12 @@ async fn spawns_go_to_the_least_loaded_host_that_fits_or_are_refused_naming_why_
     assert_eq!(beta["capacity"], 2);
     assert_eq!(beta["clis"], json!(["claude", "codex"]));
 
-    let spawn = |placement: Value, cli: &str| {
-        json!({ "sessionId": session, "cli": cli, "placement": placement })
-    };
+    let spawn = |placement: Value, cli: &str| json!({ "sessionId": session, "cli": cli, "placement": placement });
     // A label only beta has.
-    let gpu = mesh.m.ok("agent.spawn", spawn(json!({"labels": {"gpu": "a100"}}), "claude")).await;
+    let gpu = mesh
+        .m
+        .ok("agent.spawn", spawn(json!({"labels": {"gpu": "a100"}}), "claude"))
+        .await;
     assert_eq!(gpu["hostId"], "beta", "{gpu}");
     let on_beta = gpu["agentId"].as_str().unwrap();
     assert_eq!(mesh.agent(on_beta).await["hostId"], "beta");
@@ -165,33 +179,59 @@ async fn spawns_go_to_the_least_loaded_host_that_fits_or_are_refused_naming_why_
     let free = mesh.m.ok("agent.spawn", spawn(json!(null), "claude")).await;
     assert_eq!(free["hostId"], "alpha", "{free}");
     // Named host.
-    let named = mesh.m.ok("agent.spawn", spawn(json!({"host": "alpha"}), "claude")).await;
+    let named = mesh
+        .m
+        .ok("agent.spawn", spawn(json!({"host": "alpha"}), "claude"))
+        .await;
     assert_eq!(named["hostId"], "alpha", "{named}");
     // Loads as heartbeated: alpha is full.
     wait_for(|| async { (mesh.host("alpha").await["load"] == 2).then_some(()) }).await;
 
     // Nothing fits: each host is named with why.
-    let full = mesh.m.err("agent.spawn", spawn(json!({"host": "alpha"}), "claude"), "unavailable").await;
+    let full = mesh
+        .m
+        .err("agent.spawn", spawn(json!({"host": "alpha"}), "claude"), "unavailable")
+        .await;
     assert!(error_text(&full).contains("alpha: full (2 of 2 agents"), "{full:?}");
     let h100 = mesh
         .m
-        .err("agent.spawn", spawn(json!({"labels": {"gpu": "h100"}}), "claude"), "unavailable")
+        .err(
+            "agent.spawn",
+            spawn(json!({"labels": {"gpu": "h100"}}), "claude"),
+            "unavailable",
+        )
         .await;
     let text = error_text(&h100);
-    assert!(text.contains("beta: gpu=a100, not h100") && text.contains("alpha: no label gpu"), "{text}");
+    assert!(
+        text.contains("beta: gpu=a100, not h100") && text.contains("alpha: no label gpu"),
+        "{text}"
+    );
     let codex = mesh
         .m
-        .err("agent.spawn", spawn(json!({"labels": {"zone": "a"}}), "codex"), "unavailable")
+        .err(
+            "agent.spawn",
+            spawn(json!({"labels": {"zone": "a"}}), "codex"),
+            "unavailable",
+        )
         .await;
     assert!(error_text(&codex).contains("alpha: does not run codex"), "{codex:?}");
-    let nowhere = mesh.m.err("agent.spawn", spawn(json!({"host": "gamma"}), "claude"), "unavailable").await;
+    let nowhere = mesh
+        .m
+        .err("agent.spawn", spawn(json!({"host": "gamma"}), "claude"), "unavailable")
+        .await;
     assert!(error_text(&nowhere).contains("no host gamma"), "{nowhere:?}");
     let unknown = mesh.m.err("agent.spawn", spawn(json!(null), "nano"), "not_found").await;
     assert!(error_text(&unknown).contains("claude, codex"), "{unknown:?}");
     mesh.m
-        .err("agent.spawn", spawn(json!({"labels": {"bad key": "x"}}), "claude"), "invalid_request")
+        .err(
+            "agent.spawn",
+            spawn(json!({"labels": {"bad key": "x"}}), "claude"),
+            "invalid_request",
+        )
         .await;
-    mesh.m.err("host.list", json!({"status": "gone"}), "invalid_request").await;
+    mesh.m
+        .err("host.list", json!({"status": "gone"}), "invalid_request")
+        .await;
     // A refused spawn attached nothing: three agents in the session.
     let listed = mesh.m.ok("agent.list", json!({ "sessionId": session })).await;
     assert_eq!(listed["agents"].as_array().map(Vec::len), Some(3), "{listed}");
@@ -203,7 +243,10 @@ async fn a_silent_host_has_its_agents_offline_with_deliveries_held_then_lost_and
     let session = mesh.session().await;
     let spawned = mesh
         .m
-        .ok("agent.spawn", json!({"sessionId": session, "cli": "claude", "placement": {"host": "beta"}}))
+        .ok(
+            "agent.spawn",
+            json!({"sessionId": session, "cli": "claude", "placement": {"host": "beta"}}),
+        )
         .await;
     let agent = spawned["agentId"].as_str().unwrap().to_string();
     let first = mesh.send(&session, &agent, "hello").await;
@@ -241,7 +284,10 @@ async fn a_silent_host_has_its_agents_offline_with_deliveries_held_then_lost_and
     wait_for(|| async { (mesh.delivery(&lost).await["status"] == "failed").then_some(()) }).await;
     let d = mesh.delivery(&lost).await;
     assert!(
-        d["reason"].as_str().unwrap_or_default().contains("lost with its host beta"),
+        d["reason"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("lost with its host beta"),
         "{d}"
     );
 

@@ -156,7 +156,11 @@ async fn spawn_refuses_unknown_clis_bad_cwds_missing_commands_and_more_agents_th
     // A configured command that does not exist here is not offered: no host runs it.
     let missing = mesh
         .m
-        .err("agent.spawn", json!({"sessionId": session, "cli": "aider"}), "not_found")
+        .err(
+            "agent.spawn",
+            json!({"sessionId": session, "cli": "aider"}),
+            "not_found",
+        )
         .await;
     assert!(missing.error.message.contains("\"aider\" on any host"), "{missing:?}");
     assert!(

@@ -10,7 +10,6 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Router, middleware};
 use bytes::Bytes;
-use relay_contracts::hosts::{HostList, HostListRequest};
 use relay_contracts::WireError;
 use relay_contracts::capabilities::{AgentSessionCapabilities, DeliveryMode};
 use relay_contracts::cost::{
@@ -22,6 +21,7 @@ use relay_contracts::delivery::{
     StopAgentResponse, TurnState,
 };
 use relay_contracts::events::{QueryRequest, QueryResponse};
+use relay_contracts::hosts::{HostList, HostListRequest};
 use relay_contracts::keys::{ApiKey, CreateKeyRequest, CreatedKey, KeyList, KeyRef, ListKeysRequest};
 use relay_contracts::permission::{
     AnswerRequest, AnswerResponse, DecideRequest, DecideResponse, GetPermissionRequest, GetQuestionRequest,

@@ -70,7 +70,10 @@ async fn agents_are_listed_and_found_by_handle_or_id_in_every_agent_route() {
     relay_testkit::expect_ok(&m.client, "host.heartbeat", beat).await;
     let hosts = ctl(&["hosts"]);
     let row = hosts.lines().find(|l| l.starts_with("gpu-box")).unwrap_or_default();
-    assert!(["online", "1/4", "gpu=a100", "claude"].iter().all(|w| row.contains(w)), "{hosts}");
+    assert!(
+        ["online", "1/4", "gpu=a100", "claude"].iter().all(|w| row.contains(w)),
+        "{hosts}"
+    );
 
     // Another workspace's key does not see them.
     root.post("/api/v1/workspaces", json!({"name": "elsewhere"})).await;

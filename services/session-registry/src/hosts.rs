@@ -185,7 +185,11 @@ pub async fn place(reg: Registry, _ctx: RequestContext, req: PlaceRequest) -> Re
         } else if let Some(m) = placement.misfit(h) {
             Some(m)
         } else if h.status != "online" {
-            Some(format!("{} since {}", h.status, h.offline_since.unwrap_or(h.last_seen_at)))
+            Some(format!(
+                "{} since {}",
+                h.status,
+                h.offline_since.unwrap_or(h.last_seen_at)
+            ))
         } else if h.load >= h.capacity {
             Some(format!(
                 "full ({} of {} agents, its spawner.max_agents maximum)",

@@ -42,6 +42,7 @@ const NO_REQUIRED_FIELDS: &[&str] = &[
     rpc::ActionList::SUBJECT,
     rpc::ConsensusList::SUBJECT,
     rpc::PromptList::SUBJECT,
+    rpc::HostList::SUBJECT,
 ];
 
 async fn raw(m: &Mesh, subject: &str, body: &[u8]) -> async_nats::Message {

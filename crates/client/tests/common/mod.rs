@@ -8,6 +8,19 @@ use relay_testkit::{Database, Nats, ServiceProcess, bin_path, wait_for};
 use serde_json::Value;
 use std::path::PathBuf;
 
+/// The host id of the mesh's spawner.
+pub const TEST_HOST: &str = "local";
+
+/// The subject a call of `r` goes to: its own, or the mesh spawner's instance of a
+/// per-instance subject (`agent.spawnOn.local`).
+pub fn served_at(r: &relay_client::contracts::rpc::RpcInfo) -> String {
+    use relay_client::contracts::rpc;
+    match rpc::PER_INSTANCE.contains(&r.subject) {
+        true => rpc::instance_subject(r.subject, TEST_HOST),
+        false => r.subject.to_string(),
+    }
+}
+
 pub use relay_testkit::BUS_SERVICES as SERVICES;
 
 pub struct Mesh {
@@ -52,7 +65,7 @@ pub async fn mesh(max_agents: usize) -> Mesh {
         )
     };
     let toml = format!(
-        "[spawner]\nmax_agents = {max_agents}\nattach_timeout_ms = 20000\n\n[spawner.commands]\n\
+        "[spawner]\nhost_id = {TEST_HOST:?}\nmax_agents = {max_agents}\nattach_timeout_ms = 20000\n\n[spawner.commands]\n\
          claude = [{fake:?}, \"--style\", \"claude\"]\n\n{flaky}\n{crashy}",
         flaky = once("flaky", "exit 3"),
         crashy = once("crashy", &format!("exec timeout 1.5 '{fake}' --style claude")),

@@ -1,0 +1,280 @@
+//! `make bench`: the whole public send path, REST send → the message typed into an agent's
+//! terminal, beside the same sends made straight over NATS (`session.sendMessage`, what the
+//! gateway does per request) in the same run. Prints a table and writes
+//! bench/results/send_path.json.
+//!
+//! The mesh is real and release-built, auth on: session-registry, event-ingest, one
+//! delivery-runner, an agent-spawner and the gateway on a private nats-server and a fresh
+//! database. 20 agents are the fake agent under PTY harnesses (spawned by the spawner), one
+//! session each. 20 callers, one per agent, each keep at most WINDOW of their messages
+//! undelivered and send again as soon as they may, for RELAY_BENCH_SECONDS (default 5) per case:
+//! - accept: the send's request → its reply (the message and its delivery are committed);
+//! - end to end: the send's request → the `delivery.delivered` event (the harness typed it in
+//!   and the receipt is committed);
+//! - throughput: messages delivered per second over the case.
+
+use futures::StreamExt;
+use relay_testkit::{Database, Nats, ServiceProcess, percentile};
+use serde_json::{Value, json};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tokio::sync::Semaphore;
+
+const GATEWAY: &str = env!("CARGO_BIN_EXE_gateway");
+const AGENTS: usize = 20;
+/// Messages one caller may have sent but not yet delivered.
+const WINDOW: usize = 8;
+
+fn ms(us: u64) -> f64 {
+    us as f64 / 1000.0
+}
+
+fn stats(mut us: Vec<u64>) -> Value {
+    us.sort_unstable();
+    json!({ "n": us.len(), "p50Ms": ms(percentile(&us, 50.0)), "p99Ms": ms(percentile(&us, 99.0)) })
+}
+
+/// The delivery ids of delivered events and when each arrived.
+type Arrivals = Arc<Mutex<HashMap<String, Instant>>>;
+
+#[derive(Clone, Copy, PartialEq)]
+enum Path {
+    Nats,
+    Rest,
+}
+
+struct Mesh {
+    _nats: Nats,
+    _db: Database,
+    _services: Vec<ServiceProcess>,
+    client: async_nats::Client,
+    http: reqwest::Client,
+    base: String,
+    sessions: Vec<String>,
+    arrivals: Arrivals,
+    /// Notified on each delivered event.
+    delivered: Arc<tokio::sync::Notify>,
+}
+
+async fn start() -> Mesh {
+    let nats = Nats::start().await;
+    let db = Database::create().await;
+    let client = nats.client().await;
+    let quiet = ("RELAY_TELEMETRY__LOG_LEVEL", "warn");
+    let mut services = Vec::new();
+    for name in ["session-registry", "event-ingest", "delivery-runner"] {
+        services.push(ServiceProcess::spawn(
+            &relay_testkit::bin_path(name),
+            &nats,
+            &db,
+            &[quiet],
+        ));
+        relay_testkit::wait_for_instances(&client, name, 1).await;
+    }
+    let fake = relay_testkit::bin_path("fake-agent");
+    let config = std::env::temp_dir().join(format!("bench-send-path-{}.toml", uuid::Uuid::new_v4().simple()));
+    std::fs::write(
+        &config,
+        format!(
+            "[spawner]\nmax_agents = {AGENTS}\n\n[spawner.commands]\nfake = [{fake:?}, \"--style\", \"generic\"]\n"
+        ),
+    )
+    .unwrap();
+    services.push(ServiceProcess::spawn(
+        &relay_testkit::bin_path("agent-spawner"),
+        &nats,
+        &db,
+        &[("RELAY_CONFIG", config.to_str().unwrap()), quiet],
+    ));
+    relay_testkit::wait_for_instances(&client, "agent-spawner", 1).await;
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let listen = format!("127.0.0.1:{port}");
+    services.push(ServiceProcess::spawn(
+        GATEWAY,
+        &nats,
+        &db,
+        &[
+            quiet,
+            ("RELAY_GATEWAY__LISTEN", listen.as_str()),
+            ("RELAY_API_TOKEN", ""),
+        ],
+    ));
+    let base = format!("http://{listen}");
+    let http = reqwest::Client::builder()
+        .pool_max_idle_per_host(usize::MAX)
+        .build()
+        .unwrap();
+    relay_testkit::wait_for(|| async {
+        let r = http.get(format!("{base}/readyz")).send().await.ok()?;
+        r.status().is_success().then_some(())
+    })
+    .await;
+
+    let arrivals: Arrivals = Arc::default();
+    let delivered = Arc::new(tokio::sync::Notify::new());
+    let mut sub = client.subscribe("delivery.delivered").await.unwrap();
+    let (seen, wake) = (arrivals.clone(), delivered.clone());
+    tokio::spawn(async move {
+        while let Some(m) = sub.next().await {
+            let e: Value = serde_json::from_slice(&m.payload).unwrap_or_default();
+            if let Some(id) = e["deliveryId"].as_str() {
+                seen.lock().unwrap().insert(id.to_string(), Instant::now());
+                wake.notify_waiters();
+            }
+        }
+    });
+
+    let mut sessions = Vec::new();
+    for _ in 0..AGENTS {
+        let s = relay_testkit::call_json(&client, "session.create", json!({}))
+            .await
+            .unwrap();
+        let session = s["sessionId"].as_str().unwrap().to_string();
+        relay_testkit::call_json(&client, "agent.spawn", json!({"sessionId": session, "cli": "fake"}))
+            .await
+            .unwrap();
+        sessions.push(session);
+    }
+    Mesh {
+        _nats: nats,
+        _db: db,
+        _services: services,
+        client,
+        http,
+        base,
+        sessions,
+        arrivals,
+        delivered,
+    }
+}
+
+impl Mesh {
+    /// One send; (delivery id, µs to the reply).
+    async fn send(&self, path: Path, session: &str, text: String) -> (String, u64) {
+        let started = Instant::now();
+        let reply: Value = match path {
+            Path::Nats => {
+                let req = json!({"sessionId": session, "message": text, "delivery": {"mode": "immediate"}});
+                relay_testkit::call_json(&self.client, "session.sendMessage", req)
+                    .await
+                    .unwrap()
+            }
+            Path::Rest => {
+                let url = format!("{}/api/v1/sessions/{session}/messages", self.base);
+                let body = json!({"message": text, "mode": "immediate"});
+                let resp = self.http.post(url).json(&body).send().await.unwrap();
+                assert!(resp.status().is_success(), "REST send: {}", resp.status());
+                resp.json().await.unwrap()
+            }
+        };
+        let id = reply["deliveryIds"][0]
+            .as_str()
+            .map(String::from)
+            .unwrap_or_else(|| panic!("no delivery id: {reply}"));
+        (id, started.elapsed().as_micros() as u64)
+    }
+
+    /// Every caller sends for `secs`; then waits until all were delivered.
+    async fn case(self: &Arc<Self>, path: Path, secs: f64) -> Value {
+        let stop_at = Instant::now() + Duration::from_secs_f64(secs);
+        let t0 = Instant::now();
+        let mut callers = Vec::new();
+        for (i, session) in self.sessions.iter().enumerate() {
+            let (mesh, session) = (self.clone(), session.clone());
+            callers.push(tokio::spawn(async move {
+                let window = Arc::new(Semaphore::new(WINDOW));
+                let mut sent = Vec::new();
+                let mut n = 0;
+                while Instant::now() < stop_at {
+                    let permit = window.clone().acquire_owned().await.unwrap();
+                    let started = Instant::now();
+                    let (id, accept) = mesh.send(path, &session, format!("m{i}-{n}")).await;
+                    n += 1;
+                    // The permit comes back when this message is delivered.
+                    let (mesh2, id2) = (mesh.clone(), id.clone());
+                    tokio::spawn(async move {
+                        mesh2.wait_delivered(&id2).await;
+                        drop(permit);
+                    });
+                    sent.push((id, started, accept));
+                }
+                sent
+            }));
+        }
+        let mut sent = Vec::new();
+        for c in callers {
+            sent.extend(c.await.unwrap());
+        }
+        for (id, _, _) in &sent {
+            self.wait_delivered(id).await;
+        }
+        let arrivals = self.arrivals.lock().unwrap().clone();
+        let last = sent
+            .iter()
+            .filter_map(|(id, _, _)| arrivals.get(id))
+            .max()
+            .copied()
+            .unwrap_or(t0);
+        let accept: Vec<u64> = sent.iter().map(|s| s.2).collect();
+        let e2e: Vec<u64> = sent
+            .iter()
+            .filter_map(|(id, at, _)| arrivals.get(id).map(|d| d.duration_since(*at).as_micros() as u64))
+            .collect();
+        json!({
+            "messages": sent.len(),
+            "deliveredPerSec": (sent.len() as f64 / last.duration_since(t0).as_secs_f64()).round(),
+            "acceptMs": stats(accept),
+            "endToEndMs": stats(e2e),
+        })
+    }
+
+    async fn wait_delivered(&self, id: &str) {
+        loop {
+            let notified = self.delivered.notified();
+            if self.arrivals.lock().unwrap().contains_key(id) {
+                return;
+            }
+            let _ = tokio::time::timeout(Duration::from_secs(1), notified).await;
+        }
+    }
+}
+
+#[tokio::main]
+async fn main() {
+    let secs: f64 = std::env::var("RELAY_BENCH_SECONDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(5.0);
+    let mesh = Arc::new(start().await);
+    // Warm-up: each agent takes one message both ways.
+    mesh.case(Path::Nats, 0.3).await;
+    mesh.case(Path::Rest, 0.3).await;
+    let nats = mesh.case(Path::Nats, secs).await;
+    let rest = mesh.case(Path::Rest, secs).await;
+    let doc = json!({
+        "agents": AGENTS, "callers": AGENTS, "windowPerCaller": WINDOW, "seconds": secs,
+        "natsSessionSendMessage": nats, "restSessionMessages": rest,
+    });
+    println!("send path: {AGENTS} agents under PTY harnesses (fake agent), {AGENTS} callers, {secs} s per case");
+    println!("| path | delivered/s | accept p50 | accept p99 | end to end p50 | end to end p99 |");
+    println!("| --- | ---: | ---: | ---: | ---: | ---: |");
+    for (name, v) in [
+        ("session.sendMessage over NATS (baseline)", &nats),
+        ("POST /api/v1/sessions/{id}/messages", &rest),
+    ] {
+        println!(
+            "| {name} | {} | {:.1} ms | {:.1} ms | {:.1} ms | {:.1} ms |",
+            v["deliveredPerSec"],
+            v["acceptMs"]["p50Ms"].as_f64().unwrap_or_default(),
+            v["acceptMs"]["p99Ms"].as_f64().unwrap_or_default(),
+            v["endToEndMs"]["p50Ms"].as_f64().unwrap_or_default(),
+            v["endToEndMs"]["p99Ms"].as_f64().unwrap_or_default()
+        );
+    }
+    relay_testkit::write_bench_results("send_path", &doc);
+}
