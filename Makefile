@@ -2,7 +2,7 @@
 CARGO ?= cargo
 export CARGO_TERM_COLOR ?= never
 
-.PHONY: test build services agent-clis console-deps interop-deps sdks run up bench chaos fmt lint clean-test-dbs openapi fuzz fuzz-random compose-check deploy-check
+.PHONY: test build services agent-clis console-deps interop-deps sdks run up bench chaos chaos-cluster fmt lint clean-test-dbs openapi fuzz fuzz-random compose-check deploy-check
 
 ## Start NATS and Postgres if needed, install the pinned agent CLIs and the console's browser
 ## (Debian's chromium, playwright-core) if missing, then build and run every test.
@@ -69,7 +69,13 @@ bench: services console-deps
 ## nats-server and its own Postgres server (initdb), so the machine's are never restarted.
 chaos:
 	$(CARGO) build --workspace --bins
-	$(CARGO) test -p relay-client --test chaos -- --ignored --nocapture
+	$(CARGO) test -p relay-client --test chaos -- --ignored --nocapture --exact under_kill9_and_nats_and_postgres_restarts_nothing_acknowledged_is_lost_or_surfaced_twice
+
+## The same load on a 3-node NATS cluster (two replicas of each service), nodes killed and
+## restarted in turn → bench/results/chaos-cluster.json.
+chaos-cluster:
+	$(CARGO) build --workspace --bins
+	$(CARGO) test -p relay-client --test chaos -- --ignored --nocapture --exact under_a_nats_cluster_node_killed_and_restarted_nothing_acknowledged_is_lost_or_surfaced_twice
 
 ## Regenerate docs/api/openapi.json from the gateway's types (a test fails when it is stale).
 openapi:

@@ -206,19 +206,34 @@ async fn request_permissions(client: Client, tally: Shared, start: Instant, stop
 /// first, then the database, then the servers.
 struct Mesh {
     services: BTreeMap<&'static str, ServiceProcess>,
+    /// Second replicas (on a NATS cluster).
+    replicas: Vec<ServiceProcess>,
     harnesses: Vec<ServiceProcess>,
     client: Client,
     db: Database,
     pg: Postgres,
-    nats: Nats,
+    /// One server, or the nodes of a cluster (every process is given all of them).
+    nats: Vec<Nats>,
     health_port: u16,
     gateway_port: u16,
     surfaced: Vec<PathBuf>,
 }
 
 impl Mesh {
-    async fn start() -> Mesh {
-        let nats = Nats::start().await;
+    /// On one nats-server (`nodes` 1) or a cluster of `nodes`, with `replicas` of each service.
+    async fn start(nodes: usize, replicas: usize) -> Mesh {
+        let nats = match nodes {
+            1 => vec![Nats::start().await],
+            n => Nats::start_cluster(n).await,
+        };
+        // The test's own client stays on the first node, which is never killed.
+        let admin = async_nats::ConnectOptions::with_credentials_file(nats[0].creds("admin").unwrap())
+            .await
+            .unwrap()
+            .custom_inbox_prefix(relay_client::contracts::access::inbox_prefix("admin"))
+            .connect(nats[0].url.as_str())
+            .await
+            .unwrap();
         let pg = Postgres::start().await;
         let db = Database::create_on(&pg.admin_url).await;
         let free_port = || {
@@ -228,8 +243,9 @@ impl Mesh {
                 .port()
         };
         let mut mesh = Mesh {
-            client: Client::new(nats.client().await).with_timeout(Duration::from_secs(2)),
+            client: Client::new(admin).with_timeout(Duration::from_secs(2)),
             nats,
+            replicas: Vec::new(),
             pg,
             db,
             services: BTreeMap::new(),
@@ -240,6 +256,15 @@ impl Mesh {
         };
         for name in KILLED {
             mesh.spawn(name).await;
+        }
+        for _ in 1..replicas {
+            for name in KILLED.iter().filter(|n| **n != "gateway") {
+                let urls = Nats::cluster_urls(&mesh.nats, mesh.replicas.len() + 1);
+                let env = [("RELAY_NATS__URL", urls.as_str())];
+                mesh.replicas
+                    .push(ServiceProcess::spawn(&bin_path(name), &mesh.nats[0], &mesh.db, &env));
+                wait_for_instances(mesh.client.nats(), name, mesh.replicas.len().div_ceil(6) + 1).await;
+            }
         }
         for k in 0..AGENT_SESSIONS {
             let session = format!("chaos-s{k}");
@@ -258,9 +283,9 @@ impl Mesh {
                     "--log",
                     log.to_str().unwrap(),
                 ],
-                &mesh.nats,
+                &mesh.nats[0],
                 &mesh.db,
-                &[],
+                &[("RELAY_NATS__URL", &Nats::cluster_urls(&mesh.nats, k + 1))],
             );
             mesh.harnesses.push(harness);
             mesh.surfaced.push(log);
@@ -296,7 +321,13 @@ impl Mesh {
             ],
             _ => &[],
         };
-        let p = ServiceProcess::spawn(&bin_path(name), &self.nats, &self.db, env);
+        let urls = Nats::cluster_urls(&self.nats, self.services.len());
+        let env: Vec<(&str, &str)> = env
+            .iter()
+            .copied()
+            .chain([("RELAY_NATS__URL", urls.as_str())])
+            .collect();
+        let p = ServiceProcess::spawn(&bin_path(name), &self.nats[0], &self.db, &env);
         self.services.insert(name, p);
         if name == "gateway" {
             let port = self.gateway_port;
@@ -374,7 +405,7 @@ struct Phase {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "chaos run: `make chaos`"]
 async fn under_kill9_and_nats_and_postgres_restarts_nothing_acknowledged_is_lost_or_surfaced_twice() {
-    let mut mesh = Mesh::start().await;
+    let mut mesh = Mesh::start(1, 1).await;
     let receiver = automate(&mesh.client).await;
     let start = Instant::now();
     let (stop_tx, stop) = watch::channel(false);
@@ -460,10 +491,10 @@ async fn under_kill9_and_nats_and_postgres_restarts_nothing_acknowledged_is_lost
     assert_eq!(mesh.health().await, Some(200), "healthy before the NATS outage");
     eprintln!("[{from:6.1}s] NATS killed");
     let t = Instant::now();
-    mesh.nats.stop().await;
+    mesh.nats[0].stop().await;
     let unhealthy_after = mesh.wait_health(503).await;
     tokio::time::sleep(OUTAGE).await;
-    mesh.nats.start_again().await;
+    mesh.nats[0].start_again().await;
     let healthy_after = mesh.wait_health(200).await;
     everyone_answers(&mesh).await;
     let recovered_s = t.elapsed().as_secs_f64();
@@ -545,6 +576,117 @@ async fn under_kill9_and_nats_and_postgres_restarts_nothing_acknowledged_is_lost
         assert!(
             ["unavailable", "timeout"].contains(&code.as_str()),
             "a failure while a dependency was down answered {code}: {codes}"
+        );
+    }
+}
+
+/// A NATS cluster under fire (`make chaos-cluster`): the mesh on three NATS nodes, two
+/// replicas of every service but the gateway, each process given every node (it connects to one
+/// and moves on when that one goes). Under the same load as `make chaos`, node 2 is killed with
+/// SIGKILL and started again, then node 3. Nothing acknowledged may be lost or surfaced twice.
+#[tokio::test]
+#[ignore = "runs for about a minute and wants the machine to itself: make chaos-cluster"]
+async fn under_a_nats_cluster_node_killed_and_restarted_nothing_acknowledged_is_lost_or_surfaced_twice() {
+    let mut mesh = Mesh::start(3, 2).await;
+    let receiver = automate(&mesh.client).await;
+    let start = Instant::now();
+    let (stop_tx, stop) = watch::channel(false);
+    let load = Load {
+        messages: (0..AGENT_SESSIONS).map(|_| Shared::default()).collect(),
+        events: Shared::default(),
+        permissions: Shared::default(),
+        sse: Arc::default(),
+        sse_reconnects: Arc::default(),
+    };
+    let mut tasks = Vec::new();
+    for (k, tally) in load.messages.iter().enumerate() {
+        let (c, t, s) = (mesh.client.clone(), tally.clone(), stop.clone());
+        tasks.push(tokio::spawn(send_messages(c, format!("chaos-s{k}"), t, start, s)));
+    }
+    for w in 0..EVENT_WORKERS {
+        let (c, t, s) = (mesh.client.clone(), load.events.clone(), stop.clone());
+        tasks.push(tokio::spawn(append_events(c, w, t, start, s)));
+    }
+    let (c, t, s) = (mesh.client.clone(), load.permissions.clone(), stop.clone());
+    tasks.push(tokio::spawn(request_permissions(c, t, start, s)));
+    let sse = tokio::spawn(watch_sse(
+        mesh.gateway_port,
+        load.sse.clone(),
+        load.sse_reconnects.clone(),
+    ));
+
+    let mut phases = Vec::new();
+    tokio::time::sleep(STEADY).await;
+    phases.push(Phase {
+        name: "steady load".into(),
+        from: 0.0,
+        to: since(start),
+        recovered_s: 0.0,
+    });
+    // Every replica answers again (each reconnected to a node that is up).
+    let everyone_answers = |mesh: &Mesh| {
+        let nats = mesh.client.nats().clone();
+        async move {
+            for name in KILLED.iter().filter(|n| **n != "gateway") {
+                wait_for_instances(&nats, name, 2).await;
+            }
+        }
+    };
+    for node in [1, 2] {
+        let from = since(start);
+        eprintln!("[{from:6.1}s] kill -9 NATS node n{}", node + 1);
+        let t = Instant::now();
+        mesh.nats[node].stop().await;
+        everyone_answers(&mesh).await;
+        let recovered_s = t.elapsed().as_secs_f64();
+        eprintln!("[{:6.1}s] every replica answers without n{}", since(start), node + 1);
+        tokio::time::sleep(STEADY).await;
+        mesh.nats[node].start_again().await;
+        for n in &mesh.nats {
+            n.wait_routes().await;
+        }
+        eprintln!("[{:6.1}s] n{} back with its routes", since(start), node + 1);
+        tokio::time::sleep(STEADY).await;
+        phases.push(Phase {
+            name: format!("NATS node n{} killed and restarted", node + 1),
+            from,
+            to: since(start),
+            recovered_s,
+        });
+    }
+
+    stop_tx.send(true).unwrap();
+    for t in tasks {
+        t.await.unwrap();
+    }
+    let load_s = since(start);
+    eprintln!("[{load_s:6.1}s] load stopped; draining");
+    let counts = count(&mesh, &load, &receiver).await;
+    sse.abort();
+    print_report(&phases, &load, &counts);
+    let doc = json!({
+        "what": "chaos run on a 3-node NATS cluster: two replicas of each service, nodes 2 and 3 killed (SIGKILL) and restarted in turn under steady load",
+        "command": "make chaos-cluster",
+        "build": "debug",
+        "load_seconds": load_s,
+        "phases": phases.iter().map(|p| phase_json(p, &load)).collect::<Vec<_>>(),
+        "totals": counts.iter().map(|c| json!({
+            "kind": c.kind, "acknowledged": c.acked, "lost": c.lost, "duplicated": c.duplicated,
+        })).collect::<Vec<_>>(),
+        "failed_attempts_by_code": failed_by_code(&load),
+        "sse_reconnects": *load.sse_reconnects.lock().unwrap(),
+    });
+    relay_testkit::write_bench_results("chaos-cluster", &doc);
+    for c in &counts {
+        assert!(c.acked > 0, "{}: nothing was acknowledged", c.kind);
+        assert_eq!(c.lost, 0, "{}: acknowledged but lost", c.kind);
+        assert_eq!(c.duplicated, 0, "{}: duplicated", c.kind);
+    }
+    let codes = failed_by_code(&load);
+    for code in codes.as_object().unwrap().keys() {
+        assert!(
+            ["unavailable", "timeout"].contains(&code.as_str()),
+            "a failure while a node was down answered {code}: {codes}"
         );
     }
 }

@@ -27,6 +27,30 @@ fn free_port() -> u16 {
         .expect("no free loopback port")
 }
 
+/// A plain HTTP/1.0 GET on loopback: the whole answer, headers included.
+async fn http_get(port: u16, path: &str) -> Option<String> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut s = tokio::net::TcpStream::connect(("127.0.0.1", port)).await.ok()?;
+    let req = format!("GET {path} HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n");
+    s.write_all(req.as_bytes()).await.ok()?;
+    let mut answer = String::new();
+    s.read_to_string(&mut answer).await.ok()?;
+    Some(answer)
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("create dir");
+    for e in std::fs::read_dir(from).expect("read dir") {
+        let e = e.expect("dir entry");
+        let target = to.join(e.file_name());
+        if e.file_type().expect("file type").is_dir() {
+            copy_dir(&e.path(), &target);
+        } else {
+            std::fs::copy(e.path(), &target).expect("copy file");
+        }
+    }
+}
+
 fn scratch_dir(kind: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("relay-{kind}-{}", uuid::Uuid::new_v4().simple()));
     std::fs::create_dir_all(&dir).expect("create scratch dir");
@@ -62,6 +86,18 @@ pub struct Nats {
     pub auth: Option<relay_bus::identity::Setup>,
     /// The server's certificate when it requires TLS ([`Nats::start_tls`]); clients trust its CA.
     pub tls: Option<relay_bus::pki::Certs>,
+    /// Its place in a cluster ([`Nats::start_cluster`]).
+    cluster: Option<ClusterNode>,
+}
+
+/// One node of a test cluster: its name, its route port and every node's route port.
+#[derive(Clone)]
+struct ClusterNode {
+    name: String,
+    route_port: u16,
+    /// Monitoring (`/routez`).
+    http_port: u16,
+    routes: Vec<u16>,
 }
 
 impl Nats {
@@ -94,12 +130,75 @@ impl Nats {
                 store,
                 auth,
                 tls: tls.clone(),
+                cluster: None,
             };
             if nats.spawn().await {
                 return nats;
             }
         }
         panic!("could not start nats-server on a free loopback port in 10 attempts");
+    }
+
+    /// `n` nodes of one cluster on loopback, auth on, every node with the same identities and
+    /// routes to all the others; each node can be killed and started again on its own.
+    pub async fn start_cluster(n: usize) -> Vec<Nats> {
+        let shared = scratch_dir("nats-cluster-auth");
+        relay_bus::identity::init(&shared.join("auth")).expect("write NATS identities");
+        let ports: Vec<(u16, u16)> = (0..n).map(|_| (free_port(), free_port())).collect();
+        let routes: Vec<u16> = ports.iter().map(|p| p.1).collect();
+        let mut nodes = Vec::new();
+        for (i, (port, route_port)) in ports.into_iter().enumerate() {
+            let store = scratch_dir("nats");
+            copy_dir(&shared.join("auth"), &store.join("auth"));
+            let auth = relay_bus::identity::Setup::at(&store.join("auth"));
+            let mut node = Nats {
+                child: None,
+                port,
+                url: format!("nats://127.0.0.1:{port}"),
+                store,
+                auth: Some(auth),
+                tls: None,
+                cluster: Some(ClusterNode {
+                    name: format!("n{}", i + 1),
+                    route_port,
+                    http_port: free_port(),
+                    routes: routes.clone(),
+                }),
+            };
+            assert!(node.spawn().await, "cluster node n{} did not start on {port}", i + 1);
+            nodes.push(node);
+        }
+        let _ = std::fs::remove_dir_all(shared);
+        for node in &nodes {
+            node.wait_routes().await;
+        }
+        nodes
+    }
+
+    /// Waits until this cluster node has a route to every other node: its clients see the
+    /// others' subscriptions.
+    pub async fn wait_routes(&self) {
+        let (port, others) = match &self.cluster {
+            Some(c) => (c.http_port, c.routes.len() - 1),
+            None => return,
+        };
+        wait_for(|| async {
+            let body = http_get(port, "/routez").await?;
+            let json = body.split_once("\r\n\r\n")?.1;
+            let routes: serde_json::Value = serde_json::from_str(json).ok()?;
+            (routes["num_routes"].as_u64()? as usize == others).then_some(())
+        })
+        .await
+    }
+
+    /// Every node's client URL, comma-separated (`nats.url` for a service of the cluster),
+    /// starting with node `first`.
+    pub fn cluster_urls(nodes: &[Nats], first: usize) -> String {
+        let n = nodes.len();
+        (0..n)
+            .map(|i| nodes[(first + i) % n].url.clone())
+            .collect::<Vec<_>>()
+            .join(",")
     }
 
     /// Starts nats-server on `self.port`; false if it exited instead (the port was taken).
@@ -119,11 +218,20 @@ impl Nats {
             ),
             None => String::new(),
         };
-        let text = format!(
-            "listen: \"127.0.0.1:{}\"\njetstream {{ store_dir: \"{}\" }}\n{include}{tls}",
-            self.port,
-            self.store.join("js").display()
-        );
+        let cluster = match &self.cluster {
+            Some(c) => {
+                let routes: Vec<String> = c.routes.iter().map(|p| format!("nats-route://127.0.0.1:{p}")).collect();
+                format!(
+                    "server_name: {}\nhttp: \"127.0.0.1:{}\"\ncluster {{ name: relay, listen: \"127.0.0.1:{}\", routes: [{}] }}\n",
+                    c.name,
+                    c.http_port,
+                    c.route_port,
+                    routes.join(", ")
+                )
+            }
+            None => format!("jetstream {{ store_dir: \"{}\" }}\n", self.store.join("js").display()),
+        };
+        let text = format!("listen: \"127.0.0.1:{}\"\n{cluster}{include}{tls}", self.port);
         std::fs::write(&conf, text).expect("write nats.conf");
         let mut child = Command::new(nats_server_bin())
             .arg("-c")

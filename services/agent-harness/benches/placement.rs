@@ -26,7 +26,7 @@ fn ms(us: u64) -> f64 {
 
 fn summary(mut us: Vec<u64>) -> Value {
     us.sort_unstable();
-    json!({ "n": us.len(), "p50Ms": ms(percentile(&us, 50.0)), "p99Ms": ms(percentile(&us, 99.0)), "maxMs": ms(*us.last().unwrap_or(&0)) })
+    json!({ "n": us.len(), "p50Ms": ms(percentile(&us, 0.50)), "p99Ms": ms(percentile(&us, 0.99)), "maxMs": ms(*us.last().unwrap_or(&0)) })
 }
 
 async fn timed(client: &async_nats::Client, subject: &str, body: Value) -> (u64, Value) {

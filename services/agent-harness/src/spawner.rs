@@ -227,10 +227,6 @@ impl Spawner {
         })
     }
 
-    pub fn host_id(&self) -> &str {
-        &self.host.id
-    }
-
     /// Tells the registry how this host is now; stops the agents it names.
     async fn heartbeat(&self) -> Result<(), relay_bus::WireError> {
         let s = &self.settings;

@@ -32,7 +32,7 @@ fn ms(us: u64) -> f64 {
 
 fn stats(mut us: Vec<u64>) -> Value {
     us.sort_unstable();
-    json!({ "n": us.len(), "p50Ms": ms(percentile(&us, 50.0)), "p99Ms": ms(percentile(&us, 99.0)) })
+    json!({ "n": us.len(), "p50Ms": ms(percentile(&us, 0.50)), "p99Ms": ms(percentile(&us, 0.99)) })
 }
 
 /// The delivery ids of delivered events and when each arrived.

@@ -13,7 +13,7 @@ use relay_contracts::rpc::DeliveryHandoff;
 use sqlx::types::Json;
 use sqlx::{PgConnection, PgPool};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 use tokio::sync::Notify;
 use tracing::Instrument;
@@ -81,6 +81,9 @@ pub struct Relay {
     /// The last hand-over failed: commits leave it to the background relay rather than each
     /// waiting out the timeout.
     failing: Arc<AtomicBool>,
+    /// Hand-overs begun so far: a commit whose entries a later-begun hand-over already took
+    /// (it read everything committed) has nothing left to do.
+    begun: Arc<AtomicU64>,
 }
 
 impl Relay {
@@ -93,6 +96,7 @@ impl Relay {
             enabled,
             busy: Arc::default(),
             failing: Arc::new(AtomicBool::new(false)),
+            begun: Arc::default(),
         };
         if enabled {
             tokio::spawn(relay.clone().run());
@@ -114,9 +118,13 @@ impl Relay {
             return;
         }
         let relay = self.clone();
+        let committed = self.begun.load(Ordering::Acquire);
         let task = tokio::spawn(
             async move {
                 let _one = relay.busy.lock().await;
+                if relay.begun.load(Ordering::Acquire) > committed && !relay.failing.load(Ordering::Relaxed) {
+                    return;
+                }
                 if relay.failing.load(Ordering::Relaxed) {
                     relay.wake.notify_one();
                     return;
@@ -142,6 +150,7 @@ impl Relay {
 
     /// Everything pending; the caller holds `busy`.
     async fn hand_over_pending(&self) -> Result<()> {
+        self.begun.fetch_add(1, Ordering::AcqRel);
         while self.noted(self.hand_over_batch().await)? {}
         Ok(())
     }
@@ -152,8 +161,10 @@ impl Relay {
         result
     }
 
-    /// One batch under the relay lock: the oldest entries of one trace (the send that stored
-    /// them), at most `BATCH_BYTES`; returns whether more are pending.
+    /// One batch under the relay lock: the oldest entries, at most `BATCH_BYTES`, whatever send
+    /// stored them (each message carries its own trace to the runner); returns whether more are
+    /// pending. Sends committed at once go over in one request, not one round trip each behind
+    /// the lock.
     async fn hand_over_batch(&self) -> Result<bool> {
         let mut tx = self.db.begin().await?;
         // Losing the deletion below in a crash only re-sends entries the runner ignores; not
@@ -172,7 +183,7 @@ impl Relay {
             return Ok(false);
         };
         let trace = first.2.clone();
-        let take = relay_bus::outbox::one_trace_batch(rows.iter().map(|r| (r.3 as usize, r.2.as_deref())), BATCH_BYTES);
+        let take = relay_bus::outbox::one_trace_batch(rows.iter().map(|r| (r.3 as usize, None)), BATCH_BYTES);
         let more = rows.len() > take || rows.len() as i64 == BATCH;
         rows.truncate(take);
         let span = relay_bus::trace::continuing("hand over deliveries", trace.as_deref());
