@@ -768,29 +768,43 @@ async fn count(mesh: &Mesh, load: &Load, receiver: &WebhookReceiver) -> Vec<Coun
         duplicated,
     });
 
-    // Delivery records: each delivered, and announced delivered once in the event log.
-    let events = all_events(c).await;
-    let mut delivered_events: HashMap<&str, usize> = HashMap::new();
-    for e in events.iter().filter(|e| e["type"] == "delivery.delivered") {
-        if let Some(id) = e["payload"]["deliveryId"].as_str() {
-            *delivered_events.entry(id).or_default() += 1;
-        }
-    }
+    // Delivery records: each delivered, and announced delivered once in the event log. A
+    // receipt lost with a NATS node is recorded on the runner's retry (the harness recognises
+    // the delivery id), so this waits too.
     let ids: Vec<String> = load
         .messages
         .iter()
         .flat_map(|t| t.lock().unwrap().deliveries.clone())
         .collect();
-    let mut not_delivered = 0;
-    for id in &ids {
-        let d = c
-            .delivery_get(&DeliveryRef {
-                delivery_id: id.clone(),
-            })
-            .await;
-        let status = d.map(|d| serde_json::to_value(d).unwrap()["status"].clone());
-        if status.ok() != Some(json!("delivered")) || !delivered_events.contains_key(id.as_str()) {
-            not_delivered += 1;
+    let drain = Instant::now() + DRAIN;
+    let (events, not_delivered) = loop {
+        let events = all_events(c).await;
+        let delivered: std::collections::HashSet<&str> = events
+            .iter()
+            .filter(|e| e["type"] == "delivery.delivered")
+            .filter_map(|e| e["payload"]["deliveryId"].as_str())
+            .collect();
+        let mut not_delivered = 0;
+        for id in &ids {
+            let d = c
+                .delivery_get(&DeliveryRef {
+                    delivery_id: id.clone(),
+                })
+                .await;
+            let status = d.map(|d| serde_json::to_value(d).unwrap()["status"].clone());
+            if status.ok() != Some(json!("delivered")) || !delivered.contains(id.as_str()) {
+                not_delivered += 1;
+            }
+        }
+        if not_delivered == 0 || Instant::now() > drain {
+            break (events, not_delivered);
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    };
+    let mut delivered_events: HashMap<&str, usize> = HashMap::new();
+    for e in events.iter().filter(|e| e["type"] == "delivery.delivered") {
+        if let Some(id) = e["payload"]["deliveryId"].as_str() {
+            *delivered_events.entry(id).or_default() += 1;
         }
     }
     counts.push(Count {
