@@ -60,7 +60,7 @@ async fn main() {
     let mut configs = Vec::new();
     for (host, labels) in [("h1", ""), ("h2", ""), ("h3", "gpu = \"a100\"")] {
         let toml = format!(
-            "[spawner]\nhost_id = \"{host}\"\nmax_agents = 32\nheartbeat_ms = 500\n\n[spawner.labels]\n{labels}\n\n\
+            "[spawner]\nhost_id = \"{host}\"\nmax_agents = 1000\nheartbeat_ms = 500\n\n[spawner.labels]\n{labels}\n\n\
              [spawner.commands]\nfake = [{FAKE:?}, \"--style\", \"generic\"]\n"
         );
         let config = std::env::temp_dir().join(format!("bench-spawner-{host}-{}.toml", uuid::Uuid::new_v4().simple()));
