@@ -30,7 +30,6 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::watch;
 
 use relay_testkit::BUS_SERVICES as SERVICES;
@@ -78,6 +77,8 @@ struct Tally {
 
 type Shared = Arc<Mutex<Tally>>;
 
+/// Clones share the tallies.
+#[derive(Clone)]
 struct Load {
     messages: Vec<Shared>,
     events: Shared,
@@ -227,13 +228,7 @@ impl Mesh {
             n => Nats::start_cluster(n).await,
         };
         // The test's own client stays on the first node, which is never killed.
-        let admin = async_nats::ConnectOptions::with_credentials_file(nats[0].creds("admin").unwrap())
-            .await
-            .unwrap()
-            .custom_inbox_prefix(relay_client::contracts::access::inbox_prefix("admin"))
-            .connect(nats[0].url.as_str())
-            .await
-            .unwrap();
+        let admin = nats[0].client().await;
         let pg = Postgres::start().await;
         let db = Database::create_on(&pg.admin_url).await;
         let free_port = || {
@@ -351,11 +346,7 @@ impl Mesh {
 
 /// The status code of a GET on loopback, or None when nothing answers.
 async fn http_status(port: u16, path: &str) -> Option<u16> {
-    let mut s = tokio::net::TcpStream::connect(("127.0.0.1", port)).await.ok()?;
-    let req = format!("GET {path} HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n");
-    s.write_all(req.as_bytes()).await.ok()?;
-    let mut answer = String::new();
-    s.read_to_string(&mut answer).await.ok()?;
+    let answer = relay_testkit::http_get(port, path).await?;
     answer.split(' ').nth(1)?.parse().ok()
 }
 
@@ -402,36 +393,92 @@ struct Phase {
     recovered_s: f64,
 }
 
+/// The load running against a mesh: messages to each agent, events, permission requests and
+/// the SSE watcher, until [`Running::finish`].
+struct Running {
+    load: Load,
+    start: Instant,
+    stop: watch::Sender<bool>,
+    tasks: Vec<tokio::task::JoinHandle<()>>,
+    sse: tokio::task::JoinHandle<()>,
+}
+
+impl Running {
+    fn start(mesh: &Mesh) -> Running {
+        let start = Instant::now();
+        let (stop_tx, stop) = watch::channel(false);
+        let load = Load {
+            messages: (0..AGENT_SESSIONS).map(|_| Shared::default()).collect(),
+            events: Shared::default(),
+            permissions: Shared::default(),
+            sse: Arc::default(),
+            sse_reconnects: Arc::default(),
+        };
+        let mut tasks = Vec::new();
+        for (k, tally) in load.messages.iter().enumerate() {
+            let (c, t, s) = (mesh.client.clone(), tally.clone(), stop.clone());
+            tasks.push(tokio::spawn(send_messages(c, format!("chaos-s{k}"), t, start, s)));
+        }
+        for w in 0..EVENT_WORKERS {
+            let (c, t, s) = (mesh.client.clone(), load.events.clone(), stop.clone());
+            tasks.push(tokio::spawn(append_events(c, w, t, start, s)));
+        }
+        let (c, t, s) = (mesh.client.clone(), load.permissions.clone(), stop.clone());
+        tasks.push(tokio::spawn(request_permissions(c, t, start, s)));
+        let sse = tokio::spawn(watch_sse(
+            mesh.gateway_port,
+            load.sse.clone(),
+            load.sse_reconnects.clone(),
+        ));
+        Running {
+            load,
+            start,
+            stop: stop_tx,
+            tasks,
+            sse,
+        }
+    }
+
+    /// Stops the load (each loop finishes the call it is retrying first), then counts what was
+    /// acknowledged against what arrived: the seconds the load ran, and the counts.
+    async fn finish(self, mesh: &Mesh, receiver: &WebhookReceiver) -> (f64, Vec<Count>) {
+        self.stop.send(true).unwrap();
+        for t in self.tasks {
+            t.await.unwrap();
+        }
+        let load_s = since(self.start);
+        eprintln!("[{load_s:6.1}s] load stopped; draining");
+        let counts = count(mesh, &self.load, receiver).await;
+        self.sse.abort();
+        (load_s, counts)
+    }
+}
+
+/// Every kind of load got something acknowledged, lost nothing and surfaced nothing twice; an
+/// attempt that failed while `what` answered `unavailable` or `timeout`, never a crash or
+/// `internal`.
+fn nothing_lost_or_twice(counts: &[Count], load: &Load, what: &str) {
+    for c in counts {
+        assert!(c.acked > 0, "{}: nothing was acknowledged", c.kind);
+        assert_eq!(c.lost, 0, "{}: acknowledged but lost", c.kind);
+        assert_eq!(c.duplicated, 0, "{}: duplicated", c.kind);
+    }
+    let codes = failed_by_code(load);
+    for code in codes.as_object().unwrap().keys() {
+        assert!(
+            ["unavailable", "timeout"].contains(&code.as_str()),
+            "a failure while {what} answered {code}: {codes}"
+        );
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "chaos run: `make chaos`"]
 async fn under_kill9_and_nats_and_postgres_restarts_nothing_acknowledged_is_lost_or_surfaced_twice() {
     let mut mesh = Mesh::start(1, 1).await;
     let receiver = automate(&mesh.client).await;
-    let start = Instant::now();
-    let (stop_tx, stop) = watch::channel(false);
-    let load = Load {
-        messages: (0..AGENT_SESSIONS).map(|_| Shared::default()).collect(),
-        events: Shared::default(),
-        permissions: Shared::default(),
-        sse: Arc::default(),
-        sse_reconnects: Arc::default(),
-    };
-    let mut tasks = Vec::new();
-    for (k, tally) in load.messages.iter().enumerate() {
-        let (c, t, s) = (mesh.client.clone(), tally.clone(), stop.clone());
-        tasks.push(tokio::spawn(send_messages(c, format!("chaos-s{k}"), t, start, s)));
-    }
-    for w in 0..EVENT_WORKERS {
-        let (c, t, s) = (mesh.client.clone(), load.events.clone(), stop.clone());
-        tasks.push(tokio::spawn(append_events(c, w, t, start, s)));
-    }
-    let (c, t, s) = (mesh.client.clone(), load.permissions.clone(), stop.clone());
-    tasks.push(tokio::spawn(request_permissions(c, t, start, s)));
-    let sse = tokio::spawn(watch_sse(
-        mesh.gateway_port,
-        load.sse.clone(),
-        load.sse_reconnects.clone(),
-    ));
+    let running = Running::start(&mesh);
+    let (start, load) = (running.start, running.load.clone());
 
     let mut phases = Vec::new();
     tokio::time::sleep(STEADY).await;
@@ -527,16 +574,7 @@ async fn under_kill9_and_nats_and_postgres_restarts_nothing_acknowledged_is_lost
         recovered_s,
     });
 
-    // Stop the load; each loop finishes the call it is retrying first.
-    stop_tx.send(true).unwrap();
-    for t in tasks {
-        t.await.unwrap();
-    }
-    let load_s = since(start);
-    eprintln!("[{load_s:6.1}s] load stopped; draining");
-
-    let counts = count(&mesh, &load, &receiver).await;
-    sse.abort();
+    let (load_s, counts) = running.finish(&mesh, &receiver).await;
     // Deliveries the runner sent again after a kill or an outage, which the harness recognised
     // by id and acknowledged without typing them twice.
     let absorbed: usize = mesh
@@ -565,19 +603,7 @@ async fn under_kill9_and_nats_and_postgres_restarts_nothing_acknowledged_is_lost
     });
     relay_testkit::write_bench_results("chaos", &doc);
 
-    for c in &counts {
-        assert!(c.acked > 0, "{}: nothing was acknowledged", c.kind);
-        assert_eq!(c.lost, 0, "{}: acknowledged but lost", c.kind);
-        assert_eq!(c.duplicated, 0, "{}: duplicated", c.kind);
-    }
-    // A dependency being down is `unavailable` or `timeout`, never a crash or `internal`.
-    let codes = failed_by_code(&load);
-    for code in codes.as_object().unwrap().keys() {
-        assert!(
-            ["unavailable", "timeout"].contains(&code.as_str()),
-            "a failure while a dependency was down answered {code}: {codes}"
-        );
-    }
+    nothing_lost_or_twice(&counts, &load, "a dependency was down");
 }
 
 /// A NATS cluster under fire (`make chaos-cluster`): the mesh on three NATS nodes, two
@@ -589,31 +615,8 @@ async fn under_kill9_and_nats_and_postgres_restarts_nothing_acknowledged_is_lost
 async fn under_a_nats_cluster_node_killed_and_restarted_nothing_acknowledged_is_lost_or_surfaced_twice() {
     let mut mesh = Mesh::start(3, 2).await;
     let receiver = automate(&mesh.client).await;
-    let start = Instant::now();
-    let (stop_tx, stop) = watch::channel(false);
-    let load = Load {
-        messages: (0..AGENT_SESSIONS).map(|_| Shared::default()).collect(),
-        events: Shared::default(),
-        permissions: Shared::default(),
-        sse: Arc::default(),
-        sse_reconnects: Arc::default(),
-    };
-    let mut tasks = Vec::new();
-    for (k, tally) in load.messages.iter().enumerate() {
-        let (c, t, s) = (mesh.client.clone(), tally.clone(), stop.clone());
-        tasks.push(tokio::spawn(send_messages(c, format!("chaos-s{k}"), t, start, s)));
-    }
-    for w in 0..EVENT_WORKERS {
-        let (c, t, s) = (mesh.client.clone(), load.events.clone(), stop.clone());
-        tasks.push(tokio::spawn(append_events(c, w, t, start, s)));
-    }
-    let (c, t, s) = (mesh.client.clone(), load.permissions.clone(), stop.clone());
-    tasks.push(tokio::spawn(request_permissions(c, t, start, s)));
-    let sse = tokio::spawn(watch_sse(
-        mesh.gateway_port,
-        load.sse.clone(),
-        load.sse_reconnects.clone(),
-    ));
+    let running = Running::start(&mesh);
+    let (start, load) = (running.start, running.load.clone());
 
     let mut phases = Vec::new();
     tokio::time::sleep(STEADY).await;
@@ -655,14 +658,7 @@ async fn under_a_nats_cluster_node_killed_and_restarted_nothing_acknowledged_is_
         });
     }
 
-    stop_tx.send(true).unwrap();
-    for t in tasks {
-        t.await.unwrap();
-    }
-    let load_s = since(start);
-    eprintln!("[{load_s:6.1}s] load stopped; draining");
-    let counts = count(&mesh, &load, &receiver).await;
-    sse.abort();
+    let (load_s, counts) = running.finish(&mesh, &receiver).await;
     print_report(&phases, &load, &counts);
     let doc = json!({
         "what": "chaos run on a 3-node NATS cluster: two replicas of each service, nodes 2 and 3 killed (SIGKILL) and restarted in turn under steady load",
@@ -677,18 +673,7 @@ async fn under_a_nats_cluster_node_killed_and_restarted_nothing_acknowledged_is_
         "sse_reconnects": *load.sse_reconnects.lock().unwrap(),
     });
     relay_testkit::write_bench_results("chaos-cluster", &doc);
-    for c in &counts {
-        assert!(c.acked > 0, "{}: nothing was acknowledged", c.kind);
-        assert_eq!(c.lost, 0, "{}: acknowledged but lost", c.kind);
-        assert_eq!(c.duplicated, 0, "{}: duplicated", c.kind);
-    }
-    let codes = failed_by_code(&load);
-    for code in codes.as_object().unwrap().keys() {
-        assert!(
-            ["unavailable", "timeout"].contains(&code.as_str()),
-            "a failure while a node was down answered {code}: {codes}"
-        );
-    }
+    nothing_lost_or_twice(&counts, &load, "a node was down");
 }
 
 struct Count {

@@ -27,8 +27,9 @@ fn free_port() -> u16 {
         .expect("no free loopback port")
 }
 
-/// A plain HTTP/1.0 GET on loopback: the whole answer, headers included.
-async fn http_get(port: u16, path: &str) -> Option<String> {
+/// A plain HTTP/1.0 GET on loopback: the whole answer, headers included; `None` when nothing
+/// answers (no HTTP client to pool or retry: a probe sees the server as it is now).
+pub async fn http_get(port: u16, path: &str) -> Option<String> {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let mut s = tokio::net::TcpStream::connect(("127.0.0.1", port)).await.ok()?;
     let req = format!("GET {path} HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n");

@@ -3,13 +3,13 @@
 //! (`hosts.on_lost`: ended, their waiting deliveries failed naming the host; or kept waiting).
 
 use crate::Registry;
-use crate::agents::{dispose, is_attached};
+use crate::agents::{dispose, is_attached, lock_attached};
 use crate::error::{RegistryError, Result};
-use crate::store::{self, Change, now_ms};
+use crate::store::{Change, now_ms};
 use relay_contracts::RequestContext;
 use relay_contracts::hosts::*;
-use relay_contracts::session::Agent;
 use relay_contracts::session::events::{AgentOffline, AgentOnline};
+use relay_contracts::session::{Agent, Session};
 use serde::{Deserialize, Serialize};
 use sqlx::types::Json;
 use std::collections::BTreeMap;
@@ -117,12 +117,10 @@ pub async fn heartbeat(reg: Registry, _ctx: RequestContext, hb: Heartbeat) -> Re
 /// Sets an agent's host and whether it is offline (`Some(reason)`), under its session's lock,
 /// with `session.agent.offline` / `session.agent.online` when that changes.
 async fn settle(change: &mut Change, agent_id: &str, host_id: &str, offline: Option<String>) -> Result<()> {
-    let session_id = store::find_agent(change.conn(), agent_id).await?.session_id;
-    let mut session = store::lock_live(change.conn(), &session_id).await?;
-    let mut agent = store::find_agent(change.conn(), agent_id).await?;
-    if !is_attached(&agent) {
+    let Some((mut session, mut agent)) = still_attached(change, agent_id).await? else {
         return Ok(());
-    }
+    };
+    let session_id = session.session_id.clone();
     let was_offline = agent.offline_since.is_some();
     agent.host_id = Some(host_id.to_string());
     agent.offline_since = match offline {
@@ -130,7 +128,7 @@ async fn settle(change: &mut Change, agent_id: &str, host_id: &str, offline: Opt
         None => None,
     };
     crate::agents::save_changed(change, &mut session, &mut agent, now_ms()).await?;
-    let (session_id, agent_id, host_id) = (session_id, agent_id.to_string(), host_id.to_string());
+    let (agent_id, host_id) = (agent_id.to_string(), host_id.to_string());
     match (offline, was_offline) {
         (Some(reason), false) => {
             let e = AgentOffline {
@@ -279,16 +277,23 @@ pub async fn sweep(reg: &Registry) -> Result<()> {
         tracing::warn!(host, on_lost = ?s.on_lost, "agent host lost");
         if s.on_lost == OnLost::Fail {
             for agent_id in agents_on(change.conn(), host).await? {
-                let session_id = store::find_agent(change.conn(), &agent_id).await?.session_id;
-                let mut session = store::lock_live(change.conn(), &session_id).await?;
-                let mut agent = store::find_agent(change.conn(), &agent_id).await?;
-                if is_attached(&agent) {
+                if let Some((mut session, mut agent)) = still_attached(&mut change, &agent_id).await? {
                     dispose(&mut change, &mut session, &mut agent).await?;
                 }
             }
         }
     }
     change.commit().await
+}
+
+/// The agent and its session, locked ([`lock_attached`]); `None` once it was released (it
+/// went its own way meanwhile: nothing left to do).
+async fn still_attached(change: &mut Change, agent_id: &str) -> Result<Option<(Session, Agent)>> {
+    match lock_attached(change, agent_id).await {
+        Ok(locked) => Ok(Some(locked)),
+        Err(RegistryError::Conflict(_)) => Ok(None),
+        Err(e) => Err(e),
+    }
 }
 
 /// The live agents last known on `host`.
