@@ -106,6 +106,8 @@ pub struct Relay {
     calls: Mutex<std::collections::HashMap<String, tokio::sync::oneshot::Sender<ActionAnswer>>>,
     /// The `sequence` of the next `transcript.chunk`.
     transcript: std::sync::atomic::AtomicU64,
+    /// Set once the CLI has listed the relay tools (its `relay-mcp` says so).
+    listed: tokio::sync::watch::Sender<bool>,
 }
 
 impl Relay {
@@ -136,6 +138,14 @@ impl Relay {
         while typed.len() > 16 {
             typed.pop_front();
         }
+    }
+
+    /// Waits until the CLI has listed the relay tools, at most `within`; false if it did not.
+    /// A CLI that connects its MCP servers in the background (Claude Code's TUI) would
+    /// otherwise take a first message before it has the tools.
+    pub async fn tools_listed(&self, within: Duration) -> bool {
+        let mut listed = self.listed.subscribe();
+        tokio::time::timeout(within, listed.wait_for(|l| *l)).await.is_ok()
     }
 
     pub fn attached(&self, session_id: &str) {
@@ -358,6 +368,10 @@ async fn call_tool(
     let wire = |e: WireError| format!("{}: {}", e.error.code.as_str(), e.error.message);
     let args = &call.args;
     match call.tool.as_str() {
+        "listed" => {
+            relay.listed.send_replace(true);
+            Ok(String::new())
+        }
         "send" => {
             let text = str_arg(args, "text").ok_or("`text` is required")?;
             let to: Option<To> = args
@@ -638,6 +652,13 @@ pub struct Written(PathBuf);
 impl Drop for Written {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+impl CliSetup {
+    /// Whether the CLI is given the relay tools at all (unknown CLIs are not).
+    pub fn gives_tools(&self) -> bool {
+        !self.args.is_empty() || !self.env.is_empty()
     }
 }
 

@@ -153,8 +153,10 @@ pub async fn run(nats: async_nats::Client, h: HarnessSettings) -> Result<u32, Ha
     let mut env = Vec::new();
     // Held until this function returns: what was written for the CLI goes with the harness.
     let mut _written = None;
+    let mut tools_given = false;
     if h.relay_tools {
         let given = crate::relay::cli_setup(&h.cli, &relay_mcp(&h), &socket);
+        tools_given = given.gives_tools();
         args.extend(given.args);
         env = given.env;
         _written = given.written;
@@ -186,6 +188,9 @@ pub async fn run(nats: async_nats::Client, h: HarnessSettings) -> Result<u32, Ha
             output_seen,
             Keys::from(&patterns),
         )?;
+        if tools_given {
+            agent.wait_for_tools(TOOLS_LISTED_WITHIN);
+        }
         let pump = pty_pump(agent.clone(), screen, outputs, output, exit);
         let caps = capabilities(patterns.observes_usage());
         if cli_session.is_none() && h.cli == "codex" && h.cli_session.is_none() {
@@ -301,6 +306,10 @@ fn codex_thread(sessions: &std::path::Path, cwd: &str, since: std::time::SystemT
         (fresh && first.contains(&cwd_field)).then_some(thread)
     })
 }
+
+/// How long a TUI's first message waits for the CLI to list the relay tools (Claude Code
+/// connects its MCP servers in the background, so its prompt shows before it has them).
+const TOOLS_LISTED_WITHIN: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// The terminal the CLI draws on.
 const ROWS: u16 = 50;

@@ -45,8 +45,11 @@ type Held = VecDeque<(String, String)>;
 /// message cannot miss each other.
 #[derive(Default)]
 struct State {
-    /// The CLI has shown its ready prompt once: before that, typed text would be lost.
+    /// The CLI has shown its ready prompt once (and listed the relay tools, when it was given
+    /// them): before that, typed text would be lost or go to a CLI without its tools.
     ready: bool,
+    /// The CLI was given the relay tools and has not listed them yet.
+    tools_pending: bool,
     idle: bool,
     /// A permission prompt or question is showing.
     prompt_open: bool,
@@ -64,6 +67,17 @@ struct State {
 }
 
 impl State {
+    /// What waited for the ready prompt, in order, once the CLI is ready and idle.
+    fn due_at_idle(&mut self) -> Vec<(String, String)> {
+        self.ready = !self.tools_pending;
+        if !self.ready {
+            return Vec::new();
+        }
+        let mut due: Vec<_> = self.after_prompt.drain(..).collect();
+        due.extend(self.on_idle.drain(..));
+        due
+    }
+
     fn holds(&self, id: &str) -> bool {
         [
             &self.next_tool_call,
@@ -368,6 +382,32 @@ impl PtyAgent {
         }
     }
 
+    /// Holds what would be typed until the CLI has listed the relay tools, at most `within`
+    /// (then it goes on without them, as a CLI that does not list them would).
+    pub fn wait_for_tools(self: &Arc<Self>, within: std::time::Duration) {
+        self.state.lock().expect("state lock").tools_pending = true;
+        let agent = self.clone();
+        tokio::spawn(async move {
+            if agent.relay.tools_listed(within).await {
+                tracing::info!("the CLI listed the relay tools");
+            } else {
+                tracing::warn!(
+                    secs = within.as_secs(),
+                    "the CLI did not list the relay tools: going on without waiting"
+                );
+            }
+            let due = {
+                let mut st = agent.state.lock().expect("state lock");
+                st.tools_pending = false;
+                if !st.idle {
+                    return;
+                }
+                st.due_at_idle()
+            };
+            agent.type_and_report(due);
+        });
+    }
+
     /// Turns what the parser found into events and actions.
     pub fn on_output(self: &Arc<Self>, found: Vec<Detected>) {
         let Some(ev) = self.events() else {
@@ -402,12 +442,9 @@ impl PtyAgent {
                     // answered with agent.input): what waited for either goes now, in order.
                     let due = {
                         let mut st = self.state.lock().expect("state lock");
-                        st.ready = true;
                         st.idle = true;
                         st.prompt_open = false;
-                        let mut due: Vec<_> = st.after_prompt.drain(..).collect();
-                        due.extend(st.on_idle.drain(..));
-                        due
+                        st.due_at_idle()
                     };
                     ev.status(AgentStatus::Idle);
                     self.type_and_report(due);

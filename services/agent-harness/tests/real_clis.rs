@@ -433,7 +433,7 @@ async fn agents_talk_through_the_relay_tools(cli: Cli) {
 
     // ...then alpha's DM reaches beta from @alpha (the harness's identity, not a field anyone
     // wrote). Should it not, the model's requests say whether the CLI offered the relay tools.
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
     let dm = loop {
         if let Some(dm) = w.relay_messages("PONGME").await.into_iter().next() {
             break dm;
@@ -449,7 +449,7 @@ async fn agents_talk_through_the_relay_tools(cli: Cli) {
                 .map(|r| r.body["messages"].to_string())
                 .unwrap_or_default();
             panic!(
-                "no DM from alpha in 20 s; relay_send offered per model request: {offered:?}; last messages: {last}"
+                "no DM from alpha in 60 s; relay_send offered per model request: {offered:?}; last messages: {last}"
             );
         }
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;

@@ -5,9 +5,13 @@
 use agent_harness::relay::{ToolCall, ask};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
-use rmcp::model::{CallToolResult, ContentBlock, Implementation, ServerCapabilities, ServerConfig};
+use rmcp::model::{
+    CallToolResult, ContentBlock, Implementation, ListToolsResult, PaginatedRequestParams, ServerCapabilities,
+    ServerConfig,
+};
 use rmcp::schemars::{self, JsonSchema};
-use rmcp::{ServerHandler, ServiceExt, tool, tool_handler, tool_router};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt, tool, tool_handler, tool_router};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use std::path::PathBuf;
@@ -190,6 +194,20 @@ impl RelayTools {
 
 #[tool_handler(router = self.tool_router)]
 impl ServerHandler for RelayTools {
+    /// The tools, once the harness knows the CLI has them: it holds the first message till then.
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let listed = ToolCall {
+            tool: "listed".into(),
+            args: json!({}),
+        };
+        ask(&self.socket, &listed).await;
+        Ok(ListToolsResult::with_all_items(self.tool_router.list_all()))
+    }
+
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(Implementation::new("relay", env!("CARGO_PKG_VERSION")))
