@@ -220,6 +220,20 @@ struct Mesh {
     surfaced: Vec<PathBuf>,
 }
 
+/// Settings every replica of `name` runs with (a replica posting webhooks without them would
+/// refuse the loopback receiver and back off for minutes).
+fn every_replica_env(name: &str) -> &'static [(&'static str, &'static str)] {
+    match name {
+        // The receiver is on loopback; retries soon, so the drain is short.
+        "automation" => &[
+            ("RELAY_WEBHOOKS__ALLOW_PRIVATE", "true"),
+            ("RELAY_WEBHOOKS__RETRY_BASE_MS", "200"),
+            ("RELAY_WEBHOOKS__RETRY_MAX_MS", "1000"),
+        ],
+        _ => &[],
+    }
+}
+
 impl Mesh {
     /// On one nats-server (`nodes` 1) or a cluster of `nodes`, with `replicas` of each service.
     async fn start(nodes: usize, replicas: usize) -> Mesh {
@@ -255,7 +269,11 @@ impl Mesh {
         for _ in 1..replicas {
             for name in KILLED.iter().filter(|n| **n != "gateway") {
                 let urls = Nats::cluster_urls(&mesh.nats, mesh.replicas.len() + 1);
-                let env = [("RELAY_NATS__URL", urls.as_str())];
+                let env: Vec<(&str, &str)> = every_replica_env(name)
+                    .iter()
+                    .copied()
+                    .chain([("RELAY_NATS__URL", urls.as_str())])
+                    .collect();
                 mesh.replicas
                     .push(ServiceProcess::spawn(&bin_path(name), &mesh.nats[0], &mesh.db, &env));
                 wait_for_instances(mesh.client.nats(), name, mesh.replicas.len().div_ceil(6) + 1).await;
@@ -308,17 +326,12 @@ impl Mesh {
         let env: &[(&str, &str)] = match name {
             "event-ingest" => &[("RELAY_TELEMETRY__HEALTH_LISTEN", &health)],
             "gateway" => &[("RELAY_GATEWAY__LISTEN", &gateway), ("RELAY_API_TOKEN", "")],
-            // The receiver is on loopback; retries soon, so the drain is short.
-            "automation" => &[
-                ("RELAY_WEBHOOKS__ALLOW_PRIVATE", "true"),
-                ("RELAY_WEBHOOKS__RETRY_BASE_MS", "200"),
-                ("RELAY_WEBHOOKS__RETRY_MAX_MS", "1000"),
-            ],
             _ => &[],
         };
         let urls = Nats::cluster_urls(&self.nats, self.services.len());
         let env: Vec<(&str, &str)> = env
             .iter()
+            .chain(every_replica_env(name))
             .copied()
             .chain([("RELAY_NATS__URL", urls.as_str())])
             .collect();
