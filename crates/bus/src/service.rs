@@ -21,8 +21,9 @@ use std::time::Duration;
 use tokio::sync::Semaphore;
 use tracing::Instrument;
 
-/// Requests one replica works on at once; past it, new requests wait in the subscription.
-const MAX_IN_FLIGHT: u32 = 1024;
+/// Requests one replica works on at once; past it, new requests are refused with `unavailable`
+/// (callers retry, or another replica of the queue group takes them).
+pub const MAX_IN_FLIGHT: u32 = 1024;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ServiceError {
@@ -168,8 +169,15 @@ impl<S: Clone + Send + Sync + 'static> ServiceHost<S> {
         let max_payload = self.client.server_info().max_payload;
         self.readers.push(tokio::spawn(async move {
             while let Some(request) = requests.next().await {
-                let Ok(permit) = inflight.clone().acquire_owned().await else {
-                    break;
+                // At the limit, a request is refused at once: waiting for a permit would leave
+                // it in the subscription's buffer, and a full buffer drops requests unanswered.
+                let permit = match inflight.clone().try_acquire_owned() {
+                    Ok(permit) => permit,
+                    Err(tokio::sync::TryAcquireError::NoPermits) => {
+                        tokio::spawn(refuse_overloaded(request, R::SUBJECT));
+                        continue;
+                    }
+                    Err(tokio::sync::TryAcquireError::Closed) => break,
                 };
                 let (state, handler) = (state.clone(), handler.clone());
                 tokio::spawn(async move {
@@ -290,6 +298,19 @@ async fn serve_one<R: Rpc, S, H: Handler<R, S>>(
     if let Err(e) = request.respond_with_headers(Ok(Bytes::from(body)), headers).await {
         tracing::warn!(subject, error = %e, "could not send reply");
     }
+}
+
+/// The answer to a request over the in-flight limit: `unavailable`, which callers retry.
+async fn refuse_overloaded(request: async_nats::service::Request, subject: &'static str) {
+    let err = WireError::new(
+        ErrorCode::Unavailable,
+        format!("{subject}: this replica is handling its limit of {MAX_IN_FLIGHT} requests; retry shortly"),
+    );
+    tracing::debug!(subject, "over the in-flight limit: request refused");
+    let body = serde_json::to_vec(&err).unwrap_or_default();
+    let _ = request
+        .respond_with_headers(Ok(Bytes::from(body)), error_headers(&err))
+        .await;
 }
 
 /// An empty body means `{}` so that `nats req session.getStatusCounts ''` works.

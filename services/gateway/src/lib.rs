@@ -47,6 +47,9 @@ pub struct GatewaySettings {
     pub cors_origins: Vec<String>,
     /// Interval of the `: heartbeat` comment on idle SSE streams.
     pub sse_heartbeat_ms: u64,
+    /// API requests handled at once; above it a request gets 503 with Retry-After at once
+    /// instead of waiting in a queue (an open SSE stream counts against sse_max_connections).
+    pub max_in_flight: usize,
     /// Open SSE streams allowed at once; above it a new stream gets 503 with Retry-After.
     pub sse_max_connections: usize,
     /// Events buffered per SSE client before it falls behind and is caught up from the log.
@@ -82,6 +85,7 @@ impl Default for GatewaySettings {
             body_limit_bytes: 1024 * 1024,
             cors_origins: vec!["*".into()],
             sse_heartbeat_ms: 30_000,
+            max_in_flight: 512,
             sse_max_connections: 10_000,
             sse_client_buffer: 256,
             sse_hub_capacity: 8_192,
@@ -127,6 +131,8 @@ pub struct AppState {
     pub hub: sse::Hub,
     /// API keys, the shared token, revocations and rate limits.
     pub keys: Arc<auth::Keys>,
+    /// One permit per API request being handled (`max_in_flight`).
+    pub in_flight: Arc<tokio::sync::Semaphore>,
 }
 
 impl AppState {
@@ -149,6 +155,7 @@ impl AppState {
             nats,
             db,
             keys,
+            in_flight: Arc::new(tokio::sync::Semaphore::new(settings.max_in_flight.max(1))),
             settings: Arc::new(settings),
             metrics,
             hub,
@@ -195,6 +202,7 @@ mod tests {
         assert_eq!(s.gateway.spawn_timeout_ms, d.spawn_timeout_ms);
         assert_eq!(s.gateway.sse_heartbeat_ms, d.sse_heartbeat_ms);
         assert_eq!(s.gateway.sse_max_connections, d.sse_max_connections);
+        assert_eq!(s.gateway.max_in_flight, d.max_in_flight);
         assert_eq!(s.gateway.cors_origins, d.cors_origins);
         assert_eq!(s.gateway.body_limit_bytes, d.body_limit_bytes);
     }

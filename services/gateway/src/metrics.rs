@@ -40,6 +40,8 @@ pub struct Metrics {
     pub hub_gap_fills: Counter,
     /// Requests refused with 429 by a key's rate limit.
     pub rate_limited: Counter,
+    /// Requests refused with 503 at `gateway.max_in_flight`.
+    pub shed: Counter,
 }
 
 fn latency_histogram() -> Histogram {
@@ -57,6 +59,12 @@ impl Default for Metrics {
         let sse_rejected = Counter::default();
         let hub_gap_fills = Counter::default();
         let rate_limited = Counter::default();
+        let shed = Counter::default();
+        registry.register(
+            "shed",
+            "Requests refused with 503 because the gateway was handling its limit (gateway.max_in_flight)",
+            shed.clone(),
+        );
         registry.register(
             "rate_limited",
             "Requests refused with 429 by a key's rate limit",
@@ -95,6 +103,7 @@ impl Default for Metrics {
             sse_rejected,
             hub_gap_fills,
             rate_limited,
+            shed,
         }
     }
 }

@@ -81,6 +81,21 @@ fn has_nul_escape(body: &[u8]) -> bool {
         .any(|(i, w)| w == b"u0000" && body[..i].iter().rev().take_while(|b| **b == b'\\').count() % 2 == 1)
 }
 
+/// Sheds load: with `gateway.max_in_flight` requests being handled, another is refused at once
+/// (503, Retry-After) instead of queued; a queue would only make every caller wait past its
+/// timeout and hold its memory meanwhile. A stream's permit goes once its response starts.
+async fn shed(State(s): State<AppState>, request: axum::extract::Request, next: middleware::Next) -> Response {
+    let Ok(_permit) = s.in_flight.clone().try_acquire_owned() else {
+        s.metrics.shed.inc();
+        let limit = s.settings.max_in_flight;
+        return ApiError::Busy(format!(
+            "the gateway is handling its limit of {limit} requests (gateway.max_in_flight); retry after 1 s"
+        ))
+        .into_response();
+    };
+    next.run(request).await
+}
+
 /// Refuses a NUL (`%00`) anywhere in the path or query, for the same reason as [`parse`].
 async fn refuse_nul(request: axum::extract::Request, next: middleware::Next) -> Response {
     let uri = request.uri().to_string();
@@ -263,7 +278,8 @@ pub fn router(state: AppState) -> Router {
         .route_service("/mcp", crate::mcp::service(state.clone()))
         .fallback(not_found)
         .route_layer(middleware::from_fn(refuse_nul))
-        .route_layer(middleware::from_fn_with_state(state.clone(), auth::require_bearer));
+        .route_layer(middleware::from_fn_with_state(state.clone(), auth::require_bearer))
+        .route_layer(middleware::from_fn_with_state(state.clone(), shed));
 
     let mut app = Router::new()
         .nest("/api/v1", api)

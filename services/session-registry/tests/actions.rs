@@ -518,3 +518,54 @@ async fn an_invocation_fails_at_once_when_its_agent_is_released_mid_call() {
     );
     assert_eq!(steps(&m, "n-1").await, ["action.invoked", "action.failed"]);
 }
+
+/// A registry replica working on its limit of requests (invocations its agent never answers)
+/// refuses more at once with `unavailable` instead of queueing them: every request is answered,
+/// with its result or `unavailable` (at the limit, or waiting too long for a database
+/// connection), none left waiting; it serves again once they are done.
+#[tokio::test]
+async fn a_replica_at_its_in_flight_limit_refuses_more_at_once_and_serves_again_after() {
+    let (m, _policies) = mesh().await;
+    let session = common::create(&m).await;
+    let (calc, binding) = calculator(&m, &session).await;
+    let bob = Arc::new(AsAgent::connect(&m.nats, &attach(&m, &session, "bob", false).await).await);
+    let total = relay_bus::service::MAX_IN_FLIGHT as usize * 11 / 10;
+    let answered = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let calls: Vec<_> = (0..total)
+        .map(|i| {
+            let (bob, answered) = (bob.clone(), answered.clone());
+            tokio::spawn(async move {
+                let call = json!({"agent": "@calc", "action": "never", "invocationId": format!("held-{i}"), "timeoutMs": 30000});
+                let subject = bob.on("action.invoke");
+                let timeout = std::time::Duration::from_secs(90);
+                let r: Result<Value, WireError> = relay_bus::client::request(&bob.client, &subject, &call, timeout).await;
+                answered.lock().unwrap().push(r);
+            })
+        })
+        .collect();
+    // Each request was answered or reached the agent (which holds it): none waits in a queue.
+    wait_for(|| async {
+        let held = calc.calls.load(Ordering::SeqCst);
+        (answered.lock().unwrap().len() + held == total).then_some(())
+    })
+    .await;
+    m.ok(
+        "session.agent.release",
+        json!({"sessionId": session, "agentId": binding.agent_id, "reason": "done"}),
+    )
+    .await;
+    for c in calls {
+        c.await.unwrap();
+    }
+    let answered = std::mem::take(&mut *answered.lock().unwrap());
+    let errors: Vec<&WireError> = answered.iter().filter_map(|r| r.as_ref().err()).collect();
+    let at_limit = errors
+        .iter()
+        .filter(|e| e.error.message.contains("handling its limit"))
+        .count();
+    assert!(at_limit > 0, "{total} requests at once: none refused at the limit");
+    for e in &errors {
+        assert_eq!(e.error.code.as_str(), "unavailable", "{e:?}");
+    }
+    m.ok("session.get", json!({"sessionId": session})).await;
+}
