@@ -315,14 +315,19 @@ pub fn socket_path() -> PathBuf {
         .join("tools.sock")
 }
 
-/// Serves the relay tools on `path` until the harness exits.
-pub fn serve(path: &Path, nats: async_nats::Client, relay: Arc<Relay>, inbox: Arc<dyn Inbox>) -> std::io::Result<()> {
+/// The relay tools' socket at `path`, bound before the CLI starts: a CLI that starts its MCP
+/// servers at once finds it listening (connections wait in its backlog until `serve`).
+pub fn bind(path: &Path) -> std::io::Result<tokio::net::UnixListener> {
     use std::os::unix::fs::DirBuilderExt;
     let dir = path
         .parent()
         .ok_or_else(|| std::io::Error::other("socket path has no directory"))?;
     std::fs::DirBuilder::new().mode(0o700).recursive(true).create(dir)?;
-    let listener = tokio::net::UnixListener::bind(path)?;
+    tokio::net::UnixListener::bind(path)
+}
+
+/// Serves the relay tools on `listener` until the harness exits.
+pub fn serve(listener: tokio::net::UnixListener, nats: async_nats::Client, relay: Arc<Relay>, inbox: Arc<dyn Inbox>) {
     tokio::spawn(async move {
         loop {
             let Ok((stream, _)) = listener.accept().await else {
@@ -352,7 +357,6 @@ pub fn serve(path: &Path, nats: async_nats::Client, relay: Arc<Relay>, inbox: Ar
             });
         }
     });
-    Ok(())
 }
 
 fn str_arg(args: &Value, name: &str) -> Option<String> {

@@ -149,6 +149,7 @@ pub async fn run(nats: async_nats::Client, h: HarnessSettings) -> Result<u32, Ha
     let prompts = Arc::new(Prompts::new(nats.clone()));
     let (program, args) = h.command.split_first().expect("command checked at start");
     let socket = crate::relay::socket_path();
+    let listener = crate::relay::bind(&socket)?;
     let mut args = args.to_vec();
     let mut env = Vec::new();
     // Held until this function returns: what was written for the CLI goes with the harness.
@@ -202,7 +203,7 @@ pub async fn run(nats: async_nats::Client, h: HarnessSettings) -> Result<u32, Ha
             tokio::spawn(announce_codex_thread(cwd.unwrap_or_default(), agent.pid));
         }
         let resumable = cli_session.map(|id| (id, agent.pid));
-        serve_relay_tools(&socket, &nats, &agent)?;
+        serve_relay_tools(listener, &nats, &agent);
         return drive(nats, h, agent, pump, prompts, caps, resumable).await;
     }
     let cwd = match &h.cwd {
@@ -218,7 +219,7 @@ pub async fn run(nats: async_nats::Client, h: HarnessSettings) -> Result<u32, Ha
         env,
     };
     let (agent, pump) = StructuredAgent::spawn(launch, nats.clone(), prompts.clone())?;
-    serve_relay_tools(&socket, &nats, &agent)?;
+    serve_relay_tools(listener, &nats, &agent);
     // A structured CLI says it is resumable once its protocol names its session.
     drive(nats, h, agent, pump, prompts, crate::structured::capabilities(), None).await
 }
@@ -235,13 +236,9 @@ fn relay_mcp(h: &HarnessSettings) -> std::path::PathBuf {
 }
 
 /// The relay tools on their socket (which goes with the harness's process).
-fn serve_relay_tools<A: Driver>(
-    socket: &std::path::Path,
-    nats: &async_nats::Client,
-    agent: &Arc<A>,
-) -> std::io::Result<()> {
+fn serve_relay_tools<A: Driver>(listener: tokio::net::UnixListener, nats: &async_nats::Client, agent: &Arc<A>) {
     let inbox: Arc<dyn crate::relay::Inbox> = agent.clone();
-    crate::relay::serve(socket, nats.clone(), agent.relay(), inbox)
+    crate::relay::serve(listener, nats.clone(), agent.relay(), inbox)
 }
 
 /// Tells the spawner (on stdout) which CLI session to resume, and which process to clear away

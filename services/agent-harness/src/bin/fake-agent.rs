@@ -147,6 +147,45 @@ impl<'a> Command<'a> {
     }
 }
 
+/// `{"mcpServers": {name: {"command", "args"}}}`: each server's command line.
+fn mcp_servers(config: &str) -> Result<Vec<Vec<String>>, String> {
+    let config: serde_json::Value = serde_json::from_str(config).map_err(|e| format!("MCP config: {e}"))?;
+    let servers = config["mcpServers"].as_object().cloned().unwrap_or_default();
+    servers.values().map(mcp_command).collect()
+}
+
+fn mcp_command(server: &serde_json::Value) -> Result<Vec<String>, String> {
+    let command = server["command"].as_str().ok_or("an MCP server without a command")?;
+    let args = server["args"].as_array().cloned().unwrap_or_default();
+    let args = args
+        .iter()
+        .map(|a| a.as_str().map(String::from).ok_or_else(|| "MCP args are strings".to_string()));
+    std::iter::once(Ok(command.to_string())).chain(args).collect()
+}
+
+/// Starts an MCP server over stdio and lists its tools, as the real CLIs do at start-up; the
+/// server runs until the agent exits (its stdin closes then).
+fn list_mcp_tools(command: &[String]) -> io::Result<(std::process::Child, std::process::ChildStdin)> {
+    use std::io::BufRead;
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(&command[0])
+        .args(&command[1..])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()?;
+    let mut to = child.stdin.take().expect("piped");
+    let mut from = io::BufReader::new(child.stdout.take().expect("piped"));
+    let mut answer = String::new();
+    let initialize = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"fake-agent","version":"0"}}}"#;
+    writeln!(to, "{initialize}")?;
+    from.read_line(&mut answer)?;
+    writeln!(to, r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#)?;
+    writeln!(to, r#"{{"jsonrpc":"2.0","id":2,"method":"tools/list"}}"#)?;
+    from.read_line(&mut answer)?;
+    Ok((child, to))
+}
+
 /// "Bash rm -rf build" → ("Bash", "rm -rf build").
 fn split_word(s: &str) -> (&str, &str) {
     s.split_once(char::is_whitespace)
@@ -166,6 +205,11 @@ enum Key {
 
 struct Agent {
     style: Style,
+    /// The MCP servers it was configured with (command and arguments), as the real CLIs take
+    /// them; started and listed before the prompt shows.
+    mcp: Vec<Vec<String>>,
+    /// Those servers, running while the agent does (each exits when its stdin closes).
+    _mcp_running: Vec<(std::process::Child, std::process::ChildStdin)>,
     /// The session it continues, if started to resume one.
     resumed: Option<String>,
     think: Duration,
@@ -177,6 +221,13 @@ struct Agent {
 impl Agent {
     fn from_args(mut args: impl Iterator<Item = String>) -> Result<Agent, String> {
         let (mut style, mut think, mut log, mut resumed) = (Style::Claude, Duration::ZERO, None, None);
+        let mut mcp = Vec::new();
+        let (mut codex_command, mut codex_args) = (None, None);
+        // Gemini CLI reads its MCP servers from a settings file.
+        if let Ok(path) = std::env::var("GEMINI_CLI_SYSTEM_DEFAULTS_PATH") {
+            let text = std::fs::read_to_string(&path).map_err(|e| format!("{path}: {e}"))?;
+            mcp.extend(mcp_servers(&text)?);
+        }
         while let Some(arg) = args.next() {
             let mut value = || args.next().ok_or_else(|| format!("{arg} needs a value"));
             match arg.as_str() {
@@ -198,17 +249,32 @@ impl Agent {
                     let file = OpenOptions::new().create(true).append(true).open(&path);
                     log = Some(file.map_err(|e| format!("--log {path}: {e}"))?);
                 }
-                // The relay tools a harness offers a claude or codex CLI: the fake writes relay
-                // lines instead.
-                other if other.starts_with("--mcp-config=") || other.starts_with("--allowedTools=") => {}
+                other if other.starts_with("--mcp-config=") => {
+                    mcp.extend(mcp_servers(&other["--mcp-config=".len()..])?);
+                }
+                other if other.starts_with("--allowedTools=") => {}
+                // Codex's config overrides; values are TOML, here JSON-compatible.
                 "-c" => {
-                    value()?;
+                    let set = value()?;
+                    let (key, v) = set.split_once('=').ok_or_else(|| format!("-c {set}: no ="))?;
+                    let v: serde_json::Value = serde_json::from_str(v).map_err(|e| format!("-c {set}: {e}"))?;
+                    match key {
+                        k if k.starts_with("mcp_servers.") && k.ends_with(".command") => codex_command = Some(v),
+                        k if k.starts_with("mcp_servers.") && k.ends_with(".args") => codex_args = Some(v),
+                        _ => {}
+                    }
                 }
                 other => return Err(format!("unknown argument {other:?}")),
             }
         }
+        if let Some(command) = codex_command {
+            let server = serde_json::json!({"command": command, "args": codex_args.unwrap_or_default()});
+            mcp.push(mcp_command(&server)?);
+        }
         Ok(Agent {
             style,
+            mcp,
+            _mcp_running: Vec::new(),
             resumed,
             think,
             log,
@@ -217,6 +283,12 @@ impl Agent {
     }
 
     fn run(&mut self) -> io::Result<()> {
+        // As with the real CLIs, a server that does not start leaves the agent without its tools.
+        for server in std::mem::take(&mut self.mcp) {
+            if let Ok(running) = list_mcp_tools(&server) {
+                self._mcp_running.push(running);
+            }
+        }
         if self.style.is_tui() {
             // Ask for bracketed paste, as the real TUIs do.
             self.out(b"\x1b[?2004h")?;
