@@ -157,9 +157,11 @@ fn mcp_servers(config: &str) -> Result<Vec<Vec<String>>, String> {
 fn mcp_command(server: &serde_json::Value) -> Result<Vec<String>, String> {
     let command = server["command"].as_str().ok_or("an MCP server without a command")?;
     let args = server["args"].as_array().cloned().unwrap_or_default();
-    let args = args
-        .iter()
-        .map(|a| a.as_str().map(String::from).ok_or_else(|| "MCP args are strings".to_string()));
+    let args = args.iter().map(|a| {
+        a.as_str()
+            .map(String::from)
+            .ok_or_else(|| "MCP args are strings".to_string())
+    });
     std::iter::once(Ok(command.to_string())).chain(args).collect()
 }
 
