@@ -106,6 +106,8 @@ pub struct Relay {
     calls: Mutex<std::collections::HashMap<String, tokio::sync::oneshot::Sender<ActionAnswer>>>,
     /// The `sequence` of the next `transcript.chunk`.
     transcript: std::sync::atomic::AtomicU64,
+    /// Set once the CLI has started its `relay-mcp` (which says so first thing).
+    bridge_started: std::sync::atomic::AtomicBool,
     /// Set once the CLI has listed the relay tools (its `relay-mcp` says so).
     listed: tokio::sync::watch::Sender<bool>,
 }
@@ -143,6 +145,12 @@ impl Relay {
     /// Waits until the CLI has listed the relay tools, at most `within`; false if it did not.
     /// A CLI that connects its MCP servers in the background (Claude Code's TUI) would
     /// otherwise take a first message before it has the tools.
+    /// Whether the CLI started its `relay-mcp` at all: one run through a wrapper that drops the
+    /// arguments never does, and nothing should wait for its listing.
+    pub fn bridge_started(&self) -> bool {
+        self.bridge_started.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
     pub async fn tools_listed(&self, within: Duration) -> bool {
         let mut listed = self.listed.subscribe();
         tokio::time::timeout(within, listed.wait_for(|l| *l)).await.is_ok()
@@ -372,6 +380,10 @@ async fn call_tool(
     let wire = |e: WireError| format!("{}: {}", e.error.code.as_str(), e.error.message);
     let args = &call.args;
     match call.tool.as_str() {
+        "started" => {
+            relay.bridge_started.store(true, std::sync::atomic::Ordering::SeqCst);
+            Ok(String::new())
+        }
         "listed" => {
             relay.listed.send_replace(true);
             Ok(String::new())

@@ -48,7 +48,8 @@ struct State {
     /// The CLI has shown its ready prompt once (and listed the relay tools, when it was given
     /// them): before that, typed text would be lost or go to a CLI without its tools.
     ready: bool,
-    /// The CLI was given the relay tools and has not listed them yet.
+    /// The CLI was given the relay tools, started its relay-mcp (or has not shown its prompt
+    /// yet) and has not listed them yet.
     tools_pending: bool,
     idle: bool,
     /// A permission prompt or question is showing.
@@ -390,10 +391,10 @@ impl PtyAgent {
         tokio::spawn(async move {
             if agent.relay.tools_listed(within).await {
                 tracing::info!("the CLI listed the relay tools");
-            } else {
+            } else if agent.relay.bridge_started() {
                 tracing::warn!(
                     secs = within.as_secs(),
-                    "the CLI did not list the relay tools: going on without waiting"
+                    "the CLI did not list the relay tools: going on without them"
                 );
             }
             let due = {
@@ -444,6 +445,10 @@ impl PtyAgent {
                         let mut st = self.state.lock().expect("state lock");
                         st.idle = true;
                         st.prompt_open = false;
+                        // Ready with no relay-mcp started: this CLI does not take the tools.
+                        if st.tools_pending && !self.relay.bridge_started() {
+                            st.tools_pending = false;
+                        }
                         st.due_at_idle()
                     };
                     ev.status(AgentStatus::Idle);

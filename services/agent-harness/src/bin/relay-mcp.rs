@@ -225,6 +225,13 @@ async fn main() -> std::process::ExitCode {
             return std::process::ExitCode::from(2);
         }
     };
+    // The harness holds its CLI's first message for the tools' listing only once it knows the
+    // CLI started this bridge.
+    let started = ToolCall {
+        tool: "started".into(),
+        args: json!({}),
+    };
+    ask(&socket, &started).await;
     let tools = RelayTools {
         socket,
         tool_router: RelayTools::tool_router(),
