@@ -39,6 +39,7 @@ pub async fn connect(settings: &DatabaseSettings) -> Result<PgPool, DbError> {
         let opened = PgPoolOptions::new()
             .max_connections(settings.max_connections)
             .acquire_timeout(Duration::from_secs(5))
+            .after_connect(|conn, _| Box::pin(refuse_read_only(conn)))
             .connect_with(options.clone())
             .await;
         match opened {
@@ -61,6 +62,25 @@ pub async fn connect(settings: &DatabaseSettings) -> Result<PgPool, DbError> {
         tracing::info!(migrations = MIGRATOR.iter().count(), "database schema is current");
     }
     Ok(pool)
+}
+
+/// Whether the server takes writes: not a standby in recovery, nor read-only by default.
+pub async fn is_writable(conn: &mut sqlx::PgConnection) -> Result<bool, sqlx::Error> {
+    sqlx::query_scalar("SELECT NOT (pg_is_in_recovery() OR current_setting('default_transaction_read_only')::bool)")
+        .fetch_one(conn)
+        .await
+}
+
+/// A read-only server (a standby, say, reached before a failover moved the address) is not the
+/// database: its connection is refused, so the pool connects again (and, through an address
+/// that follows the primary, finds the promoted one) instead of failing every write.
+async fn refuse_read_only(conn: &mut sqlx::PgConnection) -> Result<(), sqlx::Error> {
+    if is_writable(conn).await? {
+        return Ok(());
+    }
+    Err(sqlx::Error::Configuration(
+        "the server is read-only (a standby in recovery, or default_transaction_read_only): relay-mesh needs the primary".into(),
+    ))
 }
 
 /// Connection options for `url` with the session settings every service runs with.

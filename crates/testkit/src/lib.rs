@@ -454,20 +454,25 @@ impl Postgres {
         Self::start_with(Some(certs)).await
     }
 
-    async fn start_with(tls: Option<&relay_bus::pki::Certs>) -> Postgres {
-        let dir = scratch_dir("pg");
+    /// A scratch directory (the server's own) and a free port; no data directory yet.
+    async fn unstarted(url_params: &str) -> Postgres {
         let port = free_port();
-        let params = tls.map_or(String::new(), |c| {
-            format!("?sslmode=verify-full&sslrootcert={}", c.ca.display())
-        });
-        let mut pg = Postgres {
+        let pg = Postgres {
             port,
-            admin_url: format!("postgres://postgres@127.0.0.1:{port}/postgres{params}"),
+            admin_url: format!("postgres://postgres@127.0.0.1:{port}/postgres{url_params}"),
             bin: pg_bin_dir(),
-            dir,
+            dir: scratch_dir("pg"),
             running: false,
         };
         give_to_postgres(&[&pg.dir]).await;
+        pg
+    }
+
+    async fn start_with(tls: Option<&relay_bus::pki::Certs>) -> Postgres {
+        let params = tls.map_or(String::new(), |c| {
+            format!("?sslmode=verify-full&sslrootcert={}", c.ca.display())
+        });
+        let mut pg = Self::unstarted(&params).await;
         let data = pg.dir.join("data");
         let mut init = pg.command("initdb");
         init.arg("-D")
@@ -481,6 +486,32 @@ impl Postgres {
         }
         pg.start_again().await;
         pg
+    }
+
+    /// A streaming replica of `primary` (`pg_basebackup -R`, WAL streamed), started on a port of
+    /// its own: a read-only standby until [`Postgres::promote`], as a failover replica is.
+    pub async fn standby_of(primary: &Postgres) -> Postgres {
+        let mut pg = Self::unstarted("").await;
+        let mut backup = pg.command("pg_basebackup");
+        backup
+            .args(["-h", "127.0.0.1", "-p", &primary.port.to_string()])
+            .args(["-U", "postgres", "-R", "-X", "stream", "-c", "fast", "--no-sync", "-D"])
+            .arg(pg.dir.join("data"))
+            .stdout(Stdio::null());
+        let ok = Command::from(backup).status().await;
+        assert!(
+            ok.is_ok_and(|s| s.success()),
+            "pg_basebackup from port {}",
+            primary.port
+        );
+        pg.start_again().await;
+        pg
+    }
+
+    /// `pg_ctl promote`: the standby leaves recovery and takes writes, as in a failover.
+    pub async fn promote(&self) {
+        let ok = Command::from(self.pg_ctl(&["-w", "promote"])).status().await;
+        assert!(ok.is_ok_and(|s| s.success()), "pg_ctl promote");
     }
 
     /// The certificate and key in the data directory (the server insists the key is its own,

@@ -342,15 +342,25 @@ async fn healthz() -> Json<serde_json::Value> {
     Json(serde_json::json!({ "status": "ok" }))
 }
 
-/// Ready when both NATS and Postgres answer; 503 says which one does not.
+/// Ready when NATS answers and Postgres answers and takes writes (a standby does not); 503
+/// says which one is not.
 async fn readyz(State(s): State<AppState>) -> Response {
     let nats_ok =
         matches!(s.nats.connection_state(), async_nats::connection::State::Connected) && s.nats.flush().await.is_ok();
-    let pg_ok = sqlx::query("SELECT 1").execute(&s.db).await.is_ok();
+    // A standby answers, but it is not the database: every write would fail.
+    let writable = match s.db.acquire().await {
+        Ok(mut conn) => relay_bus::db::is_writable(&mut conn).await.ok(),
+        Err(_) => None,
+    };
+    let pg_ok = writable == Some(true);
     let body = Health {
         status: if nats_ok && pg_ok { "ready" } else { "unavailable" },
         nats: if nats_ok { "ok" } else { "unreachable" },
-        postgres: if pg_ok { "ok" } else { "unreachable" },
+        postgres: match writable {
+            Some(true) => "ok",
+            Some(false) => "read-only",
+            None => "unreachable",
+        },
     };
     let status = if nats_ok && pg_ok {
         StatusCode::OK
