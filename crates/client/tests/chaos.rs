@@ -989,29 +989,38 @@ async fn count_schedule(c: &Client) -> Count {
     };
     // Pausing waits for a run in flight (its row is locked until it is recorded).
     relay_testkit::wait_for(|| async { c.schedule_pause(&pause).await.ok() }).await;
-    let runs = c
-        .schedule_runs(&ScheduleRunsRequest {
-            schedule_id: SCHEDULE.into(),
-            limit: Some(500),
-        })
-        .await
-        .unwrap()
-        .runs;
-    let messages = c
-        .session_messages(&MessagesRequest {
-            session_id: SCHEDULED_SESSION.into(),
-            include_ancestors: None,
-            limit: Some(5000),
-            cursor: None,
-        })
-        .await
-        .unwrap()
-        .messages;
-    let sent: HashMap<String, usize> = messages.iter().fold(HashMap::new(), |mut m, msg| {
-        *m.entry(msg.message_id.clone()).or_default() += 1;
-        m
-    });
-    let run_ids: std::collections::HashSet<String> = runs.iter().map(|r| format!("{SCHEDULE}-{}", r.due_at)).collect();
+    // A run being retried when the schedule was paused is still finished and recorded.
+    let drain = Instant::now() + DRAIN;
+    let (runs, sent, run_ids) = loop {
+        let runs = c
+            .schedule_runs(&ScheduleRunsRequest {
+                schedule_id: SCHEDULE.into(),
+                limit: Some(500),
+            })
+            .await
+            .unwrap()
+            .runs;
+        let messages = c
+            .session_messages(&MessagesRequest {
+                session_id: SCHEDULED_SESSION.into(),
+                include_ancestors: None,
+                limit: Some(5000),
+                cursor: None,
+            })
+            .await
+            .unwrap()
+            .messages;
+        let sent: HashMap<String, usize> = messages.iter().fold(HashMap::new(), |mut m, msg| {
+            *m.entry(msg.message_id.clone()).or_default() += 1;
+            m
+        });
+        let run_ids: std::collections::HashSet<String> =
+            runs.iter().map(|r| format!("{SCHEDULE}-{}", r.due_at)).collect();
+        if sent.keys().all(|id| run_ids.contains(id)) || Instant::now() > drain {
+            break (runs, sent, run_ids);
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
     let failed = runs.iter().filter(|r| !r.ok).count();
     println!("schedule runs: {} ({failed} failed)", runs.len());
     Count {

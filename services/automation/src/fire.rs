@@ -8,6 +8,8 @@
 //! A call that fails transiently (`unavailable`, `timeout`: a service restarting, NATS or
 //! Postgres back in a moment) is tried again every `retry_ms` under the same due time, for up
 //! to `retry_for_ms`; any other failure, or one that lasts longer, is recorded as a failed run.
+//! A paused schedule starts no run, but one being retried is finished: its call may already
+//! have reached the mesh, and the run is recorded either way.
 //!
 //! Missed runs: a cron schedule whose times passed while the mesh was down fires once for the
 //! latest of them when it is back, then goes on from the next time after now; a one-time
@@ -37,10 +39,12 @@ pub async fn run(a: Automation) {
 
 /// How long until the earliest active schedule is due, at most the poll interval.
 async fn until_next_due(a: &Automation) -> Duration {
-    let next: Option<i64> = sqlx::query_scalar("SELECT min(next_run_at) FROM schedules WHERE status = 'active'")
-        .fetch_one(&a.db)
-        .await
-        .unwrap_or(None);
+    let next: Option<i64> = sqlx::query_scalar(
+        "SELECT min(next_run_at) FROM schedules WHERE status = 'active' OR retry_due_at IS NOT NULL",
+    )
+    .fetch_one(&a.db)
+    .await
+    .unwrap_or(None);
     crate::wait_until(next, a.schedules.poll_interval_ms)
 }
 
@@ -60,7 +64,8 @@ async fn fire_one(a: &Automation) -> Result<bool> {
     let mut tx = a.db.begin().await?;
     let due: Option<Due> = sqlx::query_as(
         "SELECT schedule_id, workspace, cron, time_zone, action, next_run_at, retry_due_at, created_by FROM schedules
-         WHERE status = 'active' AND next_run_at <= $1 ORDER BY next_run_at LIMIT 1 FOR UPDATE SKIP LOCKED",
+         WHERE (status = 'active' OR retry_due_at IS NOT NULL) AND next_run_at <= $1
+         ORDER BY next_run_at LIMIT 1 FOR UPDATE SKIP LOCKED",
     )
     .bind(relay_bus::now_ms())
     .fetch_optional(&mut *tx)

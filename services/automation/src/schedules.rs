@@ -294,13 +294,15 @@ async fn set_status(a: &Automation, ctx: &RequestContext, id: &str, to: Schedule
     }
     let now = relay_bus::now_ms();
     // Resuming a cron schedule starts from its next time after now: runs missed while paused
-    // are not made up. A one-time schedule keeps its time (due at once if it has passed).
+    // are not made up. A one-time schedule keeps its time (due at once if it has passed). A run
+    // being retried is kept either way: its call may already have reached the mesh, and it is
+    // finished (recorded) under its own due time.
     let next = match (&s.cron, to) {
         (Some(expr), ScheduleStatus::Active) => next_after(&parse_cron(expr)?, parse_zone(&s.time_zone)?, now),
         _ => s.at,
     };
     sqlx::query(
-        "UPDATE schedules SET status = $3, next_run_at = coalesce($4, next_run_at), retry_due_at = NULL, updated_at = $5
+        "UPDATE schedules SET status = $3, next_run_at = coalesce($4, next_run_at), updated_at = $5
          WHERE schedule_id = $1 AND workspace = $2 AND status <> 'done'",
     )
     .bind(id)

@@ -269,6 +269,61 @@ async fn runs_missed_while_the_service_was_down_are_made_up_once() {
     assert!(missed[0]["firedAt"].as_i64().unwrap() >= restarted);
 }
 
+/// A run retried because the registry is down is finished when the registry is back, although
+/// its schedule was paused meanwhile: its call may already have reached the mesh, so it is
+/// recorded, once, and its message is there once.
+#[tokio::test]
+async fn a_run_being_retried_when_its_schedule_is_paused_is_finished_and_recorded() {
+    let mut w = world(1).await;
+    let session = w.new_session().await;
+    let id = w.every_second(&session).await;
+    wait_for(|| async { (!w.runs(&id).await.is_empty()).then_some(()) }).await;
+    w._services[0].kill9().await;
+    relay_testkit::wait_until_unserved(&w.client, "session.get").await;
+    let log = w.automation[0].log.clone();
+    wait_for(|| async {
+        let text = std::fs::read_to_string(&log).ok()?;
+        text.contains("trying again").then_some(())
+    })
+    .await;
+    expect_ok(&w.client, "schedule.pause", json!({"scheduleId": id})).await;
+    let paused = now_ms();
+    w._services.push(ServiceProcess::spawn(
+        &relay_testkit::bin_path("session-registry"),
+        &w.nats,
+        &w.db,
+        &[],
+    ));
+    relay_testkit::wait_for_instances(&w.client, "session-registry", 1).await;
+    let runs = wait_for(|| async {
+        let runs = w.runs(&id).await;
+        runs.iter()
+            .any(|r| r["firedAt"].as_i64().unwrap() > paused)
+            .then_some(runs)
+    })
+    .await;
+    let after: Vec<&Value> = runs
+        .iter()
+        .filter(|r| r["firedAt"].as_i64().unwrap() > paused)
+        .collect();
+    assert_eq!(after.len(), 1, "only the run being retried: {runs:?}");
+    assert_eq!(after[0]["ok"], true, "{runs:?}");
+    let sent: Vec<String> = w
+        .messages(&session)
+        .await
+        .iter()
+        .map(|m| m["messageId"].as_str().unwrap().to_string())
+        .collect();
+    let recorded: Vec<String> = runs.iter().map(|r| format!("{id}-{}", r["dueAt"])).collect();
+    let mut sorted = sent.clone();
+    sorted.sort();
+    sorted.dedup();
+    assert_eq!(sorted.len(), sent.len(), "a message twice: {sent:?}");
+    for m in &sent {
+        assert!(recorded.contains(m), "message {m} has no recorded run: {runs:?}");
+    }
+}
+
 #[tokio::test]
 async fn bad_schedules_are_refused_with_the_reason() {
     let w = world(1).await;
