@@ -224,11 +224,13 @@ struct Mesh {
 /// refuse the loopback receiver and back off for minutes).
 fn every_replica_env(name: &str) -> &'static [(&'static str, &'static str)] {
     match name {
-        // The receiver is on loopback; retries soon, so the drain is short.
+        // The receiver is on loopback; retries soon, so the drain is short. A schedule's call
+        // whose reply was lost with a node holds its row until this timeout, then is retried.
         "automation" => &[
             ("RELAY_WEBHOOKS__ALLOW_PRIVATE", "true"),
             ("RELAY_WEBHOOKS__RETRY_BASE_MS", "200"),
             ("RELAY_WEBHOOKS__RETRY_MAX_MS", "1000"),
+            ("RELAY_SCHEDULES__CALL_TIMEOUT_MS", "5000"),
         ],
         _ => &[],
     }
@@ -987,10 +989,14 @@ async fn count_schedule(c: &Client) -> Count {
     let pause = ScheduleRef {
         schedule_id: SCHEDULE.into(),
     };
-    // Pausing waits for a run in flight (its row is locked until it is recorded).
-    relay_testkit::wait_for(|| async { c.schedule_pause(&pause).await.ok() }).await;
-    // A run being retried when the schedule was paused is still finished and recorded.
+    // Pausing waits for a run in flight (its row is locked until it is recorded or set to be
+    // retried, at most the call timeout).
     let drain = Instant::now() + DRAIN;
+    while c.schedule_pause(&pause).await.is_err() {
+        assert!(Instant::now() < drain, "the schedule could not be paused in {DRAIN:?}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    // A run being retried when the schedule was paused is still finished and recorded.
     let (runs, sent, run_ids) = loop {
         let runs = c
             .schedule_runs(&ScheduleRunsRequest {
