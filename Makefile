@@ -2,11 +2,11 @@
 CARGO ?= cargo
 export CARGO_TERM_COLOR ?= never
 
-.PHONY: test build services agent-clis console-deps interop-deps sdks run up bench chaos chaos-cluster fmt lint clean-test-dbs openapi fuzz fuzz-random compose-check deploy-check
+.PHONY: test build services agent-clis console-deps interop-deps pg-proxy sdks run up bench chaos chaos-cluster chaos-failover fmt lint clean-test-dbs openapi fuzz fuzz-random compose-check deploy-check
 
-## Start NATS and Postgres if needed, install the pinned agent CLIs and the console's browser
-## (Debian's chromium, playwright-core) if missing, then build and run every test.
-test: services agent-clis console-deps interop-deps
+## Start NATS and Postgres if needed, install the pinned agent CLIs, the console's browser
+## (Debian's chromium, playwright-core) and HAProxy if missing, then build and run every test.
+test: services agent-clis console-deps interop-deps pg-proxy
 	$(CARGO) build --workspace --all-targets
 	$(CARGO) test --workspace --no-fail-fast
 
@@ -25,6 +25,11 @@ agent-clis:
 ## console's browser test; nothing is installed when they are there.
 console-deps:
 	./scripts/install-console-deps.sh >/dev/null
+
+## Debian's haproxy, the address that follows the primary in the Postgres failover tests; nothing
+## is installed when it is there.
+pg-proxy:
+	./scripts/install-pg-proxy.sh
 
 ## The npm packages of the interop tests and the TypeScript SDKs (`npm ci` from their lock files
 ## into ~/.cache/relay-mesh/npm, linked as node_modules); nothing is installed when they are there.
@@ -76,6 +81,13 @@ chaos:
 chaos-cluster:
 	$(CARGO) build --workspace --bins
 	$(CARGO) test -p relay-client --test chaos -- --ignored --nocapture --exact under_a_nats_cluster_node_killed_and_restarted_nothing_acknowledged_is_lost_or_surfaced_twice
+
+## The same load through a Postgres failover (HAProxy in front of a primary and its streaming
+## standby; the primary killed, the standby promoted), asynchronous then synchronous replication
+## → bench/results/chaos-failover.json.
+chaos-failover: pg-proxy
+	$(CARGO) build --workspace --bins
+	$(CARGO) test -p relay-client --test chaos -- --ignored --nocapture --exact under_a_postgres_failover_with_synchronous_commit_nothing_acknowledged_is_lost
 
 ## Regenerate docs/api/openapi.json from the gateway's types (a test fails when it is stale).
 openapi:

@@ -39,6 +39,8 @@ pub struct ServiceHost<S> {
     state: S,
     inflight: Arc<Semaphore>,
     readers: Vec<tokio::task::JoinHandle<()>>,
+    /// Background work to wind down on shutdown ([`ServiceHost::on_shutdown`]).
+    drains: Vec<futures::future::BoxFuture<'static, ()>>,
 }
 
 /// A handler of `R`: `async fn(state, context, R::Request) -> Result<R::Response, E>`.
@@ -92,7 +94,14 @@ impl<S: Clone + Send + Sync + 'static> ServiceHost<S> {
             state,
             inflight: Arc::new(Semaphore::new(MAX_IN_FLIGHT as usize)),
             readers: Vec::new(),
+            drains: Vec::new(),
         })
+    }
+
+    /// Runs `drain` on shutdown, beside the requests in flight and within the same grace: how a
+    /// service's background work (leases, loops) stops taking work and hands back what it holds.
+    pub fn on_shutdown(&mut self, drain: impl Future<Output = ()> + Send + 'static) {
+        self.drains.push(drain.boxed());
     }
 
     pub fn client(&self) -> &Client {
@@ -200,9 +209,14 @@ impl<S: Clone + Send + Sync + 'static> ServiceHost<S> {
         for r in &self.readers {
             r.abort();
         }
-        let drained = tokio::time::timeout(grace, self.inflight.acquire_many(MAX_IN_FLIGHT)).await;
+        let requests = self.inflight.acquire_many(MAX_IN_FLIGHT);
+        let drained = tokio::time::timeout(
+            grace,
+            futures::future::join(requests, futures::future::join_all(self.drains)),
+        )
+        .await;
         if drained.is_err() {
-            tracing::warn!(?grace, "requests still in flight at the end of the grace period");
+            tracing::warn!(?grace, "work still in flight at the end of the grace period");
         }
         // NATS may be down at this point; do not hang the exit on it.
         let _ = tokio::time::timeout(Duration::from_secs(5), self.client.flush()).await;

@@ -514,6 +514,28 @@ impl Postgres {
         assert!(ok.is_ok_and(|s| s.success()), "pg_ctl promote");
     }
 
+    /// Replication on this primary: `synchronous` makes every commit wait until a standby has
+    /// written it (`synchronous_standby_names = '*'`, `synchronous_commit = on`), so a commit
+    /// acknowledged before a failover is on the promoted standby; otherwise the default,
+    /// asynchronous. Applied by a reload, at once.
+    pub async fn set_synchronous(&self, synchronous: bool) {
+        use sqlx::Connection;
+        let names = if synchronous { "*" } else { "" };
+        let mut c = sqlx::PgConnection::connect(&self.admin_url)
+            .await
+            .expect("connect to the primary");
+        for sql in [
+            format!("ALTER SYSTEM SET synchronous_standby_names = '{names}'"),
+            "ALTER SYSTEM SET synchronous_commit = 'on'".into(),
+            "SELECT pg_reload_conf()".into(),
+        ] {
+            sqlx::query(sqlx::AssertSqlSafe(sql))
+                .execute(&mut c)
+                .await
+                .expect("set replication mode");
+        }
+    }
+
     /// The certificate and key in the data directory (the server insists the key is its own,
     /// mode 0600), `ssl = on`, and no TCP rule but `hostssl`.
     async fn require_tls(&self, certs: &relay_bus::pki::Certs) {
@@ -583,6 +605,130 @@ impl Drop for Postgres {
         }
         let _ = std::fs::remove_dir_all(&self.dir);
     }
+}
+
+/// One address that follows the primary, as production setups have (HAProxy in front of a
+/// Patroni cluster, a managed database's endpoint): Debian's HAProxy in TCP mode over the given
+/// servers, each checked every 200 ms with `SELECT pg_is_in_recovery()`; only a server that
+/// answers `f` (a primary) takes connections, and the connections of a server that stops being
+/// one are cut. Stopped on drop.
+pub struct PrimaryProxy {
+    pub port: u16,
+    /// `postgres://postgres@127.0.0.1:<port>/postgres`, for [`Database::create_on`].
+    pub admin_url: String,
+    child: Child,
+    dir: PathBuf,
+}
+
+impl PrimaryProxy {
+    /// Starts HAProxy over `servers` and waits until it reaches a primary through it.
+    pub async fn start(servers: &[&Postgres]) -> PrimaryProxy {
+        let port = free_port();
+        let dir = scratch_dir("haproxy");
+        let psql = pg_bin_dir().join("psql");
+        // HAProxy runs it with the server's address and port as its 3rd and 4th arguments.
+        let check = dir.join("is-primary.sh");
+        std::fs::write(
+            &check,
+            format!(
+                "#!/bin/sh\n[ \"$({} -h \"$3\" -p \"$4\" -U postgres -d postgres -XAtc 'SELECT pg_is_in_recovery()' 2>/dev/null)\" = f ]\n",
+                psql.display()
+            ),
+        )
+        .expect("write the check script");
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&check, std::fs::Permissions::from_mode(0o755)).expect("chmod the check");
+        let servers: String = servers
+            .iter()
+            .enumerate()
+            .map(|(i, pg)| format!("  server pg{i} 127.0.0.1:{} check\n", pg.port))
+            .collect();
+        let conf = format!(
+            "global\n  external-check\n  insecure-fork-wanted\n  stats socket {}/admin.sock\n\
+             defaults\n  mode tcp\n  timeout connect 1s\n  timeout client 1h\n  timeout server 1h\n\
+             listen postgres\n  bind 127.0.0.1:{port}\n  option external-check\n  external-check command {}\n\
+             \x20 default-server inter 200ms fall 1 rise 1 on-marked-down shutdown-sessions\n{servers}",
+            dir.display(),
+            check.display()
+        );
+        std::fs::write(dir.join("haproxy.cfg"), conf).expect("write haproxy.cfg");
+        let log = std::fs::File::create(dir.join("haproxy.log")).expect("haproxy log");
+        let child = Command::new(haproxy_bin())
+            .args(["-db", "-f"])
+            .arg(dir.join("haproxy.cfg"))
+            .stdout(log.try_clone().expect("haproxy log"))
+            .stderr(log)
+            .kill_on_drop(true)
+            .spawn()
+            .expect("start haproxy");
+        let proxy = PrimaryProxy {
+            port,
+            admin_url: format!("postgres://postgres@127.0.0.1:{port}/postgres"),
+            child,
+            dir,
+        };
+        proxy.wait_for_primary().await;
+        proxy
+    }
+
+    /// Waits until HAProxy routes to one server only (it takes every server as up until its
+    /// first check) and a connection through it reaches a primary.
+    pub async fn wait_for_primary(&self) {
+        use sqlx::Connection;
+        let url = self.admin_url.clone();
+        wait_for_within(Duration::from_secs(60), || {
+            let url = url.clone();
+            async move {
+                if self.servers_up().await? != 1 {
+                    return None;
+                }
+                let mut c = sqlx::PgConnection::connect(&url).await.ok()?;
+                let standby: bool = sqlx::query_scalar("SELECT pg_is_in_recovery()")
+                    .fetch_one(&mut c)
+                    .await
+                    .ok()?;
+                (!standby).then_some(())
+            }
+        })
+        .await;
+    }
+
+    /// How many servers HAProxy routes to, from its stats socket (`show stat`, CSV).
+    async fn servers_up(&self) -> Option<usize> {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let mut sock = tokio::net::UnixStream::connect(self.dir.join("admin.sock"))
+            .await
+            .ok()?;
+        sock.write_all(b"show stat\n").await.ok()?;
+        let mut csv = String::new();
+        sock.read_to_string(&mut csv).await.ok()?;
+        let up = csv
+            .lines()
+            .map(|l| l.split(',').collect::<Vec<_>>())
+            .filter(|f| f.len() > 17 && f[0] == "postgres" && f[1].starts_with("pg"))
+            .filter(|f| f[17].starts_with("UP"))
+            .count();
+        Some(up)
+    }
+}
+
+impl Drop for PrimaryProxy {
+    fn drop(&mut self) {
+        let _ = self.child.start_kill();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// Debian's haproxy (`apt-get install haproxy`; `make pg-proxy` does), or `RELAY_HAPROXY`.
+fn haproxy_bin() -> PathBuf {
+    if let Ok(p) = std::env::var("RELAY_HAPROXY") {
+        return p.into();
+    }
+    ["/usr/sbin/haproxy", "/usr/bin/haproxy", "/usr/local/sbin/haproxy"]
+        .iter()
+        .map(PathBuf::from)
+        .find(|p| p.exists())
+        .expect("haproxy not found: `make pg-proxy` installs it (Debian's package), or set RELAY_HAPROXY")
 }
 
 /// When we are root, hands `paths` to the `postgres` user: the server refuses to run as root,
@@ -695,20 +841,28 @@ impl ServiceProcess {
     }
 }
 
-/// Waits until `n` instances of micro service `name` answer `$SRV.PING`.
 /// Polls `f` every 50 ms until it gives a value; panics after 20 s. For state that another
 /// process changes (a fold, a PTY, an expiry), where the test can only look again.
-pub async fn wait_for<T, F: std::future::Future<Output = Option<T>>>(mut f: impl FnMut() -> F) -> T {
-    let deadline = Instant::now() + Duration::from_secs(20);
+pub async fn wait_for<T, F: std::future::Future<Output = Option<T>>>(f: impl FnMut() -> F) -> T {
+    wait_for_within(Duration::from_secs(20), f).await
+}
+
+/// [`wait_for`] with another limit.
+pub async fn wait_for_within<T, F: std::future::Future<Output = Option<T>>>(
+    within: Duration,
+    mut f: impl FnMut() -> F,
+) -> T {
+    let deadline = Instant::now() + within;
     loop {
         if let Some(v) = f().await {
             return v;
         }
-        assert!(Instant::now() < deadline, "condition not met in 20 s");
+        assert!(Instant::now() < deadline, "condition not met in {within:?}");
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
 
+/// Waits until `n` instances of micro service `name` answer `$SRV.PING`.
 pub async fn wait_for_instances(client: &async_nats::Client, name: &str, n: usize) {
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {

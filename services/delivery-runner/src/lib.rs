@@ -102,6 +102,15 @@ pub struct Runner {
     settler: Settler,
     /// Pokes the event forwarder after a commit that wrote `delivery_events`.
     forward_wake: Arc<tokio::sync::Notify>,
+    drain: Arc<Drain>,
+}
+
+/// Shutdown of the delivery loop: once `requested`, no agent is claimed and each walker hands
+/// its agent back after the batch in hand; `done` once every walker has.
+#[derive(Default)]
+struct Drain {
+    requested: tokio::sync::watch::Sender<bool>,
+    done: tokio::sync::watch::Sender<bool>,
 }
 
 impl Runner {
@@ -116,12 +125,26 @@ impl Runner {
             settings,
             settler,
             forward_wake,
+            drain: Arc::default(),
         };
         if runner.settings.follow_events {
             tokio::spawn(boundary::run(runner.db.clone(), runner.nats.clone()));
         }
         tokio::spawn(run::run(runner.clone()));
         runner
+    }
+}
+
+impl Runner {
+    /// Stops taking agents and waits until every agent this runner walked is handed back
+    /// (SIGTERM): another replica takes them over at once instead of after `lease_ms`.
+    pub async fn drain(self) {
+        self.drain.requested.send_replace(true);
+        let _ = self.drain.done.subscribe().wait_for(|done| *done).await;
+    }
+
+    fn draining(&self) -> tokio::sync::watch::Receiver<bool> {
+        self.drain.requested.subscribe()
     }
 }
 
@@ -137,6 +160,8 @@ pub const SERVICE_NAME: &str = "delivery-runner";
 use relay_bus::scope::scoped;
 
 pub async fn serve(nats: async_nats::Client, runner: Runner) -> std::result::Result<ServiceHost<Runner>, ServiceError> {
+    // SIGTERM: hand the agents back for another replica (the future runs only then).
+    let drain = runner.clone().drain();
     let mut host = ServiceHost::start(
         nats,
         SERVICE_NAME,
@@ -145,6 +170,7 @@ pub async fn serve(nats: async_nats::Client, runner: Runner) -> std::result::Res
         runner,
     )
     .await?;
+    host.on_shutdown(drain);
     host.serve::<rpc::DeliveryGet>(scoped(get)).await?;
     host.serve::<rpc::DeliveryList>(list).await?;
     host.serve::<rpc::DeliveryCancel>(scoped(cancel)).await?;

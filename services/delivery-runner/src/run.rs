@@ -108,7 +108,11 @@ pub async fn run(runner: Runner) {
     let slots = Arc::new(Semaphore::new(runner.settings.max_agents.max(1) as usize));
     let poll = Duration::from_millis(runner.settings.poll_interval_ms);
     let mut last_requeue = std::time::Instant::now();
+    let mut draining = runner.draining();
     loop {
+        if *draining.borrow_and_update() {
+            break;
+        }
         if last_requeue.elapsed() >= poll {
             last_requeue = std::time::Instant::now();
             if let Err(e) = requeue_stale_accepted(&runner).await {
@@ -141,8 +145,14 @@ pub async fn run(runner: Runner) {
         tokio::select! {
             _ = wake.notified() => {}
             _ = tokio::time::sleep(poll) => {}
+            _ = draining.changed() => {}
         }
     }
+    // Each walker hands its agent back before it returns its slot.
+    let all = runner.settings.max_agents.max(1) as u32;
+    let _ = slots.acquire_many(all).await;
+    tracing::info!("delivery loop drained: every agent handed back");
+    runner.drain.done.send_replace(true);
 }
 
 /// Hands `accepted` deliveries that were never reported on (`runner.accept_timeout_ms`) back
@@ -312,7 +322,12 @@ async fn walk(runner: &Runner, owner: &str, agent_id: &str, walkers: &Walkers, s
     // next message), so it is renewed once a quarter of it has gone by; each round still
     // checks, by reading, that the lease is ours and the agent not paused.
     let mut renewed = std::time::Instant::now();
+    let mut draining = runner.draining();
     loop {
+        if *draining.borrow_and_update() {
+            hand_back(runner, owner, agent_id).await;
+            break;
+        }
         let mut wait = linger;
         let renew = renewed.elapsed() >= quarter;
         if renew {
@@ -339,6 +354,7 @@ async fn walk(runner: &Runner, owner: &str, agent_id: &str, walkers: &Walkers, s
         if slots.available_permits() > 0 {
             tokio::select! {
                 _ = wake.notified() => continue,
+                _ = draining.changed() => continue,
                 _ = tokio::time::sleep(wait) => {}
             }
         }
@@ -369,6 +385,25 @@ async fn renew_lease(runner: &Runner, owner: &str, agent_id: &str) -> Result<boo
     .execute(&runner.db)
     .await?;
     Ok(renewed.rows_affected() == 1)
+}
+
+/// Gives the lease back, ready work or not, and wakes the other runners to claim it (shutdown).
+async fn hand_back(runner: &Runner, owner: &str, agent_id: &str) {
+    let released =
+        sqlx::query("UPDATE delivery_agents SET lease_until = NULL, owner = NULL WHERE agent_id = $1 AND owner = $2")
+            .bind(agent_id)
+            .bind(owner)
+            .execute(&runner.db)
+            .await;
+    match released {
+        Ok(_) => {
+            if let Err(e) = crate::store::wake_agent(&runner.db, "").await {
+                tracing::warn!(error = %e, "cannot wake the other runners");
+            }
+            tracing::info!(agent_id, "agent handed back on shutdown");
+        }
+        Err(e) => tracing::warn!(agent_id, error = %e, "cannot hand the agent back; its lease will expire"),
+    }
 }
 
 /// Gives the lease back unless more is ready; true when the walk is over (released, paused

@@ -695,3 +695,51 @@ async fn a_report_that_overtakes_its_accepted_receipt_is_retried_and_lands() {
     let d = wait_status(&m, &id, "delivered").await;
     assert_eq!(d["attempts"], 1);
 }
+
+/// SIGTERM: a runner stops claiming agents and hands back the one it is walking after the batch
+/// in hand, so another replica carries on at once instead of when the lease (10 minutes here)
+/// runs out; every message is delivered once, in order.
+#[tokio::test]
+async fn a_runner_stopped_with_sigterm_hands_its_agent_to_another_replica_at_once() {
+    let env = [("RELAY_RUNNER__LEASE_MS", "600000"), ("RELAY_RUNNER__BATCH", "2")];
+    let mut m = Cluster::start(RUNNER, "delivery-runner", 1, &env).await;
+    let reg_env = [
+        ("RELAY_REGISTRY__PURGE_EVENT_LOG", "false"),
+        ("RELAY_REGISTRY__FORWARD_EVENTS", "false"),
+    ];
+    let _registry = ServiceProcess::spawn(&relay_testkit::bin_path("session-registry"), &m.nats, &m.db, &reg_env);
+    relay_testkit::wait_for_instances(&m.client, "session-registry", 1).await;
+    let agent = attached(&m, "s", &["immediate"]).await;
+    let mut seen = harness(&m.client, &agent, vec![json!({"status": "delivered", "pauseMs": 100})]).await;
+    let mut sent = Vec::new();
+    for i in 0..20 {
+        let reply = m
+            .ok(
+                "session.sendMessage",
+                json!({"sessionId": "s", "message": format!("m{i}")}),
+            )
+            .await;
+        sent.push(ids(&reply["deliveryIds"]).remove(0));
+    }
+    // The first runner is walking the agent (its lease has ten minutes to run) ...
+    let (_, first) = seen.recv().await.unwrap();
+    let first_runner = first["context"]["metadata"]["runner"].as_str().unwrap().to_string();
+    m.add_replica().await;
+    // ... when it is told to stop.
+    assert!(m.replicas[0].terminate().await, "the runner exits cleanly on SIGTERM");
+    for id in &sent {
+        wait_status(&m, id, "delivered").await;
+    }
+    let mut texts = vec![first["message"]["contentText"].as_str().unwrap().to_string()];
+    let mut runners = std::collections::BTreeSet::from([first_runner.clone()]);
+    while let Ok((_, req)) = seen.try_recv() {
+        texts.push(req["message"]["contentText"].as_str().unwrap().to_string());
+        runners.insert(req["context"]["metadata"]["runner"].as_str().unwrap().to_string());
+    }
+    assert_eq!(
+        texts,
+        (0..20).map(|i| format!("m{i}")).collect::<Vec<_>>(),
+        "in order, each once"
+    );
+    assert_eq!(runners.len(), 2, "the second replica took over: {runners:?}");
+}

@@ -20,12 +20,20 @@ pub struct Prepared {
 
 /// Stores `batch` in one transaction and returns, per input event, its seq (new or existing).
 /// The head row's lock is taken first and held to commit: appends from every replica commit one
-/// at a time, in seq order, with dense seqs.
+/// at a time, in seq order, with dense seqs within a server timeline (a failover skips ahead).
 pub async fn append(conn: &mut PgConnection, batch: &[&Prepared]) -> Result<(Vec<Appended>, Vec<Event>)> {
     let mut tx = sqlx::Connection::begin(conn).await?;
-    let head: i64 = sqlx::query_scalar("SELECT last_seq FROM event_log_head FOR UPDATE")
-        .fetch_one(&mut *tx)
-        .await?;
+    // The server's current timeline is the first 8 hex digits of its WAL file name; a promotion
+    // starts a new one (migrations/20261125000017_event_log_timeline.sql says why seqs follow it).
+    let (head, timeline): (i64, i32) = sqlx::query_as(
+        "SELECT CASE WHEN h.timeline < t.tl THEN GREATEST(h.last_seq, (t.tl - 1)::bigint << 40) ELSE h.last_seq END,
+                t.tl
+         FROM event_log_head h,
+              (SELECT ('x' || substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8))::bit(32)::int AS tl) t
+         FOR UPDATE OF h",
+    )
+    .fetch_one(&mut *tx)
+    .await?;
 
     let ids: Vec<&str> = batch.iter().map(|e| e.event_id.as_str()).collect();
     let existing: HashMap<String, i64> = sqlx::query_as("SELECT event_id, seq FROM events WHERE event_id = ANY($1)")
@@ -109,8 +117,9 @@ pub async fn append(conn: &mut PgConnection, batch: &[&Prepared]) -> Result<(Vec
         });
     }
     insert(&mut tx, &events).await?;
-    sqlx::query("UPDATE event_log_head SET last_seq = $1")
+    sqlx::query("UPDATE event_log_head SET last_seq = $1, timeline = $2")
         .bind(next)
+        .bind(timeline)
         .execute(&mut *tx)
         .await?;
     tx.commit().await?;

@@ -6,19 +6,29 @@
 //!    straight to a subject (NATS's own fan-out), and `event.committed.>` while the same events
 //!    are appended (the log's commit and publish: everything but the gateway).
 //!    Memory per connection is the gateway's RSS growth with N idle streams open, over N.
+//! 2. Per-session fan-out (the web-app case): N clients each follow their own session
+//!    (`/api/v1/sessions/{id}/events/sse`) while the same total rate is appended, spread
+//!    round-robin over the N sessions (every session gets at least one event). Baselines in the
+//!    same run: N NATS subscribers each on its own subject with messages of the same size
+//!    published round-robin (NATS's own per-subject routing), and one subscriber of
+//!    `event.committed.>` while the same events are appended (the gateway's input: its hub is
+//!    that one subscriber).
 //! 2. REST: `GET /api/v1/sessions/{id}` in a closed loop at 1 and 32 concurrent callers, beside
 //!    `session.get` straight over NATS (what the gateway itself does per request) and
 //!    `GET /healthz` (the HTTP floor: no bus call).
 //!
 //! Prints tables and writes bench/results/gateway.json. RELAY_BENCH_SECONDS sets the load time
 //! per case (default 3 for REST; the fan-out runs 3× as long); RELAY_BENCH_CLIENTS overrides the
-//! fan-out sizes (default "100,1000"); RELAY_BENCH_RATE the events per second (default 1000).
+//! fan-out sizes (default "100,1000"); RELAY_BENCH_SESSION_CLIENTS the per-session sizes
+//! (default "10000"); RELAY_BENCH_RATE the events per second (default 1000); RELAY_BENCH_ONLY
+//! picks parts, comma-separated, of `fanout`, `sessions` and `rest` (default all three; the
+//! whole run takes about 4 minutes).
 
 use futures::StreamExt;
 use relay_testkit::{Database, Nats, ServiceProcess, percentile};
 use serde_json::{Value, json};
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -29,6 +39,35 @@ const SESSIONS: u64 = 1000;
 
 fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
     std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+}
+
+/// Raises this process's open-file limit to its hard limit: 10,000 SSE clients are 10,000
+/// sockets here, and the gateway (spawned from here, so it inherits the limit) holds as many.
+fn raise_nofile() -> u64 {
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: plain syscalls on a local struct.
+    unsafe {
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) == 0 && lim.rlim_cur < lim.rlim_max {
+            lim.rlim_cur = lim.rlim_max;
+            libc::setrlimit(libc::RLIMIT_NOFILE, &lim);
+        }
+        libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim);
+    }
+    lim.rlim_cur as u64
+}
+
+/// The gateway's own pid when it runs under a wrapper (the wrapper's last descendant).
+fn leaf(mut pid: u32) -> u32 {
+    while let Some(child) = std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children"))
+        .ok()
+        .and_then(|c| c.split_whitespace().last().and_then(|c| c.parse().ok()))
+    {
+        pid = child;
+    }
+    pid
 }
 
 /// Resident memory of a process, KiB.
@@ -55,7 +94,12 @@ struct Fanout {
     lag_max_us: u64,
     /// Gateway RSS growth per idle open stream (SSE only).
     kib_per_conn: Option<f64>,
+    /// Gateway RSS before the streams opened and with them open, idle.
+    rss_before_kib: Option<u64>,
+    rss_idle_kib: Option<u64>,
     peak_rss_kib: Option<u64>,
+    /// Frames a client got that were not for it (another session's events).
+    foreign: usize,
     /// Gateway counters over the case: clients caught up from the log, hub gap fills.
     catch_ups: Option<f64>,
     gap_fills: Option<f64>,
@@ -70,7 +114,8 @@ impl Fanout {
             "lagP50Ms": self.lag_p50_us as f64 / 1000.0, "lagP99Ms": self.lag_p99_us as f64 / 1000.0,
             "lagMaxMs": self.lag_max_us as f64 / 1000.0,
             "gatewayKiBPerConnection": self.kib_per_conn.map(|k| (k * 10.0).round() / 10.0),
-            "gatewayPeakRssKiB": self.peak_rss_kib,
+            "gatewayRssBeforeKiB": self.rss_before_kib, "gatewayRssIdleKiB": self.rss_idle_kib,
+            "gatewayPeakRssKiB": self.peak_rss_kib, "foreignDeliveries": self.foreign,
             "catchUpsFromLog": self.catch_ups, "hubGapFills": self.gap_fills,
         })
     }
@@ -93,22 +138,88 @@ fn lags(sent: &HashMap<u32, u32>, receipts: &[Receipts]) -> (usize, Vec<u64>) {
     (lags.len(), lags)
 }
 
-/// Reads an SSE body, recording the arrival of every `id:` line (the event seq).
+/// The load of one fan-out case: `total` events at `rate`, on one session or spread over many.
+#[derive(Clone)]
+struct Load {
+    total: usize,
+    rate: usize,
+    /// Per-session cases: a run prefix and the number of sessions (one per client); event `i`
+    /// belongs to session `i % n`.
+    sessions: Option<(Arc<str>, usize)>,
+}
+
+impl Load {
+    /// Every client follows every event.
+    fn all(rate: usize, secs: f64) -> Load {
+        Load {
+            total: (rate as f64 * secs) as usize / BATCH * BATCH,
+            rate,
+            sessions: None,
+        }
+    }
+
+    /// Events spread round-robin over `n` sessions, at least one per session.
+    fn per_session(rate: usize, secs: f64, n: usize) -> Load {
+        let per = ((rate as f64 * secs) as usize).div_ceil(n).max(1);
+        Load {
+            total: (per * n).div_ceil(BATCH) * BATCH,
+            rate,
+            sessions: Some((format!("fan{}", relay_bus::now_ms()).into(), n)),
+        }
+    }
+
+    fn secs(&self) -> f64 {
+        self.total as f64 / self.rate as f64
+    }
+
+    fn session(&self, idx: usize) -> String {
+        match &self.sessions {
+            Some((run, n)) => format!("{run}-{}", idx % n),
+            None => "bench".into(),
+        }
+    }
+
+    /// The events client (or subscriber) `i` of a per-session case should get; all of them
+    /// otherwise.
+    fn want(&self, i: usize) -> usize {
+        match &self.sessions {
+            Some((_, n)) => self.total / n + usize::from(i < self.total % n),
+            None => self.total,
+        }
+    }
+
+    /// Whether event `idx` is client `i`'s.
+    fn owns(&self, i: usize, idx: usize) -> bool {
+        self.sessions.as_ref().is_none_or(|(_, n)| idx % n == i)
+    }
+}
+
+type Stop = tokio::sync::watch::Receiver<bool>;
+
+/// Reads an SSE body, recording the arrival of every `id:` line (the event seq), until it has
+/// `want` of client `me`'s events or `stop`.
+#[allow(clippy::too_many_arguments)]
 async fn read_sse(
     resp: reqwest::Response,
     t0: Instant,
     first_seq: Arc<AtomicU64>,
-    want: usize,
-    stop: Arc<AtomicBool>,
+    load: Load,
+    me: usize,
+    mut stop: Stop,
+    foreign: Arc<AtomicUsize>,
 ) -> Receipts {
-    let mut receipts = Receipts::with_capacity(want);
+    let want = load.want(me);
+    let mut receipts = Receipts::with_capacity(want.min(1 << 16));
     let mut carry: Vec<u8> = Vec::new();
     let mut body = resp.bytes_stream();
-    while receipts.len() < want && !stop.load(Ordering::Relaxed) {
-        let chunk = match tokio::time::timeout(Duration::from_millis(200), body.next()).await {
-            Ok(Some(Ok(c))) => c,
-            Ok(_) => break,
-            Err(_) => continue,
+    while receipts.len() < want {
+        // Waits for a frame or the stop (no polling: 10,000 idle readers must cost nothing).
+        let chunk = tokio::select! {
+            c = body.next() => match c {
+                Some(Ok(c)) => c,
+                _ => break,
+            },
+            _ = stop.wait_for(|s| *s) => break,
         };
         let at = t0.elapsed().as_micros() as u32;
         carry.extend_from_slice(&chunk);
@@ -120,7 +231,12 @@ async fn read_sse(
             {
                 let first = first_seq.load(Ordering::Acquire);
                 if first > 0 && seq >= first {
-                    receipts.push(((seq - first) as u32, at));
+                    let idx = (seq - first) as usize;
+                    if load.owns(me, idx) {
+                        receipts.push((idx as u32, at));
+                    } else {
+                        foreign.fetch_add(1, Ordering::Relaxed);
+                    }
                 }
             }
             start += nl + 1;
@@ -130,73 +246,91 @@ async fn read_sse(
     receipts
 }
 
-fn event_body(idx: usize) -> Value {
+fn event_body(idx: usize, session: &str) -> Value {
     // About the size of a typical tool event: ~300 bytes of JSON per frame.
-    json!({"type": "bench.tick", "sessionId": "bench", "agentName": "bench-agent",
+    json!({"type": "bench.tick", "sessionId": session, "agentName": "bench-agent",
            "payload": {"i": idx, "tool": "Grep", "args": "pattern=TODO path=services/ include=*.rs", "note": "x".repeat(120)}})
 }
 
-/// N SSE clients on the gateway while `rate` events/s are appended for `secs`.
-async fn sse_fanout(
-    http: &reqwest::Client,
-    base: &str,
-    nats: &async_nats::Client,
-    gateway_pid: u32,
-    clients: usize,
-    rate: usize,
-    secs: f64,
-) -> Fanout {
+/// Streams opening at once: 10,000 connects in one go would overflow the listen backlog.
+const OPENING: usize = 256;
+
+/// N SSE clients on the gateway while the load is appended: all following the whole log, or
+/// each its own session.
+async fn sse_fanout(mesh: &BenchMesh, clients: usize, load: Load) -> Fanout {
+    let (http, base) = (&mesh.http, mesh.base.as_str());
+    let gateway_pid = leaf(mesh.gateway.pid());
+    // The previous case's streams must be gone (the connection cap counts them).
+    relay_testkit::wait_for(|| async {
+        (metric(http, base, "relay_gateway_sse_connections").await == 0.0).then_some(())
+    })
+    .await;
     let t0 = Instant::now();
-    let total = (rate as f64 * secs) as usize / BATCH * BATCH;
     let first_seq = Arc::new(AtomicU64::new(0));
-    let stop = Arc::new(AtomicBool::new(false));
+    let (stop_tx, stop) = tokio::sync::watch::channel(false);
     let ready = Arc::new(AtomicUsize::new(0));
+    let foreign = Arc::new(AtomicUsize::new(0));
+    let opening = Arc::new(tokio::sync::Semaphore::new(OPENING));
     let rss_before = rss_kib(gateway_pid);
     let catch_ups = metric(http, base, "relay_gateway_sse_catch_ups_total").await;
     let gap_fills = metric(http, base, "relay_gateway_hub_gap_fills_total").await;
     let mut tasks = Vec::new();
-    for _ in 0..clients {
-        let (http, url) = (http.clone(), format!("{base}/api/v1/events/sse"));
-        let (first_seq, stop, ready) = (first_seq.clone(), stop.clone(), ready.clone());
+    for me in 0..clients {
+        let url = match &load.sessions {
+            Some(_) => format!("{base}/api/v1/sessions/{}/events/sse", load.session(me)),
+            None => format!("{base}/api/v1/events/sse"),
+        };
+        let http = http.clone();
+        let (first_seq, stop, ready, foreign, load, opening) = (
+            first_seq.clone(),
+            stop.clone(),
+            ready.clone(),
+            foreign.clone(),
+            load.clone(),
+            opening.clone(),
+        );
         tasks.push(tokio::spawn(async move {
+            let permit = opening.acquire_owned().await.unwrap();
             let resp = http.get(url).send().await.expect("SSE request");
             assert_eq!(resp.status(), 200, "SSE stream refused");
+            drop(permit);
             ready.fetch_add(1, Ordering::Release);
-            read_sse(resp, t0, first_seq, total, stop).await
+            read_sse(resp, t0, first_seq, load, me, stop, foreign).await
         }));
     }
     while ready.load(Ordering::Acquire) < clients {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
+    let opened = t0.elapsed();
     // Let every client task reach the hub before the first event.
     tokio::time::sleep(Duration::from_millis(1000)).await;
     let rss_idle = rss_kib(gateway_pid);
-    eprintln!("  {clients} SSE streams open; gateway RSS {rss_before} → {rss_idle} KiB; {total} events at {rate}/s");
+    eprintln!(
+        "  {clients} SSE streams open in {:.1} s; gateway RSS {rss_before} → {rss_idle} KiB ({:.1} KiB/stream); {} events at {}/s",
+        opened.as_secs_f64(),
+        rss_idle.saturating_sub(rss_before) as f64 / clients as f64,
+        load.total,
+        load.rate
+    );
 
     let peak = Arc::new(AtomicU64::new(rss_idle));
     let sampler = {
         let (peak, stop) = (peak.clone(), stop.clone());
         tokio::spawn(async move {
-            while !stop.load(Ordering::Relaxed) {
+            while !*stop.borrow() {
                 peak.fetch_max(rss_kib(gateway_pid), Ordering::Relaxed);
                 tokio::time::sleep(Duration::from_millis(100)).await;
             }
         })
     };
-    let sent = append_at_rate(nats, &first_seq, total, rate, t0).await;
+    let sent = append_at_rate(&mesh.client, &first_seq, &load, t0).await;
     let sampler = Some((sampler, peak, rss_before, rss_idle));
-    let mut f = finish(
-        tasks,
-        stop,
-        sampler,
-        "sse via gateway",
-        clients,
-        rate,
-        secs,
-        &sent,
-        total,
-    )
-    .await;
+    let case = match load.sessions {
+        Some(_) => "sse per session",
+        None => "sse via gateway",
+    };
+    let mut f = finish(tasks, stop_tx, sampler, case, clients, &load, &sent).await;
+    f.foreign = foreign.load(Ordering::Relaxed);
     f.catch_ups = Some(metric(http, base, "relay_gateway_sse_catch_ups_total").await - catch_ups);
     f.gap_fills = Some(metric(http, base, "relay_gateway_hub_gap_fills_total").await - gap_fills);
     f
@@ -205,61 +339,59 @@ async fn sse_fanout(
 /// Where the NATS baselines' subscribers read from.
 #[derive(Clone, Copy, PartialEq)]
 enum Source {
-    /// Messages published straight to a subject: NATS's own fan-out.
+    /// Messages published straight to a subject: NATS's own fan-out. In a per-session case
+    /// each subscriber has its own subject and each message goes to its session's.
     Raw,
     /// `event.committed.>` while events are appended: the gateway's input, without the gateway.
     Log,
 }
 
 /// The baselines: the same fan-out by NATS itself, N subscribers on 10 connections.
-async fn nats_fanout(
-    nats: &Nats,
-    log: &async_nats::Client,
-    source: Source,
-    clients: usize,
-    rate: usize,
-    secs: f64,
-) -> Fanout {
+async fn nats_fanout(nats: &Nats, log: &async_nats::Client, source: Source, clients: usize, load: Load) -> Fanout {
     let t0 = Instant::now();
-    let total = (rate as f64 * secs) as usize / BATCH * BATCH;
-    let stop = Arc::new(AtomicBool::new(false));
+    let total = load.total;
+    let (stop_tx, stop) = tokio::sync::watch::channel(false);
     let first_seq = Arc::new(AtomicU64::new(0));
-    let subject = match source {
-        Source::Raw => format!("bench.fanout.{clients}"),
-        Source::Log => "event.committed.>".to_string(),
+    let subject = |i: usize| match (source, &load.sessions) {
+        (Source::Raw, Some(_)) => format!("bench.session.{clients}.{i}"),
+        (Source::Raw, None) => format!("bench.fanout.{clients}"),
+        (Source::Log, _) => "event.committed.>".to_string(),
     };
     let mut conns = Vec::new();
-    for _ in 0..10 {
+    for _ in 0..10.min(clients) {
         conns.push(nats.client().await);
     }
     let mut tasks = Vec::new();
     for i in 0..clients {
-        let mut sub = conns[i % conns.len()].subscribe(subject.clone()).await.unwrap();
-        let (stop, first_seq) = (stop.clone(), first_seq.clone());
+        let mut sub = conns[i % conns.len()].subscribe(subject(i)).await.unwrap();
+        let (mut stop, first_seq) = (stop.clone(), first_seq.clone());
+        // The log baseline's one subscriber is the gateway's hub: it gets every event.
+        let want = if source == Source::Log { total } else { load.want(i) };
         tasks.push(tokio::spawn(async move {
             #[derive(serde::Deserialize)]
             struct Seq {
                 seq: u64,
             }
-            let mut receipts = Receipts::with_capacity(total);
-            while receipts.len() < total && !stop.load(Ordering::Relaxed) {
-                match tokio::time::timeout(Duration::from_millis(200), sub.next()).await {
-                    Ok(Some(msg)) => {
-                        let at = t0.elapsed().as_micros() as u32;
-                        let idx = match source {
-                            Source::Raw => u32::from_le_bytes(msg.payload[..4].try_into().unwrap()),
-                            Source::Log => match serde_json::from_slice::<Seq>(&msg.payload) {
-                                Ok(e) if e.seq >= first_seq.load(Ordering::Acquire) => {
-                                    (e.seq - first_seq.load(Ordering::Acquire)) as u32
-                                }
-                                _ => continue,
-                            },
-                        };
-                        receipts.push((idx, at));
-                    }
-                    Ok(None) => break,
-                    Err(_) => continue,
-                }
+            let mut receipts = Receipts::with_capacity(want.min(1 << 16));
+            while receipts.len() < want {
+                let msg = tokio::select! {
+                    m = sub.next() => match m {
+                        Some(m) => m,
+                        None => break,
+                    },
+                    _ = stop.wait_for(|s| *s) => break,
+                };
+                let at = t0.elapsed().as_micros() as u32;
+                let idx = match source {
+                    Source::Raw => u32::from_le_bytes(msg.payload[..4].try_into().unwrap()),
+                    Source::Log => match serde_json::from_slice::<Seq>(&msg.payload) {
+                        Ok(e) if e.seq >= first_seq.load(Ordering::Acquire) => {
+                            (e.seq - first_seq.load(Ordering::Acquire)) as u32
+                        }
+                        _ => continue,
+                    },
+                };
+                receipts.push((idx, at));
             }
             receipts
         }));
@@ -269,37 +401,47 @@ async fn nats_fanout(
     }
     tokio::time::sleep(Duration::from_millis(500)).await;
     let publisher = nats.client().await;
-    let size = serde_json::to_vec(&event_body(0)).unwrap().len() + 150; // + the log's envelope
+    let size = serde_json::to_vec(&event_body(0, &load.session(0))).unwrap().len() + 150; // + the log's envelope
     let (case, sent) = match source {
         Source::Raw => {
-            let sent = produce(total, rate, t0, |batch_start| {
-                let (publisher, subject) = (publisher.clone(), subject.clone());
+            let sent = produce(total, load.rate, t0, |batch_start| {
+                let publisher = publisher.clone();
+                let subjects: Vec<String> = (batch_start..batch_start + BATCH)
+                    .map(|idx| subject(idx % clients))
+                    .collect();
                 async move {
-                    for idx in batch_start..batch_start + BATCH {
+                    for (idx, subject) in (batch_start..).zip(subjects) {
                         let mut payload = vec![b'x'; size];
                         payload[..4].copy_from_slice(&(idx as u32).to_le_bytes());
-                        publisher.publish(subject.clone(), payload.into()).await.unwrap();
+                        publisher.publish(subject, payload.into()).await.unwrap();
                     }
                     publisher.flush().await.unwrap();
                 }
             })
             .await;
-            ("nats publish fan-out", sent)
+            let case = match load.sessions {
+                Some(_) => "nats subject per client",
+                None => "nats publish fan-out",
+            };
+            (case, sent)
         }
         Source::Log => (
             "event.committed over nats",
-            append_at_rate(log, &first_seq, total, rate, t0).await,
+            append_at_rate(log, &first_seq, &load, t0).await,
         ),
     };
-    finish(tasks, stop, None, case, clients, rate, secs, &sent, total).await
+    let mut f = finish(tasks, stop_tx, None, case, clients, &load, &sent).await;
+    if source == Source::Log {
+        f.expected = total * clients;
+    }
+    f
 }
 
-/// Appends `total` events at `rate`; `first_seq` is set to the seq the first one will get.
+/// Appends the load's events at its rate; `first_seq` is set to the seq the first one will get.
 async fn append_at_rate(
     nats: &async_nats::Client,
     first_seq: &AtomicU64,
-    total: usize,
-    rate: usize,
+    load: &Load,
     t0: Instant,
 ) -> HashMap<u32, u32> {
     // Only this producer appends, so event i of the run has seq head + 1 + i.
@@ -307,10 +449,12 @@ async fn append_at_rate(
         .as_u64()
         .unwrap();
     first_seq.store(head + 1, Ordering::Release);
-    produce(total, rate, t0, |batch_start| {
+    produce(load.total, load.rate, t0, |batch_start| {
         let nats = nats.clone();
+        let events: Vec<Value> = (batch_start..batch_start + BATCH)
+            .map(|idx| event_body(idx, &load.session(idx)))
+            .collect();
         async move {
-            let events: Vec<Value> = (batch_start..batch_start + BATCH).map(event_body).collect();
             relay_testkit::expect_ok(&nats, "event.append", json!({ "events": events })).await;
         }
     })
@@ -343,51 +487,58 @@ where
 
 type Sampler = (tokio::task::JoinHandle<()>, Arc<AtomicU64>, u64, u64);
 
-#[allow(clippy::too_many_arguments)]
 async fn finish(
     tasks: Vec<tokio::task::JoinHandle<Receipts>>,
-    stop: Arc<AtomicBool>,
+    stop: tokio::sync::watch::Sender<bool>,
     sampler: Option<Sampler>,
     case: &'static str,
     clients: usize,
-    rate: usize,
-    secs: f64,
+    load: &Load,
     sent: &HashMap<u32, u32>,
-    total: usize,
 ) -> Fanout {
     // Grace for the tail: clients stop once they have everything, or after 15 s.
     let deadline = Instant::now() + Duration::from_secs(15);
     while Instant::now() < deadline && !tasks.iter().all(|t| t.is_finished()) {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    stop.store(true, Ordering::Relaxed);
+    stop.send_replace(true);
     let mut receipts = Vec::new();
     for t in tasks {
         receipts.push(t.await.expect("client"));
     }
     let (delivered, lag) = lags(sent, &receipts);
-    let (kib_per_conn, peak_rss_kib) = match sampler {
+    let (kib_per_conn, rss_before_kib, rss_idle_kib, peak_rss_kib) = match sampler {
         Some((handle, peak, before, idle)) => {
             handle.await.unwrap();
             (
                 Some(idle.saturating_sub(before) as f64 / clients as f64),
+                Some(before),
+                Some(idle),
                 Some(peak.load(Ordering::Relaxed)),
             )
         }
-        None => (None, None),
+        None => (None, None, None, None),
+    };
+    let expected = match load.sessions {
+        // Each event goes to its session's one client.
+        Some(_) => load.total,
+        None => load.total * clients,
     };
     Fanout {
         case,
         clients,
-        rate,
-        seconds: secs,
-        expected: total * clients,
+        rate: load.rate,
+        seconds: load.secs(),
+        expected,
         delivered,
         lag_p50_us: percentile(&lag, 0.50),
         lag_p99_us: percentile(&lag, 0.99),
         lag_max_us: lag.last().copied().unwrap_or(0),
         kib_per_conn,
+        rss_before_kib,
+        rss_idle_kib,
         peak_rss_kib,
+        foreign: 0,
         catch_ups: None,
         gap_fills: None,
     }
@@ -461,16 +612,22 @@ impl BenchMesh {
             .unwrap()
             .port();
         let listen = format!("127.0.0.1:{port}");
-        let gateway = ServiceProcess::spawn(
-            GATEWAY,
-            &nats,
-            &db,
-            &[
-                ("RELAY_TELEMETRY__LOG_LEVEL", "warn"),
-                ("RELAY_GATEWAY__LISTEN", listen.as_str()),
-                ("RELAY_API_TOKEN", ""),
-            ],
-        );
+        let env = [
+            ("RELAY_TELEMETRY__LOG_LEVEL", "warn"),
+            ("RELAY_GATEWAY__LISTEN", listen.as_str()),
+            ("RELAY_API_TOKEN", ""),
+        ];
+        // RELAY_BENCH_GATEWAY_WRAP runs the gateway under a tool (`heaptrack -o /tmp/gw`,
+        // `valgrind --tool=massif`): where its memory goes, allocation by allocation.
+        let gateway = match std::env::var("RELAY_BENCH_GATEWAY_WRAP") {
+            Ok(wrap) if !wrap.trim().is_empty() => {
+                let mut words: Vec<&str> = wrap.split_whitespace().collect();
+                let tool = words.remove(0);
+                words.push(GATEWAY);
+                ServiceProcess::spawn_with_args(tool, &words, &nats, &db, &env)
+            }
+            _ => ServiceProcess::spawn(GATEWAY, &nats, &db, &env),
+        };
         let base = format!("http://{listen}");
         let http = reqwest::Client::builder()
             .pool_max_idle_per_host(usize::MAX)
@@ -590,6 +747,19 @@ async fn main() {
         .split(',')
         .filter_map(|s| s.trim().parse().ok())
         .collect();
+    let session_sizes: Vec<usize> = std::env::var("RELAY_BENCH_SESSION_CLIENTS")
+        .unwrap_or_else(|_| "10000".into())
+        .split(',')
+        .filter_map(|s| s.trim().parse().ok())
+        .collect();
+    let only = std::env::var("RELAY_BENCH_ONLY").unwrap_or_else(|_| "fanout,sessions,rest".into());
+    let part = |name: &str| only.split(',').any(|p| p.trim() == name);
+    let nofile = raise_nofile();
+    let most = sizes.iter().chain(&session_sizes).max().copied().unwrap_or(0);
+    assert!(
+        nofile as usize > most + 512,
+        "RLIMIT_NOFILE is {nofile}: too few for {most} SSE clients"
+    );
 
     // Auth on (the default): fan-out and REST. Then REST again with auth off, in the same run,
     // for what the boundary costs.
@@ -597,23 +767,25 @@ async fn main() {
     // 1. Fan-out, each size beside its NATS baseline.
     let fan_secs = secs * 3.0;
     let mut fanouts = Vec::new();
-    for &clients in &sizes {
+    for &clients in sizes.iter().filter(|_| part("fanout")) {
         eprintln!("fan-out: {clients} clients, {rate} events/s for {fan_secs} s");
-        fanouts.push(nats_fanout(&on.nats, &on.client, Source::Raw, clients, rate, fan_secs).await);
-        fanouts.push(nats_fanout(&on.nats, &on.client, Source::Log, clients, rate, fan_secs).await);
-        fanouts.push(
-            sse_fanout(
-                &on.http,
-                &on.base,
-                &on.client,
-                on.gateway.pid(),
-                clients,
-                rate,
-                fan_secs,
-            )
-            .await,
-        );
+        let load = Load::all(rate, fan_secs);
+        fanouts.push(nats_fanout(&on.nats, &on.client, Source::Raw, clients, load.clone()).await);
+        fanouts.push(nats_fanout(&on.nats, &on.client, Source::Log, clients, load.clone()).await);
+        fanouts.push(sse_fanout(&on, clients, load).await);
         // Let the closed streams go before the next case.
+        tokio::time::sleep(Duration::from_secs(2)).await;
+    }
+    // 1b. Per-session fan-out: each client its own session, the same total rate.
+    for &clients in session_sizes.iter().filter(|_| part("sessions")) {
+        let load = Load::per_session(rate, fan_secs, clients);
+        eprintln!(
+            "per-session fan-out: {clients} clients, {rate} events/s over {clients} sessions for {} s",
+            load.secs()
+        );
+        fanouts.push(nats_fanout(&on.nats, &on.client, Source::Raw, clients, load.clone()).await);
+        fanouts.push(nats_fanout(&on.nats, &on.client, Source::Log, 1, load.clone()).await);
+        fanouts.push(sse_fanout(&on, clients, load).await);
         tokio::time::sleep(Duration::from_secs(2)).await;
     }
     // 2. REST against a seeded registry, auth on and off in alternating rounds (on, off, on,
@@ -621,7 +793,7 @@ async fn main() {
     // case keeps its best round.
     let off = BenchMesh::start(false).await;
     let mut rests: Vec<(bool, Rest)> = Vec::new();
-    for round in 1..=REST_ROUNDS {
+    for round in (1..=REST_ROUNDS).filter(|_| part("rest")) {
         for (auth, mesh) in [(true, &on), (false, &off)] {
             eprintln!(
                 "REST round {round}/{REST_ROUNDS}, NATS auth {}",
@@ -643,7 +815,7 @@ async fn main() {
     drop(off);
 
     println!(
-        "\n{:<26} {:>7} {:>7} {:>11} {:>11} {:>9} {:>9} {:>9} {:>10} {:>9} {:>9}",
+        "\n{:<26} {:>7} {:>7} {:>11} {:>11} {:>9} {:>9} {:>9} {:>10} {:>9} {:>9} {:>7}",
         "fan-out",
         "clients",
         "ev/s",
@@ -654,12 +826,13 @@ async fn main() {
         "max ms",
         "KiB/conn",
         "catch-ups",
-        "gap fills"
+        "gap fills",
+        "foreign"
     );
     for f in &fanouts {
         let count = |c: Option<f64>| c.map(|c| c.to_string()).unwrap_or_else(|| "-".into());
         println!(
-            "{:<26} {:>7} {:>7} {:>11} {:>11} {:>9.2} {:>9.2} {:>9.2} {:>10} {:>9} {:>9}",
+            "{:<26} {:>7} {:>7} {:>11} {:>11} {:>9.2} {:>9.2} {:>9.2} {:>10} {:>9} {:>9} {:>7}",
             f.case,
             f.clients,
             f.rate,
@@ -671,6 +844,7 @@ async fn main() {
             f.kib_per_conn.map(|k| format!("{k:.1}")).unwrap_or_else(|| "-".into()),
             count(f.catch_ups),
             count(f.gap_fills),
+            f.foreign,
         );
     }
     println!(

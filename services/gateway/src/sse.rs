@@ -6,6 +6,10 @@
 //! runs its own task: it replays with `event.since` up to the log's head, then follows the hub,
 //! skipping what it already sent. A client that cannot keep up falls behind the hub's buffer and
 //! catches up from the log on its own, so it never holds the others back.
+//!
+//! A stream of one session (the web-app case: thousands of clients, each on its own session)
+//! does not follow the whole log: the hub also hands each event to its session's own channel,
+//! so a client wakes only for its session's events, not for every event of every session.
 
 use crate::metrics::Metrics;
 use crate::rest::{Path, Query};
@@ -19,6 +23,7 @@ use relay_contracts::events::{Event, QueryRequest, SinceRequest, SinceResponse};
 use relay_contracts::rpc;
 use relay_contracts::subjects::event as subjects;
 use serde::Deserialize;
+use std::collections::HashMap;
 use std::convert::Infallible;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
@@ -51,7 +56,13 @@ pub struct Hub {
     tx: broadcast::Sender<Arc<Live>>,
     /// The seq of the last event handed to clients.
     head: Arc<AtomicI64>,
+    /// One channel per session that has a stream open; dropped with its last stream.
+    sessions: Arc<std::sync::Mutex<HashMap<String, broadcast::Sender<Arc<Live>>>>>,
 }
+
+/// Events a session's channel holds for a slow stream before it catches up from the log; kept
+/// small because there is one per open session (a ring of this many slots, allocated at once).
+const SESSION_CAPACITY: usize = 32;
 
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(5);
 
@@ -61,6 +72,7 @@ impl Hub {
         let hub = Hub {
             tx,
             head: Arc::new(AtomicI64::new(-1)),
+            sessions: Arc::default(),
         };
         tokio::spawn(hub.clone().run(nats, settings.sse_replay_page, metrics));
         hub
@@ -113,6 +125,7 @@ impl Hub {
                         tracing::debug!(error = %e, "event log not reachable");
                     }
                     quiet = true;
+                    self.sessions.lock().unwrap().retain(|_, tx| tx.receiver_count() > 0);
                 }
             }
         }
@@ -144,9 +157,38 @@ impl Hub {
 
     fn emit(&self, event: Event, cursor: &mut i64) {
         *cursor = event.seq;
-        self.head.store(event.seq, Ordering::Release);
+        let seq = event.seq;
+        let session = event.session_id.clone();
+        let live = Arc::new(Live::new(event));
+        // Under the lock [`Hub::subscribe`] takes: a new stream's head and its channel agree.
+        let mut sessions = self.sessions.lock().unwrap();
+        if let Some(session) = session
+            && let Some(tx) = sessions.get(&session)
+            && tx.send(live.clone()).is_err()
+        {
+            sessions.remove(&session);
+        }
         // An error only means no client is listening.
-        let _ = self.tx.send(Arc::new(Live::new(event)));
+        let _ = self.tx.send(live);
+        self.head.store(seq, Ordering::Release);
+    }
+
+    /// A stream's live events and the seq of the last event emitted before them. A session's
+    /// stream gets its session's channel (`dense` false: only its events, each once, in order);
+    /// any other stream, or one that starts before the hub knows the log's head, gets every
+    /// event (`dense`: seqs follow one another, so a gap shows).
+    fn subscribe(&self, session: Option<&str>) -> (broadcast::Receiver<Arc<Live>>, i64, bool) {
+        let mut sessions = self.sessions.lock().unwrap();
+        let head = self.head.load(Ordering::Acquire);
+        match session {
+            Some(session) if head >= 0 => {
+                let tx = sessions
+                    .entry(session.to_string())
+                    .or_insert_with(|| broadcast::channel(SESSION_CAPACITY).0);
+                (tx.subscribe(), head, false)
+            }
+            _ => (self.tx.subscribe(), head, true),
+        }
     }
 }
 
@@ -421,10 +463,7 @@ pub(crate) fn follow(
     }
     let slot = Slot(metrics);
     // Subscribe before replaying, so nothing published during the replay is missed.
-    let live = state.hub.tx.subscribe();
-    // A live start begins at the head as of this subscription, not as of when the task first
-    // runs: events the hub emits in between are already queued here and must not be skipped.
-    let head = state.hub.head.load(Ordering::Acquire);
+    let (live, head, dense) = state.hub.subscribe(filter.session.as_deref());
     let (tx, rx) = mpsc::channel(state.settings.sse_client_buffer.max(1));
     let client = Client {
         nats: state.nats.clone(),
@@ -433,6 +472,7 @@ pub(crate) fn follow(
         timeout: state.timeout(),
         tx,
         slot,
+        dense,
     };
     tokio::spawn(client.run(start, head, live));
     Ok(rx)
@@ -445,6 +485,8 @@ struct Client {
     timeout: Duration,
     tx: mpsc::Sender<Arc<Live>>,
     slot: Slot,
+    /// Following every event (a gap in the seqs means missed events), or only a session's.
+    dense: bool,
 }
 
 /// Why a stream ends: the client went away, or the log could not be read.
@@ -477,7 +519,7 @@ impl Client {
             };
             match next {
                 Ok(l) if l.event.seq <= cursor => {}
-                Ok(l) if l.event.seq == cursor + 1 => {
+                Ok(l) if l.event.seq == cursor + 1 || !self.dense => {
                     cursor = l.event.seq;
                     if self.filter.matches(&l.event) && self.send(l).await.is_err() {
                         return;
