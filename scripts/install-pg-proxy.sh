@@ -12,4 +12,6 @@ if ! command -v haproxy >/dev/null 2>&1 && [ ! -x /usr/sbin/haproxy ]; then
   # Only the binary is wanted: the packaged service would listen on nothing useful here.
   $SUDO systemctl disable --now haproxy >/dev/null 2>&1 || true
 fi
-PATH="$PATH:/usr/sbin" haproxy -v | head -1 >&2
+# No `| head`: under pipefail, haproxy killed by SIGPIPE would fail the script.
+version="$(PATH="$PATH:/usr/sbin" haproxy -v)"
+echo "${version%%$'\n'*}" >&2

@@ -124,10 +124,17 @@ pub fn wire_error(e: &sqlx::Error) -> relay_contracts::WireError {
 
 /// Whether a database error may go away on retry: Postgres down or busy, or a deadlock or
 /// serialization failure that rolled this transaction back. Such errors map to `unavailable`.
+///
+/// A failover adds its own: the server shutting down or starting (57P01-57P03), a connection
+/// lost (class 08), a write that reached the old primary as it became read-only (25006), and a
+/// proxy in front of the servers that accepts a connection while no primary is there and
+/// closes it unanswered (sqlx: a protocol error, "unexpected response from SSLRequest").
 pub fn is_transient(e: &sqlx::Error) -> bool {
     match e {
-        sqlx::Error::PoolTimedOut | sqlx::Error::Io(_) | sqlx::Error::PoolClosed => true,
-        sqlx::Error::Database(db) => matches!(db.code().as_deref(), Some("40P01" | "40001")),
+        sqlx::Error::PoolTimedOut | sqlx::Error::Io(_) | sqlx::Error::PoolClosed | sqlx::Error::Protocol(_) => true,
+        sqlx::Error::Database(db) => db.code().is_some_and(|c| {
+            matches!(c.as_ref(), "40P01" | "40001" | "57P01" | "57P02" | "57P03" | "25006") || c.starts_with("08")
+        }),
         _ => false,
     }
 }

@@ -655,6 +655,38 @@ async fn a_slow_sse_client_does_not_hold_back_a_fast_one_and_still_gets_everythi
     assert!(g.metric("relay_gateway_sse_catch_ups_total").await >= 1.0);
 }
 
+/// A session's stream follows its session's own channel from the hub: it gets its session's
+/// events and no other's, and one that falls behind that channel (32 events) catches up from
+/// the log, with nothing lost or twice, while the others' streams carry on.
+#[tokio::test]
+async fn a_session_stream_gets_only_its_session_and_a_slow_one_catches_up_from_the_log() {
+    let m = mesh().await;
+    let g = gateway(&m, &[("RELAY_GATEWAY__SSE_CLIENT_BUFFER", "4")]).await;
+    // Once the hub has emitted an event, new streams follow their session's channel.
+    let mut warm = SseReader::new(g.sse("/api/v1/sessions/s0/events/sse", None).await);
+    let head = append(&m, "test.warm", "s0", "w0", 1).await[0];
+    assert_eq!(warm.next().await.id, head);
+    let slow = g.sse("/api/v1/sessions/s1/events/sse", Some(head)).await;
+    let mut other = SseReader::new(g.sse("/api/v1/sessions/s2/events/sse", Some(head)).await);
+    let (mut s1, mut s2) = (Vec::new(), Vec::new());
+    for _ in 0..10 {
+        s1.extend(append(&m, "test.flood", "s1", "w1", 50).await);
+        s2.extend(append(&m, "test.flood", "s2", "w2", 5).await);
+    }
+    let other_ids: Vec<i64> = other.take(s2.len()).await.iter().map(|f| f.id).collect();
+    assert_eq!(other_ids, s2, "s2's stream: its events only, in order");
+    let mut slow = SseReader::new(slow);
+    let slow_ids: Vec<i64> = slow.take(s1.len()).await.iter().map(|f| f.id).collect();
+    assert_eq!(
+        slow_ids, s1,
+        "the slow s1 stream caught up from the log: nothing lost, nothing twice"
+    );
+    assert!(g.metric("relay_gateway_sse_catch_ups_total").await >= 1.0);
+    // Nothing more is queued for s2: the next frame is the next s2 event.
+    let later = append(&m, "test.flood", "s2", "w2", 1).await;
+    assert_eq!(other.next().await.id, later[0]);
+}
+
 #[tokio::test]
 async fn readyz_tells_when_postgres_is_unreachable_while_healthz_stays_up() {
     let m = mesh().await;
