@@ -116,6 +116,7 @@ where
     let own: T = settings::load()?;
     let _telemetry = telemetry::init(name, &common.telemetry)?;
     let db = db::connect(&common.database).await?;
+    outbox::keep_forwarded(std::time::Duration::from_millis(common.database.outbox_keep_ms));
     let nats = connect_nats(&common.nats, name).await?;
     health::serve(common.telemetry.health_listen.as_deref(), nats.clone()).await?;
     let host = serve(own, db, nats).await?;

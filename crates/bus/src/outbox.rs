@@ -9,6 +9,10 @@
 //! An outbox table has the columns `seq, event_id, session_id, type, ts, payload, traceparent,
 //! workspace, forwarded, forward_error`; the agent id, when there is one, is the payload's
 //! `agentId`.
+//!
+//! Forwarded rows are deleted once they are `database.outbox_keep_ms` old (an hour by default),
+//! so an outbox holds only what is on its way plus a recent window, whatever the load; an
+//! outbox its service also reads (the registry's session history) keeps them (`prune: false`).
 
 use relay_contracts::events::{AppendRequest, AppendResponse, NewEvent};
 use relay_contracts::rpc::EventAppend;
@@ -31,6 +35,19 @@ pub struct Outbox {
     pub type_prefix: &'static str,
     /// Advisory lock key: one forwarder per outbox at a time.
     pub lock_key: i64,
+    /// Delete forwarded rows after `database.outbox_keep_ms`; false when the service reads them.
+    pub prune: bool,
+}
+
+/// How long forwarded rows are kept: `database.outbox_keep_ms`, set once by `run_service`.
+static KEEP: std::sync::OnceLock<Duration> = std::sync::OnceLock::new();
+const DEFAULT_KEEP: Duration = Duration::from_secs(3600);
+/// Rows one prune statement deletes: short transactions, however far behind it is.
+const PRUNE_BATCH: i64 = 5_000;
+
+/// Sets how long forwarded rows are kept (the first call wins; `run_service` makes it).
+pub fn keep_forwarded(keep: Duration) {
+    let _ = KEEP.set(keep);
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -47,8 +64,50 @@ pub fn start(outbox: Outbox, db: &PgPool, nats: &async_nats::Client, enabled: bo
     let wake = Arc::new(Notify::new());
     if enabled {
         tokio::spawn(run(outbox, db.clone(), nats.clone(), wake.clone()));
+        if outbox.prune {
+            tokio::spawn(prune(outbox, db.clone()));
+        }
     }
     wake
+}
+
+/// Runs forever: deletes the rows forwarded more than the keep window ago, a quarter of the
+/// window apart (between 1 s and a minute). Any replica may; they only delete forwarded rows,
+/// which the forwarder never locks.
+async fn prune(outbox: Outbox, db: PgPool) {
+    let keep = *KEEP.get().unwrap_or(&DEFAULT_KEEP);
+    let every = (keep / 4).clamp(Duration::from_secs(1), Duration::from_secs(60));
+    let sql = format!(
+        "DELETE FROM {t} WHERE seq IN (SELECT seq FROM {t} WHERE forwarded AND ts < $1 ORDER BY seq LIMIT $2)",
+        t = outbox.table
+    );
+    loop {
+        tokio::time::sleep(every).await;
+        let cutoff = crate::now_ms() - keep.as_millis() as i64;
+        let mut deleted = 0;
+        loop {
+            match sqlx::query(sqlx::AssertSqlSafe(sql.clone()))
+                .bind(cutoff)
+                .bind(PRUNE_BATCH)
+                .execute(&db)
+                .await
+            {
+                Ok(r) => {
+                    deleted += r.rows_affected();
+                    if r.rows_affected() < PRUNE_BATCH as u64 {
+                        break;
+                    }
+                }
+                Err(e) => {
+                    tracing::warn!(outbox = outbox.table, error = %e, "cannot prune forwarded rows; will retry");
+                    break;
+                }
+            }
+        }
+        if deleted > 0 {
+            tracing::debug!(outbox = outbox.table, deleted, "pruned forwarded rows");
+        }
+    }
 }
 
 /// Runs forever: forwards whatever is pending, then sleeps until woken by a commit or 1 s.

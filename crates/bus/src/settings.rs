@@ -55,6 +55,9 @@ pub struct DatabaseSettings {
     pub connect_attempts: u32,
     /// Run the embedded migrations at start (they are idempotent and lock against each other).
     pub migrate: bool,
+    /// How long a row an outbox has forwarded to the event log stays in it (for inspection)
+    /// before it is deleted ([`crate::outbox`]); the event log holds the event from then on.
+    pub outbox_keep_ms: u64,
 }
 
 impl Default for DatabaseSettings {
@@ -64,6 +67,7 @@ impl Default for DatabaseSettings {
             max_connections: 16,
             connect_attempts: 120,
             migrate: true,
+            outbox_keep_ms: 3_600_000,
         }
     }
 }

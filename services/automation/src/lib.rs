@@ -34,6 +34,7 @@ const OUTBOX: Outbox = Outbox {
     table: "automation_events",
     type_prefix: "",
     lock_key: 0x7265_6c61_7961_7574, // "relayaut"
+    prune: true,
 };
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]

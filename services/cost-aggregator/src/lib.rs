@@ -26,6 +26,7 @@ const OUTBOX: Outbox = Outbox {
     table: "cost_events",
     type_prefix: "",
     lock_key: 0x7265_6c61_7963_6576, // "relaycev"
+    prune: true,
 };
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]

@@ -6,6 +6,7 @@
 //!   harness on `agent.<agentId>.deliver`.
 //! - settle.rs: receipts become delivery states and events, group-committed.
 //! - boundary.rs: follows the event log for status and tool-call boundaries.
+//! - retention.rs: deletes finished deliveries after `keep_finished_ms` (bounded growth).
 //! - control.rs: agent pause/resume/stop/input.
 //! - store.rs: the handlers' SQL on `deliveries` (rows, lookups, wake-ups); error.rs: the error.
 //! - This file: settings and the `delivery.*` handlers.
@@ -14,6 +15,7 @@ mod boundary;
 mod control;
 mod error;
 mod handoff;
+mod retention;
 mod run;
 mod settle;
 mod store;
@@ -69,6 +71,9 @@ pub struct RunnerSettings {
     pub safe_states: Vec<AgentStatus>,
     /// Append delivery events to the event log (outbox forwarder); false only for a runner alone.
     pub forward_events: bool,
+    /// How long a finished delivery (delivered, failed, cancelled) stays after its last change:
+    /// readable with delivery.get/list and, when failed, retryable. Then it is deleted.
+    pub keep_finished_ms: i64,
     /// Follow the event log for status and tool-call boundaries (needs event-ingest).
     pub follow_events: bool,
 }
@@ -89,6 +94,7 @@ impl Default for RunnerSettings {
             safe_states: vec![AgentStatus::Idle, AgentStatus::Waiting, AgentStatus::Blocked],
             forward_events: true,
             follow_events: true,
+            keep_finished_ms: 7 * 24 * 3_600_000,
         }
     }
 }
@@ -114,7 +120,8 @@ struct Drain {
 }
 
 impl Runner {
-    /// Starts the delivery loop, the settler, the boundary follower and the event forwarder.
+    /// Starts the delivery loop, the settler, the boundary follower, the event forwarder and the
+    /// retention sweep.
     pub async fn start(db: PgPool, nats: async_nats::Client, settings: RunnerSettings) -> Self {
         let settings = Arc::new(settings);
         let forward_wake = relay_bus::outbox::start(OUTBOX, &db, &nats, settings.forward_events);
@@ -131,6 +138,7 @@ impl Runner {
             tokio::spawn(boundary::run(runner.db.clone(), runner.nats.clone()));
         }
         tokio::spawn(run::run(runner.clone()));
+        tokio::spawn(retention::run(runner.clone()));
         runner
     }
 }
@@ -153,6 +161,7 @@ const OUTBOX: relay_bus::outbox::Outbox = relay_bus::outbox::Outbox {
     table: "delivery_events",
     type_prefix: "",
     lock_key: 0x7265_6c61_7964_6c76, // "relaydlv"
+    prune: true,
 };
 
 pub const SERVICE_NAME: &str = "delivery-runner";

@@ -743,3 +743,68 @@ async fn a_runner_stopped_with_sigterm_hands_its_agent_to_another_replica_at_onc
     );
     assert_eq!(runners.len(), 2, "the second replica took over: {runners:?}");
 }
+
+/// Bounded growth: a delivered delivery and its stored message are deleted once the keep
+/// window has passed since it finished; a held (pending) one and its message stay, however old.
+#[tokio::test]
+async fn finished_deliveries_are_deleted_after_the_keep_window_and_pending_ones_stay() {
+    let mut m = Cluster::start(
+        RUNNER,
+        "delivery-runner",
+        1,
+        &[("RELAY_RUNNER__KEEP_FINISHED_MS", "1000")],
+    )
+    .await;
+    let reg_env = [
+        ("RELAY_REGISTRY__PURGE_EVENT_LOG", "false"),
+        ("RELAY_REGISTRY__FORWARD_EVENTS", "false"),
+    ];
+    let _registry = ServiceProcess::spawn(&relay_testkit::bin_path("session-registry"), &m.nats, &m.db, &reg_env);
+    relay_testkit::wait_for_instances(&m.client, "session-registry", 1).await;
+    let agent = attached(&m, "s", &["immediate", "manual"]).await;
+    let _seen = harness(&m.client, &agent, vec![json!({"status": "delivered"})]).await;
+    let held = m
+        .ok(
+            "session.sendMessage",
+            json!({"sessionId": "s", "message": "held", "delivery": {"mode": "manual"}}),
+        )
+        .await;
+    let held = ids(&held["deliveryIds"]).remove(0);
+    let mut done = Vec::new();
+    for i in 0..5 {
+        let sent = m
+            .ok(
+                "session.sendMessage",
+                json!({"sessionId": "s", "message": format!("m{i}")}),
+            )
+            .await;
+        done.push(ids(&sent["deliveryIds"]).remove(0));
+    }
+    for id in &done {
+        wait_status(&m, id, "delivered").await;
+    }
+    let pool = m.db.pool().await;
+    let count = |sql: &'static str| {
+        let pool = pool.clone();
+        async move { sqlx::query_scalar::<_, i64>(sql).fetch_one(&pool).await.unwrap() }
+    };
+    relay_testkit::wait_for(|| async { (count("SELECT count(*) FROM deliveries").await == 1).then_some(()) }).await;
+    for id in &done {
+        m.err("delivery.get", json!({"deliveryId": id}), "not_found").await;
+    }
+    assert_eq!(
+        m.ok("delivery.get", json!({"deliveryId": held})).await["status"],
+        "pending"
+    );
+    assert_eq!(
+        count("SELECT count(*) FROM delivery_messages").await,
+        1,
+        "only the held message is kept"
+    );
+    // The held one can still be flushed.
+    assert_eq!(
+        m.ok("delivery.flush", json!({"agentId": agent})).await,
+        json!({"flushed": 1})
+    );
+    m.replicas.clear();
+}

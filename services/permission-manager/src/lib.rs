@@ -33,6 +33,7 @@ const OUTBOX: Outbox = Outbox {
     table: "permission_events",
     type_prefix: "",
     lock_key: 0x7265_6c61_7970_6d65, // "relaypme"
+    prune: true,
 };
 /// Longest id, tool name or command accepted; a description or question may be longer.
 const MAX_FIELD: usize = 4096;

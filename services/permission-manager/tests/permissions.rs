@@ -433,3 +433,49 @@ async fn permission_and_question_events_reach_the_event_log_in_order() {
         ["permission.resolved", "permission.requested", "permission.resolved"]
     );
 }
+
+/// The outbox holds only what is on its way (and a recent window): rows it has forwarded are
+/// deleted once `database.outbox_keep_ms` old, while every event stays in the log.
+#[tokio::test]
+async fn forwarded_outbox_rows_are_deleted_after_the_keep_window_and_stay_in_the_log() {
+    let h = mesh(&[("RELAY_DATABASE__OUTBOX_KEEP_MS", "500")]).await;
+    h.session("s").await;
+    for _ in 0..20 {
+        h.ask("s", "Read", None).await;
+    }
+    let pool = h.m.db.pool().await;
+    let rows = || async {
+        sqlx::query_scalar::<_, i64>("SELECT count(*) FROM permission_events")
+            .fetch_one(&pool)
+            .await
+            .unwrap()
+    };
+    // Written with the requests (20 requested, 20 resolved by policy) ...
+    let logged = wait_for(|| async {
+        let e =
+            h.m.ok(
+                "event.query",
+                json!({"sessionIds": ["s"], "types": ["permission.resolved"], "limit": 100}),
+            )
+            .await["events"]
+                .as_array()
+                .unwrap()
+                .len();
+        (e == 20).then_some(e)
+    })
+    .await;
+    assert_eq!(logged, 20);
+    // ... and gone from the outbox once forwarded and older than the window.
+    wait_for(|| async { (rows().await == 0).then_some(()) }).await;
+    let again =
+        h.m.ok(
+            "event.query",
+            json!({"sessionIds": ["s"], "types": ["permission.resolved"], "limit": 100}),
+        )
+        .await;
+    assert_eq!(
+        again["events"].as_array().unwrap().len(),
+        20,
+        "the log keeps every event"
+    );
+}

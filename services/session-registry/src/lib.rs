@@ -109,6 +109,8 @@ const OUTBOX: relay_bus::outbox::Outbox = relay_bus::outbox::Outbox {
     table: "registry_events",
     type_prefix: "session.",
     lock_key: 0x7265_6c61_7966_7764, // "relayfwd"
+    // The session history of snapshots is read back from it.
+    prune: false,
 };
 
 impl Registry {
