@@ -2,7 +2,7 @@
 CARGO ?= cargo
 export CARGO_TERM_COLOR ?= never
 
-.PHONY: test build services agent-clis console-deps interop-deps pg-proxy sdks run up bench chaos chaos-cluster chaos-failover fmt lint clean-test-dbs openapi fuzz fuzz-random compose-check deploy-check
+.PHONY: soak test build services agent-clis console-deps interop-deps pg-proxy sdks run up bench chaos chaos-cluster chaos-failover fmt lint clean-test-dbs openapi fuzz fuzz-random compose-check deploy-check
 
 ## Start NATS and Postgres if needed, install the pinned agent CLIs, the console's browser
 ## (Debian's chromium, playwright-core) and HAProxy if missing, then build and run every test.
@@ -88,6 +88,13 @@ chaos-cluster:
 chaos-failover: pg-proxy
 	$(CARGO) build --workspace --bins
 	$(CARGO) test -p relay-client --test chaos -- --ignored --nocapture --exact under_a_postgres_failover_with_synchronous_commit_nothing_acknowledged_is_lost
+
+## Bounded growth (outside CI): the chaos load for an hour with short retention windows; each
+## table's size, dead tuples, service RSS and send p99 over time → bench/results/soak.json.
+## RELAY_SOAK_SECONDS, RELAY_SOAK_WINDOW_SECONDS, RELAY_SOAK_SAMPLE_SECONDS shorten it.
+soak:
+	$(CARGO) build --workspace --bins
+	$(CARGO) test -p relay-client --test chaos -- --ignored --nocapture --exact soak_at_steady_load_table_sizes_memory_and_latency_over_time
 
 ## Regenerate docs/api/openapi.json from the gateway's types (a test fails when it is stale).
 openapi:

@@ -75,6 +75,8 @@ struct Tally {
     failed: Vec<(&'static str, f64)>,
     /// Delivery ids returned for acknowledged messages.
     deliveries: Vec<String>,
+    /// Messages: (acknowledged at, seconds from the first attempt), for the soak's p99.
+    latency: Vec<(f64, f64)>,
 }
 
 type Shared = Arc<Mutex<Tally>>;
@@ -121,9 +123,11 @@ async fn send_one(client: &Client, session: &str, id: String, tally: &Shared, st
         }),
         ..SendMessageRequest::text(session, &id)
     };
+    let began = Instant::now();
     let sent = until_acked(tally, start, || client.session_send_message(&req)).await;
     let mut t = tally.lock().unwrap();
     t.acked.push((id, since(start)));
+    t.latency.push((since(start), began.elapsed().as_secs_f64()));
     t.deliveries.extend(sent.delivery_ids.unwrap_or_default());
 }
 
@@ -768,14 +772,13 @@ async fn failover_run(synchronous: bool) -> (Value, Vec<Count>, Load) {
     mesh.pg.stop().await;
     mesh.standby.as_ref().unwrap().promote().await;
     mesh.proxy.as_ref().unwrap().wait_for_primary().await;
-    eprintln!(
-        "[{:6.1}s] standby promoted; the proxy sends connections to it",
-        since(start)
-    );
-    // Recovered: the first event appended through the mesh after the primary died.
+    let promoted = since(start);
+    eprintln!("[{promoted:6.1}s] standby promoted; the proxy sends connections to it");
+    // Recovered: the first event appended through the mesh on the new primary (an append
+    // acknowledged just after the kill may have committed on the old one).
     let first_ack = relay_testkit::wait_for_within(Duration::from_secs(60), || async {
         let t = load.events.lock().unwrap();
-        t.acked.iter().map(|(_, at)| *at).find(|at| *at > from)
+        t.acked.iter().map(|(_, at)| *at).find(|at| *at > promoted)
     })
     .await;
     eprintln!("[{:6.1}s] writes acknowledged again", since(start));
@@ -805,6 +808,158 @@ async fn failover_run(synchronous: bool) -> (Value, Vec<Count>, Load) {
         "sse_reconnects": *load.sse_reconnects.lock().unwrap(),
     });
     (doc, counts, load)
+}
+
+/// `make soak` (outside CI): the chaos load, undisturbed, for `RELAY_SOAK_SECONDS` (default an
+/// hour) with every retention window set to `RELAY_SOAK_WINDOW_SECONDS` (default 300): the
+/// event log's, the outboxes' and the finished deliveries'. Every `RELAY_SOAK_SAMPLE_SECONDS`
+/// (default 30) it records each table's size, live and dead tuples, each service's RSS and the
+/// p99 of message sends, and prints how each changed between the end of the first two windows
+/// and the end of the run: what stays flat and what still grows. Figures only, no asserts on
+/// them; bench/results/soak.json.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "runs for an hour by default: make soak"]
+async fn soak_at_steady_load_table_sizes_memory_and_latency_over_time() {
+    let env_secs =
+        |name: &str, default: u64| -> u64 { std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default) };
+    let (run_s, window_s, sample_s) = (
+        env_secs("RELAY_SOAK_SECONDS", 3600),
+        env_secs("RELAY_SOAK_WINDOW_SECONDS", 300),
+        env_secs("RELAY_SOAK_SAMPLE_SECONDS", 30),
+    );
+    let window_ms = (window_s * 1000).to_string();
+    // The services are this process's children and read these.
+    for (k, v) in [
+        ("RELAY_DATABASE__OUTBOX_KEEP_MS", window_ms.as_str()),
+        ("RELAY_RUNNER__KEEP_FINISHED_MS", window_ms.as_str()),
+        ("RELAY_INGEST__RETENTION_MS", window_ms.as_str()),
+        ("RELAY_INGEST__RETENTION_INTERVAL_MS", "10000"),
+    ] {
+        // SAFETY: set before any other thread of this test reads the environment.
+        unsafe { std::env::set_var(k, v) };
+    }
+    let mesh = Mesh::start(1, 1, Db::Single).await;
+    let _receiver = automate(&mesh.client).await;
+    let running = Running::start(&mesh);
+    let pool = mesh.db.pool().await;
+    let mut samples: Vec<Value> = Vec::new();
+    let mut seen_latencies = 0;
+    eprintln!("soak: {run_s} s of steady load, windows of {window_s} s, a sample every {sample_s} s");
+    loop {
+        tokio::time::sleep(Duration::from_secs(sample_s)).await;
+        let at = since(running.start);
+        let tables: Vec<(String, i64, i64, i64)> = sqlx::query_as(
+            "SELECT relname::text, pg_total_relation_size(relid), n_live_tup, n_dead_tup
+             FROM pg_stat_user_tables WHERE relname <> '_sqlx_migrations' ORDER BY relname",
+        )
+        .fetch_all(&pool)
+        .await
+        .unwrap_or_default();
+        let rss: BTreeMap<&str, u64> = mesh.services.iter().map(|(n, p)| (*n, rss_kib(p.pid()))).collect();
+        let mut lat: Vec<u64> = load_latencies(&running.load, &mut seen_latencies);
+        lat.sort_unstable();
+        let p99_ms = relay_testkit::percentile(&lat, 0.99) as f64 / 1000.0;
+        let total: i64 = tables.iter().map(|t| t.1).sum();
+        let dead: i64 = tables.iter().map(|t| t.3).sum();
+        eprintln!(
+            "[{at:7.0}s] database {:>8} KiB, dead tuples {dead:>7}, services RSS {:>7} KiB, send p99 {p99_ms:7.1} ms ({} sends)",
+            total / 1024,
+            rss.values().sum::<u64>(),
+            lat.len()
+        );
+        samples.push(json!({
+            "at_s": at,
+            "tables": tables.iter().map(|(n, size, live, dead)| json!({"table": n, "bytes": size, "live": live, "dead": dead})).collect::<Vec<_>>(),
+            "rss_kib": rss,
+            "send_p99_ms": p99_ms,
+            "sends": lat.len(),
+        }));
+        if at >= run_s as f64 {
+            break;
+        }
+    }
+    running.stop.send(true).unwrap();
+    for t in running.tasks {
+        t.await.unwrap();
+    }
+    running.sse.abort();
+
+    // Flat or growing: each table from the first sample past two windows to the last.
+    let settled = samples
+        .iter()
+        .find(|s| s["at_s"].as_f64().unwrap() >= 2.0 * window_s as f64)
+        .unwrap_or(&samples[0])
+        .clone();
+    let last = samples.last().unwrap().clone();
+    let rows = |s: &Value| -> BTreeMap<String, (i64, i64, i64)> {
+        s["tables"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| {
+                let n = |k: &str| t[k].as_i64().unwrap_or(0);
+                (
+                    t["table"].as_str().unwrap().to_string(),
+                    (n("bytes"), n("live"), n("dead")),
+                )
+            })
+            .collect()
+    };
+    let (from, to) = (rows(&settled), rows(&last));
+    println!(
+        "\n{:<28} {:>12} {:>12} {:>10} {:>10} {:>8} {:>8}",
+        "table", "KiB settled", "KiB end", "rows set.", "rows end", "dead", "verdict"
+    );
+    let mut growth = Vec::new();
+    for (t, (bytes, live, dead)) in &to {
+        let (b0, l0, _) = from.get(t).copied().unwrap_or_default();
+        // Growing: more rows at the end than once the windows had settled (by 10 % and 100).
+        let grows = *live > l0 + (l0 / 10).max(100);
+        let verdict = if grows { "grows" } else { "flat" };
+        println!(
+            "{t:<28} {:>12} {:>12} {l0:>10} {live:>10} {dead:>8} {verdict:>8}",
+            b0 / 1024,
+            bytes / 1024
+        );
+        growth.push(json!({"table": t, "bytesSettled": b0, "bytesEnd": bytes, "rowsSettled": l0, "rowsEnd": live, "deadEnd": dead, "verdict": verdict}));
+    }
+    relay_testkit::write_bench_results(
+        "soak",
+        &json!({
+            "what": "soak: the chaos load (messages to two PTY agents, events with token usage, permission requests, a schedule, a webhook, an SSE watcher) undisturbed, every retention window short",
+            "command": format!("RELAY_SOAK_SECONDS={run_s} RELAY_SOAK_WINDOW_SECONDS={window_s} make soak"),
+            "build": "debug",
+            "windowSeconds": window_s,
+            "settledAtSeconds": settled["at_s"],
+            "growth": growth,
+            "samples": samples,
+        }),
+    );
+}
+
+/// The send latencies (µs) acknowledged since the last call.
+fn load_latencies(load: &Load, seen: &mut usize) -> Vec<u64> {
+    let mut all: Vec<(f64, f64)> = Vec::new();
+    for m in &load.messages {
+        all.extend(m.lock().unwrap().latency.iter().copied());
+    }
+    all.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let new: Vec<u64> = all[(*seen).min(all.len())..]
+        .iter()
+        .map(|(_, s)| (s * 1e6) as u64)
+        .collect();
+    *seen = all.len();
+    new
+}
+
+/// Resident memory of a process, KiB (0 once it is gone).
+fn rss_kib(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .unwrap_or_default()
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        .unwrap_or(0)
 }
 
 struct Count {
