@@ -8,3 +8,8 @@ CREATE INDEX delivery_messages_by_created ON delivery_messages (created_at);
 -- their rows changed (the default waits for 20 %), so dead tuples stay few under steady load.
 ALTER TABLE deliveries SET (autovacuum_vacuum_scale_factor = 0.01, autovacuum_analyze_scale_factor = 0.02);
 ALTER TABLE delivery_agents SET (autovacuum_vacuum_scale_factor = 0.01, autovacuum_analyze_scale_factor = 0.02);
+
+-- services/automation/src/retention.rs: a webhook's finished deliveries, oldest first, and a
+-- schedule's runs by when they fired.
+CREATE INDEX webhook_deliveries_finished ON webhook_deliveries (created_at) WHERE status <> 'pending';
+CREATE INDEX schedule_runs_by_fired ON schedule_runs (fired_at);

@@ -8,12 +8,15 @@
 //! - **Schedules** ([`schedules`], [`fire`]): a message, a relay message or a new session at a
 //!   time (`at`, a delayed message) or on a cron expression in a time zone; a run is claimed
 //!   with its row locked and recorded under its due time, so two replicas fire it once.
+//! - **Retention** ([`retention`]): finished webhook deliveries and old schedule runs are
+//!   deleted after their windows.
 
 mod error;
 pub mod fanout;
 pub mod fire;
 pub mod guard;
 pub mod post;
+mod retention;
 pub mod schedules;
 pub mod webhooks;
 
@@ -69,6 +72,9 @@ pub struct WebhookSettings {
     /// Events read from the log per step.
     pub page: i64,
     pub poll_interval_ms: u64,
+    /// How long a delivered or failed delivery stays in a webhook's delivery log (and a failed
+    /// one can be replayed); then it is deleted.
+    pub keep_deliveries_ms: i64,
 }
 
 impl Default for WebhookSettings {
@@ -84,6 +90,7 @@ impl Default for WebhookSettings {
             concurrency: 16,
             page: 500,
             poll_interval_ms: 1_000,
+            keep_deliveries_ms: 7 * 24 * 3_600_000,
         }
     }
 }
@@ -103,6 +110,8 @@ pub struct ScheduleSettings {
     /// tried again every `retry_ms` until this long after it was due, then recorded failed.
     pub retry_for_ms: i64,
     pub retry_ms: i64,
+    /// How long a run stays in a schedule's history (its latest run always stays).
+    pub keep_runs_ms: i64,
 }
 
 impl Default for ScheduleSettings {
@@ -114,6 +123,7 @@ impl Default for ScheduleSettings {
             max_per_workspace: 1_000,
             retry_for_ms: 300_000,
             retry_ms: 1_000,
+            keep_runs_ms: 7 * 24 * 3_600_000,
         }
     }
 }
@@ -177,6 +187,7 @@ impl Automation {
         if a.schedules.enabled {
             tokio::spawn(fire::run(a.clone()));
         }
+        tokio::spawn(retention::run(a.clone()));
         Ok(a)
     }
 }

@@ -350,3 +350,49 @@ async fn bad_schedules_are_refused_with_the_reason() {
     }
     expect_err(&w.client, "schedule.get", json!({"scheduleId": "nope"}), "not_found").await;
 }
+
+/// Bounded growth: a schedule's runs leave its history once `schedules.keep_runs_ms` has
+/// passed, but its latest run stays (schedule.get shows it) and its run count keeps counting.
+#[tokio::test]
+async fn old_schedule_runs_leave_the_history_and_the_latest_stays() {
+    let nats = Nats::start().await;
+    let db = Database::create().await;
+    let client = nats.client().await;
+    let services: Vec<ServiceProcess> = BUS_SERVICES
+        .iter()
+        .map(|s| ServiceProcess::spawn(&relay_testkit::bin_path(s), &nats, &db, &[]))
+        .collect();
+    for s in BUS_SERVICES {
+        relay_testkit::wait_for_instances(&client, s, 1).await;
+    }
+    let env = [("RELAY_SCHEDULES__KEEP_RUNS_MS", "1500")];
+    let automation = ServiceProcess::spawn(&relay_testkit::bin_path("automation"), &nats, &db, &env);
+    relay_testkit::wait_for_instances(&client, "automation", 1).await;
+    let w = World {
+        nats,
+        db,
+        client,
+        _services: services,
+        automation: vec![automation],
+    };
+    let session = w.new_session().await;
+    let id = w.every_second(&session).await;
+    // Runs pile up past the window, yet the history stays short.
+    let s = wait_for(|| async {
+        let s = expect_ok(&w.client, "schedule.get", json!({"scheduleId": id})).await;
+        (s["runs"].as_i64().unwrap() >= 8).then_some(s)
+    })
+    .await;
+    expect_ok(&w.client, "schedule.pause", json!({"scheduleId": id})).await;
+    let kept = wait_for(|| async {
+        let runs = w.runs(&id).await;
+        (runs.len() == 1).then_some(runs)
+    })
+    .await;
+    let s2 = expect_ok(&w.client, "schedule.get", json!({"scheduleId": id})).await;
+    assert!(
+        s2["runs"].as_i64().unwrap() >= s["runs"].as_i64().unwrap(),
+        "the count does not shrink"
+    );
+    assert_eq!(kept[0]["dueAt"], s2["lastRun"]["dueAt"], "the latest run stays: {s2}");
+}

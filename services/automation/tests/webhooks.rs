@@ -229,3 +229,28 @@ async fn private_targets_are_refused_when_created_and_when_a_name_resolves_to_on
     )
     .await;
 }
+
+/// Bounded growth: a webhook's delivered deliveries leave its delivery log once
+/// `webhooks.keep_deliveries_ms` has passed; what was posted stays posted, once.
+#[tokio::test]
+async fn delivered_webhook_deliveries_leave_the_log_after_the_keep_window() {
+    let env: Vec<(&str, &str)> = FAST_RETRIES
+        .iter()
+        .copied()
+        .chain([("RELAY_WEBHOOKS__KEEP_DELIVERIES_MS", "1000")])
+        .collect();
+    let w = world(&env).await;
+    let rx = WebhookReceiver::start(SECRET).await;
+    let hook = w.subscribe(&rx.url).await;
+    let mut sessions = Vec::new();
+    for _ in 0..5 {
+        sessions.push(w.new_session().await);
+    }
+    for s in &sessions {
+        wait_for(|| async { Some(created(&rx, s)).filter(|p| !p.is_empty()) }).await;
+    }
+    wait_for(|| async { w.deliveries(&hook).await.is_empty().then_some(()) }).await;
+    for s in &sessions {
+        assert_eq!(created(&rx, s).len(), 1, "posted once");
+    }
+}
