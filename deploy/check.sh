@@ -3,7 +3,8 @@
 #   1. every NATS config passes `nats-server -t`;
 #   2. every YAML document under kubernetes/ parses, and every file beside a kustomization.yaml is listed in it;
 #   3. relay.toml parses and uses only keys that config/relay.example.toml documents;
-#   4. `kubectl kustomize` builds deploy/kubernetes and deploy/kubernetes/migrate;
+#   4. `kubectl kustomize` builds deploy/kubernetes, deploy/kubernetes/migrate and
+#      deploy/kubernetes/autoscaling (KEDA objects: not in the schema check, whose schemas lack CRDs);
 #   5. kubernetes-validate (pip install kubernetes-validate) checks the built manifests in strict
 #      mode against the Kubernetes version in K8S_VERSION (default 1.30.0), when installed;
 #   6. with --nats, deploy/nats/test-local.sh starts the 3-node cluster on loopback and checks it.
@@ -77,6 +78,7 @@ EOF
 echo "== kubectl kustomize"
 kubectl kustomize "$deploy/kubernetes" > "$out/relay.yaml"
 kubectl kustomize "$deploy/kubernetes/migrate" > "$out/migrate.yaml"
+kubectl kustomize "$deploy/kubernetes/autoscaling" > "$out/autoscaling.yaml"
 echo "built: $(grep -c '^kind:' "$out/relay.yaml") objects in deploy/kubernetes, $(grep -c '^kind:' "$out/migrate.yaml") in migrate/"
 
 if command -v kubernetes-validate >/dev/null; then
