@@ -56,7 +56,7 @@ fn raise_nofile() -> u64 {
         }
         libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim);
     }
-    lim.rlim_cur as u64
+    lim.rlim_cur
 }
 
 /// The gateway's own pid when it runs under a wrapper (the wrapper's last descendant).
