@@ -13,3 +13,8 @@ ALTER TABLE delivery_agents SET (autovacuum_vacuum_scale_factor = 0.01, autovacu
 -- schedule's runs by when they fired.
 CREATE INDEX webhook_deliveries_finished ON webhook_deliveries (created_at) WHERE status <> 'pending';
 CREATE INDEX schedule_runs_by_fired ON schedule_runs (fired_at);
+
+-- services/permission-manager (store::delete_resolved): resolved requests and questions, oldest
+-- first.
+CREATE INDEX permission_requests_resolved ON permission_requests (decided_at) WHERE status <> 'pending';
+CREATE INDEX questions_resolved ON questions (answered_at) WHERE status <> 'pending';

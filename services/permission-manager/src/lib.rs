@@ -70,6 +70,9 @@ pub struct PermissionSettings {
     pub max_list_limit: i64,
     /// Forward `permission.*` / `question.*` events to the event log.
     pub forward_events: bool,
+    /// How long a decided request or an answered (or expired) question stays listable after it
+    /// was resolved; then it is deleted (its events stay in the log).
+    pub keep_resolved_ms: i64,
 }
 
 impl Default for PermissionSettings {
@@ -86,6 +89,7 @@ impl Default for PermissionSettings {
             default_list_limit: 100,
             max_list_limit: 1000,
             forward_events: true,
+            keep_resolved_ms: 7 * 24 * 3_600_000,
         }
     }
 }
@@ -147,6 +151,7 @@ impl Manager {
         if m.settings.expire_after_ms > 0 {
             tokio::spawn(expire(m.clone()));
         }
+        tokio::spawn(forget(m.clone()));
         Ok(m)
     }
 
@@ -576,6 +581,32 @@ pub async fn answer(m: Manager, ctx: RequestContext, req: AnswerRequest) -> Resu
 }
 
 /// Decides pending requests and questions past their expiry, a batch at a time.
+/// Bounded growth: deletes what was resolved more than `keep_resolved_ms` ago, a quarter of the
+/// window apart (between 1 s and a minute), 5,000 rows a statement. Any replica may.
+async fn forget(m: Manager) {
+    const BATCH: i64 = 5_000;
+    let keep = m.settings.keep_resolved_ms.max(0);
+    let every = Duration::from_millis((keep / 4) as u64).clamp(Duration::from_secs(1), Duration::from_secs(60));
+    loop {
+        tokio::time::sleep(every).await;
+        let before = relay_bus::now_ms() - keep;
+        loop {
+            let deleted = match m.db.acquire().await {
+                Ok(mut conn) => store::delete_resolved(&mut conn, before, BATCH).await,
+                Err(e) => Err(e.into()),
+            };
+            match deleted {
+                Ok((p, q)) if p == BATCH as u64 || q == BATCH as u64 => continue,
+                Ok(_) => break,
+                Err(e) => {
+                    tracing::warn!(error = %e, "cannot delete resolved requests; will retry");
+                    break;
+                }
+            }
+        }
+    }
+}
+
 async fn expire(m: Manager) {
     let interval = Duration::from_millis(m.settings.expiry_interval_ms.max(10));
     loop {

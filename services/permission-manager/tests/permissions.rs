@@ -479,3 +479,48 @@ async fn forwarded_outbox_rows_are_deleted_after_the_keep_window_and_stay_in_the
         "the log keeps every event"
     );
 }
+
+/// Bounded growth: decided requests and answered questions are deleted once
+/// `permissions.keep_resolved_ms` has passed; a pending request stays, however old.
+#[tokio::test]
+async fn resolved_requests_and_questions_are_deleted_after_the_keep_window_and_pending_ones_stay() {
+    let h = mesh(&[("RELAY_PERMISSIONS__KEEP_RESOLVED_MS", "1000")]).await;
+    h.session("s").await;
+    for _ in 0..5 {
+        // Approved by the default policy at once.
+        assert_eq!(h.ask("s", "Read", None).await["decision"], "approved");
+    }
+    let pending = h.ask("s", "Bash", Some("rm -rf build")).await;
+    assert_eq!(pending["decision"], "pending");
+    let q =
+        h.m.ok(
+            "question.ask",
+            json!({"agentId": "agent-1", "sessionId": "s", "question": "Go?"}),
+        )
+        .await;
+    h.m.ok(
+        "question.answer",
+        json!({"questionId": q["questionId"], "answer": "yes"}),
+    )
+    .await;
+    let listed = wait_for(|| async {
+        let all = h.m.ok("permission.list", json!({"sessionId": "s"})).await["permissions"]
+            .as_array()
+            .unwrap()
+            .clone();
+        (all.len() == 1).then_some(all)
+    })
+    .await;
+    assert_eq!(
+        listed[0]["requestId"], pending["requestId"],
+        "the pending request stays"
+    );
+    wait_for(|| async {
+        let gone = h.m.call("question.get", json!({"questionId": q["questionId"]})).await;
+        gone.err().filter(|e| e.code().as_str() == "not_found")
+    })
+    .await;
+    // It can still be decided.
+    h.m.ok("permission.approve", json!({"requestId": pending["requestId"]}))
+        .await;
+}
