@@ -22,6 +22,7 @@ pub mod identity;
 pub mod outbox;
 #[cfg(feature = "pki")]
 pub mod pki;
+pub mod retention;
 pub mod scope;
 pub mod service;
 pub mod settings;

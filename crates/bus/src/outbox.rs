@@ -42,8 +42,6 @@ pub struct Outbox {
 /// How long forwarded rows are kept: `database.outbox_keep_ms`, set once by `run_service`.
 static KEEP: std::sync::OnceLock<Duration> = std::sync::OnceLock::new();
 const DEFAULT_KEEP: Duration = Duration::from_secs(3600);
-/// Rows one prune statement deletes: short transactions, however far behind it is.
-const PRUNE_BATCH: i64 = 5_000;
 
 /// Sets how long forwarded rows are kept (the first call wins; `run_service` makes it).
 pub fn keep_forwarded(keep: Duration) {
@@ -65,49 +63,15 @@ pub fn start(outbox: Outbox, db: &PgPool, nats: &async_nats::Client, enabled: bo
     if enabled {
         tokio::spawn(run(outbox, db.clone(), nats.clone(), wake.clone()));
         if outbox.prune {
-            tokio::spawn(prune(outbox, db.clone()));
+            let keep = *KEEP.get().unwrap_or(&DEFAULT_KEEP);
+            let t = outbox.table;
+            let sql = format!(
+                "DELETE FROM {t} WHERE seq IN (SELECT seq FROM {t} WHERE forwarded AND ts < $1 ORDER BY seq LIMIT $2)"
+            );
+            crate::retention::spawn(db, outbox.table, keep, vec![sql]);
         }
     }
     wake
-}
-
-/// Runs forever: deletes the rows forwarded more than the keep window ago, a quarter of the
-/// window apart (between 1 s and a minute). Any replica may; they only delete forwarded rows,
-/// which the forwarder never locks.
-async fn prune(outbox: Outbox, db: PgPool) {
-    let keep = *KEEP.get().unwrap_or(&DEFAULT_KEEP);
-    let every = (keep / 4).clamp(Duration::from_secs(1), Duration::from_secs(60));
-    let sql = format!(
-        "DELETE FROM {t} WHERE seq IN (SELECT seq FROM {t} WHERE forwarded AND ts < $1 ORDER BY seq LIMIT $2)",
-        t = outbox.table
-    );
-    loop {
-        tokio::time::sleep(every).await;
-        let cutoff = crate::now_ms() - keep.as_millis() as i64;
-        let mut deleted = 0;
-        loop {
-            match sqlx::query(sqlx::AssertSqlSafe(sql.clone()))
-                .bind(cutoff)
-                .bind(PRUNE_BATCH)
-                .execute(&db)
-                .await
-            {
-                Ok(r) => {
-                    deleted += r.rows_affected();
-                    if r.rows_affected() < PRUNE_BATCH as u64 {
-                        break;
-                    }
-                }
-                Err(e) => {
-                    tracing::warn!(outbox = outbox.table, error = %e, "cannot prune forwarded rows; will retry");
-                    break;
-                }
-            }
-        }
-        if deleted > 0 {
-            tracing::debug!(outbox = outbox.table, deleted, "pruned forwarded rows");
-        }
-    }
 }
 
 /// Runs forever: forwards whatever is pending, then sleeps until woken by a commit or 1 s.

@@ -187,7 +187,7 @@ impl Automation {
         if a.schedules.enabled {
             tokio::spawn(fire::run(a.clone()));
         }
-        tokio::spawn(retention::run(a.clone()));
+        retention::start(&a);
         Ok(a)
     }
 }

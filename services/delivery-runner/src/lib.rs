@@ -138,7 +138,7 @@ impl Runner {
             tokio::spawn(boundary::run(runner.db.clone(), runner.nats.clone()));
         }
         tokio::spawn(run::run(runner.clone()));
-        tokio::spawn(retention::run(runner.clone()));
+        retention::start(&runner);
         runner
     }
 }

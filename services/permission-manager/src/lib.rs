@@ -151,7 +151,9 @@ impl Manager {
         if m.settings.expire_after_ms > 0 {
             tokio::spawn(expire(m.clone()));
         }
-        tokio::spawn(forget(m.clone()));
+        let keep = Duration::from_millis(m.settings.keep_resolved_ms.max(0) as u64);
+        let resolved = store::RESOLVED.map(String::from).to_vec();
+        relay_bus::retention::spawn(&m.db, "resolved requests and questions", keep, resolved);
         Ok(m)
     }
 
@@ -581,32 +583,6 @@ pub async fn answer(m: Manager, ctx: RequestContext, req: AnswerRequest) -> Resu
 }
 
 /// Decides pending requests and questions past their expiry, a batch at a time.
-/// Bounded growth: deletes what was resolved more than `keep_resolved_ms` ago, a quarter of the
-/// window apart (between 1 s and a minute), 5,000 rows a statement. Any replica may.
-async fn forget(m: Manager) {
-    const BATCH: i64 = 5_000;
-    let keep = m.settings.keep_resolved_ms.max(0);
-    let every = Duration::from_millis((keep / 4) as u64).clamp(Duration::from_secs(1), Duration::from_secs(60));
-    loop {
-        tokio::time::sleep(every).await;
-        let before = relay_bus::now_ms() - keep;
-        loop {
-            let deleted = match m.db.acquire().await {
-                Ok(mut conn) => store::delete_resolved(&mut conn, before, BATCH).await,
-                Err(e) => Err(e.into()),
-            };
-            match deleted {
-                Ok((p, q)) if p == BATCH as u64 || q == BATCH as u64 => continue,
-                Ok(_) => break,
-                Err(e) => {
-                    tracing::warn!(error = %e, "cannot delete resolved requests; will retry");
-                    break;
-                }
-            }
-        }
-    }
-}
-
 async fn expire(m: Manager) {
     let interval = Duration::from_millis(m.settings.expiry_interval_ms.max(10));
     loop {

@@ -304,31 +304,16 @@ pub async fn list_questions(
 }
 
 /// An event for the outbox, in the transaction of the change it reports.
-/// Deletes up to `limit` decided permission requests and up to `limit` answered or expired
-/// questions resolved before `before` (bounded growth); how many of each.
-pub async fn delete_resolved(conn: &mut PgConnection, before: i64, limit: i64) -> Result<(u64, u64)> {
-    let permissions = sqlx::query(
-        "DELETE FROM permission_requests WHERE request_id IN (
-             SELECT request_id FROM permission_requests
-             WHERE status <> 'pending' AND decided_at < $1 ORDER BY decided_at LIMIT $2)",
-    )
-    .bind(before)
-    .bind(limit)
-    .execute(&mut *conn)
-    .await?
-    .rows_affected();
-    let questions = sqlx::query(
-        "DELETE FROM questions WHERE question_id IN (
-             SELECT question_id FROM questions
-             WHERE status <> 'pending' AND answered_at < $1 ORDER BY answered_at LIMIT $2)",
-    )
-    .bind(before)
-    .bind(limit)
-    .execute(&mut *conn)
-    .await?
-    .rows_affected();
-    Ok((permissions, questions))
-}
+/// Bounded growth ([`relay_bus::retention`]): decided requests and answered or expired
+/// questions resolved before `$1`, at most `$2` at a time.
+pub const RESOLVED: [&str; 2] = [
+    "DELETE FROM permission_requests WHERE request_id IN (
+         SELECT request_id FROM permission_requests
+         WHERE status <> 'pending' AND decided_at < $1 ORDER BY decided_at LIMIT $2)",
+    "DELETE FROM questions WHERE question_id IN (
+         SELECT question_id FROM questions
+         WHERE status <> 'pending' AND answered_at < $1 ORDER BY answered_at LIMIT $2)",
+];
 
 pub async fn insert_event(
     conn: &mut PgConnection,
