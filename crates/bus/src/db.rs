@@ -126,14 +126,18 @@ pub fn wire_error(e: &sqlx::Error) -> relay_contracts::WireError {
 /// serialization failure that rolled this transaction back. Such errors map to `unavailable`.
 ///
 /// A failover adds its own: the server shutting down or starting (57P01-57P03), a connection
-/// lost (class 08), a write that reached the old primary as it became read-only (25006), and a
-/// proxy in front of the servers that accepts a connection while no primary is there and
-/// closes it unanswered (sqlx: a protocol error, "unexpected response from SSLRequest").
+/// lost or refused (class 08, but for a protocol violation, 08P01, which is a bug, and an
+/// unknown commit outcome, 08007, which a retry could apply twice), a write that reached the old
+/// primary as it became read-only (25006), and a proxy in front of the servers that accepts a
+/// connection while no primary is there and closes it before the server's first byte (sqlx:
+/// "unexpected response from SSLRequest"). Other protocol errors are bugs, not transient.
 pub fn is_transient(e: &sqlx::Error) -> bool {
     match e {
-        sqlx::Error::PoolTimedOut | sqlx::Error::Io(_) | sqlx::Error::PoolClosed | sqlx::Error::Protocol(_) => true,
+        sqlx::Error::PoolTimedOut | sqlx::Error::Io(_) | sqlx::Error::PoolClosed => true,
+        sqlx::Error::Protocol(m) => m.contains("SSLRequest"),
         sqlx::Error::Database(db) => db.code().is_some_and(|c| {
-            matches!(c.as_ref(), "40P01" | "40001" | "57P01" | "57P02" | "57P03" | "25006") || c.starts_with("08")
+            matches!(c.as_ref(), "40P01" | "40001" | "57P01" | "57P02" | "57P03" | "25006")
+                || (c.starts_with("08") && !matches!(c.as_ref(), "08P01" | "08007"))
         }),
         _ => false,
     }
@@ -141,6 +145,15 @@ pub fn is_transient(e: &sqlx::Error) -> bool {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_connection_closed_before_the_server_answered_is_transient_other_protocol_errors_are_not() {
+        let closed = sqlx::Error::Protocol("unexpected response from SSLRequest: 0x00".into());
+        assert!(super::is_transient(&closed));
+        assert!(!super::is_transient(&sqlx::Error::Protocol(
+            "unknown message type: 'x'".into()
+        )));
+    }
+
     #[test]
     fn redact_hides_only_the_password() {
         assert_eq!(super::redact("postgres://u:secret@h/db"), "postgres://u:***@h/db");

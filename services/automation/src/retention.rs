@@ -7,9 +7,13 @@
 use crate::Automation;
 use std::time::Duration;
 
+/// The outer conditions are re-checked on a row `webhook.replay` changes while this runs
+/// (READ COMMITTED re-checks only the outer WHERE), and keep a replayed delivery for a whole
+/// window after its last attempt.
 const FINISHED_DELIVERIES: &str = "DELETE FROM webhook_deliveries WHERE delivery_id IN (
     SELECT delivery_id FROM webhook_deliveries
-    WHERE status <> 'pending' AND created_at < $1 ORDER BY created_at LIMIT $2)";
+    WHERE status <> 'pending' AND created_at < $1 ORDER BY created_at LIMIT $2)
+  AND status <> 'pending' AND COALESCE(delivered_at, next_attempt_at) < $1";
 
 const OLD_RUNS: &str = "DELETE FROM schedule_runs WHERE (schedule_id, due_at) IN (
     SELECT r.schedule_id, r.due_at FROM schedule_runs r

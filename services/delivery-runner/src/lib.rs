@@ -154,6 +154,10 @@ impl Runner {
     fn draining(&self) -> tokio::sync::watch::Receiver<bool> {
         self.drain.requested.subscribe()
     }
+
+    fn shutting_down(&self) -> bool {
+        *self.drain.requested.borrow()
+    }
 }
 
 /// `delivery_events` rows are already typed `delivery.<kind>`.

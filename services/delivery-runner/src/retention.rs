@@ -7,10 +7,13 @@
 use crate::Runner;
 use std::time::Duration;
 
+/// The conditions are repeated outside the subquery: a row that `delivery.retry` sets pending
+/// while this runs is re-checked against them (READ COMMITTED re-checks only the outer WHERE).
 const FINISHED: &str = "DELETE FROM deliveries WHERE delivery_id IN (
     SELECT delivery_id FROM deliveries
     WHERE status IN ('delivered', 'failed', 'cancelled') AND updated_at < $1
-    ORDER BY updated_at LIMIT $2)";
+    ORDER BY updated_at LIMIT $2)
+  AND status IN ('delivered', 'failed', 'cancelled') AND updated_at < $1";
 
 /// After the deliveries, so a message whose last delivery just went goes in the same round.
 const UNREFERENCED_MESSAGES: &str = "DELETE FROM delivery_messages WHERE message_id IN (

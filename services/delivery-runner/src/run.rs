@@ -512,6 +512,12 @@ async fn walk_once(runner: &Runner, owner: &str, agent_id: &str, renew: bool) ->
     let lease = Duration::from_millis(s.lease_ms.max(0) as u64);
     let mut renewed = std::time::Instant::now();
     for w in &go {
+        // Shutting down: what is done is settled below and the agent handed back; a whole
+        // batch of slow hand-overs would outlast the shutdown grace.
+        if runner.shutting_down() {
+            stopped = true;
+            break;
+        }
         tracing::debug!(delivery_id = %w.key.delivery_id, "delivering");
         let late = w.deadline.filter(|d| *d < relay_bus::now_ms()).map(|d| {
             let at = chrono::DateTime::from_timestamp_millis(d)

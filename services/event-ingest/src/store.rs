@@ -24,9 +24,10 @@ pub struct Prepared {
 pub async fn append(conn: &mut PgConnection, batch: &[&Prepared]) -> Result<(Vec<Appended>, Vec<Event>)> {
     let mut tx = sqlx::Connection::begin(conn).await?;
     // The server's current timeline is the first 8 hex digits of its WAL file name; a promotion
-    // starts a new one (migrations/20261125000017_event_log_timeline.sql says why seqs follow it).
+    // starts a new one, and the first append on another timeline than the last continues at the
+    // next multiple of 2^40 (migrations/20261125000017_event_log_timeline.sql says why).
     let (head, timeline): (i64, i32) = sqlx::query_as(
-        "SELECT CASE WHEN h.timeline < t.tl THEN GREATEST(h.last_seq, (t.tl - 1)::bigint << 40) ELSE h.last_seq END,
+        "SELECT CASE WHEN h.timeline <> t.tl THEN ((h.last_seq >> 40) + 1) << 40 ELSE h.last_seq END,
                 t.tl
          FROM event_log_head h,
               (SELECT ('x' || substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8))::bit(32)::int AS tl) t

@@ -303,7 +303,6 @@ pub async fn list_questions(
     Ok(q.fetch_all(conn).await?.into_iter().map(question).collect())
 }
 
-/// An event for the outbox, in the transaction of the change it reports.
 /// Bounded growth ([`relay_bus::retention`]): decided requests and answered or expired
 /// questions resolved before `$1`, at most `$2` at a time.
 pub const RESOLVED: [&str; 2] = [
@@ -315,6 +314,7 @@ pub const RESOLVED: [&str; 2] = [
          WHERE status <> 'pending' AND answered_at < $1 ORDER BY answered_at LIMIT $2)",
 ];
 
+/// An event for the outbox, in the transaction of the change it reports.
 pub async fn insert_event(
     conn: &mut PgConnection,
     session_id: &str,
