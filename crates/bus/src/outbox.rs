@@ -39,9 +39,9 @@ pub struct Outbox {
     pub prune: bool,
 }
 
-/// How long forwarded rows are kept: `database.outbox_keep_ms`, set once by `run_service`.
+/// How long forwarded rows are kept: `database.outbox_keep_ms`, set once by `run_service`
+/// (its default otherwise).
 static KEEP: std::sync::OnceLock<Duration> = std::sync::OnceLock::new();
-const DEFAULT_KEEP: Duration = Duration::from_secs(3600);
 
 /// Sets how long forwarded rows are kept (the first call wins; `run_service` makes it).
 pub fn keep_forwarded(keep: Duration) {
@@ -63,7 +63,8 @@ pub fn start(outbox: Outbox, db: &PgPool, nats: &async_nats::Client, enabled: bo
     if enabled {
         tokio::spawn(run(outbox, db.clone(), nats.clone(), wake.clone()));
         if outbox.prune {
-            let keep = *KEEP.get().unwrap_or(&DEFAULT_KEEP);
+            let keep = *KEEP
+                .get_or_init(|| Duration::from_millis(crate::settings::DatabaseSettings::default().outbox_keep_ms));
             let t = outbox.table;
             let sql = format!(
                 "DELETE FROM {t} WHERE seq IN (SELECT seq FROM {t} WHERE forwarded AND ts < $1 ORDER BY seq LIMIT $2)"

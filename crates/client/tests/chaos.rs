@@ -629,21 +629,19 @@ async fn under_kill9_and_nats_and_postgres_restarts_nothing_acknowledged_is_lost
         })
         .sum();
     println!("redeliveries the harnesses recognised and did not type again: {absorbed}");
-    print_report(&phases, &load, &counts);
-    let doc = json!({
-        "what": "chaos run: kill -9 of each service, NATS and Postgres restarts under steady load",
-        "command": "make chaos",
-        "build": "debug",
-        "load_seconds": load_s,
-        "health": {"503_after_nats_down_s": unhealthy_after, "200_after_nats_back_s": healthy_after},
-        "phases": phases.iter().map(|p| phase_json(p, &load)).collect::<Vec<_>>(),
-        "totals": counts.iter().map(|c| json!({
-            "kind": c.kind, "acknowledged": c.acked, "lost": c.lost, "duplicated": c.duplicated,
-        })).collect::<Vec<_>>(),
-        "failed_attempts_by_code": failed_by_code(&load),
-        "sse_reconnects": *load.sse_reconnects.lock().unwrap(),
-        "redeliveries_absorbed_by_harness": absorbed,
-    });
+    let doc = report(
+        &phases,
+        &load,
+        &counts,
+        load_s,
+        json!({
+            "what": "chaos run: kill -9 of each service, NATS and Postgres restarts under steady load",
+            "command": "make chaos",
+            "build": "debug",
+            "health": {"503_after_nats_down_s": unhealthy_after, "200_after_nats_back_s": healthy_after},
+            "redeliveries_absorbed_by_harness": absorbed,
+        }),
+    );
     relay_testkit::write_bench_results("chaos", &doc);
 
     nothing_lost_or_twice(&counts, &load, "a dependency was down");
@@ -702,19 +700,17 @@ async fn under_a_nats_cluster_node_killed_and_restarted_nothing_acknowledged_is_
     }
 
     let (load_s, counts) = running.finish(&mesh, &receiver).await;
-    print_report(&phases, &load, &counts);
-    let doc = json!({
-        "what": "chaos run on a 3-node NATS cluster: two replicas of each service, nodes 2 and 3 killed (SIGKILL) and restarted in turn under steady load",
-        "command": "make chaos-cluster",
-        "build": "debug",
-        "load_seconds": load_s,
-        "phases": phases.iter().map(|p| phase_json(p, &load)).collect::<Vec<_>>(),
-        "totals": counts.iter().map(|c| json!({
-            "kind": c.kind, "acknowledged": c.acked, "lost": c.lost, "duplicated": c.duplicated,
-        })).collect::<Vec<_>>(),
-        "failed_attempts_by_code": failed_by_code(&load),
-        "sse_reconnects": *load.sse_reconnects.lock().unwrap(),
-    });
+    let doc = report(
+        &phases,
+        &load,
+        &counts,
+        load_s,
+        json!({
+            "what": "chaos run on a 3-node NATS cluster: two replicas of each service, nodes 2 and 3 killed (SIGKILL) and restarted in turn under steady load",
+            "command": "make chaos-cluster",
+            "build": "debug",
+        }),
+    );
     relay_testkit::write_bench_results("chaos-cluster", &doc);
     nothing_lost_or_twice(&counts, &load, "a node was down");
 }
@@ -791,22 +787,18 @@ async fn failover_run(synchronous: bool) -> (Value, Vec<Count>, Load) {
     });
 
     let (load_s, counts) = running.finish(&mesh, &receiver).await;
-    print_report(&phases, &load, &counts);
-    let doc = json!({
-        "replication": mode,
-        "settings": if synchronous {
-            "synchronous_standby_names = '*', synchronous_commit = on"
-        } else {
-            "synchronous_standby_names = '' (Postgres's default)"
-        },
-        "load_seconds": load_s,
-        "phases": phases.iter().map(|p| phase_json(p, &load)).collect::<Vec<_>>(),
-        "totals": counts.iter().map(|c| json!({
-            "kind": c.kind, "acknowledged": c.acked, "lost": c.lost, "duplicated": c.duplicated,
-        })).collect::<Vec<_>>(),
-        "failed_attempts_by_code": failed_by_code(&load),
-        "sse_reconnects": *load.sse_reconnects.lock().unwrap(),
-    });
+    let settings = if synchronous {
+        "synchronous_standby_names = '*', synchronous_commit = on"
+    } else {
+        "synchronous_standby_names = '' (Postgres's default)"
+    };
+    let doc = report(
+        &phases,
+        &load,
+        &counts,
+        load_s,
+        json!({"replication": mode, "settings": settings}),
+    );
     (doc, counts, load)
 }
 
@@ -855,7 +847,11 @@ async fn soak_at_steady_load_table_sizes_memory_and_latency_over_time() {
         .fetch_all(&pool)
         .await
         .unwrap_or_default();
-        let rss: BTreeMap<&str, u64> = mesh.services.iter().map(|(n, p)| (*n, rss_kib(p.pid()))).collect();
+        let rss: BTreeMap<&str, u64> = mesh
+            .services
+            .iter()
+            .map(|(n, p)| (*n, relay_testkit::rss_kib(p.pid())))
+            .collect();
         let mut lat: Vec<u64> = load_latencies(&running.load, &mut seen_latencies);
         lat.sort_unstable();
         let p99_ms = relay_testkit::percentile(&lat, 0.99) as f64 / 1000.0;
@@ -950,16 +946,6 @@ fn load_latencies(load: &Load, seen: &mut usize) -> Vec<u64> {
         .collect();
     *seen = all.len();
     new
-}
-
-/// Resident memory of a process, KiB (0 once it is gone).
-fn rss_kib(pid: u32) -> u64 {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .unwrap_or_default()
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.split_whitespace().next()?.parse().ok())
-        .unwrap_or(0)
 }
 
 struct Count {
@@ -1387,6 +1373,25 @@ fn phase_json(p: &Phase, load: &Load) -> Value {
 
 fn round(x: f64) -> f64 {
     (x * 100.0).round() / 100.0
+}
+
+/// What every chaos run reports: the table printed, and the results document's common fields
+/// (the load, each phase, the counts, the failed attempts) with the run's own in `extra`.
+fn report(phases: &[Phase], load: &Load, counts: &[Count], load_s: f64, extra: Value) -> Value {
+    print_report(phases, load, counts);
+    let mut doc = json!({
+        "load_seconds": load_s,
+        "phases": phases.iter().map(|p| phase_json(p, load)).collect::<Vec<_>>(),
+        "totals": counts.iter().map(|c| json!({
+            "kind": c.kind, "acknowledged": c.acked, "lost": c.lost, "duplicated": c.duplicated,
+        })).collect::<Vec<_>>(),
+        "failed_attempts_by_code": failed_by_code(load),
+        "sse_reconnects": *load.sse_reconnects.lock().unwrap(),
+    });
+    if let (Some(doc), Value::Object(extra)) = (doc.as_object_mut(), extra) {
+        doc.extend(extra);
+    }
+    doc
 }
 
 fn print_report(phases: &[Phase], load: &Load, counts: &[Count]) {

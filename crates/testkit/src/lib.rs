@@ -841,6 +841,16 @@ impl ServiceProcess {
     }
 }
 
+/// Resident memory of a process, KiB (0 once it is gone).
+pub fn rss_kib(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .unwrap_or_default()
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        .unwrap_or(0)
+}
+
 /// Polls `f` every 50 ms until it gives a value; panics after 20 s. For state that another
 /// process changes (a fold, a PTY, an expiry), where the test can only look again.
 pub async fn wait_for<T, F: std::future::Future<Output = Option<T>>>(f: impl FnMut() -> F) -> T {

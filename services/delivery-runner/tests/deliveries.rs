@@ -6,7 +6,12 @@ use serde_json::{Value, json};
 const RUNNER: &str = env!("CARGO_BIN_EXE_delivery-runner");
 
 async fn mesh() -> (Cluster, ServiceProcess) {
-    let c = Cluster::start(RUNNER, "delivery-runner", 1, &[]).await;
+    mesh_with(1, &[]).await
+}
+
+/// `replicas` runners with `runner_env`, and a registry that hands them its messages.
+async fn mesh_with(replicas: usize, runner_env: &[(&str, &str)]) -> (Cluster, ServiceProcess) {
+    let c = Cluster::start(RUNNER, "delivery-runner", replicas, runner_env).await;
     let env = [
         ("RELAY_REGISTRY__PURGE_EVENT_LOG", "false"),
         ("RELAY_REGISTRY__FORWARD_EVENTS", "false"),
@@ -14,6 +19,21 @@ async fn mesh() -> (Cluster, ServiceProcess) {
     let registry = ServiceProcess::spawn(&relay_testkit::bin_path("session-registry"), &c.nats, &c.db, &env);
     relay_testkit::wait_for_instances(&c.client, "session-registry", 1).await;
     (c, registry)
+}
+
+/// Sends `m0`, `m1`, … `m{n-1}` to `session`, one at a time; their delivery ids, in order.
+async fn send_numbered(m: &Cluster, session: &str, n: usize) -> Vec<String> {
+    let mut sent = Vec::new();
+    for i in 0..n {
+        let reply = m
+            .ok(
+                "session.sendMessage",
+                json!({"sessionId": session, "message": format!("m{i}")}),
+            )
+            .await;
+        sent.push(ids(&reply["deliveryIds"]).remove(0));
+    }
+    sent
 }
 
 fn ids(v: &Value) -> Vec<String> {
@@ -245,16 +265,7 @@ async fn messages_sent_while_the_runner_is_down_are_delivered_in_order_once_it_i
     let mut seen = harness(&m.client, &agent, vec![json!({"status": "delivered"})]).await;
     m.replicas[0].kill9().await;
     relay_testkit::wait_until_unserved(&m.client, "delivery.get").await;
-    let mut sent = Vec::new();
-    for i in 0..5 {
-        let reply = m
-            .ok(
-                "session.sendMessage",
-                json!({"sessionId": "s", "message": format!("m{i}")}),
-            )
-            .await;
-        sent.push(ids(&reply["deliveryIds"]).remove(0));
-    }
+    let sent = send_numbered(&m, "s", 5).await;
     m.replace_first_replica().await;
     for id in &sent {
         wait_status(&m, id, "delivered").await;
@@ -353,16 +364,7 @@ async fn deferred_deliveries_wait_for_available_at_and_later_ones_keep_their_ord
         json!({"status": "delivered"}),
     ];
     let mut seen = harness(&m.client, &agent, script).await;
-    let mut sent = Vec::new();
-    for i in 0..3 {
-        let s = m
-            .ok(
-                "session.sendMessage",
-                json!({"sessionId": "s", "message": format!("m{i}")}),
-            )
-            .await;
-        sent.push(ids(&s["deliveryIds"]).remove(0));
-    }
+    let sent = send_numbered(&m, "s", 3).await;
     for id in &sent {
         wait_status(&m, id, "delivered").await;
     }
@@ -605,13 +607,7 @@ async fn delivery_events_reach_the_event_log_in_order() {
 async fn two_runners_share_the_work_across_agents() {
     // Each runner works on at most 4 of the 8 agents at once, so one fast runner cannot take
     // them all while the other waits (seen once in CI on a loaded machine).
-    let mut m = Cluster::start(RUNNER, "delivery-runner", 2, &[("RELAY_RUNNER__MAX_AGENTS", "4")]).await;
-    let reg_env = [
-        ("RELAY_REGISTRY__PURGE_EVENT_LOG", "false"),
-        ("RELAY_REGISTRY__FORWARD_EVENTS", "false"),
-    ];
-    let _registry = ServiceProcess::spawn(&relay_testkit::bin_path("session-registry"), &m.nats, &m.db, &reg_env);
-    relay_testkit::wait_for_instances(&m.client, "session-registry", 1).await;
+    let (mut m, _registry) = mesh_with(2, &[("RELAY_RUNNER__MAX_AGENTS", "4")]).await;
     let mut inboxes = Vec::new();
     for a in 0..8 {
         let agent = attached(&m, &format!("t{a}"), &["immediate"]).await;
@@ -702,25 +698,10 @@ async fn a_report_that_overtakes_its_accepted_receipt_is_retried_and_lands() {
 #[tokio::test]
 async fn a_runner_stopped_with_sigterm_hands_its_agent_to_another_replica_at_once() {
     let env = [("RELAY_RUNNER__LEASE_MS", "600000"), ("RELAY_RUNNER__BATCH", "2")];
-    let mut m = Cluster::start(RUNNER, "delivery-runner", 1, &env).await;
-    let reg_env = [
-        ("RELAY_REGISTRY__PURGE_EVENT_LOG", "false"),
-        ("RELAY_REGISTRY__FORWARD_EVENTS", "false"),
-    ];
-    let _registry = ServiceProcess::spawn(&relay_testkit::bin_path("session-registry"), &m.nats, &m.db, &reg_env);
-    relay_testkit::wait_for_instances(&m.client, "session-registry", 1).await;
+    let (mut m, _registry) = mesh_with(1, &env).await;
     let agent = attached(&m, "s", &["immediate"]).await;
     let mut seen = harness(&m.client, &agent, vec![json!({"status": "delivered", "pauseMs": 100})]).await;
-    let mut sent = Vec::new();
-    for i in 0..20 {
-        let reply = m
-            .ok(
-                "session.sendMessage",
-                json!({"sessionId": "s", "message": format!("m{i}")}),
-            )
-            .await;
-        sent.push(ids(&reply["deliveryIds"]).remove(0));
-    }
+    let sent = send_numbered(&m, "s", 20).await;
     // The first runner is walking the agent (its lease has ten minutes to run) ...
     let (_, first) = seen.recv().await.unwrap();
     let first_runner = first["context"]["metadata"]["runner"].as_str().unwrap().to_string();
@@ -748,19 +729,7 @@ async fn a_runner_stopped_with_sigterm_hands_its_agent_to_another_replica_at_onc
 /// window has passed since it finished; a held (pending) one and its message stay, however old.
 #[tokio::test]
 async fn finished_deliveries_are_deleted_after_the_keep_window_and_pending_ones_stay() {
-    let mut m = Cluster::start(
-        RUNNER,
-        "delivery-runner",
-        1,
-        &[("RELAY_RUNNER__KEEP_FINISHED_MS", "1000")],
-    )
-    .await;
-    let reg_env = [
-        ("RELAY_REGISTRY__PURGE_EVENT_LOG", "false"),
-        ("RELAY_REGISTRY__FORWARD_EVENTS", "false"),
-    ];
-    let _registry = ServiceProcess::spawn(&relay_testkit::bin_path("session-registry"), &m.nats, &m.db, &reg_env);
-    relay_testkit::wait_for_instances(&m.client, "session-registry", 1).await;
+    let (mut m, _registry) = mesh_with(1, &[("RELAY_RUNNER__KEEP_FINISHED_MS", "1000")]).await;
     let agent = attached(&m, "s", &["immediate", "manual"]).await;
     let _seen = harness(&m.client, &agent, vec![json!({"status": "delivered"})]).await;
     let held = m
@@ -770,16 +739,7 @@ async fn finished_deliveries_are_deleted_after_the_keep_window_and_pending_ones_
         )
         .await;
     let held = ids(&held["deliveryIds"]).remove(0);
-    let mut done = Vec::new();
-    for i in 0..5 {
-        let sent = m
-            .ok(
-                "session.sendMessage",
-                json!({"sessionId": "s", "message": format!("m{i}")}),
-            )
-            .await;
-        done.push(ids(&sent["deliveryIds"]).remove(0));
-    }
+    let done = send_numbered(&m, "s", 5).await;
     for id in &done {
         wait_status(&m, id, "delivered").await;
     }

@@ -70,17 +70,6 @@ fn leaf(mut pid: u32) -> u32 {
     pid
 }
 
-/// Resident memory of a process, KiB.
-fn rss_kib(pid: u32) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.split_whitespace().next())
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0)
-}
-
 /// What one fan-out case measured.
 struct Fanout {
     case: &'static str,
@@ -271,7 +260,7 @@ async fn sse_fanout(mesh: &BenchMesh, clients: usize, load: Load) -> Fanout {
     let ready = Arc::new(AtomicUsize::new(0));
     let foreign = Arc::new(AtomicUsize::new(0));
     let opening = Arc::new(tokio::sync::Semaphore::new(OPENING));
-    let rss_before = rss_kib(gateway_pid);
+    let rss_before = relay_testkit::rss_kib(gateway_pid);
     let catch_ups = metric(http, base, "relay_gateway_sse_catch_ups_total").await;
     let gap_fills = metric(http, base, "relay_gateway_hub_gap_fills_total").await;
     let mut tasks = Vec::new();
@@ -304,7 +293,7 @@ async fn sse_fanout(mesh: &BenchMesh, clients: usize, load: Load) -> Fanout {
     let opened = t0.elapsed();
     // Let every client task reach the hub before the first event.
     tokio::time::sleep(Duration::from_millis(1000)).await;
-    let rss_idle = rss_kib(gateway_pid);
+    let rss_idle = relay_testkit::rss_kib(gateway_pid);
     eprintln!(
         "  {clients} SSE streams open in {:.1} s; gateway RSS {rss_before} → {rss_idle} KiB ({:.1} KiB/stream); {} events at {}/s",
         opened.as_secs_f64(),
@@ -318,7 +307,7 @@ async fn sse_fanout(mesh: &BenchMesh, clients: usize, load: Load) -> Fanout {
         let (peak, stop) = (peak.clone(), stop.clone());
         tokio::spawn(async move {
             while !*stop.borrow() {
-                peak.fetch_max(rss_kib(gateway_pid), Ordering::Relaxed);
+                peak.fetch_max(relay_testkit::rss_kib(gateway_pid), Ordering::Relaxed);
                 tokio::time::sleep(Duration::from_millis(100)).await;
             }
         })

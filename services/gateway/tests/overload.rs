@@ -104,15 +104,6 @@ async fn open_loop(g: &Arc<Gateway>, rate: f64, secs: f64) -> (Tally, f64) {
     (Arc::try_unwrap(tally).ok().unwrap().into_inner().unwrap(), offered)
 }
 
-fn rss_kib(pid: u32) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .unwrap_or(0)
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn driven_far_past_its_capacity_the_gateway_sheds_with_503_loses_nothing_and_recovers() {
     let m = common::mesh().await;
@@ -128,7 +119,7 @@ async fn driven_far_past_its_capacity_the_gateway_sheds_with_503_loses_nothing_a
         warm.other
     );
     let capacity = warm.created.len() as f64 / 3.0;
-    let rss_before = rss_kib(gateway_pid);
+    let rss_before = relay_testkit::rss_kib(gateway_pid);
 
     // Ten times that, started whatever the answers, while the gateway's memory is watched.
     let peak = Arc::new(Mutex::new(rss_before));
@@ -136,7 +127,7 @@ async fn driven_far_past_its_capacity_the_gateway_sheds_with_503_loses_nothing_a
         let peak = peak.clone();
         tokio::spawn(async move {
             loop {
-                let now = rss_kib(gateway_pid);
+                let now = relay_testkit::rss_kib(gateway_pid);
                 {
                     let mut p = peak.lock().unwrap();
                     *p = (*p).max(now);

@@ -39,6 +39,24 @@ impl Mesh {
             .await
     }
 
+    /// A question "Go?" from agent-1 in `session`, answered "yes".
+    async fn asked_and_answered(&self, session: &str) -> Value {
+        let q = self
+            .m
+            .ok(
+                "question.ask",
+                json!({"agentId": "agent-1", "sessionId": session, "question": "Go?"}),
+            )
+            .await;
+        self.m
+            .ok(
+                "question.answer",
+                json!({"questionId": q["questionId"], "answer": "yes"}),
+            )
+            .await;
+        q
+    }
+
     async fn pending(&self, filter: Value) -> Vec<Value> {
         self.m.ok("permission.list", filter).await["permissions"]
             .as_array()
@@ -371,17 +389,7 @@ async fn permission_and_question_events_reach_the_event_log_in_order() {
     let rm = h.ask("s", "Bash", Some("rm -rf build")).await;
     h.m.ok("permission.deny", json!({"requestId": rm["requestId"], "reason": "no"}))
         .await;
-    let q =
-        h.m.ok(
-            "question.ask",
-            json!({"agentId": "agent-1", "sessionId": "s", "question": "Go?"}),
-        )
-        .await;
-    h.m.ok(
-        "question.answer",
-        json!({"questionId": q["questionId"], "answer": "yes"}),
-    )
-    .await;
+    h.asked_and_answered("s").await;
     let types = [
         "permission.requested",
         "permission.resolved",
@@ -450,34 +458,21 @@ async fn forwarded_outbox_rows_are_deleted_after_the_keep_window_and_stay_in_the
             .await
             .unwrap()
     };
-    // Written with the requests (20 requested, 20 resolved by policy) ...
-    let logged = wait_for(|| async {
-        let e =
-            h.m.ok(
-                "event.query",
-                json!({"sessionIds": ["s"], "types": ["permission.resolved"], "limit": 100}),
-            )
-            .await["events"]
-                .as_array()
-                .unwrap()
-                .len();
-        (e == 20).then_some(e)
-    })
-    .await;
-    assert_eq!(logged, 20);
-    // ... and gone from the outbox once forwarded and older than the window.
-    wait_for(|| async { (rows().await == 0).then_some(()) }).await;
-    let again =
+    let resolved_in_log = || async {
         h.m.ok(
             "event.query",
             json!({"sessionIds": ["s"], "types": ["permission.resolved"], "limit": 100}),
         )
-        .await;
-    assert_eq!(
-        again["events"].as_array().unwrap().len(),
-        20,
-        "the log keeps every event"
-    );
+        .await["events"]
+            .as_array()
+            .unwrap()
+            .len()
+    };
+    // Written with the requests (each resolved by policy at once) ...
+    wait_for(|| async { (resolved_in_log().await == 20).then_some(()) }).await;
+    // ... and gone from the outbox once forwarded and older than the window.
+    wait_for(|| async { (rows().await == 0).then_some(()) }).await;
+    assert_eq!(resolved_in_log().await, 20, "the log keeps every event");
 }
 
 /// Bounded growth: decided requests and answered questions are deleted once
@@ -492,17 +487,7 @@ async fn resolved_requests_and_questions_are_deleted_after_the_keep_window_and_p
     }
     let pending = h.ask("s", "Bash", Some("rm -rf build")).await;
     assert_eq!(pending["decision"], "pending");
-    let q =
-        h.m.ok(
-            "question.ask",
-            json!({"agentId": "agent-1", "sessionId": "s", "question": "Go?"}),
-        )
-        .await;
-    h.m.ok(
-        "question.answer",
-        json!({"questionId": q["questionId"], "answer": "yes"}),
-    )
-    .await;
+    let q = h.asked_and_answered("s").await;
     let listed = wait_for(|| async {
         let all = h.m.ok("permission.list", json!({"sessionId": "s"})).await["permissions"]
             .as_array()
