@@ -804,7 +804,8 @@ async fn failover_run(synchronous: bool) -> (Value, Vec<Count>, Load) {
 
 /// `make soak` (outside CI): the chaos load, undisturbed, for `RELAY_SOAK_SECONDS` (default an
 /// hour) with every retention window set to `RELAY_SOAK_WINDOW_SECONDS` (default 300): the
-/// event log's, the outboxes' and the finished deliveries'. Every `RELAY_SOAK_SAMPLE_SECONDS`
+/// event log's, the outboxes', the finished deliveries', webhook posts', schedule runs',
+/// resolved permissions', quiet sessions', relay messages' and the cost roll-up's. Every `RELAY_SOAK_SAMPLE_SECONDS`
 /// (default 30) it records each table's size, live and dead tuples, each service's RSS and the
 /// p99 of message sends, and prints how each changed between the end of the first two windows
 /// and the end of the run: what stays flat and what still grows. Figures only, no asserts on
@@ -826,6 +827,13 @@ async fn soak_at_steady_load_table_sizes_memory_and_latency_over_time() {
         ("RELAY_RUNNER__KEEP_FINISHED_MS", window_ms.as_str()),
         ("RELAY_INGEST__RETENTION_MS", window_ms.as_str()),
         ("RELAY_INGEST__RETENTION_INTERVAL_MS", "10000"),
+        ("RELAY_WEBHOOKS__KEEP_DELIVERIES_MS", window_ms.as_str()),
+        ("RELAY_SCHEDULES__KEEP_RUNS_MS", window_ms.as_str()),
+        ("RELAY_PERMISSIONS__KEEP_RESOLVED_MS", window_ms.as_str()),
+        ("RELAY_REGISTRY__RETENTION__ARCHIVE_CLOSED_AFTER_MS", window_ms.as_str()),
+        ("RELAY_REGISTRY__RETENTION__PURGE_ARCHIVED_AFTER_MS", window_ms.as_str()),
+        ("RELAY_REGISTRY__RETENTION__KEEP_MS", window_ms.as_str()),
+        ("RELAY_COSTS__ROLLUP_AFTER_MS", window_ms.as_str()),
     ] {
         // SAFETY: set before any other thread of this test reads the environment.
         unsafe { std::env::set_var(k, v) };

@@ -112,6 +112,8 @@ const SERVICES: &[ServiceAccess] = &[
             crate::keys::KEY_REVOKED,
             "agent.*.invoke",
             "agent.*.turn",
+            // A lost host's agents re-homed onto another host's spawner.
+            "agent.spawnOn.*",
         ],
         // A person's decision wakes invocations waiting for it.
         follows: &[PERMISSION_RESOLVED],

@@ -56,6 +56,10 @@ pub struct HeartbeatReply {
     /// Agents it still runs that the mesh has ended since (they were lost with the host while
     /// it was cut off): stop their harnesses, so no agent runs twice.
     pub stop: Vec<String>,
+    /// Agents it still runs that were re-homed onto another host meanwhile: kill their
+    /// harnesses without ending the agents, which run there now.
+    #[serde(default)]
+    pub abandon: Vec<String>,
 }
 
 /// `host.place`: the host a spawn goes to.
@@ -126,6 +130,9 @@ pub struct PlacedSpawn {
     pub spawn: crate::delivery::SpawnRequest,
     /// The lead that asked, already checked by the spawner that placed it.
     pub spawned_by: Option<String>,
+    /// A lost host's agent the registry moved here: its harness binds to this agent again
+    /// (same id, handle and deliveries) in a new CLI session; `spawn.task` is not sent.
+    pub rehome: Option<String>,
 }
 
 /// A label key or value, or a host id: 1 to [`MAX_HOST_CHARS`] of letters, digits, `_ . : -`.

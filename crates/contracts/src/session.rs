@@ -226,8 +226,11 @@ pub struct Agent {
     /// heartbeats).
     pub host_id: Option<String>,
     /// Relay extension: since when its host has not heartbeated; its deliveries are held
-    /// until the host is back or the registry's `hosts.on_lost` ends it.
+    /// until the host is back or the registry's `hosts.on_lost` ends or re-homes it.
     pub offline_since: Option<i64>,
+    /// Relay extension: the placement it was spawned with; a re-homed agent goes to a host
+    /// that fits it too.
+    pub placement: Option<crate::hosts::Placement>,
 }
 
 /// The longest handle: shorter than any agent id the mesh makes (a UUID), so a name in an
@@ -803,6 +806,8 @@ pub struct AttachRequest {
     /// Relay extension: the lead agent (of the same session) whose `agent.spawn` started this
     /// one; set by the spawner.
     pub spawned_by: Option<String>,
+    /// Relay extension: the placement the spawner placed it with; set by the spawner.
+    pub placement: Option<crate::hosts::Placement>,
 }
 
 #[skip_serializing_none]

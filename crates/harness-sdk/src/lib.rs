@@ -85,6 +85,8 @@ pub struct AttachOptions {
     pub agent_capabilities: Option<relay_contracts::capabilities::AgUiCapabilities>,
     /// The lead agent whose `agent.spawn` started this one.
     pub spawned_by: Option<String>,
+    /// The placement its spawner placed it with (kept on the agent for re-homing).
+    pub placement: Option<relay_contracts::hosts::Placement>,
 }
 
 /// A session bound to the bus. Dropping it stops serving.
@@ -250,6 +252,7 @@ async fn attach_new(nats: &async_nats::Client, opts: &AttachOptions) -> Result<S
         harness_id: None,
         handle: opts.handle.clone(),
         spawned_by: opts.spawned_by.clone(),
+        placement: opts.placement.clone(),
     };
     let attached = relay_bus::client::call::<rpc::SessionAgentAttach>(nats, &attach, CALL_TIMEOUT).await?;
     Ok(attached.agent_id)

@@ -201,7 +201,9 @@ fn contracts() -> Vec<Contract> {
             harness_id: some("h1"),
             handle: some("bob"),
             spawned_by: some("lead1"),
+            placement: Some(placement()),
         }),
+        contract(placement()),
         contract(AttachResponse {
             agent_id: "a1".into(),
             adapter_session_id: "as1".into(),
@@ -506,6 +508,13 @@ fn ag_ui() -> AgUiCapabilities {
     }
 }
 
+fn placement() -> relay_contracts::hosts::Placement {
+    relay_contracts::hosts::Placement {
+        host: some("host-1"),
+        labels: [("gpu".to_string(), "a100".to_string())].into(),
+    }
+}
+
 fn agent() -> Agent {
     Agent {
         agent_id: "a1".into(),
@@ -531,6 +540,7 @@ fn agent() -> Agent {
         spawned_by: some("lead1"),
         host_id: some("host-1"),
         offline_since: Some(1_700_000_000_002),
+        placement: Some(placement()),
     }
 }
 

@@ -55,6 +55,8 @@ pub struct HarnessSettings {
     pub delegate: bool,
     /// The lead agent whose `agent.spawn` started this one (the spawner sets it).
     pub spawned_by: Option<String>,
+    /// The placement its spawner placed it with (the spawner sets it; `--placement JSON`).
+    pub placement: Option<relay_contracts::hosts::Placement>,
     /// A JSON file of the actions this agent exposes (`[{name, description?, inputSchema,
     /// availableTo?}]`, as `action.expose` takes them): the harness declares `actions.expose`,
     /// exposes them once attached, and surfaces each call to the CLI, which answers with
@@ -89,6 +91,7 @@ impl Default for HarnessSettings {
             cli_session: None,
             delegate: false,
             spawned_by: None,
+            placement: None,
             actions: None,
             command: Vec::new(),
             relay_tools: true,

@@ -1,4 +1,4 @@
-//! `agent-harness [--session ID] [--cli claude|codex|gemini|generic] [--adapter NAME] [--cwd DIR] [--protocol P] [--agent-id ID --resume CLI_SESSION] [--delegate] [--spawned-by AGENT] [--actions FILE] [--stop-with-stdin] -- COMMAND [ARGS…]`
+//! `agent-harness [--session ID] [--cli claude|codex|gemini|generic] [--adapter NAME] [--cwd DIR] [--protocol P] [--agent-id ID --resume CLI_SESSION] [--delegate] [--spawned-by AGENT] [--placement JSON] [--actions FILE] [--stop-with-stdin] -- COMMAND [ARGS…]`
 //!
 //! Runs COMMAND under a PTY as one agent session of relay session ID: attaches it with its
 //! capabilities, types delivered messages into it, turns its output into events, and answers
@@ -36,6 +36,11 @@ fn apply_args(h: &mut HarnessSettings, mut args: impl Iterator<Item = String>) -
             "--stop-with-stdin" => h.stop_with_stdin = true,
             "--delegate" => h.delegate = true,
             "--spawned-by" => h.spawned_by = Some(value("--spawned-by")?),
+            "--placement" => {
+                let json = value("--placement")?;
+                let placement = serde_json::from_str(&json).map_err(|e| format!("--placement {json}: {e}"))?;
+                h.placement = Some(placement);
+            }
             "--actions" => h.actions = Some(value("--actions")?),
             "--" => {
                 h.command = args.collect();
@@ -43,7 +48,7 @@ fn apply_args(h: &mut HarnessSettings, mut args: impl Iterator<Item = String>) -
             }
             other => {
                 return Err(format!(
-                    "unknown argument {other}; usage: agent-harness [--session ID] [--cli NAME] [--adapter NAME] [--cwd DIR] [--protocol pty|claude-stream-json|codex-app-server|acp] [--agent-id ID --resume CLI_SESSION] [--delegate] [--spawned-by AGENT] [--actions FILE] [--stop-with-stdin] -- COMMAND [ARGS…]"
+                    "unknown argument {other}; usage: agent-harness [--session ID] [--cli NAME] [--adapter NAME] [--cwd DIR] [--protocol pty|claude-stream-json|codex-app-server|acp] [--agent-id ID --resume CLI_SESSION] [--delegate] [--spawned-by AGENT] [--placement JSON] [--actions FILE] [--stop-with-stdin] -- COMMAND [ARGS…]"
                 ));
             }
         }

@@ -413,6 +413,7 @@ async fn drive<A: Driver>(
         handle: h.handle.clone(),
         agent_capabilities: h.delegate.then(delegation),
         spawned_by: h.spawned_by.clone(),
+        placement: h.placement.clone(),
     };
     // Attaching is part of the spawn request's trace, when a spawner started this harness.
     let traceparent = std::env::var(crate::spawner::TRACEPARENT_ENV).ok();

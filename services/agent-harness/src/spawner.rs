@@ -168,9 +168,17 @@ struct HostState {
     id: String,
     labels: BTreeMap<String, String>,
     /// The agents whose harnesses run here, each with the signal that stops its harness.
-    running: Mutex<BTreeMap<String, Arc<Notify>>>,
+    running: Mutex<BTreeMap<String, Arc<Stop>>>,
     /// Heartbeat now (the load changed).
     beat: Notify,
+}
+
+/// How the registry has a harness stopped: ended (its stdin closes, it ends its agent), or
+/// abandoned (killed, its agent untouched: the agent runs on another host now).
+#[derive(Default)]
+struct Stop {
+    now: Notify,
+    abandon: std::sync::atomic::AtomicBool,
 }
 
 impl Spawner {
@@ -257,13 +265,23 @@ impl Spawner {
                     agent_id,
                     "the mesh ended this agent while its host was cut off; stopping its harness"
                 );
-                stop.notify_one();
+                stop.now.notify_one();
+            }
+        }
+        for agent_id in reply.abandon {
+            if let Some(stop) = self.running().get(&agent_id) {
+                tracing::warn!(
+                    agent_id,
+                    "this agent was re-homed while its host was cut off; killing its harness here"
+                );
+                stop.abandon.store(true, std::sync::atomic::Ordering::SeqCst);
+                stop.now.notify_one();
             }
         }
         Ok(())
     }
 
-    fn running(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, Arc<Notify>>> {
+    fn running(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, Arc<Stop>>> {
         self.host.running.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
@@ -355,10 +373,14 @@ pub async fn spawn(s: Spawner, ctx: RequestContext, req: SpawnRequest) -> Result
         .await?
         .host_id;
     if host == s.host.id {
-        return spawn_here(&s, ctx.workspace, req, spawned_by).await;
+        return spawn_here(&s, ctx.workspace, req, spawned_by, None).await;
     }
     let timeout = Duration::from_millis(s.settings.attach_timeout_ms) + CALL_TIMEOUT;
-    let placed = PlacedSpawn { spawn: req, spawned_by };
+    let placed = PlacedSpawn {
+        spawn: req,
+        spawned_by,
+        rehome: None,
+    };
     let subject = rpc::instance_subject(<rpc::AgentSpawnOn as relay_contracts::Rpc>::SUBJECT, &host);
     let spawned = relay_bus::client::request::<_, SpawnResponse>(&s.nats, &subject, &placed, timeout).await;
     spawned.map_err(|e| {
@@ -368,9 +390,10 @@ pub async fn spawn(s: Spawner, ctx: RequestContext, req: SpawnRequest) -> Result
     })
 }
 
-/// `agent.spawnOn.<hostId>`: a spawn another spawner placed on this host.
+/// `agent.spawnOn.<hostId>`: a spawn another spawner placed on this host, or a lost host's
+/// agent the registry re-homed here.
 async fn spawn_on(s: Spawner, ctx: RequestContext, placed: PlacedSpawn) -> Result<SpawnResponse, HarnessError> {
-    spawn_here(&s, ctx.workspace, placed.spawn, placed.spawned_by).await
+    spawn_here(&s, ctx.workspace, placed.spawn, placed.spawned_by, placed.rehome).await
 }
 
 /// Starts the agent on this host, waits for it to attach, sends the task. Either way the
@@ -380,8 +403,9 @@ async fn spawn_here(
     workspace: String,
     req: SpawnRequest,
     spawned_by: Option<String>,
+    rehome: Option<String>,
 ) -> Result<SpawnResponse, HarnessError> {
-    let spawned = start_here(s, workspace, req, spawned_by).await;
+    let spawned = start_here(s, workspace, req, spawned_by, rehome).await;
     if spawned.is_err()
         && let Err(e) = s.heartbeat().await
     {
@@ -395,6 +419,7 @@ async fn start_here(
     workspace: String,
     req: SpawnRequest,
     spawned_by: Option<String>,
+    rehome: Option<String>,
 ) -> Result<SpawnResponse, HarnessError> {
     let agent = s.settings.agent(&req.cli).ok_or_else(|| {
         HarnessError::UnknownCli(format!(
@@ -429,16 +454,22 @@ async fn start_here(
         spawned_by,
     };
     let timeout = Duration::from_millis(s.settings.attach_timeout_ms);
-    let mut harness = start_harness(s, &run, None).await?;
+    // A re-homed agent's harness binds to it again, in a new CLI session.
+    let resume = rehome.map(|agent_id| Resume {
+        agent_id,
+        cli_session: None,
+    });
+    let mut harness = start_harness(s, &run, resume.as_ref()).await?;
     let agent_id = harness.agent_id.clone();
     tracing::info!(
         agent_id,
         session_id = req.session_id,
         cli = req.cli,
         host = s.host.id,
+        rehomed = resume.is_some(),
         "agent spawned"
     );
-    let stop = Arc::new(Notify::new());
+    let stop = Arc::new(Stop::default());
     s.running().insert(agent_id.clone(), stop.clone());
     tokio::spawn(supervise(s.clone(), run, harness.take(), slot, stop));
     // The registry knows where it runs before anyone hears of it.
@@ -580,6 +611,11 @@ async fn start_harness(s: &Spawner, run: &Run, resume: Option<&Resume>) -> Resul
     if let (Some(handle), None) = (&req.agent_name, resume) {
         cmd.args(["--handle", handle]);
     }
+    // Kept on the agent, so that a re-homed one goes to a host that fits it too.
+    if let (Some(placement), None) = (&req.placement, resume) {
+        let json = serde_json::to_string(placement).map_err(|e| HarnessError::Invalid(e.to_string()))?;
+        cmd.args(["--placement", &json]);
+    }
     // The harness's own NATS identity, for its one agent (a new id, or the one it resumes).
     if let Some(signer) = &s.signer {
         let agent_id = resume.map_or_else(|| uuid::Uuid::new_v4().simple().to_string(), |r| r.agent_id.clone());
@@ -657,7 +693,7 @@ async fn supervise(
     run: Run,
     mut harness: Harness,
     slot: tokio::sync::OwnedSemaphorePermit,
-    stop: Arc<Notify>,
+    stop: Arc<Stop>,
 ) {
     use std::os::unix::process::ExitStatusExt;
     let mut cli_session = None;
@@ -681,7 +717,14 @@ async fn supervise(
                     }
                     println!("{line}");
                 }
-                () = stop.notified(), if harness.stdin.is_some() => drop(harness.stdin.take()),
+                () = stop.now.notified(), if harness.stdin.is_some() => {
+                    // Abandoned: killed before its stdin closes, so it cannot end the agent
+                    // that now runs elsewhere.
+                    if let (true, Some(pgid)) = (abandoned(&stop), pgid) {
+                        kill_group(pgid);
+                    }
+                    drop(harness.stdin.take());
+                }
             }
         }
         let status = child.wait().await;
@@ -699,6 +742,9 @@ async fn supervise(
         }
         if let Some(pgid) = pgid {
             kill_group(pgid);
+        }
+        if abandoned(&stop) {
+            break;
         }
         if restarts >= s.settings.max_restarts {
             tracing::error!(
@@ -745,6 +791,10 @@ fn resumable(line: &str) -> Option<(String, Option<u32>)> {
 }
 
 /// SIGKILL to a process group, if it still exists.
+fn abandoned(stop: &Stop) -> bool {
+    stop.abandon.load(std::sync::atomic::Ordering::SeqCst)
+}
+
 fn kill_group(pgid: u32) {
     // SAFETY: kill(2) on a process group this spawner's harness created; no memory is touched.
     unsafe {

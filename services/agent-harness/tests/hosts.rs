@@ -1,7 +1,8 @@
 //! Agents placed across hosts: two agent-spawners, each registering its own host (labels,
 //! capacity, load) with the registry and heartbeating. `agent.spawn` goes to whichever spawner
 //! takes it, which has the registry place it; a host that stops heartbeating has its agents
-//! offline (deliveries held), then lost (ended, their waiting deliveries failed naming it).
+//! offline (deliveries held), then lost (ended, their waiting deliveries failed naming it; or
+//! re-homed onto the other host, their deliveries following).
 //! Registry, event log and delivery runner are real, on a private NATS (auth on) and a fresh
 //! database.
 
@@ -21,8 +22,8 @@ struct Mesh {
 
 /// Hosts `alpha` (zone a; runs claude) and `beta` (zone b, gpu a100; runs claude and codex),
 /// two agents each, heartbeating every 200 ms; a host is offline after 1.5 s without one and
-/// lost 6 s later.
-async fn mesh() -> Mesh {
+/// lost 6 s later, when `on_lost` applies to its agents.
+async fn mesh(on_lost: &str) -> Mesh {
     // A delivery attempt to a harness that does not answer times out after 500 ms: a held
     // delivery shows as one attempt where an attempted one would show several.
     let runner_env = [("RELAY_RUNNER__DELIVER_TIMEOUT_MS", "500")];
@@ -36,6 +37,7 @@ async fn mesh() -> Mesh {
     let registry_env = [
         ("RELAY_REGISTRY__HOSTS__OFFLINE_AFTER_MS", "1500"),
         ("RELAY_REGISTRY__HOSTS__LOST_AFTER_MS", "6000"),
+        ("RELAY_REGISTRY__HOSTS__ON_LOST", on_lost),
     ];
     let services = vec![
         ServiceProcess::spawn(
@@ -155,7 +157,7 @@ fn signal(pids: &[i32], sig: i32) {
 
 #[tokio::test]
 async fn spawns_go_to_the_least_loaded_host_that_fits_or_are_refused_naming_why_none_fits() {
-    let mesh = mesh().await;
+    let mesh = mesh("fail").await;
     let session = mesh.session().await;
 
     // Both hosts registered themselves: labels (with os and arch), capacity, clis.
@@ -239,7 +241,7 @@ async fn spawns_go_to_the_least_loaded_host_that_fits_or_are_refused_naming_why_
 
 #[tokio::test]
 async fn a_silent_host_has_its_agents_offline_with_deliveries_held_then_lost_and_stopped_when_it_returns() {
-    let mesh = mesh().await;
+    let mesh = mesh("fail").await;
     let session = mesh.session().await;
     let spawned = mesh
         .m
@@ -297,4 +299,73 @@ async fn a_silent_host_has_its_agents_offline_with_deliveries_held_then_lost_and
     wait_for(|| async { (mesh.host("beta").await["status"] == "online").then_some(()) }).await;
     wait_for(|| async { pids_with(&format!("--session\0{session}")).is_empty().then_some(()) }).await;
     wait_for(|| async { (mesh.host("beta").await["agents"] == json!([])).then_some(()) }).await;
+}
+
+/// `hosts.on_lost = "rehome"`: a lost host's agent is placed on another host that fits it and
+/// that host's spawner binds a new harness to it: same agent, its held delivery delivered there.
+/// An agent whose placement only the lost host fits fails, naming it. When the lost host comes
+/// back, its stale harness is killed without ending the agent, which carries on elsewhere.
+#[tokio::test]
+async fn a_lost_hosts_agents_are_rehomed_onto_a_host_that_fits_and_the_stale_harness_is_abandoned() {
+    let mesh = mesh("rehome").await;
+    let session = mesh.session().await;
+    let spawn = |placement: Value| json!({"sessionId": session, "cli": "claude", "placement": placement});
+    // Both on alpha: the first as the least loaded, the second pinned there by its zone.
+    let free = mesh.m.ok("agent.spawn", spawn(json!(null))).await;
+    let pinned = mesh.m.ok("agent.spawn", spawn(json!({"labels": {"zone": "a"}}))).await;
+    assert_eq!((&free["hostId"], &pinned["hostId"]), (&json!("alpha"), &json!("alpha")));
+    let (free, pinned) = (free["agentId"].as_str().unwrap(), pinned["agentId"].as_str().unwrap());
+    let first = mesh.send(&session, free, "hello").await;
+    wait_for(|| async { (mesh.delivery(&first).await["status"] == "delivered").then_some(()) }).await;
+
+    // Alpha is cut off: messages for its agents wait.
+    let harnesses = pids_with(&format!("--session\0{session}"));
+    assert_eq!(harnesses.len(), 2, "{harnesses:?}");
+    let frozen: Vec<i32> = [mesh.spawners[0].pid() as i32]
+        .into_iter()
+        .chain(harnesses.clone())
+        .collect();
+    signal(&frozen, libc::SIGSTOP);
+    wait_for(|| async { (mesh.host("alpha").await["status"] == "offline").then_some(()) }).await;
+    let held = mesh.send(&session, free, "while alpha was away").await;
+    let stuck = mesh.send(&session, pinned, "only alpha fits").await;
+
+    // Lost: the free agent moves to beta and gets its message there; the pinned one fails.
+    wait_for(|| async { (mesh.host("alpha").await["status"] == "lost").then_some(()) }).await;
+    wait_for(|| async { (mesh.delivery(&held).await["status"] == "delivered").then_some(()) }).await;
+    let moved = mesh.agent(free).await;
+    assert_eq!(moved["hostId"], "beta", "{moved}");
+    assert!(moved["offlineSince"].is_null(), "{moved}");
+    assert_eq!(moved["placement"], Value::Null, "spawned without one: {moved}");
+    assert_eq!(mesh.agent(pinned).await["placement"]["labels"]["zone"], "a");
+    wait_for(|| async { (mesh.host("beta").await["agents"] == json!([free])).then_some(()) }).await;
+    wait_for(|| async { (mesh.delivery(&stuck).await["status"] == "failed").then_some(()) }).await;
+    let d = mesh.delivery(&stuck).await;
+    assert!(
+        d["reason"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("lost with its host alpha"),
+        "{d}"
+    );
+    assert_eq!(mesh.agent(pinned).await["status"], "disposed");
+
+    // Alpha returns: both stale harnesses go (one abandoned, one stopped); the moved agent
+    // stays attached on beta and takes the next message once.
+    signal(&frozen, libc::SIGCONT);
+    wait_for(|| async { (mesh.host("alpha").await["status"] == "online").then_some(()) }).await;
+    wait_for(|| async {
+        let alive = harnesses
+            .iter()
+            .any(|p| std::path::Path::new(&format!("/proc/{p}")).exists());
+        (!alive).then_some(())
+    })
+    .await;
+    wait_for(|| async { (mesh.host("alpha").await["agents"] == json!([])).then_some(()) }).await;
+    let after = mesh.agent(free).await;
+    assert_ne!(after["status"], "disposed", "{after}");
+    assert_eq!(after["hostId"], "beta", "{after}");
+    let next = mesh.send(&session, free, "still there?").await;
+    wait_for(|| async { (mesh.delivery(&next).await["status"] == "delivered").then_some(()) }).await;
+    assert_eq!(mesh.delivery(&next).await["attempts"], 1);
 }

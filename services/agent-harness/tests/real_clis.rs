@@ -715,6 +715,7 @@ async fn claude_stream_json_invokes_an_action_with_relay_invoke() {
         handle: Some("adder".into()),
         agent_capabilities: None,
         spawned_by: None,
+        placement: None,
     };
     let adder = relay_harness::Binding::attach(admin.clone(), opts, std::sync::Arc::new(Adder))
         .await

@@ -5,6 +5,7 @@
 mod error;
 pub mod fold;
 pub mod models;
+mod rollup;
 
 pub use error::CostError;
 
@@ -58,6 +59,8 @@ pub struct CostSettings {
     pub report_session_usage: bool,
     /// Forward `budget.exceeded` to the event log.
     pub forward_events: bool,
+    /// Usage older than this is kept per hour instead of per event ([`rollup`]); 0: never.
+    pub rollup_after_ms: u64,
 }
 
 impl Default for CostSettings {
@@ -73,6 +76,7 @@ impl Default for CostSettings {
             poll_interval_ms: 1000,
             report_session_usage: true,
             forward_events: true,
+            rollup_after_ms: 86_400_000,
         }
     }
 }
@@ -170,6 +174,9 @@ impl Aggregator {
             outbox,
         };
         tokio::spawn(fold::run(agg.clone()));
+        if agg.settings.rollup_after_ms > 0 {
+            tokio::spawn(rollup::run(agg.clone()));
+        }
         Ok(agg)
     }
 }
@@ -224,7 +231,7 @@ pub async fn report(agg: Aggregator, ctx: RequestContext, req: ReportRequest) ->
                 COALESCE(sum(input_tokens), 0)::int8, COALESCE(sum(output_tokens), 0)::int8,
                 COALESCE(sum(cache_read_tokens), 0)::int8, COALESCE(sum(cache_write_tokens), 0)::int8,
                 COALESCE(sum(input_tokens + output_tokens + cache_read_tokens + cache_write_tokens + other_tokens), 0)::int8,
-                COALESCE(sum(cost_usd), 0)::float8, count(*)
+                COALESCE(sum(cost_usd), 0)::float8, COALESCE(sum(calls), 0)::int8
          FROM cost_usage
          WHERE ($1::int8 IS NULL OR ts >= $1) AND ($2::int8 IS NULL OR ts < $2)
            AND ($3::text IS NULL OR agent_id = $3) AND ($4::text IS NULL OR session_id = $4)

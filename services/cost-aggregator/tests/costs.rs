@@ -6,6 +6,7 @@ use serde_json::{Value, json};
 use std::time::Duration;
 
 const AGGREGATOR: &str = "cost-aggregator";
+const ROLLUP_AFTER: &str = "RELAY_COSTS__ROLLUP_AFTER_MS";
 
 struct Mesh {
     m: Cluster,
@@ -13,8 +14,13 @@ struct Mesh {
 }
 
 /// Aggregator, event log and registry; `extra` services (e.g. the delivery runner) too.
+/// The tests' usage is from 2023: it is kept per event (no roll-up) unless `env` says otherwise.
 async fn mesh(env: &[(&str, &str)], extra: &[&str]) -> Mesh {
-    let m = Cluster::start(&relay_testkit::bin_path(AGGREGATOR), AGGREGATOR, 1, env).await;
+    let mut env = env.to_vec();
+    if !env.iter().any(|(k, _)| *k == ROLLUP_AFTER) {
+        env.push((ROLLUP_AFTER, "0"));
+    }
+    let m = Cluster::start(&relay_testkit::bin_path(AGGREGATOR), AGGREGATOR, 1, &env).await;
     let mut names = vec!["event-ingest", "session-registry"];
     names.extend_from_slice(extra);
     let services: Vec<ServiceProcess> = names
@@ -369,4 +375,54 @@ async fn cost_models_come_from_a_file_and_a_bad_file_stops_the_service() {
         Some(false),
         "exits with an error"
     );
+}
+
+/// Bounded growth: usage older than `costs.rollup_after_ms` is kept as one row per hour,
+/// session, agent and model; reports add up to the same events, tokens and dollars, and a time
+/// filter over it counts whole hours. Recent usage stays per event.
+#[tokio::test]
+async fn old_usage_is_rolled_up_per_hour_and_reports_still_add_up() {
+    let h = mesh(&[(ROLLUP_AFTER, "1000")], &[]).await;
+    let hour = 3_600_000;
+    let t = 1_699_999_200_000; // on the hour
+    // 30 events 4 minutes apart: 15 in each of two hours, alternating between two agents.
+    // Each: 1,000 × $3 + 100 × $15 per 1M tokens = $0.0045.
+    let events = (0..30)
+        .map(|i| {
+            let (s, a) = if i % 2 == 0 { ("s1", "w1") } else { ("s2", "w2") };
+            tokens(s, a, "claude-sonnet-4-5", 1_000, 100, t + i * 240_000)
+        })
+        .collect();
+    h.append(events).await;
+    let now = relay_bus::now_ms();
+    h.append(vec![tokens("s1", "w1", "claude-sonnet-4-5", 1_000, 100, now)])
+        .await;
+    let pool = h.m.db.pool().await;
+    relay_testkit::wait_for(|| async {
+        let (rows, rolled): (i64, i64) =
+            sqlx::query_as("SELECT count(*), count(*) FILTER (WHERE rolled_up) FROM cost_usage")
+                .fetch_one(&pool)
+                .await
+                .unwrap();
+        // Two hours × two agents, and the recent event on its own.
+        (rows == 5 && rolled == 4).then_some(())
+    })
+    .await;
+    let all = h.m.ok("cost.report", json!({})).await;
+    assert_eq!(all["total"]["events"], 31, "{all}");
+    assert_eq!(all["total"]["inputTokens"], 31_000);
+    assert_eq!(all["total"]["outputTokens"], 3_100);
+    assert_eq!((usd(&all["total"]) * 1e6).round(), 139_500.0, "31 × $0.0045: {all}");
+    assert_eq!(all["bySession"]["s2"]["events"], 15);
+    let second_hour =
+        h.m.ok("cost.report", json!({"since": t + hour, "until": t + 2 * hour}))
+            .await;
+    assert_eq!(second_hour["total"]["events"], 15, "{second_hour}");
+    // Mid-hour bounds take whole rolled-up hours: the first hour's row is at its start.
+    let from_mid =
+        h.m.ok("cost.report", json!({"since": t + hour / 2, "until": t + 2 * hour}))
+            .await;
+    assert_eq!(from_mid["total"]["events"], 15, "{from_mid}");
+    let recent = h.m.ok("cost.report", json!({"since": now})).await;
+    assert_eq!(recent["total"]["events"], 1, "{recent}");
 }

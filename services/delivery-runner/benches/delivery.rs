@@ -161,6 +161,7 @@ async fn main() {
             handle: None,
             agent_capabilities: None,
             spawned_by: None,
+            placement: None,
         };
         agents.push(Binding::attach(client.clone(), opts, Arc::new(Instant_)).await.unwrap());
     }

@@ -459,6 +459,7 @@ async fn a_runner_killed_mid_load_leaves_every_message_delivered_and_none_surfac
             handle: None,
             agent_capabilities: None,
             spawned_by: None,
+            placement: None,
         };
         let session = std::sync::Arc::new(Recording {
             surfaced: surfaced.clone(),

@@ -158,6 +158,7 @@ async fn main() {
                 handle: Some(format!("{side}{p}")),
                 agent_capabilities: None,
                 spawned_by: None,
+                placement: None,
             };
             let b = Binding::attach(client.clone(), opts, Arc::new(Taker)).await.unwrap();
             ids.push(b.agent_id.clone());

@@ -55,6 +55,8 @@ pub(crate) struct Attach {
     pub handle: Option<String>,
     /// The lead that spawned it: an attached agent of the same session.
     pub spawned_by: Option<String>,
+    /// The placement its spawner placed it with.
+    pub placement: Option<relay_contracts::hosts::Placement>,
 }
 
 /// The handle an attaching agent gets in `workspace` (under [`store::lock_handles`]): the one
@@ -197,6 +199,7 @@ pub(crate) async fn attach_agent(
         spawned_by: a.spawned_by,
         host_id: None,
         offline_since: None,
+        placement: a.placement,
     };
     change.insert_agent(&agent).await?;
     if role == AgentRole::Lead {
@@ -244,6 +247,7 @@ pub async fn attach(reg: Registry, ctx: RequestContext, req: AttachRequest) -> R
             agent_id,
             handle: req.handle,
             spawned_by: req.spawned_by,
+            placement: req.placement,
         },
     )
     .await?;

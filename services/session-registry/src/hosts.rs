@@ -1,15 +1,16 @@
 //! Agent hosts (`registry_hosts`): spawners' heartbeats, placement of spawns, and what becomes
 //! of a host's agents when it goes quiet — offline (deliveries held), then lost
-//! (`hosts.on_lost`: ended, their waiting deliveries failed naming the host; or kept waiting).
+//! (`hosts.on_lost`: ended, their waiting deliveries failed naming the host; kept waiting; or
+//! re-homed onto another host that fits them, their deliveries following).
 
 use crate::Registry;
 use crate::agents::{dispose, is_attached, lock_attached};
 use crate::error::{RegistryError, Result};
 use crate::store::{Change, now_ms};
-use relay_contracts::RequestContext;
 use relay_contracts::hosts::*;
 use relay_contracts::session::events::{AgentOffline, AgentOnline};
 use relay_contracts::session::{Agent, Session};
+use relay_contracts::{RequestContext, rpc};
 use serde::{Deserialize, Serialize};
 use sqlx::types::Json;
 use std::collections::BTreeMap;
@@ -33,6 +34,10 @@ pub enum OnLost {
     Fail,
     /// Kept: their deliveries wait for the host to come back.
     Hold,
+    /// Moved: each is placed on another online host that runs its cli and fits its placement,
+    /// whose spawner starts a harness bound to it (same id, handle and waiting deliveries; a
+    /// new CLI session). One that no host fits, or whose new harness does not start, fails.
+    Rehome,
 }
 
 impl Default for HostSettings {
@@ -103,15 +108,18 @@ pub async fn heartbeat(reg: Registry, _ctx: RequestContext, hb: Heartbeat) -> Re
         .filter(|id| !known.iter().any(|Json(a)| &a.agent_id == *id))
         .cloned()
         .collect();
+    let mut abandon = Vec::new();
     for Json(agent) in known {
-        if !is_attached(&agent) {
-            stop.push(agent.agent_id);
-        } else if agent.host_id.as_deref() != Some(&hb.host_id) || agent.offline_since.is_some() {
-            settle(&mut change, &agent.agent_id, &hb.host_id, None).await?;
+        match agent.host_id.as_deref() {
+            _ if !is_attached(&agent) => stop.push(agent.agent_id),
+            // Re-homed while this host was cut off: it runs on the other host now.
+            Some(other) if other != hb.host_id => abandon.push(agent.agent_id),
+            Some(_) if agent.offline_since.is_none() => {}
+            _ => settle(&mut change, &agent.agent_id, &hb.host_id, None).await?,
         }
     }
     change.commit().await?;
-    Ok(HeartbeatReply { stop })
+    Ok(HeartbeatReply { stop, abandon })
 }
 
 /// Sets an agent's host and whether it is offline (`Some(reason)`), under its session's lock,
@@ -160,26 +168,34 @@ pub async fn place(reg: Registry, _ctx: RequestContext, req: PlaceRequest) -> Re
         return Err(RegistryError::Invalid(problems.join("; ")));
     }
     let mut tx = reg.db.begin().await?;
-    let hosts = load(&mut tx, "ORDER BY host_id FOR UPDATE").await?;
+    let host_id = choose(&mut tx, &req.cli, &placement).await?;
+    tx.commit().await?;
+    Ok(PlaceResponse { host_id })
+}
+
+/// The least-loaded online host that runs `cli` and fits `placement`, its load counted up;
+/// `unavailable` naming why each host does not fit.
+async fn choose(conn: &mut sqlx::PgConnection, cli: &str, placement: &Placement) -> Result<String> {
+    let hosts = load(conn, "ORDER BY host_id FOR UPDATE").await?;
     if hosts.is_empty() {
         return Err(RegistryError::Unavailable(
             "no agent host has registered: start an agent-spawner".into(),
         ));
     }
-    if !hosts.iter().any(|h| h.clis.contains(&req.cli)) {
+    if !hosts.iter().any(|h| h.clis.iter().any(|c| c == cli)) {
         let mut all: Vec<&str> = hosts.iter().flat_map(|h| h.clis.iter().map(String::as_str)).collect();
         all.sort();
         all.dedup();
         return Err(RegistryError::NotFound {
             what: "cli",
-            id: format!("{:?} on any host (they run: {})", req.cli, all.join(", ")),
+            id: format!("{:?} on any host (they run: {})", cli, all.join(", ")),
         });
     }
     let mut why = Vec::new();
     let mut best: Option<&Host> = None;
     for h in &hosts {
-        let misfit = if !h.clis.contains(&req.cli) {
-            Some(format!("does not run {}", req.cli))
+        let misfit = if !h.clis.iter().any(|c| c == cli) {
+            Some(format!("does not run {}", cli))
         } else if let Some(m) = placement.misfit(h) {
             Some(m)
         } else if h.status != "online" {
@@ -212,22 +228,22 @@ pub async fn place(reg: Registry, _ctx: RequestContext, req: PlaceRequest) -> Re
     }
     let Some(best) = best else {
         if why.is_empty() {
-            why.push(format!("no host {} has registered", placement.host.unwrap_or_default()));
+            why.push(format!(
+                "no host {} has registered",
+                placement.host.clone().unwrap_or_default()
+            ));
         }
         return Err(RegistryError::Unavailable(format!(
             "no host can run {} now: {}",
-            req.cli,
+            cli,
             why.join("; ")
         )));
     };
     sqlx::query("UPDATE registry_hosts SET load = load + 1 WHERE host_id = $1")
         .bind(&best.host_id)
-        .execute(&mut *tx)
+        .execute(&mut *conn)
         .await?;
-    tx.commit().await?;
-    Ok(PlaceResponse {
-        host_id: best.host_id.clone(),
-    })
+    Ok(best.host_id.clone())
 }
 
 /// `host.list`.
@@ -273,18 +289,100 @@ pub async fn sweep(reg: &Registry) -> Result<()> {
     .bind(s.lost_after_ms)
     .fetch_all(change.conn())
     .await?;
+    let mut moves = Vec::new();
     for host in &lost {
         tracing::warn!(host, on_lost = ?s.on_lost, "agent host lost");
-        if s.on_lost == OnLost::Fail {
-            for agent_id in agents_on(change.conn(), host).await? {
-                if let Some((mut session, mut agent)) = still_attached(&mut change, &agent_id).await? {
-                    dispose(&mut change, &mut session, &mut agent).await?;
+        if s.on_lost == OnLost::Hold {
+            continue;
+        }
+        for agent_id in agents_on(change.conn(), host).await? {
+            let Some((mut session, mut agent)) = still_attached(&mut change, &agent_id).await? else {
+                continue;
+            };
+            if s.on_lost == OnLost::Rehome {
+                let placement = agent.placement.clone().unwrap_or_default();
+                match choose(change.conn(), &agent.adapter_name, &placement).await {
+                    Ok(to) => {
+                        tracing::warn!(agent_id, from = host, to, "re-homing a lost host's agent");
+                        agent.host_id = Some(to.clone());
+                        crate::agents::save_changed(&mut change, &mut session, &mut agent, now_ms()).await?;
+                        moves.push((agent, host.clone(), to));
+                        continue;
+                    }
+                    Err(e @ (RegistryError::Unavailable(_) | RegistryError::NotFound { .. })) => {
+                        tracing::warn!(agent_id, host, error = %e, "cannot re-home a lost host's agent; it fails");
+                    }
+                    Err(e) => return Err(e),
                 }
             }
+            dispose(&mut change, &mut session, &mut agent).await?;
         }
     }
-    change.commit().await
+    change.commit().await?;
+    for (agent, from, to) in moves {
+        tokio::spawn(rehome(reg.clone(), agent, from, to));
+    }
+    Ok(())
 }
+
+/// Has `to`'s spawner start a harness bound to the re-homed `agent`; when it does not, the
+/// agent fails as if `on_lost` were `fail` (named lost with its old host `from`). Its
+/// deliveries stay held until the new host's heartbeat reports it.
+async fn rehome(reg: Registry, agent: Agent, from: String, to: String) {
+    use relay_contracts::delivery::{SpawnRequest, SpawnResponse};
+    let agent_id = agent.agent_id.clone();
+    let placed = PlacedSpawn {
+        spawn: SpawnRequest {
+            session_id: agent.session_id.clone(),
+            agent_name: None,
+            cli: agent.adapter_name.clone(),
+            task: None,
+            cwd: agent.cwd.clone(),
+            placement: agent.placement.clone(),
+        },
+        spawned_by: agent.spawned_by.clone(),
+        rehome: Some(agent_id.clone()),
+    };
+    let subject = rpc::instance_subject(<rpc::AgentSpawnOn as relay_contracts::Rpc>::SUBJECT, &to);
+    let started = async {
+        let mut conn = reg.db.acquire().await?;
+        let workspace = crate::store::session_workspace(&mut conn, &agent.session_id)
+            .await?
+            .unwrap_or_else(|| relay_contracts::context::DEFAULT_WORKSPACE.into());
+        drop(conn);
+        // The harness's NATS identity is minted for the agent's workspace.
+        let ctx = RequestContext::new(relay_bus::context::identity(), &workspace);
+        relay_bus::context::act_as(
+            ctx,
+            relay_bus::client::request::<_, SpawnResponse>(&reg.nats, &subject, &placed, REHOME_TIMEOUT),
+        )
+        .await
+        .map_err(RegistryError::Upstream)
+    };
+    let Err(e) = started.await else {
+        tracing::info!(agent_id, from, to, "lost host's agent re-homed");
+        return;
+    };
+    tracing::warn!(agent_id, from, to, error = %e, "the new host did not start the re-homed agent; it fails");
+    let failed = async {
+        let mut change = Change::begin(&reg).await?;
+        if let Some((mut session, mut agent)) = still_attached(&mut change, &agent_id).await?
+            && agent.host_id.as_deref() == Some(to.as_str())
+            && agent.offline_since.is_some()
+        {
+            // Its deliveries fail naming the host it was lost with.
+            agent.host_id = Some(from.clone());
+            dispose(&mut change, &mut session, &mut agent).await?;
+        }
+        change.commit().await
+    };
+    if let Err(e) = failed.await {
+        tracing::error!(agent_id, error = %e, "cannot fail the agent that was not re-homed");
+    }
+}
+
+/// How long a re-homing waits for the new host's harness to attach.
+const REHOME_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
 
 /// The agent and its session, locked ([`lock_attached`]); `None` once it was released (it
 /// went its own way meanwhile: nothing left to do).

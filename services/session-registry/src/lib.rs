@@ -15,6 +15,7 @@ mod messages;
 pub mod messaging;
 mod prompts;
 mod query;
+mod retention;
 mod scope;
 mod snapshot;
 mod store;
@@ -64,6 +65,8 @@ pub struct RegistrySettings {
     pub messaging: messaging::MessagingSettings,
     /// When a quiet agent host is offline, then lost, and what becomes of its agents.
     pub hosts: hosts::HostSettings,
+    /// How long quiet sessions and workspace history are kept.
+    pub retention: retention::RetentionSettings,
 }
 
 impl Default for RegistrySettings {
@@ -88,6 +91,7 @@ impl Default for RegistrySettings {
             max_reply_bytes: 900_000,
             messaging: messaging::MessagingSettings::default(),
             hosts: hosts::HostSettings::default(),
+            retention: retention::RetentionSettings::default(),
         }
     }
 }
@@ -126,6 +130,7 @@ impl Registry {
             relay,
         };
         tokio::spawn(sweep(reg.clone()));
+        retention::start(&reg);
         reg
     }
 }

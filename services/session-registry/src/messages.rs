@@ -276,6 +276,7 @@ pub async fn send(reg: Registry, _ctx: RequestContext, req: SendMessageRequest) 
             agent_id: None,
             handle: None,
             spawned_by: None,
+            placement: None,
         };
         attached.push(agents::attach_agent(&reg, &mut change, &mut session, attach).await?);
     }

@@ -281,6 +281,7 @@ async fn calculator(m: &common::Mesh, session: &str) -> (Arc<Calculator>, Bindin
         handle: Some("calc".into()),
         agent_capabilities: None,
         spawned_by: None,
+        placement: None,
     };
     let binding = Binding::attach(m.client.clone(), opts, calc.clone()).await.unwrap();
     let sum = json!({"type": "object", "required": ["a", "b"],

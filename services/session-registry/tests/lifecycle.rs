@@ -270,3 +270,99 @@ async fn list_with_preview_reports_message_count_and_first_user_message() {
     let plain = m.ok("session.list", json!({})).await;
     assert!(plain["sessions"][0].get("preview").is_none());
 }
+
+/// Bounded growth: a closed session quiet for `retention.archive_closed_after_ms` is archived,
+/// then purged once archived and quiet for `purge_archived_after_ms` (its messages go with it);
+/// an active session keeps its history, and a parent waits for its live child. Relay messages
+/// are deleted after `retention.keep_ms`.
+#[tokio::test]
+async fn quiet_closed_sessions_are_archived_then_purged_and_live_history_stays() {
+    let env = [
+        ("RELAY_REGISTRY__PURGE_EVENT_LOG", "false"),
+        ("RELAY_REGISTRY__FORWARD_EVENTS", "false"),
+        ("RELAY_REGISTRY__HAND_OVER_DELIVERIES", "false"),
+        ("RELAY_REGISTRY__RETENTION__ARCHIVE_CLOSED_AFTER_MS", "1000"),
+        ("RELAY_REGISTRY__RETENTION__PURGE_ARCHIVED_AFTER_MS", "1000"),
+        ("RELAY_REGISTRY__RETENTION__KEEP_MS", "1000"),
+    ];
+    let m = relay_testkit::Cluster::start(common::BIN, "session-registry", 1, &env).await;
+    let send =
+        |id: &str| json!({"sessionId": id, "message": "hello", "agent": {"kind": "adapter", "adapterName": "claude"}});
+    let (done, live, parent) = (
+        common::create(&m).await,
+        common::create(&m).await,
+        common::create(&m).await,
+    );
+    for id in [&done, &live, &parent] {
+        m.ok("session.sendMessage", send(id)).await;
+    }
+    let child = m.ok("session.fork", json!({"sourceSessionId": parent})).await["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    for id in [&done, &parent] {
+        m.ok("session.close", json!({"sessionId": id})).await;
+    }
+    let caps = json!({"messaging": {"receive": true}, "delivery": {"modes": ["immediate"]},
+                      "events": {"emits": []}, "lifecycle": {"release": true}});
+    let agent = common::attach(&m, &live, "reader", caps).await;
+    let dm = m.ok("message.send", json!({"to": "@reader", "text": "a note"})).await;
+
+    let pool = m.db.pool().await;
+    let messages_of = |id: String| {
+        let pool = pool.clone();
+        async move {
+            sqlx::query_scalar::<_, i64>("SELECT count(*) FROM registry_messages WHERE session_id = $1")
+                .bind(id)
+                .fetch_one(&pool)
+                .await
+                .unwrap()
+        }
+    };
+    // The direct message is in the recipient's session too.
+    let (parent_messages, live_messages) = (messages_of(parent.clone()).await, messages_of(live.clone()).await);
+    assert!(
+        parent_messages > 0 && live_messages == 2,
+        "{parent_messages} {live_messages}"
+    );
+    // Closed, then archived, then purged: its messages go; nothing of the active one does.
+    relay_testkit::wait_for(|| async {
+        let got = m.ok("session.get", json!({"sessionId": done})).await;
+        got["session"].is_null().then_some(())
+    })
+    .await;
+    let e = m.err("session.resume", json!({"sessionId": done}), "conflict").await;
+    assert!(e.error.message.contains("purged"), "{e}");
+    assert_eq!(messages_of(done.clone()).await, 0);
+    // The parent is archived but stays while its child lives.
+    relay_testkit::wait_for(|| async {
+        let got = m.ok("session.get", json!({"sessionId": parent})).await;
+        (got["session"]["status"] == "archived").then_some(())
+    })
+    .await;
+    assert_eq!(
+        m.ok("session.get", json!({"sessionId": live})).await["session"]["status"],
+        "active"
+    );
+    assert_eq!(messages_of(live.clone()).await, live_messages);
+    assert_eq!(
+        m.ok("session.get", json!({"sessionId": child})).await["session"]["status"],
+        "active"
+    );
+    // The relay message is gone after its window (its copy in the recipient's session history
+    // stays with the session); the agent it went to is not.
+    relay_testkit::wait_for(|| async {
+        let got = m.call("message.get", json!({"messageId": dm["messageId"]})).await;
+        got.err().filter(|e| e.code().as_str() == "not_found")
+    })
+    .await;
+    assert_eq!(
+        m.ok("agent.get", json!({"agent": agent})).await["agentId"],
+        agent.as_str()
+    );
+    assert_eq!(
+        messages_of(parent.clone()).await,
+        parent_messages,
+        "not purged: its child lives"
+    );
+}

@@ -1394,10 +1394,11 @@ export interface components {
             /**
              * Format: int64
              * @description Relay extension: since when its host has not heartbeated; its deliveries are held
-             *     until the host is back or the registry's `hosts.on_lost` ends it.
+             *     until the host is back or the registry's `hosts.on_lost` ends or re-homes it.
              */
             offlineSince?: number | null;
             personaId?: string | null;
+            placement?: null | components["schemas"]["Placement"];
             profileId?: string | null;
             providerConfigId?: string | null;
             role: components["schemas"]["AgentRole"];

@@ -13,6 +13,7 @@ from ..types import UNSET, Unset
 if TYPE_CHECKING:
     from ..models.ag_ui_capabilities import AgUiCapabilities
     from ..models.agent_session_capabilities import AgentSessionCapabilities
+    from ..models.placement import Placement
 
 
 T = TypeVar("T", bound="Agent")
@@ -45,8 +46,9 @@ class Agent:
         model (None | str | Unset):
         offline_since (int | None | Unset): Relay extension: since when its host has not heartbeated; its deliveries are
             held
-            until the host is back or the registry's `hosts.on_lost` ends it.
+            until the host is back or the registry's `hosts.on_lost` ends or re-homes it.
         persona_id (None | str | Unset):
+        placement (None | Placement | Unset):
         profile_id (None | str | Unset):
         provider_config_id (None | str | Unset):
         spawned_by (None | str | Unset): Relay extension: the lead agent that spawned it (a delegated worker); that
@@ -74,6 +76,7 @@ class Agent:
     model: None | str | Unset = UNSET
     offline_since: int | None | Unset = UNSET
     persona_id: None | str | Unset = UNSET
+    placement: None | Placement | Unset = UNSET
     profile_id: None | str | Unset = UNSET
     provider_config_id: None | str | Unset = UNSET
     spawned_by: None | str | Unset = UNSET
@@ -82,6 +85,7 @@ class Agent:
     def to_dict(self) -> dict[str, Any]:
         from ..models.ag_ui_capabilities import AgUiCapabilities
         from ..models.agent_session_capabilities import AgentSessionCapabilities
+        from ..models.placement import Placement
 
         adapter_id = self.adapter_id
 
@@ -175,6 +179,14 @@ class Agent:
         else:
             persona_id = self.persona_id
 
+        placement: dict[str, Any] | None | Unset
+        if isinstance(self.placement, Unset):
+            placement = UNSET
+        elif isinstance(self.placement, Placement):
+            placement = self.placement.to_dict()
+        else:
+            placement = self.placement
+
         profile_id: None | str | Unset
         if isinstance(self.profile_id, Unset):
             profile_id = UNSET
@@ -231,6 +243,8 @@ class Agent:
             field_dict["offlineSince"] = offline_since
         if persona_id is not UNSET:
             field_dict["personaId"] = persona_id
+        if placement is not UNSET:
+            field_dict["placement"] = placement
         if profile_id is not UNSET:
             field_dict["profileId"] = profile_id
         if provider_config_id is not UNSET:
@@ -244,6 +258,7 @@ class Agent:
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
         from ..models.ag_ui_capabilities import AgUiCapabilities
         from ..models.agent_session_capabilities import AgentSessionCapabilities
+        from ..models.placement import Placement
 
         d = dict(src_dict)
         adapter_id = d.pop("adapterId")
@@ -390,6 +405,23 @@ class Agent:
 
         persona_id = _parse_persona_id(d.pop("personaId", UNSET))
 
+        def _parse_placement(data: object) -> None | Placement | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                placement_type_1 = Placement.from_dict(data)
+
+                return placement_type_1
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(None | Placement | Unset, data)
+
+        placement = _parse_placement(d.pop("placement", UNSET))
+
         def _parse_profile_id(data: object) -> None | str | Unset:
             if data is None:
                 return data
@@ -438,6 +470,7 @@ class Agent:
             model=model,
             offline_since=offline_since,
             persona_id=persona_id,
+            placement=placement,
             profile_id=profile_id,
             provider_config_id=provider_config_id,
             spawned_by=spawned_by,
