@@ -343,7 +343,8 @@ macro_rules! with_rpcs {
 
             // ---- agent hosts ----------------------------------------------------------------
             /// A spawner's host as it is now (labels, capacity, load, agents); the reply names
-            /// agents the mesh ended while the host was cut off, to stop.
+            /// agents the mesh ended while the host was cut off, to stop, and agents re-homed
+            /// onto another host meanwhile, to abandon.
             HostHeartbeat host_heartbeat = "host.heartbeat", SESSION_REGISTRY, SERVICE, mesh,
                 hosts::Heartbeat => hosts::HeartbeatReply;
             /// The least-loaded online host that runs `cli` and fits `placement`; `unavailable`
@@ -457,8 +458,9 @@ macro_rules! with_rpcs {
             /// `multiAgent.delegation` (a lead delegating); they are `spawnedBy` it.
             AgentSpawn agent_spawn = "agent.spawn", AGENT_SPAWNER, SEND, workspace,
                 delivery::SpawnRequest => delivery::SpawnResponse, timeout(35);
-            /// A spawn placed on one host by the spawner that took `agent.spawn`: served by that
-            /// host's spawner at `agent.spawnOn.<hostId>`.
+            /// A spawn placed on one host by the spawner that took `agent.spawn`, or a lost
+            /// host's agent the registry re-homed (`rehome`): served by that host's spawner at
+            /// `agent.spawnOn.<hostId>`.
             AgentSpawnOn agent_spawn_on = "agent.spawnOn", AGENT_SPAWNER, SERVICE, workspace,
                 hosts::PlacedSpawn => delivery::SpawnResponse, timeout(35);
 

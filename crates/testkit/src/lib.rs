@@ -851,6 +851,40 @@ pub fn rss_kib(pid: u32) -> u64 {
         .unwrap_or(0)
 }
 
+/// CPU seconds (user + system) every live process on this machine has used, summed by program
+/// name (`/proc/<pid>/stat`'s comm: `session-registr`, `postgres`, …). Two readings' difference
+/// says where a bench's CPU went.
+pub fn cpu_by_program() -> std::collections::BTreeMap<String, f64> {
+    // Linux reports them in USER_HZ, which is 100 on every architecture it runs on.
+    let hz = 100.0;
+    let mut out = std::collections::BTreeMap::new();
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return out;
+    };
+    for e in dir.flatten() {
+        if !e
+            .file_name()
+            .to_str()
+            .is_some_and(|n| n.bytes().all(|b| b.is_ascii_digit()))
+        {
+            continue;
+        }
+        let Ok(stat) = std::fs::read_to_string(e.path().join("stat")) else {
+            continue;
+        };
+        // `pid (comm) state ppid …`: comm may hold spaces, so split after its closing paren.
+        let (Some(open), Some(close)) = (stat.find('('), stat.rfind(')')) else {
+            continue;
+        };
+        let comm = stat[open + 1..close].to_string();
+        let fields: Vec<&str> = stat[close + 2..].split_whitespace().collect();
+        let ticks = |i: usize| fields.get(i).and_then(|f| f.parse::<f64>().ok()).unwrap_or(0.0);
+        // utime and stime are fields 14 and 15 of stat, 11 and 12 after the comm.
+        *out.entry(comm).or_insert(0.0) += (ticks(11) + ticks(12)) / hz;
+    }
+    out
+}
+
 /// Polls `f` every 50 ms until it gives a value; panics after 20 s. For state that another
 /// process changes (a fold, a PTY, an expiry), where the test can only look again.
 pub async fn wait_for<T, F: std::future::Future<Output = Option<T>>>(f: impl FnMut() -> F) -> T {

@@ -181,6 +181,7 @@ impl Mesh {
 
     /// Every caller sends for `secs`; then waits until all were delivered.
     async fn case(self: &Arc<Self>, path: Path, secs: f64) -> Value {
+        let cpu_before = relay_testkit::cpu_by_program();
         let stop_at = Instant::now() + Duration::from_secs_f64(secs);
         let t0 = Instant::now();
         let mut callers = Vec::new();
@@ -225,11 +226,24 @@ impl Mesh {
             .iter()
             .filter_map(|(id, at, _)| arrivals.get(id).map(|d| d.duration_since(*at).as_micros() as u64))
             .collect();
+        // Where the CPU went: ms of CPU per message, by program, the largest first.
+        let mut cpu: Vec<(String, f64)> = relay_testkit::cpu_by_program()
+            .into_iter()
+            .map(|(name, secs)| {
+                let used = secs - cpu_before.get(&name).copied().unwrap_or(0.0);
+                (name, used * 1000.0 / sent.len().max(1) as f64)
+            })
+            .filter(|(_, ms)| *ms >= 0.05)
+            .collect();
+        cpu.sort_by(|a, b| b.1.total_cmp(&a.1));
+        let elapsed = last.duration_since(t0).as_secs_f64();
         json!({
             "messages": sent.len(),
-            "deliveredPerSec": (sent.len() as f64 / last.duration_since(t0).as_secs_f64()).round(),
+            "deliveredPerSec": (sent.len() as f64 / elapsed).round(),
             "acceptMs": stats(accept),
             "endToEndMs": stats(e2e),
+            "cpuMsPerMessage": cpu.iter().map(|(n, ms)| json!({"program": n, "ms": (ms * 100.0).round() / 100.0})).collect::<Vec<_>>(),
+            "cpuMsPerMessageTotal": (cpu.iter().map(|c| c.1).sum::<f64>() * 100.0).round() / 100.0,
         })
     }
 
@@ -274,6 +288,19 @@ async fn main() {
             v["acceptMs"]["p99Ms"].as_f64().unwrap_or_default(),
             v["endToEndMs"]["p50Ms"].as_f64().unwrap_or_default(),
             v["endToEndMs"]["p99Ms"].as_f64().unwrap_or_default()
+        );
+    }
+    for (name, v) in [("over NATS", &nats), ("over REST", &rest)] {
+        let parts: Vec<String> = v["cpuMsPerMessage"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|c| format!("{} {}", c["program"].as_str().unwrap_or(""), c["ms"]))
+            .collect();
+        println!(
+            "CPU ms per message {name}: {} in all; {}",
+            v["cpuMsPerMessageTotal"],
+            parts.join(", ")
         );
     }
     relay_testkit::write_bench_results("send_path", &doc);

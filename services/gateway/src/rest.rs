@@ -81,10 +81,16 @@ fn has_nul_escape(body: &[u8]) -> bool {
         .any(|(i, w)| w == b"u0000" && body[..i].iter().rev().take_while(|b| **b == b'\\').count() % 2 == 1)
 }
 
-/// Sheds load: with `gateway.max_in_flight` requests being handled, another is refused at once
-/// (503, Retry-After) instead of queued; a queue would only make every caller wait past its
-/// timeout and hold its memory meanwhile. A stream's permit goes once its response starts.
+/// Sheds load: with `gateway.max_in_flight` API requests being handled, another is refused at
+/// once (503, Retry-After) instead of queued; a queue would only make every caller wait past its
+/// timeout and hold its memory meanwhile. A stream's permit goes once its response starts. Only
+/// CORS is outside it, so that a refusal costs less than serving would (no span, no metrics but
+/// the shed count, no routing): under ten times the load, refusals must not take the CPU the
+/// requests being served need.
 async fn shed(State(s): State<AppState>, request: axum::extract::Request, next: middleware::Next) -> Response {
+    if !request.uri().path().starts_with("/api/v1/") {
+        return next.run(request).await;
+    }
     let Ok(_permit) = s.in_flight.clone().try_acquire_owned() else {
         s.metrics.shed.inc();
         let limit = s.settings.max_in_flight;
@@ -278,8 +284,7 @@ pub fn router(state: AppState) -> Router {
         .route_service("/mcp", crate::mcp::service(state.clone()))
         .fallback(not_found)
         .route_layer(middleware::from_fn(refuse_nul))
-        .route_layer(middleware::from_fn_with_state(state.clone(), auth::require_bearer))
-        .route_layer(middleware::from_fn_with_state(state.clone(), shed));
+        .route_layer(middleware::from_fn_with_state(state.clone(), auth::require_bearer));
 
     let mut app = Router::new()
         .nest("/api/v1", api)
@@ -291,7 +296,9 @@ pub fn router(state: AppState) -> Router {
         .layer(middleware::from_fn_with_state(state.clone(), metrics::track))
         .layer(middleware::from_fn(crate::error::json_errors))
         .layer(middleware::from_fn(crate::trace::http_span))
-        .layer(axum::extract::DefaultBodyLimit::max(state.settings.body_limit_bytes));
+        .layer(axum::extract::DefaultBodyLimit::max(state.settings.body_limit_bytes))
+        .layer(middleware::from_fn_with_state(state.clone(), shed));
+    // Outside the shedder: a browser must read a refusal as one, not as a CORS failure.
     if let Some(cors) = cors(&state.settings.cors_origins) {
         app = app.layer(cors);
     }
