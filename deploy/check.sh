@@ -4,7 +4,8 @@
 #   2. every YAML document under kubernetes/ parses, and every file beside a kustomization.yaml is listed in it;
 #   3. relay.toml parses and uses only keys that config/relay.example.toml documents;
 #   4. `kubectl kustomize` builds deploy/kubernetes, deploy/kubernetes/migrate and
-#      deploy/kubernetes/autoscaling (KEDA objects: not in the schema check, whose schemas lack CRDs);
+#      deploy/kubernetes/autoscaling (its KEDA objects are not in the schema check, whose schemas
+#      lack CRDs; its HorizontalPodAutoscalers are);
 #   5. kubernetes-validate (pip install kubernetes-validate) checks the built manifests in strict
 #      mode against the Kubernetes version in K8S_VERSION (default 1.30.0), when installed;
 #   6. with --nats, deploy/nats/test-local.sh starts the 3-node cluster on loopback and checks it.
@@ -85,7 +86,8 @@ if command -v kubernetes-validate >/dev/null; then
   echo "== kubernetes-validate -k $k8s_version --strict"
   # Also the optional Ingress, which the kustomization leaves out.
   kubernetes-validate -k "$k8s_version" --strict --quiet \
-    "$out/relay.yaml" "$out/migrate.yaml" "$deploy/kubernetes/gateway-ingress.yaml"
+    "$out/relay.yaml" "$out/migrate.yaml" "$deploy/kubernetes/gateway-ingress.yaml" \
+    "$deploy/kubernetes/autoscaling/cpu.yaml"
   echo "all objects valid against Kubernetes $k8s_version"
 else
   echo "== kubernetes-validate not installed (pip install kubernetes-validate): schema check skipped"
