@@ -790,11 +790,12 @@ fn resumable(line: &str) -> Option<(String, Option<u32>)> {
     Some((session, v["cliPid"].as_u64().map(|p| p as u32)))
 }
 
-/// SIGKILL to a process group, if it still exists.
+/// Whether the registry moved this harness's agent to another host.
 fn abandoned(stop: &Stop) -> bool {
     stop.abandon.load(std::sync::atomic::Ordering::SeqCst)
 }
 
+/// SIGKILL to a process group, if it still exists.
 fn kill_group(pgid: u32) {
     // SAFETY: kill(2) on a process group this spawner's harness created; no memory is touched.
     unsafe {

@@ -339,6 +339,16 @@ async fn a_lost_hosts_agents_are_rehomed_onto_a_host_that_fits_and_the_stale_har
     assert_eq!(moved["placement"], Value::Null, "spawned without one: {moved}");
     assert_eq!(mesh.agent(pinned).await["placement"]["labels"]["zone"], "a");
     wait_for(|| async { (mesh.host("beta").await["agents"] == json!([free])).then_some(()) }).await;
+    // The move is recorded until beta reports the agent.
+    let pool = mesh.m.db.pool().await;
+    wait_for(|| async {
+        let moving: i64 = sqlx::query_scalar("SELECT count(*) FROM registry_rehomes")
+            .fetch_one(&pool)
+            .await
+            .unwrap();
+        (moving == 0).then_some(())
+    })
+    .await;
     wait_for(|| async { (mesh.delivery(&stuck).await["status"] == "failed").then_some(()) }).await;
     let d = mesh.delivery(&stuck).await;
     assert!(

@@ -108,6 +108,12 @@ pub async fn heartbeat(reg: Registry, _ctx: RequestContext, hb: Heartbeat) -> Re
         .filter(|id| !known.iter().any(|Json(a)| &a.agent_id == *id))
         .cloned()
         .collect();
+    // Re-homed agents this host runs now have arrived.
+    sqlx::query("DELETE FROM registry_rehomes WHERE to_host = $1 AND agent_id = ANY($2)")
+        .bind(&hb.host_id)
+        .bind(&hb.agents)
+        .execute(change.conn())
+        .await?;
     let mut abandon = Vec::new();
     for Json(agent) in known {
         match agent.host_id.as_deref() {
@@ -266,6 +272,10 @@ pub async fn sweep(reg: &Registry) -> Result<()> {
     let s = &reg.settings.hosts;
     let now = now_ms();
     let mut change = Change::begin(reg).await?;
+    // Host rows before any session, as a heartbeat takes them: re-homing locks them all.
+    if s.on_lost == OnLost::Rehome {
+        load(change.conn(), "ORDER BY host_id FOR UPDATE").await?;
+    }
     let quiet: Vec<(String, i64)> = sqlx::query_as(
         "UPDATE registry_hosts SET status = 'offline', offline_since = $1
          WHERE status = 'online' AND last_seen_at < $1 - $2 RETURNING host_id, last_seen_at",
@@ -306,6 +316,20 @@ pub async fn sweep(reg: &Registry) -> Result<()> {
                         tracing::warn!(agent_id, from = host, to, "re-homing a lost host's agent");
                         agent.host_id = Some(to.clone());
                         crate::agents::save_changed(&mut change, &mut session, &mut agent, now_ms()).await?;
+                        // Durable, so that a re-homing this replica does not see through (it
+                        // stops, or its spawn request is lost) is failed by the sweep.
+                        sqlx::query(
+                            "INSERT INTO registry_rehomes (agent_id, from_host, to_host, started_at)
+                             VALUES ($1, $2, $3, $4) ON CONFLICT (agent_id) DO UPDATE SET
+                               from_host = EXCLUDED.from_host, to_host = EXCLUDED.to_host,
+                               started_at = EXCLUDED.started_at",
+                        )
+                        .bind(&agent.agent_id)
+                        .bind(host)
+                        .bind(&to)
+                        .bind(now)
+                        .execute(change.conn())
+                        .await?;
                         moves.push((agent, host.clone(), to));
                         continue;
                     }
@@ -318,9 +342,19 @@ pub async fn sweep(reg: &Registry) -> Result<()> {
             dispose(&mut change, &mut session, &mut agent).await?;
         }
     }
+    let overdue: Vec<String> = sqlx::query_scalar("SELECT agent_id FROM registry_rehomes WHERE started_at < $1")
+        .bind(now - 2 * REHOME_TIMEOUT.as_millis() as i64)
+        .fetch_all(change.conn())
+        .await?;
     change.commit().await?;
     for (agent, from, to) in moves {
         tokio::spawn(rehome(reg.clone(), agent, from, to));
+    }
+    for agent_id in overdue {
+        tracing::warn!(agent_id, "a re-homed agent's new host never reported it; it fails");
+        if let Err(e) = fail_rehome(reg, &agent_id).await {
+            tracing::warn!(agent_id, error = %e, "cannot fail the agent that was not re-homed yet");
+        }
     }
     Ok(())
 }
@@ -364,21 +398,32 @@ async fn rehome(reg: Registry, agent: Agent, from: String, to: String) {
         return;
     };
     tracing::warn!(agent_id, from, to, error = %e, "the new host did not start the re-homed agent; it fails");
-    let failed = async {
-        let mut change = Change::begin(&reg).await?;
-        if let Some((mut session, mut agent)) = still_attached(&mut change, &agent_id).await?
-            && agent.host_id.as_deref() == Some(to.as_str())
-            && agent.offline_since.is_some()
-        {
-            // Its deliveries fail naming the host it was lost with.
-            agent.host_id = Some(from.clone());
-            dispose(&mut change, &mut session, &mut agent).await?;
-        }
-        change.commit().await
-    };
-    if let Err(e) = failed.await {
-        tracing::error!(agent_id, error = %e, "cannot fail the agent that was not re-homed");
+    // Else the sweep fails it once the re-homing is overdue.
+    if let Err(e) = fail_rehome(&reg, &agent_id).await {
+        tracing::warn!(agent_id, error = %e, "cannot fail the agent that was not re-homed yet");
     }
+}
+
+/// Ends a re-homed agent its new host has not reported (unless it has meanwhile): its
+/// deliveries fail naming the host it was lost with.
+async fn fail_rehome(reg: &Registry, agent_id: &str) -> Result<()> {
+    let mut change = Change::begin(reg).await?;
+    // Hosts first, as the sweep and heartbeats take them.
+    load(change.conn(), "ORDER BY host_id FOR UPDATE").await?;
+    let from: Option<(String, String)> =
+        sqlx::query_as("DELETE FROM registry_rehomes WHERE agent_id = $1 RETURNING from_host, to_host")
+            .bind(agent_id)
+            .fetch_optional(change.conn())
+            .await?;
+    if let Some((from, to)) = from
+        && let Some((mut session, mut agent)) = still_attached(&mut change, agent_id).await?
+        && agent.host_id.as_deref() == Some(to.as_str())
+        && agent.offline_since.is_some()
+    {
+        agent.host_id = Some(from);
+        dispose(&mut change, &mut session, &mut agent).await?;
+    }
+    change.commit().await
 }
 
 /// How long a re-homing waits for the new host's harness to attach.

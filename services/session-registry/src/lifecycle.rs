@@ -78,15 +78,17 @@ pub(crate) async fn insert_new(change: &mut Change, session: &Session) -> Result
 
 /// Locks a session, creating it (and recording `created`) when it does not exist yet.
 pub(crate) async fn lock_or_create(change: &mut Change, id: &str) -> Result<Session> {
-    if store::lock_session(change.conn(), id).await?.is_none() {
-        let session = new_session(id.to_string(), now_ms());
-        // Two first messages racing for a new session: the loser's insert waits for the winner
-        // to commit, inserts nothing, and both then lock the one row below.
-        let workspace = change.workspace.clone();
-        if store::insert_session(change.conn(), &session, &workspace).await? {
-            change.emit(id, created_event(&session)).await?;
-            return Ok(session);
-        }
+    // One statement for a session that exists (every send but a session's first).
+    if let Some(stored) = store::lock_session(change.conn(), id).await? {
+        return store::live(id, Some(stored));
+    }
+    let session = new_session(id.to_string(), now_ms());
+    // Two first messages racing for a new session: the loser's insert waits for the winner
+    // to commit, inserts nothing, and both then lock the one row below.
+    let workspace = change.workspace.clone();
+    if store::insert_session(change.conn(), &session, &workspace).await? {
+        change.emit(id, created_event(&session)).await?;
+        return Ok(session);
     }
     store::lock_live(change.conn(), id).await
 }

@@ -1,9 +1,10 @@
 //! Bounded growth of the registry's tables. A session's history (messages, turns, agents,
-//! stored events) lives as long as the session: a closed session quiet for
-//! `archive_closed_after_ms` is archived, an archived one quiet for `purge_archived_after_ms`
-//! is purged, as `session.archive` and `session.purge` would (a session with live children
-//! waits for them). Relay messages, finished action invocations and decided proposals, which
-//! belong to a workspace rather than a session, are deleted `keep_ms` after they ended.
+//! stored events) lives as long as the session: a session closed for
+//! `archive_closed_after_ms` with no activity since is archived, one archived for
+//! `purge_archived_after_ms` is purged, as `session.archive` and `session.purge` would (a session with live children
+//! waits for them). Relay messages (a thread whole, after its latest), finished action
+//! invocations and decided proposals, which belong to a workspace rather than a session, are
+//! deleted `keep_ms` after they ended.
 
 use crate::Registry;
 use crate::error::RegistryError;
@@ -15,9 +16,9 @@ use std::time::Duration;
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(default)]
 pub struct RetentionSettings {
-    /// A closed session with no activity for this long is archived; 0: never.
+    /// A session closed this long, with no activity since, is archived; 0: never.
     pub archive_closed_after_ms: u64,
-    /// An archived session with no activity for this long is purged; 0: never.
+    /// A session archived this long, with no activity since, is purged; 0: never.
     pub purge_archived_after_ms: u64,
     /// Relay messages, finished invocations and decided proposals are deleted this long after
     /// they were sent or ended; 0: never.
@@ -46,8 +47,16 @@ pub fn start(reg: &Registry) {
             "registry relay messages, invocations and proposals",
             Duration::from_millis(s.keep_ms),
             vec![
+                // A thread goes whole, once its latest message is past the window, its
+                // replies before its root (newest first): a reply is never left without it.
                 "DELETE FROM registry_relay_messages WHERE seq IN (
-                   SELECT seq FROM registry_relay_messages WHERE created_at < $1 ORDER BY created_at LIMIT $2)"
+                   SELECT m.seq FROM registry_relay_messages m
+                   WHERE m.created_at < $1 AND NOT EXISTS (
+                       SELECT 1 FROM registry_relay_messages r
+                       WHERE (r.thread_id = coalesce(m.thread_id, m.message_id)
+                              OR r.message_id = coalesce(m.thread_id, m.message_id))
+                         AND r.created_at >= $1)
+                   ORDER BY m.created_at DESC LIMIT $2)"
                     .into(),
                 "DELETE FROM registry_invocations WHERE (workspace, caller, invocation_id) IN (
                    SELECT workspace, caller, invocation_id FROM registry_invocations
@@ -68,44 +77,65 @@ pub fn start(reg: &Registry) {
     }
 }
 
+/// Held by the replica retiring sessions, so that the others do not queue behind its locks
+/// (a purge waits on the event log and the runner) to find the same sessions done.
+const RETIRE_LOCK: i64 = 0x7265_6c61_7972_6574; // "relayret"
+
 async fn retire(reg: Registry, every: Duration) {
-    let s = reg.settings.retention.clone();
     loop {
         tokio::time::sleep(every).await;
-        if s.archive_closed_after_ms > 0 {
-            for id in quiet(&reg, "closed", s.archive_closed_after_ms).await {
-                let done = crate::lifecycle::archive(
-                    reg.clone(),
-                    RequestContext::default(),
-                    SessionRef { session_id: id.clone() },
-                )
-                .await;
-                log("archive", &id, done.map(|_| ()));
-            }
+        // A session-level lock on a connection of its own: it goes with the connection if
+        // this replica dies mid-pass.
+        let Ok(mut conn) = reg.db.acquire().await else { continue };
+        let mine: bool = sqlx::query_scalar("SELECT pg_try_advisory_lock($1)")
+            .bind(RETIRE_LOCK)
+            .fetch_one(&mut *conn)
+            .await
+            .unwrap_or(false);
+        if !mine {
+            continue;
         }
-        if s.purge_archived_after_ms > 0 {
-            for id in quiet(&reg, "archived", s.purge_archived_after_ms).await {
-                let done = crate::lifecycle::purge(
-                    reg.clone(),
-                    RequestContext::default(),
-                    SessionRef { session_id: id.clone() },
-                )
-                .await;
-                log("purge", &id, done.map(|_| ()));
-            }
+        // Never back to the pool holding the lock, however this pass ends.
+        conn.close_on_drop();
+        retire_once(&reg).await;
+        if let Err(e) = sqlx::query("SELECT pg_advisory_unlock($1)")
+            .bind(RETIRE_LOCK)
+            .execute(&mut *conn)
+            .await
+        {
+            tracing::warn!(error = %e, "cannot release the retirement lock; closing its connection");
         }
     }
 }
 
-/// Sessions in `status` with no activity for `after_ms`, oldest first; an archived parent
-/// whose children are not purged yet waits for them (`session.purge` would refuse it).
+async fn retire_once(reg: &Registry) {
+    let s = &reg.settings.retention;
+    if s.archive_closed_after_ms > 0 {
+        for id in quiet(reg, "closed", s.archive_closed_after_ms).await {
+            let req = SessionRef { session_id: id.clone() };
+            let done = crate::lifecycle::archive(reg.clone(), RequestContext::default(), req).await;
+            log("archive", &id, done.map(|_| ()));
+        }
+    }
+    if s.purge_archived_after_ms > 0 {
+        for id in quiet(reg, "archived", s.purge_archived_after_ms).await {
+            let req = SessionRef { session_id: id.clone() };
+            let done = crate::lifecycle::purge(reg.clone(), RequestContext::default(), req).await;
+            log("purge", &id, done.map(|_| ()));
+        }
+    }
+}
+
+/// Sessions in `status` for `after_ms` with no activity meanwhile, oldest first (an imported
+/// one counts from its import); an archived parent whose children are not purged yet waits for
+/// them (`session.purge` would refuse it).
 async fn quiet(reg: &Registry, status: &str, after_ms: u64) -> Vec<String> {
     let found = sqlx::query_scalar(
         "SELECT s.session_id FROM registry_sessions s
-         WHERE s.status = $1 AND s.last_activity_at < $2
+         WHERE s.status = $1 AND s.status_since < $2 AND s.last_activity_at < $2
            AND ($1 <> 'archived' OR NOT EXISTS (
                SELECT 1 FROM registry_sessions c WHERE c.parent_session_id = s.session_id AND c.status <> 'purged'))
-         ORDER BY s.last_activity_at LIMIT $3",
+         ORDER BY s.status_since LIMIT $3",
     )
     .bind(status)
     .bind(relay_bus::now_ms() - after_ms as i64)

@@ -193,7 +193,12 @@ pub async fn lock_session(conn: &mut PgConnection, id: &str) -> Result<Option<St
 
 /// Locks a session that must exist and not be purged.
 pub async fn lock_live(conn: &mut PgConnection, id: &str) -> Result<Session> {
-    match lock_session(conn, id).await? {
+    live(id, lock_session(conn, id).await?)
+}
+
+/// The session `lock_session` found, which must exist and not be purged.
+pub fn live(id: &str, stored: Option<Stored>) -> Result<Session> {
+    match stored {
         Some(Stored::Live(s)) => Ok(*s),
         Some(Stored::Purged) => Err(RegistryError::Conflict(format!(
             "session {id} was purged; its data is gone"
@@ -242,7 +247,8 @@ pub async fn insert_session(conn: &mut PgConnection, s: &Session, workspace: &st
 pub async fn save_session(conn: &mut PgConnection, s: &Session) -> Result<()> {
     sqlx::query(
         "UPDATE registry_sessions SET status = $2, parent_session_id = $3, adapter_session_id = $4,
-             execution_target_id = $5, is_imported = $6, last_activity_at = $7, doc = $8
+             execution_target_id = $5, is_imported = $6, last_activity_at = $7, doc = $8,
+             status_since = CASE WHEN status = $2 THEN status_since ELSE $9 END
          WHERE session_id = $1",
     )
     .bind(&s.session_id)
@@ -253,6 +259,7 @@ pub async fn save_session(conn: &mut PgConnection, s: &Session) -> Result<()> {
     .bind(s.is_imported.unwrap_or(false))
     .bind(s.last_activity_at)
     .bind(doc_of(s))
+    .bind(now_ms())
     .execute(conn)
     .await?;
     Ok(())

@@ -2,7 +2,7 @@
 //! and the conflicts for illegal transitions.
 
 mod common;
-use serde_json::json;
+use serde_json::{Value, json};
 
 #[tokio::test]
 async fn create_then_get_returns_the_stored_session() {
@@ -283,7 +283,8 @@ async fn quiet_closed_sessions_are_archived_then_purged_and_live_history_stays()
         ("RELAY_REGISTRY__HAND_OVER_DELIVERIES", "false"),
         ("RELAY_REGISTRY__RETENTION__ARCHIVE_CLOSED_AFTER_MS", "1000"),
         ("RELAY_REGISTRY__RETENTION__PURGE_ARCHIVED_AFTER_MS", "1000"),
-        ("RELAY_REGISTRY__RETENTION__KEEP_MS", "1000"),
+        // Relay messages: a sweep every 5 s.
+        ("RELAY_REGISTRY__RETENTION__KEEP_MS", "20000"),
     ];
     let m = relay_testkit::Cluster::start(common::BIN, "session-registry", 1, &env).await;
     let send =
@@ -300,6 +301,7 @@ async fn quiet_closed_sessions_are_archived_then_purged_and_live_history_stays()
         .as_str()
         .unwrap()
         .to_string();
+    let closing = relay_bus::now_ms();
     for id in [&done, &parent] {
         m.ok("session.close", json!({"sessionId": id})).await;
     }
@@ -307,8 +309,67 @@ async fn quiet_closed_sessions_are_archived_then_purged_and_live_history_stays()
                       "events": {"emits": []}, "lifecycle": {"release": true}});
     let agent = common::attach(&m, &live, "reader", caps).await;
     let dm = m.ok("message.send", json!({"to": "@reader", "text": "a note"})).await;
+    let lone = m
+        .ok("message.send", json!({"to": "@reader", "text": "another note"}))
+        .await;
+    m.ok("message.send", json!({"threadId": dm["messageId"], "text": "a reply"}))
+        .await;
 
     let pool = m.db.pool().await;
+    // Both notes an hour old; the first has a reply of now. Finished and open invocations and
+    // proposals, the finished ones long past the window (no API backdates them).
+    let sql = |q: &'static str| {
+        let pool = pool.clone();
+        async move { sqlx::query(q).execute(&pool).await.unwrap() }
+    };
+    sqlx::query("UPDATE registry_relay_messages SET created_at = created_at - 3600000 WHERE message_id = ANY($1)")
+        .bind(vec![
+            dm["messageId"].as_str().unwrap(),
+            lone["messageId"].as_str().unwrap(),
+        ])
+        .execute(&pool)
+        .await
+        .unwrap();
+    sql(
+        "INSERT INTO registry_invocations (workspace, caller, invocation_id, agent_id, doc) VALUES
+           ('default', 'key:k', 'done', 'a', '{\"status\": \"succeeded\", \"completedAt\": 1000}'),
+           ('default', 'key:k', 'open', 'a', '{\"status\": \"running\"}')",
+    )
+    .await;
+    sql(
+        "INSERT INTO registry_proposals (proposal_id, workspace, proposer, status, deadline, created_at, doc) VALUES
+           ('decided', 'default', 'key:k', 'accepted', 1000, 900, '{}'),
+           ('open', 'default', 'key:k', 'open', 9999999999999, 900, '{}')",
+    )
+    .await;
+    // The lone note is gone after its window (its copy in the recipient's session history stays
+    // with the session); the thread stays whole while its reply is within it, then goes too.
+    let m = &m;
+    let gone = |id: Value| async move {
+        let got = m.call("message.get", json!({"messageId": id})).await;
+        got.err().filter(|e| e.code().as_str() == "not_found")
+    };
+    relay_testkit::wait_for(|| gone(lone["messageId"].clone())).await;
+    let thread = m.ok("message.thread", json!({"messageId": dm["messageId"]})).await;
+    assert_eq!(thread["replies"].as_array().map(Vec::len), Some(1), "{thread}");
+    // Its reply past the window too: the thread goes.
+    sqlx::query("UPDATE registry_relay_messages SET created_at = created_at - 3600000 WHERE thread_id = $1")
+        .bind(dm["messageId"].as_str().unwrap())
+        .execute(&pool)
+        .await
+        .unwrap();
+    relay_testkit::wait_for(|| gone(dm["messageId"].clone())).await;
+    let left: Vec<String> = relay_testkit::wait_for(|| async {
+        let left: Vec<String> = sqlx::query_scalar(
+            "SELECT invocation_id FROM registry_invocations UNION ALL SELECT proposal_id FROM registry_proposals ORDER BY 1",
+        )
+        .fetch_all(&pool)
+        .await
+        .unwrap();
+        (left.len() == 2).then_some(left)
+    })
+    .await;
+    assert_eq!(left, ["open", "open"], "finished ones go, open ones stay");
     let messages_of = |id: String| {
         let pool = pool.clone();
         async move {
@@ -319,10 +380,10 @@ async fn quiet_closed_sessions_are_archived_then_purged_and_live_history_stays()
                 .unwrap()
         }
     };
-    // The direct message is in the recipient's session too.
+    // The three relay messages are in the recipient's session too, and stay with it.
     let (parent_messages, live_messages) = (messages_of(parent.clone()).await, messages_of(live.clone()).await);
     assert!(
-        parent_messages > 0 && live_messages == 2,
+        parent_messages > 0 && live_messages == 4,
         "{parent_messages} {live_messages}"
     );
     // Closed, then archived, then purged: its messages go; nothing of the active one does.
@@ -344,18 +405,20 @@ async fn quiet_closed_sessions_are_archived_then_purged_and_live_history_stays()
         m.ok("session.get", json!({"sessionId": live})).await["session"]["status"],
         "active"
     );
+    let since: i64 = sqlx::query_scalar("SELECT status_since FROM registry_sessions WHERE session_id = $1")
+        .bind(&parent)
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    assert!(
+        since >= closing,
+        "status_since moves with the status: {since} < {closing}"
+    );
     assert_eq!(messages_of(live.clone()).await, live_messages);
     assert_eq!(
         m.ok("session.get", json!({"sessionId": child})).await["session"]["status"],
         "active"
     );
-    // The relay message is gone after its window (its copy in the recipient's session history
-    // stays with the session); the agent it went to is not.
-    relay_testkit::wait_for(|| async {
-        let got = m.call("message.get", json!({"messageId": dm["messageId"]})).await;
-        got.err().filter(|e| e.code().as_str() == "not_found")
-    })
-    .await;
     assert_eq!(
         m.ok("agent.get", json!({"agent": agent})).await["agentId"],
         agent.as_str()

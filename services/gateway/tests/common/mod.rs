@@ -26,9 +26,12 @@ pub async fn mesh_with(env: &[(&str, &str)]) -> Mesh {
     let nats = Nats::start().await;
     let db = Database::create().await;
     let client = nats.client().await;
+    // The tests' usage events are from 1970: kept per event, not rolled up by the hour.
+    let mut env = env.to_vec();
+    env.push(("RELAY_COSTS__ROLLUP_AFTER_MS", "0"));
     let services = SERVICES
         .iter()
-        .map(|s| ServiceProcess::spawn(&relay_testkit::bin_path(s), &nats, &db, env))
+        .map(|s| ServiceProcess::spawn(&relay_testkit::bin_path(s), &nats, &db, &env))
         .collect();
     for s in SERVICES {
         relay_testkit::wait_for_instances(&client, s, 1).await;
