@@ -15,8 +15,13 @@ pub fn spawn(db: &PgPool, what: &'static str, keep: Duration, statements: Vec<St
     tokio::spawn(run(db.clone(), what, keep, statements));
 }
 
+/// How often a sweep of a `keep` window runs: a quarter of it, between 1 s and a minute.
+pub fn interval(keep: Duration) -> Duration {
+    (keep / 4).clamp(Duration::from_secs(1), Duration::from_secs(60))
+}
+
 async fn run(db: PgPool, what: &'static str, keep: Duration, statements: Vec<String>) {
-    let every = (keep / 4).clamp(Duration::from_secs(1), Duration::from_secs(60));
+    let every = interval(keep);
     loop {
         tokio::time::sleep(every).await;
         let before = crate::now_ms() - keep.as_millis() as i64;

@@ -175,7 +175,7 @@ impl Aggregator {
         };
         tokio::spawn(fold::run(agg.clone()));
         if agg.settings.rollup_after_ms > 0 {
-            tokio::spawn(rollup::run(agg.clone()));
+            rollup::start(&agg);
         }
         Ok(agg)
     }

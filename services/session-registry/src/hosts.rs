@@ -315,7 +315,7 @@ pub async fn sweep(reg: &Registry) -> Result<()> {
                     Ok(to) => {
                         tracing::warn!(agent_id, from = host, to, "re-homing a lost host's agent");
                         agent.host_id = Some(to.clone());
-                        crate::agents::save_changed(&mut change, &mut session, &mut agent, now_ms()).await?;
+                        crate::agents::save_changed(&mut change, &mut session, &mut agent, now).await?;
                         // Durable, so that a re-homing this replica does not see through (it
                         // stops, or its spawn request is lost) is failed by the sweep.
                         sqlx::query(

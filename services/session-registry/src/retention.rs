@@ -72,7 +72,7 @@ pub fn start(reg: &Registry) {
     }
     let windows = [s.archive_closed_after_ms, s.purge_archived_after_ms];
     if let Some(shortest) = windows.into_iter().filter(|w| *w > 0).min() {
-        let every = (Duration::from_millis(shortest) / 4).clamp(Duration::from_secs(1), Duration::from_secs(60));
+        let every = relay_bus::retention::interval(Duration::from_millis(shortest));
         tokio::spawn(retire(reg.clone(), every));
     }
 }
