@@ -9,22 +9,25 @@ use crate::{DeliveryError, Runner};
 use relay_bus::RequestContext;
 use relay_contracts::capabilities::DeliveryMode;
 use relay_contracts::delivery::*;
+use relay_contracts::session::Message;
+use relay_contracts::workspace::DeliveryPolicy;
+use sqlx::PgConnection;
 use sqlx::types::Json;
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap, HashSet};
 
 pub async fn handoff(runner: Runner, _ctx: RequestContext, req: HandoffRequest) -> Result<HandoffResponse> {
     let mut tx = runner.db.begin().await?;
     let now = relay_bus::now_ms();
-    let mut created = Vec::new();
     let mut agents = BTreeSet::new();
     let sessions: Vec<&str> = req.entries.iter().map(|e| session_of(&e.item)).collect();
-    let purged: std::collections::HashMap<String, i64> =
+    let purged: HashMap<String, i64> =
         sqlx::query_as("SELECT session_id, through_seq FROM delivery_purges WHERE session_id = ANY($1)")
             .bind(&sessions)
             .fetch_all(&mut *tx)
             .await?
             .into_iter()
             .collect();
+    let mut batch = Batch::default();
     for entry in req.entries {
         if purged
             .get(session_of(&entry.item))
@@ -54,90 +57,17 @@ pub async fn handoff(runner: Runner, _ctx: RequestContext, req: HandoffRequest) 
                 traceparent,
                 workspace,
                 policy,
-            } => {
-                let workspace = workspace.unwrap_or_else(|| relay_contracts::context::DEFAULT_WORKSPACE.to_string());
-                sqlx::query(
-                    "INSERT INTO delivery_messages (message_id, session_id, doc, created_at, workspace) VALUES ($1, $2, $3, $4, $5)
-                     ON CONFLICT (message_id) DO NOTHING",
-                )
-                .bind(&message.message_id)
-                .bind(&message.session_id)
-                .bind(Json(&message))
-                .bind(message.timestamp)
-                .bind(&workspace)
-                .execute(&mut *tx)
-                .await?;
-                let mode = message.delivery_mode.unwrap_or(DeliveryMode::Immediate);
-                let (priority, deadline) = urgency(&message);
-                for d in deliveries {
-                    // The workspace's policy, applied before delivery: a refused delivery fails
-                    // with the reason when its turn comes.
-                    let refusal = match &policy {
-                        Some(p) => {
-                            let pending: i64 = sqlx::query_scalar(
-                                "SELECT count(*) FROM deliveries WHERE agent_id = $1
-                                 AND status IN ('pending', 'deferred') AND refusal IS NULL",
-                            )
-                            .bind(&d.agent_id)
-                            .fetch_one(&mut *tx)
-                            .await?;
-                            p.refusal(&workspace, mode, pending)
-                        }
-                        None => None,
-                    };
-                    let inserted = sqlx::query(
-                        "INSERT INTO deliveries (delivery_id, message_id, session_id, agent_id, mode, status, available_at, created_at, updated_at, traceparent, workspace, priority, deadline, refusal)
-                         VALUES ($1, $2, $3, $4, $5, 'pending', $6, $6, $6, $7, $8, $9, $10, $11) ON CONFLICT (delivery_id) DO NOTHING",
-                    )
-                    .bind(&d.delivery_id)
-                    .bind(&message.message_id)
-                    .bind(&message.session_id)
-                    .bind(&d.agent_id)
-                    .bind(mode.as_str())
-                    .bind(message.timestamp)
-                    .bind(&traceparent)
-                    .bind(&workspace)
-                    .bind(priority)
-                    .bind(deadline)
-                    .bind(&refusal)
-                    .execute(&mut *tx)
-                    .await?
-                    .rows_affected();
-                    if inserted == 0 {
-                        continue;
-                    }
-                    let event = DeliveryEvent {
-                        event_type: "delivery.created".into(),
-                        delivery_id: d.delivery_id,
-                        message_id: message.message_id.clone(),
-                        session_id: message.session_id.clone(),
-                        agent_id: d.agent_id.clone(),
-                        mode,
-                        attempt: 0,
-                        available_at: None,
-                        reason: None,
-                        retryable: None,
-                    };
-                    let payload = serde_json::to_value(&event).map_err(|e| DeliveryError::Invalid(e.to_string()))?;
-                    sqlx::query(
-                        "INSERT INTO delivery_events (event_id, session_id, type, ts, payload, traceparent, workspace)
-                         VALUES ($1, $2, $3, $4, $5, $6, $7)",
-                    )
-                    .bind(uuid::Uuid::now_v7().to_string())
-                    .bind(&message.session_id)
-                    .bind(&event.event_type)
-                    .bind(message.timestamp)
-                    .bind(payload)
-                    .bind(&traceparent)
-                    .bind(&workspace)
-                    .execute(&mut *tx)
-                    .await?;
-                    agents.insert(d.agent_id);
-                    created.push(event);
-                }
-            }
+            } => batch.messages.push(Handed {
+                workspace: workspace.unwrap_or_else(|| relay_contracts::context::DEFAULT_WORKSPACE.to_string()),
+                message: *message,
+                deliveries,
+                traceparent,
+                policy,
+            }),
         }
     }
+    let created = batch.store(&mut tx).await?;
+    agents.extend(created.iter().map(|e| e.agent_id.clone()));
     let agents: Vec<String> = agents.into_iter().collect();
     crate::store::wake_agents(&mut *tx, &agents).await?;
     tx.commit().await?;
@@ -145,6 +75,214 @@ pub async fn handoff(runner: Runner, _ctx: RequestContext, req: HandoffRequest) 
     Ok(HandoffResponse {
         created: created.len() as i64,
     })
+}
+
+/// A message handed over with its deliveries.
+struct Handed {
+    message: Message,
+    deliveries: Vec<NewDelivery>,
+    traceparent: Option<String>,
+    workspace: String,
+    policy: Option<DeliveryPolicy>,
+}
+
+/// One delivery of a hand-off, with what it takes from its message.
+struct Row<'a> {
+    h: &'a Handed,
+    d: &'a NewDelivery,
+    mode: DeliveryMode,
+    priority: i16,
+    deadline: Option<i64>,
+}
+
+/// The messages of one hand-off, stored with one statement per table (a hand-off carries
+/// whatever sends committed meanwhile, so this is what keeps the runner's share of a send
+/// small under load).
+#[derive(Default)]
+struct Batch {
+    messages: Vec<Handed>,
+}
+
+impl Batch {
+    /// Stores the messages and their new deliveries, in hand-off order, each with its
+    /// `delivery.created` event; returns those events. A delivery stored before is left alone.
+    async fn store(self, tx: &mut PgConnection) -> Result<Vec<DeliveryEvent>> {
+        if self.messages.is_empty() {
+            return Ok(Vec::new());
+        }
+        let refusals = self.refusals(tx).await?;
+        let ms = &self.messages;
+        sqlx::query(
+            "INSERT INTO delivery_messages (message_id, session_id, doc, created_at, workspace)
+             SELECT i, s, d::jsonb, c, w FROM UNNEST($1::text[], $2::text[], $3::text[], $4::bigint[], $5::text[])
+                 WITH ORDINALITY AS u(i, s, d, c, w, n)
+             ORDER BY n
+             ON CONFLICT (message_id) DO NOTHING",
+        )
+        .bind(ms.iter().map(|h| h.message.message_id.as_str()).collect::<Vec<_>>())
+        .bind(ms.iter().map(|h| h.message.session_id.as_str()).collect::<Vec<_>>())
+        .bind(ms.iter().map(|h| encode(&h.message)).collect::<Result<Vec<_>>>()?)
+        .bind(ms.iter().map(|h| h.message.timestamp).collect::<Vec<_>>())
+        .bind(ms.iter().map(|h| h.workspace.as_str()).collect::<Vec<_>>())
+        .execute(&mut *tx)
+        .await?;
+
+        // One row per delivery, in hand-off order (seq is each agent's queue order); an entry
+        // repeated within the hand-off once.
+        let mut seen = HashSet::new();
+        let rows: Vec<Row> = ms
+            .iter()
+            .flat_map(|h| {
+                let mode = h.message.delivery_mode.unwrap_or(DeliveryMode::Immediate);
+                let (priority, deadline) = urgency(&h.message);
+                h.deliveries.iter().map(move |d| Row {
+                    h,
+                    d,
+                    mode,
+                    priority,
+                    deadline,
+                })
+            })
+            .filter(|r| seen.insert(r.d.delivery_id.as_str()))
+            .collect();
+        let col = |f: fn(&Row) -> Option<String>| rows.iter().map(f).collect::<Vec<_>>();
+        let inserted: HashSet<String> = sqlx::query_scalar(
+            "INSERT INTO deliveries (delivery_id, message_id, session_id, agent_id, mode, status, available_at,
+                                     created_at, updated_at, traceparent, workspace, priority, deadline, refusal)
+             SELECT d, m, s, a, mo, 'pending', t, t, t, tp, w, p, dl, r
+             FROM UNNEST($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::text[],
+                         $8::text[], $9::smallint[], $10::bigint[], $11::text[])
+                 WITH ORDINALITY AS u(d, m, s, a, mo, t, tp, w, p, dl, r, n)
+             ORDER BY n
+             ON CONFLICT (delivery_id) DO NOTHING
+             RETURNING delivery_id",
+        )
+        .bind(col(|r| Some(r.d.delivery_id.clone())))
+        .bind(col(|r| Some(r.h.message.message_id.clone())))
+        .bind(col(|r| Some(r.h.message.session_id.clone())))
+        .bind(col(|r| Some(r.d.agent_id.clone())))
+        .bind(col(|r| Some(r.mode.as_str().to_string())))
+        .bind(rows.iter().map(|r| r.h.message.timestamp).collect::<Vec<_>>())
+        .bind(col(|r| r.h.traceparent.clone()))
+        .bind(col(|r| Some(r.h.workspace.clone())))
+        .bind(rows.iter().map(|r| r.priority).collect::<Vec<_>>())
+        .bind(rows.iter().map(|r| r.deadline).collect::<Vec<_>>())
+        .bind(
+            rows.iter()
+                .map(|r| refusals.get(&r.d.delivery_id).cloned())
+                .collect::<Vec<_>>(),
+        )
+        .fetch_all(&mut *tx)
+        .await?
+        .into_iter()
+        .collect();
+
+        let created: Vec<(&Handed, DeliveryEvent)> = rows
+            .iter()
+            .filter(|r| inserted.contains(&r.d.delivery_id))
+            .map(|r| {
+                let event = DeliveryEvent {
+                    event_type: "delivery.created".into(),
+                    delivery_id: r.d.delivery_id.clone(),
+                    message_id: r.h.message.message_id.clone(),
+                    session_id: r.h.message.session_id.clone(),
+                    agent_id: r.d.agent_id.clone(),
+                    mode: r.mode,
+                    attempt: 0,
+                    available_at: None,
+                    reason: None,
+                    retryable: None,
+                };
+                (r.h, event)
+            })
+            .collect();
+        if !created.is_empty() {
+            sqlx::query(
+                "INSERT INTO delivery_events (event_id, session_id, type, ts, payload, traceparent, workspace)
+                 SELECT i, s, 'delivery.created', t, p::jsonb, tp, w
+                 FROM UNNEST($1::text[], $2::text[], $3::bigint[], $4::text[], $5::text[], $6::text[])
+                     WITH ORDINALITY AS u(i, s, t, p, tp, w, n)
+                 ORDER BY n",
+            )
+            .bind(
+                created
+                    .iter()
+                    .map(|_| uuid::Uuid::now_v7().to_string())
+                    .collect::<Vec<_>>(),
+            )
+            .bind(
+                created
+                    .iter()
+                    .map(|(h, _)| h.message.session_id.as_str())
+                    .collect::<Vec<_>>(),
+            )
+            .bind(created.iter().map(|(h, _)| h.message.timestamp).collect::<Vec<_>>())
+            .bind(created.iter().map(|(_, e)| encode(e)).collect::<Result<Vec<_>>>()?)
+            .bind(
+                created
+                    .iter()
+                    .map(|(h, _)| h.traceparent.as_deref())
+                    .collect::<Vec<_>>(),
+            )
+            .bind(created.iter().map(|(h, _)| h.workspace.as_str()).collect::<Vec<_>>())
+            .execute(&mut *tx)
+            .await?;
+        }
+        Ok(created.into_iter().map(|(_, e)| e).collect())
+    }
+
+    /// Why each new delivery under a workspace policy is refused (its agent's queue is full,
+    /// counting the deliveries earlier in this hand-off), by delivery id.
+    async fn refusals(&self, tx: &mut PgConnection) -> Result<HashMap<String, String>> {
+        let ruled: Vec<(&Handed, &NewDelivery, &DeliveryPolicy)> = self
+            .messages
+            .iter()
+            .filter_map(|h| h.policy.as_ref().map(|p| (h, p)))
+            .flat_map(|(h, p)| h.deliveries.iter().map(move |d| (h, d, p)))
+            .collect();
+        if ruled.is_empty() {
+            return Ok(HashMap::new());
+        }
+        let ids: Vec<&str> = ruled.iter().map(|r| r.1.delivery_id.as_str()).collect();
+        let agent_ids: Vec<&str> = ruled.iter().map(|r| r.1.agent_id.as_str()).collect();
+        // Deliveries of this hand-off stored before (a repeated entry) count once, from the table.
+        let (stored, counts): (Vec<String>, Vec<(String, i64)>) = (
+            sqlx::query_scalar("SELECT delivery_id FROM deliveries WHERE delivery_id = ANY($1)")
+                .bind(&ids)
+                .fetch_all(&mut *tx)
+                .await?,
+            sqlx::query_as(
+                "SELECT agent_id, count(*) FROM deliveries
+                 WHERE agent_id = ANY($1) AND status IN ('pending', 'deferred') AND refusal IS NULL
+                 GROUP BY agent_id",
+            )
+            .bind(&agent_ids)
+            .fetch_all(&mut *tx)
+            .await?,
+        );
+        let stored: HashSet<String> = stored.into_iter().collect();
+        let mut pending: HashMap<String, i64> = counts.into_iter().collect();
+        let mut refused = HashMap::new();
+        let mut seen = HashSet::new();
+        for (h, d, policy) in ruled {
+            if stored.contains(&d.delivery_id) || !seen.insert(d.delivery_id.as_str()) {
+                continue;
+            }
+            let mode = h.message.delivery_mode.unwrap_or(DeliveryMode::Immediate);
+            let waiting = pending.entry(d.agent_id.clone()).or_default();
+            match policy.refusal(&h.workspace, mode, *waiting) {
+                Some(reason) => {
+                    refused.insert(d.delivery_id.clone(), reason);
+                }
+                None => *waiting += 1,
+            }
+        }
+        Ok(refused)
+    }
+}
+
+fn encode<T: serde::Serialize>(value: &T) -> Result<String> {
+    serde_json::to_string(value).map_err(|e| DeliveryError::Invalid(e.to_string()))
 }
 
 fn session_of(item: &HandoffItem) -> &str {

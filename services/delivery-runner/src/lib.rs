@@ -22,7 +22,7 @@ mod store;
 
 pub use error::DeliveryError;
 use error::Result;
-use store::{COLUMNS, DeliveryRow, find, wake_agent, wake_runners};
+use store::{COLUMNS, DeliveryRow, find, find_in, wake_agent, wake_runners};
 
 use relay_bus::service::{ServiceError, ServiceHost};
 use relay_bus::settings::{DatabaseSettings, NatsSettings, TelemetrySettings};
@@ -184,12 +184,12 @@ pub async fn serve(nats: async_nats::Client, runner: Runner) -> std::result::Res
     )
     .await?;
     host.on_shutdown(drain);
-    host.serve::<rpc::DeliveryGet>(scoped(get)).await?;
+    host.serve::<rpc::DeliveryGet>(get).await?;
     host.serve::<rpc::DeliveryList>(list).await?;
     host.serve::<rpc::DeliveryCancel>(scoped(cancel)).await?;
     host.serve::<rpc::DeliveryRetry>(scoped(retry)).await?;
     host.serve::<rpc::DeliveryFlush>(scoped(flush)).await?;
-    host.serve::<rpc::DeliveryReport>(scoped(report)).await?;
+    host.serve::<rpc::DeliveryReport>(report).await?;
     host.serve::<rpc::DeliveryHandoff>(handoff::handoff).await?;
     host.serve::<rpc::DeliveryPurge>(handoff::purge).await?;
     host.serve::<rpc::AgentPause>(scoped(control::pause)).await?;
@@ -217,8 +217,10 @@ impl relay_bus::scope::Scope for Runner {
     }
 }
 
-pub async fn get(runner: Runner, _ctx: RequestContext, req: DeliveryRef) -> Result<Delivery> {
-    find(&runner.db, &req.delivery_id).await
+/// Scoped in its one statement (`find_in`), not by `scoped`: a harness reads and reports on
+/// every delivery, so each saves a round trip.
+pub async fn get(runner: Runner, ctx: RequestContext, req: DeliveryRef) -> Result<Delivery> {
+    find_in(&runner.db, &req.delivery_id, ctx.scope()).await
 }
 
 /// Deliveries in creation order, filtered, paged by `cursor`.
@@ -337,7 +339,7 @@ pub async fn report(runner: Runner, ctx: RequestContext, req: Receipt) -> Result
     let Some(id) = req.delivery_id.clone() else {
         return Err(DeliveryError::Invalid("delivery.report needs the deliveryId".into()));
     };
-    let delivery = find(&runner.db, &id).await?;
+    let delivery = find_in(&runner.db, &id, ctx.scope()).await?;
     // A harness reports on its own agent's deliveries; another's do not exist for it.
     if let Some(own) = &ctx.agent
         && delivery.agent_id != *own
@@ -363,8 +365,11 @@ pub async fn report(runner: Runner, ctx: RequestContext, req: Receipt) -> Result
         )));
     }
     let outcome = Outcome::from_receipt(&delivery_ref(&delivery), req, &runner.settings);
-    runner.settler.settle(vec![outcome]).await?;
-    find(&runner.db, &id).await
+    // As stored; re-read only when a cancel or another report got there first.
+    match runner.settler.settle(vec![outcome]).await?.pop() {
+        Some(changed) => Ok(changed),
+        None => find(&runner.db, &id).await,
+    }
 }
 
 fn delivery_ref(d: &Delivery) -> settle::DeliveryKey {

@@ -5,10 +5,11 @@
 //! the events are published live on `delivery.<kind>` and the forwarder appends them to the
 //! event log. Submitters wait for the commit, so a worker never walks past an unsaved receipt.
 
+use crate::store::{COLUMNS, DeliveryRow};
 use crate::{DeliveryError, RunnerSettings};
 use relay_contracts::capabilities::DeliveryMode;
 use relay_contracts::delivery::*;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use tokio::sync::{Notify, mpsc, oneshot};
 
@@ -138,7 +139,8 @@ impl Outcome {
     }
 }
 
-type Job = (Vec<Outcome>, oneshot::Sender<Result<(), String>>);
+/// A job's outcomes, and where to answer with the deliveries they changed (as stored).
+type Job = (Vec<Outcome>, oneshot::Sender<Result<Vec<Delivery>, String>>);
 
 /// Handle to the runner's settler task.
 #[derive(Clone)]
@@ -157,23 +159,24 @@ impl Settler {
     }
 
     /// Queues outcomes; the receiver answers once they are committed.
-    pub fn submit(self, outcomes: Vec<Outcome>) -> oneshot::Receiver<Result<(), String>> {
+    pub fn submit(self, outcomes: Vec<Outcome>) -> oneshot::Receiver<Result<Vec<Delivery>, String>> {
         let (tx, rx) = oneshot::channel();
         // The task lives as long as the runner; a closed channel shows up as a dropped sender.
         let _ = self.jobs.send((outcomes, tx));
         rx
     }
 
-    /// Stores the outcomes and publishes their events; returns once committed.
-    pub async fn settle(&self, outcomes: Vec<Outcome>) -> Result<(), DeliveryError> {
+    /// Stores the outcomes and publishes their events; returns, once committed, the deliveries
+    /// they changed (one cancelled or settled meanwhile is not among them).
+    pub async fn settle(&self, outcomes: Vec<Outcome>) -> Result<Vec<Delivery>, DeliveryError> {
         wait(self.clone().submit(outcomes)).await
     }
 }
 
 /// Waits for a submitted group's commit.
-pub async fn wait(rx: oneshot::Receiver<Result<(), String>>) -> Result<(), DeliveryError> {
+pub async fn wait(rx: oneshot::Receiver<Result<Vec<Delivery>, String>>) -> Result<Vec<Delivery>, DeliveryError> {
     let failed = match rx.await {
-        Ok(Ok(())) => return Ok(()),
+        Ok(Ok(changed)) => return Ok(changed),
         Ok(Err(e)) => format!("receipts not stored: {e}"),
         Err(_) => "receipts not stored: the settler stopped".into(),
     };
@@ -205,10 +208,13 @@ async fn group_commit(
         let result = commit(&db, &outcomes).await;
         tracing::debug!(outcomes = outcomes.len(), ok = result.is_ok(), "receipts committed");
         match result {
-            Ok(events) => {
+            Ok((events, changed)) => {
                 publish(&nats, &forward_wake, &events).await;
-                for (_, done) in group {
-                    let _ = done.send(Ok(()));
+                let mut changed: HashMap<String, Delivery> =
+                    changed.into_iter().map(|d| (d.delivery_id.clone(), d)).collect();
+                for (job, done) in group {
+                    let mine = job.iter().filter_map(|o| changed.remove(&o.key.delivery_id)).collect();
+                    let _ = done.send(Ok(mine));
                 }
             }
             // One job's bad outcome (or a deadlock) must not fail the others: each alone.
@@ -217,10 +223,10 @@ async fn group_commit(
                 for (job, done) in group {
                     let alone: Vec<&Outcome> = job.iter().collect();
                     let result = commit(&db, &alone).await;
-                    if let Ok(events) = &result {
+                    if let Ok((events, _)) = &result {
                         publish(&nats, &forward_wake, events).await;
                     }
-                    let _ = done.send(result.map(|_| ()).map_err(|e| e.to_string()));
+                    let _ = done.send(result.map(|(_, changed)| changed).map_err(|e| e.to_string()));
                 }
             }
         }
@@ -240,11 +246,14 @@ pub(crate) async fn publish(nats: &async_nats::Client, forward_wake: &Notify, ev
     }
 }
 
-/// Stores the group atomically; returns the events of the deliveries it changed. A delivery
-/// cancelled or settled meanwhile is left alone.
-async fn commit(db: &sqlx::PgPool, outcomes: &[&Outcome]) -> Result<Vec<DeliveryEvent>, sqlx::Error> {
+/// What a group changed: the events, and the deliveries as stored.
+type Changed = (Vec<DeliveryEvent>, Vec<Delivery>);
+
+/// Stores the group atomically; returns what it changed. A delivery cancelled or settled
+/// meanwhile is left alone.
+async fn commit(db: &sqlx::PgPool, outcomes: &[&Outcome]) -> Result<Changed, sqlx::Error> {
     if outcomes.is_empty() {
-        return Ok(Vec::new());
+        return Ok(Default::default());
     }
     // A delivery may appear twice (accepted by the walker, then reported delivered): split into
     // rounds so each statement sees every id once, in order.
@@ -265,17 +274,19 @@ async fn commit(db: &sqlx::PgPool, outcomes: &[&Outcome]) -> Result<Vec<Delivery
         return apply(db, round).await;
     }
     let mut tx = db.begin().await?;
-    let mut events = Vec::new();
+    let (mut events, mut changed) = (Vec::new(), Vec::new());
     for round in rounds {
-        events.extend(apply(&mut *tx, round).await?);
+        let (e, c) = apply(&mut *tx, round).await?;
+        events.extend(e);
+        changed.extend(c);
     }
     tx.commit().await?;
-    Ok(events)
+    Ok((events, changed))
 }
 
 /// One statement: the state changes and, for each delivery actually changed, its event in the
 /// outbox.
-async fn apply<'e, E: sqlx::PgExecutor<'e>>(db: E, round: &[&Outcome]) -> Result<Vec<DeliveryEvent>, sqlx::Error> {
+async fn apply<'e, E: sqlx::PgExecutor<'e>>(db: E, round: &[&Outcome]) -> Result<Changed, sqlx::Error> {
     let now = relay_bus::now_ms();
     let events: Vec<DeliveryEvent> = round.iter().map(|o| o.to_event()).collect();
     let col = |f: fn(&Outcome) -> Option<String>| round.iter().map(|o| f(o)).collect::<Vec<_>>();
@@ -296,7 +307,7 @@ async fn apply<'e, E: sqlx::PgExecutor<'e>>(db: E, round: &[&Outcome]) -> Result
         .iter()
         .map(|e| serde_json::to_string(e).expect("delivery event encodes"))
         .collect();
-    let changed: Vec<String> = sqlx::query_scalar(
+    let changed: Vec<DeliveryRow> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
         "WITH u AS (
              SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::bool[], $6::text[],
                                   $7::int[], $9::text[], $10::text[], $11::text[], $12::text[], $13::text[], $14::text[])
@@ -310,13 +321,13 @@ async fn apply<'e, E: sqlx::PgExecutor<'e>>(db: E, round: &[&Outcome]) -> Result
                  retryable = u.retryable, metadata = u.metadata::jsonb, attempts = greatest(d.attempts, u.attempts),
                  updated_at = $8
              FROM u WHERE d.delivery_id = u.id AND d.status IN ('pending', 'deferred', 'accepted')
-             RETURNING d.delivery_id),
+             RETURNING d.*),
          logged AS (
              INSERT INTO delivery_events (event_id, session_id, type, ts, payload, workspace)
              SELECT u.event_id, u.session_id, u.type, $8, u.payload::jsonb, d.workspace
              FROM u JOIN changed c ON c.delivery_id = u.id JOIN deliveries d ON d.delivery_id = u.id)
-         SELECT delivery_id FROM changed",
-    )
+         SELECT {COLUMNS} FROM changed"
+    )))
     .bind(&ids)
     .bind(&statuses)
     .bind(&at)
@@ -333,11 +344,13 @@ async fn apply<'e, E: sqlx::PgExecutor<'e>>(db: E, round: &[&Outcome]) -> Result
     .bind(&agents)
     .fetch_all(db)
     .await?;
-    let changed: HashSet<String> = changed.into_iter().collect();
-    Ok(events
+    let changed: Vec<Delivery> = changed.into_iter().map(Delivery::from).collect();
+    let ids: HashSet<&str> = changed.iter().map(|d| d.delivery_id.as_str()).collect();
+    let events = events
         .into_iter()
-        .filter(|e| changed.contains(&e.delivery_id))
-        .collect())
+        .filter(|e| ids.contains(e.delivery_id.as_str()))
+        .collect();
+    Ok((events, changed))
 }
 
 /// The value without NUL characters in any string or key.

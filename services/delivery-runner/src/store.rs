@@ -50,10 +50,17 @@ impl From<DeliveryRow> for Delivery {
 }
 
 pub async fn find(db: &PgPool, id: &str) -> Result<Delivery> {
+    find_in(db, id, None).await
+}
+
+/// The delivery, when it is in `scope` (a caller confined to a workspace): `not_found` for one
+/// of another workspace, as for one that never existed, with the one statement.
+pub async fn find_in(db: &PgPool, id: &str, scope: Option<&str>) -> Result<Delivery> {
     let row: Option<DeliveryRow> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
-        "SELECT {COLUMNS} FROM deliveries WHERE delivery_id = $1"
+        "SELECT {COLUMNS} FROM deliveries WHERE delivery_id = $1 AND ($2::text IS NULL OR workspace = $2)"
     )))
     .bind(id)
+    .bind(scope)
     .fetch_optional(db)
     .await?;
     row.map(Delivery::from)

@@ -329,6 +329,48 @@ async fn a_hand_off_entry_older_than_its_sessions_purge_is_ignored() {
     m.ok("delivery.get", json!({"deliveryId": "d-fresh"})).await;
 }
 
+/// A hand-off carries whatever sends committed meanwhile and is stored as one batch: a
+/// workspace's cap on waiting deliveries still counts the deliveries ahead in the same batch,
+/// an entry repeated in it counts once, and the agent's queue keeps the hand-off's order.
+#[tokio::test]
+async fn a_batched_hand_off_keeps_order_and_caps_waiting_deliveries_counting_the_batch() {
+    let (m, _registry) = mesh().await;
+    let entry = |seq: i64, id: &str| {
+        json!({"seq": seq, "kind": "message", "deliveries": [{"deliveryId": id, "agentId": "capped"}],
+               "workspace": "w", "policy": {"maxPendingPerAgent": 2},
+               "message": {"messageId": format!("m-{id}"), "sessionId": "s-capped", "turnId": null, "role": "user",
+                           "blocks": [], "contentText": id, "timestamp": 1, "targetAgentIds": ["capped"]}})
+    };
+    let entries = json!([
+        entry(1, "d1"),
+        entry(2, "d2"),
+        entry(2, "d2"),
+        entry(3, "d3"),
+        entry(4, "d4")
+    ]);
+    let handed = m.ok("delivery.handoff", json!({ "entries": entries })).await;
+    assert_eq!(handed["created"], 4, "{handed}");
+    // Handed over again (a relay that timed out): nothing new.
+    let again = m.ok("delivery.handoff", json!({ "entries": entries })).await;
+    assert_eq!(again["created"], 0, "{again}");
+
+    let listed = m.ok("delivery.list", json!({"agentId": "capped"})).await;
+    let order: Vec<&str> = listed["deliveries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["deliveryId"].as_str().unwrap())
+        .collect();
+    assert_eq!(order, ["d1", "d2", "d3", "d4"], "{listed}");
+    // The agent is attached nowhere, so each fails with its own reason: the cap's for the two
+    // beyond it.
+    for (id, capped) in [("d1", false), ("d2", false), ("d3", true), ("d4", true)] {
+        let failed = wait_status(&m, id, "failed").await;
+        let reason = failed["reason"].as_str().unwrap_or_default();
+        assert_eq!(reason.contains("maxPendingPerAgent 2"), capped, "{id}: {reason}");
+    }
+}
+
 #[tokio::test]
 async fn a_retryable_failure_is_retried_and_a_final_one_waits_for_delivery_retry() {
     let (m, _registry) = mesh().await;

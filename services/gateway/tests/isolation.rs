@@ -178,6 +178,20 @@ async fn a_key_of_one_workspace_never_sees_another_workspaces_sessions_events_st
     );
     let (status, _) = a.post("/api/v1/agents/hb/stop", json!({})).await;
     assert_eq!(status, StatusCode::NOT_FOUND);
+    // A send is scoped with its session's lock: refused, and nothing handed over.
+    let (status, body) = a
+        .post(
+            "/api/v1/sessions/b-1/messages",
+            json!({"message": "from a", "agentIds": ["hb"]}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "{body}");
+    let (_, deliveries) = b.get("/api/v1/deliveries?sessionId=b-1").await;
+    assert_eq!(
+        deliveries["deliveries"].as_array().map(Vec::len),
+        Some(1),
+        "{deliveries}"
+    );
     // A, over gRPC: the same answers.
     let channel = tonic::transport::Channel::from_shared(g.base.clone())
         .unwrap()

@@ -243,7 +243,7 @@ pub async fn serve(nats: async_nats::Client, reg: Registry) -> Result<ServiceHos
     host.serve::<rpc::ChannelLeave>(messaging::channels::leave).await?;
     host.serve::<rpc::ChannelMembers>(messaging::channels::members).await?;
     host.serve::<rpc::ChannelHistory>(messaging::channels::history).await?;
-    host.serve::<rpc::SessionSendMessage>(scoped(messages::send)).await?;
+    host.serve::<rpc::SessionSendMessage>(messages::send).await?;
     host.serve::<rpc::SessionUserMessageAcknowledge>(scoped(messages::acknowledge))
         .await?;
     host.serve::<rpc::SessionUserMessageComplete>(scoped(messages::complete))

@@ -79,7 +79,7 @@ pub(crate) async fn insert_new(change: &mut Change, session: &Session) -> Result
 /// Locks a session, creating it (and recording `created`) when it does not exist yet.
 pub(crate) async fn lock_or_create(change: &mut Change, id: &str) -> Result<Session> {
     // One statement for a session that exists (every send but a session's first).
-    if let Some(stored) = store::lock_session(change.conn(), id).await? {
+    if let Some(stored) = change.lock(id).await? {
         return store::live(id, Some(stored));
     }
     let session = new_session(id.to_string(), now_ms());

@@ -124,8 +124,10 @@ pub(crate) async fn post(change: &mut Change, session: &mut Session, post: Post)
     // A send that names no mode gets its workspace's default (seed 001 step 3).
     let default_mode = match post.delivery_mode {
         Some(_) => None,
-        None => store::delivery_policy(change.conn(), &session.session_id)
+        None => change
+            .place(&session.session_id)
             .await?
+            .and_then(|p| p.policy)
             .and_then(|p| p.default_mode),
     };
     let message = Message {
@@ -204,7 +206,9 @@ async fn open_turn(change: &mut Change, session: &Session, turn_id: Option<Strin
 
 /// The single entry point for user messages (seed 002): creates the session when missing,
 /// auto-attaches `agent` when it has none, opens a turn, routes to the lead by default.
-pub async fn send(reg: Registry, _ctx: RequestContext, req: SendMessageRequest) -> Result<SendMessageResponse> {
+/// Scoped with its session's lock rather than by `scoped`, which would read the session once
+/// more on every send.
+pub async fn send(reg: Registry, ctx: RequestContext, req: SendMessageRequest) -> Result<SendMessageResponse> {
     check_id("sessionId", &req.session_id)?;
     let on_busy = OnBusy::parse(req.delivery_mode.as_deref())?;
     if let Some(id) = &req.message_id {
@@ -218,10 +222,21 @@ pub async fn send(reg: Registry, _ctx: RequestContext, req: SendMessageRequest) 
         )));
     }
     if let Some(at) = req.deliver_at {
+        relay_bus::scope::check(&reg, &ctx, &req)
+            .await
+            .map_err(RegistryError::Upstream)?;
         return send_later(&reg, req, at).await;
     }
     let mut change = Change::begin(&reg).await?;
     let mut session = lock_or_create(&mut change, &req.session_id).await?;
+    if let Some(scope) = ctx.scope()
+        && change
+            .place(&session.session_id)
+            .await?
+            .is_some_and(|p| p.workspace != scope)
+    {
+        return Err(RegistryError::session_not_found(&session.session_id));
+    }
     if session.status != SessionStatus::Active {
         return Err(RegistryError::Conflict(format!(
             "session {} is {}; only an active session takes messages{}",

@@ -32,6 +32,16 @@ pub struct Change {
     relay: crate::handoff::Relay,
     /// The workspace of the request this change serves: new sessions are created in it.
     pub workspace: String,
+    /// Where the sessions this change locked live, read with their lock.
+    places: HashMap<String, Place>,
+}
+
+/// A session's workspace and that workspace's delivery policy (seed 001 step 3): what a send
+/// hands the delivery runner besides the message.
+#[derive(Clone)]
+pub struct Place {
+    pub workspace: String,
+    pub policy: Option<DeliveryPolicy>,
 }
 
 impl Change {
@@ -44,7 +54,49 @@ impl Change {
             nats: reg.nats.clone(),
             forward_wake: reg.forward_wake.clone(),
             relay: reg.relay.clone(),
+            places: HashMap::new(),
         })
+    }
+
+    /// [`lock_session`], reading the session's [`Place`] in the same statement.
+    pub async fn lock(&mut self, id: &str) -> Result<Option<Stored>> {
+        let row = sqlx::query(
+            "SELECT s.status, s.doc, s.workspace, w.delivery_policy
+             FROM registry_sessions s LEFT JOIN registry_workspaces w ON w.name = s.workspace
+             WHERE s.session_id = $1 FOR UPDATE OF s",
+        )
+        .bind(id)
+        .fetch_optional(&mut *self.tx)
+        .await?;
+        Ok(row.map(|r| {
+            let policy: Option<Json<DeliveryPolicy>> = r.get("delivery_policy");
+            let place = Place {
+                workspace: r.get("workspace"),
+                policy: policy.map(|p| p.0),
+            };
+            self.places.insert(id.to_string(), place);
+            stored(&r)
+        }))
+    }
+
+    /// The session's [`Place`]: as read with its lock, else from the tables; `None` for a
+    /// session that does not exist.
+    pub async fn place(&mut self, session_id: &str) -> Result<Option<Place>> {
+        if let Some(place) = self.places.get(session_id) {
+            return Ok(Some(place.clone()));
+        }
+        let row: Option<(String, Option<Json<DeliveryPolicy>>)> = sqlx::query_as(
+            "SELECT s.workspace, w.delivery_policy
+             FROM registry_sessions s LEFT JOIN registry_workspaces w ON w.name = s.workspace
+             WHERE s.session_id = $1",
+        )
+        .bind(session_id)
+        .fetch_optional(&mut *self.tx)
+        .await?;
+        Ok(row.map(|(workspace, policy)| Place {
+            workspace,
+            policy: policy.map(|p| p.0),
+        }))
     }
 
     pub fn conn(&mut self) -> &mut PgConnection {
@@ -117,8 +169,10 @@ impl Change {
             })
             .collect();
         if !deliveries.is_empty() {
-            let workspace = session_workspace(&mut self.tx, &m.session_id).await?;
-            let policy = delivery_policy(&mut self.tx, &m.session_id).await?;
+            let (workspace, policy) = match self.place(&m.session_id).await? {
+                Some(p) => (Some(p.workspace), p.policy),
+                None => (None, None),
+            };
             let item = HandoffItem::Message {
                 message: Box::new(m.clone()),
                 deliveries,
@@ -185,10 +239,14 @@ pub async fn lock_session(conn: &mut PgConnection, id: &str) -> Result<Option<St
         .bind(id)
         .fetch_optional(conn)
         .await?;
-    Ok(row.map(|r| match r.get::<Option<Json<Session>>, _>("doc") {
+    Ok(row.as_ref().map(stored))
+}
+
+fn stored(r: &sqlx::postgres::PgRow) -> Stored {
+    match r.get::<Option<Json<Session>>, _>("doc") {
         Some(Json(s)) if r.get::<String, _>("status") != "purged" => Stored::Live(Box::new(s)),
         _ => Stored::Purged,
-    }))
+    }
 }
 
 /// Locks a session that must exist and not be purged.
@@ -273,18 +331,6 @@ pub async fn session_workspace(conn: &mut PgConnection, id: &str) -> Result<Opti
             .fetch_optional(conn)
             .await?,
     )
-}
-
-/// The delivery policy of a session's workspace (seed 001 step 3), if it has one.
-pub async fn delivery_policy(conn: &mut PgConnection, session_id: &str) -> Result<Option<DeliveryPolicy>> {
-    let policy: Option<Option<sqlx::types::Json<DeliveryPolicy>>> = sqlx::query_scalar(
-        "SELECT w.delivery_policy FROM registry_sessions s JOIN registry_workspaces w ON w.name = s.workspace
-         WHERE s.session_id = $1",
-    )
-    .bind(session_id)
-    .fetch_optional(conn)
-    .await?;
-    Ok(policy.flatten().map(|p| p.0))
 }
 
 pub async fn branch_state(conn: &mut PgConnection, id: &str) -> Result<Option<String>> {
@@ -620,10 +666,18 @@ fn role_str(r: MessageRole) -> &'static str {
 
 /// Stores the message and its targets, the n-th with the n-th of `delivery_ids` (none for an
 /// imported message).
+/// Inserts the message and its targets (with `delivery_ids`, in target order) in one statement.
 pub async fn insert_message(conn: &mut PgConnection, m: &Message, delivery_ids: &[String]) -> Result<()> {
+    let targets: Vec<&String> = m.target_agent_ids.iter().flatten().collect();
+    let ids: Vec<Option<&String>> = (0..targets.len()).map(|i| delivery_ids.get(i)).collect();
     sqlx::query(
-        "INSERT INTO registry_messages (message_id, session_id, turn_id, role, content_text, created_at, doc)
-         VALUES ($1, $2, $3, $4, $5, $6, $7)",
+        "WITH m AS (
+             INSERT INTO registry_messages (message_id, session_id, turn_id, role, content_text, created_at, doc)
+             VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING message_id)
+         INSERT INTO registry_message_targets (message_id, agent_id, delivery_id)
+         SELECT m.message_id, t.agent_id, t.delivery_id
+         FROM m, UNNEST($8::text[], $9::text[]) WITH ORDINALITY AS t(agent_id, delivery_id, n)
+         ORDER BY t.n",
     )
     .bind(&m.message_id)
     .bind(&m.session_id)
@@ -632,16 +686,10 @@ pub async fn insert_message(conn: &mut PgConnection, m: &Message, delivery_ids: 
     .bind(&m.content_text)
     .bind(m.timestamp)
     .bind(Json(m))
+    .bind(&targets)
+    .bind(&ids)
     .execute(&mut *conn)
     .await?;
-    for (i, agent_id) in m.target_agent_ids.iter().flatten().enumerate() {
-        sqlx::query("INSERT INTO registry_message_targets (message_id, agent_id, delivery_id) VALUES ($1, $2, $3)")
-            .bind(&m.message_id)
-            .bind(agent_id)
-            .bind(delivery_ids.get(i))
-            .execute(&mut *conn)
-            .await?;
-    }
     Ok(())
 }
 
