@@ -851,24 +851,22 @@ pub fn rss_kib(pid: u32) -> u64 {
         .unwrap_or(0)
 }
 
-/// CPU seconds (user + system) every live process on this machine has used, summed by program
-/// name (`/proc/<pid>/stat`'s comm: `session-registr`, `postgres`, …). Two readings' difference
-/// says where a bench's CPU went.
-pub fn cpu_by_program() -> std::collections::BTreeMap<String, f64> {
+/// CPU seconds (user + system) each live process on this machine has used so far, by pid, with
+/// its program name (`/proc/<pid>/stat`'s comm: `session-registr`, `postgres`, …).
+pub struct CpuReading(std::collections::HashMap<u32, (String, f64)>);
+
+/// Reads every process's CPU time; [`CpuReading::used_since`] says where a bench's CPU went.
+pub fn cpu_reading() -> CpuReading {
     // Linux reports them in USER_HZ, which is 100 on every architecture it runs on.
     let hz = 100.0;
-    let mut out = std::collections::BTreeMap::new();
+    let mut out = std::collections::HashMap::new();
     let Ok(dir) = std::fs::read_dir("/proc") else {
-        return out;
+        return CpuReading(out);
     };
     for e in dir.flatten() {
-        if !e
-            .file_name()
-            .to_str()
-            .is_some_and(|n| n.bytes().all(|b| b.is_ascii_digit()))
-        {
+        let Some(pid) = e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
             continue;
-        }
+        };
         let Ok(stat) = std::fs::read_to_string(e.path().join("stat")) else {
             continue;
         };
@@ -880,9 +878,23 @@ pub fn cpu_by_program() -> std::collections::BTreeMap<String, f64> {
         let fields: Vec<&str> = stat[close + 2..].split_whitespace().collect();
         let ticks = |i: usize| fields.get(i).and_then(|f| f.parse::<f64>().ok()).unwrap_or(0.0);
         // utime and stime are fields 14 and 15 of stat, 11 and 12 after the comm.
-        *out.entry(comm).or_insert(0.0) += (ticks(11) + ticks(12)) / hz;
+        out.insert(pid, (comm, (ticks(11) + ticks(12)) / hz));
     }
-    out
+    CpuReading(out)
+}
+
+impl CpuReading {
+    /// CPU seconds used since `before`, summed by program name, per process: a process counts
+    /// from `before` (or from its start), under its name now (a kernel worker renames itself
+    /// with its work), and one that ended meanwhile drops out.
+    pub fn used_since(&self, before: &CpuReading) -> std::collections::BTreeMap<String, f64> {
+        let mut out = std::collections::BTreeMap::new();
+        for (pid, (comm, secs)) in &self.0 {
+            let was = before.0.get(pid).map_or(0.0, |(_, s)| *s);
+            *out.entry(comm.clone()).or_insert(0.0) += (secs - was).max(0.0);
+        }
+        out
+    }
 }
 
 /// Polls `f` every 50 ms until it gives a value; panics after 20 s. For state that another

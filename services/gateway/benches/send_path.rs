@@ -12,6 +12,10 @@
 //! - end to end: the send's request → the `delivery.delivered` event (the harness typed it in
 //!   and the receipt is committed);
 //! - throughput: messages delivered per second over the case.
+//!
+//! A third case paces the REST sends at RELAY_BENCH_PACED_RATE messages/s in all (default 200,
+//! about half what the mesh delivers flat out on two cores): accept and end to end when the
+//! machine is not saturated, so they show the path's own latency rather than the queue for a core.
 
 use futures::StreamExt;
 use relay_testkit::{Database, Nats, ServiceProcess, percentile};
@@ -181,7 +185,18 @@ impl Mesh {
 
     /// Every caller sends for `secs`; then waits until all were delivered.
     async fn case(self: &Arc<Self>, path: Path, secs: f64) -> Value {
-        let cpu_before = relay_testkit::cpu_by_program();
+        self.run(path, secs, None).await
+    }
+
+    /// Like `case`, each caller sending one message every `every` (a fixed rate) rather than
+    /// as soon as its window allows; a send that falls behind goes at once.
+    async fn paced(self: &Arc<Self>, path: Path, secs: f64, rate: f64) -> Value {
+        let every = Duration::from_secs_f64(self.sessions.len() as f64 / rate);
+        self.run(path, secs, Some(every)).await
+    }
+
+    async fn run(self: &Arc<Self>, path: Path, secs: f64, every: Option<Duration>) -> Value {
+        let (cpu_before, read_at) = (relay_testkit::cpu_reading(), Instant::now());
         let stop_at = Instant::now() + Duration::from_secs_f64(secs);
         let t0 = Instant::now();
         let mut callers = Vec::new();
@@ -191,7 +206,13 @@ impl Mesh {
                 let window = Arc::new(Semaphore::new(WINDOW));
                 let mut sent = Vec::new();
                 let mut n = 0;
+                // Callers start spread over one interval, not all at once.
+                let mut next = every.map(|e| Instant::now() + e.mul_f64(i as f64 / AGENTS as f64));
                 while Instant::now() < stop_at {
+                    if let (Some(at), Some(e)) = (next.as_mut(), every) {
+                        tokio::time::sleep_until((*at).into()).await;
+                        *at += e;
+                    }
                     let permit = window.clone().acquire_owned().await.unwrap();
                     let started = Instant::now();
                     let (id, accept) = mesh.send(path, &session, format!("m{i}-{n}")).await;
@@ -226,13 +247,13 @@ impl Mesh {
             .iter()
             .filter_map(|(id, at, _)| arrivals.get(id).map(|d| d.duration_since(*at).as_micros() as u64))
             .collect();
-        // Where the CPU went: ms of CPU per message, by program, the largest first.
-        let mut cpu: Vec<(String, f64)> = relay_testkit::cpu_by_program()
+        // Where the CPU went: ms of CPU per message, by program, the largest first; and how many
+        // cores were busy in all between the readings (at most the machine's, a check on them).
+        let used = relay_testkit::cpu_reading().used_since(&cpu_before);
+        let cores_busy = used.values().sum::<f64>() / read_at.elapsed().as_secs_f64();
+        let mut cpu: Vec<(String, f64)> = used
             .into_iter()
-            .map(|(name, secs)| {
-                let used = secs - cpu_before.get(&name).copied().unwrap_or(0.0);
-                (name, used * 1000.0 / sent.len().max(1) as f64)
-            })
+            .map(|(name, used)| (name, used * 1000.0 / sent.len().max(1) as f64))
             .filter(|(_, ms)| *ms >= 0.05)
             .collect();
         cpu.sort_by(|a, b| b.1.total_cmp(&a.1));
@@ -244,6 +265,7 @@ impl Mesh {
             "endToEndMs": stats(e2e),
             "cpuMsPerMessage": cpu.iter().map(|(n, ms)| json!({"program": n, "ms": (ms * 100.0).round() / 100.0})).collect::<Vec<_>>(),
             "cpuMsPerMessageTotal": (cpu.iter().map(|c| c.1).sum::<f64>() * 100.0).round() / 100.0,
+            "coresBusy": (cores_busy * 100.0).round() / 100.0,
         })
     }
 
@@ -268,18 +290,30 @@ async fn main() {
     // Warm-up: each agent takes one message both ways.
     mesh.case(Path::Nats, 0.3).await;
     mesh.case(Path::Rest, 0.3).await;
+    let rate: f64 = std::env::var("RELAY_BENCH_PACED_RATE")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(200.0);
+    // The mesh at rest: what it burns with nothing to deliver (20 harnesses, timers, sweeps).
+    let (before, at) = (relay_testkit::cpu_reading(), Instant::now());
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let idle = relay_testkit::cpu_reading().used_since(&before).values().sum::<f64>() / at.elapsed().as_secs_f64();
     let nats = mesh.case(Path::Nats, secs).await;
     let rest = mesh.case(Path::Rest, secs).await;
+    let paced = mesh.paced(Path::Rest, secs, rate).await;
     let doc = json!({
         "agents": AGENTS, "callers": AGENTS, "windowPerCaller": WINDOW, "seconds": secs,
         "natsSessionSendMessage": nats, "restSessionMessages": rest,
+        "pacedRate": rate, "restSessionMessagesPaced": paced, "idleCoresBusy": (idle * 100.0).round() / 100.0,
     });
     println!("send path: {AGENTS} agents under PTY harnesses (fake agent), {AGENTS} callers, {secs} s per case");
     println!("| path | delivered/s | accept p50 | accept p99 | end to end p50 | end to end p99 |");
     println!("| --- | ---: | ---: | ---: | ---: | ---: |");
+    let paced_name = format!("POST /api/v1/sessions/{{id}}/messages, paced at {rate}/s");
     for (name, v) in [
         ("session.sendMessage over NATS (baseline)", &nats),
         ("POST /api/v1/sessions/{id}/messages", &rest),
+        (paced_name.as_str(), &paced),
     ] {
         println!(
             "| {name} | {} | {:.1} ms | {:.1} ms | {:.1} ms | {:.1} ms |",
@@ -290,7 +324,7 @@ async fn main() {
             v["endToEndMs"]["p99Ms"].as_f64().unwrap_or_default()
         );
     }
-    for (name, v) in [("over NATS", &nats), ("over REST", &rest)] {
+    for (name, v) in [("over NATS", &nats), ("over REST", &rest), ("over REST, paced", &paced)] {
         let parts: Vec<String> = v["cpuMsPerMessage"]
             .as_array()
             .into_iter()
@@ -298,10 +332,12 @@ async fn main() {
             .map(|c| format!("{} {}", c["program"].as_str().unwrap_or(""), c["ms"]))
             .collect();
         println!(
-            "CPU ms per message {name}: {} in all; {}",
+            "CPU ms per message {name}: {} in all ({} cores busy); {}",
             v["cpuMsPerMessageTotal"],
+            v["coresBusy"],
             parts.join(", ")
         );
     }
+    println!("at rest, between the cases: {idle:.2} cores busy");
     relay_testkit::write_bench_results("send_path", &doc);
 }

@@ -229,11 +229,11 @@ async fn driven_far_past_its_capacity_the_gateway_sheds_with_503_loses_nothing_a
             }
         })
     };
-    let cpu_before = relay_testkit::cpu_by_program();
+    let cpu_before = relay_testkit::cpu_reading();
     let (over, offered) = open_loop(&driver, 10.0 * capacity, 5.0).await;
-    let mut cpu: Vec<(String, f64)> = relay_testkit::cpu_by_program()
+    let mut cpu: Vec<(String, f64)> = relay_testkit::cpu_reading()
+        .used_since(&cpu_before)
         .into_iter()
-        .map(|(name, secs)| (name.clone(), secs - cpu_before.get(&name).copied().unwrap_or(0.0)))
         .filter(|(_, secs)| *secs >= 0.1)
         .collect();
     cpu.sort_by(|a, b| b.1.total_cmp(&a.1));
