@@ -78,10 +78,7 @@ pub fn start(outbox: Outbox, db: &PgPool, nats: &async_nats::Client, enabled: bo
 /// Runs forever: forwards whatever is pending, then sleeps until woken by a commit or 1 s.
 async fn run(outbox: Outbox, db: PgPool, nats: async_nats::Client, wake: Arc<Notify>) {
     let what = format!("cannot forward events of {} to the event log yet", outbox.table);
-    drain_forever(&wake, &what, || async {
-        Ok::<_, ForwardError>(forward_batch(&outbox, &db, &nats).await? > 0)
-    })
-    .await
+    drain_forever(&wake, &what, || forward_batch(&outbox, &db, &nats)).await
 }
 
 /// Runs `step` forever: again at once while it made progress, when `wake` is poked or after
@@ -155,14 +152,18 @@ type Row = (
     String,
 );
 
-async fn forward_batch(outbox: &Outbox, db: &PgPool, nats: &async_nats::Client) -> Result<usize, ForwardError> {
+/// Forwards the oldest pending rows (at most `BATCH`, `BATCH_BYTES`); returns whether more may
+/// be pending. A part batch took all there was: a commit since has left its wake-up for the
+/// next round, so looking again at once would only find nothing (a transaction per forward at
+/// light load).
+async fn forward_batch(outbox: &Outbox, db: &PgPool, nats: &async_nats::Client) -> Result<bool, ForwardError> {
     let mut tx = db.begin().await?;
     let mine: bool = sqlx::query_scalar("SELECT pg_try_advisory_xact_lock($1)")
         .bind(outbox.lock_key)
         .fetch_one(&mut *tx)
         .await?;
     if !mine {
-        return Ok(0);
+        return Ok(false);
     }
     let rows: Vec<Row> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
         // Audit entries written in a service's transaction keep their own type (`audit.recorded`),
@@ -178,8 +179,9 @@ async fn forward_batch(outbox: &Outbox, db: &PgPool, nats: &async_nats::Client) 
     .fetch_all(&mut *tx)
     .await?;
     if rows.is_empty() {
-        return Ok(0);
+        return Ok(false);
     }
+    let (read, more) = (rows.len(), rows.len() as i64 == BATCH);
     let mut events: Vec<NewEvent> = rows.iter().map(to_log_event).collect();
     // One event bigger than a batch goes alone; only the log's own refusal skips it.
     let sizes = events.iter().map(|e| serde_json::to_vec(e).map_or(0, |b| b.len()) + 1);
@@ -211,7 +213,7 @@ async fn forward_batch(outbox: &Outbox, db: &PgPool, nats: &async_nats::Client) 
         Err(e) => return Err(ForwardError::Upstream(e)),
     }
     tx.commit().await?;
-    Ok(take)
+    Ok(more || take < read)
 }
 
 fn to_log_event((_, event_id, session_id, event_type, ts, payload, _, workspace): &Row) -> NewEvent {

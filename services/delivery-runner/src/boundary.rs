@@ -61,13 +61,20 @@ async fn follow(db: &PgPool, nats: &async_nats::Client) -> Result<bool, FollowEr
     let Some(page) = FOLLOWER.next_page(&mut tx, nats, PAGE).await? else {
         return Ok(false);
     };
-    let mut moved = false;
+    // Only the agents whose deliveries may now go are woken: waking every walker on each
+    // status change made each message cost a walk of every agent at light load.
+    let mut moved = std::collections::BTreeSet::new();
     for e in &page.events {
-        moved |= apply(&mut tx, e).await?;
+        if apply(&mut tx, e).await?
+            && let Some(agent_id) = &e.agent_id
+        {
+            moved.insert(agent_id.clone());
+        }
     }
     FOLLOWER.advance(&mut tx, page.next_seq).await?;
-    if moved {
-        crate::store::wake_runners(&mut *tx).await?;
+    if !moved.is_empty() {
+        let moved: Vec<String> = moved.into_iter().collect();
+        crate::store::wake_agents(&mut *tx, &moved).await?;
     }
     tx.commit().await?;
     Ok(page.events.len() as i64 >= PAGE)
