@@ -110,7 +110,6 @@ impl Batch {
         if self.messages.is_empty() {
             return Ok(Vec::new());
         }
-        let refusals = self.refusals(tx).await?;
         let ms = &self.messages;
         sqlx::query(
             "INSERT INTO delivery_messages (message_id, session_id, doc, created_at, workspace)
@@ -145,6 +144,7 @@ impl Batch {
             })
             .filter(|r| seen.insert(r.d.delivery_id.as_str()))
             .collect();
+        let refusals = refusals(tx, &rows).await?;
         let col = |f: fn(&Row) -> Option<String>| rows.iter().map(f).collect::<Vec<_>>();
         let inserted: HashSet<String> = sqlx::query_scalar(
             "INSERT INTO deliveries (delivery_id, message_id, session_id, agent_id, mode, status, available_at,
@@ -230,55 +230,51 @@ impl Batch {
         }
         Ok(created.into_iter().map(|(_, e)| e).collect())
     }
+}
 
-    /// Why each new delivery under a workspace policy is refused (its agent's queue is full,
-    /// counting the deliveries earlier in this hand-off), by delivery id.
-    async fn refusals(&self, tx: &mut PgConnection) -> Result<HashMap<String, String>> {
-        let ruled: Vec<(&Handed, &NewDelivery, &DeliveryPolicy)> = self
-            .messages
-            .iter()
-            .filter_map(|h| h.policy.as_ref().map(|p| (h, p)))
-            .flat_map(|(h, p)| h.deliveries.iter().map(move |d| (h, d, p)))
-            .collect();
-        if ruled.is_empty() {
-            return Ok(HashMap::new());
-        }
-        let ids: Vec<&str> = ruled.iter().map(|r| r.1.delivery_id.as_str()).collect();
-        let agent_ids: Vec<&str> = ruled.iter().map(|r| r.1.agent_id.as_str()).collect();
-        // Deliveries of this hand-off stored before (a repeated entry) count once, from the table.
-        let (stored, counts): (Vec<String>, Vec<(String, i64)>) = (
-            sqlx::query_scalar("SELECT delivery_id FROM deliveries WHERE delivery_id = ANY($1)")
-                .bind(&ids)
-                .fetch_all(&mut *tx)
-                .await?,
-            sqlx::query_as(
-                "SELECT agent_id, count(*) FROM deliveries
-                 WHERE agent_id = ANY($1) AND status IN ('pending', 'deferred') AND refusal IS NULL
-                 GROUP BY agent_id",
-            )
-            .bind(&agent_ids)
-            .fetch_all(&mut *tx)
-            .await?,
-        );
-        let stored: HashSet<String> = stored.into_iter().collect();
-        let mut pending: HashMap<String, i64> = counts.into_iter().collect();
-        let mut refused = HashMap::new();
-        let mut seen = HashSet::new();
-        for (h, d, policy) in ruled {
-            if stored.contains(&d.delivery_id) || !seen.insert(d.delivery_id.as_str()) {
-                continue;
-            }
-            let mode = h.message.delivery_mode.unwrap_or(DeliveryMode::Immediate);
-            let waiting = pending.entry(d.agent_id.clone()).or_default();
-            match policy.refusal(&h.workspace, mode, *waiting) {
-                Some(reason) => {
-                    refused.insert(d.delivery_id.clone(), reason);
-                }
-                None => *waiting += 1,
-            }
-        }
-        Ok(refused)
+/// Why each new delivery of `rows` under a workspace policy is refused (its agent's queue is
+/// full, counting the deliveries ahead of it in the hand-off), by delivery id.
+async fn refusals(tx: &mut PgConnection, rows: &[Row<'_>]) -> Result<HashMap<String, String>> {
+    let ruled: Vec<(&Row, &DeliveryPolicy)> = rows
+        .iter()
+        .filter_map(|r| r.h.policy.as_ref().map(|p| (r, p)))
+        .collect();
+    if ruled.is_empty() {
+        return Ok(HashMap::new());
     }
+    let ids: Vec<&str> = ruled.iter().map(|(r, _)| r.d.delivery_id.as_str()).collect();
+    let agent_ids: Vec<&str> = ruled.iter().map(|(r, _)| r.d.agent_id.as_str()).collect();
+    // A delivery stored before (a repeated hand-off) is counted once, from the table.
+    let stored: HashSet<String> = sqlx::query_scalar("SELECT delivery_id FROM deliveries WHERE delivery_id = ANY($1)")
+        .bind(&ids)
+        .fetch_all(&mut *tx)
+        .await?
+        .into_iter()
+        .collect();
+    let mut pending: HashMap<String, i64> = sqlx::query_as(
+        "SELECT agent_id, count(*) FROM deliveries
+         WHERE agent_id = ANY($1) AND status IN ('pending', 'deferred') AND refusal IS NULL
+         GROUP BY agent_id",
+    )
+    .bind(&agent_ids)
+    .fetch_all(&mut *tx)
+    .await?
+    .into_iter()
+    .collect();
+    let mut refused = HashMap::new();
+    for (r, policy) in ruled {
+        if stored.contains(&r.d.delivery_id) {
+            continue;
+        }
+        let waiting = pending.entry(r.d.agent_id.clone()).or_default();
+        match policy.refusal(&r.h.workspace, r.mode, *waiting) {
+            Some(reason) => {
+                refused.insert(r.d.delivery_id.clone(), reason);
+            }
+            None => *waiting += 1,
+        }
+    }
+    Ok(refused)
 }
 
 fn encode<T: serde::Serialize>(value: &T) -> Result<String> {

@@ -324,8 +324,8 @@ async fn apply<'e, E: sqlx::PgExecutor<'e>>(db: E, round: &[&Outcome]) -> Result
              RETURNING d.*),
          logged AS (
              INSERT INTO delivery_events (event_id, session_id, type, ts, payload, workspace)
-             SELECT u.event_id, u.session_id, u.type, $8, u.payload::jsonb, d.workspace
-             FROM u JOIN changed c ON c.delivery_id = u.id JOIN deliveries d ON d.delivery_id = u.id)
+             SELECT u.event_id, u.session_id, u.type, $8, u.payload::jsonb, c.workspace
+             FROM u JOIN changed c ON c.delivery_id = u.id)
          SELECT {COLUMNS} FROM changed"
     )))
     .bind(&ids)

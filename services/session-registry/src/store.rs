@@ -44,6 +44,21 @@ pub struct Place {
     pub policy: Option<DeliveryPolicy>,
 }
 
+/// The columns of a session's [`Place`] and where they come from, for session `$1`.
+const PLACE: &str = "s.workspace, w.delivery_policy
+     FROM registry_sessions s LEFT JOIN registry_workspaces w ON w.name = s.workspace
+     WHERE s.session_id = $1";
+
+impl Place {
+    fn of(r: &sqlx::postgres::PgRow) -> Place {
+        let policy: Option<Json<DeliveryPolicy>> = r.get("delivery_policy");
+        Place {
+            workspace: r.get("workspace"),
+            policy: policy.map(|p| p.0),
+        }
+    }
+}
+
 impl Change {
     pub async fn begin(reg: &Registry) -> Result<Self> {
         Ok(Change {
@@ -60,21 +75,14 @@ impl Change {
 
     /// [`lock_session`], reading the session's [`Place`] in the same statement.
     pub async fn lock(&mut self, id: &str) -> Result<Option<Stored>> {
-        let row = sqlx::query(
-            "SELECT s.status, s.doc, s.workspace, w.delivery_policy
-             FROM registry_sessions s LEFT JOIN registry_workspaces w ON w.name = s.workspace
-             WHERE s.session_id = $1 FOR UPDATE OF s",
-        )
+        let row = sqlx::query(sqlx::AssertSqlSafe(format!(
+            "SELECT s.status, s.doc, {PLACE} FOR UPDATE OF s"
+        )))
         .bind(id)
         .fetch_optional(&mut *self.tx)
         .await?;
         Ok(row.map(|r| {
-            let policy: Option<Json<DeliveryPolicy>> = r.get("delivery_policy");
-            let place = Place {
-                workspace: r.get("workspace"),
-                policy: policy.map(|p| p.0),
-            };
-            self.places.insert(id.to_string(), place);
+            self.places.insert(id.to_string(), Place::of(&r));
             stored(&r)
         }))
     }
@@ -85,18 +93,11 @@ impl Change {
         if let Some(place) = self.places.get(session_id) {
             return Ok(Some(place.clone()));
         }
-        let row: Option<(String, Option<Json<DeliveryPolicy>>)> = sqlx::query_as(
-            "SELECT s.workspace, w.delivery_policy
-             FROM registry_sessions s LEFT JOIN registry_workspaces w ON w.name = s.workspace
-             WHERE s.session_id = $1",
-        )
-        .bind(session_id)
-        .fetch_optional(&mut *self.tx)
-        .await?;
-        Ok(row.map(|(workspace, policy)| Place {
-            workspace,
-            policy: policy.map(|p| p.0),
-        }))
+        let row = sqlx::query(sqlx::AssertSqlSafe(format!("SELECT {PLACE}")))
+            .bind(session_id)
+            .fetch_optional(&mut *self.tx)
+            .await?;
+        Ok(row.as_ref().map(Place::of))
     }
 
     pub fn conn(&mut self) -> &mut PgConnection {
@@ -665,8 +666,7 @@ fn role_str(r: MessageRole) -> &'static str {
 }
 
 /// Stores the message and its targets, the n-th with the n-th of `delivery_ids` (none for an
-/// imported message).
-/// Inserts the message and its targets (with `delivery_ids`, in target order) in one statement.
+/// imported message), in one statement.
 pub async fn insert_message(conn: &mut PgConnection, m: &Message, delivery_ids: &[String]) -> Result<()> {
     let targets: Vec<&String> = m.target_agent_ids.iter().flatten().collect();
     let ids: Vec<Option<&String>> = (0..targets.len()).map(|i| delivery_ids.get(i)).collect();
