@@ -10,9 +10,10 @@ use std::future::Future;
 
 /// Where the things a service's requests name by id live.
 pub trait Scope: Clone + Send + Sync + 'static {
-    /// The workspace of what `field` (`sessionId`, `agentId`, `deliveryId`, …) names; `None`
-    /// when unknown here (the handler then answers as it does for unknown ids) or when the field
-    /// is not one this service scopes.
+    /// The workspace of what a field of kind `field` (`sessionId`, `agentId`, `deliveryId`, …)
+    /// names; `None` when unknown here (the handler then answers as it does for unknown ids) or
+    /// when the kind is not one this service scopes. A qualified field is asked by its kind
+    /// ([`kind`]): `sourceSessionId` and `parentSessionId` as `sessionId`.
     fn workspace_of(&self, field: &str, id: &str) -> impl Future<Output = Result<Option<String>, WireError>> + Send;
 }
 
@@ -28,7 +29,7 @@ pub async fn check<S: Scope, T: serde::Serialize>(state: &S, ctx: &RequestContex
         let Some(id) = value.as_str().filter(|_| field.ends_with("Id")) else {
             continue;
         };
-        if let Some(w) = state.workspace_of(field, id).await?
+        if let Some(w) = state.workspace_of(&kind(field), id).await?
             && w != scope
         {
             let what = field.trim_end_matches("Id");
@@ -38,6 +39,19 @@ pub async fn check<S: Scope, T: serde::Serialize>(state: &S, ctx: &RequestContex
     Ok(())
 }
 
+/// The kind of id a field holds: its last camelCase word and `Id` (`sourceSessionId` →
+/// `sessionId`), so a field a service did not foresee is still checked as what it names.
+pub fn kind(field: &str) -> String {
+    let stem = field.strip_suffix("Id").unwrap_or(field);
+    match stem.rfind(|c: char| c.is_ascii_uppercase()) {
+        Some(i) => {
+            let (first, rest) = stem[i..].split_at(1);
+            format!("{}{rest}Id", first.to_ascii_lowercase())
+        }
+        None => field.to_string(),
+    }
+}
+
 /// `handler`, behind [`check`].
 pub fn scoped<R: Rpc, S: Scope, H: Handler<R, S>>(handler: H) -> impl Handler<R, S> {
     move |state: S, ctx: RequestContext, req: R::Request| {
@@ -45,6 +59,22 @@ pub fn scoped<R: Rpc, S: Scope, H: Handler<R, S>>(handler: H) -> impl Handler<R,
         async move {
             check(&state, &ctx, &req).await?;
             handler.call(state, ctx, req).await.map_err(Into::into)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_qualified_id_field_is_checked_as_the_kind_it_names() {
+        for (field, kind) in [
+            ("sessionId", "sessionId"),
+            ("sourceSessionId", "sessionId"),
+            ("parentSessionId", "sessionId"),
+            ("targetAgentId", "agentId"),
+            ("deliveryId", "deliveryId"),
+        ] {
+            assert_eq!(super::kind(field), kind);
         }
     }
 }

@@ -355,7 +355,11 @@ impl Mesh {
         let gateway = format!("127.0.0.1:{}", self.gateway_port);
         let env: &[(&str, &str)] = match name {
             "event-ingest" => &[("RELAY_TELEMETRY__HEALTH_LISTEN", &health)],
-            "gateway" => &[("RELAY_GATEWAY__LISTEN", &gateway), ("RELAY_API_TOKEN", "")],
+            "gateway" => &[
+                ("RELAY_GATEWAY__LISTEN", &gateway),
+                ("RELAY_API_TOKEN", ""),
+                ("RELAY_GATEWAY__OPEN", "true"),
+            ],
             _ => &[],
         };
         let urls = Nats::cluster_urls(&self.nats, self.services.len());

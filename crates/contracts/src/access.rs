@@ -120,7 +120,8 @@ const SERVICES: &[ServiceAccess] = &[
     },
     ServiceAccess {
         name: service::EVENT_INGEST,
-        calls: &[],
+        // A key's or an agent's events may name only sessions and agents the registry shows it.
+        calls: &["session.get", "agent.get"],
         emits: &["session.>", COMMITTED],
         follows: &[],
     },

@@ -425,6 +425,27 @@ pub const CATALOGUE: &[EventType] = &[
     t("webhook.disabled", RELAY, &[("webhookId", Str), ("reason", Str)]),
 ];
 
+/// Event types only the mesh's own services write, each about what it did itself: the audit
+/// trail, budgets, decisions, delivery receipts, automation, and the registry's seed 002
+/// session lifecycle. A person's key or an agent appending one is refused: a forged
+/// `audit.recorded` or `permission.resolved` would read as the real thing.
+pub fn written_by_services_only(event_type: &str) -> bool {
+    const PREFIXES: &[&str] = &[
+        "audit.",
+        "budget.",
+        "delivery.",
+        "schedule.",
+        "webhook.",
+        "key.",
+        "workspace.",
+        "consensus.",
+    ];
+    const TYPES: &[&str] = &["permission.resolved", "question.resolved", "message.exchanged"];
+    PREFIXES.iter().any(|p| event_type.starts_with(p))
+        || TYPES.contains(&event_type)
+        || lookup(event_type).is_some_and(|t| t.source == S002)
+}
+
 pub fn lookup(event_type: &str) -> Option<&'static EventType> {
     CATALOGUE.iter().find(|e| e.name == event_type)
 }

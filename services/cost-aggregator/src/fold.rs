@@ -403,27 +403,34 @@ async fn update_context(
     .bind(rows.iter().map(|(_, u)| u.ts).collect::<Vec<_>>())
     .execute(&mut *conn)
     .await?;
+    // Each session with the workspace of its usage: the request is that workspace's event.
     let sessions: Vec<&str> = rows.iter().map(|(k, _)| k.0.as_str()).collect();
+    let workspaces: Vec<&str> = rows.iter().map(|(_, u)| u.workspace.as_str()).collect();
     let requested = sqlx::query(
-        "WITH critical AS (
-             SELECT session_id, max(current_tokens::float8 / greatest(max_tokens, 1)) AS fill
-             FROM cost_context WHERE session_id = ANY($1) GROUP BY session_id
-             HAVING max(current_tokens::float8 / greatest(max_tokens, 1)) >= $2
+        "WITH named AS (
+             SELECT DISTINCT ON (session_id) session_id, workspace
+             FROM UNNEST($1::text[], $4::text[]) AS n(session_id, workspace)
+         ), critical AS (
+             SELECT c.session_id, n.workspace, max(c.current_tokens::float8 / greatest(c.max_tokens, 1)) AS fill
+             FROM cost_context c JOIN named n USING (session_id) GROUP BY c.session_id, n.workspace
+             HAVING max(c.current_tokens::float8 / greatest(c.max_tokens, 1)) >= $2
          ), flagged AS (
              INSERT INTO cost_compression_requests (session_id, requested_at, fill)
              SELECT session_id, $3, fill FROM critical ON CONFLICT (session_id) DO NOTHING
              RETURNING session_id, fill
          )
-         INSERT INTO cost_events (event_id, session_id, type, ts, payload)
-         SELECT gen_random_uuid()::text, session_id, 'session.compressionRequested', $3,
-                jsonb_build_object('sessionId', session_id, 'source', 'system',
+         INSERT INTO cost_events (event_id, session_id, type, ts, payload, workspace)
+         SELECT gen_random_uuid()::text, f.session_id, 'session.compressionRequested', $3,
+                jsonb_build_object('sessionId', f.session_id, 'source', 'system',
                     'reason', format('the context window is %s%% full (critical from %s%%)',
-                                     round((fill * 100)::numeric, 1), round(($2 * 100)::numeric)))
-         FROM flagged",
+                                     round((f.fill * 100)::numeric, 1), round(($2 * 100)::numeric))),
+                c.workspace
+         FROM flagged f JOIN critical c USING (session_id)",
     )
     .bind(&sessions)
     .bind(agg.settings.critical_at)
     .bind(relay_bus::now_ms())
+    .bind(&workspaces)
     .execute(conn)
     .await?
     .rows_affected();
@@ -486,14 +493,17 @@ async fn check_budgets(
                 .execute(&mut *conn)
                 .await?;
             }
+            // The event belongs to the workspace whose spend crossed the budget: the latest
+            // usage of the session or agent says which.
+            let last = usages.iter().rev().find(|u| match scope {
+                Scope::Session => &u.session_id == key,
+                Scope::Agent => &u.agent_id == key,
+            });
             let session_id = match scope {
                 Scope::Session => key.clone(),
-                Scope::Agent => usages
-                    .iter()
-                    .rev()
-                    .find(|u| &u.agent_id == key)
-                    .map_or_else(String::new, |u| u.session_id.clone()),
+                Scope::Agent => last.map_or_else(String::new, |u| u.session_id.clone()),
             };
+            let workspace = last.map_or(relay_contracts::context::DEFAULT_WORKSPACE, |u| u.workspace.as_str());
             let event = BudgetExceeded {
                 budget: b.name.clone(),
                 scope: scope.as_str().into(),
@@ -504,13 +514,15 @@ async fn check_budgets(
                 paused_agents: agents,
             };
             sqlx::query(
-                "INSERT INTO cost_events (event_id, session_id, type, ts, payload) VALUES ($1, $2, $3, $4, $5)",
+                "INSERT INTO cost_events (event_id, session_id, type, ts, payload, workspace)
+                 VALUES ($1, $2, $3, $4, $5, $6)",
             )
             .bind(uuid::Uuid::now_v7().to_string())
             .bind(&session_id)
             .bind(BUDGET_EXCEEDED)
             .bind(relay_bus::now_ms())
             .bind(serde_json::to_value(&event).unwrap_or_default())
+            .bind(workspace)
             .execute(&mut *conn)
             .await?;
             exceeded.push(event);

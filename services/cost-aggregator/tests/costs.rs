@@ -277,6 +277,12 @@ async fn a_budget_crossing_emits_budget_exceeded_and_pauses_deliveries() {
         .await;
     let agent = attached["agentId"].as_str().unwrap().to_string();
     let t = relay_bus::now_ms();
+    // The session's usage is workspace acme's: so is the crossing.
+    let tokens = |session: &str, agent: &str, model: &str, input: i64, output: i64, ts: i64| {
+        let mut e = tokens(session, agent, model, input, output, ts);
+        e["workspace"] = json!("acme");
+        e
+    };
     // $0.60, then $0.60 more: the second crosses $1.
     h.append(vec![tokens("s", &agent, "gpt-5", 0, 60_000, t)]).await;
     h.report_after(1, json!({})).await;
@@ -297,6 +303,10 @@ async fn a_budget_crossing_emits_budget_exceeded_and_pauses_deliveries() {
     })
     .await;
     assert_eq!(exceeded["payload"]["budget"], "one-dollar");
+    assert_eq!(
+        exceeded["workspace"], "acme",
+        "the event belongs to whom the budget was crossed for"
+    );
     assert_eq!(exceeded["payload"]["scope"], "session");
     assert_eq!(exceeded["payload"]["pausedAgents"], json!([agent]));
     assert!((exceeded["payload"]["spentUsd"].as_f64().unwrap() - 1.2).abs() < 1e-9);

@@ -10,9 +10,16 @@ pub enum IngestError {
         message: String,
         details: serde_json::Value,
     },
-    /// A harness appending for an agent that is not its own.
+    /// A harness appending for an agent that is not its own; a caller appending a type only
+    /// services write.
     #[error("{0}")]
     Forbidden(String),
+    /// A session or agent the caller cannot see, named by an event it appends.
+    #[error("{0}")]
+    NotFound(String),
+    /// The registry, asked whose session or agent an event names, did not answer.
+    #[error(transparent)]
+    Upstream(WireError),
     #[error("the writer stopped; retry")]
     WriterGone,
     /// The transaction holding this request failed; nothing of it was stored. The cause is
@@ -40,6 +47,8 @@ impl From<IngestError> for WireError {
                 WireError::new(ErrorCode::InvalidRequest, message).with_details(details)
             }
             IngestError::Forbidden(m) => WireError::new(ErrorCode::Forbidden, m),
+            IngestError::NotFound(m) => WireError::new(ErrorCode::NotFound, m),
+            IngestError::Upstream(e) => e,
             IngestError::WriterGone => WireError::new(ErrorCode::Unavailable, e.to_string()),
             IngestError::CommitFailed { retryable: true, .. } => WireError::new(ErrorCode::Unavailable, e.to_string()),
             IngestError::CommitFailed { retryable: false, .. } => WireError::new(ErrorCode::Internal, e.to_string()),

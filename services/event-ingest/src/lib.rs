@@ -3,6 +3,7 @@
 //! from any seq.
 
 mod error;
+mod owners;
 mod redact;
 mod store;
 
@@ -123,6 +124,7 @@ pub struct Ingest {
     db: PgPool,
     writer: mpsc::Sender<Job>,
     redactor: Option<Arc<redact::Redactor>>,
+    owners: owners::Owners,
     settings: Arc<IngestSettings>,
 }
 
@@ -144,6 +146,7 @@ impl Ingest {
         // The publisher runs beside the writer, so the next commit need not wait for the
         // previous one's events to go out; the channel keeps them in seq order.
         let (live_tx, live_rx) = mpsc::channel(64);
+        let owners = owners::Owners::new(nats.clone());
         tokio::spawn(publisher(nats, live_rx));
         tokio::spawn(writer(db.clone(), live_tx, rx, settings.max_commit_events));
         tokio::spawn(retention(db.clone(), settings.clone()));
@@ -151,6 +154,7 @@ impl Ingest {
             db,
             writer: tx,
             redactor,
+            owners,
             settings: Arc::new(settings),
         })
     }
@@ -351,6 +355,7 @@ pub async fn append(ingest: Ingest, ctx: RequestContext, req: AppendRequest) -> 
             ingest.settings.max_request_events
         )));
     }
+    ingest.owners.check(&ctx, &events).await?;
     let mut problems = Vec::new();
     let now = relay_bus::now_ms();
     let mut prepared = Vec::with_capacity(events.len());

@@ -605,6 +605,7 @@ impl BenchMesh {
             ("RELAY_TELEMETRY__LOG_LEVEL", "warn"),
             ("RELAY_GATEWAY__LISTEN", listen.as_str()),
             ("RELAY_API_TOKEN", ""),
+            ("RELAY_GATEWAY__OPEN", "true"),
         ];
         // RELAY_BENCH_GATEWAY_WRAP runs the gateway under a tool (`heaptrack -o /tmp/gw`,
         // `valgrind --tool=massif`): where its memory goes, allocation by allocation.

@@ -106,6 +106,7 @@ async fn start() -> Mesh {
             quiet,
             ("RELAY_GATEWAY__LISTEN", listen.as_str()),
             ("RELAY_API_TOKEN", ""),
+            ("RELAY_GATEWAY__OPEN", "true"),
         ],
     ));
     let base = format!("http://{listen}");

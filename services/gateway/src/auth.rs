@@ -6,7 +6,8 @@
 //!   `key.revoked` event drops it from the cache at once and ends its open streams.
 //! - The configured `RELAY_API_TOKEN`: an admin key of `default` (kept as a SHA-256 digest and
 //!   compared in constant time, so response timing says nothing about it).
-//! - No token configured and none presented: open, as an admin of `default` (development).
+//! - Nothing presented: `401`, unless the gateway was started open (`gateway.open`, loopback
+//!   only, no shared token): then an admin of `default` (local development).
 //!
 //! Each key has its own rate limit (governor's keyed GCRA: `429` with `Retry-After`; the
 //! shared token is not limited), and each
@@ -132,6 +133,8 @@ pub fn check_role(subject: &str) -> Result<(), ApiError> {
 /// Keys, their cache, revocations and rate limits.
 pub struct Keys {
     shared: Option<Token>,
+    /// Callers that present nothing are served (`gateway.open` on loopback).
+    pub open: bool,
     cache: Mutex<HashMap<[u8; 32], (Principal, Instant)>>,
     /// Key ids as they are revoked, for the streams to end.
     pub revoked: broadcast::Sender<String>,
@@ -139,13 +142,14 @@ pub struct Keys {
 }
 
 impl Keys {
-    pub fn new(shared: Option<Token>, per_sec: u32, burst: u32) -> Keys {
+    pub fn new(shared: Option<Token>, open: bool, per_sec: u32, burst: u32) -> Keys {
         let limiter = NonZeroU32::new(per_sec).map(|rate| {
             let burst = NonZeroU32::new(burst.max(per_sec)).unwrap_or(rate);
             governor::RateLimiter::keyed(Quota::per_second(rate).allow_burst(burst))
         });
         Keys {
             shared,
+            open,
             cache: Mutex::new(HashMap::new()),
             revoked: broadcast::channel(1024).0,
             limiter,
@@ -208,9 +212,9 @@ pub async fn authenticate(state: &AppState, headers: &HeaderMap) -> Result<Princ
     // The console's sign-in cookie stands for the header (see `console`).
     let cookie = crate::console::cookie(headers, crate::console::KEY_COOKIE);
     let Some(presented) = bearer(headers).or(cookie.as_deref()) else {
-        return match keys.shared {
-            None => Ok(Principal::shared(OPEN)),
-            Some(_) => Err(ApiError::Unauthorized),
+        return match keys.open {
+            true => Ok(Principal::shared(OPEN)),
+            false => Err(ApiError::Unauthorized),
         };
     };
     if presented.starts_with(TOKEN_PREFIX) {

@@ -34,9 +34,13 @@ pub use error::ApiError;
 pub struct GatewaySettings {
     /// Address the HTTP server binds.
     pub listen: String,
-    /// Bearer token every `/api/v1` route requires. Empty: no auth (local development).
-    /// `RELAY_API_TOKEN` in the environment is used when this is empty.
+    /// Shared bearer token: an admin key of `default`. `RELAY_API_TOKEN` in the environment is
+    /// used when this is empty. Every `/api/v1` route needs it or an API key (`rk_…`).
     pub api_token: String,
+    /// Local development only: with no shared token, a caller that presents nothing is served as
+    /// an admin of `default`. Honoured only on a loopback `listen` address (the gateway refuses
+    /// to start open on any other); said at start, in the log and on `/readyz`.
+    pub open: bool,
     /// How long a bus request may take before the client gets 504.
     pub request_timeout_ms: u64,
     /// How long `POST /sessions` with `cli` waits for the spawner (above its attach timeout).
@@ -80,6 +84,7 @@ impl Default for GatewaySettings {
         GatewaySettings {
             listen: "127.0.0.1:8080".into(),
             api_token: String::new(),
+            open: false,
             request_timeout_ms: 5_000,
             spawn_timeout_ms: 35_000,
             body_limit_bytes: 1024 * 1024,
@@ -101,6 +106,21 @@ impl Default for GatewaySettings {
 }
 
 impl GatewaySettings {
+    /// Whether unauthenticated callers are served (as an admin of `default`) on `bound`: only
+    /// when asked for, with no shared token, on loopback. Asked for anywhere else: an error.
+    pub fn serves_open(&self, has_token: bool, bound: std::net::SocketAddr) -> Result<bool, String> {
+        if !self.open || has_token {
+            return Ok(false);
+        }
+        if !bound.ip().is_loopback() {
+            return Err(format!(
+                "gateway.open serves every caller as an admin; it is allowed on a loopback address only, not {bound}: \
+                 set an API token (RELAY_API_TOKEN) or create a key (`relayctl keys create admin --role admin`)"
+            ));
+        }
+        Ok(true)
+    }
+
     /// The certificate and key to serve HTTPS with; both or neither must be set.
     pub fn tls(&self) -> Result<Option<(String, String)>, String> {
         match (&self.tls_cert_file, &self.tls_key_file) {
@@ -136,7 +156,14 @@ pub struct AppState {
 }
 
 impl AppState {
-    pub fn new(nats: async_nats::Client, db: sqlx::PgPool, settings: GatewaySettings) -> AppState {
+    /// The state of a gateway bound to `bound`; an error when it is asked to serve open where it
+    /// may not ([`GatewaySettings::serves_open`]).
+    pub fn new(
+        nats: async_nats::Client,
+        db: sqlx::PgPool,
+        settings: GatewaySettings,
+        bound: std::net::SocketAddr,
+    ) -> Result<AppState, String> {
         let metrics = Arc::new(metrics::Metrics::default());
         let env_token = std::env::var("RELAY_API_TOKEN").unwrap_or_default();
         let token = if settings.api_token.is_empty() {
@@ -144,14 +171,19 @@ impl AppState {
         } else {
             settings.api_token.clone()
         };
+        let open = settings.serves_open(!token.is_empty(), bound)?;
+        if open {
+            tracing::warn!(%bound, "gateway is OPEN: callers without a key are served as an admin of `default` (gateway.open, loopback only)");
+        }
         let hub = sse::Hub::start(nats.clone(), &settings, metrics.clone());
         let keys = Arc::new(auth::Keys::new(
             (!token.is_empty()).then(|| auth::Token::new(&token)),
+            open,
             settings.rate_limit_per_sec,
             settings.rate_limit_burst,
         ));
         auth::watch_revocations(nats.clone(), keys.clone());
-        AppState {
+        Ok(AppState {
             nats,
             db,
             keys,
@@ -159,7 +191,7 @@ impl AppState {
             settings: Arc::new(settings),
             metrics,
             hub,
-        }
+        })
     }
 
     pub fn timeout(&self) -> Duration {

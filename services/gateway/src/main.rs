@@ -14,7 +14,7 @@ async fn main() -> Result<(), relay_bus::BoxError> {
 
     let tls = settings.gateway.tls()?;
     let listener = tokio::net::TcpListener::bind(&settings.gateway.listen).await?;
-    let state = AppState::new(nats, db, settings.gateway);
+    let state = AppState::new(nats, db, settings.gateway, listener.local_addr()?)?;
     let scheme = if tls.is_some() { "https" } else { "http" };
     tracing::info!(listen = %listener.local_addr()?, scheme, "gateway serving /api/v1 and gRPC");
     gateway::serve::serve(

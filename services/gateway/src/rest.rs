@@ -343,6 +343,8 @@ struct Health {
     status: &'static str,
     nats: &'static str,
     postgres: &'static str,
+    /// `keys`, or `open` when callers without a key are served as an admin (`gateway.open`).
+    auth: &'static str,
 }
 
 async fn healthz() -> Json<serde_json::Value> {
@@ -368,6 +370,7 @@ async fn readyz(State(s): State<AppState>) -> Response {
             Some(false) => "read-only",
             None => "unreachable",
         },
+        auth: if s.keys.open { "open" } else { "keys" },
     };
     let status = if nats_ok && pg_ok {
         StatusCode::OK

@@ -299,3 +299,141 @@ async fn a_key_of_one_workspace_never_sees_another_workspaces_sessions_events_st
         "{frames:?}"
     );
 }
+
+/// The holes a second tenant found (issue 35): a fork naming the victim's session as its
+/// source, the hosts list, and events appended about the victim's session or agent — each
+/// answers exactly as for an id that never existed, and a type only services write (the audit
+/// trail, a budget, a decision) is refused to any key or agent.
+#[tokio::test]
+async fn another_workspaces_key_or_agent_cannot_fork_its_sessions_see_its_agents_on_hosts_or_forge_its_events() {
+    let m = common::mesh().await;
+    let g = gateway(&m, &[("RELAY_API_TOKEN", ROOT)]).await;
+    let root = Bearer::new(&g, ROOT);
+    let mut keys = Vec::new();
+    for ws in ["ws-a", "ws-b"] {
+        let (status, body) = root.post("/api/v1/workspaces", json!({"name": ws})).await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+        keys.push(root.create_key(ws, "admin", Some(ws)).await);
+    }
+    let [(a_id, a), (_, b)] = <[_; 2]>::try_from(keys).ok().unwrap();
+
+    // B: a session with an agent and a message; A: its own agent.
+    let hb = Agent::connect(&m, "hb", "ws-b").await;
+    hb.call("session.create", json!({"sessionId": "b-1", "title": "zebra plans"}))
+        .await;
+    let attached = hb
+        .call(
+            "session.agent.attach",
+            json!({"sessionId": "b-1", "agent": {"kind": "adapter", "adapterName": "claude"}}),
+        )
+        .await;
+    assert_eq!(attached["agentId"], "hb", "{attached}");
+    let (status, sent) = b
+        .post("/api/v1/sessions/b-1/messages", json!({"message": "zebra secret"}))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{sent}");
+    let ha = Agent::connect(&m, "ha", "ws-a").await;
+    ha.call("session.create", json!({"sessionId": "a-1"})).await;
+    ha.call(
+        "session.agent.attach",
+        json!({"sessionId": "a-1", "agent": {"kind": "adapter", "adapterName": "claude"}}),
+    )
+    .await;
+
+    // Fork, over REST and gRPC: B's session answers as an unknown one, and nothing is made.
+    let (status, victim) = a.post("/api/v1/sessions/b-1/fork", json!({})).await;
+    let (unknown_status, unknown) = a.post("/api/v1/sessions/no-such-session/fork", json!({})).await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "{victim}");
+    assert_eq!(
+        (status, &victim["error"]["code"]),
+        (unknown_status, &unknown["error"]["code"])
+    );
+    let channel = tonic::transport::Channel::from_shared(g.base.clone())
+        .unwrap()
+        .connect()
+        .await
+        .unwrap();
+    let mut sessions = relay_proto::v1::session_service_client::SessionServiceClient::new(channel);
+    let fork = |source: &str| {
+        let mut r = tonic::Request::new(relay_proto::v1::ForkRequest {
+            source_session_id: source.into(),
+            ..Default::default()
+        });
+        r.metadata_mut()
+            .insert("authorization", format!("Bearer {}", a.token).parse().unwrap());
+        r
+    };
+    let refused = sessions.fork(fork("b-1")).await.unwrap_err();
+    let unknown = sessions.fork(fork("no-such-session")).await.unwrap_err();
+    assert_eq!(refused.code(), tonic::Code::NotFound, "{refused:?}");
+    assert_eq!(refused.code(), unknown.code());
+    let (_, list) = a.get("/api/v1/sessions?status=all").await;
+    assert!(!list.to_string().contains("zebra"), "{list}");
+    assert_eq!(list["total"], 1, "only A's own session: {list}");
+
+    // Hosts: a host running both tenants' agents shows each tenant only its own.
+    let beat = json!({"hostId": "h1", "labels": {}, "capacity": 8, "load": 2, "clis": ["claude"],
+                      "agents": ["ha", "hb"], "version": "test"});
+    relay_testkit::expect_ok(&m.client, "host.heartbeat", beat).await;
+    let (status, hosts) = a.get("/api/v1/hosts").await;
+    assert_eq!(status, StatusCode::OK, "{hosts}");
+    assert_eq!(hosts["hosts"][0]["agents"], json!(["ha"]), "{hosts}");
+    assert_eq!(hosts["hosts"][0]["load"], 1, "{hosts}");
+    let (_, hosts_b) = b.get("/api/v1/hosts").await;
+    assert_eq!(hosts_b["hosts"][0]["agents"], json!(["hb"]), "{hosts_b}");
+
+    // Events about B's agent or session, as A's key (how the gateway calls for gRPC
+    // EventService/Append) and as A's agent: not found, as for ids that never existed.
+    let forgeries = [
+        json!({"type": "status.active", "agentId": "hb"}),
+        json!({"type": "usage.updated", "agentId": "hb", "sessionId": "b-1",
+               "payload": {"inputTokens": 1_000_000, "outputTokens": 1, "model": "m"}}),
+        json!({"type": "log", "sessionId": "a-1", "payload": {"level": "info", "message": "x", "sessionId": "b-1"}}),
+    ];
+    let unknowns = [
+        json!({"type": "status.active", "agentId": "nobody"}),
+        json!({"type": "usage.updated", "agentId": "nobody", "sessionId": "nothing",
+               "payload": {"inputTokens": 1_000_000, "outputTokens": 1, "model": "m"}}),
+        json!({"type": "log", "sessionId": "a-1", "payload": {"level": "info", "message": "x", "sessionId": "nothing"}}),
+    ];
+    for (forged, unknown) in forgeries.iter().zip(&unknowns) {
+        let by_key = as_key_over_nats(&m, &a_id, "ws-a", "event.append", forged.clone()).await;
+        let by_key_unknown = as_key_over_nats(&m, &a_id, "ws-a", "event.append", unknown.clone()).await;
+        for refused in [&by_key, &by_key_unknown] {
+            assert_eq!(refused["error"]["code"], "not_found", "{forged}: {refused}");
+        }
+        // An agent naming another agent at all is refused before anything is looked up.
+        let by_agent = ha.call("event.append", forged.clone()).await;
+        let by_agent_unknown = ha.call("event.append", unknown.clone()).await;
+        assert!(by_agent["error"]["code"].is_string(), "{forged}: {by_agent}");
+        assert_eq!(by_agent["error"]["code"], by_agent_unknown["error"]["code"], "{forged}");
+    }
+    // What A may write: its own session and agent.
+    let own = ha
+        .call("event.append", json!({"type": "status.active", "sessionId": "a-1"}))
+        .await;
+    assert!(own["appended"][0]["seq"].is_i64(), "{own}");
+    // Types only the mesh's services write, even about one's own session.
+    for t in [
+        "audit.recorded",
+        "budget.exceeded",
+        "permission.resolved",
+        "delivery.delivered",
+        "session.created",
+    ] {
+        let forged = json!({"type": t, "sessionId": "a-1", "payload": {}});
+        let by_key = as_key_over_nats(&m, &a_id, "ws-a", "event.append", forged.clone()).await;
+        let by_agent = ha.call("event.append", forged).await;
+        for refused in [&by_key, &by_agent] {
+            assert_eq!(refused["error"]["code"], "forbidden", "{t}: {refused}");
+        }
+    }
+    // The log, read across workspaces, holds none of it.
+    let events = relay_testkit::expect_ok(
+        &m.client,
+        "event.query",
+        json!({"agents": ["hb"], "types": ["status.active", "usage.updated"]}),
+    )
+    .await;
+    assert_eq!(events["events"], json!([]), "{events}");
+}

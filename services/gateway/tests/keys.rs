@@ -277,3 +277,56 @@ async fn the_audit_trail_says_who_made_and_revoked_keys_decided_a_permission_and
     let (status, body) = operator.get("/api/v1/audit").await;
     assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
 }
+
+/// Secure by default: with no shared token and not started open, a caller without a key gets
+/// 401 on every route — listing sessions or minting an admin key alike; `/readyz` says which
+/// mode the gateway is in; and it refuses to start open anywhere but on loopback.
+#[tokio::test]
+async fn a_gateway_not_started_open_refuses_callers_without_a_key_and_never_starts_open_off_loopback() {
+    let m = mesh().await;
+    let closed = gateway(&m, &[("RELAY_GATEWAY__OPEN", "false")]).await;
+    for (method, path, body) in [
+        (Method::GET, "/api/v1/sessions", None),
+        (Method::POST, "/api/v1/sessions", Some(json!({}))),
+        (
+            Method::POST,
+            "/api/v1/keys",
+            Some(json!({"name": "mine", "role": "admin"})),
+        ),
+        (Method::POST, "/api/v1/workspaces", Some(json!({"name": "taken"}))),
+    ] {
+        let (status, refused) = closed.send(method, path, body).await;
+        assert_error(status, &refused, StatusCode::UNAUTHORIZED, "unauthorized");
+    }
+    let (_, ready) = closed.get("/readyz").await;
+    assert_eq!(ready["auth"], "keys", "{ready}");
+    // A key made by the operator (relayctl, over NATS with admin credentials) works there.
+    let created: Value = serde_json::from_str(&common::relayctl(
+        &m,
+        &["--json", "keys", "create", "first", "--role", "admin"],
+    ))
+    .unwrap();
+    let admin = Bearer::new(&closed, created["token"].as_str().unwrap());
+    assert_eq!(admin.get("/api/v1/sessions").await.0, StatusCode::OK);
+
+    // Open on loopback, as asked: served, and said so.
+    let open = gateway(&m, &[]).await;
+    assert_eq!(open.get("/api/v1/sessions").await.0, StatusCode::OK);
+    assert_eq!(open.get("/readyz").await.1["auth"], "open");
+
+    // Open on every interface: the gateway will not start.
+    let listen = format!("0.0.0.0:{}", common::free_port());
+    let mut refused = relay_testkit::ServiceProcess::spawn(
+        &relay_testkit::bin_path("gateway"),
+        &m.nats,
+        &m.db,
+        &[
+            ("RELAY_GATEWAY__LISTEN", listen.as_str()),
+            ("RELAY_API_TOKEN", ""),
+            ("RELAY_GATEWAY__OPEN", "true"),
+        ],
+    );
+    assert_eq!(refused.wait_exit(Duration::from_secs(30)).await, Some(false));
+    let log = std::fs::read_to_string(&refused.log).unwrap();
+    assert!(log.contains("loopback"), "{log}");
+}

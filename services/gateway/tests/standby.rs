@@ -31,6 +31,7 @@ async fn a_standby_is_not_taken_for_the_database_until_it_is_promoted() {
         ("RELAY_DATABASE__URL", on_standby.as_str()),
         ("RELAY_GATEWAY__LISTEN", listen.as_str()),
         ("RELAY_API_TOKEN", ""),
+        ("RELAY_GATEWAY__OPEN", "true"),
     ];
     let _gateway = ServiceProcess::spawn(&relay_testkit::bin_path("gateway"), &nats, &db, &env);
     let registry = ServiceProcess::spawn(&relay_testkit::bin_path("session-registry"), &nats, &db, &env[..1]);

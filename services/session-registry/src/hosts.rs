@@ -252,8 +252,9 @@ async fn choose(conn: &mut sqlx::PgConnection, cli: &str, placement: &Placement)
     Ok(best.host_id.clone())
 }
 
-/// `host.list`.
-pub async fn list(reg: Registry, _ctx: RequestContext, req: HostListRequest) -> Result<HostList> {
+/// `host.list`. A caller confined to a workspace sees each host with its own workspace's agents
+/// only, and their count as the load: another tenant's agents and activity are not its business.
+pub async fn list(reg: Registry, ctx: RequestContext, req: HostListRequest) -> Result<HostList> {
     let status = req.status.unwrap_or_else(|| "all".into());
     if !["online", "offline", "lost", "all"].contains(&status.as_str()) {
         return Err(RegistryError::Invalid(format!(
@@ -263,6 +264,17 @@ pub async fn list(reg: Registry, _ctx: RequestContext, req: HostListRequest) -> 
     let mut conn = reg.db.acquire().await?;
     let mut hosts = load(&mut conn, "ORDER BY host_id").await?;
     hosts.retain(|h| status == "all" || h.status == status);
+    if let Some(workspace) = ctx.scope() {
+        let all: Vec<&str> = hosts.iter().flat_map(|h| h.agents.iter().map(String::as_str)).collect();
+        let own: std::collections::HashSet<String> = crate::store::agents_in_workspace(&mut conn, &all, workspace)
+            .await?
+            .into_iter()
+            .collect();
+        for h in &mut hosts {
+            h.agents.retain(|a| own.contains(a));
+            h.load = h.agents.len() as u32;
+        }
+    }
     Ok(HostList { hosts })
 }
 

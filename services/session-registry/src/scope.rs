@@ -23,7 +23,7 @@ impl relay_bus::scope::Scope for Registry {
     async fn workspace_of(&self, field: &str, id: &str) -> std::result::Result<Option<String>, WireError> {
         let mut conn = self.db.acquire().await.map_err(RegistryError::Db)?;
         let found = match field {
-            "sessionId" | "parentSessionId" => crate::store::session_workspace(&mut conn, id).await?,
+            "sessionId" => crate::store::session_workspace(&mut conn, id).await?,
             "agentId" => crate::store::agent_workspace(&mut conn, id).await?,
             _ => None,
         };

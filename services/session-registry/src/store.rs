@@ -535,6 +535,17 @@ pub async fn agent_workspace(conn: &mut PgConnection, agent_id: &str) -> Result<
     )
 }
 
+/// Those of `agent_ids` that belong to `workspace`.
+pub async fn agents_in_workspace(conn: &mut PgConnection, agent_ids: &[&str], workspace: &str) -> Result<Vec<String>> {
+    Ok(
+        sqlx::query_scalar("SELECT agent_id FROM registry_agents WHERE agent_id = ANY($1) AND workspace = $2")
+            .bind(agent_ids)
+            .bind(workspace)
+            .fetch_all(conn)
+            .await?,
+    )
+}
+
 /// A page of agents, most recently active first, and how many match in all.
 pub async fn list_agents(
     conn: &mut PgConnection,

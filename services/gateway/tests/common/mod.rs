@@ -101,7 +101,12 @@ pub fn free_port() -> u16 {
 pub async fn gateway(m: &Mesh, env: &[(&str, &str)]) -> Gateway {
     let port = free_port();
     let listen = format!("127.0.0.1:{port}");
-    let mut all = vec![("RELAY_GATEWAY__LISTEN", listen.as_str()), ("RELAY_API_TOKEN", "")];
+    // Open (loopback) unless the test sets a token: most tests act as the local developer.
+    let mut all = vec![
+        ("RELAY_GATEWAY__LISTEN", listen.as_str()),
+        ("RELAY_API_TOKEN", ""),
+        ("RELAY_GATEWAY__OPEN", "true"),
+    ];
     all.extend_from_slice(env);
     let process = ServiceProcess::spawn(&relay_testkit::bin_path("gateway"), &m.nats, &m.db, &all);
     let token = env
