@@ -47,5 +47,17 @@ for svc in "${services[@]}"; do
   pids+=($!)
 done
 echo "run-local: started ${services[*]}"
-echo "run-local: gateway at http://${RELAY_GATEWAY__LISTEN:-127.0.0.1:8080} (Ctrl-C stops everything)"
+# The gateway serves no one without a key (gateway.open is for a loopback-only dev gateway):
+# one admin key of `default` per run, made over NATS as the operator, printed here.
+ctl=(env)
+[ "${RELAY_AUTH:-on}" = off ] || ctl=(env "RELAY_NATS__CREDS_FILE=$auth/admin.creds")
+token=""
+for _ in $(seq 1 120); do
+  token=$("${ctl[@]}" "$bin/relayctl" keys create "make-run" --role admin 2>/dev/null) && break
+  sleep 0.5   # the registry is still starting
+done
+[ -n "$token" ] || { echo "run-local: could not create an admin key (is session-registry up?)" >&2; exit 1; }
+mkdir -p .relay && printf '%s\n' "$token" > .relay/admin-token && chmod 600 .relay/admin-token
+echo "run-local: admin key of workspace default (also in .relay/admin-token): $token"
+echo "run-local: gateway at http://${RELAY_GATEWAY__LISTEN:-127.0.0.1:8080}: curl -H \"Authorization: Bearer $token\" …  (Ctrl-C stops everything)"
 wait -n
