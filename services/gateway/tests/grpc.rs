@@ -13,6 +13,14 @@ use std::time::Duration;
 use tonic::transport::Channel;
 use tonic::{Code, Request};
 
+/// Sessions of `default` for the events appended below: a caller's events may name only
+/// sessions it can see.
+async fn create_sessions(m: &Mesh, ids: &[&str]) {
+    for id in ids {
+        relay_testkit::expect_ok(&m.client, "session.create", serde_json::json!({"sessionId": id})).await;
+    }
+}
+
 async fn channel(g: &Gateway) -> Channel {
     Channel::from_shared(g.base.clone()).unwrap().connect().await.unwrap()
 }
@@ -160,6 +168,7 @@ async fn unary_rpcs_reach_the_services_and_bus_errors_become_grpc_codes() {
     let details: serde_json::Value = serde_json::from_slice(&details.to_bytes().unwrap()).unwrap();
     assert!(details.to_string().contains("message.sent"), "{details}");
     // Repeated fields cannot be absent in proto3: an empty filter list is no filter.
+    create_sessions(&m, &["s1"]).await;
     let seq = append(&mut events, "s1", "test.tick", 2).await;
     let page = events.query(v1::QueryRequest::default()).await.unwrap().into_inner();
     // (The registry's own session events may land after these: it forwards them later.)
@@ -186,6 +195,7 @@ async fn raw_call(mut grpc: tonic::client::Grpc<Channel>, path: &'static str, bo
 #[tokio::test]
 async fn subscribe_replays_then_streams_live_filtered_and_resumes_after_seq_without_gap_or_duplicate() {
     let m = mesh().await;
+    create_sessions(&m, &["s1", "s2", "s3"]).await;
     let g = gateway(&m, &[]).await;
     let ch = channel(&g).await;
     let mut events = EventServiceClient::new(ch.clone());
@@ -299,6 +309,17 @@ async fn with_a_token_grpc_needs_bearer_metadata_while_health_stays_open_and_ref
     .await
     .unwrap_err();
     assert_eq!(wrong.code(), Code::Unauthenticated);
+    // The console's sign-in cookie without its CSRF token: refused, as over REST (a page of
+    // another site could otherwise make the browser call gRPC-web with it).
+    let by_cookie = SessionServiceClient::with_interceptor(ch.clone(), |mut req: Request<()>| {
+        req.metadata_mut()
+            .insert("cookie", "relay_key=s3cret; relay_csrf=abc".parse().unwrap());
+        Ok(req)
+    })
+    .create(v1::CreateRequest::default())
+    .await
+    .unwrap_err();
+    assert_eq!(by_cookie.code(), Code::PermissionDenied, "{by_cookie:?}");
 
     use tonic_health::pb::health_check_response::ServingStatus;
     use tonic_health::pb::{HealthCheckRequest, health_client::HealthClient};

@@ -367,6 +367,18 @@ async fn another_workspaces_key_or_agent_cannot_fork_its_sessions_see_its_agents
     let unknown = sessions.fork(fork("no-such-session")).await.unwrap_err();
     assert_eq!(refused.code(), tonic::Code::NotFound, "{refused:?}");
     assert_eq!(refused.code(), unknown.code());
+    // A request invalid in another way answers the same for B's session and an unknown one.
+    for session in ["b-1", "no-such-session"] {
+        let refused = as_key_over_nats(
+            &m,
+            &a_id,
+            "ws-a",
+            "session.compress",
+            json!({"sessionId": session, "pipeline": []}),
+        )
+        .await;
+        assert_eq!(refused["error"]["code"], "not_found", "{session}: {refused}");
+    }
     let (_, list) = a.get("/api/v1/sessions?status=all").await;
     assert!(!list.to_string().contains("zebra"), "{list}");
     assert_eq!(list["total"], 1, "only A's own session: {list}");

@@ -45,15 +45,17 @@ async fn tokens_now(reg: &Registry, session_id: &str) -> i64 {
 
 pub async fn compress(reg: Registry, _ctx: RequestContext, req: CompressRequest) -> Result<CompressResponse> {
     check_id("sessionId", &req.session_id)?;
+    let tokens_before = tokens_now(&reg, &req.session_id).await;
+    let mut change = Change::begin(&reg).await?;
+    let mut session = store::lock_live(change.conn(), &req.session_id).await?;
+    // The session is found before the rest is checked: an unknown session answers `not_found`
+    // whatever the pipeline, as another workspace's does (`scoped`), so the two never differ.
     if req.pipeline.is_empty() || req.pipeline.len() > MAX_STEPS {
         return Err(RegistryError::Invalid(format!("pipeline: 1 to {MAX_STEPS} steps")));
     }
     for (i, step) in req.pipeline.iter().enumerate() {
         check_text(&format!("pipeline[{i}].actionId"), &step.action_id, 128)?;
     }
-    let tokens_before = tokens_now(&reg, &req.session_id).await;
-    let mut change = Change::begin(&reg).await?;
-    let mut session = store::lock_live(change.conn(), &req.session_id).await?;
     if session.status != SessionStatus::Active {
         return Err(RegistryError::Conflict(format!(
             "session {} is {}; only an active session can be compressed",
