@@ -32,10 +32,16 @@ pub trait AgentSession: Send + Sync + 'static {
     /// declared `delivery.queue`) and says what happened.
     fn receive_message(&self, message: Message, ctx: MessageContext) -> impl Future<Output = Receipt> + Send;
 
-    /// Raw terminal input (`agent.input`).
-    fn input(&self, data: String) -> impl Future<Output = Result<(), String>> + Send {
+    /// Raw terminal input (`agent.input`); the error goes back to the caller as it is (e.g.
+    /// `conflict` while the terminal shows a menu only a decision may answer).
+    fn input(&self, data: String) -> impl Future<Output = Result<(), WireError>> + Send {
         let _ = data;
-        async { Err("this agent session takes no raw input".to_string()) }
+        async {
+            Err(WireError::new(
+                ErrorCode::CapabilityUnsupported,
+                "this agent session takes no raw input",
+            ))
+        }
     }
 
     /// Whether the CLI is busy with a turn; with `control.interrupt`, interrupts it the way
@@ -373,7 +379,7 @@ async fn serve_inputs<S: AgentSession>(nats: async_nats::Client, mut sub: async_
         };
         match session.input(req.data).await {
             Ok(()) => reply(&nats, &msg, &InputResponse { accepted: true }).await,
-            Err(e) => reply_error(&nats, &msg, WireError::new(ErrorCode::CapabilityUnsupported, e)).await,
+            Err(e) => reply_error(&nats, &msg, e).await,
         }
     }
 }

@@ -40,6 +40,10 @@ pub struct PatternSet {
     pub command: Option<String>,
     /// Row: chrome that is not output (input box borders, status lines); not reported.
     pub ignore: Option<String>,
+    /// Screen: the CLI says it runs tools without asking (a permission mode such as Claude
+    /// Code's `⏵⏵ auto mode on`). A tool that runs while it shows, with no menu seen for it,
+    /// is a bypass: `permission.bypassed`, and the agent is blocked.
+    pub unasked: Option<String>,
     /// Keys that approve the permission menu once.
     pub approve: Option<String>,
     /// Keys that deny it (they must never select an approving option).
@@ -126,13 +130,17 @@ impl PatternSet {
                 tool_done: p(r"^\s*⎿\s+\S"),
                 // "● Update(src/main.rs)": a call of one of the file tools
                 file: p(r"^[●⏺]\s*(?P<operation>Read|Write|Update|Edit|MultiEdit|Delete)\((?P<path>.*)\)\s*$"),
-                // "● Bash(ls -la)": a Bash tool call is a command execution
-                command: p(r"^[●⏺]\s*Bash\((.*)\)\s*$"),
+                // "● Bash(ls -la)": a Bash tool call is a command execution (reported once it
+                // ran); newer releases sum calls up as "Ran 1 shell command"
+                command: p(r"^[●⏺]\s*Bash\((.*)\)\s*$|^\s*(Ran \d+ shell commands?)\s*$"),
                 // the input box (what is typed, and the user's messages in the history: they
-                // are messages, not output), its rules and hints, the spinner
+                // are messages, not output), its rules, hints and mode line, the spinner
                 ignore: p(
-                    r"^─{8,}$|^\s*\? for shortcuts|^\s*esc to interrupt|^❯(?:\s|$)|^[✽✶·*✢✻✳] [^\n]*…|⎿\s+Waiting…$",
+                    r"^─{8,}$|^\s*\? for shortcuts|^\s*esc to interrupt|^❯(?:\s|$)|^[✽✶·*✢✻✳] [^\n]*…|⎿\s+Waiting…$|^\s*(?:⏵⏵|⏸) ",
                 ),
+                // the footer of a mode that runs tools unasked (Claude Code 2.1.332 starts in
+                // auto mode unless told `--permission-mode default`)
+                unasked: p(r"(?m)^\s*⏵⏵ (?:auto mode|bypass permissions|accept edits) on"),
                 // "1. Yes" acts at once; Esc denies ("3. No" would too, but Esc never lands in
                 // the input box should the menu be gone)
                 approve: p("1"),
@@ -165,6 +173,7 @@ impl PatternSet {
                 file: p(r"^•\s+(?P<operation>Edited|Added|Deleted)\s+(?P<path>\S+)"),
                 command: p(r"^•\s+Ran\s+(.+?)\s*$"),
                 ignore: p(r"^\s*⚠|default · /|^\s*Press enter to confirm|^\s*← for agents|^› |esc to interrupt\)"),
+                unasked: None,
                 // "1. Yes, proceed (y)"; Esc is "No, and tell Codex what to do differently"
                 approve: p("y"),
                 deny: p("\u{1b}"),
@@ -198,6 +207,7 @@ impl PatternSet {
                 ignore: p(
                     r"^\s*workspace \(/directory\)|^\s*Shift\+Tab|^\s*> |\(esc to cancel,|^\s*\? for shortcuts|^─{8,}$",
                 ),
+                unasked: None,
                 // "● 1. Allow once" acts at once; Esc is "3. No, suggest changes (esc)"
                 approve: p("1"),
                 deny: p("\u{1b}"),
@@ -243,6 +253,7 @@ impl PatternSet {
             file: pick(&overrides.file, self.file),
             command: pick(&overrides.command, self.command),
             ignore: pick(&overrides.ignore, self.ignore),
+            unasked: pick(&overrides.unasked, self.unasked),
             approve: pick(&overrides.approve, self.approve),
             deny: pick(&overrides.deny, self.deny),
             answer: pick(&overrides.answer, self.answer),
@@ -311,6 +322,10 @@ pub enum Detected {
     },
     /// The CLI shows its ready prompt.
     Idle,
+    /// The permission or question menu that showed is gone from the screen.
+    MenuClosed,
+    /// Whether the screen says the CLI runs tools without asking (reported when it changes).
+    Unasked(bool),
     /// The whole screen, when what it shows changed meaning (idle, a menu): `terminal.screen`.
     Screen(String),
 }
@@ -426,6 +441,8 @@ pub mod fake {
     }
 
     pub const GOODBYE: &str = "Goodbye";
+    /// Claude Code's footer in its auto mode, where tools run without a permission menu.
+    pub const AUTO_MODE: &str = "  ⏵⏵ auto mode on (shift+tab to cycle)";
     /// What it says when its work was interrupted (Escape or Ctrl-C).
     pub const INTERRUPTED: &str = "Interrupted by user";
 
@@ -657,6 +674,35 @@ pub mod fake {
             }
         }
 
+        /// The rows around a permission menu, as the real CLIs draw the call: before the menu
+        /// (Claude's call row, Codex's "Running"), once granted (the call ran) and once denied.
+        pub fn permission_call(self, tool: &str, args: &str) -> [Vec<String>; 3] {
+            let shell = if tool.eq_ignore_ascii_case("bash") {
+                "Shell"
+            } else {
+                tool
+            };
+            match self {
+                Style::Claude => [
+                    vec![format!("● {tool}({args})"), "  ⎿  Waiting…".into()],
+                    vec![format!("  ⎿  ran: {args}")],
+                    vec!["  ⎿  Interrupted · What should Claude do instead?".into()],
+                ],
+                Style::Codex => [
+                    vec![format!("• Running {args}")],
+                    vec![format!("• Ran {args}"), format!("  └ ran: {args}")],
+                    vec![format!("✗ You canceled the request to run {args}")],
+                ],
+                // Gemini shows the call once it ran (or was cancelled).
+                Style::Gemini => [
+                    vec![],
+                    vec![format!("│ ✓  {shell} {args} │"), format!("│ ran: {args} │")],
+                    vec![format!("│ -  {shell} {args} │")],
+                ],
+                Style::Generic => [vec![], vec![], vec![]],
+            }
+        }
+
         /// What a key chooses in the permission menu: options 1 and 2 approve, 3 denies.
         pub fn permission_key(self, key: u8) -> Choice {
             match (self, key) {
@@ -697,16 +743,15 @@ pub mod fake {
         }
 
         /// The input box: rules around the prompt row (claude), the footer under it (codex),
-        /// or the prompt row alone.
+        /// or the prompt row alone. `unasked`: the footer says tools run without asking (Claude
+        /// Code's auto mode).
         /// Returns what to print before the prompt row and how to come back up to it.
-        pub fn input_box(self) -> (String, String) {
+        pub fn input_box(self, unasked: bool) -> (String, String) {
             match self {
                 Style::Claude => {
                     let rule = "─".repeat(40);
-                    (
-                        format!("{rule}\r\n\r\n{rule}\r\n  ? for shortcuts"),
-                        "\x1b[2A\r".to_string(),
-                    )
+                    let footer = if unasked { AUTO_MODE } else { "  ? for shortcuts" };
+                    (format!("{rule}\r\n\r\n{rule}\r\n{footer}"), "\x1b[2A\r".to_string())
                 }
                 Style::Codex => (
                     "\r\n\r\n  GPT-5.5 default · /fake-agent".into(),

@@ -7,6 +7,9 @@
 //! the whole screen is matched for a permission menu, a question menu and the ready prompt.
 //! The ready prompt only counts as idle once the screen has been still for a while and nothing
 //! says the CLI is busy, and never before the screen changed after the harness typed.
+//!
+//! A menu is also looked for on the live screen, between settles (`menu_showing`): the harness
+//! types nothing while one shows, not even in the moment before the next settle reports it.
 
 use crate::parse::{Detected, PatternSet, is_file_tool, normalize_operation, parse_permission};
 use regex::{Captures, Regex};
@@ -31,6 +34,7 @@ struct Patterns {
     file: Option<Regex>,
     command: Option<Regex>,
     ignore: Option<Regex>,
+    unasked: Option<Regex>,
     resume_loaded: Option<regex::bytes::Regex>,
 }
 
@@ -44,6 +48,10 @@ pub struct Screen {
     idle: bool,
     /// Typed into since the last output: the screen must change before idle is believed.
     typed: bool,
+    /// When the harness last typed, until a settle has read what the CLI drew after it.
+    unread_typing: Option<std::time::Instant>,
+    /// The screen said the CLI runs tools without asking, at the last settle.
+    unasked: bool,
     open_tool: Option<String>,
     /// Resumed, and the `resumeLoaded` output not seen yet.
     awaiting_resume: bool,
@@ -66,6 +74,7 @@ impl Screen {
             file: compile("file", &set.file)?,
             command: compile("command", &set.command)?,
             ignore: compile("ignore", &set.ignore)?,
+            unasked: compile("unasked", &set.unasked)?,
             resume_loaded: match set.resume_loaded.as_deref().filter(|s| !s.is_empty()) {
                 Some(re) => Some(regex::bytes::Regex::new(re).map_err(|e| format!("patterns.resumeLoaded: {e}"))?),
                 None => None,
@@ -88,6 +97,8 @@ impl Screen {
             shown: None,
             idle: false,
             typed: false,
+            unread_typing: None,
+            unasked: false,
             open_tool: None,
             awaiting_resume: false,
             tail: Vec::new(),
@@ -128,6 +139,20 @@ impl Screen {
     pub fn typed(&mut self) {
         self.typed = true;
         self.idle = false;
+        self.unread_typing = Some(std::time::Instant::now());
+    }
+
+    /// Whether a permission or question menu shows right now (not only as of the last settle).
+    pub fn menu_showing(&self) -> bool {
+        let text = self.rows().join("\n");
+        let matches = |re: &Option<Regex>| re.as_ref().is_some_and(|re| re.is_match(&text));
+        matches(&self.p.permission) || matches(&self.p.question)
+    }
+
+    /// When the harness typed last, if no settle has read the screen the CLI drew after it yet:
+    /// what it typed may be about to open a menu.
+    pub fn unread_typing(&self) -> Option<std::time::Instant> {
+        self.unread_typing
     }
 
     /// Whether the screen shows the ready prompt with an empty input (busy or not): until a
@@ -192,6 +217,16 @@ impl Screen {
         let text = rows.join("\n");
         tracing::debug!(screen = %text, "screen settled");
         self.last = rows;
+        // The CLI has drawn since the harness typed, and this settle read it.
+        if !self.typed {
+            self.unread_typing = None;
+        }
+        let unasked = self.p.unasked.as_ref().is_some_and(|re| re.is_match(&text));
+        if unasked != self.unasked {
+            self.unasked = unasked;
+            // First: the rows of this settle ran in the mode it names.
+            out.insert(0, Detected::Unasked(unasked));
+        }
 
         let menu = self
             .p
@@ -222,7 +257,11 @@ impl Screen {
                 self.idle = false;
                 return out;
             }
-            None => self.shown = None,
+            None => {
+                if self.shown.take().is_some() {
+                    out.push(Detected::MenuClosed);
+                }
+            }
         }
 
         let ready = self.p.idle.as_ref().is_some_and(|re| re.is_match(&text))
@@ -241,20 +280,13 @@ impl Screen {
 
     fn detect_line(&mut self, row: &str, out: &mut Vec<Detected>) {
         let p = &self.p;
-        if let Some(c) = captures(&p.tool_done, row) {
-            let tool = match c.name("tool").map(|m| m.as_str().to_string()) {
-                Some(tool) => {
-                    if self.open_tool.as_ref() == Some(&tool) {
-                        self.open_tool = None;
-                    }
-                    Some(tool)
-                }
-                None => self.open_tool.take(),
-            };
-            out.extend(tool.map(|tool| Detected::ToolCompleted { tool }));
-        }
+        let done = captures(&p.tool_done, row);
+        // A call before what it did and its completion, also when one row shows them all
+        // (Gemini's "✓ Shell x"); a row that completes the call already open (its running row
+        // came first) only completes it.
         if let Some(c) = captures(&p.tool, row)
             && let Some(tool) = group(&c, "tool", 1)
+            && !(done.is_some() && self.open_tool.as_deref() == Some(tool))
         {
             let input = group(&c, "input", 2).unwrap_or_default().trim().to_string();
             self.open_tool = Some(tool.to_string());
@@ -278,6 +310,19 @@ impl Screen {
                     command: command.to_string(),
                 });
             }
+        }
+        // Last: what the row says the call did belongs to it (Codex's "• Ran x", Gemini's "✓ Shell x").
+        if let Some(c) = done {
+            let tool = match c.name("tool").map(|m| m.as_str().to_string()) {
+                Some(tool) => {
+                    if self.open_tool.as_ref() == Some(&tool) {
+                        self.open_tool = None;
+                    }
+                    Some(tool)
+                }
+                None => self.open_tool.take(),
+            };
+            out.extend(tool.map(|tool| Detected::ToolCompleted { tool }));
         }
         if let Some(c) = captures(&p.tokens, row) {
             let number = |i: usize| c.get(i)?.as_str().replace(',', "").parse::<u64>().ok();

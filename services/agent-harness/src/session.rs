@@ -5,7 +5,15 @@
 //! prompt, as a bracketed paste (lines kept) followed by Enter once the CLI took the paste.
 //! Permission menus and questions go to the permission manager and the decision is entered
 //! with the keys that CLI's menu expects. While a menu shows, nothing else is typed: text
-//! would answer it.
+//! would answer it (an Enter picks the highlighted "allow"). Messages of every mode and a
+//! person's keys wait in one queue, typed by one task only while no menu shows (as of the last
+//! settle and on the live screen) and once the screen has been read since it last typed; the
+//! decision's keys are the only keys typed into a menu, and what waited goes once the menu is
+//! gone from the screen. A person's keys sent while a menu shows are refused.
+//!
+//! What a tool call did (`command.executed`, `file.*`) is reported once it completed, never for
+//! a denied call. A tool that runs while the screen says the CLI does not ask, with no menu
+//! seen for it, is `permission.bypassed` and the agent stays blocked.
 
 use crate::parse::{Detected, Keys};
 use crate::prompts::{Ask, Prompts};
@@ -16,6 +24,7 @@ use relay_contracts::capabilities::DeliveryMode;
 use relay_contracts::delivery::*;
 use relay_contracts::permission::Decision;
 use relay_contracts::session::Message;
+use relay_contracts::{ErrorCode, WireError};
 use relay_harness::{AgentSession, EventSink, receipt};
 use serde_json::json;
 use std::collections::VecDeque;
@@ -52,8 +61,19 @@ struct State {
     /// yet) and has not listed them yet.
     tools_pending: bool,
     idle: bool,
-    /// A permission prompt or question is showing.
-    prompt_open: bool,
+    /// The permission or question menu showing: only its decision's keys are typed.
+    menu: Option<Menu>,
+    /// Menus seen so far (their ids).
+    menus: u64,
+    /// What the input task types, in order (messages handed to it, a person's keys); it waits
+    /// while a menu shows.
+    typing: VecDeque<Input>,
+    /// The tool call on the screen: whether it was asked for, and what it did.
+    call: Call,
+    /// The screen says the CLI runs tools without asking.
+    unasked: bool,
+    /// A tool ran unasked (`permission.bypassed`): the agent stays blocked and takes no messages.
+    bypassed: bool,
     next_tool_call: Held,
     next_message: Held,
     on_idle: Held,
@@ -91,18 +111,50 @@ impl State {
     }
 }
 
+/// A menu on the screen, answered once.
+struct Menu {
+    id: u64,
+    answered: bool,
+}
+
+/// The latest tool call the screen showed.
+#[derive(Default)]
+struct Call {
+    /// Its row showed and its completion not yet.
+    open: bool,
+    tool: String,
+    /// A permission menu showed for it (before its row too: Gemini shows a call once it ran).
+    asked: bool,
+    denied: bool,
+    /// What it did (`command.executed`, `file.*` events), reported once it completed.
+    did: Vec<(&'static str, serde_json::Value)>,
+}
+
 /// Input for the terminal, typed in order by one task.
 enum Input {
     /// A message: pasted, then submitted; reported delivered (if it is a delivery) once typed.
-    Message { text: String, delivery: Option<String> },
-    /// Keys answering a menu, as they are.
+    /// `pasted`: a menu opened after its paste, which may be waiting in the CLI's input.
+    Message {
+        text: String,
+        delivery: Option<String>,
+        pasted: bool,
+    },
+    /// A person's keys (`agent.input`), as they are.
     Keys(String),
+}
+
+/// Why a message was not typed.
+enum NotTyped {
+    /// A menu opened: it waits for the menu to close.
+    Menu,
+    Failed(std::io::Error),
 }
 
 pub struct PtyAgent {
     /// Bytes for the terminal, written by a thread of their own (PTY writes block).
     writer: std::sync::mpsc::Sender<Vec<u8>>,
-    input: tokio::sync::mpsc::UnboundedSender<Input>,
+    /// Wakes the input task: something to type, or a menu closed.
+    wake: tokio::sync::Notify,
     screen: Arc<Mutex<Screen>>,
     /// Counts the chunks of output: a paste was taken when the CLI drew something after it.
     output_seen: tokio::sync::watch::Receiver<u64>,
@@ -124,6 +176,9 @@ pub struct PtyAgent {
 const PASTE_TAKEN: std::time::Duration = std::time::Duration::from_secs(5);
 /// How long an Enter may take to empty the CLI's input before it is pressed again.
 const ENTER_TAKEN: std::time::Duration = std::time::Duration::from_secs(1);
+/// How long the next input waits for a settle to read what the CLI drew after the last one
+/// (it may be a menu); a CLI that drew nothing at all does not hold it longer.
+const READ_AFTER_TYPING: std::time::Duration = std::time::Duration::from_secs(1);
 
 impl PtyAgent {
     /// Starts the command under a PTY. Returns the agent, the raw output and the exit status.
@@ -202,10 +257,9 @@ impl PtyAgent {
             let code = child.wait().map(|s| s.exit_code()).unwrap_or(1);
             let _ = exit_tx.send(code);
         });
-        let (input, typing) = tokio::sync::mpsc::unbounded_channel();
         let agent = Arc::new(PtyAgent {
             writer: in_tx,
-            input,
+            wake: tokio::sync::Notify::new(),
             screen,
             output_seen,
             keys,
@@ -218,21 +272,35 @@ impl PtyAgent {
             releasing: Default::default(),
             relay: Default::default(),
         });
-        tokio::spawn(agent.clone().type_input(typing));
+        tokio::spawn(agent.clone().type_input());
         Ok((agent, out_rx, exit_rx))
     }
 
-    /// Types what is queued, one item after the other.
-    async fn type_input(self: Arc<Self>, mut typing: tokio::sync::mpsc::UnboundedReceiver<Input>) {
-        while let Some(item) = typing.recv().await {
-            match item {
+    /// Types what is queued, one item after the other, each once no menu shows.
+    async fn type_input(self: Arc<Self>) {
+        let mut output = self.output_seen.clone();
+        loop {
+            match self.next_input(&mut output).await {
                 Input::Keys(keys) => {
                     if let Err(e) = self.type_keys(&keys) {
-                        tracing::error!(error = %e, "cannot answer the menu");
+                        tracing::error!(error = %e, "cannot type a person's keys");
                     }
                 }
-                Input::Message { text, delivery } => {
-                    let typed = self.submit(&text).await;
+                Input::Message { text, delivery, pasted } => {
+                    let typed = match self.submit(&text, pasted).await {
+                        Ok(()) => Ok(()),
+                        Err(NotTyped::Failed(e)) => Err(e),
+                        Err(NotTyped::Menu) => {
+                            tracing::info!("a menu opened while a message was typed: it waits for the menu to close");
+                            let waiting = Input::Message {
+                                text,
+                                delivery,
+                                pasted: true,
+                            };
+                            self.state.lock().expect("state lock").typing.push_front(waiting);
+                            continue;
+                        }
+                    };
                     let Some(delivery_id) = delivery else { continue };
                     {
                         // A message that did not go in is not ours any more: asked again, it is typed again.
@@ -257,24 +325,73 @@ impl PtyAgent {
         }
     }
 
+    /// The next input to type, once nothing on the screen could take it for a menu's answer:
+    /// no menu shows (settled or live) and a settle has read what the CLI drew after the last
+    /// keys (or it drew nothing for a while).
+    async fn next_input(&self, output: &mut tokio::sync::watch::Receiver<u64>) -> Input {
+        let mut watching = true;
+        loop {
+            let mut retry_at = None;
+            {
+                let mut st = self.state.lock().expect("state lock");
+                if !st.typing.is_empty() && st.menu.is_none() {
+                    let screen = self.screen.lock().expect("screen lock");
+                    let unread = screen.unread_typing().map(|at| at + READ_AFTER_TYPING);
+                    match unread.filter(|until| *until > std::time::Instant::now()) {
+                        Some(until) => retry_at = Some(until),
+                        None if !screen.menu_showing() => return st.typing.pop_front().expect("not empty"),
+                        None => {}
+                    }
+                }
+            }
+            let retry = async {
+                match retry_at {
+                    Some(at) => tokio::time::sleep_until(at.into()).await,
+                    None => std::future::pending().await,
+                }
+            };
+            // Woken by new input or a menu that closed; a settle or a menu the live screen shows
+            // ahead of its settle is watched on the output.
+            tokio::select! {
+                _ = self.wake.notified() => {}
+                changed = output.changed(), if watching => watching = changed.is_ok(),
+                _ = retry => {}
+            }
+        }
+    }
+
+    /// Whether the screen shows a menu now (typing would answer it).
+    fn menu_open(&self) -> bool {
+        self.state.lock().expect("state lock").menu.is_some() || self.screen.lock().expect("screen lock").menu_showing()
+    }
+
     /// The text as a bracketed paste when the CLI asked for them (its lines kept), else typed
     /// on one line; then Enter as a keystroke of its own once the screen shows the text in the
     /// CLI's input (its empty input is gone) and the CLI's `enterDelayMs` passed (Gemini takes an
     /// Enter that follows a paste too closely as a newline). An Enter that left the text in the
-    /// input (taken as a newline, or dropped) is pressed again.
-    async fn submit(&self, text: &str) -> std::io::Result<()> {
+    /// input (taken as a newline, or dropped) is pressed again. Before each keystroke the
+    /// screen is checked for a menu: one that opened meanwhile stops the typing (`pasted`: the
+    /// text may wait in the input, where it is submitted without a second paste).
+    async fn submit(&self, text: &str, pasted: bool) -> Result<(), NotTyped> {
         let paste = self.screen.lock().expect("screen lock").bracketed_paste();
         let mut output = self.output_seen.clone();
-        let mut shown = false;
+        let mut shown = pasted && self.screen.lock().expect("screen lock").still_in_input(text);
         // A CLI still loading (a resumed session's history) drops what is typed: typed again
         // while its input stays empty. Only an input that stays empty is typed into again.
         for attempt in 0..3 {
-            output.borrow_and_update();
-            if paste {
-                self.type_keys(&format!("\x1b[200~{text}\x1b[201~"))?;
-            } else {
-                self.type_keys(&text.replace(['\r', '\n'], " "))?;
+            if shown {
+                break;
             }
+            if self.menu_open() {
+                return Err(NotTyped::Menu);
+            }
+            output.borrow_and_update();
+            let typed = if paste {
+                self.type_keys(&format!("\x1b[200~{text}\x1b[201~"))
+            } else {
+                self.type_keys(&text.replace(['\r', '\n'], " "))
+            };
+            typed.map_err(NotTyped::Failed)?;
             if self.input_shows(&mut output, false, PASTE_TAKEN).await {
                 shown = true;
                 break;
@@ -282,15 +399,18 @@ impl PtyAgent {
             tracing::warn!(attempt, "the CLI did not show the typed text; typing it again");
         }
         if !shown {
-            return Err(std::io::Error::other(
+            return Err(NotTyped::Failed(std::io::Error::other(
                 "the CLI never showed the typed text in its input",
-            ));
+            )));
         }
         let sees_input = self.screen.lock().expect("screen lock").sees_input();
         for attempt in 0..3 {
             tokio::time::sleep(self.keys.enter_delay).await;
+            if self.menu_open() {
+                return Err(NotTyped::Menu);
+            }
             output.borrow_and_update();
-            self.type_keys("\r")?;
+            self.type_keys("\r").map_err(NotTyped::Failed)?;
             // Without a prompt pattern nothing tells a second Enter is needed: never guess.
             if !sees_input || self.input_shows(&mut output, true, ENTER_TAKEN).await {
                 break;
@@ -342,8 +462,8 @@ impl PtyAgent {
             .map_err(|_| std::io::Error::other("the agent's terminal is closed"))
     }
 
-    /// Queues a message for typing now (the caller holds the state lock).
-    fn inject(&self, st: &mut State, text: &str, delivery: Option<String>) -> std::io::Result<()> {
+    /// Queues a message for the input task (the caller holds the state lock).
+    fn inject(&self, st: &mut State, text: &str, delivery: Option<String>) {
         if st.idle {
             st.idle = false;
             if let Some(ev) = self.events() {
@@ -358,28 +478,19 @@ impl PtyAgent {
         if let Some(ev) = self.events() {
             self.relay.chunk(&ev, "user", text);
         }
-        self.input
-            .send(Input::Message {
-                text: text.to_string(),
-                delivery,
-            })
-            .map_err(|_| std::io::Error::other("the agent's terminal is closed"))
+        st.typing.push_back(Input::Message {
+            text: text.to_string(),
+            delivery,
+            pasted: false,
+        });
+        self.wake.notify_one();
     }
 
     /// Types held messages whose boundary came; each is reported once typed (`delivery.report`).
-    fn type_and_report(self: &Arc<Self>, due: Vec<(String, String)>) {
+    fn type_and_report(&self, due: Vec<(String, String)>) {
+        let mut st = self.state.lock().expect("state lock");
         for (delivery_id, text) in due {
-            let typed = {
-                let mut st = self.state.lock().expect("state lock");
-                self.inject(&mut st, &text, Some(delivery_id.clone()))
-            };
-            if let Err(e) = typed {
-                let nats = self.nats.clone();
-                tokio::spawn(async move {
-                    let reason = Some(format!("cannot write to the terminal: {e}"));
-                    let _ = crate::relay::report(&nats, &delivery_id, ReceiptStatus::Failed, reason).await;
-                });
-            }
+            self.inject(&mut st, &text, Some(delivery_id));
         }
     }
 
@@ -441,18 +552,43 @@ impl PtyAgent {
                 Detected::Idle => {
                     // The ready prompt means no other prompt shows any more (it may have been
                     // answered with agent.input): what waited for either goes now, in order.
-                    let due = {
+                    let (due, bypassed) = {
                         let mut st = self.state.lock().expect("state lock");
                         st.idle = true;
-                        st.prompt_open = false;
+                        st.menu = None;
+                        // The turn is over: a call whose completion never showed ends with it.
+                        let call = std::mem::take(&mut st.call);
+                        if call.open {
+                            self.end_call(&ev, call, false);
+                        }
                         // Ready with no relay-mcp started: this CLI does not take the tools.
                         if st.tools_pending && !self.relay.bridge_started() {
                             st.tools_pending = false;
                         }
-                        st.due_at_idle()
+                        (st.due_at_idle(), st.bypassed)
                     };
-                    ev.status(AgentStatus::Idle);
+                    // A bypass keeps the agent blocked until someone releases it.
+                    if !bypassed {
+                        ev.status(AgentStatus::Idle);
+                    }
                     self.type_and_report(due);
+                    self.wake.notify_one();
+                }
+                Detected::MenuClosed => {
+                    // Gone from the screen (answered): what waited for it is typed now.
+                    let due = {
+                        let mut st = self.state.lock().expect("state lock");
+                        st.menu = None;
+                        st.after_prompt.drain(..).collect()
+                    };
+                    self.type_and_report(due);
+                    self.wake.notify_one();
+                }
+                Detected::Unasked(unasked) => {
+                    if unasked {
+                        tracing::warn!("the CLI shows a mode in which it runs tools without asking");
+                    }
+                    self.state.lock().expect("state lock").unasked = unasked;
                 }
                 Detected::ToolStarted { tool, input } => {
                     let item_id = uuid::Uuid::now_v7().to_string();
@@ -462,17 +598,24 @@ impl PtyAgent {
                     );
                     ev.emit("tool.called", json!({ "tool": tool, "input": input }));
                     // The tool-call boundary: messages waiting for it are typed now.
-                    let due = self
-                        .state
-                        .lock()
-                        .expect("state lock")
-                        .next_tool_call
-                        .drain(..)
-                        .collect();
+                    let due = {
+                        let mut st = self.state.lock().expect("state lock");
+                        // A call whose completion never showed: what it did is reported now,
+                        // unless it was denied.
+                        if st.call.open {
+                            let earlier = std::mem::take(&mut st.call);
+                            self.end_call(&ev, earlier, false);
+                        }
+                        st.call.open = true;
+                        st.call.tool = tool.clone();
+                        st.next_tool_call.drain(..).collect()
+                    };
                     self.type_and_report(due);
                 }
                 Detected::ToolCompleted { tool } => {
-                    ev.emit("tool.completed", json!({ "tool": tool }));
+                    let mut call = std::mem::take(&mut self.state.lock().expect("state lock").call);
+                    call.tool = tool;
+                    self.end_call(&ev, call, true);
                 }
                 Detected::Tokens { input, output } => {
                     ev.emit(
@@ -481,13 +624,15 @@ impl PtyAgent {
                     );
                 }
                 Detected::FileOperation { path, operation } => {
-                    ev.emit("file.operation", json!({ "path": path, "operation": operation }));
+                    let mut did = vec![("file.operation", json!({ "path": path, "operation": operation }))];
                     if matches!(operation.as_str(), "create" | "update" | "delete") {
-                        ev.emit("file.changed", json!({ "path": path, "operation": operation }));
+                        did.push(("file.changed", json!({ "path": path, "operation": operation })));
                     }
+                    self.did(&ev, did, &path);
                 }
                 Detected::Command { command } => {
-                    ev.emit("command.executed", json!({ "command": command }));
+                    let did = vec![("command.executed", json!({ "command": command }))];
+                    self.did(&ev, did, &command);
                 }
                 Detected::Permission {
                     tool,
@@ -495,63 +640,152 @@ impl PtyAgent {
                     file_path,
                     description,
                 } => {
-                    self.open_prompt();
+                    let menu = self.open_menu(true);
                     let ask = Ask {
                         tool,
                         command,
                         file_path,
                         description,
                     };
-                    tokio::spawn(self.clone().ask_permission(ask));
+                    tokio::spawn(self.clone().ask_permission(menu, ask));
                 }
                 Detected::Question { question, options } => {
-                    self.open_prompt();
-                    tokio::spawn(self.clone().ask_question(question, options));
+                    let menu = self.open_menu(false);
+                    tokio::spawn(self.clone().ask_question(menu, question, options));
                 }
             }
         }
     }
 
-    fn open_prompt(&self) {
+    /// What a tool call did: held while the call is open (its menu may still deny it), else
+    /// reported now (the row that says it ran came after its completion, or alone).
+    fn did(&self, ev: &EventSink, did: Vec<(&'static str, serde_json::Value)>, what: &str) {
         let mut st = self.state.lock().expect("state lock");
-        st.prompt_open = true;
+        if st.call.open {
+            if !st.call.denied {
+                st.call.did.extend(did);
+            }
+            return;
+        }
+        let call = std::mem::take(&mut st.call);
+        drop(st);
+        self.check_asked(ev, &call, what);
+        if !call.denied {
+            for (kind, payload) in did {
+                ev.emit(kind, payload);
+            }
+        }
+    }
+
+    fn report_call(&self, ev: &EventSink, call: Call) {
+        if call.denied {
+            return;
+        }
+        for (kind, payload) in call.did {
+            ev.emit(kind, payload);
+        }
+    }
+
+    /// A call completed (or its turn ended, or the next call started, with no completion shown):
+    /// `tool.completed` (saying when it was denied), then what it did, unless denied; a call
+    /// seen completing unasked is a bypass. Takes no lock: callers may hold the state's.
+    fn end_call(&self, ev: &EventSink, call: Call, completed: bool) {
+        let command = call
+            .did
+            .iter()
+            .find_map(|(kind, p)| (*kind == "command.executed").then(|| p["command"].as_str().map(String::from)))
+            .flatten();
+        let mut payload = json!({ "tool": call.tool });
+        if call.denied {
+            payload["denied"] = json!(true);
+        }
+        ev.emit("tool.completed", payload);
+        if completed {
+            self.check_asked(ev, &call, command.as_deref().unwrap_or(&call.tool));
+        }
+        self.report_call(ev, call);
+    }
+
+    /// A tool ran: with no menu seen for it while the screen says the CLI does not ask, it ran
+    /// unasked. Reported once, and the agent stays blocked: its tools are out of control.
+    fn check_asked(&self, ev: &EventSink, call: &Call, what: &str) {
+        {
+            let mut st = self.state.lock().expect("state lock");
+            if call.asked || !st.unasked || st.bypassed {
+                return;
+            }
+            st.bypassed = true;
+        }
+        tracing::error!(what, "the CLI ran a tool without asking for permission");
+        ev.emit(
+            "permission.bypassed",
+            json!({
+                "ran": what,
+                "reason": "the CLI ran a tool without a permission request: its screen shows a mode in which it does not ask",
+            }),
+        );
+        ev.status(AgentStatus::Blocked);
+    }
+
+    /// A menu showed: nothing but its decision is typed until it is gone. Returns its id.
+    fn open_menu(&self, permission: bool) -> u64 {
+        let mut st = self.state.lock().expect("state lock");
+        st.menus += 1;
+        let id = st.menus;
+        st.menu = Some(Menu { id, answered: false });
         st.idle = false;
+        if permission {
+            st.call.asked = true;
+        }
+        id
     }
 
     /// A permission menu: the manager's decision (now or a human's later), entered with the
     /// keys this CLI's menu takes for it.
-    async fn ask_permission(self: Arc<Self>, ask: Ask) {
+    async fn ask_permission(self: Arc<Self>, menu: u64, ask: Ask) {
         let Some(ev) = self.events() else { return };
         let decision = self.prompts.permission(&ev, ask).await;
         let keys = if decision == Decision::Approved {
             self.keys.approve.clone()
         } else {
+            // What the call would have done never happens: not reported.
+            let mut st = self.state.lock().expect("state lock");
+            st.call.denied = true;
+            st.call.did.clear();
             self.keys.deny.clone()
         };
-        self.answer_prompt(keys);
+        self.answer_menu(menu, &keys);
     }
 
-    async fn ask_question(self: Arc<Self>, question: String, options: Vec<String>) {
+    async fn ask_question(self: Arc<Self>, menu: u64, question: String, options: Vec<String>) {
         let Some(ev) = self.events() else { return };
         let answer = self.prompts.question(&ev, question, options.clone()).await;
         let keys = self.keys.answer(&answer, &options);
-        self.answer_prompt(keys);
+        self.answer_menu(menu, &keys);
     }
 
-    /// Types the answer to the prompt showing, then what waited for the prompt to close.
-    fn answer_prompt(self: &Arc<Self>, keys: String) {
-        if self.input.send(Input::Keys(keys)).is_err() {
-            tracing::error!("cannot type the answer to the prompt: the terminal is closed");
-        }
-        let waiting = {
+    /// Types the decision into its menu, if that menu still shows and was not answered yet.
+    /// What waited for the menu goes once the screen shows it gone.
+    fn answer_menu(&self, menu: u64, keys: &str) {
+        {
             let mut st = self.state.lock().expect("state lock");
-            st.prompt_open = false;
-            st.after_prompt.drain(..).collect()
-        };
+            match &mut st.menu {
+                Some(m) if m.id == menu && !m.answered => m.answered = true,
+                _ => {
+                    tracing::warn!("the menu is gone or answered already: its decision is not typed");
+                    return;
+                }
+            }
+            if let Err(e) = self.type_keys(keys) {
+                tracing::error!(error = %e, "cannot type the answer to the menu");
+            }
+            if st.bypassed {
+                return;
+            }
+        }
         if let Some(ev) = self.events() {
             ev.status(AgentStatus::Active);
         }
-        self.type_and_report(waiting);
     }
 }
 
@@ -572,8 +806,17 @@ impl AgentSession for PtyAgent {
         if let Some(r) = crate::run::handed_receipt(&st.handed, &ctx.id) {
             return r;
         }
+        if st.bypassed {
+            return Receipt {
+                reason: Some(
+                    "the agent's CLI ran a tool without asking for permission (permission.bypassed): it takes no messages until it is released".into(),
+                ),
+                retryable: Some(false),
+                ..receipt(ReceiptStatus::Failed, &ctx.id)
+            };
+        }
         // Before the CLI first shows its ready prompt, typing would be lost: wait for it.
-        let prompt_open = st.prompt_open || !st.ready;
+        let prompt_open = st.menu.is_some() || !st.ready;
         let idle = st.idle;
         let hold = match ctx.mode {
             DeliveryMode::NextToolCall => Some(&mut st.next_tool_call),
@@ -593,26 +836,21 @@ impl AgentSession for PtyAgent {
         // Every message is typed by the input task and reported delivered once typed.
         let riding: Vec<(String, String)> = st.next_message.drain(..).collect();
         for (id, t) in riding {
-            let _ = self.inject(&mut st, &t, Some(id));
+            self.inject(&mut st, &t, Some(id));
         }
-        match self.inject(&mut st, &text, Some(ctx.id.clone())) {
-            Ok(()) => accepted,
-            Err(e) => Receipt {
-                reason: Some(format!("cannot write to the terminal: {e}")),
-                retryable: Some(false),
-                ..receipt(ReceiptStatus::Failed, &ctx.id)
-            },
-        }
+        self.inject(&mut st, &text, Some(ctx.id.clone()));
+        accepted
     }
 
     /// The CLI's interrupt keys, straight to the terminal (ahead of queued input: the CLI reads
-    /// them while it works). Held deliveries stay held for the next boundary.
+    /// them while it works). Held deliveries stay held for the next boundary. Not while a menu
+    /// shows: its Escape would deny it with no decision recorded (deny it in the inbox).
     async fn turn(&self, control: TurnControl) -> TurnState {
         let busy = {
             let st = self.state.lock().expect("state lock");
             st.ready && !st.idle
         };
-        if !(busy && control.interrupt) {
+        if !(busy && control.interrupt) || self.menu_open() {
             return TurnState {
                 busy,
                 interrupted: false,
@@ -647,11 +885,19 @@ impl AgentSession for PtyAgent {
         removed
     }
 
-    /// Raw keys, typed in turn with the messages already queued (never into the middle of one).
-    async fn input(&self, data: String) -> Result<(), String> {
-        self.input
-            .send(Input::Keys(data))
-            .map_err(|_| "cannot write to the terminal: it is closed".to_string())
+    /// A person's keys, typed in turn with the messages already queued (never into the middle
+    /// of one). Refused while a menu shows: typed keys would answer it with no decision recorded.
+    async fn input(&self, data: String) -> Result<(), WireError> {
+        let mut st = self.state.lock().expect("state lock");
+        if st.menu.is_some() || self.screen.lock().expect("screen lock").menu_showing() {
+            return Err(WireError::new(
+                ErrorCode::Conflict,
+                "a permission or question menu is open: decide it in the inbox (permission.approve, permission.deny, question.answer), not by typing",
+            ));
+        }
+        st.typing.push_back(Input::Keys(data));
+        self.wake.notify_one();
+        Ok(())
     }
 
     async fn invoke_action(&self, call: ActionCall) -> ActionAnswer {

@@ -25,6 +25,11 @@ async fn mesh(session: &str) -> Mesh {
 /// The mesh with the fake agent in `style` (claude, codex, gemini or generic), read with the
 /// builtin patterns of that name.
 async fn mesh_styled(session: &str, style: &str) -> Mesh {
+    mesh_with(session, style, &[]).await
+}
+
+/// The mesh with the fake agent in `style`, started with `fake_args` too.
+async fn mesh_with(session: &str, style: &str, fake_args: &[&str]) -> Mesh {
     let m = Cluster::start(&relay_testkit::bin_path("delivery-runner"), "delivery-runner", 1, &[]).await;
     let services = vec![
         ServiceProcess::spawn(&relay_testkit::bin_path("session-registry"), &m.nats, &m.db, &[]),
@@ -35,24 +40,20 @@ async fn mesh_styled(session: &str, style: &str) -> Mesh {
         relay_testkit::wait_for_instances(&m.client, name, 1).await;
     }
     let surfaced = std::env::temp_dir().join(format!("fake-agent-{}.log", uuid::Uuid::new_v4().simple()));
-    let harness = ServiceProcess::spawn_with_args(
-        HARNESS,
-        &[
-            "--session",
-            session,
-            "--cli",
-            style,
-            "--",
-            FAKE,
-            "--style",
-            style,
-            "--log",
-            surfaced.to_str().unwrap(),
-        ],
-        &m.nats,
-        &m.db,
-        &[],
-    );
+    let mut args = vec![
+        "--session",
+        session,
+        "--cli",
+        style,
+        "--",
+        FAKE,
+        "--style",
+        style,
+        "--log",
+        surfaced.to_str().unwrap(),
+    ];
+    args.extend(fake_args);
+    let harness = ServiceProcess::spawn_with_args(HARNESS, &args, &m.nats, &m.db, &[]);
     let agent = wait_for(|| async {
         let s = m.call("session.get", json!({"sessionId": session})).await.ok()?;
         s["session"]["agents"][0]["agentId"].as_str().map(String::from)
@@ -508,4 +509,114 @@ async fn a_message_arriving_during_a_permission_prompt_waits_for_the_decision() 
     h.wait_output("hold", "Permission granted: Bash rm -rf build").await;
     h.wait_status(&id, "delivered").await;
     assert_eq!(h.wait_surfaced(1).await, ["meanwhile, a note"]);
+}
+
+/// Nothing typed reaches a CLI while its permission menu shows. A message sent right behind the
+/// command that opens the menu (the CLI has not drawn it yet when the message arrives), and one
+/// sent while it shows, both wait; the human's deny is the only thing typed into the menu (the
+/// fake reads an Esc with a paste right behind it as a Meta prefix, and Enter as the highlighted
+/// "allow", as the real TUIs do); then each message is typed once and reported delivered only
+/// then. The denied command never ran, and no `command.executed` says it did.
+#[tokio::test]
+async fn a_message_sent_while_a_permission_menu_is_open_waits_and_is_typed_once_after_the_deny_and_the_denied_command_never_ran()
+ {
+    for style in ["claude", "codex", "gemini", "generic"] {
+        message_waits_for_the_deny_in_style(style).await;
+    }
+}
+
+async fn message_waits_for_the_deny_in_style(style: &str) {
+    eprintln!("a message waits for the deny, {style} style");
+    let h = mesh_styled("deny", style).await;
+    h.send("deny", "ask-permission Bash rm -rf build", "immediate").await;
+    let behind = h.send("deny", "thanks, carry on", "immediate").await;
+    let pending = h.pending_permission().await;
+    let meanwhile = h.send("deny", "and one more note", "immediate").await;
+    h.wait_status(&meanwhile, "accepted").await;
+    h.wait_status(&behind, "accepted").await;
+    // The person at the console cannot answer the menu by typing either.
+    h.m.err("agent.input", json!({"agentId": h.agent, "data": "1"}), "conflict")
+        .await;
+    assert!(h.surfaced().is_empty(), "{style}: nothing typed into the menu");
+    h.m.ok(
+        "permission.deny",
+        json!({"requestId": pending["requestId"], "reason": "not now"}),
+    )
+    .await;
+    h.wait_output("deny", "Permission denied: Bash rm -rf build").await;
+    h.wait_status(&behind, "delivered").await;
+    h.wait_status(&meanwhile, "delivered").await;
+    // Typed once each, in order, and the agent is idle again with nothing left to type.
+    assert_eq!(
+        h.wait_surfaced(2).await,
+        ["thanks, carry on", "and one more note"],
+        "{style}"
+    );
+    h.wait_output("deny", "Received: and one more note").await;
+    let pool = h.m.db.pool().await;
+    wait_for(|| async { (runner_sees(&pool, &h.agent).await.as_deref() == Some("idle")).then_some(()) }).await;
+    assert_eq!(h.surfaced().len(), 2, "{style}: typed once");
+    let outputs = h.events("deny", &["terminal.output"]).await;
+    assert!(
+        !outputs.iter().any(|e| e["payload"]["text"]
+            .as_str()
+            .unwrap_or("")
+            .contains("Permission granted")),
+        "{style}: the deny held"
+    );
+    assert!(
+        h.events("deny", &["command.executed"]).await.is_empty(),
+        "{style}: a denied command is never reported executed"
+    );
+}
+
+/// Events follow the truth: an approved call is reported executed once it ran, after it was
+/// called; a denied one is reported completed as denied, never executed.
+#[tokio::test]
+async fn a_command_is_reported_executed_only_once_it_ran_and_a_tool_is_called_before_it_completes() {
+    for style in ["claude", "codex", "gemini"] {
+        eprintln!("events follow the truth, {style} style");
+        let h = mesh_styled("truth", style).await;
+        h.send("truth", "ask-permission Bash git status", "immediate").await;
+        h.wait_output("truth", "Permission granted: Bash git status").await;
+        let executed = h.wait_events("truth", &["command.executed"], 1).await;
+        assert_eq!(executed[0]["payload"]["command"], "git status", "{style}");
+        let calls = h.wait_events("truth", &["tool.called", "tool.completed"], 2).await;
+        let kinds: Vec<&str> = calls.iter().map(|e| e["type"].as_str().unwrap()).collect();
+        assert_eq!(kinds, ["tool.called", "tool.completed"], "{style}");
+
+        h.send("truth", "ask-permission Bash git push --force", "immediate")
+            .await;
+        let pending = h.pending_permission().await;
+        h.m.ok("permission.deny", json!({"requestId": pending["requestId"]}))
+            .await;
+        let calls = h.wait_events("truth", &["tool.completed"], 2).await;
+        assert_eq!(calls[1]["payload"]["denied"], true, "{style}: {calls:?}");
+        let executed = h.events("truth", &["command.executed"]).await;
+        assert_eq!(
+            executed.len(),
+            1,
+            "{style}: only the approved command ran: {executed:?}"
+        );
+    }
+}
+
+/// A CLI that runs a tool without asking (Claude Code's auto mode, which 2.1.332 starts in)
+/// is never silent: `permission.bypassed`, the agent blocked, and what is sent to it afterwards
+/// fails instead of reaching a CLI whose tools are out of control.
+#[tokio::test]
+async fn a_tool_run_with_no_permission_request_is_reported_bypassed_and_blocks_the_agent() {
+    let h = mesh_with("bypass", "claude", &["--permission-mode", "auto"]).await;
+    h.send("bypass", "ask-permission Bash touch x.txt", "immediate").await;
+    let bypassed = h.wait_events("bypass", &["permission.bypassed"], 1).await;
+    assert_eq!(bypassed[0]["payload"]["ran"], "touch x.txt", "{bypassed:?}");
+    let pool = h.m.db.pool().await;
+    wait_for(|| async { (runner_sees(&pool, &h.agent).await.as_deref() == Some("blocked")).then_some(()) }).await;
+    let after = h.send("bypass", "keep going", "immediate").await;
+    h.wait_status(&after, "failed").await;
+    assert!(h.surfaced().is_empty());
+    // It stays blocked: the turn's end does not make it idle.
+    h.wait_output("bypass", "ran: touch x.txt").await;
+    let statuses = h.events("bypass", &["status.changed"]).await;
+    assert_eq!(statuses.last().unwrap()["payload"]["status"], "blocked", "{statuses:?}");
 }

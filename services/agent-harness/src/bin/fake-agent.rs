@@ -5,16 +5,23 @@
 //! checks that the builtin patterns of each style recognise all of it.
 //!
 //! usage: fake-agent [resume ID] [--style claude|codex|gemini|generic] [--log FILE] [--think-ms N]
-//!                   [--session-id ID] [--resume ID]
+//!                   [--session-id ID] [--resume ID] [--permission-mode default|auto|…]
 //!
 //! The session arguments are those the real CLIs take (claude and gemini `--session-id` and
-//! `--resume`, codex `resume ID`); a resumed fake says so on its first row.
+//! `--resume`, codex `resume ID`); a resumed fake says so on its first row. A permission mode
+//! other than `default` (or `plan`) runs tools without asking, as Claude Code's auto mode does:
+//! its footer says so and `ask-permission` runs the tool with no menu.
+//!
+//! As the real TUIs read their keyboard, an Esc with another escape sequence right behind it is
+//! the terminal's Meta prefix, not the Esc key: an Esc that denies a menu, followed at once by
+//! a paste and Enter, is an Enter (the menu's highlighted "allow").
 //!
 //! A submitted message (first line) is a command; anything that is not one is a user message:
 //!   tool <Name> <args...>       a tool call and one line of its output
 //!   edit|create|delete <path>   a file operation
 //!   run <command...>            a shell command and one line of its output
 //!   ask-permission <Tool> <args...>   a permission menu; option 1 or 2 grants, 3 or Esc denies
+//!                               (in a mode that does not ask: the tool runs at once)
 //!   ask <question>? <a/b/...>   a question menu; the option's number (or typed text) answers
 //!   tokens <in> <out>           a token usage line
 //!   sleep <ms>                  shows it is working, then how long it worked (Escape or
@@ -33,7 +40,7 @@ use std::time::Duration;
 
 use agent_harness::parse::fake::{self, Choice, FileOp, Style};
 
-const USAGE: &str = "usage: fake-agent [resume ID] [--style claude|codex|gemini|generic] [--log FILE] [--think-ms N] [--session-id ID] [--resume ID]";
+const USAGE: &str = "usage: fake-agent [resume ID] [--style claude|codex|gemini|generic] [--log FILE] [--think-ms N] [--session-id ID] [--resume ID] [--permission-mode MODE]";
 
 fn main() -> ExitCode {
     let mut agent = match Agent::from_args(std::env::args().skip(1)) {
@@ -214,6 +221,8 @@ struct Agent {
     _mcp_running: Vec<(std::process::Child, std::process::ChildStdin)>,
     /// The session it continues, if started to resume one.
     resumed: Option<String>,
+    /// Its permission mode runs tools without asking (`--permission-mode auto`).
+    unasked: bool,
     think: Duration,
     log: Option<File>,
     /// Bytes read and not yet turned into keys.
@@ -224,6 +233,7 @@ impl Agent {
     fn from_args(mut args: impl Iterator<Item = String>) -> Result<Agent, String> {
         let (mut style, mut think, mut log, mut resumed) = (Style::Claude, Duration::ZERO, None, None);
         let mut mcp = Vec::new();
+        let mut unasked = false;
         let (mut codex_command, mut codex_args) = (None, None);
         // Gemini CLI reads its MCP servers from a settings file.
         if let Ok(path) = std::env::var("GEMINI_CLI_SYSTEM_DEFAULTS_PATH") {
@@ -237,6 +247,7 @@ impl Agent {
                     value()?;
                 }
                 "--resume" | "resume" => resumed = Some(value()?),
+                "--permission-mode" => unasked = !matches!(value()?.as_str(), "default" | "plan"),
                 "--style" => {
                     let name = value()?;
                     style = Style::from_name(&name).ok_or_else(|| format!("unknown style {name:?}"))?;
@@ -278,6 +289,7 @@ impl Agent {
             mcp,
             _mcp_running: Vec::new(),
             resumed,
+            unasked,
             think,
             log,
             pending: Vec::new(),
@@ -340,7 +352,7 @@ impl Agent {
             };
             agent.out(format!("\r\x1b[2K{}{shown}", style.prompt()).as_bytes())
         };
-        let (around, back) = style.input_box();
+        let (around, back) = style.input_box(self.unasked);
         if !around.is_empty() {
             self.out(around.as_bytes())?;
             self.out(back.as_bytes())?;
@@ -374,12 +386,23 @@ impl Agent {
             Command::File(op, path) => self.say_all(&style.file_operation(op, path))?,
             Command::Run(command) => self.say_all(&style.command(command))?,
             Command::Say(line) => self.say(line)?,
+            Command::AskPermission(tool, args) if self.unasked => {
+                // No menu: the tool runs, as in Claude Code's auto mode.
+                if tool.eq_ignore_ascii_case("bash") {
+                    self.say_all(&style.command(args))?
+                } else {
+                    self.say_all(&style.tool_call(tool, args))?
+                }
+            }
             Command::AskPermission(tool, args) => {
+                let [before, ran, cancelled] = style.permission_call(tool, args);
+                self.say_all(&before)?;
                 let granted = match self.menu(&style.permission_menu(tool, args), 3)? {
                     Some(Answer::Option(n)) => n <= 2,
                     Some(Answer::Text(t)) => matches!(t.to_ascii_lowercase().as_str(), "y" | "yes"),
                     None => false,
                 };
+                self.say_all(if granted { &ran } else { &cancelled })?;
                 let verdict = if granted { "granted" } else { "denied" };
                 self.say(&format!("Permission {verdict}: {tool} {args}"))?;
             }
@@ -532,6 +555,11 @@ impl Agent {
             // A prefix of the paste marker may still be arriving.
             if START.starts_with(p) && p.len() < START.len() {
                 return None;
+            }
+            // Esc right before another escape sequence: the Meta prefix, not a key of its own.
+            if p.get(1) == Some(&0x1b) {
+                self.pending.remove(0);
+                return self.parse_key();
             }
             self.pending.remove(0);
             return Some(Key::Esc);
