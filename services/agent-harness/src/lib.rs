@@ -6,6 +6,7 @@
 //! - run.rs: attach, route decisions, pump output, exit;
 //! - spawner.rs: the `agent-spawner` binary's `agent.spawn`, one harness process per agent.
 
+pub mod containment;
 pub mod parse;
 mod prompts;
 pub mod relay;

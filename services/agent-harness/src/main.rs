@@ -8,10 +8,20 @@
 
 use agent_harness::{HarnessSettings, Settings};
 
-#[tokio::main]
-async fn main() -> Result<(), relay_bus::BoxError> {
+fn main() -> Result<(), relay_bus::BoxError> {
     let mut settings: Settings = relay_bus::settings::load()?;
     apply_args(&mut settings.harness, std::env::args().skip(1))?;
+    // The bus credentials stay here: read above, then gone from the environment every child
+    // (the CLI, its tools' commands) inherits, and this process's memory and /proc files
+    // closed to other processes of the same user.
+    agent_harness::containment::keep_credentials_to_this_process();
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?
+        .block_on(run(settings))
+}
+
+async fn run(settings: Settings) -> Result<(), relay_bus::BoxError> {
     let _telemetry = relay_bus::telemetry::init("agent-harness", &settings.telemetry)?;
     // Its calls come from its agent (named once it attached), not from a service.
     relay_bus::context::set_identity(relay_bus::Caller::Agent(None));

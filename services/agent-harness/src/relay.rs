@@ -1,7 +1,7 @@
 //! How an agent sends and reads relay messages (`message.send`) without keystrokes:
 //!
-//! - the harness serves the agent's **relay tools** on a Unix socket only it and its CLI can
-//!   reach; `relay-mcp` (an MCP stdio server, started by the CLI from the `--mcp-config` the
+//! - the harness serves the agent's **relay tools** on a Unix socket that answers only its own
+//!   CLI's processes (the peer's pid, from the kernel, must descend from the CLI); `relay-mcp` (an MCP stdio server, started by the CLI from the `--mcp-config` the
 //!   harness gives it) turns the CLI's tool calls into requests on that socket. The harness
 //!   makes the bus calls itself, as its agent, so the CLI never holds a credential;
 //! - a CLI without MCP writes a line `->relay:@bob text`, `->relay:#ops text` or
@@ -334,13 +334,27 @@ pub fn bind(path: &Path) -> std::io::Result<tokio::net::UnixListener> {
     tokio::net::UnixListener::bind(path)
 }
 
-/// Serves the relay tools on `listener` until the harness exits.
-pub fn serve(listener: tokio::net::UnixListener, nats: async_nats::Client, relay: Arc<Relay>, inbox: Arc<dyn Inbox>) {
+/// Serves the relay tools on `listener` until the harness exits, to the processes of its own
+/// CLI only (`cli_pid` and its descendants: its `relay-mcp`, the commands its tools run). Any
+/// other process of the same Unix user — another agent's shell command above all — gets a
+/// refusal: it would otherwise send as this agent.
+pub fn serve(
+    listener: tokio::net::UnixListener,
+    nats: async_nats::Client,
+    relay: Arc<Relay>,
+    inbox: Arc<dyn Inbox>,
+    cli_pid: Option<u32>,
+) {
     tokio::spawn(async move {
         loop {
             let Ok((stream, _)) = listener.accept().await else {
                 continue;
             };
+            if let Err(refusal) = peer_is_own_cli(&stream, cli_pid) {
+                tracing::warn!(%refusal, "relay tools socket: connection refused");
+                tokio::spawn(refuse(stream, refusal));
+                continue;
+            }
             let (nats, relay, inbox) = (nats.clone(), relay.clone(), inbox.clone());
             tokio::spawn(async move {
                 let (read, mut write) = stream.into_split();
@@ -365,6 +379,73 @@ pub fn serve(listener: tokio::net::UnixListener, nats: async_nats::Client, relay
             });
         }
     });
+}
+
+/// Whether the process at the other end of `stream` (its credentials taken by the kernel at
+/// connect time, SO_PEERCRED) is this harness's CLI or one of its descendants.
+fn peer_is_own_cli(stream: &tokio::net::UnixStream, cli_pid: Option<u32>) -> Result<(), String> {
+    let cred = stream
+        .peer_cred()
+        .map_err(|e| format!("the peer's credentials cannot be read: {e}"))?;
+    let own_uid = nix::unistd::Uid::effective().as_raw();
+    if cred.uid() != own_uid {
+        return Err(format!("uid {} is not this harness's user {own_uid}", cred.uid()));
+    }
+    let pid = match cred.pid() {
+        Some(pid) if pid > 0 => pid as u32,
+        _ => return Err("the kernel gave no pid for the peer".into()),
+    };
+    let cli = cli_pid.ok_or("this harness's CLI has no known pid")?;
+    if descends_from(pid, cli) {
+        Ok(())
+    } else {
+        Err(format!(
+            "process {pid} is not this agent's CLI (pid {cli}) nor one of its descendants"
+        ))
+    }
+}
+
+/// Whether `pid` is `ancestor` or below it, following parents in /proc. A process whose
+/// parent died was re-parented away from the CLI and no longer counts as its.
+fn descends_from(mut pid: u32, ancestor: u32) -> bool {
+    // A chain longer than this is a loop or nothing we started.
+    for _ in 0..256 {
+        if pid == ancestor {
+            return true;
+        }
+        match parent_of(pid) {
+            Some(parent) if parent > 1 && parent != pid => pid = parent,
+            _ => return false,
+        }
+    }
+    false
+}
+
+/// The parent pid from /proc/<pid>/stat (field 4; the command name before it is in
+/// parentheses and may itself hold spaces or parentheses, hence the last ')').
+fn parent_of(pid: u32) -> Option<u32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let after_name = &stat[stat.rfind(')')? + 1..];
+    after_name.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// Tells a refused peer why, in the socket's own answer format, then hangs up. Its request is
+/// read first (at most one line, briefly): closing before it is written would break its pipe
+/// and hide the answer.
+async fn refuse(stream: tokio::net::UnixStream, refusal: String) {
+    use tokio::io::AsyncReadExt;
+    let (read, mut write) = stream.into_split();
+    let mut request = String::new();
+    let mut read = BufReader::new(read.take(64 * 1024));
+    let _ = tokio::time::timeout(Duration::from_secs(2), read.read_line(&mut request)).await;
+    let answer = ToolAnswer {
+        ok: false,
+        text: format!("refused: this relay tools socket serves only its own agent's CLI; {refusal}"),
+    };
+    let mut line = serde_json::to_vec(&answer).unwrap_or_default();
+    line.push(b'\n');
+    let _ = write.write_all(&line).await;
+    let _ = write.shutdown().await;
 }
 
 fn str_arg(args: &Value, name: &str) -> Option<String> {
@@ -786,6 +867,20 @@ mod tests {
         assert_eq!(parse_convention("> say ->relay:@bob hi"), None);
         assert_eq!(parse_convention("->relay:@bob"), None);
         assert_eq!(parse_convention("->relay:bob hi"), None);
+    }
+
+    #[test]
+    fn a_process_descends_from_itself_and_its_ancestors_only() {
+        let me = std::process::id();
+        let parent = parent_of(me).expect("a parent in /proc");
+        assert!(descends_from(me, me));
+        assert!(descends_from(me, parent));
+        let mut child = std::process::Command::new("sleep").arg("30").spawn().unwrap();
+        assert!(descends_from(child.id(), me));
+        assert!(!descends_from(me, child.id()), "a parent is not its child's");
+        assert!(!descends_from(parent, me));
+        child.kill().unwrap();
+        child.wait().unwrap();
     }
 
     #[test]

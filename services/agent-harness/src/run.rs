@@ -203,7 +203,7 @@ pub async fn run(nats: async_nats::Client, h: HarnessSettings) -> Result<u32, Ha
             tokio::spawn(announce_codex_thread(cwd.unwrap_or_default(), agent.pid));
         }
         let resumable = cli_session.map(|id| (id, agent.pid));
-        serve_relay_tools(listener, &nats, &agent);
+        serve_relay_tools(listener, &nats, &agent, agent.pid);
         return drive(nats, h, agent, pump, prompts, caps, resumable).await;
     }
     let cwd = match &h.cwd {
@@ -219,7 +219,7 @@ pub async fn run(nats: async_nats::Client, h: HarnessSettings) -> Result<u32, Ha
         env,
     };
     let (agent, pump) = StructuredAgent::spawn(launch, nats.clone(), prompts.clone())?;
-    serve_relay_tools(listener, &nats, &agent);
+    serve_relay_tools(listener, &nats, &agent, agent.pid());
     // A structured CLI says it is resumable once its protocol names its session.
     drive(nats, h, agent, pump, prompts, crate::structured::capabilities(), None).await
 }
@@ -235,10 +235,16 @@ fn relay_mcp(h: &HarnessSettings) -> std::path::PathBuf {
     }
 }
 
-/// The relay tools on their socket (which goes with the harness's process).
-fn serve_relay_tools<A: Driver>(listener: tokio::net::UnixListener, nats: &async_nats::Client, agent: &Arc<A>) {
+/// The relay tools on their socket (which goes with the harness's process), for the processes
+/// of the CLI `cli_pid` only.
+fn serve_relay_tools<A: Driver>(
+    listener: tokio::net::UnixListener,
+    nats: &async_nats::Client,
+    agent: &Arc<A>,
+    cli_pid: Option<u32>,
+) {
     let inbox: Arc<dyn crate::relay::Inbox> = agent.clone();
-    crate::relay::serve(listener, nats.clone(), agent.relay(), inbox)
+    crate::relay::serve(listener, nats.clone(), agent.relay(), inbox, cli_pid)
 }
 
 /// Tells the spawner (on stdout) which CLI session to resume, and which process to clear away

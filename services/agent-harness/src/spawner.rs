@@ -58,6 +58,13 @@ pub struct SpawnerSettings {
     pub labels: BTreeMap<String, String>,
     /// How often the host heartbeats to the registry (and at once when its load changes).
     pub heartbeat_ms: u64,
+    /// Where agents work by default: `<data_dir>/workspaces/<workspace>`, created on demand.
+    /// Empty: `$XDG_DATA_HOME/relay-mesh`, else `~/.local/share/relay-mesh`.
+    pub data_dir: String,
+    /// Directories besides its workspace's own where a spawned agent's `cwd` may lie
+    /// (`{workspace}` stands for the workspace's name). A `cwd` is resolved (symlinks, `..`)
+    /// before it is checked; one outside them is refused.
+    pub cwd_roots: Vec<String>,
 }
 
 /// One kind of agent the spawner can start.
@@ -116,6 +123,8 @@ impl Default for SpawnerSettings {
             host_id: String::new(),
             labels: BTreeMap::new(),
             heartbeat_ms: 2_000,
+            data_dir: String::new(),
+            cwd_roots: Vec::new(),
         }
     }
 }
@@ -434,13 +443,15 @@ async fn start_here(
         &agent.protocol
     })
     .map_err(|e| HarnessError::Invalid(format!("spawner.agents.{}: {e}", req.cli)))?;
-    if let Some(cwd) = &req.cwd
-        && !std::path::Path::new(cwd).is_dir()
-    {
-        return Err(HarnessError::Invalid(format!(
-            "cwd {cwd} is not a directory on the agent host"
-        )));
-    }
+    // The agent works under this host's roots only, in the directory the cwd resolves to (a
+    // restart reuses it); none asked: its workspace's own.
+    let data_dir = crate::containment::data_dir(&s.settings.data_dir);
+    let cwd = crate::containment::confine_cwd(&data_dir, &s.settings.cwd_roots, &workspace, req.cwd.as_deref())
+        .map_err(HarnessError::Invalid)?;
+    let req = SpawnRequest {
+        cwd: Some(cwd.to_string_lossy().into_owned()),
+        ..req
+    };
     let slot = s.slots.clone().try_acquire_owned().map_err(|_| {
         HarnessError::Busy(format!(
             "{} agents are running here, the configured maximum",
@@ -842,5 +853,7 @@ mod tests {
         assert_eq!(s.spawner.max_agents, d.max_agents);
         assert_eq!(s.spawner.attach_timeout_ms, d.attach_timeout_ms);
         assert_eq!(s.spawner.harness_bin, d.harness_bin);
+        assert_eq!(s.spawner.data_dir, d.data_dir);
+        assert_eq!(s.spawner.cwd_roots, d.cwd_roots);
     }
 }

@@ -107,7 +107,14 @@ async fn world(script: Script) -> World {
     let codex_env = clis::prepare_codex_home(&scratch.join("home-codex"), &url, &workdir);
     let gemini_env = clis::prepare_gemini_home(&scratch.join("home-gemini"), &url, &workdir);
     let bin = |p: PathBuf| p.to_string_lossy().into_owned();
-    let mut toml = String::from("[spawner]\nmax_agents = 4\nattach_timeout_ms = 60000\n\n");
+    let mut toml = String::from("[spawner]\nmax_agents = 4\nattach_timeout_ms = 60000\n");
+    // Agents start in the work directory (their cwd must lie under the spawner's roots) or,
+    // workers spawned without one, in their workspace's directory under the scratch.
+    toml += &format!(
+        "data_dir = {:?}\ncwd_roots = [{:?}]\n\n",
+        scratch.join("data").to_str().unwrap(),
+        workdir.to_str().unwrap()
+    );
     toml += &agent_entry(
         "claude",
         &[bin(clis::claude_bin())],

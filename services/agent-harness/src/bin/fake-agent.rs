@@ -20,6 +20,8 @@
 //!   tool <Name> <args...>       a tool call and one line of its output
 //!   edit|create|delete <path>   a file operation
 //!   run <command...>            a shell command and one line of its output
+//!   exec <program> <args...>    really runs the program (no shell), prints its output and
+//!                               appends it to the --log file: what a model's shell command does
 //!   ask-permission <Tool> <args...>   a permission menu; option 1 or 2 grants, 3 or Esc denies
 //!                               (in a mode that does not ask: the tool runs at once)
 //!   ask <question>? <a/b/...>   a question menu; the option's number (or typed text) answers
@@ -105,6 +107,7 @@ enum Command<'a> {
     Tool(&'a str, &'a str),
     File(FileOp, &'a str),
     Run(&'a str),
+    Exec(&'a str),
     AskPermission(&'a str, &'a str),
     Ask(&'a str),
     Tokens(u64, u64),
@@ -132,6 +135,7 @@ impl<'a> Command<'a> {
             "create" => some(rest).map(|path| Command::File(FileOp::Create, path)),
             "delete" => some(rest).map(|path| Command::File(FileOp::Delete, path)),
             "run" => some(rest).map(Command::Run),
+            "exec" => some(rest).map(Command::Exec),
             "ask-permission" => some(rest).map(|r| {
                 let (tool, args) = split_word(r);
                 Command::AskPermission(tool, args)
@@ -193,6 +197,20 @@ fn list_mcp_tools(command: &[String]) -> io::Result<(std::process::Child, std::p
     writeln!(to, r#"{{"jsonrpc":"2.0","id":2,"method":"tools/list"}}"#)?;
     from.read_line(&mut answer)?;
     Ok((child, to))
+}
+
+/// Runs `command` (split on whitespace, no shell); its stdout and stderr, or why it did not run.
+fn exec(command: &str) -> String {
+    let mut words = command.split_whitespace();
+    let program = words.next().unwrap_or_default();
+    match std::process::Command::new(program).args(words).output() {
+        Ok(out) => format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ),
+        Err(e) => format!("exec {program}: {e}"),
+    }
 }
 
 /// "Bash rm -rf build" → ("Bash", "rm -rf build").
@@ -385,6 +403,16 @@ impl Agent {
             Command::Tool(tool, args) => self.say_all(&style.tool_call(tool, args))?,
             Command::File(op, path) => self.say_all(&style.file_operation(op, path))?,
             Command::Run(command) => self.say_all(&style.command(command))?,
+            Command::Exec(command) => {
+                let output = exec(command);
+                for line in output.lines() {
+                    self.say(line)?;
+                }
+                if let Some(log) = &mut self.log {
+                    writeln!(log, "{}", output.trim_end().replace('\n', "\\n"))?;
+                    log.flush()?;
+                }
+            }
             Command::Say(line) => self.say(line)?,
             Command::AskPermission(tool, args) if self.unasked => {
                 // No menu: the tool runs, as in Claude Code's auto mode.

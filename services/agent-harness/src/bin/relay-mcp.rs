@@ -1,6 +1,10 @@
 //! `relay-mcp --socket PATH`: the relay tools as an MCP stdio server (the official Rust SDK,
 //! rmcp), for a CLI its harness started. Each tool call goes to the harness on its socket; the
-//! harness makes the bus call as its agent (see `agent_harness::relay`).
+//! harness makes the bus call as its agent (see `agent_harness::relay`). It holds no credential:
+//! the harness answers only processes of its own CLI.
+//!
+//! `relay-mcp --socket PATH --call TOOL [ARGS_JSON]`: one tool call (`who`, `send` …), its
+//! answer on stdout; exit status 1 when the harness refuses it.
 
 use agent_harness::relay::{ToolCall, ask};
 use rmcp::handler::server::router::tool::ToolRouter;
@@ -218,13 +222,34 @@ impl ServerHandler for RelayTools {
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> std::process::ExitCode {
     let mut args = std::env::args().skip(1);
+    let usage = || {
+        eprintln!("usage: relay-mcp --socket PATH [--call TOOL [ARGS_JSON]]");
+        std::process::ExitCode::from(2)
+    };
     let socket = match (args.next().as_deref(), args.next()) {
         (Some("--socket"), Some(path)) => PathBuf::from(path),
-        _ => {
-            eprintln!("usage: relay-mcp --socket PATH");
-            return std::process::ExitCode::from(2);
-        }
+        _ => return usage(),
     };
+    match (args.next().as_deref(), args.next(), args.next()) {
+        (None, ..) => {}
+        (Some("--call"), Some(tool), json) => {
+            let args = match json.as_deref().map(serde_json::from_str).transpose() {
+                Ok(args) => args.unwrap_or_else(|| json!({})),
+                Err(e) => {
+                    eprintln!("relay-mcp: ARGS_JSON: {e}");
+                    return usage();
+                }
+            };
+            let answer = ask(&socket, &ToolCall { tool, args }).await;
+            println!("{}", answer.text);
+            return if answer.ok {
+                std::process::ExitCode::SUCCESS
+            } else {
+                std::process::ExitCode::FAILURE
+            };
+        }
+        _ => return usage(),
+    }
     // The harness holds its CLI's first message for the tools' listing only once it knows the
     // CLI started this bridge.
     let started = ToolCall {

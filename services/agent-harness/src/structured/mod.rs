@@ -248,6 +248,11 @@ pub struct Launch {
 }
 
 impl StructuredAgent {
+    /// The CLI's process id: its processes alone may use the relay tools socket.
+    pub fn pid(&self) -> Option<u32> {
+        self.pid
+    }
+
     /// Starts the CLI. Returns the agent and the future that reads it until it exits (its code).
     pub fn spawn(
         launch: Launch,

@@ -1,0 +1,236 @@
+//! An agent is only itself: one agent's process cannot use another agent's relay tools socket,
+//! finds no bus credentials in its environment, and no agent starts outside the roots its host
+//! allows. Real mesh (NATS with auth on, Postgres), real spawner, harnesses and `relay-mcp`; the
+//! CLI is the fake agent, whose `exec` runs a real program as a model's shell command would.
+
+use relay_testkit::{Cluster, ServiceProcess, wait_for};
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+
+const SPAWNER: &str = env!("CARGO_BIN_EXE_agent-spawner");
+const FAKE: &str = env!("CARGO_BIN_EXE_fake-agent");
+const RELAY_MCP: &str = env!("CARGO_BIN_EXE_relay-mcp");
+
+/// A fresh directory in the temp dir, symlinks resolved (the spawner reports resolved paths).
+fn scratch(stem: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("{stem}-{}", uuid::Uuid::new_v4().simple()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.canonicalize().unwrap()
+}
+
+/// The pid and arguments of the one process whose argv[0] is `program` and whose command line
+/// holds `needle`.
+fn process(program: &str, needle: &str) -> Option<(u32, Vec<String>)> {
+    std::fs::read_dir("/proc").ok()?.find_map(|e| {
+        let e = e.ok()?;
+        let pid: u32 = e.file_name().to_str()?.parse().ok()?;
+        let raw = std::fs::read(e.path().join("cmdline")).ok()?;
+        let args: Vec<String> = raw
+            .split(|b| *b == 0)
+            .filter(|a| !a.is_empty())
+            .map(|a| String::from_utf8_lossy(a).into_owned())
+            .collect();
+        (args.first().map(String::as_str) == Some(program) && args.iter().any(|a| a.contains(needle)))
+            .then_some((pid, args))
+    })
+}
+
+/// The relay tools socket a CLI was given (`--mcp-config={"mcpServers":{"relay":{"args":
+/// ["--socket", PATH]}}}`).
+fn socket_of(cli_args: &[String]) -> PathBuf {
+    let config = cli_args
+        .iter()
+        .find_map(|a| a.strip_prefix("--mcp-config="))
+        .expect("the CLI was given the relay tools");
+    let config: Value = serde_json::from_str(config).unwrap();
+    PathBuf::from(config["mcpServers"]["relay"]["args"][1].as_str().unwrap())
+}
+
+/// `NAME=value` entries of a process's environment.
+fn environ(pid: u32) -> Vec<String> {
+    let raw = std::fs::read(format!("/proc/{pid}/environ")).unwrap();
+    raw.split(|b| *b == 0)
+        .filter(|e| !e.is_empty())
+        .map(|e| String::from_utf8_lossy(e).into_owned())
+        .collect()
+}
+
+fn read(path: &Path) -> String {
+    std::fs::read_to_string(path).unwrap_or_default()
+}
+
+#[tokio::test]
+async fn one_agents_process_cannot_use_another_agents_tools_socket_read_bus_credentials_or_start_outside_the_roots() {
+    let m = Cluster::start(&relay_testkit::bin_path("delivery-runner"), "delivery-runner", 1, &[]).await;
+    let _services = [
+        ServiceProcess::spawn(&relay_testkit::bin_path("session-registry"), &m.nats, &m.db, &[]),
+        ServiceProcess::spawn(&relay_testkit::bin_path("event-ingest"), &m.nats, &m.db, &[]),
+    ];
+    for name in ["session-registry", "event-ingest"] {
+        relay_testkit::wait_for_instances(&m.client, name, 1).await;
+    }
+    let dir = scratch("containment");
+    let (data, allowed) = (dir.join("data"), dir.join("allowed"));
+    std::fs::create_dir_all(allowed.join("project")).unwrap();
+    // Inside an allowed root, pointing out of it.
+    std::os::unix::fs::symlink("/etc", allowed.join("escape")).unwrap();
+    let (log_a, log_b) = (dir.join("a.log"), dir.join("b.log"));
+    // Two kinds of agent, each the fake CLI in Claude's style (so it is given the relay tools
+    // and starts relay-mcp), each with its own log.
+    let entry = |name: &str, log: &Path| {
+        format!(
+            "[spawner.agents.{name}]\ncommand = [{FAKE:?}, \"--style\", \"claude\", \"--log\", {:?}]\npatterns = \"claude\"\n",
+            log.to_str().unwrap()
+        )
+    };
+    let config = dir.join("spawner.toml");
+    let toml = format!(
+        "[spawner]\nmax_agents = 4\nattach_timeout_ms = 20000\ndata_dir = {:?}\ncwd_roots = [{:?}]\n\n{}{}",
+        data.to_str().unwrap(),
+        allowed.to_str().unwrap(),
+        entry("alpha", &log_a),
+        entry("beta", &log_b),
+    );
+    std::fs::write(&config, toml).unwrap();
+    let spawner = ServiceProcess::spawn(SPAWNER, &m.nats, &m.db, &[("RELAY_CONFIG", config.to_str().unwrap())]);
+    relay_testkit::wait_for_instances(&m.client, "agent-spawner", 1).await;
+
+    let session = m.ok("session.create", json!({})).await["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+
+    // cwd: outside the roots, by path, by `..` and by a symlink, is refused naming the roots.
+    let workspace_dir = data.join("workspaces/default");
+    for outside in [
+        "/etc".to_string(),
+        "/root".to_string(),
+        "/".to_string(),
+        "../../..".to_string(),
+        allowed.join("escape").display().to_string(),
+        allowed.join("project/../..").display().to_string(),
+    ] {
+        let refused = m
+            .err(
+                "agent.spawn",
+                json!({"sessionId": session, "cli": "alpha", "cwd": outside}),
+                "invalid_request",
+            )
+            .await;
+        let message = &refused.error.message;
+        assert!(message.contains("outside"), "{outside}: {message}");
+        for root in [&workspace_dir, &allowed] {
+            assert!(message.contains(root.to_str().unwrap()), "{outside}: {message}");
+        }
+    }
+
+    // Inside the roots it starts, in the resolved directory; with no cwd, in its workspace's
+    // own directory, created on demand.
+    let a = m
+        .ok(
+            "agent.spawn",
+            json!({"sessionId": session, "cli": "alpha", "agentName": "ana", "cwd": allowed.join("project")}),
+        )
+        .await;
+    let b = m
+        .ok(
+            "agent.spawn",
+            json!({"sessionId": session, "cli": "beta", "agentName": "bob"}),
+        )
+        .await;
+    let (a_id, b_id) = (a["agentId"].as_str().unwrap(), b["agentId"].as_str().unwrap());
+    let (a_cli, a_args) = wait_for(|| async { process(FAKE, log_a.to_str().unwrap()) }).await;
+    let (b_cli, b_args) = wait_for(|| async { process(FAKE, log_b.to_str().unwrap()) }).await;
+    let cwd = |pid: u32| std::fs::read_link(format!("/proc/{pid}/cwd")).unwrap();
+    assert_eq!(cwd(a_cli), allowed.join("project"));
+    assert_eq!(cwd(b_cli), workspace_dir);
+
+    // Bus credentials stay in the harness (auth is on: each harness got its own): nothing of
+    // the harness's settings is in its CLI's environment, nor in the relay-mcp it started.
+    let a_bridge = wait_for(|| async { process(RELAY_MCP, &socket_of(&a_args).display().to_string()) }).await;
+    for pid in [a_cli, b_cli, a_bridge.0] {
+        let leaked: Vec<String> = environ(pid)
+            .into_iter()
+            .filter(|e| e.starts_with("RELAY_") && !e.starts_with("RELAY_TRACEPARENT="))
+            .collect();
+        assert!(leaked.is_empty(), "process {pid} inherited {leaked:?}");
+    }
+    // The harness itself had them: they were taken out, not never given.
+    if nix::unistd::Uid::effective().is_root() {
+        let own = environ(parent_of(a_cli));
+        assert!(own.iter().any(|e| e.starts_with("RELAY_NATS__CREDS=")), "{own:?}");
+    } else {
+        // Not dumpable: another process of the same user cannot read what it was started with.
+        assert!(std::fs::read(format!("/proc/{}/environ", parent_of(a_cli))).is_err());
+    }
+
+    // A's shell command uses A's own socket: it is A's CLI's, so it acts as A.
+    let (a_socket, b_socket) = (socket_of(&a_args), socket_of(&b_args));
+    let send = |session: &str, agent: &str, text: String| {
+        let m = &m;
+        let body = json!({"sessionId": session, "agentIds": [agent], "message": text});
+        async move { m.ok("session.sendMessage", body).await }
+    };
+    send(
+        &session,
+        a_id,
+        format!("exec {RELAY_MCP} --socket {} --call who", a_socket.display()),
+    )
+    .await;
+    wait_for(|| async { read(&log_a).contains(&format!("agent {b_id}")).then_some(()) }).await;
+
+    // A's shell command tries B's socket, to send as B: refused, nothing sent.
+    let forged = json!({"to": "@ana", "text": "forged-as-bob"}).to_string();
+    send(
+        &session,
+        a_id,
+        format!("exec {RELAY_MCP} --socket {} --call send {forged}", b_socket.display()),
+    )
+    .await;
+    let refusal = wait_for(|| async {
+        let log = read(&log_a);
+        log.lines().find(|l| l.starts_with("refused")).map(String::from)
+    })
+    .await;
+    assert!(
+        refusal.contains("serves only its own agent's CLI") && refusal.contains(&b_cli.to_string()),
+        "{refusal}"
+    );
+    // So is any other process of the user (here the test itself).
+    let call = agent_harness::relay::ToolCall {
+        tool: "who".into(),
+        args: json!({}),
+    };
+    let answer = agent_harness::relay::ask(&b_socket, &call).await;
+    assert!(!answer.ok && answer.text.starts_with("refused"), "{}", answer.text);
+    // B's harness says so in its log (the spawner's output).
+    wait_for(|| async {
+        read(&spawner.log)
+            .contains("relay tools socket: connection refused")
+            .then_some(())
+    })
+    .await;
+
+    // B's own CLI still uses its socket; and the forged message never reached A: the one
+    // B's CLI sends now arrives, the forged one before it did not.
+    send(
+        &session,
+        b_id,
+        format!(
+            "exec {RELAY_MCP} --socket {} --call send {}",
+            b_socket.display(),
+            json!({"to": "@ana", "text": "really-from-bob"})
+        ),
+    )
+    .await;
+    wait_for(|| async { read(&log_a).contains("really-from-bob").then_some(()) }).await;
+    assert!(!read(&log_a).contains("forged-as-bob"), "{}", read(&log_a));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The parent pid of `pid` (the harness of a CLI).
+fn parent_of(pid: u32) -> u32 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    let after_name = &stat[stat.rfind(')').unwrap() + 1..];
+    after_name.split_whitespace().nth(1).unwrap().parse().unwrap()
+}
