@@ -178,6 +178,9 @@ const SERVICES: &[ServiceAccess] = &[
             "message.send",
             "session.create",
             "agent.spawn",
+            // A schedule names a session its creator can see; it runs while its key stands.
+            "session.get",
+            "key.get",
         ],
         emits: &[],
         follows: &[COMMITTED],

@@ -8,6 +8,15 @@ use serde_with::skip_serializing_none;
 pub const KEY_REVOKED: &str = "key.revoked";
 /// Every token starts with it, so a log line or a leaked file shows what it is.
 pub const TOKEN_PREFIX: &str = "rk_";
+/// The caller id of open access (`gateway.open`) and of the shared token: admins that are not
+/// keys, so never revoked or rate limited.
+pub const OPEN_CALLER: &str = "open";
+pub const SHARED_CALLER: &str = "bearer";
+
+/// Whether a person's caller id names an API key (not open access or the shared token).
+pub fn is_key_id(id: &str) -> bool {
+    id != OPEN_CALLER && id != SHARED_CALLER
+}
 
 /// What a key may do at the gateway.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

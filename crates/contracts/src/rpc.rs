@@ -386,6 +386,10 @@ macro_rules! with_rpcs {
             /// `unauthorized` when unknown, wrong or revoked.
             KeyVerify key_verify = "key.verify", SESSION_REGISTRY, &[Role::Service], mesh,
                 keys::VerifyKeyRequest => keys::ApiKey;
+            /// One key by id, revoked or not (a service checking that the key a schedule or a
+            /// webhook acts for still stands); `not_found` when unknown.
+            KeyGet key_get = "key.get", SESSION_REGISTRY, &[Role::Service], mesh,
+                keys::KeyRef => keys::ApiKey;
 
             // ---- event log ----------------------------------------------------------------
             /// Appends one event or a batch (≤ 10,000, few enough that the reply fits one NATS

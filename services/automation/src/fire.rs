@@ -76,8 +76,12 @@ async fn fire_one(a: &Automation) -> Result<bool> {
     let due_at = retry_due_at.unwrap_or(next_run_at);
     let as_creator = RequestContext::new(Caller::parse(&created_by), workspace.clone());
     let timeout = Duration::from_millis(a.schedules.call_timeout_ms);
-    let done = relay_bus::context::act_as(as_creator, act(a, &id, due_at, &action, timeout)).await;
+    let done = match crate::creator::stands(a, &created_by).await {
+        Ok(()) => relay_bus::context::act_as(as_creator, act(a, &id, due_at, &action, timeout)).await,
+        Err(e) => Err(e),
+    };
     let fired_at = relay_bus::now_ms();
+    let revoked = matches!(&done, Err(e) if e.code() == ErrorCode::Unauthorized);
     // A service restarting: the same run (same due time, same ids) is tried again shortly.
     if let Err(e) = &done
         && e.error.retryable
@@ -123,6 +127,14 @@ async fn fire_one(a: &Automation) -> Result<bool> {
     .bind(fired_at)
     .execute(&mut *tx)
     .await?;
+    // Its creator's key was revoked: what the key started stops with it.
+    if revoked {
+        sqlx::query("UPDATE schedules SET status = 'paused' WHERE schedule_id = $1 AND status = 'active'")
+            .bind(&id)
+            .execute(&mut *tx)
+            .await?;
+        tracing::warn!(schedule_id = %id, created_by, "schedule paused: the key that created it was revoked");
+    }
     let stream = match &action {
         ScheduleAction::SendMessage { session_id, .. } => session_id.clone(),
         _ => format!("schedule:{id}"),

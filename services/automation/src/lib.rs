@@ -11,6 +11,7 @@
 //! - **Retention** ([`retention`]): finished webhook deliveries and old schedule runs are
 //!   deleted after their windows.
 
+mod creator;
 mod error;
 pub mod fanout;
 pub mod fire;

@@ -20,11 +20,18 @@ struct Due {
     workspace: String,
     /// An A2A task push's token, sent back in `X-A2A-Notification-Token`.
     a2a_token: Option<String>,
+    /// Who made the webhook: it posts while that key stands.
+    created_by: String,
 }
 
 enum Outcome {
     Delivered(u16),
-    Failed { status: Option<u16>, error: String },
+    Failed {
+        status: Option<u16>,
+        error: String,
+    },
+    /// The key that made the webhook was revoked: nothing is posted, the webhook is disabled.
+    Revoked(String),
 }
 
 pub async fn run(a: Automation) {
@@ -61,7 +68,17 @@ async fn until_next_due(a: &Automation) -> Duration {
 async fn round(a: &Automation) -> Result<usize> {
     let now = relay_bus::now_ms();
     let lease = a.webhooks.timeout_ms as i64 + 5_000;
-    type Row = (String, String, String, i32, String, String, String, Option<String>);
+    type Row = (
+        String,
+        String,
+        String,
+        i32,
+        String,
+        String,
+        String,
+        Option<String>,
+        String,
+    );
     let rows: Vec<Row> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
         "UPDATE webhook_deliveries u SET next_attempt_at = $1 + $3, attempts = u.attempts + 1
          FROM webhook_subscriptions t
@@ -70,7 +87,7 @@ async fn round(a: &Automation) -> Result<usize> {
              JOIN webhook_subscriptions s ON s.webhook_id = d.webhook_id
              WHERE d.status = 'pending' AND d.next_attempt_at <= $1 AND s.enabled AND {IN_TURN}
              ORDER BY d.next_attempt_at, d.event_seq LIMIT $2 FOR UPDATE OF d SKIP LOCKED)
-         RETURNING u.delivery_id, u.webhook_id, u.body, u.attempts, t.url, t.secret, t.workspace, t.a2a_task->>'token'"
+         RETURNING u.delivery_id, u.webhook_id, u.body, u.attempts, t.url, t.secret, t.workspace, t.a2a_task->>'token', t.created_by"
     )))
     .bind(now)
     .bind(a.webhooks.concurrency as i64)
@@ -87,6 +104,7 @@ async fn round(a: &Automation) -> Result<usize> {
         secret: r.5,
         workspace: r.6,
         a2a_token: r.7,
+        created_by: r.8,
     });
     let results: Vec<Result<()>> = futures::stream::iter(due)
         .map(|d| async move {
@@ -102,8 +120,18 @@ async fn round(a: &Automation) -> Result<usize> {
     Ok(n)
 }
 
-/// One signed post.
+/// One signed post, while the webhook's creator stands.
 async fn post(a: &Automation, d: &Due) -> Outcome {
+    match crate::creator::stands(a, &d.created_by).await {
+        Err(e) if e.code() == relay_contracts::ErrorCode::Unauthorized => return Outcome::Revoked(e.error.message),
+        Err(e) => {
+            return Outcome::Failed {
+                status: None,
+                error: format!("cannot check the webhook's key now: {}", e.error.message),
+            };
+        }
+        Ok(()) => {}
+    }
     if let Err(e) = crate::guard::check_url(&d.url, a.webhooks.allow_private) {
         return Outcome::Failed { status: None, error: e };
     }
@@ -212,30 +240,48 @@ async fn record(a: &Automation, d: &Due, outcome: Outcome) -> Result<()> {
                 && n >= a.webhooks.disable_after
             {
                 let reason = format!("{n} failed attempts in a row; the last: {error}");
-                sqlx::query(
-                    "UPDATE webhook_subscriptions SET enabled = false, disabled_reason = $2, updated_at = $3 WHERE webhook_id = $1",
-                )
-                .bind(&d.webhook_id)
-                .bind(&reason)
-                .bind(now)
-                .execute(&mut *tx)
-                .await?;
-                let payload = serde_json::json!({ "webhookId": d.webhook_id, "reason": reason, "url": d.url });
-                crate::emit(
-                    &mut tx,
-                    &d.workspace,
-                    &format!("webhook:{}", d.webhook_id),
-                    "webhook.disabled",
-                    payload,
-                )
-                .await?;
-                tracing::warn!(webhook_id = %d.webhook_id, %reason, "webhook disabled");
-                tx.commit().await?;
-                a.outbox.notify_one();
-                return Ok(());
+                return disable(a, tx, d, reason).await;
             }
+        }
+        Outcome::Revoked(reason) => {
+            // The lease is given back: the delivery waits, unposted, should the webhook be
+            // enabled again by someone whose key stands.
+            sqlx::query(
+                "UPDATE webhook_deliveries SET attempts = attempts - 1, next_attempt_at = $2 WHERE delivery_id = $1",
+            )
+            .bind(&d.delivery_id)
+            .bind(now)
+            .execute(&mut *tx)
+            .await?;
+            return disable(a, tx, d, reason).await;
         }
     }
     tx.commit().await?;
+    Ok(())
+}
+
+/// Disables the webhook with `reason` (`webhook.disabled`), committing `tx`.
+async fn disable(a: &Automation, mut tx: sqlx::Transaction<'_, sqlx::Postgres>, d: &Due, reason: String) -> Result<()> {
+    let now = relay_bus::now_ms();
+    sqlx::query(
+        "UPDATE webhook_subscriptions SET enabled = false, disabled_reason = $2, updated_at = $3 WHERE webhook_id = $1",
+    )
+    .bind(&d.webhook_id)
+    .bind(&reason)
+    .bind(now)
+    .execute(&mut *tx)
+    .await?;
+    let payload = serde_json::json!({ "webhookId": d.webhook_id, "reason": reason, "url": d.url });
+    crate::emit(
+        &mut tx,
+        &d.workspace,
+        &format!("webhook:{}", d.webhook_id),
+        "webhook.disabled",
+        payload,
+    )
+    .await?;
+    tracing::warn!(webhook_id = %d.webhook_id, %reason, "webhook disabled");
+    tx.commit().await?;
+    a.outbox.notify_one();
     Ok(())
 }

@@ -164,6 +164,24 @@ fn check_action(action: &ScheduleAction) -> Result<()> {
     }
 }
 
+/// `not_found` for a session the caller cannot see (another workspace's, or none): a schedule
+/// acts as its creator, so it may name only what its creator may.
+async fn sees_session(a: &Automation, ctx: &RequestContext, session_id: &str) -> Result<()> {
+    let req = relay_contracts::session::SessionRef {
+        session_id: session_id.to_string(),
+    };
+    let got = relay_bus::context::act_as(
+        ctx.clone(),
+        relay_bus::client::call::<relay_contracts::rpc::SessionGet>(&a.nats, &req, std::time::Duration::from_secs(5)),
+    )
+    .await
+    .map_err(AutomationError::Upstream)?;
+    match got.session {
+        Some(_) => Ok(()),
+        None => Err(AutomationError::NotFound(format!("session {session_id} not found"))),
+    }
+}
+
 async fn find(a: &Automation, ctx: &RequestContext, id: &str) -> Result<Schedule> {
     let row: Option<Row> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
         "SELECT {COLUMNS} FROM {FROM} WHERE s.schedule_id = $1 AND s.workspace = $2"
@@ -210,6 +228,9 @@ pub async fn create(a: Automation, ctx: RequestContext, req: CreateScheduleReque
         }
         _ => return Err(AutomationError::Invalid("give exactly one of cron and at".into())),
     };
+    if let ScheduleAction::SendMessage { session_id, .. } = &req.action {
+        sees_session(&a, &ctx, session_id).await?;
+    }
     let mut tx = a.db.begin().await?;
     // Creating again with the same id answers with the stored one.
     let taken: Option<String> = sqlx::query_scalar("SELECT workspace FROM schedules WHERE schedule_id = $1")

@@ -396,3 +396,77 @@ async fn old_schedule_runs_leave_the_history_and_the_latest_stays() {
     );
     assert_eq!(kept[0]["dueAt"], s2["lastRun"]["dueAt"], "the latest run stays: {s2}");
 }
+
+/// A call as the gateway makes it for a key of `workspace` (its NATS identity, the key's caller).
+async fn as_key(w: &World, key_id: &str, workspace: &str, subject: &str, body: Value) -> Value {
+    let gw = w.nats.client_as(relay_contracts::access::GATEWAY).await;
+    let mut headers = async_nats::HeaderMap::new();
+    headers.insert(
+        relay_contracts::context::CALLER_HEADER,
+        format!("operator:{key_id}").as_str(),
+    );
+    headers.insert(relay_contracts::context::WORKSPACE_HEADER, workspace);
+    let reply = gw
+        .request_with_headers(subject.to_string(), headers, serde_json::to_vec(&body).unwrap().into())
+        .await
+        .unwrap();
+    serde_json::from_slice(&reply.payload).unwrap()
+}
+
+/// A schedule acts as the key that made it: it may name only sessions that key can see (another
+/// workspace's answers as an unknown one), and once the key is revoked it stops — its next run
+/// fails `unauthorized`, nothing is sent, and it is paused.
+#[tokio::test]
+async fn a_schedule_names_only_its_creators_sessions_and_stops_when_its_key_is_revoked() {
+    let w = world(1).await;
+    expect_ok(&w.client, "workspace.create", json!({"name": "acme"})).await;
+    let made = expect_ok(
+        &w.client,
+        "key.create",
+        json!({"name": "ops", "role": "operator", "workspace": "acme"}),
+    )
+    .await;
+    let key_id = made["key"]["keyId"].as_str().unwrap().to_string();
+    let theirs = w.new_session().await; // workspace default's
+    let every_second = |session: &str| json!({"cron": "* * * * * *", "action": {"kind": "sendMessage", "sessionId": session, "text": "tick"}});
+    for session in [theirs.as_str(), "no-such-session"] {
+        let refused = as_key(&w, &key_id, "acme", "schedule.create", every_second(session)).await;
+        assert_eq!(refused["error"]["code"], "not_found", "{session}: {refused}");
+    }
+
+    let ours = as_key(&w, &key_id, "acme", "session.create", json!({})).await;
+    let ours = ours["sessionId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{ours}"))
+        .to_string();
+    let agent = json!({"sessionId": ours, "agent": {"kind": "persona", "personaId": "p-1"}});
+    expect_ok(&w.client, "session.agent.attach", agent).await;
+    let s = as_key(&w, &key_id, "acme", "schedule.create", every_second(&ours)).await;
+    let id = s["scheduleId"].as_str().unwrap_or_else(|| panic!("{s}")).to_string();
+    // It runs while the key stands...
+    wait_for(|| async { (!w.messages(&ours).await.is_empty()).then_some(()) }).await;
+    // ...and stops once it is revoked.
+    expect_ok(&w.client, "key.revoke", json!({"keyId": key_id})).await;
+    let get = || as_key(&w, "an-admin", "acme", "schedule.get", json!({"scheduleId": id}));
+    let runs = || async {
+        let r = as_key(&w, "an-admin", "acme", "schedule.runs", json!({"scheduleId": id})).await;
+        r["runs"].as_array().unwrap_or_else(|| panic!("{r}")).len()
+    };
+    let paused = wait_for(|| async {
+        let s = get().await;
+        (s["status"] == "paused").then_some(s)
+    })
+    .await;
+    assert_eq!(paused["lastRun"]["ok"], false, "{paused}");
+    assert!(
+        paused["lastRun"]["result"].to_string().contains("unauthorized"),
+        "{paused}"
+    );
+    let sent = w.messages(&ours).await.len();
+    let ran = runs().await;
+    // Resumed, it fires as the revoked key again: refused again, nothing more sent.
+    let resumed = as_key(&w, "an-admin", "acme", "schedule.resume", json!({"scheduleId": id})).await;
+    assert_eq!(resumed["status"], "active", "{resumed}");
+    wait_for(|| async { (get().await["status"] == "paused" && runs().await > ran).then_some(()) }).await;
+    assert_eq!(w.messages(&ours).await.len(), sent);
+}

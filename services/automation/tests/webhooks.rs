@@ -254,3 +254,48 @@ async fn delivered_webhook_deliveries_leave_the_log_after_the_keep_window() {
         assert_eq!(created(&rx, s).len(), 1, "posted once");
     }
 }
+
+/// A webhook posts for the key that made it: once that key is revoked, nothing more is posted
+/// and the webhook is disabled, saying why.
+#[tokio::test]
+async fn a_webhook_stops_posting_and_is_disabled_when_the_key_that_made_it_is_revoked() {
+    let w = world(&FAST_RETRIES).await;
+    let rx = WebhookReceiver::start(SECRET).await;
+    let made = expect_ok(&w.client, "key.create", json!({"name": "hooks", "role": "admin"})).await;
+    let key_id = made["key"]["keyId"].as_str().unwrap().to_string();
+    // Made as the key (the gateway's identity, the key's caller), in `default`.
+    let gw = w._nats.client_as(relay_contracts::access::GATEWAY).await;
+    let mut headers = async_nats::HeaderMap::new();
+    headers.insert(
+        relay_contracts::context::CALLER_HEADER,
+        format!("admin:{key_id}").as_str(),
+    );
+    let body = json!({"url": rx.url, "events": ["session.created"], "secret": SECRET});
+    let reply = gw
+        .request_with_headers("webhook.create", headers, serde_json::to_vec(&body).unwrap().into())
+        .await
+        .unwrap();
+    let hook: Value = serde_json::from_slice(&reply.payload).unwrap();
+    let hook = hook["webhookId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{hook}"))
+        .to_string();
+
+    let before = w.new_session().await;
+    wait_for(|| async { (!created(&rx, &before).is_empty()).then_some(()) }).await;
+    expect_ok(&w.client, "key.revoke", json!({"keyId": key_id})).await;
+    let after = w.new_session().await;
+    let disabled = wait_for(|| async {
+        let h = expect_ok(&w.client, "webhook.get", json!({"webhookId": hook})).await;
+        (h["enabled"] == false).then_some(h)
+    })
+    .await;
+    assert!(
+        disabled["disabledReason"].as_str().unwrap().contains("revoked"),
+        "{disabled}"
+    );
+    // The session made after the revocation was never posted; its delivery waits, unposted.
+    let waiting = wait_for(|| async { w.deliveries(&hook).await.into_iter().find(|d| d["status"] == "pending") }).await;
+    assert_eq!(waiting["attempts"], 0, "{waiting}");
+    assert!(created(&rx, &after).is_empty(), "posted after its key was revoked");
+}

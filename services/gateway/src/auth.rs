@@ -35,14 +35,12 @@ use tokio::sync::broadcast;
 /// key can still be used by a gateway that missed the `key.revoked` event.
 const KEY_CACHE_TTL: Duration = Duration::from_secs(5);
 
-/// The caller ids of open access and of the shared token (not keys: never revoked or limited).
-const OPEN: &str = "open";
-const SHARED: &str = "bearer";
+use relay_contracts::keys::{OPEN_CALLER as OPEN, SHARED_CALLER as SHARED, is_key_id};
 
 /// The API key the current request was made with, if it was made with one.
 pub fn current_key() -> Option<String> {
     match relay_bus::context::outgoing().caller {
-        Caller::Admin(id) | Caller::Operator(id) | Caller::Viewer(id) if id != OPEN && id != SHARED => Some(id),
+        Caller::Admin(id) | Caller::Operator(id) | Caller::Viewer(id) if is_key_id(&id) => Some(id),
         _ => None,
     }
 }

@@ -156,6 +156,19 @@ pub async fn revoke(reg: Registry, ctx: RequestContext, req: KeyRef) -> Result<A
     Ok(key)
 }
 
+pub async fn get(reg: Registry, _ctx: RequestContext, req: KeyRef) -> Result<ApiKey> {
+    let row: Option<KeyRow> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        "SELECT {COLUMNS} FROM registry_api_keys WHERE key_id = $1"
+    )))
+    .bind(&req.key_id)
+    .fetch_optional(&reg.db)
+    .await?;
+    row.map(KeyRow::key).ok_or_else(|| RegistryError::NotFound {
+        what: "key",
+        id: req.key_id,
+    })
+}
+
 pub async fn verify(reg: Registry, _ctx: RequestContext, req: VerifyKeyRequest) -> Result<ApiKey> {
     let unauthorized = || RegistryError::Unauthorized("unknown, wrong or revoked API key".into());
     let (key_id, secret) = req

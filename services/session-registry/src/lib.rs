@@ -267,6 +267,7 @@ pub async fn serve(nats: async_nats::Client, reg: Registry) -> Result<ServiceHos
     host.serve::<rpc::KeyList>(keys::list).await?;
     host.serve::<rpc::KeyRevoke>(keys::revoke).await?;
     host.serve::<rpc::KeyVerify>(keys::verify).await?;
+    host.serve::<rpc::KeyGet>(keys::get).await?;
     Ok(host)
 }
 
