@@ -3,6 +3,8 @@
 //! allows. Real mesh (NATS with auth on, Postgres), real spawner, harnesses and `relay-mcp`; the
 //! CLI is the fake agent, whose `exec` runs a real program as a model's shell command would.
 
+use relay_bus::Caller;
+use relay_contracts::RequestContext;
 use relay_testkit::{Cluster, ServiceProcess, wait_for};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
@@ -74,7 +76,7 @@ async fn one_agents_process_cannot_use_another_agents_tools_socket_read_bus_cred
     std::fs::create_dir_all(allowed.join("project")).unwrap();
     // Inside an allowed root, pointing out of it.
     std::os::unix::fs::symlink("/etc", allowed.join("escape")).unwrap();
-    let (log_a, log_b) = (dir.join("a.log"), dir.join("b.log"));
+    let (log_a, log_b, log_c) = (dir.join("a.log"), dir.join("b.log"), dir.join("c.log"));
     // Two kinds of agent, each the fake CLI in Claude's style (so it is given the relay tools
     // and starts relay-mcp), each with its own log.
     let entry = |name: &str, log: &Path| {
@@ -85,11 +87,12 @@ async fn one_agents_process_cannot_use_another_agents_tools_socket_read_bus_cred
     };
     let config = dir.join("spawner.toml");
     let toml = format!(
-        "[spawner]\nmax_agents = 4\nattach_timeout_ms = 20000\ndata_dir = {:?}\ncwd_roots = [{:?}]\n\n{}{}",
+        "[spawner]\nmax_agents = 4\nattach_timeout_ms = 20000\ndata_dir = {:?}\ncwd_roots = [{:?}]\n\n{}{}{}",
         data.to_str().unwrap(),
         allowed.to_str().unwrap(),
         entry("alpha", &log_a),
         entry("beta", &log_b),
+        entry("gamma", &log_c),
     );
     std::fs::write(&config, toml).unwrap();
     let spawner = ServiceProcess::spawn(SPAWNER, &m.nats, &m.db, &[("RELAY_CONFIG", config.to_str().unwrap())]);
@@ -145,6 +148,35 @@ async fn one_agents_process_cannot_use_another_agents_tools_socket_read_bus_cred
     assert_eq!(cwd(a_cli), allowed.join("project"));
     assert_eq!(cwd(b_cli), workspace_dir);
 
+    // An agent of another workspace: in that workspace's own directory, and not in this one's.
+    m.ok("workspace.create", json!({"name": "acme"})).await;
+    let in_acme = |subject: &'static str, body: Value| {
+        let ctx = RequestContext::new(Caller::Operator("k-acme".into()), "acme");
+        relay_bus::context::act_as(ctx, relay_testkit::call_json(&m.client, subject, body))
+    };
+    let acme_session = in_acme("session.create", json!({})).await.unwrap()["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let theirs = json!({"sessionId": acme_session, "cli": "gamma", "cwd": workspace_dir});
+    let refused = in_acme("agent.spawn", theirs).await.unwrap_err();
+    assert_eq!(refused.error.code.as_str(), "invalid_request", "{refused:?}");
+    assert!(
+        refused
+            .error
+            .message
+            .contains(data.join("workspaces/acme").to_str().unwrap()),
+        "{refused:?}"
+    );
+    in_acme(
+        "agent.spawn",
+        json!({"sessionId": acme_session, "cli": "gamma", "agentName": "cat"}),
+    )
+    .await
+    .unwrap();
+    let (c_cli, c_args) = wait_for(|| async { process(FAKE, log_c.to_str().unwrap()) }).await;
+    assert_eq!(cwd(c_cli), data.join("workspaces/acme"));
+
     // Bus credentials stay in the harness (auth is on: each harness got its own): nothing of
     // the harness's settings is in its CLI's environment, nor in the relay-mcp it started.
     let a_bridge = wait_for(|| async { process(RELAY_MCP, &socket_of(&a_args).display().to_string()) }).await;
@@ -196,6 +228,23 @@ async fn one_agents_process_cannot_use_another_agents_tools_socket_read_bus_cred
         refusal.contains("serves only its own agent's CLI") && refusal.contains(&b_cli.to_string()),
         "{refusal}"
     );
+    // And its try at the other workspace's agent's socket.
+    send(
+        &session,
+        a_id,
+        format!("exec {RELAY_MCP} --socket {} --call who", socket_of(&c_args).display()),
+    )
+    .await;
+    let refusal = wait_for(|| async {
+        let log = read(&log_a);
+        log.lines()
+            .filter(|l| l.starts_with("refused"))
+            .nth(1)
+            .map(String::from)
+    })
+    .await;
+    assert!(refusal.contains(&c_cli.to_string()), "{refusal}");
+    assert!(!read(&log_a).contains("@cat"), "nothing of acme's agents was listed");
     // So is any other process of the user (here the test itself).
     let call = agent_harness::relay::ToolCall {
         tool: "who".into(),
