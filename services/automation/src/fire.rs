@@ -142,6 +142,10 @@ async fn fire_one(a: &Automation) -> Result<bool> {
     let payload = json!({ "scheduleId": id, "dueAt": due_at, "ok": ok, "result": result, "nextRunAt": next });
     crate::emit(&mut tx, &workspace, &stream, "schedule.fired", payload).await?;
     tx.commit().await?;
+    // A run acts for the schedule's creator: the audit trail says so, as for a call they made.
+    let as_creator = RequestContext::new(Caller::parse(&created_by), workspace.clone());
+    let detail = json!({ "dueAt": due_at, "ok": ok });
+    relay_bus::audit::record(&a.nats, &workspace, &as_creator, "schedule.run", &id, Some(detail));
     a.outbox.notify_one();
     if ok {
         tracing::info!(schedule_id = %id, due_at, late_ms = fired_at - due_at, ?next, "schedule fired");

@@ -448,4 +448,20 @@ async fn another_workspaces_key_or_agent_cannot_fork_its_sessions_see_its_agents
     )
     .await;
     assert_eq!(events["events"], json!([]), "{events}");
+
+    // A fork of A's own session is A's to make, and its audit trail says who took the copy.
+    let (status, forked) = a.post("/api/v1/sessions/a-1/fork", json!({})).await;
+    assert_eq!(status, StatusCode::CREATED, "{forked}");
+    let child = forked["sessionId"].as_str().unwrap().to_string();
+    let entry = relay_testkit::wait_for(|| async {
+        let (_, page) = a.get("/api/v1/audit").await;
+        page["events"]
+            .as_array()?
+            .iter()
+            .map(|e| e["payload"].clone())
+            .find(|e| e["action"] == "session.fork" && e["target"] == child.as_str())
+    })
+    .await;
+    assert_eq!(entry["actor"], format!("admin:{a_id}"), "{entry}");
+    assert_eq!(entry["detail"]["sourceSessionId"], "a-1", "{entry}");
 }

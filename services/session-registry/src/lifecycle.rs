@@ -413,7 +413,7 @@ async fn purge_event_log(reg: &Registry, session_id: &str) -> Result<i64> {
     Ok(reply.events_deleted)
 }
 
-pub async fn fork(reg: Registry, _ctx: RequestContext, req: ForkRequest) -> Result<SessionIdResponse> {
+pub async fn fork(reg: Registry, ctx: RequestContext, req: ForkRequest) -> Result<SessionIdResponse> {
     let child_id = req.existing_session_id.clone().unwrap_or_else(new_id);
     check_id("existingSessionId", &child_id)?;
     let mut change = Change::begin(&reg).await?;
@@ -483,7 +483,11 @@ pub async fn fork(reg: Registry, _ctx: RequestContext, req: ForkRequest) -> Resu
             },
         )
         .await?;
+    let workspace = change.workspace.clone();
     change.commit().await?;
+    // A fork copies a conversation: who took a copy, of what, is the audit trail's.
+    let detail = serde_json::json!({ "sourceSessionId": source.session_id });
+    relay_bus::audit::record(&reg.nats, &workspace, &ctx, "session.fork", &child_id, Some(detail));
     Ok(SessionIdResponse { session_id: child_id })
 }
 
