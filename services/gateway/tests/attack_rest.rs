@@ -1,0 +1,1067 @@
+//! The REST surface attacked from outside, as a hostile tenant would: every operation of the
+//! OpenAPI document the gateway serves (method + path, read at run time, never hand-listed, so
+//! a route is attacked the day it is added) is driven over HTTP against a real mesh:
+//!
+//! - as workspace A's admin, operator and viewer, naming workspace B's real objects (path
+//!   parameters, `…Id` query parameters and body fields; all of them, then one at a time; with
+//!   every field that names an object, then with the required fields only) and, separately,
+//!   fresh unknown ids of the same shape: the answers must be the same (status and error code),
+//!   nothing of B's is ever shown (lists included), no answer is a 5xx, a viewer gets 403 on
+//!   every mutating operation, and B still reads each of its objects afterwards;
+//! - with no key and with a revoked key: 401 on every operation, also from a gateway that has no
+//!   shared token and was not started open.
+//!
+//! Every finding is collected, and each test fails once at the end with the whole list
+//! (operation, caller, expected, got), so one hole does not hide the others.
+
+mod common;
+
+use common::{Bearer, Gateway, Mesh, free_port, gateway, mesh};
+use futures::StreamExt;
+use relay_contracts::access;
+use relay_testkit::{ServiceProcess, wait_for};
+use reqwest::{Method, StatusCode};
+use serde_json::{Map, Value, json};
+use std::collections::{BTreeMap, HashMap};
+use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+const ROOT: &str = "attack-root-token";
+/// The victim's and the attacker's workspaces.
+const VICTIM: &str = "zebra-victim-ws";
+const ATTACKER: &str = "attacker-ws";
+/// Text only the victim wrote: found in an answer to the attacker, it leaked.
+const SECRET_TITLE: &str = "zebra-secret-title-7f3a";
+const SECRET_TEXT: &str = "zebra-secret-text-91c2";
+/// What a required free-text query (`q`) searches for: a word of the victim's secrets.
+const SEARCH_WORD: &str = "zebra";
+
+/// What answers without a key, and why. Every operation of the OpenAPI document needs a key
+/// (the document's `security: bearerAuth`, with no operation overriding it; an operation that
+/// declared `security: []` would be exempted and printed); these are the routes outside
+/// `/api/v1` that are public by design (services/gateway/src/rest.rs `router`, console.rs). The
+/// test checks they answer without a key and say nothing of the victim's. Not listed: the
+/// console's `POST /console/signin`, which takes a key (the credential) and sets its cookie.
+const PUBLIC: &[(&str, &str)] = &[
+    ("/healthz", "liveness for orchestrators: a constant body"),
+    (
+        "/readyz",
+        "readiness for orchestrators: whether NATS and Postgres answer",
+    ),
+    ("/metrics", "the Prometheus scrape: counters by route and status"),
+    (
+        "/",
+        "the console's static page; everything it shows comes from /api/v1 with a key",
+    ),
+];
+
+/// Values for fields a valid body needs that the schema cannot mark required (an "exactly one
+/// of `at` and `cron`" rule), or that must be well formed to get past validation to the lookup.
+/// By field name, whatever the operation.
+fn hint(field: &str) -> Option<Value> {
+    match field {
+        // A one-time schedule far in the future: valid, and never fires during the test.
+        "at" => Some(json!(4_102_444_800_000i64)),
+        // A webhook target that is never reached (port 9, discard).
+        "url" => Some(json!("http://127.0.0.1:9/attack")),
+        // A fresh name (channels, keys, workspaces, personas): valid for every name pattern.
+        "name" => Some(json!(fresh("probe"))),
+        // Replay streams from the start, so a stream that leaks shows it at once.
+        "offset" => Some(json!(0)),
+        _ => None,
+    }
+}
+
+/// The kind of object a field or query parameter names: `…Id`/`…Ids` by the last word of its
+/// name (`sourceSessionId` names a session), and the few reference fields without the suffix.
+/// Kinds are the collection segments of the paths (`sessions`, `webhooks/deliveries`, …), so
+/// the victim table serves both.
+fn reference(field: &str) -> Option<&'static str> {
+    let field = field.trim_start_matches('?');
+    match field {
+        "agent" => return Some("handles"),
+        "to" => return Some("@handles"),
+        "session" => return Some("sessions"),
+        "channel" => return Some("channels"),
+        "workspace" => return Some("workspaces"),
+        _ => {}
+    }
+    let stem = field.strip_suffix("Ids").or_else(|| field.strip_suffix("Id"))?;
+    let start = stem.rfind(|c: char| c.is_ascii_uppercase()).unwrap_or(0);
+    Some(match stem[start..].to_ascii_lowercase().as_str() {
+        "session" => "sessions",
+        "agent" => "agents",
+        "turn" => "turns",
+        "request" => "permissions",
+        "question" => "questions",
+        "proposal" => "consensus",
+        "delivery" => "deliveries",
+        "key" => "keys",
+        "message" | "thread" => "messages",
+        "persona" => "personas",
+        "profile" => "profiles",
+        "schedule" => "schedules",
+        "webhook" => "webhooks",
+        "workspace" => "workspaces",
+        _ => return None,
+    })
+}
+
+/// `ATTACK_VERBOSE=1` prints every answer.
+fn verbose() -> bool {
+    std::env::var_os("ATTACK_VERBOSE").is_some()
+}
+
+static COUNTER: AtomicU64 = AtomicU64::new(1);
+
+fn fresh(prefix: &str) -> String {
+    format!("{prefix}-{}", COUNTER.fetch_add(1, Ordering::Relaxed))
+}
+
+/// An id of the same shape as `id` that names nothing: its last twelve hex-class characters
+/// replaced by random ones (a uuid stays a uuid, `wh_<hex>` stays `wh_<hex>`, a name a name).
+fn lookalike(id: &str) -> String {
+    let random = uuid::Uuid::new_v4().simple().to_string();
+    let mut random = random.chars();
+    let mut chars: Vec<char> = id.chars().collect();
+    let mut replaced = 0;
+    for c in chars.iter_mut().rev() {
+        if replaced == 12 {
+            break;
+        }
+        if c.is_ascii_digit() || ('a'..='f').contains(c) {
+            *c = random.next().unwrap();
+            replaced += 1;
+        }
+    }
+    let out: String = chars.into_iter().collect();
+    if out == id || replaced < 4 {
+        format!("{id}-{}", &uuid::Uuid::new_v4().simple().to_string()[..12])
+    } else {
+        out
+    }
+}
+
+// ---- the document ----------------------------------------------------------------------------
+
+struct Param {
+    name: String,
+    required: bool,
+    schema: Value,
+}
+
+struct Op {
+    method: Method,
+    /// As the document writes it (`/sessions/{id}/fork`), under `/api/v1`.
+    path: String,
+    /// Each path parameter with the kinds it may name, most specific first
+    /// (`webhooks/deliveries`, then `deliveries`).
+    path_params: Vec<(String, Vec<String>)>,
+    query: Vec<Param>,
+    body: Option<Value>,
+    /// Declared `security: []`.
+    public: bool,
+}
+
+impl Op {
+    fn mutating(&self) -> bool {
+        self.method != Method::GET && self.method != Method::HEAD
+    }
+    fn name(&self) -> String {
+        format!("{} {}", self.method, self.path)
+    }
+}
+
+impl fmt::Debug for Op {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.name())
+    }
+}
+
+fn operations(doc: &Value) -> Vec<Op> {
+    let default_secured = doc["security"].as_array().is_some_and(|s| !s.is_empty());
+    let mut ops = Vec::new();
+    for (path, item) in doc["paths"].as_object().expect("paths") {
+        for (method, op) in item.as_object().unwrap() {
+            let Ok(m) = method.to_ascii_uppercase().parse::<Method>() else {
+                continue;
+            };
+            if !["GET", "POST", "PUT", "PATCH", "DELETE"].contains(&m.as_str()) {
+                continue;
+            }
+            let params: Vec<&Value> = item["parameters"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .chain(op["parameters"].as_array().into_iter().flatten())
+                .collect();
+            let mut path_params = Vec::new();
+            let mut collections: Vec<&str> = Vec::new();
+            let mut parent: Option<&str> = None;
+            for seg in path.split('/').filter(|s| !s.is_empty()) {
+                if let Some(name) = seg.strip_prefix('{').and_then(|s| s.strip_suffix('}')) {
+                    let last = collections.last().copied().unwrap_or("");
+                    let mut kinds = Vec::new();
+                    if let Some(p) = parent {
+                        kinds.push(format!("{p}/{last}"));
+                    }
+                    kinds.push(last.to_string());
+                    path_params.push((name.to_string(), kinds));
+                    parent = Some(last);
+                } else {
+                    collections.push(seg);
+                }
+            }
+            let query = params
+                .iter()
+                .filter(|p| p["in"] == "query")
+                .map(|p| Param {
+                    name: p["name"].as_str().unwrap().to_string(),
+                    required: p["required"].as_bool().unwrap_or(false),
+                    schema: p["schema"].clone(),
+                })
+                .collect();
+            let body = op["requestBody"]["content"]["application/json"]["schema"].clone();
+            let secured = match op.get("security").and_then(Value::as_array) {
+                Some(s) => !s.is_empty() && !s.iter().any(|r| r.as_object().is_some_and(|o| o.is_empty())),
+                None => default_secured,
+            };
+            ops.push(Op {
+                method: m,
+                path: path.clone(),
+                path_params,
+                query,
+                body: (!body.is_null()).then_some(body),
+                public: !secured,
+            });
+        }
+    }
+    ops
+}
+
+// ---- requests made from it -------------------------------------------------------------------
+
+/// The victim's objects by kind.
+#[derive(Default)]
+struct Victim {
+    ids: BTreeMap<String, String>,
+}
+
+impl Victim {
+    fn set(&mut self, kind: &str, id: impl Into<String>) {
+        self.ids.insert(kind.to_string(), id.into());
+    }
+
+    /// Every string of the victim's that must never reach the attacker.
+    fn secrets(&self) -> Vec<String> {
+        let mut s: Vec<String> = self.ids.values().filter(|v| !v.starts_with('@')).cloned().collect();
+        s.extend([SECRET_TITLE.to_string(), SECRET_TEXT.to_string(), VICTIM.to_string()]);
+        s.sort();
+        s.dedup();
+        s
+    }
+}
+
+/// Which of a request's id slots (a path parameter, a query parameter or a body field naming
+/// an object) name the victim's objects; the others name fresh lookalikes.
+#[derive(Clone, Copy, PartialEq)]
+enum Naming {
+    Unknown,
+    Victim,
+    /// Only the n-th slot names the victim's object.
+    Only(usize),
+}
+
+/// Where a request's ids come from: the victim's objects, or fresh lookalikes of them.
+struct Ids<'a> {
+    victim: &'a Victim,
+    naming: Naming,
+    made: HashMap<String, String>,
+    /// Victim ids this request names (an answer may echo them).
+    sent: Vec<String>,
+    /// Kinds named that the victim has no object of.
+    missing: Vec<String>,
+    /// The slots, in order, by where they are (`{id}`, `?sessionId`, `sourceSessionId`).
+    slots: Vec<String>,
+    /// Whether optional fields and query parameters naming objects are sent (else only the
+    /// required ones: `POST /sessions/{id}/fork` with no body forks from the last message).
+    optional: bool,
+}
+
+impl<'a> Ids<'a> {
+    fn new(victim: &'a Victim, naming: Naming) -> Ids<'a> {
+        Ids {
+            victim,
+            naming,
+            made: HashMap::new(),
+            sent: Vec::new(),
+            missing: Vec::new(),
+            slots: Vec::new(),
+            optional: true,
+        }
+    }
+
+    fn with_optional(mut self, optional: bool) -> Self {
+        self.optional = optional;
+        self
+    }
+
+    fn of(&mut self, slot: &str, kinds: &[String]) -> String {
+        let n = self.slots.len();
+        self.slots.push(slot.to_string());
+        let Some((kind, real)) = kinds
+            .iter()
+            .find_map(|k| self.victim.ids.get(k).map(|id| (k.clone(), id.clone())))
+        else {
+            self.missing.push(kinds.join(" or "));
+            return fresh("no-victim-object");
+        };
+        if self.naming == Naming::Victim || self.naming == Naming::Only(n) {
+            self.sent.push(real.trim_start_matches('@').to_string());
+            return real;
+        }
+        self.made
+            .entry(kind)
+            .or_insert_with(|| match real.strip_prefix('@') {
+                Some(handle) => format!("@{}", lookalike(handle)),
+                None => lookalike(&real),
+            })
+            .clone()
+    }
+}
+
+struct Request {
+    path: String,
+    query: Vec<(String, String)>,
+    body: Option<Value>,
+}
+
+fn resolve<'d>(doc: &'d Value, schema: &'d Value) -> &'d Value {
+    let mut s = schema;
+    while let Some(r) = s["$ref"].as_str() {
+        s = &doc["components"]["schemas"][r.rsplit('/').next().unwrap()];
+    }
+    s
+}
+
+fn types(schema: &Value) -> Vec<&str> {
+    match &schema["type"] {
+        Value::String(t) => vec![t.as_str()],
+        Value::Array(ts) => ts.iter().filter_map(Value::as_str).filter(|t| *t != "null").collect(),
+        _ if schema.get("properties").is_some() => vec!["object"],
+        _ => vec![],
+    }
+}
+
+/// A plausible value for `schema`: the required fields with placeholders of the right type,
+/// every field naming an object with an id from `ids`, and the [`hint`]ed fields.
+fn generate(doc: &Value, schema: &Value, field: Option<&str>, ids: &mut Ids, depth: usize) -> Value {
+    let schema = resolve(doc, schema);
+    if depth > 8 {
+        return Value::Null;
+    }
+    if let Some(kinds) = field.and_then(reference) {
+        let (kinds, at) = match kinds.strip_prefix('@') {
+            Some(k) => (k, true),
+            None => (kinds, false),
+        };
+        let id = ids.of(field.unwrap_or_default(), &[kinds.to_string()]);
+        let id = if at { format!("@{id}") } else { id };
+        let is_array = types(schema).contains(&"array") || field.is_some_and(|f| f.ends_with("Ids"));
+        return if is_array { json!([id]) } else { json!(id) };
+    }
+    if let Some(v) = field.and_then(hint) {
+        return v;
+    }
+    if let Some(c) = schema.get("const") {
+        return c.clone();
+    }
+    if let Some(first) = schema["enum"].as_array().and_then(|e| e.first()) {
+        return first.clone();
+    }
+    let ts = types(schema);
+    if ts.is_empty() {
+        for alt in ["oneOf", "anyOf", "allOf"] {
+            if let Some(first) = schema[alt]
+                .as_array()
+                .and_then(|a| a.iter().find(|s| resolve(doc, s)["type"] != "null"))
+            {
+                return generate(doc, first, field, ids, depth + 1);
+            }
+        }
+        return json!("probe");
+    }
+    match ts[0] {
+        "object" => {
+            let required: Vec<&str> = schema["required"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str)
+                .collect();
+            let mut out = Map::new();
+            for (name, prop) in schema["properties"].as_object().into_iter().flatten() {
+                let wanted = required.contains(&name.as_str())
+                    || (ids.optional && reference(name).is_some())
+                    || (hint(name).is_some() && reference(name).is_none());
+                if wanted {
+                    let v = generate(doc, prop, Some(name), ids, depth + 1);
+                    if !v.is_null() {
+                        out.insert(name.clone(), v);
+                    }
+                }
+            }
+            Value::Object(out)
+        }
+        "array" => {
+            let n = schema["minItems"].as_u64().unwrap_or(0).max(1);
+            let items = &schema["items"];
+            Value::Array((0..n).map(|_| generate(doc, items, None, ids, depth + 1)).collect())
+        }
+        "string" => json!(fresh("probe")),
+        "integer" | "number" => json!(schema["minimum"].as_i64().unwrap_or(1).max(1)),
+        "boolean" => json!(false),
+        _ => Value::Null,
+    }
+}
+
+fn build(doc: &Value, op: &Op, ids: &mut Ids) -> Request {
+    let mut path = op.path.clone();
+    for (name, kinds) in &op.path_params {
+        path = path.replace(&format!("{{{name}}}"), &ids.of(&format!("{{{name}}}"), kinds));
+    }
+    let mut query = Vec::new();
+    for p in &op.query {
+        let v = if reference(&p.name).is_some() && (p.required || ids.optional) {
+            generate(doc, &p.schema, Some(&format!("?{}", p.name)), ids, 0)
+        } else if let Some(h) = hint(&p.name) {
+            h
+        } else if p.required {
+            match types(resolve(doc, &p.schema)).first() {
+                Some(&"string") | None => json!(SEARCH_WORD),
+                _ => generate(doc, &p.schema, None, ids, 0),
+            }
+        } else {
+            continue;
+        };
+        let v = match v {
+            Value::String(s) => s,
+            Value::Array(a) => a
+                .iter()
+                .map(|x| x.as_str().unwrap_or_default())
+                .collect::<Vec<_>>()
+                .join(","),
+            other => other.to_string(),
+        };
+        query.push((p.name.clone(), v));
+    }
+    let body = op.body.as_ref().map(|s| generate(doc, s, None, ids, 0));
+    Request {
+        path: format!("/api/v1{path}"),
+        query,
+        body,
+    }
+}
+
+// ---- answers ---------------------------------------------------------------------------------
+
+#[derive(Debug, Clone, PartialEq)]
+struct Answer {
+    status: u16,
+    code: Option<String>,
+    text: String,
+}
+
+impl Answer {
+    fn same_as(&self, other: &Answer) -> bool {
+        self.status == other.status && self.code == other.code
+    }
+    fn success(&self) -> bool {
+        (200..300).contains(&self.status)
+    }
+}
+
+impl fmt::Display for Answer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.code {
+            Some(c) => {
+                let message = serde_json::from_str::<Value>(&self.text)
+                    .ok()
+                    .and_then(|v| {
+                        v["error"]["message"]
+                            .as_str()
+                            .map(|m| m.chars().take(100).collect::<String>())
+                    })
+                    .unwrap_or_default();
+                write!(f, "{} {c} ({message})", self.status)
+            }
+            None if self.status == 0 => f.write_str("no answer"),
+            None => {
+                let snippet: String = self.text.chars().take(120).collect();
+                write!(f, "{} {snippet}", self.status)
+            }
+        }
+    }
+}
+
+/// Sends `r` with `token` (none: no Authorization header). An event stream is read for a moment
+/// (its replay comes at once) and dropped.
+async fn send(base: &str, http: &reqwest::Client, token: Option<&str>, method: &Method, r: &Request) -> Answer {
+    let mut b = http
+        .request(method.clone(), format!("{base}{}", r.path))
+        .query(&r.query);
+    if let Some(t) = token {
+        b = b.bearer_auth(t);
+    }
+    if let Some(body) = &r.body {
+        b = b.json(body);
+    }
+    let answered = tokio::time::timeout(Duration::from_secs(60), async {
+        let resp = b.send().await.map_err(|e| e.to_string())?;
+        let status = resp.status().as_u16();
+        let stream = resp
+            .headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.starts_with("text/event-stream"));
+        let text = if stream {
+            let mut body = resp.bytes_stream();
+            let mut text = String::new();
+            let _ = tokio::time::timeout(Duration::from_secs(1), async {
+                while let Some(Ok(chunk)) = body.next().await {
+                    text.push_str(&String::from_utf8_lossy(&chunk));
+                }
+            })
+            .await;
+            text
+        } else {
+            resp.text().await.unwrap_or_default()
+        };
+        Ok::<_, String>((status, text))
+    })
+    .await;
+    match answered {
+        Ok(Ok((status, text))) => {
+            let code = serde_json::from_str::<Value>(&text)
+                .ok()
+                .and_then(|v| v["error"]["code"].as_str().map(str::to_string));
+            Answer { status, code, text }
+        }
+        Ok(Err(e)) => Answer {
+            status: 0,
+            code: None,
+            text: e,
+        },
+        Err(_) => Answer {
+            status: 0,
+            code: None,
+            text: "no answer within 60 s".into(),
+        },
+    }
+}
+
+/// One finding.
+struct Hole {
+    op: String,
+    who: String,
+    expected: String,
+    got: String,
+}
+
+#[derive(Default)]
+struct Holes(Vec<Hole>);
+
+impl Holes {
+    fn add(&mut self, op: impl Into<String>, who: &str, expected: impl Into<String>, got: impl Into<String>) {
+        self.0.push(Hole {
+            op: op.into(),
+            who: who.into(),
+            expected: expected.into(),
+            got: got.into(),
+        });
+    }
+
+    /// Fails with every finding, one a line.
+    fn assert_none(&self, what: &str, checked: usize) {
+        if self.0.is_empty() {
+            eprintln!("{what}: {checked} calls, no finding");
+            return;
+        }
+        let mut report = format!("{what}: {} findings in {checked} calls\n", self.0.len());
+        for h in &self.0 {
+            report += &format!("  {} | as {} | expected {} | got {}\n", h.op, h.who, h.expected, h.got);
+        }
+        panic!("{report}");
+    }
+}
+
+fn leaked<'s>(text: &str, secrets: &'s [String], sent: &[String]) -> Vec<&'s str> {
+    secrets
+        .iter()
+        .filter(|s| text.contains(s.as_str()) && !sent.contains(s))
+        .map(String::as_str)
+        .collect()
+}
+
+// ---- the world -------------------------------------------------------------------------------
+
+/// An agent's harness connection, calling on its own harness subjects (as tests/isolation.rs).
+struct Harness {
+    client: async_nats::Client,
+    id: String,
+    workspace: String,
+}
+
+impl Harness {
+    async fn connect(m: &Mesh, id: &str, workspace: &str) -> Harness {
+        let creds = m.nats.harness_creds(id, workspace).unwrap();
+        let client = async_nats::ConnectOptions::with_credentials(&creds)
+            .unwrap()
+            .custom_inbox_prefix(access::harness_inbox_prefix(id))
+            .connect(&m.nats.url)
+            .await
+            .unwrap();
+        Harness {
+            client,
+            id: id.into(),
+            workspace: workspace.into(),
+        }
+    }
+
+    async fn call(&self, subject: &str, body: Value) -> Value {
+        let on = access::harness_subject(&self.workspace, &self.id, subject);
+        let reply = tokio::time::timeout(
+            Duration::from_secs(10),
+            self.client.request(on, serde_json::to_vec(&body).unwrap().into()),
+        )
+        .await
+        .unwrap_or_else(|_| panic!("{subject} timed out"))
+        .unwrap();
+        serde_json::from_slice(&reply.payload).unwrap()
+    }
+}
+
+struct World {
+    m: Mesh,
+    g: Gateway,
+    root: Bearer,
+    doc: Value,
+    _spawner: ServiceProcess,
+    _automation: ServiceProcess,
+}
+
+async fn world() -> World {
+    let m = mesh().await;
+    let surfaced = std::env::temp_dir().join(format!("attack-rest-{}.log", free_port()));
+    let spawner = common::spawner(&m, &surfaced).await;
+    let automation = ServiceProcess::spawn(
+        &relay_testkit::bin_path("automation"),
+        &m.nats,
+        &m.db,
+        &[("RELAY_WEBHOOKS__ALLOW_PRIVATE", "true")],
+    );
+    relay_testkit::wait_for_instances(&m.client, "automation", 1).await;
+    let g = gateway(&m, &[("RELAY_API_TOKEN", ROOT)]).await;
+    let root = Bearer::new(&g, ROOT);
+    let (status, doc) = root.get("/api/v1/openapi.json").await;
+    assert_eq!(status, StatusCode::OK, "{doc}");
+    World {
+        m,
+        g,
+        root,
+        doc,
+        _spawner: spawner,
+        _automation: automation,
+    }
+}
+
+fn ok(status: StatusCode, body: &Value, what: &str) {
+    assert!(status.is_success(), "setting up the victim, {what}: {status} {body}");
+}
+
+/// Workspace B with one real object of every kind a path of the document names.
+async fn victim(w: &World) -> Victim {
+    let root = &w.root;
+    let (status, body) = root.post("/api/v1/workspaces", json!({"name": VICTIM})).await;
+    ok(status, &body, "workspace");
+    let (_, b) = root.create_key("b-admin", "admin", Some(VICTIM)).await;
+    let (key_id, _) = root.create_key("b-wall", "viewer", Some(VICTIM)).await;
+    let mut v = Victim::default();
+    v.set("workspaces", VICTIM);
+    v.set("keys", key_id);
+
+    // A session with a real (fake) agent spawned on a host, its first turn and a message.
+    let (status, created) = b
+        .post(
+            "/api/v1/sessions",
+            json!({"cli": "claude", "agent": "zebra-b-agent", "task": "hello", "title": SECRET_TITLE}),
+        )
+        .await;
+    ok(status, &created, "session with an agent");
+    let session = created["sessionId"].as_str().unwrap().to_string();
+    let agent = created["agentId"].as_str().unwrap().to_string();
+    let (status, sent) = b
+        .post(
+            &format!("/api/v1/sessions/{session}/messages"),
+            json!({"message": SECRET_TEXT, "agentIds": [agent]}),
+        )
+        .await;
+    ok(status, &sent, "session message");
+    let turn = wait_for(|| async {
+        let (_, t) = b.get(&format!("/api/v1/sessions/{session}/turns")).await;
+        t["turns"][0]["turnId"].as_str().map(str::to_string)
+    })
+    .await;
+    // Its host lists it (to B) once the spawner's heartbeat says so.
+    wait_for(|| async {
+        let (_, hosts) = b.get("/api/v1/hosts").await;
+        hosts.to_string().contains(&agent).then_some(())
+    })
+    .await;
+    v.set("sessions", session.clone());
+    v.set("agents", agent.clone());
+    v.set("handles", "zebra-b-agent");
+    v.set("@handles", "@zebra-b-agent");
+    v.set("turns", turn);
+    v.set("deliveries", sent["deliveryIds"][0].as_str().unwrap());
+
+    // A pending permission request and question of the agent, asked by its harness.
+    let harness = Harness::connect(&w.m, &agent, VICTIM).await;
+    let asked = harness
+        .call(
+            "permission.request",
+            json!({"agentId": agent, "sessionId": session, "tool": "Bash", "command": "rm -rf /tmp/zebra", "description": "clean up"}),
+        )
+        .await;
+    assert_eq!(asked["decision"], "pending", "{asked}");
+    v.set("permissions", asked["requestId"].as_str().unwrap());
+    let question = harness
+        .call(
+            "question.ask",
+            json!({"agentId": agent, "sessionId": session, "question": "which zebra?", "options": ["a", "b"]}),
+        )
+        .await;
+    v.set("questions", question["questionId"].as_str().expect("question id"));
+
+    // A channel the agent is in, a relay message to it and a proposal put to it.
+    let (status, body) = b.post("/api/v1/channels", json!({"name": "zebra-b-channel"})).await;
+    ok(status, &body, "channel");
+    let (status, body) = b
+        .post("/api/v1/channels/zebra-b-channel/join", json!({"agent": agent}))
+        .await;
+    ok(status, &body, "channel join");
+    v.set("channels", "zebra-b-channel");
+    let (status, body) = b
+        .post(
+            "/api/v1/messages",
+            json!({"to": "#zebra-b-channel", "text": format!("{SECRET_TEXT} on the channel")}),
+        )
+        .await;
+    ok(status, &body, "relay message");
+    v.set("messages", body["messageId"].as_str().expect("message id"));
+    let (status, body) = b
+        .post(
+            "/api/v1/consensus",
+            json!({"question": "zebra stripes?", "options": ["black", "white"], "to": "#zebra-b-channel"}),
+        )
+        .await;
+    ok(status, &body, "proposal");
+    v.set("consensus", body["proposalId"].as_str().expect("proposal id"));
+
+    // A persona, a profile, a schedule (one run, far away) and a webhook with a delivery.
+    for kind in ["personas", "profiles"] {
+        let id = format!("zebra-b-{kind}");
+        let (status, body, _) = b
+            .send(
+                Method::PUT,
+                &format!("/api/v1/{kind}/{id}"),
+                Some(json!({"name": id, "systemPrompt": "be a zebra"})),
+            )
+            .await;
+        ok(status, &body, kind);
+        v.set(kind, id);
+    }
+    let (status, body) = b
+        .post(
+            "/api/v1/schedules",
+            json!({"at": 4_102_444_800_000i64, "action": {"kind": "sendMessage", "sessionId": session, "text": "tick"}}),
+        )
+        .await;
+    ok(status, &body, "schedule");
+    v.set("schedules", body["scheduleId"].as_str().expect("schedule id"));
+    let (status, body) = b
+        .post(
+            "/api/v1/webhooks",
+            json!({"url": format!("http://127.0.0.1:{}/zebra", free_port()), "events": ["session.created"]}),
+        )
+        .await;
+    ok(status, &body, "webhook");
+    let webhook = body["webhookId"].as_str().expect("webhook id").to_string();
+    let (status, body) = b.post("/api/v1/sessions", json!({"title": "second"})).await;
+    ok(status, &body, "second session");
+    let delivery = wait_for(|| async {
+        let (_, d) = b.get(&format!("/api/v1/webhooks/{webhook}/deliveries")).await;
+        d["deliveries"][0]["deliveryId"].as_str().map(str::to_string)
+    })
+    .await;
+    v.set("webhooks", webhook);
+    v.set("webhooks/deliveries", delivery);
+    v
+}
+
+/// Workspace A's admin, operator and viewer.
+async fn attackers(root: &Bearer) -> Vec<(&'static str, Bearer)> {
+    let (status, body) = root.post("/api/v1/workspaces", json!({"name": ATTACKER})).await;
+    ok(status, &body, "attacker workspace");
+    let mut out = Vec::new();
+    for role in ["viewer", "operator", "admin"] {
+        let (_, key) = root.create_key(&format!("a-{role}"), role, Some(ATTACKER)).await;
+        out.push((role, key));
+    }
+    out
+}
+
+/// Reads first; then actions on objects; then deletions; creations last (`PUT` by id, `POST` to
+/// a collection), so that an object the attacker legitimately creates under a name the victim
+/// also uses (names are per workspace) is not mistaken by a later call for the victim's. A hole
+/// that destroys a victim object still shows (and the victim's reads after the attack say so).
+fn in_attack_order(ops: &[Op]) -> Vec<&Op> {
+    let rank = |o: &&Op| match o.method.as_str() {
+        "GET" => 0,
+        "DELETE" => 2,
+        "PUT" => 3,
+        _ if o.path_params.is_empty() => 3,
+        _ => 1,
+    };
+    let mut v: Vec<&Op> = ops.iter().collect();
+    v.sort_by_key(rank);
+    v
+}
+
+/// `GET` of one object of each kind (`GET /sessions/{id}`), for the victim's own reads.
+fn readers<'o>(ops: &'o [Op], victim: &Victim) -> Vec<(&'o Op, Request)> {
+    ops.iter()
+        .filter(|o| o.method == Method::GET && o.path_params.len() == 1 && o.path.ends_with('}'))
+        .map(|o| {
+            let mut ids = Ids::new(victim, Naming::Victim);
+            let path = o.path.replace(
+                &format!("{{{}}}", o.path_params[0].0),
+                &ids.of(&o.path_params[0].0, &o.path_params[0].1),
+            );
+            (
+                o,
+                Request {
+                    path: format!("/api/v1{path}"),
+                    query: vec![],
+                    body: None,
+                },
+            )
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn every_rest_operation_answers_another_workspaces_ids_exactly_as_unknown_ids_and_never_shows_its_objects() {
+    let w = world().await;
+    let victim = victim(&w).await;
+    let attackers = attackers(&w.root).await;
+    let (_, b) = w.root.create_key("b-reader", "admin", Some(VICTIM)).await;
+    let ops = operations(&w.doc);
+    assert!(ops.len() > 50, "only {} operations in the document", ops.len());
+    let secrets = victim.secrets();
+    let mut holes = Holes::default();
+    let mut calls = 0;
+
+    // Control: the victim reads each of its objects (else the attack below proves nothing).
+    let readers = readers(&ops, &victim);
+    for (op, r) in &readers {
+        let a = send(&w.g.base, &w.g.http, Some(&b.token), &op.method, r).await;
+        if !a.success() {
+            holes.add(
+                op.name(),
+                "B's own admin (control)",
+                "2xx for B's own object",
+                a.to_string(),
+            );
+        }
+    }
+
+    // Public routes answer without a key and say nothing of B's.
+    for (path, why) in PUBLIC {
+        let r = Request {
+            path: path.to_string(),
+            query: vec![],
+            body: None,
+        };
+        let a = send(&w.g.base, &w.g.http, None, &Method::GET, &r).await;
+        calls += 1;
+        if !a.success() {
+            holes.add(format!("GET {path} (public: {why})"), "no key", "2xx", a.to_string());
+        }
+        let l = leaked(&a.text, &secrets, &[]);
+        if !l.is_empty() {
+            holes.add(
+                format!("GET {path}"),
+                "no key",
+                "nothing of B's",
+                format!("shows {l:?}"),
+            );
+        }
+    }
+
+    for op in in_attack_order(&ops) {
+        for (role, key) in &attackers {
+            let who = format!("A's {role}");
+            let (base, http) = (&w.g.base, &w.g.http);
+            let call = |r: Request| async move { send(base, http, Some(&key.token), &op.method, &r).await };
+            // All ids unknown; then all B's; then, where there are several, B's in one slot at
+            // a time. Once with every field that names an object, once with the required only.
+            let mut answers = Vec::new();
+            let mut full_slots = None;
+            for optional in [true, false] {
+                let mut ids = Ids::new(&victim, Naming::Unknown).with_optional(optional);
+                let unknown = call(build(&w.doc, op, &mut ids)).await;
+                calls += 1;
+                for kinds in ids.missing.iter().collect::<std::collections::BTreeSet<_>>() {
+                    holes.add(
+                        op.name(),
+                        &who,
+                        format!("a victim object of kind {kinds} (add one to `victim`)"),
+                        "none: this route is not attacked",
+                    );
+                }
+                let slots = ids.slots.clone();
+                if full_slots.as_ref() == Some(&slots) {
+                    break; // nothing optional names an object: the same requests again
+                }
+                full_slots = Some(slots.clone());
+                let how = if optional { "" } else { ", required fields only" };
+                answers.push((format!("unknown ids{how}"), unknown.clone(), ids.sent));
+                let mut namings = Vec::new();
+                if !slots.is_empty() {
+                    namings.push((format!("B's {}{how}", slots.join(", ")), Naming::Victim));
+                }
+                if slots.len() > 1 {
+                    for (i, slot) in slots.iter().enumerate() {
+                        namings.push((format!("B's {slot} only{how}"), Naming::Only(i)));
+                    }
+                }
+                for (label, naming) in namings {
+                    let mut ids = Ids::new(&victim, naming).with_optional(optional);
+                    let a = call(build(&w.doc, op, &mut ids)).await;
+                    calls += 1;
+                    if !a.same_as(&unknown) {
+                        holes.add(
+                            format!("{} [{label}]", op.name()),
+                            &who,
+                            format!("as unknown ids: {unknown}"),
+                            a.to_string(),
+                        );
+                    }
+                    answers.push((label, a, ids.sent));
+                }
+            }
+            for (label, a, sent) in &answers {
+                if verbose() {
+                    eprintln!("{} | {who} | {label} | {a}", op.name());
+                }
+                if a.status >= 500 || a.status == 0 {
+                    holes.add(op.name(), &who, format!("a clear answer ({label})"), a.to_string());
+                }
+                if op.mutating() && *role == "viewer" && a.status != 403 {
+                    holes.add(op.name(), &who, format!("403 forbidden ({label})"), a.to_string());
+                }
+                let l = leaked(&a.text, &secrets, sent);
+                if !l.is_empty() {
+                    holes.add(
+                        op.name(),
+                        &who,
+                        format!("nothing of B's ({label})"),
+                        format!("{} showing {l:?}", a.status),
+                    );
+                }
+            }
+        }
+    }
+
+    // After the attack, every object of B's is still there for B.
+    for (op, r) in &readers {
+        let a = send(&w.g.base, &w.g.http, Some(&b.token), &op.method, r).await;
+        if !a.success() {
+            holes.add(
+                op.name(),
+                "B's own admin, after A's attack",
+                "2xx: B's object untouched",
+                a.to_string(),
+            );
+        }
+    }
+    holes.assert_none("REST as another workspace", calls);
+}
+
+#[tokio::test]
+async fn every_rest_operation_answers_401_without_a_key_with_a_revoked_key_and_on_a_gateway_never_opened() {
+    let m = mesh().await;
+    let g = gateway(&m, &[("RELAY_API_TOKEN", ROOT)]).await;
+    // No shared token and not started open: a caller without a key is nobody.
+    let closed = gateway(&m, &[("RELAY_API_TOKEN", ""), ("RELAY_GATEWAY__OPEN", "false")]).await;
+    let root = Bearer::new(&g, ROOT);
+    let (_, doc) = root.get("/api/v1/openapi.json").await;
+    let ops = operations(&doc);
+    assert!(ops.len() > 50, "only {} operations in the document", ops.len());
+
+    // A revoked operator key of `default`, refused once the gateway heard of the revocation.
+    let (key_id, revoked) = root.create_key("gone", "operator", None).await;
+    let (status, body, _) = root.send(Method::DELETE, &format!("/api/v1/keys/{key_id}"), None).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    wait_for(|| async { (revoked.get("/api/v1/sessions").await.0 == StatusCode::UNAUTHORIZED).then_some(()) }).await;
+
+    // Ids shaped like real ones (nothing is named that exists: the key decides, not the id).
+    let mut shapes = Victim::default();
+    for kind in [
+        "sessions",
+        "agents",
+        "turns",
+        "permissions",
+        "questions",
+        "channels",
+        "consensus",
+        "deliveries",
+        "keys",
+        "messages",
+        "personas",
+        "profiles",
+        "schedules",
+        "webhooks",
+        "webhooks/deliveries",
+        "workspaces",
+        "handles",
+    ] {
+        shapes.set(kind, uuid::Uuid::now_v7().to_string());
+    }
+    shapes.set("@handles", "@somebody");
+
+    let mut holes = Holes::default();
+    let mut calls = 0;
+    let public: Vec<String> = ops.iter().filter(|o| o.public).map(Op::name).collect();
+    if !public.is_empty() {
+        eprintln!("declared public in the document (not required to answer 401): {public:?}");
+    }
+    let callers: [(&str, &Gateway, Option<&str>); 3] = [
+        ("no key", &g, None),
+        ("a revoked key", &g, Some(revoked.token.as_str())),
+        ("no key, gateway with no token and not open", &closed, None),
+    ];
+    for (who, gw, token) in callers {
+        for op in ops.iter().filter(|o| !o.public) {
+            let r = build(&doc, op, &mut Ids::new(&shapes, Naming::Unknown));
+            let a = send(&gw.base, &gw.http, token, &op.method, &r).await;
+            calls += 1;
+            if a.status != 401 || a.code.as_deref() != Some("unauthorized") {
+                holes.add(op.name(), who, "401 unauthorized", a.to_string());
+            }
+        }
+    }
+    holes.assert_none("REST without a valid key", calls);
+}
