@@ -262,11 +262,22 @@ pub async fn require_bearer(State(state): State<AppState>, mut request: Request,
     match admit(&state, request.headers(), origin(&state, &request)).await {
         Ok(p) => {
             let ctx = p.ctx.clone();
+            let what = format!("{} {}", request.method(), request.uri().path());
             request.extensions_mut().insert(p);
-            relay_bus::context::act_as(ctx, next.run(request)).await
+            let response = relay_bus::context::act_as(ctx.clone(), next.run(request)).await;
+            if response.status() == axum::http::StatusCode::FORBIDDEN {
+                audit_refusal(&state, &ctx, what);
+            }
+            response
         }
         Err(e) => e.into_response(),
     }
+}
+
+/// A caller refused for its role is an audit entry (`refused`, the route as target): who
+/// tried what they may not do is the trail's, not only the client's.
+pub fn audit_refusal(state: &AppState, ctx: &RequestContext, what: String) {
+    relay_bus::audit::record(&state.nats, &ctx.workspace, ctx, "refused", &what, None);
 }
 
 /// Where a request came from, for the audit trail: the peer address, or behind a proxy

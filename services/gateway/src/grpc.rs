@@ -149,7 +149,20 @@ async fn require_token(State(state): State<AppState>, request: Request, next: Ne
     }
     let origin = crate::auth::origin(&state, &request);
     match crate::auth::admit(&state, request.headers(), origin).await {
-        Ok(p) => relay_bus::context::act_as(p.ctx, next.run(request)).await,
+        Ok(p) => {
+            let what = request.uri().path().to_string();
+            let response = relay_bus::context::act_as(p.ctx.clone(), next.run(request)).await;
+            // A refusal for the role answers at once, its status in the headers.
+            let denied = (Code::PermissionDenied as i32).to_string();
+            if response
+                .headers()
+                .get("grpc-status")
+                .is_some_and(|v| v.as_bytes() == denied.as_bytes())
+            {
+                crate::auth::audit_refusal(&state, &p.ctx, what);
+            }
+            response
+        }
         Err(e) => status_of_api(&e).into_http::<axum::body::Body>(),
     }
 }

@@ -56,6 +56,24 @@ const PUBLIC: &[(&str, &str)] = &[
     ),
 ];
 
+/// Creates whose id the client may choose, and why their answer may differ. Ids are global
+/// (UUIDv7 unless chosen), so a create naming an id another workspace holds cannot make it: it
+/// is refused as `404 not_found`, as that workspace's objects are everywhere — never `conflict`
+/// or the object. What the attacker learns is that the id is taken, which a UUID it could not
+/// have guessed does not tell; per-workspace ids would remove even that (not built).
+const CLIENT_CHOSEN_IDS: &[(&str, &str)] = &[("POST /sessions", "sessionId")];
+
+/// Whether `got` for B's ids, against `unknown` for fresh ones, is the accepted difference of
+/// [`CLIENT_CHOSEN_IDS`]: the fresh id created, B's refused as not found.
+fn chosen_id_taken(op: &str, slots: &[String], unknown: &Answer, got: &Answer) -> bool {
+    CLIENT_CHOSEN_IDS
+        .iter()
+        .any(|(o, field)| *o == op && slots.iter().any(|s| s == field))
+        && unknown.success()
+        && got.status == 404
+        && got.code.as_deref() == Some("not_found")
+}
+
 /// Values for fields a valid body needs that the schema cannot mark required (an "exactly one
 /// of `at` and `cron`" rule), or that must be well formed to get past validation to the lookup.
 /// By field name, whatever the operation.
@@ -948,10 +966,14 @@ async fn every_rest_operation_answers_another_workspaces_ids_exactly_as_unknown_
                     }
                 }
                 for (label, naming) in namings {
+                    let named: Vec<String> = match naming {
+                        Naming::Only(i) => vec![slots[i].clone()],
+                        _ => slots.clone(),
+                    };
                     let mut ids = Ids::new(&victim, naming).with_optional(optional);
                     let a = call(build(&w.doc, op, &mut ids)).await;
                     calls += 1;
-                    if !a.same_as(&unknown) {
+                    if !a.same_as(&unknown) && !chosen_id_taken(&op.name(), &named, &unknown, &a) {
                         holes.add(
                             format!("{} [{label}]", op.name()),
                             &who,

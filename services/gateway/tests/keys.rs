@@ -247,7 +247,7 @@ async fn the_audit_trail_says_who_made_and_revoked_keys_decided_a_permission_and
             .iter()
             .map(|e| e["payload"].clone())
             .collect();
-        (entries.len() >= 5).then_some(entries)
+        (entries.len() >= 6).then_some(entries)
     })
     .await;
     let find = |action: &str, target: &str| {
@@ -272,6 +272,20 @@ async fn the_audit_trail_says_who_made_and_revoked_keys_decided_a_permission_and
         entries.iter().filter(|e| e["action"] == "session.update").count(),
         1,
         "{entries:?}"
+    );
+    // The refused policy change is in the trail too: who tried what their role does not allow.
+    let refused = relay_testkit::wait_for(|| async {
+        let (_, page) = root.get("/api/v1/audit").await;
+        page["events"]
+            .as_array()?
+            .iter()
+            .map(|e| e["payload"].clone())
+            .find(|e| e["action"] == "refused" && e["actor"] == format!("operator:{operator_id}").as_str())
+    })
+    .await;
+    assert!(
+        refused["target"].as_str().unwrap().contains("sessions/s-audit"),
+        "{refused}"
     );
     // Only admins read it.
     let (status, body) = operator.get("/api/v1/audit").await;

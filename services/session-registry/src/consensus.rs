@@ -62,8 +62,13 @@ pub async fn propose(reg: Registry, ctx: RequestContext, req: ProposeRequest) ->
         ..
     }) = find(change.conn(), &proposal_id, false).await?
     {
+        // Ids are global: one another workspace holds is refused as not found, as its other
+        // objects are (never `conflict`, which would say whose it is not).
         if its_workspace != workspace {
-            return Err(RegistryError::Conflict(format!("proposal id {proposal_id} is taken")));
+            return Err(RegistryError::NotFound {
+                what: "proposal",
+                id: proposal_id,
+            });
         }
         drop(change);
         return ask_voters(&reg, &ctx, p).await;

@@ -77,10 +77,11 @@ pub(crate) async fn insert_new(change: &mut Change, session: &Session) -> Result
 }
 
 /// Locks a session, creating it (and recording `created`) when it does not exist yet.
-pub(crate) async fn lock_or_create(change: &mut Change, id: &str) -> Result<Session> {
+/// The session, locked, and whether this call made it.
+pub(crate) async fn lock_or_create(change: &mut Change, id: &str) -> Result<(Session, bool)> {
     // One statement for a session that exists (every send but a session's first).
     if let Some(stored) = change.lock(id).await? {
-        return store::live(id, Some(stored));
+        return Ok((store::live(id, Some(stored))?, false));
     }
     let session = new_session(id.to_string(), now_ms());
     // Two first messages racing for a new session: the loser's insert waits for the winner
@@ -88,9 +89,9 @@ pub(crate) async fn lock_or_create(change: &mut Change, id: &str) -> Result<Sess
     let workspace = change.workspace.clone();
     if store::insert_session(change.conn(), &session, &workspace).await? {
         change.emit(id, created_event(&session)).await?;
-        return Ok(session);
+        return Ok((session, true));
     }
-    store::lock_live(change.conn(), id).await
+    Ok((store::lock_live(change.conn(), id).await?, false))
 }
 
 pub(crate) fn created_event(s: &Session) -> Created {

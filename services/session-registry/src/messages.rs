@@ -228,7 +228,7 @@ pub async fn send(reg: Registry, ctx: RequestContext, req: SendMessageRequest) -
         return send_later(&reg, req, at).await;
     }
     let mut change = Change::begin(&reg).await?;
-    let mut session = lock_or_create(&mut change, &req.session_id).await?;
+    let (mut session, made) = lock_or_create(&mut change, &req.session_id).await?;
     if let Some(scope) = ctx.scope()
         && change
             .place(&session.session_id)
@@ -275,6 +275,11 @@ pub async fn send(reg: Registry, ctx: RequestContext, req: SendMessageRequest) -
         .collect();
     if attached.is_empty() {
         let Some(selection) = req.agent else {
+            // A session this send would make, with no agent to take the message: none was
+            // found (rolled back), as for another workspace's session.
+            if made {
+                return Err(RegistryError::session_not_found(&session.session_id));
+            }
             // A well-formed request the session's state refuses: a conflict.
             return Err(RegistryError::Conflict(format!(
                 "session {} has no agents; pass `agent` to attach one",

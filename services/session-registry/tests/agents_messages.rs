@@ -266,14 +266,16 @@ async fn send_message_creates_session_attaches_agent_and_opens_a_turn() {
 #[tokio::test]
 async fn send_message_without_agents_or_to_unknown_agents_is_rejected() {
     let m = common::start(1).await;
+    // A session the send would make with no agent to take the message is not found, as another
+    // workspace's session is: the two never answer differently.
     let e = m
         .err(
             "session.sendMessage",
             json!({"sessionId": "bare", "message": "hi"}),
-            "conflict",
+            "not_found",
         )
         .await;
-    assert!(e.error.message.contains("pass `agent`"), "{e}");
+    assert_eq!(e.error.message, "session bare not found", "{e}");
     // The failed call created nothing.
     assert_eq!(
         m.ok("session.get", json!({"sessionId": "bare"})).await["session"],

@@ -202,10 +202,12 @@ async fn route(conn: &mut PgConnection, workspace: &str, from: &Author, req: &Se
                 what: "message",
                 id: thread_id.clone(),
             })?;
+        // Another workspace's thread is not found, exactly as one that never existed.
         if its_workspace != workspace {
-            return Err(RegistryError::Invalid(format!(
-                "thread {thread_id} is not a conversation of workspace {workspace}"
-            )));
+            return Err(RegistryError::NotFound {
+                what: "message",
+                id: thread_id.clone(),
+            });
         }
         let root_id = replied.thread_id.clone().unwrap_or_else(|| replied.message_id.clone());
         let root = if root_id == replied.message_id {
