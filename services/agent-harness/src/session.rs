@@ -19,6 +19,7 @@ use crate::parse::{Detected, Keys};
 use crate::prompts::{Ask, Prompts};
 use crate::run::Driver;
 use crate::screen::Screen;
+use nix::sys::signal::Signal;
 use relay_contracts::actions::{ActionAnswer, ActionCall};
 use relay_contracts::capabilities::DeliveryMode;
 use relay_contracts::delivery::*;
@@ -162,6 +163,8 @@ pub struct PtyAgent {
     /// The CLI's pid (also its process group: a PTY child leads its own session).
     pub pid: Option<u32>,
     killer: Mutex<Box<dyn portable_pty::ChildKiller + Send + Sync>>,
+    /// The CLI has exited (and what it left behind was killed).
+    exited: Arc<std::sync::atomic::AtomicBool>,
     state: Mutex<State>,
     prompts: Arc<Prompts>,
     events: Mutex<Option<EventSink>>,
@@ -253,7 +256,19 @@ impl PtyAgent {
             }
         });
         let (exit_tx, exit_rx) = oneshot::channel();
+        let exited = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let exited_too = exited.clone();
         std::thread::spawn(move || {
+            // What the CLI started and left behind (a relaunched node, its MCP servers, its
+            // tools' commands) goes with it: killed before the CLI is reaped, while its group id
+            // cannot be anyone else's.
+            if let Some(pid) = pid {
+                use nix::sys::wait::{Id, WaitPidFlag, waitid};
+                let pid = nix::unistd::Pid::from_raw(pid as i32);
+                let _ = waitid(Id::Pid(pid), WaitPidFlag::WEXITED | WaitPidFlag::WNOWAIT);
+                let _ = nix::sys::signal::killpg(pid, Signal::SIGKILL);
+            }
+            exited_too.store(true, std::sync::atomic::Ordering::SeqCst);
             let code = child.wait().map(|s| s.exit_code()).unwrap_or(1);
             let _ = exit_tx.send(code);
         });
@@ -265,6 +280,7 @@ impl PtyAgent {
             keys,
             pid,
             killer: Mutex::new(killer),
+            exited,
             state: Mutex::new(State::default()),
             prompts,
             events: Mutex::new(None),
@@ -789,6 +805,14 @@ impl PtyAgent {
     }
 }
 
+/// How long a hung-up CLI has to exit before its process group is killed.
+const KILL_GRACE: std::time::Duration = std::time::Duration::from_secs(3);
+
+/// Signals the process group `pgid` (gone already: nothing to do).
+fn signal_group(pgid: u32, signal: Signal) {
+    let _ = nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pgid as i32), signal);
+}
+
 fn io_err(e: impl std::fmt::Display) -> std::io::Error {
     std::io::Error::other(e.to_string())
 }
@@ -920,9 +944,22 @@ impl Driver for PtyAgent {
         self.releasing.load(std::sync::atomic::Ordering::SeqCst)
     }
 
-    /// Kills the command (the PTY's child).
+    /// Ends the command's whole process tree: the CLI leads its own session and process group
+    /// (the PTY's), which its children share. SIGHUP first (the terminal hung up: the CLIs save
+    /// their session), SIGKILL for what is still there a moment later.
     fn kill(&self) {
-        let _ = self.killer.lock().expect("killer lock").kill();
+        let Some(pid) = self.pid else {
+            let _ = self.killer.lock().expect("killer lock").kill();
+            return;
+        };
+        signal_group(pid, Signal::SIGHUP);
+        let exited = self.exited.clone();
+        std::thread::spawn(move || {
+            std::thread::sleep(KILL_GRACE);
+            if !exited.load(std::sync::atomic::Ordering::SeqCst) {
+                signal_group(pid, Signal::SIGKILL);
+            }
+        });
     }
 
     /// The event sink exists once the session is attached; what was parsed before is handled now.

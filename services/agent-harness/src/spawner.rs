@@ -105,7 +105,11 @@ impl Default for SpawnerSettings {
             ("claude", AgentCommand::new(&["claude"], "claude-stream-json", "claude")),
             ("codex", AgentCommand::new(&["codex"], "codex-app-server", "codex")),
             ("gemini", AgentCommand::new(&["gemini", "--acp"], "acp", "gemini")),
-            ("claude-tui", AgentCommand::new(&["claude"], "pty", "claude")),
+            // The mode where every tool asks (newer releases start in auto mode, unasked).
+            (
+                "claude-tui",
+                AgentCommand::new(&["claude", "--permission-mode", "default"], "pty", "claude"),
+            ),
             ("codex-tui", AgentCommand::new(&["codex"], "pty", "codex")),
             ("gemini-tui", AgentCommand::new(&["gemini"], "pty", "gemini")),
             ("aider", AgentCommand::new(&["aider"], "pty", "generic")),

@@ -620,3 +620,31 @@ async fn a_tool_run_with_no_permission_request_is_reported_bypassed_and_blocks_t
     let statuses = h.events("bypass", &["status.changed"]).await;
     assert_eq!(statuses.last().unwrap()["payload"]["status"], "blocked", "{statuses:?}");
 }
+
+/// Releasing the agent ends the CLI's whole process tree: what it started and left running (a
+/// relaunched node, its MCP servers, a tool's command), even one that ignores the hang-up.
+#[tokio::test]
+async fn stop_ends_the_clis_whole_process_tree_even_what_ignores_the_hang_up() {
+    let mut h = mesh("tree").await;
+    h.send("tree", "spawn nohup sleep 600", "immediate").await;
+    let pid: u32 = wait_for(|| async {
+        let lines = h.events("tree", &["terminal.output"]).await;
+        lines.iter().find_map(|e| {
+            let text = e["payload"]["text"].as_str()?;
+            text.trim().strip_prefix("spawned ")?.trim().parse().ok()
+        })
+    })
+    .await;
+    assert!(running(pid), "the CLI's child runs");
+    h.m.ok("agent.stop", json!({"agentId": h.agent})).await;
+    assert_eq!(h.harness.wait_exit(Duration::from_secs(10)).await, Some(true));
+    wait_for(|| async { (!running(pid)).then_some(()) }).await;
+}
+
+/// Whether `pid` is a live process (not gone, not a zombie waiting to be reaped).
+fn running(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|stat| stat.rsplit_once(") ").map(|(_, rest)| !rest.starts_with('Z')))
+        .unwrap_or(false)
+}

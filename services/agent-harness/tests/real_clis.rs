@@ -170,7 +170,9 @@ async fn world(script: Script) -> World {
         ),
         1,
     );
-    toml += &agent_entry("claude-tui", &[bin(clis::claude_bin())], "pty", "claude", &claude_env);
+    // The mode where every tool asks: newer releases start in auto mode, running tools unasked.
+    let claude_tui = [bin(clis::claude_bin()), "--permission-mode".into(), "default".into()];
+    toml += &agent_entry("claude-tui", &claude_tui, "pty", "claude", &claude_env);
     toml += &agent_entry("codex-tui", &[bin(clis::codex_bin())], "pty", "codex", &codex_env);
     toml += &agent_entry("gemini-tui", &[bin(clis::gemini_bin())], "pty", "gemini", &gemini_env);
     let config = scratch.join("spawner.toml");
@@ -930,6 +932,66 @@ async fn denied_command_does_not_run(cli: Cli) {
     }
 }
 
+/// A message sent while the CLI's permission menu shows waits (accepted, not typed: its keys
+/// would answer the menu); the human's deny is the only thing typed into the menu; the command
+/// never runs and is never reported executed; then the message reaches the model once, after
+/// the menu, and only then is it delivered.
+async fn message_sent_while_the_menu_is_open_waits_for_the_deny(cli: Cli) {
+    let w = world(tool_script()).await;
+    let (session, agent) = w.spawn(cli, "RUNTOOL please").await;
+    let p = w.pending_permission(&agent).await;
+    let idles = w.idles_when_blocked(&agent).await;
+    let sent = w
+        .ok(
+            reqwest::Method::POST,
+            &format!("/sessions/{session}/messages"),
+            Some(json!({ "message": "thanks, carry on", "mode": "immediate" })),
+        )
+        .await;
+    let delivery = sent["deliveryIds"][0].as_str().expect("one delivery").to_string();
+    wait_for(|| async { (w.delivery_status(&delivery).await == "accepted").then_some(()) }).await;
+    let id = p["requestId"].as_str().unwrap();
+    w.ok(
+        reqwest::Method::POST,
+        &format!("/agents/{agent}/permissions/{id}/deny"),
+        Some(json!({ "reason": "no" })),
+    )
+    .await;
+    w.wait_long(&agent, || async {
+        let seen = w.model.user_texts().iter().any(|t| t.contains("thanks, carry on"));
+        seen.then_some(())
+    })
+    .await;
+    wait_for(|| async { (w.delivery_status(&delivery).await == "delivered").then_some(()) }).await;
+    // Its turn ends too (the deny's turn may end with it: the message is typed as soon as the
+    // menu is gone): nothing typed later could still run the command.
+    w.idle_times(&agent, idles + 1).await;
+    w.wait_long(&agent, || async {
+        let statuses = w.events(&agent, "status.changed").await;
+        (statuses.last()?["payload"]["status"] == "idle").then_some(())
+    })
+    .await;
+    assert!(!exists(&w.workdir, "ran.txt"), "the denied command did not run");
+    let executed = w.events(&agent, "command.executed").await;
+    assert!(
+        executed.is_empty(),
+        "a denied command is never reported executed: {executed:?}"
+    );
+    let turn = w
+        .model
+        .main_requests()
+        .into_iter()
+        .rev()
+        .find(|r| {
+            r.user_text
+                .as_deref()
+                .is_some_and(|t| t.starts_with("thanks, carry on"))
+        })
+        .expect("the message is a turn of its own");
+    let body = turn.body.to_string();
+    assert_eq!(body.matches("thanks, carry on").count(), 1, "typed once: {body}");
+}
+
 /// A message with several lines reaches the model as written.
 async fn multi_line_message_arrives_intact(cli: Cli) {
     let w = world(Script::new()).await;
@@ -1228,6 +1290,21 @@ async fn gemini_tui_question_is_answered_over_rest() {
 #[tokio::test]
 async fn gemini_tui_multi_line_message_arrives_intact() {
     multi_line_message_arrives_intact(Cli::GeminiTui).await;
+}
+
+#[tokio::test]
+async fn claude_tui_a_message_sent_while_the_permission_menu_is_open_waits_and_is_typed_once_after_the_deny() {
+    message_sent_while_the_menu_is_open_waits_for_the_deny(Cli::ClaudeTui).await;
+}
+
+#[tokio::test]
+async fn codex_tui_a_message_sent_while_the_permission_menu_is_open_waits_and_is_typed_once_after_the_deny() {
+    message_sent_while_the_menu_is_open_waits_for_the_deny(Cli::CodexTui).await;
+}
+
+#[tokio::test]
+async fn gemini_tui_a_message_sent_while_the_permission_menu_is_open_waits_and_is_typed_once_after_the_deny() {
+    message_sent_while_the_menu_is_open_waits_for_the_deny(Cli::GeminiTui).await;
 }
 
 #[tokio::test]

@@ -22,6 +22,8 @@
 //!   run <command...>            a shell command and one line of its output
 //!   exec <program> <args...>    really runs the program (no shell), prints its output and
 //!                               appends it to the --log file: what a model's shell command does
+//!   spawn <program> <args...>   starts the program in the background (no shell) and prints
+//!                               "spawned <pid>": what a CLI leaves running (MCP servers, tools)
 //!   ask-permission <Tool> <args...>   a permission menu; option 1 or 2 grants, 3 or Esc denies
 //!                               (in a mode that does not ask: the tool runs at once)
 //!   ask <question>? <a/b/...>   a question menu; the option's number (or typed text) answers
@@ -108,6 +110,7 @@ enum Command<'a> {
     File(FileOp, &'a str),
     Run(&'a str),
     Exec(&'a str),
+    Spawn(&'a str),
     AskPermission(&'a str, &'a str),
     Ask(&'a str),
     Tokens(u64, u64),
@@ -136,6 +139,7 @@ impl<'a> Command<'a> {
             "delete" => some(rest).map(|path| Command::File(FileOp::Delete, path)),
             "run" => some(rest).map(Command::Run),
             "exec" => some(rest).map(Command::Exec),
+            "spawn" => some(rest).map(Command::Spawn),
             "ask-permission" => some(rest).map(|r| {
                 let (tool, args) = split_word(r);
                 Command::AskPermission(tool, args)
@@ -403,6 +407,21 @@ impl Agent {
             Command::Tool(tool, args) => self.say_all(&style.tool_call(tool, args))?,
             Command::File(op, path) => self.say_all(&style.file_operation(op, path))?,
             Command::Run(command) => self.say_all(&style.command(command))?,
+            Command::Spawn(command) => {
+                // Left running in the background, as a CLI leaves its MCP servers and tools.
+                let mut words = command.split_whitespace();
+                let program = words.next().unwrap_or_default();
+                let child = std::process::Command::new(program)
+                    .args(words)
+                    .stdin(std::process::Stdio::null())
+                    .stdout(std::process::Stdio::null())
+                    .stderr(std::process::Stdio::null())
+                    .spawn();
+                match child {
+                    Ok(child) => self.say(&format!("spawned {}", child.id()))?,
+                    Err(e) => self.say(&format!("spawn {program}: {e}"))?,
+                }
+            }
             Command::Exec(command) => {
                 let output = exec(command);
                 for line in output.lines() {
