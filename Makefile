@@ -2,7 +2,7 @@
 CARGO ?= cargo
 export CARGO_TERM_COLOR ?= never
 
-.PHONY: soak test build services agent-clis console-deps interop-deps pg-proxy sdks run up bench chaos chaos-cluster chaos-failover fmt lint clean-test-dbs openapi fuzz fuzz-random compose-check deploy-check
+.PHONY: soak test build services agent-clis test-latest-clis console-deps interop-deps pg-proxy sdks run up bench chaos chaos-cluster chaos-failover fmt lint clean-test-dbs openapi fuzz fuzz-random compose-check deploy-check
 
 ## Start NATS and Postgres if needed, install the pinned agent CLIs, the console's browser
 ## (Debian's chromium, playwright-core) and HAProxy if missing, then build and run every test.
@@ -20,6 +20,15 @@ services:
 ## ~/.cache/relay-mesh/agent-clis (RELAY_AGENT_CLIS); nothing is downloaded when they are there.
 agent-clis:
 	./scripts/install-agent-clis.sh >/dev/null
+
+## The real-CLI tests against whatever npm serves today (installed afresh as <name>-latest; Node
+## 22 for Claude Code's from npm when needed). Not part of `make test` or CI: a release that
+## changes a menu or a protocol fails here before a user meets it.
+test-latest-clis: services
+	./scripts/install-agent-clis.sh --latest >/dev/null
+	$(CARGO) build --workspace --bins
+	RELAY_CLAUDE_VERSION=latest RELAY_CODEX_VERSION=latest RELAY_GEMINI_VERSION=latest \
+		$(CARGO) test -p agent-harness --test real_clis --no-fail-fast
 
 ## Debian's chromium (apt) and playwright-core (npm, ~/.cache/relay-mesh/console-e2e) for the
 ## console's browser test; nothing is installed when they are there.

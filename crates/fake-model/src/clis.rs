@@ -9,7 +9,9 @@ use std::path::{Path, PathBuf};
 
 use serde_json::json;
 
-/// The pinned versions; `scripts/install-agent-clis.sh` installs exactly these.
+/// The pinned versions; `scripts/install-agent-clis.sh` installs exactly these. `RELAY_CLAUDE_VERSION`,
+/// `RELAY_CODEX_VERSION` and `RELAY_GEMINI_VERSION` pick another installed one (`latest`, as
+/// `install-agent-clis.sh --latest` installs it, for `make test-latest-clis`).
 pub const CLAUDE_VERSION: &str = "2.1.197";
 pub const CODEX_VERSION: &str = "0.169.0";
 pub const GEMINI_VERSION: &str = "0.61.0";
@@ -43,15 +45,24 @@ pub fn cli_bin(name: &str, version: &str) -> PathBuf {
 }
 
 pub fn claude_bin() -> PathBuf {
-    cli_bin("claude", CLAUDE_VERSION)
+    cli_bin("claude", &version("claude", CLAUDE_VERSION))
 }
 
 pub fn codex_bin() -> PathBuf {
-    cli_bin("codex", CODEX_VERSION)
+    cli_bin("codex", &version("codex", CODEX_VERSION))
 }
 
 pub fn gemini_bin() -> PathBuf {
-    cli_bin("gemini", GEMINI_VERSION)
+    cli_bin("gemini", &version("gemini", GEMINI_VERSION))
+}
+
+/// `RELAY_<NAME>_VERSION`, else the pinned version.
+fn version(name: &str, pinned: &str) -> String {
+    let var = format!("RELAY_{}_VERSION", name.to_uppercase());
+    std::env::var(var)
+        .ok()
+        .filter(|v| !v.is_empty())
+        .unwrap_or_else(|| pinned.to_string())
 }
 
 /// What every CLI needs from the outer environment: PATH (node for Gemini and Codex's wrapper) and a locale.
