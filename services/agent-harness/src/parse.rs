@@ -111,9 +111,10 @@ impl PatternSet {
         let p = |s: &str| Some(s.to_string());
         match cli.to_ascii_lowercase().as_str() {
             "claude" => PatternSet {
-                // " Bash command" … "   touch x" … " Do you want to proceed?" / " ❯ 1. Yes"
+                // " Bash command" … "   touch x" … " Do you want to proceed?" / " ❯ 1. Yes"; 2.1.332
+                // puts a tip and the description first and the command between dashed rules
                 permission: p(
-                    r"(?m)^ (?P<tool>[A-Z][\w ]*?) command\n(?:\s*\n)*\s+(?P<command>\S.*?)\s*$(?s:.*?)^ Do you want to proceed\?",
+                    r"(?m)^ (?P<tool>[A-Z][\w ]*?) command\n(?:\s*\n)*(?: (?:Tip:|Run a )[^\n]*\n(?:\s*\n)*)*(?:╌+\n)?\s+(?P<command>\S.*?)\s*$(?s:.*?)^ Do you want to proceed\?",
                 ),
                 // " ☐ Question" / "Which color do you prefer?" / "❯ 1. Red"
                 question: p(r"(?m)^ ☐ [^\n]*\n(?:\s*\n)*(?P<question>[^\n]*\?)\s*$"),

@@ -564,7 +564,31 @@ mod tests {
             "│   3. No, suggest changes (esc)         │",
             "╰──────────────────────────────────────╯",
         ];
-        for (cli, rows) in [("claude", &claude[..]), ("codex", &codex[..]), ("gemini", &gemini[..])] {
+        // Claude Code 2.1.332 (the npm latest on 2026-11-28)
+        let claude_latest = [
+            "● Running a shell command",
+            "  ⎿  $ touch ran.txt",
+            "────────",
+            " Bash command",
+            " Tip: auto mode handles these prompts for you — choose \"switch to auto mode\" below",
+            " Run a shell command",
+            "╌╌╌╌╌╌╌╌",
+            " touch ran.txt",
+            "╌╌╌╌╌╌╌╌",
+            " Do you want to proceed?",
+            " ❯ 1. Yes",
+            "   2. Yes, and always allow access to /tmp/ws from this project",
+            "   3. Yes, and switch to auto mode · auto mode handles these prompts for you",
+            "   4. No",
+            " Esc to cancel · Tab to amend",
+        ];
+        let all = [
+            ("claude", &claude[..]),
+            ("claude", &claude_latest[..]),
+            ("codex", &codex[..]),
+            ("gemini", &gemini[..]),
+        ];
+        for (cli, rows) in all {
             let found = prompts(shown(cli, rows, IDLE_QUIET));
             let permission = found.iter().find(|d| matches!(d, Detected::Permission { .. }));
             let Some(Detected::Permission { tool, command, .. }) = permission else {
@@ -629,6 +653,65 @@ mod tests {
             let keys = crate::parse::Keys::from(&PatternSet::builtin(cli));
             assert_eq!(keys.answer("Blue", options), "2", "{cli}: the option's digit");
         }
+    }
+
+    #[test]
+    fn claudes_auto_mode_footer_says_tools_run_unasked_and_its_summary_row_is_a_command() {
+        let auto = [
+            "❯ RUNTOOL now",
+            "  Ran 1 shell command",
+            "● Tool finished. DONE.",
+            "────────────────",
+            "❯\u{a0}",
+            "────────────────",
+            "  ⏵⏵ auto mode on (shift+tab to cycle)",
+        ];
+        let found = prompts(shown("claude", &auto, IDLE_QUIET));
+        assert_eq!(found[0], Detected::Unasked(true), "{found:?}");
+        assert!(found.contains(&Detected::Command {
+            command: "Ran 1 shell command".into()
+        }));
+        let manual = [
+            "────────────────",
+            "❯\u{a0}",
+            "────────────────",
+            "  ⏸ manual mode on · ? for shortcuts",
+        ];
+        assert_eq!(prompts(shown("claude", &manual, IDLE_QUIET)), vec![Detected::Idle]);
+    }
+
+    #[test]
+    fn a_row_that_shows_a_call_and_its_completion_calls_it_first() {
+        let found = prompts(shown("gemini", &["│ ✓  Shell touch ran.txt │"], IDLE_QUIET));
+        let tool = "Shell".to_string();
+        assert_eq!(
+            found,
+            vec![
+                Detected::ToolStarted {
+                    tool: tool.clone(),
+                    input: "touch ran.txt".into()
+                },
+                Detected::Command {
+                    command: "touch ran.txt".into()
+                },
+                Detected::ToolCompleted { tool },
+            ]
+        );
+    }
+
+    #[test]
+    fn a_menu_gone_from_the_screen_is_reported_closed_once() {
+        let mut s = Screen::new(&PatternSet::builtin("gemini"), 50, 200).unwrap();
+        s.feed("│ ? Shell  touch x │\r\n│ Allow execution of [Shell]? │\r\n".as_bytes());
+        assert!(s.menu_showing(), "seen on the live screen before any settle");
+        assert!(matches!(
+            prompts(s.settle(IDLE_QUIET))[..],
+            [Detected::Permission { .. }]
+        ));
+        s.feed(b"\x1b[2J\x1b[H");
+        assert!(!s.menu_showing());
+        assert_eq!(prompts(s.settle(IDLE_QUIET)), vec![Detected::MenuClosed]);
+        assert_eq!(prompts(s.settle(IDLE_QUIET)), vec![]);
     }
 
     #[test]

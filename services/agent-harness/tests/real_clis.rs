@@ -22,6 +22,8 @@ enum Cli {
     ClaudeTui,
     CodexTui,
     GeminiTui,
+    /// Claude Code's TUI in a mode that runs edits without asking (`--permission-mode acceptEdits`).
+    ClaudeTuiEdits,
 }
 
 impl Cli {
@@ -33,6 +35,7 @@ impl Cli {
             Cli::ClaudeTui => "claude-tui",
             Cli::CodexTui => "codex-tui",
             Cli::GeminiTui => "gemini-tui",
+            Cli::ClaudeTuiEdits => "claude-tui-edits",
         }
     }
 
@@ -173,6 +176,12 @@ async fn world(script: Script) -> World {
     // The mode where every tool asks: newer releases start in auto mode, running tools unasked.
     let claude_tui = [bin(clis::claude_bin()), "--permission-mode".into(), "default".into()];
     toml += &agent_entry("claude-tui", &claude_tui, "pty", "claude", &claude_env);
+    let claude_tui_edits = [
+        bin(clis::claude_bin()),
+        "--permission-mode".into(),
+        "acceptEdits".into(),
+    ];
+    toml += &agent_entry("claude-tui-edits", &claude_tui_edits, "pty", "claude", &claude_env);
     toml += &agent_entry("codex-tui", &[bin(clis::codex_bin())], "pty", "codex", &codex_env);
     toml += &agent_entry("gemini-tui", &[bin(clis::gemini_bin())], "pty", "gemini", &gemini_env);
     let config = scratch.join("spawner.toml");
@@ -990,6 +999,50 @@ async fn message_sent_while_the_menu_is_open_waits_for_the_deny(cli: Cli) {
         .expect("the message is a turn of its own");
     let body = turn.body.to_string();
     assert_eq!(body.matches("thanks, carry on").count(), 1, "typed once: {body}");
+}
+
+/// A tool the CLI runs with no permission request (Claude Code in a mode that does not ask, as
+/// its 2.1.332 release starts in) is never silent: `permission.bypassed`, the agent blocked, and
+/// a message sent to it afterwards fails instead of reaching a CLI whose tools are out of control.
+#[tokio::test]
+async fn claude_tui_a_tool_run_with_no_permission_request_is_reported_bypassed_and_blocks_the_agent() {
+    let w = world(Script::new()).await;
+    let notes = w.workdir.join("notes.txt");
+    let write = Step::tool("Write", json!({ "file_path": notes, "content": "written unasked\n" }));
+    w.model
+        .set_script(Script::new().on("WRITEFILE", [write, Step::text("Wrote it. DONE.")]));
+    let (session, agent) = w.spawn(Cli::ClaudeTuiEdits, "WRITEFILE please").await;
+    let bypassed = w
+        .wait_long(&agent, || async {
+            let e = w.events(&agent, "permission.bypassed").await;
+            (!e.is_empty()).then_some(e)
+        })
+        .await;
+    assert!(notes.exists(), "the tool ran: that is what is reported");
+    assert_eq!(bypassed.len(), 1, "{bypassed:?}");
+    let asked = w
+        .ok(reqwest::Method::GET, &format!("/agents/{agent}/permissions"), None)
+        .await;
+    assert_eq!(
+        asked["permissions"],
+        json!([]),
+        "no permission request was made: {asked}"
+    );
+    w.wait_long(&agent, || async {
+        let statuses = w.events(&agent, "status.changed").await;
+        (statuses.last()?["payload"]["status"] == "blocked").then_some(())
+    })
+    .await;
+    let sent = w
+        .ok(
+            reqwest::Method::POST,
+            &format!("/sessions/{session}/messages"),
+            Some(json!({ "message": "SECOND message", "mode": "immediate" })),
+        )
+        .await;
+    let delivery = sent["deliveryIds"][0].as_str().expect("one delivery").to_string();
+    wait_for(|| async { (w.delivery_status(&delivery).await == "failed").then_some(()) }).await;
+    assert!(!w.model.user_texts().iter().any(|t| t.contains("SECOND message")));
 }
 
 /// A message with several lines reaches the model as written.
