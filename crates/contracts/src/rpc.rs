@@ -370,6 +370,12 @@ macro_rules! with_rpcs {
             /// modes, most deliveries waiting per agent.
             WorkspaceSetDeliveryPolicy workspace_set_delivery_policy = "workspace.setDeliveryPolicy", SESSION_REGISTRY, ADMIN, mesh,
                 workspace::SetDeliveryPolicyRequest => workspace::Workspace;
+            /// Deletes a workspace (not `default`; the mesh's administrators only) once it has
+            /// no live agent: its keys are revoked at once, it is not found from then on, its
+            /// name is not reused; its sessions and events stay until retention purges them.
+            /// Events: `key.revoked` (published) per key.
+            WorkspaceDelete workspace_delete = "workspace.delete", SESSION_REGISTRY, ADMIN, mesh,
+                workspace::WorkspaceRef => workspace::WorkspaceDeleted;
 
             // ---- API keys (the gateway's callers) -------------------------------------------
             /// Creates a workspace API key with a role; the reply holds its token, shown once.

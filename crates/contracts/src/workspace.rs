@@ -93,6 +93,17 @@ pub struct WorkspaceRef {
     pub name: String,
 }
 
+/// `workspace.delete`: what deleting it did.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct WorkspaceDeleted {
+    pub name: String,
+    pub deleted_at: i64,
+    /// The keys revoked with it (their streams end, schedules pause, webhooks stop).
+    pub keys_revoked: Vec<String>,
+}
+
 /// `workspace.list`: every workspace for the mesh's admins, a key's own otherwise.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]

@@ -33,7 +33,7 @@ use utoipa::{Modify, OpenApi};
         automation::resume_schedule, automation::delete_schedule, automation::schedule_runs,
         rest::query_events, rest::interrupt_agent, rest::list_turns, rest::cancel_turn, rest::interrupt_session, rest::costs, rest::budgets, rest::hosts, rest::context_window, sse::all_events, sse::agent_events, sse::session_events, sse::channel_events,
         rest::create_key, rest::list_keys, rest::revoke_key,
-        rest::create_workspace, rest::list_workspaces, rest::get_workspace, rest::set_delivery_policy, rest::audit,
+        rest::create_workspace, rest::list_workspaces, rest::get_workspace, rest::delete_workspace, rest::set_delivery_policy, rest::audit,
     ),
     // Enums used only by query parameters are not collected on their own.
     components(schemas(relay_contracts::session::StatusFilter)),

@@ -35,8 +35,8 @@ use relay_contracts::session::{
     handle_of,
 };
 use relay_contracts::workspace::{
-    CreateWorkspaceRequest, DeliveryPolicy, ListWorkspacesRequest, SetDeliveryPolicyRequest, Workspace, WorkspaceList,
-    WorkspaceRef,
+    CreateWorkspaceRequest, DeliveryPolicy, ListWorkspacesRequest, SetDeliveryPolicyRequest, Workspace,
+    WorkspaceDeleted, WorkspaceList, WorkspaceRef,
 };
 use relay_contracts::{Rpc, rpc};
 use serde::de::DeserializeOwned;
@@ -272,7 +272,7 @@ pub fn router(state: AppState) -> Router {
         .route("/costs/budgets", get(budgets))
         .route("/hosts", get(hosts))
         .route("/workspaces", post(create_workspace).get(list_workspaces))
-        .route("/workspaces/{name}", get(get_workspace))
+        .route("/workspaces/{name}", get(get_workspace).delete(delete_workspace))
         .route(
             "/workspaces/{name}/delivery-policy",
             axum::routing::put(set_delivery_policy),
@@ -1292,6 +1292,11 @@ async fn list_workspaces(State(s): State<AppState>) -> Reply<WorkspaceList> {
 #[utoipa::path(get, path = "/workspaces/{name}", tag = "workspaces", params(("name" = String, Path, description = "Workspace name")), responses((status = 200, body = Workspace), (status = 400, description = "Invalid request", body = WireError), (status = 404, description = "Not found", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 403, description = "Not an admin key", body = WireError), (status = 429, description = "Over the key's rate limit (Retry-After)", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
 async fn get_workspace(State(s): State<AppState>, Path(name): Path<String>) -> Reply<Workspace> {
     Ok(Json(call::<rpc::WorkspaceGet>(&s, &WorkspaceRef { name }).await?))
+}
+
+#[utoipa::path(delete, path = "/workspaces/{name}", tag = "workspaces", params(("name" = String, Path, description = "Workspace name")), responses((status = 200, description = "Deleted: its keys revoked, not found from now on", body = WorkspaceDeleted), (status = 400, description = "Invalid request (`default` cannot be deleted)", body = WireError), (status = 404, description = "Not found", body = WireError), (status = 409, description = "It has live agents: stop them first", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 403, description = "Not an admin key of default", body = WireError), (status = 429, description = "Over the key's rate limit (Retry-After)", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
+async fn delete_workspace(State(s): State<AppState>, Path(name): Path<String>) -> Reply<WorkspaceDeleted> {
+    Ok(Json(call::<rpc::WorkspaceDelete>(&s, &WorkspaceRef { name }).await?))
 }
 
 #[utoipa::path(put, path = "/workspaces/{name}/delivery-policy", tag = "workspaces", params(("name" = String, Path, description = "Workspace name")), request_body = DeliveryPolicy, responses((status = 200, description = "The workspace with its new policy; sends from now on follow it", body = Workspace), (status = 400, description = "Invalid request", body = WireError), (status = 404, description = "Not found", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 403, description = "Not an admin key", body = WireError), (status = 429, description = "Over the key's rate limit (Retry-After)", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]

@@ -465,3 +465,75 @@ async fn another_workspaces_key_or_agent_cannot_fork_its_sessions_see_its_agents
     assert_eq!(entry["actor"], format!("admin:{a_id}"), "{entry}");
     assert_eq!(entry["detail"]["sourceSessionId"], "a-1", "{entry}");
 }
+
+/// A workspace is deleted by the mesh's administrators only, once none of its agents is live:
+/// its keys are revoked at once, it is not found from then on and its name is not reused.
+/// Another workspace's admin gets what an unknown name gets; the workspace's own admin, 403.
+#[tokio::test]
+async fn a_deleted_workspace_loses_its_keys_at_once_and_only_the_meshs_admins_may_delete_one() {
+    let m = common::mesh().await;
+    let g = gateway(&m, &[("RELAY_API_TOKEN", ROOT)]).await;
+    let root = Bearer::new(&g, ROOT);
+    let mut keys = Vec::new();
+    for ws in ["gone", "acme"] {
+        let (status, body) = root.post("/api/v1/workspaces", json!({"name": ws})).await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+        keys.push(root.create_key(ws, "admin", Some(ws)).await);
+    }
+    let [(gone_key_id, gone), (_, acme)] = <[_; 2]>::try_from(keys).ok().unwrap();
+    let delete = |who: &Bearer, name: &str| {
+        let (who, path) = (who.clone(), format!("/api/v1/workspaces/{name}"));
+        async move { who.send(reqwest::Method::DELETE, &path, None).await }
+    };
+    let (status, other, _) = delete(&acme, "gone").await;
+    let (unknown_status, unknown, _) = delete(&acme, "no-such-workspace").await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "{other}");
+    assert_eq!(
+        (status, &other["error"]["code"]),
+        (unknown_status, &unknown["error"]["code"])
+    );
+    let (status, own, _) = delete(&gone, "gone").await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{own}");
+    let (status, default, _) = delete(&root, "default").await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{default}");
+
+    // A live agent holds it.
+    let agent = Agent::connect(&m, "g1", "gone").await;
+    agent.call("session.create", json!({"sessionId": "g-1"})).await;
+    let attached = agent
+        .call(
+            "session.agent.attach",
+            json!({"sessionId": "g-1", "agent": {"kind": "adapter", "adapterName": "claude"},
+                   "capabilities": {"messaging": {"receive": true}, "delivery": {"modes": ["manual"]},
+                                    "events": {"emits": []}, "lifecycle": {"release": true}}}),
+        )
+        .await;
+    assert_eq!(attached["agentId"], "g1", "{attached}");
+    let (status, held, _) = delete(&root, "gone").await;
+    assert_eq!(status, StatusCode::CONFLICT, "{held}");
+    assert_eq!(gone.get("/api/v1/sessions").await.0, StatusCode::OK);
+    let released = agent
+        .call("session.agent.release", json!({"sessionId": "g-1", "agentId": "g1"}))
+        .await;
+    assert!(released.get("error").is_none(), "{released}");
+
+    let (status, deleted, _) = delete(&root, "gone").await;
+    assert_eq!(status, StatusCode::OK, "{deleted}");
+    assert_eq!(deleted["keysRevoked"], json!([gone_key_id]), "{deleted}");
+    assert_eq!(gone.get("/api/v1/sessions").await.0, StatusCode::UNAUTHORIZED);
+    assert_eq!(root.get("/api/v1/workspaces/gone").await.0, StatusCode::NOT_FOUND);
+    let (_, list) = root.get("/api/v1/workspaces").await;
+    assert!(!list.to_string().contains("\"gone\""), "{list}");
+    let (status, again) = root.post("/api/v1/workspaces", json!({"name": "gone"})).await;
+    assert_eq!(status, StatusCode::CONFLICT, "{again}");
+    let (status, key) = root
+        .post(
+            "/api/v1/keys",
+            json!({"name": "late", "role": "viewer", "workspace": "gone"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "{key}");
+    // relayctl deletes too.
+    let out = common::relayctl(&m, &["workspaces", "delete", "acme"]);
+    assert!(out.contains("acme: deleted, 1 key(s) revoked"), "{out}");
+}

@@ -346,14 +346,15 @@ async fn bad_messages_are_refused_with_what_is_wrong_and_nothing_is_stored() {
         "messaging.attachments: image",
     )
     .await;
-    // A thread of another workspace is not a conversation here.
+    // A thread of another workspace is not found here, exactly as one that never existed.
     let sent = w.send(json!({"to": "@alice", "text": "first"})).await;
     w.root.post("/api/v1/workspaces", json!({"name": "other"})).await;
     let (_, outsider) = w.root.create_key("outsider", "operator", Some("other")).await;
     let (status, err) = outsider
         .post("/api/v1/messages", json!({"threadId": sent["messageId"], "text": "hi"}))
         .await;
-    assert_eq!(status, StatusCode::BAD_REQUEST, "{err}");
+    assert_eq!(status, StatusCode::NOT_FOUND, "{err}");
+    assert!(!err.to_string().contains("default"), "names no workspace: {err}");
     let (status, err) = outsider
         .get(&format!("/api/v1/messages/{}", sent["messageId"].as_str().unwrap()))
         .await;

@@ -205,6 +205,14 @@ async fn workspaces(c: &Client, cmd: Workspaces, as_json: bool) -> Result<()> {
             }
             vec![w]
         }
+        Workspaces::Delete { name } => {
+            let d = c.workspace_delete(&WorkspaceRef { name }).await?;
+            if as_json {
+                return print_json(&d);
+            }
+            println!("{}: deleted, {} key(s) revoked", d.name, d.keys_revoked.len());
+            return Ok(());
+        }
         Workspaces::Policy {
             name,
             default_mode,

@@ -118,6 +118,10 @@ pub(crate) enum Workspaces {
     Show {
         name: String,
     },
+    /// Deletes a workspace with no live agent: its keys are revoked at once, its name stays taken.
+    Delete {
+        name: String,
+    },
     /// Sets the workspace's delivery policy (seed 001 step 3); `--clear` removes it.
     Policy {
         name: String,

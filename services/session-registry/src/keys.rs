@@ -80,9 +80,11 @@ pub async fn create(reg: Registry, ctx: RequestContext, req: CreateKeyRequest) -
     let key_id = uuid::Uuid::now_v7().simple().to_string();
     // Two v4 UUIDs: 244 random bits from the OS generator.
     let secret = format!("{}{}", uuid::Uuid::new_v4().simple(), uuid::Uuid::new_v4().simple());
-    let row: KeyRow = sqlx::query_as(sqlx::AssertSqlSafe(format!(
+    // Only into a workspace that is there (not deleted).
+    let row: Option<KeyRow> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
         "INSERT INTO registry_api_keys (key_id, workspace, name, role, secret_hash, created_at, created_by) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING {COLUMNS}"
+         SELECT $1, $2, $3, $4, $5, $6, $7 FROM registry_workspaces WHERE name = $2 AND deleted_at IS NULL \
+         RETURNING {COLUMNS}"
     )))
     .bind(&key_id)
     .bind(&workspace)
@@ -91,14 +93,11 @@ pub async fn create(reg: Registry, ctx: RequestContext, req: CreateKeyRequest) -
     .bind(digest(&secret))
     .bind(relay_bus::now_ms())
     .bind(ctx.caller.to_string())
-    .fetch_one(&reg.db)
-    .await
-    .map_err(|e| match e.as_database_error().and_then(|d| d.constraint()) {
-        Some(c) if c.contains("workspace") => RegistryError::NotFound {
-            what: "workspace",
-            id: workspace.clone(),
-        },
-        _ => RegistryError::Db(e),
+    .fetch_optional(&reg.db)
+    .await?;
+    let row = row.ok_or_else(|| RegistryError::NotFound {
+        what: "workspace",
+        id: workspace.clone(),
     })?;
     tracing::info!(key_id, workspace, role = req.role.as_str(), by = %ctx.caller, "API key created");
     let detail = serde_json::json!({"role": req.role.as_str(), "name": name});

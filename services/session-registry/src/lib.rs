@@ -263,6 +263,7 @@ pub async fn serve(nats: async_nats::Client, reg: Registry) -> Result<ServiceHos
     host.serve::<rpc::WorkspaceList>(workspaces::list).await?;
     host.serve::<rpc::WorkspaceSetDeliveryPolicy>(workspaces::set_delivery_policy)
         .await?;
+    host.serve::<rpc::WorkspaceDelete>(workspaces::delete).await?;
     host.serve::<rpc::KeyCreate>(keys::create).await?;
     host.serve::<rpc::KeyList>(keys::list).await?;
     host.serve::<rpc::KeyRevoke>(keys::revoke).await?;

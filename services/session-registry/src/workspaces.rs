@@ -6,9 +6,10 @@ use crate::error::{RegistryError, Result};
 use relay_contracts::RequestContext;
 use relay_contracts::access::is_token;
 use relay_contracts::context::DEFAULT_WORKSPACE;
+use relay_contracts::keys::{KEY_REVOKED, KeyRevoked};
 use relay_contracts::workspace::{
-    CreateWorkspaceRequest, DeliveryPolicy, ListWorkspacesRequest, SetDeliveryPolicyRequest, Workspace, WorkspaceList,
-    WorkspaceRef,
+    CreateWorkspaceRequest, DeliveryPolicy, ListWorkspacesRequest, SetDeliveryPolicyRequest, Workspace,
+    WorkspaceDeleted, WorkspaceList, WorkspaceRef,
 };
 use sqlx::FromRow;
 use sqlx::types::Json;
@@ -87,7 +88,8 @@ pub async fn create(reg: Registry, ctx: RequestContext, req: CreateWorkspaceRequ
     .bind(req.delivery_policy.as_ref().map(Json))
     .fetch_optional(&reg.db)
     .await?;
-    let w = row.ok_or_else(|| RegistryError::Conflict(format!("workspace {} exists", req.name)))?;
+    // A deleted workspace's name stays taken: its data may still be there.
+    let w = row.ok_or_else(|| RegistryError::Conflict(format!("workspace {} exists (or existed)", req.name)))?;
     tracing::info!(workspace = w.name, by = %ctx.caller, "workspace created");
     relay_bus::audit::record(&reg.nats, &w.name, &ctx, "workspace.create", &w.name, None);
     Ok(w.into())
@@ -102,7 +104,7 @@ pub async fn get(reg: Registry, ctx: RequestContext, req: WorkspaceRef) -> Resul
         return Err(not_found());
     }
     let row: Option<Row> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
-        "SELECT {COLUMNS} FROM registry_workspaces WHERE name = $1"
+        "SELECT {COLUMNS} FROM registry_workspaces WHERE name = $1 AND deleted_at IS NULL"
     )))
     .bind(&req.name)
     .fetch_optional(&reg.db)
@@ -113,7 +115,7 @@ pub async fn get(reg: Registry, ctx: RequestContext, req: WorkspaceRef) -> Resul
 pub async fn list(reg: Registry, ctx: RequestContext, _req: ListWorkspacesRequest) -> Result<WorkspaceList> {
     let rows: Vec<Row> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
         "SELECT {COLUMNS} FROM registry_workspaces
-         WHERE $1::text IS NULL OR name = $1 ORDER BY name LIMIT 10000"
+         WHERE ($1::text IS NULL OR name = $1) AND deleted_at IS NULL ORDER BY name LIMIT 10000"
     )))
     .bind(confined(&ctx))
     .fetch_all(&reg.db)
@@ -139,7 +141,7 @@ pub async fn set_delivery_policy(
     }
     check_policy(&req.delivery_policy)?;
     let row: Option<Row> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
-        "UPDATE registry_workspaces SET delivery_policy = $2 WHERE name = $1 RETURNING {COLUMNS}"
+        "UPDATE registry_workspaces SET delivery_policy = $2 WHERE name = $1 AND deleted_at IS NULL RETURNING {COLUMNS}"
     )))
     .bind(&req.name)
     .bind(req.delivery_policy.as_ref().map(Json))
@@ -149,4 +151,73 @@ pub async fn set_delivery_policy(
     tracing::info!(workspace = w.name, by = %ctx.caller, policy = ?w.delivery_policy, "delivery policy set");
     relay_bus::audit::record(&reg.nats, &w.name, &ctx, "workspace.setDeliveryPolicy", &w.name, None);
     Ok(w.into())
+}
+
+/// `workspace.delete`: the mesh's administrators only, never `default`, once no agent of it is
+/// live. Its keys are revoked in the same transaction and announced (`key.revoked`), so their
+/// streams end and what they started stops; from then on it is not found.
+pub async fn delete(reg: Registry, ctx: RequestContext, req: WorkspaceRef) -> Result<WorkspaceDeleted> {
+    let not_found = || RegistryError::NotFound {
+        what: "workspace",
+        id: req.name.clone(),
+    };
+    match confined(&ctx) {
+        Some(own) if own != req.name => return Err(not_found()),
+        Some(own) => {
+            return Err(RegistryError::Forbidden(format!(
+                "a key of workspace {own} cannot delete it; an admin key of default can"
+            )));
+        }
+        None => {}
+    }
+    if req.name == DEFAULT_WORKSPACE {
+        return Err(RegistryError::Invalid("workspace default cannot be deleted".into()));
+    }
+    let mut tx = reg.db.begin().await?;
+    let now = relay_bus::now_ms();
+    sqlx::query("SELECT 1 FROM registry_workspaces WHERE name = $1 AND deleted_at IS NULL FOR UPDATE")
+        .bind(&req.name)
+        .fetch_optional(&mut *tx)
+        .await?
+        .ok_or_else(not_found)?;
+    let live: i64 = sqlx::query_scalar("SELECT count(*) FROM registry_agents WHERE workspace = $1 AND live")
+        .bind(&req.name)
+        .fetch_one(&mut *tx)
+        .await?;
+    if live > 0 {
+        return Err(RegistryError::Conflict(format!(
+            "workspace {} has {live} live agent(s): stop them first",
+            req.name
+        )));
+    }
+    sqlx::query("UPDATE registry_workspaces SET deleted_at = $2 WHERE name = $1")
+        .bind(&req.name)
+        .bind(now)
+        .execute(&mut *tx)
+        .await?;
+    let keys_revoked: Vec<String> = sqlx::query_scalar(
+        "UPDATE registry_api_keys SET revoked_at = $2 WHERE workspace = $1 AND revoked_at IS NULL RETURNING key_id",
+    )
+    .bind(&req.name)
+    .bind(now)
+    .fetch_all(&mut *tx)
+    .await?;
+    tx.commit().await?;
+    tracing::info!(workspace = req.name, keys = keys_revoked.len(), by = %ctx.caller, "workspace deleted");
+    let detail = serde_json::json!({ "keysRevoked": keys_revoked });
+    relay_bus::audit::record(&reg.nats, &req.name, &ctx, "workspace.delete", &req.name, Some(detail));
+    for key_id in &keys_revoked {
+        let event = KeyRevoked {
+            key_id: key_id.clone(),
+            workspace: req.name.clone(),
+        };
+        if let Err(e) = relay_bus::client::publish(&reg.nats, KEY_REVOKED.to_string(), &event).await {
+            tracing::warn!(error = %e, "cannot publish key.revoked");
+        }
+    }
+    Ok(WorkspaceDeleted {
+        name: req.name,
+        deleted_at: now,
+        keys_revoked,
+    })
 }

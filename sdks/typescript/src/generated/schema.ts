@@ -1270,7 +1270,7 @@ export interface paths {
         get: operations["get_workspace"];
         put?: never;
         post?: never;
-        delete?: never;
+        delete: operations["delete_workspace"];
         options?: never;
         head?: never;
         patch?: never;
@@ -2596,6 +2596,14 @@ export interface components {
             deliveryPolicy?: null | components["schemas"]["DeliveryPolicy"];
             displayName?: string | null;
             /** @description Letters, digits, `-` and `_` (it is a NATS subject token): `acme`, `team-7`. */
+            name: string;
+        };
+        /** @description `workspace.delete`: what deleting it did. */
+        WorkspaceDeleted: {
+            /** Format: int64 */
+            deletedAt: number;
+            /** @description The keys revoked with it (their streams end, schedules pause, webhooks stop). */
+            keysRevoked: string[];
             name: string;
         };
         WorkspaceList: {
@@ -9503,6 +9511,101 @@ export interface operations {
             };
             /** @description Not found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WireError"];
+                };
+            };
+            /** @description Over the key's rate limit (Retry-After) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WireError"];
+                };
+            };
+            /** @description A service is unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WireError"];
+                };
+            };
+            /** @description A service did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WireError"];
+                };
+            };
+        };
+    };
+    delete_workspace: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Workspace name */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted: its keys revoked, not found from now on */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkspaceDeleted"];
+                };
+            };
+            /** @description Invalid request (`default` cannot be deleted) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WireError"];
+                };
+            };
+            /** @description Missing or wrong bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WireError"];
+                };
+            };
+            /** @description Not an admin key of default */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WireError"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WireError"];
+                };
+            };
+            /** @description It has live agents: stop them first */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -175,6 +175,7 @@ from .webhook_delivery_status import WebhookDeliveryStatus
 from .webhook_list import WebhookList
 from .wire_error import WireError
 from .workspace import Workspace
+from .workspace_deleted import WorkspaceDeleted
 from .workspace_list import WorkspaceList
 
 __all__ = (
@@ -351,5 +352,6 @@ __all__ = (
     "WebhookList",
     "WireError",
     "Workspace",
+    "WorkspaceDeleted",
     "WorkspaceList",
 )
