@@ -1019,6 +1019,30 @@ pub async fn call<Req: Serialize, Resp: DeserializeOwned>(
     relay_bus::client::request(client, subject, req, CALL_TIMEOUT).await
 }
 
+/// A call as the gateway makes it for an API key: the gateway's NATS identity, the key's caller
+/// (`operator:<keyId>`, `admin:<keyId>`, …) and workspace in the headers; the reply as JSON,
+/// error or not.
+pub async fn call_as_key(
+    nats: &Nats,
+    caller: &str,
+    workspace: &str,
+    subject: &str,
+    body: serde_json::Value,
+) -> serde_json::Value {
+    let gateway = nats.client_as(relay_contracts::access::GATEWAY).await;
+    let mut headers = async_nats::HeaderMap::new();
+    headers.insert(relay_contracts::context::CALLER_HEADER, caller);
+    headers.insert(relay_contracts::context::WORKSPACE_HEADER, workspace);
+    let reply = tokio::time::timeout(
+        CALL_TIMEOUT,
+        gateway.request_with_headers(subject.to_string(), headers, serde_json::to_vec(&body).unwrap().into()),
+    )
+    .await
+    .unwrap_or_else(|_| panic!("{subject} as {caller} timed out"))
+    .unwrap_or_else(|e| panic!("{subject} as {caller}: {e}"));
+    serde_json::from_slice(&reply.payload).unwrap()
+}
+
 /// A raw JSON request; the reply body decoded as JSON whatever it is.
 pub async fn call_json(
     client: &async_nats::Client,

@@ -397,20 +397,9 @@ async fn old_schedule_runs_leave_the_history_and_the_latest_stays() {
     assert_eq!(kept[0]["dueAt"], s2["lastRun"]["dueAt"], "the latest run stays: {s2}");
 }
 
-/// A call as the gateway makes it for a key of `workspace` (its NATS identity, the key's caller).
+/// A call as the gateway makes it for operator key `key_id` of `workspace`.
 async fn as_key(w: &World, key_id: &str, workspace: &str, subject: &str, body: Value) -> Value {
-    let gw = w.nats.client_as(relay_contracts::access::GATEWAY).await;
-    let mut headers = async_nats::HeaderMap::new();
-    headers.insert(
-        relay_contracts::context::CALLER_HEADER,
-        format!("operator:{key_id}").as_str(),
-    );
-    headers.insert(relay_contracts::context::WORKSPACE_HEADER, workspace);
-    let reply = gw
-        .request_with_headers(subject.to_string(), headers, serde_json::to_vec(&body).unwrap().into())
-        .await
-        .unwrap();
-    serde_json::from_slice(&reply.payload).unwrap()
+    relay_testkit::call_as_key(&w.nats, &format!("operator:{key_id}"), workspace, subject, body).await
 }
 
 /// A schedule acts as the key that made it: it may name only sessions that key can see (another

@@ -263,19 +263,10 @@ async fn a_webhook_stops_posting_and_is_disabled_when_the_key_that_made_it_is_re
     let rx = WebhookReceiver::start(SECRET).await;
     let made = expect_ok(&w.client, "key.create", json!({"name": "hooks", "role": "admin"})).await;
     let key_id = made["key"]["keyId"].as_str().unwrap().to_string();
-    // Made as the key (the gateway's identity, the key's caller), in `default`.
-    let gw = w._nats.client_as(relay_contracts::access::GATEWAY).await;
-    let mut headers = async_nats::HeaderMap::new();
-    headers.insert(
-        relay_contracts::context::CALLER_HEADER,
-        format!("admin:{key_id}").as_str(),
-    );
+    // Made as the key, in `default`.
     let body = json!({"url": rx.url, "events": ["session.created"], "secret": SECRET});
-    let reply = gw
-        .request_with_headers("webhook.create", headers, serde_json::to_vec(&body).unwrap().into())
-        .await
-        .unwrap();
-    let hook: Value = serde_json::from_slice(&reply.payload).unwrap();
+    let hook =
+        relay_testkit::call_as_key(&w._nats, &format!("admin:{key_id}"), "default", "webhook.create", body).await;
     let hook = hook["webhookId"]
         .as_str()
         .unwrap_or_else(|| panic!("{hook}"))

@@ -49,20 +49,9 @@ impl Agent {
     }
 }
 
-/// A call as the gateway makes it for a key: its NATS identity, the key's caller and workspace.
+/// A call as the gateway makes it for operator key `key_id` of `workspace`.
 async fn as_key_over_nats(m: &common::Mesh, key_id: &str, workspace: &str, subject: &str, body: Value) -> Value {
-    let gw = m.nats.client_as(access::GATEWAY).await;
-    let mut headers = async_nats::HeaderMap::new();
-    headers.insert(
-        relay_contracts::context::CALLER_HEADER,
-        format!("operator:{key_id}").as_str(),
-    );
-    headers.insert(relay_contracts::context::WORKSPACE_HEADER, workspace);
-    let reply = gw
-        .request_with_headers(subject.to_string(), headers, serde_json::to_vec(&body).unwrap().into())
-        .await
-        .unwrap();
-    serde_json::from_slice(&reply.payload).unwrap()
+    relay_testkit::call_as_key(&m.nats, &format!("operator:{key_id}"), workspace, subject, body).await
 }
 
 #[tokio::test]
