@@ -14,7 +14,7 @@ set -euo pipefail
 CACHE="${RELAY_AGENT_CLIS:-$HOME/.cache/relay-mesh/agent-clis}"
 PINS=(
   "claude @anthropic-ai/claude-code 2.1.197"
-  "codex @openai/codex 0.169.0"
+  "codex @openai/codex 0.171.0"
   "gemini @google/gemini-cli 0.61.0"
 )
 LATEST=false

@@ -13,7 +13,7 @@ use serde_json::json;
 /// `RELAY_CODEX_VERSION` and `RELAY_GEMINI_VERSION` pick another installed one (`latest`, as
 /// `install-agent-clis.sh --latest` installs it, for `make test-latest-clis`).
 pub const CLAUDE_VERSION: &str = "2.1.197";
-pub const CODEX_VERSION: &str = "0.169.0";
+pub const CODEX_VERSION: &str = "0.171.0";
 pub const GEMINI_VERSION: &str = "0.61.0";
 
 /// Any string works as a key against the fake; it is sent but never checked.
