@@ -484,7 +484,7 @@ async fn a_deleted_workspace_loses_its_keys_at_once_and_only_the_meshs_admins_ma
     let (status, own, _) = delete(&gone, "gone").await;
     assert_eq!(status, StatusCode::FORBIDDEN, "{own}");
     let (status, default, _) = delete(&root, "default").await;
-    assert_eq!(status, StatusCode::BAD_REQUEST, "{default}");
+    assert_eq!(status, StatusCode::CONFLICT, "{default}");
 
     // A live agent holds it.
     let agent = Agent::connect(&m, "g1", "gone").await;

@@ -9568,7 +9568,7 @@ export interface operations {
                     "application/json": components["schemas"]["WorkspaceDeleted"];
                 };
             };
-            /** @description Invalid request (`default` cannot be deleted) */
+            /** @description Invalid request */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -9604,7 +9604,7 @@ export interface operations {
                     "application/json": components["schemas"]["WireError"];
                 };
             };
-            /** @description It has live agents: stop them first */
+            /** @description It has live agents (stop them first), or it is `default` */
             409: {
                 headers: {
                     [name: string]: unknown;
