@@ -11,6 +11,7 @@ pub mod parse;
 mod prompts;
 pub mod relay;
 mod run;
+pub mod sandbox;
 mod screen;
 mod session;
 pub mod spawner;
@@ -73,6 +74,12 @@ pub struct HarnessSettings {
     pub relay_mcp: Option<String>,
     /// Per-CLI pattern overrides: `[harness.patterns.claude] permission = "…"`.
     pub patterns: BTreeMap<String, parse::PatternSet>,
+    /// `bwrap`: the CLI runs inside bubblewrap (see `sandbox`); `none` (default): as it is.
+    /// The spawner sets it from `spawner.sandbox` (`--sandbox`).
+    pub sandbox: String,
+    /// What the sandbox hides from the CLI besides /tmp and the other agents' sockets (the
+    /// spawner's files, the workspaces' directories; `--sandbox-hide PATH`, repeated).
+    pub sandbox_hide: Vec<String>,
     /// `--stop-with-stdin`: stop (as on SIGTERM) when standard input closes. The spawner holds
     /// the other end, so its harnesses stop with it however it ends, kill -9 included.
     #[serde(skip)]
@@ -98,6 +105,8 @@ impl Default for HarnessSettings {
             relay_tools: true,
             relay_mcp: None,
             patterns: BTreeMap::new(),
+            sandbox: "none".into(),
+            sandbox_hide: Vec::new(),
             stop_with_stdin: false,
         }
     }

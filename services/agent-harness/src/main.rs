@@ -1,4 +1,4 @@
-//! `agent-harness [--session ID] [--cli claude|codex|gemini|generic] [--adapter NAME] [--cwd DIR] [--protocol P] [--agent-id ID --resume CLI_SESSION] [--delegate] [--spawned-by AGENT] [--placement JSON] [--actions FILE] [--stop-with-stdin] -- COMMAND [ARGS…]`
+//! `agent-harness [--session ID] [--cli claude|codex|gemini|generic] [--adapter NAME] [--cwd DIR] [--protocol P] [--agent-id ID --resume CLI_SESSION] [--delegate] [--spawned-by AGENT] [--placement JSON] [--actions FILE] [--sandbox none|bwrap [--sandbox-hide PATH]…] [--stop-with-stdin] -- COMMAND [ARGS…]`
 //!
 //! Runs COMMAND under a PTY as one agent session of relay session ID: attaches it with its
 //! capabilities, types delivered messages into it, turns its output into events, and answers
@@ -52,13 +52,15 @@ fn apply_args(h: &mut HarnessSettings, mut args: impl Iterator<Item = String>) -
                 h.placement = Some(placement);
             }
             "--actions" => h.actions = Some(value("--actions")?),
+            "--sandbox" => h.sandbox = value("--sandbox")?,
+            "--sandbox-hide" => h.sandbox_hide.push(value("--sandbox-hide")?),
             "--" => {
                 h.command = args.collect();
                 break;
             }
             other => {
                 return Err(format!(
-                    "unknown argument {other}; usage: agent-harness [--session ID] [--cli NAME] [--adapter NAME] [--cwd DIR] [--protocol pty|claude-stream-json|codex-app-server|acp] [--agent-id ID --resume CLI_SESSION] [--delegate] [--spawned-by AGENT] [--placement JSON] [--actions FILE] [--stop-with-stdin] -- COMMAND [ARGS…]"
+                    "unknown argument {other}; usage: agent-harness [--session ID] [--cli NAME] [--adapter NAME] [--cwd DIR] [--protocol pty|claude-stream-json|codex-app-server|acp] [--agent-id ID --resume CLI_SESSION] [--delegate] [--spawned-by AGENT] [--placement JSON] [--actions FILE] [--sandbox none|bwrap [--sandbox-hide PATH]…] [--stop-with-stdin] -- COMMAND [ARGS…]"
                 ));
             }
         }

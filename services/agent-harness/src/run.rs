@@ -162,7 +162,11 @@ pub async fn run(nats: async_nats::Client, h: HarnessSettings) -> Result<u32, Ha
         env = given.env;
         _written = given.written;
     }
-    let args = &args[..];
+    // In the sandbox (spawner.sandbox) the CLI reaches only its cwd, home and socket.
+    let sandbox = crate::sandbox::Sandbox::parse(&h.sandbox, "harness.sandbox").map_err(HarnessError::Invalid)?;
+    let jail = || jail(&h, &socket, protocol != Protocol::Pty);
+    let (program, args) = crate::sandbox::wrap(sandbox, jail, program, args).map_err(HarnessError::Invalid)?;
+    let (program, args) = (&program, &args[..]);
     if protocol == Protocol::Pty {
         let patterns = PatternSet::builtin(&h.cli).merged(&h.patterns.get(&h.cli).cloned().unwrap_or_default());
         let mut screen = Screen::new(&patterns, ROWS, COLS).map_err(HarnessError::Patterns)?;
@@ -222,6 +226,31 @@ pub async fn run(nats: async_nats::Client, h: HarnessSettings) -> Result<u32, Ha
     serve_relay_tools(listener, &nats, &agent, agent.pid());
     // A structured CLI says it is resumable once its protocol names its session.
     drive(nats, h, agent, pump, prompts, crate::structured::capabilities(), None).await
+}
+
+/// What the sandboxed CLI may reach: its cwd (this process's when none is set), its homes,
+/// its tools socket's directory; what it may not: the spawner's list, where it exists.
+/// `piped`: a CLI on stdio gets a session of its own (a PTY CLI keeps its PTY's).
+fn jail(h: &HarnessSettings, socket: &std::path::Path, piped: bool) -> Result<crate::sandbox::Jail, String> {
+    let cwd = match &h.cwd {
+        Some(cwd) => std::path::PathBuf::from(cwd),
+        None => std::env::current_dir().map_err(|e| format!("no working directory: {e}"))?,
+    };
+    let cwd = cwd.canonicalize().map_err(|e| format!("cwd {}: {e}", cwd.display()))?;
+    let socket_dir = socket.parent().ok_or("the tools socket has no directory")?;
+    Ok(crate::sandbox::Jail {
+        cwd,
+        homes: crate::sandbox::homes(),
+        socket_dir: socket_dir
+            .canonicalize()
+            .map_err(|e| format!("{}: {e}", socket_dir.display()))?,
+        hide: h
+            .sandbox_hide
+            .iter()
+            .filter_map(|p| std::path::Path::new(p).canonicalize().ok())
+            .collect(),
+        new_session: piped,
+    })
 }
 
 /// The `relay-mcp` bridge: as configured, else beside this binary.

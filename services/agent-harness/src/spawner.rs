@@ -12,6 +12,7 @@
 //! itself or hands it to that host's spawner on `agent.spawnOn.<hostId>`.
 
 use crate::HarnessError;
+use crate::sandbox::Sandbox;
 use relay_bus::identity::HarnessSigner;
 use relay_bus::service::{ServiceError, ServiceHost};
 use relay_contracts::delivery::{SpawnRequest, SpawnResponse};
@@ -65,6 +66,13 @@ pub struct SpawnerSettings {
     /// (`{workspace}` stands for the workspace's name). A `cwd` is resolved (symlinks, `..`)
     /// before it is checked; one outside them is refused.
     pub cwd_roots: Vec<String>,
+    /// `bwrap`: every agent's CLI runs inside bubblewrap, which the host must have (the
+    /// spawner does not start without it); `none` (default): as the spawner's user, unconfined.
+    /// Per CLI: `spawner.agents.<cli>.sandbox`.
+    pub sandbox: String,
+    /// Files and directories sandboxed agents must not see, besides what is hidden anyway (the
+    /// workspaces' directories, the spawner's configuration, credentials and signer).
+    pub sandbox_hide: Vec<String>,
 }
 
 /// One kind of agent the spawner can start.
@@ -84,6 +92,8 @@ pub struct AgentCommand {
     pub delegate: bool,
     /// A JSON file of the actions agents of this kind expose (the harness's `--actions`).
     pub actions: Option<String>,
+    /// `none` or `bwrap`: this kind's sandbox; unset: `spawner.sandbox`.
+    pub sandbox: Option<String>,
 }
 
 impl AgentCommand {
@@ -95,6 +105,7 @@ impl AgentCommand {
             env: BTreeMap::new(),
             delegate: false,
             actions: None,
+            sandbox: None,
         }
     }
 }
@@ -129,6 +140,8 @@ impl Default for SpawnerSettings {
             heartbeat_ms: 2_000,
             data_dir: String::new(),
             cwd_roots: Vec::new(),
+            sandbox: "none".into(),
+            sandbox_hide: Vec::new(),
         }
     }
 }
@@ -148,9 +161,30 @@ impl SpawnerSettings {
                 env: BTreeMap::new(),
                 delegate: false,
                 actions: None,
+                sandbox: None,
             });
         }
         self.agents.get(cli).filter(|a| !a.command.is_empty()).cloned()
+    }
+
+    /// The sandbox agents of `cli` run in, and the setting that says so.
+    fn sandbox_of(&self, cli: &str, agent: &AgentCommand) -> Result<(Sandbox, String), String> {
+        let (value, setting) = match &agent.sandbox {
+            Some(own) => (own.as_str(), format!("spawner.agents.{cli}.sandbox")),
+            None => (self.sandbox.as_str(), "spawner.sandbox".to_string()),
+        };
+        Ok((Sandbox::parse(value, &setting)?, setting))
+    }
+
+    /// A host does not offer agents it cannot sandbox as configured: an error naming the
+    /// setting when one is not `none` or `bwrap`, or is `bwrap` on a host without it.
+    pub fn check_sandbox(&self) -> Result<(), String> {
+        let own = self.agents.iter().map(|(cli, agent)| (cli.as_str(), agent));
+        for (cli, agent) in std::iter::once(("", &AgentCommand::default())).chain(own) {
+            let (sandbox, setting) = self.sandbox_of(cli, agent)?;
+            sandbox.check(&setting)?;
+        }
+        Ok(())
     }
 
     fn known(&self) -> String {
@@ -201,6 +235,7 @@ impl Spawner {
         settings: SpawnerSettings,
         own_creds: Option<&str>,
     ) -> Result<Spawner, relay_bus::BoxError> {
+        settings.check_sandbox()?;
         let harness = if settings.harness_bin.is_empty() {
             std::env::current_exe()?.with_file_name("agent-harness")
         } else {
@@ -257,7 +292,13 @@ impl Spawner {
             .commands
             .keys()
             .chain(s.agents.keys())
-            .filter(|cli| s.agent(cli).is_some_and(|a| runnable(&a.command[0])))
+            .filter(|cli| {
+                s.agent(cli).is_some_and(|a| {
+                    runnable(&a.command[0])
+                        && s.sandbox_of(cli, &a)
+                            .is_ok_and(|(sandbox, _)| sandbox.check("").is_ok())
+                })
+            })
             .cloned()
             .collect();
         clis.sort();
@@ -300,7 +341,7 @@ impl Spawner {
 }
 
 /// `program` is a file here: a path, or a name found on PATH.
-fn runnable(program: &str) -> bool {
+pub(crate) fn runnable(program: &str) -> bool {
     if program.contains('/') {
         return std::path::Path::new(program).is_file();
     }
@@ -447,6 +488,8 @@ async fn start_here(
         &agent.protocol
     })
     .map_err(|e| HarnessError::Invalid(format!("spawner.agents.{}: {e}", req.cli)))?;
+    let (sandbox, setting) = s.settings.sandbox_of(&req.cli, &agent).map_err(HarnessError::Invalid)?;
+    sandbox.check(&setting).map_err(HarnessError::NotStarted)?;
     // The agent works under this host's roots only, in the directory the cwd resolves to (a
     // restart reuses it); none asked: its workspace's own.
     let data_dir = crate::containment::data_dir(&s.settings.data_dir);
@@ -618,6 +661,19 @@ async fn start_harness(s: &Spawner, run: &Run, resume: Option<&Resume>) -> Resul
     }
     if run.agent.delegate {
         cmd.arg("--delegate");
+    }
+    if let Ok((Sandbox::Bwrap, _)) = s.settings.sandbox_of(&req.cli, &run.agent) {
+        let data_dir = crate::containment::data_dir(&s.settings.data_dir);
+        let hidden = crate::sandbox::hidden_from_agents(
+            &data_dir,
+            &s.settings.cwd_roots,
+            &s.settings.harness_signer,
+            &s.settings.sandbox_hide,
+        );
+        cmd.args(["--sandbox", "bwrap"]);
+        for path in hidden {
+            cmd.arg("--sandbox-hide").arg(path);
+        }
     }
     if let (Some(lead), None) = (&run.spawned_by, resume) {
         cmd.args(["--spawned-by", lead]);
@@ -859,5 +915,7 @@ mod tests {
         assert_eq!(s.spawner.harness_bin, d.harness_bin);
         assert_eq!(s.spawner.data_dir, d.data_dir);
         assert_eq!(s.spawner.cwd_roots, d.cwd_roots);
+        assert_eq!(s.spawner.sandbox, d.sandbox);
+        assert_eq!(s.spawner.sandbox_hide, d.sandbox_hide);
     }
 }

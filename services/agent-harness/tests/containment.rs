@@ -283,3 +283,165 @@ fn parent_of(pid: u32) -> u32 {
     let after_name = &stat[stat.rfind(')').unwrap() + 1..];
     after_name.split_whitespace().nth(1).unwrap().parse().unwrap()
 }
+
+/// With `spawner.sandbox = "bwrap"`, an agent's commands run inside bubblewrap: another
+/// workspace's directory, the other agents' directories, the spawner's configuration,
+/// credentials and signer are out of sight, everything but its own cwd (and home, socket) is
+/// read-only, and only its own processes show; its relay tools and the messages typed into
+/// its terminal still work, and a stop still ends everything it started.
+#[tokio::test]
+async fn an_agent_in_the_bubblewrap_sandbox_sees_only_its_own_directory_and_processes_and_still_reaches_its_tools() {
+    assert!(
+        std::path::Path::new("/usr/bin/bwrap").exists(),
+        "this test needs bubblewrap (apt-get install bubblewrap)"
+    );
+    let m = Cluster::start(&relay_testkit::bin_path("delivery-runner"), "delivery-runner", 1, &[]).await;
+    let _services = [
+        ServiceProcess::spawn(&relay_testkit::bin_path("session-registry"), &m.nats, &m.db, &[]),
+        ServiceProcess::spawn(&relay_testkit::bin_path("event-ingest"), &m.nats, &m.db, &[]),
+    ];
+    for name in ["session-registry", "event-ingest"] {
+        relay_testkit::wait_for_instances(&m.client, name, 1).await;
+    }
+    // Not under /tmp (each sandbox has its own): here the host's files show, read-only.
+    let dir =
+        std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("sandbox-{}", uuid::Uuid::new_v4().simple()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let dir = dir.canonicalize().unwrap();
+    let data = dir.join("data");
+    let (ana_dir, bob_dir, acme_dir) = (
+        data.join("workspaces/default/ana"),
+        data.join("workspaces/default/bob"),
+        data.join("workspaces/acme"),
+    );
+    for d in [&ana_dir, &bob_dir, &acme_dir] {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    let secret = acme_dir.join("secret.txt");
+    std::fs::write(&secret, "acme-secret").unwrap();
+    // Each agent logs into its own cwd: the one place it may write.
+    let (log_a, log_b) = (ana_dir.join("ana.log"), bob_dir.join("bob.log"));
+    let entry = |name: &str, log: &Path| {
+        format!(
+            "[spawner.agents.{name}]\ncommand = [{FAKE:?}, \"--style\", \"claude\", \"--log\", {:?}]\npatterns = \"claude\"\n",
+            log.to_str().unwrap()
+        )
+    };
+    let config = dir.join("spawner.toml");
+    let toml = format!(
+        "[spawner]\nmax_agents = 4\nattach_timeout_ms = 20000\nsandbox = \"bwrap\"\ndata_dir = {:?}\n\n{}{}",
+        data.to_str().unwrap(),
+        entry("alpha", &log_a),
+        entry("beta", &log_b),
+    );
+    std::fs::write(&config, toml).unwrap();
+    let _spawner = ServiceProcess::spawn(SPAWNER, &m.nats, &m.db, &[("RELAY_CONFIG", config.to_str().unwrap())]);
+    relay_testkit::wait_for_instances(&m.client, "agent-spawner", 1).await;
+    // The spawner's credentials and the harness signer (auth is on).
+    let env = m.nats.env_for("agent-spawner");
+    let setting = |name: &str| PathBuf::from(&env.iter().find(|(k, _)| k == name).expect(name).1);
+    let (creds, signer) = (
+        setting("RELAY_NATS__CREDS_FILE"),
+        setting("RELAY_SPAWNER__HARNESS_SIGNER"),
+    );
+
+    let session = m.ok("session.create", json!({})).await["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let spawn = |cli: &str, name: &str, cwd: &str| {
+        let body = json!({"sessionId": session, "cli": cli, "agentName": name, "cwd": cwd});
+        let m = &m;
+        async move { m.ok("agent.spawn", body).await["agentId"].as_str().unwrap().to_string() }
+    };
+    let a_id = spawn("alpha", "ana", "ana").await;
+    let b_id = spawn("beta", "bob", "bob").await;
+    let (a_cli, a_args) = wait_for(|| async { process(FAKE, log_a.to_str().unwrap()) }).await;
+    let (b_cli, b_args) = wait_for(|| async { process(FAKE, log_b.to_str().unwrap()) }).await;
+    // Each CLI is in a PID namespace of its own, under bwrap (the pid its harness knows).
+    let ns = |pid: &str| std::fs::read_link(format!("/proc/{pid}/ns/pid")).unwrap();
+    for cli in [a_cli, b_cli] {
+        assert_ne!(ns(&cli.to_string()), ns("self"));
+        let bwrap = std::fs::read(format!("/proc/{}/cmdline", parent_of(parent_of(cli)))).unwrap();
+        assert!(bwrap.starts_with(b"bwrap\0"), "{}", String::from_utf8_lossy(&bwrap));
+    }
+    assert_ne!(ns(&a_cli.to_string()), ns(&b_cli.to_string()));
+
+    // What ana's commands get: each one's output is the next line of its log.
+    let run = |command: String| {
+        let (m, session, a_id, log_a) = (&m, &session, &a_id, &log_a);
+        async move {
+            let before = read(log_a).lines().count();
+            let body = json!({"sessionId": session, "agentIds": [a_id], "message": command});
+            m.ok("session.sendMessage", body).await;
+            wait_for(|| async { read(log_a).lines().nth(before).map(String::from) }).await
+        }
+    };
+    let show = |p: &Path| p.display().to_string();
+
+    // Another workspace's directory, another agent's of its own workspace: not there.
+    let out = run(format!("exec cat {}", show(&secret))).await;
+    assert!(out.contains("No such file or directory"), "{out}");
+    let out = run(format!("exec ls -A {}", show(&data.join("workspaces/default")))).await;
+    assert_eq!(out, "ana", "only its own directory is in the workspaces' directory");
+    let out = run(format!("exec ls -A {}", show(&bob_dir))).await;
+    assert!(out.contains("No such file or directory"), "{out}");
+    // The spawner's configuration cannot be opened; its credentials and the signer are not
+    // there.
+    let out = run(format!("exec wc -c {}", show(&config))).await;
+    assert!(out.contains("Permission denied"), "{out}");
+    for file in [&creds, &signer] {
+        let out = run(format!("exec wc -c {}", show(file))).await;
+        assert!(out.contains("No such file or directory"), "{}: {out}", file.display());
+    }
+    // Read-only outside its cwd; its cwd is its own.
+    let outside = dir.join("outside.txt");
+    let out = run(format!("exec touch {}", show(&outside))).await;
+    assert!(out.contains("Read-only file system"), "{out}");
+    assert!(!outside.exists());
+    let out = run(format!("exec touch {}", show(&ana_dir.join("inside.txt")))).await;
+    assert_eq!(out, "");
+    assert!(ana_dir.join("inside.txt").exists());
+    // Only its own processes: its bwrap, itself, its relay-mcp, the command.
+    let out = run("exec ps -eo args".into()).await;
+    assert!(
+        out.contains(log_a.to_str().unwrap()) && out.contains("ps -eo args"),
+        "{out}"
+    );
+    for other in [
+        log_b.to_str().unwrap(),
+        "agent-harness",
+        "agent-spawner",
+        "session-registry",
+    ] {
+        assert!(!out.contains(other), "{other} is visible: {out}");
+    }
+
+    // Its relay tools work through the PID namespace: the socket's peer (relay-mcp, its pid
+    // as the harness sees it) descends from the bwrap its harness started.
+    let (a_socket, b_socket) = (socket_of(&a_args), socket_of(&b_args));
+    let out = run(format!("exec {RELAY_MCP} --socket {} --call who", show(&a_socket))).await;
+    assert!(out.contains(&format!("agent {b_id}")), "{out}");
+    // Bob's socket is not even there.
+    let out = run(format!("exec {RELAY_MCP} --socket {} --call who", show(&b_socket))).await;
+    assert!(out.contains("not reachable") && out.contains("No such file"), "{out}");
+    // A message typed into its terminal arrives.
+    run("hello-into-the-sandbox".into()).await;
+    assert!(read(&log_a).contains("hello-into-the-sandbox"), "{}", read(&log_a));
+
+    // A stop ends everything in it, what the CLI left running included; bob runs on.
+    let body = json!({"sessionId": session, "agentIds": [a_id], "message": "spawn sleep 987654"});
+    m.ok("session.sendMessage", body).await;
+    let sleeper = wait_for(|| async { process("sleep", "987654") }).await.0;
+    let bwrap = parent_of(parent_of(a_cli));
+    m.ok("agent.stop", json!({"agentId": a_id})).await;
+    let alive = |pid: u32| {
+        std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .ok()
+            .and_then(|stat| stat.rsplit_once(") ").map(|(_, rest)| !rest.starts_with('Z')))
+            .unwrap_or(false)
+    };
+    wait_for(|| async { [a_cli, sleeper, bwrap].iter().all(|p| !alive(*p)).then_some(()) }).await;
+    assert!(alive(b_cli));
+    let _ = std::fs::remove_dir_all(&dir);
+}
