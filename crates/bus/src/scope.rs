@@ -15,6 +15,13 @@ pub trait Scope: Clone + Send + Sync + 'static {
     /// when the kind is not one this service scopes. A qualified field is asked by its kind
     /// ([`kind`]): `sourceSessionId` and `parentSessionId` as `sessionId`.
     fn workspace_of(&self, field: &str, id: &str) -> impl Future<Output = Result<Option<String>, WireError>> + Send;
+
+    /// What this service's own not-found errors call a thing of kind `kind` (`sessionId` →
+    /// `session`): the refusal of another workspace's id must read exactly as the handler's
+    /// answer for an unknown one.
+    fn noun(&self, kind: &str) -> String {
+        kind.trim_end_matches("Id").to_string()
+    }
 }
 
 /// `not_found` when the request names, at its top level, something of another workspace.
@@ -29,10 +36,11 @@ pub async fn check<S: Scope, T: serde::Serialize>(state: &S, ctx: &RequestContex
         let Some(id) = value.as_str().filter(|_| field.ends_with("Id")) else {
             continue;
         };
-        if let Some(w) = state.workspace_of(&kind(field), id).await?
+        let kind = kind(field);
+        if let Some(w) = state.workspace_of(&kind, id).await?
             && w != scope
         {
-            let what = field.trim_end_matches("Id");
+            let what = state.noun(&kind);
             return Err(WireError::new(ErrorCode::NotFound, format!("{what} {id} not found")));
         }
     }

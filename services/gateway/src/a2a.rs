@@ -20,7 +20,7 @@ use crate::sse::{Filter, Live, Start, follow};
 use crate::{ApiError, AppState};
 use axum::body::Bytes;
 use axum::extract::State;
-use axum::http::HeaderMap;
+use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use relay_contracts::a2a::{A2aTaskPush, PROTOCOL_VERSION, Pending, TaskFold, TaskKey, TaskState, sends_to};
 use relay_contracts::automation::{CreateWebhookRequest, ListWebhooksRequest, Webhook, WebhookRef};
@@ -153,6 +153,9 @@ fn base_url(headers: &HeaderMap) -> String {
 struct RpcError {
     code: i64,
     message: String,
+    /// A refusal for the caller's role answers HTTP 403 (A2A leaves authorization to HTTP; no
+    /// JSON-RPC code says it, and `-32603 Internal error` would make a client retry).
+    forbidden: bool,
 }
 
 impl RpcError {
@@ -160,6 +163,7 @@ impl RpcError {
         RpcError {
             code,
             message: message.into(),
+            forbidden: false,
         }
     }
     fn params(message: impl Into<String>) -> RpcError {
@@ -175,9 +179,14 @@ impl From<ApiError> for RpcError {
         let code = match e.code() {
             ErrorCode::InvalidRequest => -32602,
             ErrorCode::NotFound => -32001,
+            // An implementation-defined server error, sent with HTTP 403.
+            ErrorCode::Forbidden => -32000,
             _ => -32603,
         };
-        RpcError::new(code, e.with_code())
+        RpcError {
+            forbidden: e.code() == ErrorCode::Forbidden,
+            ..RpcError::new(code, e.with_code())
+        }
     }
 }
 
@@ -188,11 +197,27 @@ impl From<WireError> for RpcError {
 }
 
 fn reply(id: &Value, result: Result<Value, RpcError>) -> Response {
-    let body = match result {
-        Ok(result) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
-        Err(e) => json!({"jsonrpc": "2.0", "id": id, "error": {"code": e.code, "message": e.message}}),
+    let (status, body) = match result {
+        Ok(result) => (StatusCode::OK, json!({"jsonrpc": "2.0", "id": id, "result": result})),
+        Err(e) => (
+            if e.forbidden { StatusCode::FORBIDDEN } else { StatusCode::OK },
+            json!({"jsonrpc": "2.0", "id": id, "error": {"code": e.code, "message": e.message}}),
+        ),
     };
-    axum::Json(body).into_response()
+    (status, axum::Json(body)).into_response()
+}
+
+/// The subject a method acts through, checked against the caller's role before anything is
+/// looked up: a viewer's write is refused whatever it names, never answered "not found".
+fn acts_through(method: &str) -> Option<&'static str> {
+    use relay_contracts::Rpc;
+    match method {
+        "SendMessage" | "SendStreamingMessage" => Some(rpc::SessionSendMessage::SUBJECT),
+        "CancelTask" => Some(rpc::SessionTurnCancel::SUBJECT),
+        "CreateTaskPushNotificationConfig" => Some(rpc::WebhookCreate::SUBJECT),
+        "DeleteTaskPushNotificationConfig" => Some(rpc::WebhookDelete::SUBJECT),
+        _ => None,
+    }
 }
 
 pub async fn agent_rpc(
@@ -217,6 +242,11 @@ async fn dispatch(s: AppState, endpoint_agent: Option<String>, headers: HeaderMa
         return reply(&id, Err(RpcError::new(-32600, "a JSON-RPC 2.0 request needs a method")));
     };
     let params = params.cloned().unwrap_or_else(|| json!({}));
+    if let Some(subject) = acts_through(method)
+        && let Err(e) = crate::auth::check_role(subject)
+    {
+        return reply(&id, Err(e.into()));
+    }
     let a2a = A2a { s, endpoint_agent };
     let last_seq = headers
         .get("last-event-id")

@@ -64,6 +64,8 @@ const QUESTION: &str = "question:";
 pub async fn run(State(s): State<AppState>, Path(name): Path<String>, body: Bytes) -> Result<Response, ApiError> {
     let input: RunAgentInput =
         serde_json::from_slice(&body).map_err(|e| ApiError::Invalid(format!("not an AG-UI RunAgentInput: {e}")))?;
+    // A run sends (or decides) as the caller: a viewer is refused before anything is looked up.
+    crate::auth::check_role(<rpc::SessionSendMessage as relay_contracts::Rpc>::SUBJECT)?;
     let agent = call::<rpc::AgentGet>(&s, &AgentGetRequest { agent: name }).await?;
     // Follow before acting, so nothing the agent does in answer is missed.
     let filter = Filter {

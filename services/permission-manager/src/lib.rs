@@ -118,6 +118,13 @@ impl relay_bus::scope::Scope for Manager {
         let mut conn = self.db.acquire().await.map_err(PermissionError::Db)?;
         Ok(store::workspace_of(&mut conn, question, id).await?)
     }
+
+    fn noun(&self, kind: &str) -> String {
+        match kind {
+            "requestId" => "permission request".into(),
+            other => other.trim_end_matches("Id").into(),
+        }
+    }
 }
 
 #[derive(Debug, thiserror::Error)]
