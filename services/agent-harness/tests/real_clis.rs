@@ -219,6 +219,7 @@ async fn world(script: Script) -> World {
         &[
             ("RELAY_GATEWAY__LISTEN", listen.as_str()),
             ("RELAY_API_TOKEN", ""),
+            ("RELAY_GATEWAY__OPEN", "true"),
             ("RELAY_GATEWAY__SPAWN_TIMEOUT_MS", "90000"),
         ],
     );
