@@ -2,11 +2,12 @@
 CARGO ?= cargo
 export CARGO_TERM_COLOR ?= never
 
-.PHONY: soak test build services agent-clis test-latest-clis console-deps interop-deps pg-proxy sdks run up bench chaos chaos-cluster chaos-failover fmt lint clean-test-dbs openapi fuzz fuzz-random compose-check deploy-check
+.PHONY: soak test build services agent-clis test-latest-clis console-deps interop-deps pg-proxy sandbox sdks run up bench chaos chaos-cluster chaos-failover fmt lint clean-test-dbs openapi fuzz fuzz-random compose-check deploy-check
 
 ## Start NATS and Postgres if needed, install the pinned agent CLIs, the console's browser
-## (Debian's chromium, playwright-core) and HAProxy if missing, then build and run every test.
-test: services agent-clis console-deps interop-deps pg-proxy
+## (Debian's chromium, playwright-core), HAProxy and bubblewrap if missing, then build and run
+## every test.
+test: services agent-clis console-deps interop-deps pg-proxy sandbox
 	$(CARGO) build --workspace --all-targets
 	$(CARGO) test --workspace --no-fail-fast
 
@@ -39,6 +40,11 @@ console-deps:
 ## is installed when it is there.
 pg-proxy:
 	./scripts/install-pg-proxy.sh
+
+## Debian's bubblewrap, the optional per-agent sandbox the containment tests run agents in;
+## nothing is installed when it is there.
+sandbox:
+	./scripts/install-sandbox.sh
 
 ## The npm packages of the interop tests and the TypeScript SDKs (`npm ci` from their lock files
 ## into ~/.cache/relay-mesh/npm, linked as node_modules); nothing is installed when they are there.
