@@ -12,6 +12,7 @@
 //! - [`health`]: an optional `GET /healthz` for container probes.
 
 pub mod a2a;
+pub mod agents;
 pub mod audit;
 pub mod client;
 pub mod context;

@@ -47,9 +47,16 @@ pub async fn check<S: Scope, T: serde::Serialize>(state: &S, ctx: &RequestContex
     Ok(())
 }
 
+/// Fields that read like an id of the mesh but name something outside it, never checked: the
+/// agent CLI's own session (`adapterSessionId`).
+const FOREIGN: &[&str] = &["adapterSessionId"];
+
 /// The kind of id a field holds: its last camelCase word and `Id` (`sourceSessionId` →
 /// `sessionId`), so a field a service did not foresee is still checked as what it names.
 pub fn kind(field: &str) -> String {
+    if FOREIGN.contains(&field) {
+        return field.to_string();
+    }
     let stem = field.strip_suffix("Id").unwrap_or(field);
     match stem.rfind(|c: char| c.is_ascii_uppercase()) {
         Some(i) => {
@@ -81,6 +88,7 @@ mod tests {
             ("parentSessionId", "sessionId"),
             ("targetAgentId", "agentId"),
             ("deliveryId", "deliveryId"),
+            ("adapterSessionId", "adapterSessionId"),
         ] {
             assert_eq!(super::kind(field), kind);
         }

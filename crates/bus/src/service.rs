@@ -176,6 +176,7 @@ impl<S: Clone + Send + Sync + 'static> ServiceHost<S> {
         let inflight = self.inflight.clone();
         let state = self.state.clone();
         let max_payload = self.client.server_info().max_payload;
+        let client = self.client.clone();
         self.readers.push(tokio::spawn(async move {
             while let Some(request) = requests.next().await {
                 // At the limit, a request is refused at once: waiting for a permit would leave
@@ -188,9 +189,9 @@ impl<S: Clone + Send + Sync + 'static> ServiceHost<S> {
                     }
                     Err(tokio::sync::TryAcquireError::Closed) => break,
                 };
-                let (state, handler) = (state.clone(), handler.clone());
+                let (state, handler, client) = (state.clone(), handler.clone(), client.clone());
                 tokio::spawn(async move {
-                    serve_one::<R, _, _>(request, state, handler, max_payload).await;
+                    serve_one::<R, _, _>(request, state, handler, &client, max_payload).await;
                     drop(permit);
                 });
             }
@@ -243,6 +244,7 @@ async fn serve_one<R: Rpc, S, H: Handler<R, S>>(
     request: async_nats::service::Request,
     state: S,
     handler: H,
+    client: &Client,
     max_payload: usize,
 ) {
     let subject = R::SUBJECT;
@@ -266,6 +268,12 @@ async fn serve_one<R: Rpc, S, H: Handler<R, S>>(
             && !NAMES_OTHER_AGENTS.contains(&R::SUBJECT)
         {
             check_own_agent(subject, agent, &request.message.payload)?;
+        }
+        if let Some(agent) = &ctx.agent
+            && REPORTS_ON_OWN_SESSION.contains(&R::SUBJECT)
+            && let Some(named) = named_session(&request.message.payload)
+        {
+            crate::agents::check_own_session(client, subject, agent, &named).await?;
         }
         // A panicking handler answers `internal` instead of leaving the caller to time out.
         let handled = context::serving(&ctx, handler.call(state, ctx.clone(), req));
@@ -407,6 +415,25 @@ fn check_ids(subject: &str, payload: &[u8]) -> Result<(), WireError> {
 /// Subjects whose `agentId` is the agent acted on, not the caller: their handlers check that
 /// the harness may act on it (a lead stopping the workers it spawned).
 const NAMES_OTHER_AGENTS: &[&str] = &[<relay_contracts::rpc::AgentStop as Rpc>::SUBJECT];
+
+/// Subjects by which an agent reports about itself: the `sessionId` a harness names there must
+/// be its own agent's session (`event.append` checks each event's in event-ingest).
+const REPORTS_ON_OWN_SESSION: &[&str] = &[
+    <relay_contracts::rpc::SessionUsage as Rpc>::SUBJECT,
+    <relay_contracts::rpc::SessionRequestCompression as Rpc>::SUBJECT,
+    <relay_contracts::rpc::PermissionRequest as Rpc>::SUBJECT,
+    <relay_contracts::rpc::QuestionAsk as Rpc>::SUBJECT,
+];
+
+/// The top-level `sessionId` of a request, if it names one.
+fn named_session(payload: &[u8]) -> Option<String> {
+    #[derive(serde::Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Named {
+        session_id: Option<String>,
+    }
+    serde_json::from_slice::<Named>(payload).ok()?.session_id
+}
 
 /// A harness acts only as its own agent: an `agentId` its request names must be its own.
 fn check_own_agent(subject: &str, agent: &str, payload: &[u8]) -> Result<(), WireError> {

@@ -104,6 +104,8 @@ const SERVICES: &[ServiceAccess] = &[
             "schedule.create",
             // session.compress notes the context window's tokens before.
             "session.getContextWindowState",
+            // A harness reports only about its own session (relay_bus::agents).
+            "agent.get",
         ],
         emits: &[
             "session.>",
@@ -140,7 +142,7 @@ const SERVICES: &[ServiceAccess] = &[
     },
     ServiceAccess {
         name: service::PERMISSION_MANAGER,
-        calls: &["event.append", "event.since", "session.get"],
+        calls: &["event.append", "event.since", "session.get", "agent.get"],
         emits: &["permission.>", "question.>", "agent.*.permission", "agent.*.question"],
         follows: &[COMMITTED],
     },

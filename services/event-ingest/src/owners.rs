@@ -52,7 +52,16 @@ impl Owners {
                 e.event_type
             )));
         }
-        for (kind, id) in named(ctx, events) {
+        let named = named(ctx, events);
+        // An agent's events are about itself: any session they name is its own.
+        if let Some(agent) = &ctx.agent {
+            for (_, id) in named.iter().filter(|(k, _)| *k == Kind::Session) {
+                relay_bus::agents::check_own_session(&self.nats, "event.append", agent, id)
+                    .await
+                    .map_err(IngestError::Upstream)?;
+            }
+        }
+        for (kind, id) in named {
             if self.is_known(workspace, &id) {
                 continue;
             }

@@ -310,8 +310,10 @@ pub async fn request(m: Manager, ctx: RequestContext, req: PermissionRequest) ->
     // Asked again (a harness retrying): the same request, decided or not.
     if let Some(p) = store::get_permission(&mut *m.db.acquire().await?, &request_id).await? {
         let workspace = store::workspace_of(&mut *m.db.acquire().await?, false, &request_id).await?;
+        // Ids are global: one another workspace holds is not found here, as its requests are
+        // everywhere (a conflict would say whose it is not).
         if ctx.scope().is_some_and(|own| workspace.as_deref() != Some(own)) {
-            return Err(PermissionError::Conflict(format!("request id {request_id} is taken")));
+            return Err(not_found("permission request", &request_id));
         }
         return same_request(&req, p);
     }
@@ -511,6 +513,10 @@ pub async fn ask(m: Manager, ctx: RequestContext, req: QuestionRequest) -> Resul
         // Asked again: the stored question, answered or not.
         let stored = store::get_question(&mut tx, &q.question_id).await?;
         let q = stored.ok_or_else(|| not_found("question", &q.question_id))?;
+        let workspace = store::workspace_of(&mut tx, true, &q.question_id).await?;
+        if ctx.scope().is_some_and(|own| workspace.as_deref() != Some(own)) {
+            return Err(not_found("question", &q.question_id));
+        }
         if q.agent_id != req.agent_id {
             return Err(PermissionError::Conflict(format!(
                 "question id {} is already used by another agent",

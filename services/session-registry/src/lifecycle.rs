@@ -496,6 +496,9 @@ pub async fn fork(reg: Registry, ctx: RequestContext, req: ForkRequest) -> Resul
 /// child is an open branch of the parent.
 async fn lock_branch(change: &mut Change, parent_id: &str, child_id: &str) -> Result<(Session, Session)> {
     if parent_id == child_id {
+        // Found first: an unknown session answers `not_found` here too, as another
+        // workspace's does (`scoped`), so the two never differ.
+        store::lock_live(change.conn(), parent_id).await?;
         return Err(RegistryError::Invalid(
             "childSessionId and parentSessionId are the same session".into(),
         ));
