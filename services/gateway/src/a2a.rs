@@ -200,7 +200,11 @@ fn reply(id: &Value, result: Result<Value, RpcError>) -> Response {
     let (status, body) = match result {
         Ok(result) => (StatusCode::OK, json!({"jsonrpc": "2.0", "id": id, "result": result})),
         Err(e) => (
-            if e.forbidden { StatusCode::FORBIDDEN } else { StatusCode::OK },
+            if e.forbidden {
+                StatusCode::FORBIDDEN
+            } else {
+                StatusCode::OK
+            },
             json!({"jsonrpc": "2.0", "id": id, "error": {"code": e.code, "message": e.message}}),
         ),
     };

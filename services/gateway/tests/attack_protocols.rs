@@ -324,7 +324,7 @@ impl Gen<'_> {
             }
             "string" => wanted.then(|| json!(fresh("probe"))),
             "integer" | "number" => wanted.then(|| json!(schema["minimum"].as_i64().unwrap_or(1).max(1))),
-            "boolean" => wanted.then(|| json!(false)),
+            "boolean" => wanted.then_some(Value::Bool(false)),
             _ => None,
         }
     }
@@ -1104,8 +1104,8 @@ async fn every_a2a_method_and_card_answers_another_workspaces_agents_and_tasks_e
                 let url = format!("{base}/api/v1/a2a/agents/{id}");
                 let a = a2a.ask(json!({"op": "card", "key": key.token, "url": url})).await;
                 calls += 1;
-                let o = a2a_outcome(&a, &[id.clone()]);
-                let l = leaked(&o.raw, &secrets, &[real.clone()]);
+                let o = a2a_outcome(&a, std::slice::from_ref(id));
+                let l = leaked(&o.raw, &secrets, std::slice::from_ref(&real));
                 if !l.is_empty() {
                     holes.add(format!("GET {url}"), &who, "nothing of B's", format!("shows {l:?}"));
                 }
@@ -1176,7 +1176,7 @@ async fn every_a2a_method_and_card_answers_another_workspaces_agents_and_tasks_e
                         };
                         for kind in &r.missing {
                             holes.add(
-                                format!("{mname}"),
+                                mname.to_string(),
                                 &who,
                                 "a victim object of every kind named",
                                 format!("none of {kind}: add one to `world`"),

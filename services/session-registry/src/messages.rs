@@ -257,7 +257,9 @@ pub async fn send(reg: Registry, ctx: RequestContext, req: SendMessageRequest) -
             // Ids are global: one another workspace's message holds is not found here, as that
             // workspace's objects are everywhere; a conflict would say the id is someone's.
             if let Some(scope) = ctx.scope()
-                && store::session_workspace(change.conn(), &m.session_id).await?.is_some_and(|w| w != scope)
+                && store::session_workspace(change.conn(), &m.session_id)
+                    .await?
+                    .is_some_and(|w| w != scope)
             {
                 return Err(RegistryError::NotFound {
                     what: "message",

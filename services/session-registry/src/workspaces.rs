@@ -171,7 +171,9 @@ pub async fn delete(reg: Registry, ctx: RequestContext, req: WorkspaceRef) -> Re
         None => {}
     }
     if req.name == DEFAULT_WORKSPACE {
-        return Err(RegistryError::Conflict("workspace default always exists; it cannot be deleted".into()));
+        return Err(RegistryError::Conflict(
+            "workspace default always exists; it cannot be deleted".into(),
+        ));
     }
     let mut tx = reg.db.begin().await?;
     let now = relay_bus::now_ms();

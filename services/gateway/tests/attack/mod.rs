@@ -211,10 +211,11 @@ impl<'a> Ids<'a> {
             self.naming,
             Naming::Only(_) | Naming::UnknownOnly(_) | Naming::OnlyKind(_)
         );
-        if one_slot && self.naming != Naming::UnknownOnly(n) {
-            if let Some(mine) = self.own.and_then(|o| o.ids.get(&kind)) {
-                return mine.clone();
-            }
+        if one_slot
+            && self.naming != Naming::UnknownOnly(n)
+            && let Some(mine) = self.own.and_then(|o| o.ids.get(&kind))
+        {
+            return mine.clone();
         }
         let fake = |real: &str| match real.strip_prefix('@') {
             Some(handle) => format!("@{}", lookalike(handle)),
