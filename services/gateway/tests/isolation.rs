@@ -54,6 +54,17 @@ async fn as_key_over_nats(m: &common::Mesh, key_id: &str, workspace: &str, subje
     relay_testkit::call_as_key(&m.nats, &format!("operator:{key_id}"), workspace, subject, body).await
 }
 
+/// Two new workspaces, each with one key of `role`: (key id, its bearer) per workspace.
+async fn two_workspaces(root: &Bearer, names: [&str; 2], role: &str) -> [(String, Bearer); 2] {
+    let mut keys = Vec::new();
+    for ws in names {
+        let (status, body) = root.post("/api/v1/workspaces", json!({"name": ws})).await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+        keys.push(root.create_key(ws, role, Some(ws)).await);
+    }
+    <[_; 2]>::try_from(keys).ok().unwrap()
+}
+
 #[tokio::test]
 async fn a_key_of_one_workspace_never_sees_another_workspaces_sessions_events_streams_permissions_or_costs() {
     // A budget for each session: its spenders are listed per workspace.
@@ -66,13 +77,7 @@ async fn a_key_of_one_workspace_never_sees_another_workspaces_sessions_events_st
     let m = common::mesh_with(&[("RELAY_CONFIG", config.to_str().unwrap())]).await;
     let g = gateway(&m, &[("RELAY_API_TOKEN", ROOT)]).await;
     let root = Bearer::new(&g, ROOT);
-    let mut keys = Vec::new();
-    for ws in ["ws-a", "ws-b"] {
-        let (status, body) = root.post("/api/v1/workspaces", json!({"name": ws})).await;
-        assert_eq!(status, StatusCode::CREATED, "{body}");
-        keys.push(root.create_key(ws, "operator", Some(ws)).await);
-    }
-    let [(a_id, a), (_, b)] = <[_; 2]>::try_from(keys).ok().unwrap();
+    let [(a_id, a), (_, b)] = two_workspaces(&root, ["ws-a", "ws-b"], "operator").await;
 
     // Workspace B: a session with an agent, a message, a pending permission and usage.
     let hb = Agent::connect(&m, "hb", "ws-b").await;
@@ -298,13 +303,7 @@ async fn another_workspaces_key_or_agent_cannot_fork_its_sessions_see_its_agents
     let m = common::mesh().await;
     let g = gateway(&m, &[("RELAY_API_TOKEN", ROOT)]).await;
     let root = Bearer::new(&g, ROOT);
-    let mut keys = Vec::new();
-    for ws in ["ws-a", "ws-b"] {
-        let (status, body) = root.post("/api/v1/workspaces", json!({"name": ws})).await;
-        assert_eq!(status, StatusCode::CREATED, "{body}");
-        keys.push(root.create_key(ws, "admin", Some(ws)).await);
-    }
-    let [(a_id, a), (_, b)] = <[_; 2]>::try_from(keys).ok().unwrap();
+    let [(a_id, a), (_, b)] = two_workspaces(&root, ["ws-a", "ws-b"], "admin").await;
 
     // B: a session with an agent and a message; A: its own agent.
     let hb = Agent::connect(&m, "hb", "ws-b").await;
@@ -463,13 +462,7 @@ async fn a_deleted_workspace_loses_its_keys_at_once_and_only_the_meshs_admins_ma
     let m = common::mesh().await;
     let g = gateway(&m, &[("RELAY_API_TOKEN", ROOT)]).await;
     let root = Bearer::new(&g, ROOT);
-    let mut keys = Vec::new();
-    for ws in ["gone", "acme"] {
-        let (status, body) = root.post("/api/v1/workspaces", json!({"name": ws})).await;
-        assert_eq!(status, StatusCode::CREATED, "{body}");
-        keys.push(root.create_key(ws, "admin", Some(ws)).await);
-    }
-    let [(gone_key_id, gone), (_, acme)] = <[_; 2]>::try_from(keys).ok().unwrap();
+    let [(gone_key_id, gone), (_, acme)] = two_workspaces(&root, ["gone", "acme"], "admin").await;
     let delete = |who: &Bearer, name: &str| {
         let (who, path) = (who.clone(), format!("/api/v1/workspaces/{name}"));
         async move { who.send(reqwest::Method::DELETE, &path, None).await }
