@@ -22,12 +22,9 @@ mod attack;
 mod common;
 
 use attack::*;
-use common::{Bearer, gateway, mesh};
 use prost::Message as _;
 use prost_reflect::{DescriptorPool, DeserializeOptions, DynamicMessage, Kind, MessageDescriptor, Value as PValue};
 use relay_contracts::rpc::{ALL, Role};
-use relay_testkit::wait_for;
-use reqwest::{Method, StatusCode};
 use serde_json::Value;
 use std::fmt;
 use std::time::Duration;
@@ -394,20 +391,8 @@ async fn every_grpc_method_answers_another_workspaces_ids_exactly_as_unknown_ids
                 full_slots = Some(slots.clone());
                 let how = if optional { "" } else { ", required fields only" };
                 answers.push((format!("unknown ids{how}"), unknown.clone(), ids.sent));
-                let mut namings = Vec::new();
-                if !slots.is_empty() {
-                    namings.push((format!("B's {}{how}", slots.join(", ")), Naming::Victim));
-                }
-                if slots.len() > 1 {
-                    for (i, slot) in slots.iter().enumerate() {
-                        namings.push((format!("B's {slot} only{how}"), Naming::Only(i)));
-                    }
-                }
-                for (label, naming) in namings {
-                    let named: Vec<String> = match naming {
-                        Naming::Only(i) => vec![slots[i].clone()],
-                        _ => slots.clone(),
-                    };
+                for (label, naming) in namings(&slots, how) {
+                    let named = named(naming, &slots);
                     // One slot of B's is compared with one fresh id in that slot (the others
                     // alike in both), not with the all-unknown request, where every slot of a
                     // kind names the same lookalike.
@@ -494,41 +479,13 @@ async fn every_grpc_method_answers_another_workspaces_ids_exactly_as_unknown_ids
 
 #[tokio::test]
 async fn every_grpc_method_answers_unauthenticated_without_a_key_with_a_revoked_key_and_on_a_gateway_never_opened() {
-    let m = mesh().await;
-    let g = gateway(&m, &[("RELAY_API_TOKEN", ROOT)]).await;
-    let closed = gateway(&m, &[("RELAY_API_TOKEN", ""), ("RELAY_GATEWAY__OPEN", "false")]).await;
-    let root = Bearer::new(&g, ROOT);
+    let (_m, g, closed, root) = gateways().await;
 
     // A revoked operator key of `default`, refused once the gateway heard of the revocation.
-    let (key_id, revoked) = root.create_key("gone", "operator", None).await;
-    let (status, body, _) = root.send(Method::DELETE, &format!("/api/v1/keys/{key_id}"), None).await;
-    assert_eq!(status, StatusCode::OK, "{body}");
-    wait_for(|| async { (revoked.get("/api/v1/sessions").await.0 == StatusCode::UNAUTHORIZED).then_some(()) }).await;
+    let revoked = revoked_key(&root, "operator").await;
 
     // Ids shaped like real ones: the key decides, not the id.
-    let mut shapes = Victim::default();
-    for kind in [
-        "sessions",
-        "agents",
-        "turns",
-        "permissions",
-        "questions",
-        "channels",
-        "consensus",
-        "deliveries",
-        "keys",
-        "messages",
-        "personas",
-        "profiles",
-        "schedules",
-        "webhooks",
-        "webhooks/deliveries",
-        "workspaces",
-        "handles",
-    ] {
-        shapes.set(kind, uuid::Uuid::now_v7().to_string());
-    }
-    shapes.set("@handles", "@somebody");
+    let shapes = shapes();
 
     let pool = pool();
     let rpcs = rpcs(&pool);

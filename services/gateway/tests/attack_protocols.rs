@@ -36,27 +36,26 @@
 //! A2A role refusals are `-32603 Internal error`; an A2A or AG-UI viewer's write naming an
 //! unknown object is not-found rather than forbidden (the role is checked after the lookup).
 
+mod attack;
 mod common;
 
+use attack::{
+    Holes, Services, VICTIM, Victim, attackers, fresh, interrupts, ok, revoked_key, services, session_with_agent,
+    verbose,
+};
 use common::{Bearer, Gateway, Mesh, free_port, gateway, mesh};
-use relay_contracts::access;
-use relay_testkit::{ServiceProcess, wait_for};
-use reqwest::{Method, StatusCode};
+use relay_testkit::ServiceProcess;
+use reqwest::StatusCode;
 use serde_json::{Map, Value, json};
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap};
 use std::fmt;
 use std::path::PathBuf;
 use std::process::Stdio;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
+/// Not attack/mod.rs's `ROOT`: this file's gateways have a token of their own.
 const ROOT: &str = "attack-protocols-root-token";
-const VICTIM: &str = "zebra-victim-ws";
-const ATTACKER: &str = "attacker-ws";
-/// Text only the victim wrote: found in an answer to the attacker, it leaked.
-const SECRET_TITLE: &str = "zebra-secret-title-7f3a";
-const SECRET_TEXT: &str = "zebra-secret-text-91c2";
 /// The victim's agent's handle, and the attacker's own agent's.
 const B_AGENT: &str = "zebra-b-agent";
 const A_AGENT: &str = "a-own-agent";
@@ -154,62 +153,22 @@ fn hint(field: &str, schema: &Value) -> Option<Hint> {
     })
 }
 
-static COUNTER: AtomicU64 = AtomicU64::new(1);
-
-fn fresh(prefix: &str) -> String {
-    format!("{prefix}-{}", COUNTER.fetch_add(1, Ordering::Relaxed))
-}
-
-/// An id of the same shape as `id` that names nothing: its last twelve hex-class characters
-/// replaced by random ones; each part of a task id (`<agentId>:<messageId>`) on its own.
+/// attack/mod.rs's `lookalike`, with each part of a task id (`<agentId>:<messageId>`) made a
+/// lookalike on its own.
 fn lookalike(id: &str) -> String {
     if let Some((a, m)) = id.split_once(':') {
         return format!("{}:{}", lookalike(a), lookalike(m));
     }
-    let random = uuid::Uuid::new_v4().simple().to_string();
-    let mut random = random.chars();
-    let mut chars: Vec<char> = id.chars().collect();
-    let mut replaced = 0;
-    for c in chars.iter_mut().rev() {
-        if replaced == 12 {
-            break;
-        }
-        if c.is_ascii_digit() || ('a'..='f').contains(c) {
-            *c = random.next().unwrap();
-            replaced += 1;
-        }
-    }
-    let out: String = chars.into_iter().collect();
-    if out == id || replaced < 4 {
-        format!("{id}-{}", &uuid::Uuid::new_v4().simple().to_string()[..12])
-    } else {
-        out
-    }
+    attack::lookalike(id)
 }
 
 // ---- the victim and the generated requests ---------------------------------------------------
 
-#[derive(Default, Clone)]
-struct Victim {
-    ids: BTreeMap<String, String>,
-}
+// The victim is attack/mod.rs's `Victim`: its `secrets` leave out `@`-values, and this file
+// sets none (its handles are bare).
 
-impl Victim {
-    fn set(&mut self, kind: &str, id: impl Into<String>) {
-        self.ids.insert(kind.to_string(), id.into());
-    }
-    fn get(&self, kind: &str) -> &str {
-        &self.ids[kind]
-    }
-    fn secrets(&self) -> Vec<String> {
-        let mut s: Vec<String> = self.ids.values().cloned().collect();
-        s.extend([SECRET_TITLE.to_string(), SECRET_TEXT.to_string(), VICTIM.to_string()]);
-        s.sort();
-        s.dedup();
-        s
-    }
-}
-
+/// Not attack/mod.rs's `Naming`: a request here names B's objects in every slot or in none,
+/// one slot at a time being [`Gen`]'s `alone`.
 #[derive(Clone, Copy, PartialEq, Debug)]
 enum Naming {
     Unknown,
@@ -285,12 +244,7 @@ impl Gen<'_> {
         if let Some(first) = schema["enum"].as_array().and_then(|e| e.first()) {
             return wanted.then(|| first.clone());
         }
-        let types: Vec<&str> = match &schema["type"] {
-            Value::String(t) => vec![t.as_str()],
-            Value::Array(ts) => ts.iter().filter_map(Value::as_str).filter(|t| *t != "null").collect(),
-            _ if schema.get("properties").is_some() => vec!["object"],
-            _ => vec![],
-        };
+        let types = attack::types(schema);
         if types.is_empty() {
             for alt in ["oneOf", "anyOf", "allOf"] {
                 if let Some(first) = schema[alt]
@@ -304,12 +258,7 @@ impl Gen<'_> {
         }
         match types[0] {
             "object" => {
-                let req: Vec<&str> = schema["required"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .filter_map(Value::as_str)
-                    .collect();
+                let req = attack::required(schema);
                 let mut out = Map::new();
                 for (name, prop) in schema["properties"].as_object().into_iter().flatten() {
                     if let Some(v) = self.generate(prop, Some(name), req.contains(&name.as_str()), depth + 1) {
@@ -577,52 +526,15 @@ fn agui_outcome(a: &Value, sent: &[String]) -> Outcome {
     }
 }
 
+/// attack/mod.rs's `leaked`, where an id the request sent may also echo back a part of itself
+/// (an agent's or a message's id from a task id `<agentId>:<messageId>`).
 fn leaked<'s>(text: &str, secrets: &'s [String], sent: &[String]) -> Vec<&'s str> {
-    let echoes: Vec<&str> = sent.iter().flat_map(|s| s.split(':').chain([s.as_str()])).collect();
-    secrets
+    let echoes: Vec<String> = sent
         .iter()
-        .filter(|s| text.contains(s.as_str()) && !echoes.contains(&s.as_str()))
-        .map(String::as_str)
-        .collect()
-}
-
-// ---- findings ----------------------------------------------------------------------------------
-
-struct Hole {
-    op: String,
-    who: String,
-    expected: String,
-    got: String,
-}
-
-#[derive(Default)]
-struct Holes(Vec<Hole>);
-
-impl Holes {
-    fn add(&mut self, op: impl Into<String>, who: &str, expected: impl Into<String>, got: impl Into<String>) {
-        self.0.push(Hole {
-            op: op.into(),
-            who: who.into(),
-            expected: expected.into(),
-            got: got.into(),
-        });
-    }
-
-    fn assert_none(&self, what: &str, checked: usize) {
-        if self.0.is_empty() {
-            eprintln!("{what}: {checked} calls, no finding");
-            return;
-        }
-        let mut report = format!("{what}: {} findings in {checked} calls\n", self.0.len());
-        for h in &self.0 {
-            report += &format!("  {} | as {} | expected {} | got {}\n", h.op, h.who, h.expected, h.got);
-        }
-        panic!("{report}");
-    }
-}
-
-fn verbose() -> bool {
-    std::env::var_os("ATTACK_VERBOSE").is_some()
+        .flat_map(|s| s.split(':').chain([s.as_str()]))
+        .map(String::from)
+        .collect();
+    attack::leaked(text, secrets, &echoes)
 }
 
 // ---- the official clients ----------------------------------------------------------------------
@@ -701,41 +613,6 @@ fn agui_driver(base: &str) -> Driver {
 
 // ---- the world -------------------------------------------------------------------------------
 
-struct Harness {
-    client: async_nats::Client,
-    id: String,
-    workspace: String,
-}
-
-impl Harness {
-    async fn connect(m: &Mesh, id: &str, workspace: &str) -> Harness {
-        let creds = m.nats.harness_creds(id, workspace).unwrap();
-        let client = async_nats::ConnectOptions::with_credentials(&creds)
-            .unwrap()
-            .custom_inbox_prefix(access::harness_inbox_prefix(id))
-            .connect(&m.nats.url)
-            .await
-            .unwrap();
-        Harness {
-            client,
-            id: id.into(),
-            workspace: workspace.into(),
-        }
-    }
-
-    async fn call(&self, subject: &str, body: Value) -> Value {
-        let on = access::harness_subject(&self.workspace, &self.id, subject);
-        let reply = tokio::time::timeout(
-            Duration::from_secs(10),
-            self.client.request(on, serde_json::to_vec(&body).unwrap().into()),
-        )
-        .await
-        .unwrap_or_else(|_| panic!("{subject} timed out"))
-        .unwrap();
-        serde_json::from_slice(&reply.payload).unwrap()
-    }
-}
-
 struct World {
     _m: Mesh,
     g: Gateway,
@@ -749,10 +626,6 @@ struct World {
     _automation: ServiceProcess,
 }
 
-fn ok(status: StatusCode, body: &Value, what: &str) {
-    assert!(status.is_success(), "setting up, {what}: {status} {body}");
-}
-
 /// A JSON-RPC call over plain HTTP (set-up and control only; the attack goes through the SDKs).
 async fn rpc(who: &Bearer, path: &str, method: &str, params: Value) -> (StatusCode, Value) {
     who.post(
@@ -763,17 +636,13 @@ async fn rpc(who: &Bearer, path: &str, method: &str, params: Value) -> (StatusCo
 }
 
 async fn world(name: &str) -> World {
-    let m = mesh().await;
     let surfaced = std::env::temp_dir().join(format!("attack-{name}-{}.log", free_port()));
-    let spawner = common::spawner(&m, &surfaced).await;
-    let automation = ServiceProcess::spawn(
-        &relay_testkit::bin_path("automation"),
-        &m.nats,
-        &m.db,
-        &[("RELAY_WEBHOOKS__ALLOW_PRIVATE", "true")],
-    );
-    relay_testkit::wait_for_instances(&m.client, "automation", 1).await;
-    let g = gateway(&m, &[("RELAY_API_TOKEN", ROOT)]).await;
+    let Services {
+        m,
+        g,
+        spawner,
+        automation,
+    } = services(&surfaced, ROOT).await;
     let root = Bearer::new(&g, ROOT);
 
     // Workspace B: a session with a real (fake) agent, a message to it (an A2A task), a pending
@@ -782,44 +651,16 @@ async fn world(name: &str) -> World {
     ok(status, &body, "victim workspace");
     let (_, b) = root.create_key("b-admin", "admin", Some(VICTIM)).await;
     let mut v = Victim::default();
-    let (status, created) = b
-        .post(
-            "/api/v1/sessions",
-            json!({"cli": "claude", "agent": B_AGENT, "task": "hello", "title": SECRET_TITLE}),
-        )
-        .await;
-    ok(status, &created, "victim session with an agent");
-    let session = created["sessionId"].as_str().unwrap().to_string();
-    let agent = created["agentId"].as_str().unwrap().to_string();
-    let (status, sent) = b
-        .post(
-            &format!("/api/v1/sessions/{session}/messages"),
-            json!({"message": SECRET_TEXT, "agentIds": [agent]}),
-        )
-        .await;
-    ok(status, &sent, "victim message");
+    let (session, agent, sent) = session_with_agent(&b, B_AGENT).await;
     let message = sent["messageId"].as_str().expect("message id").to_string();
     v.set("sessions", session.clone());
     v.set("agents", agent.clone());
     v.set("handles", B_AGENT);
     v.set("messages", message.clone());
     v.set("tasks", format!("{agent}:{message}"));
-    let harness = Harness::connect(&m, &agent, VICTIM).await;
-    let asked = harness
-        .call(
-            "permission.request",
-            json!({"agentId": agent, "sessionId": session, "tool": "Bash", "command": "rm -rf /tmp/zebra", "description": "clean up"}),
-        )
-        .await;
-    assert_eq!(asked["decision"], "pending", "{asked}");
-    v.set("permissions", asked["requestId"].as_str().unwrap());
-    let question = harness
-        .call(
-            "question.ask",
-            json!({"agentId": agent, "sessionId": session, "question": "which zebra?", "options": ["a", "b"]}),
-        )
-        .await;
-    v.set("questions", question["questionId"].as_str().expect("question id"));
+    let (permission, question) = interrupts(&m, &agent, &session).await;
+    v.set("permissions", permission);
+    v.set("questions", question);
     let task = v.get("tasks").to_string();
     let (status, push) = rpc(
         &b,
@@ -847,13 +688,7 @@ async fn world(name: &str) -> World {
 
     // Workspace A: its admin, operator and viewer, and an agent of its own (the endpoint that
     // gets as far as B's task, message and interrupt ids).
-    let (status, body) = root.post("/api/v1/workspaces", json!({"name": ATTACKER})).await;
-    ok(status, &body, "attacker workspace");
-    let mut attackers = Vec::new();
-    for role in ["viewer", "operator", "admin"] {
-        let (_, key) = root.create_key(&format!("a-{role}"), role, Some(ATTACKER)).await;
-        attackers.push((role, key));
-    }
+    let attackers = attackers(&root).await;
     let (status, own) = attackers[2]
         .1
         .post(
@@ -1418,10 +1253,7 @@ async fn every_protocol_route_tool_and_method_answers_401_without_a_key_and_with
     let m = mesh().await;
     let g = gateway(&m, &[("RELAY_API_TOKEN", ROOT)]).await;
     let root = Bearer::new(&g, ROOT);
-    let (key_id, revoked) = root.create_key("gone", "admin", None).await;
-    let (status, body, _) = root.send(Method::DELETE, &format!("/api/v1/keys/{key_id}"), None).await;
-    assert_eq!(status, StatusCode::OK, "{body}");
-    wait_for(|| async { (revoked.get("/api/v1/sessions").await.0 == StatusCode::UNAUTHORIZED).then_some(()) }).await;
+    let revoked = revoked_key(&root, "admin").await;
     let (mut mcp, mut a2a, mut agui) = (mcp_driver(&g.base), a2a_driver(&g.base), agui_driver(&g.base));
     let tools = mcp.ask(json!({"key": ROOT})).await["tools"]
         .as_array()

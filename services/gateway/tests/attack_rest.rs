@@ -20,10 +20,9 @@ mod attack;
 mod common;
 
 use attack::*;
-use common::{Bearer, Gateway, gateway, mesh};
+use common::Gateway;
 use futures::StreamExt;
-use relay_testkit::wait_for;
-use reqwest::{Method, StatusCode};
+use reqwest::Method;
 use serde_json::{Value, json};
 use std::fmt;
 use std::time::Duration;
@@ -419,20 +418,8 @@ async fn every_rest_operation_answers_another_workspaces_ids_exactly_as_unknown_
                 full_slots = Some(slots.clone());
                 let how = if optional { "" } else { ", required fields only" };
                 answers.push((format!("unknown ids{how}"), unknown.clone(), ids.sent));
-                let mut namings = Vec::new();
-                if !slots.is_empty() {
-                    namings.push((format!("B's {}{how}", slots.join(", ")), Naming::Victim));
-                }
-                if slots.len() > 1 {
-                    for (i, slot) in slots.iter().enumerate() {
-                        namings.push((format!("B's {slot} only{how}"), Naming::Only(i)));
-                    }
-                }
-                for (label, naming) in namings {
-                    let named: Vec<String> = match naming {
-                        Naming::Only(i) => vec![slots[i].clone()],
-                        _ => slots.clone(),
-                    };
+                for (label, naming) in namings(&slots, how) {
+                    let named = named(naming, &slots);
                     let mut ids = Ids::new(&victim, naming).with_optional(optional);
                     let a = call(build(&w.doc, op, &mut ids)).await;
                     calls += 1;
@@ -487,45 +474,18 @@ async fn every_rest_operation_answers_another_workspaces_ids_exactly_as_unknown_
 
 #[tokio::test]
 async fn every_rest_operation_answers_401_without_a_key_with_a_revoked_key_and_on_a_gateway_never_opened() {
-    let m = mesh().await;
-    let g = gateway(&m, &[("RELAY_API_TOKEN", ROOT)]).await;
-    // No shared token and not started open: a caller without a key is nobody.
-    let closed = gateway(&m, &[("RELAY_API_TOKEN", ""), ("RELAY_GATEWAY__OPEN", "false")]).await;
-    let root = Bearer::new(&g, ROOT);
+    // The second gateway has no shared token and was not started open: a caller without a key
+    // is nobody.
+    let (_m, g, closed, root) = gateways().await;
     let (_, doc) = root.get("/api/v1/openapi.json").await;
     let ops = operations(&doc);
     assert!(ops.len() > 50, "only {} operations in the document", ops.len());
 
     // A revoked operator key of `default`, refused once the gateway heard of the revocation.
-    let (key_id, revoked) = root.create_key("gone", "operator", None).await;
-    let (status, body, _) = root.send(Method::DELETE, &format!("/api/v1/keys/{key_id}"), None).await;
-    assert_eq!(status, StatusCode::OK, "{body}");
-    wait_for(|| async { (revoked.get("/api/v1/sessions").await.0 == StatusCode::UNAUTHORIZED).then_some(()) }).await;
+    let revoked = revoked_key(&root, "operator").await;
 
     // Ids shaped like real ones (nothing is named that exists: the key decides, not the id).
-    let mut shapes = Victim::default();
-    for kind in [
-        "sessions",
-        "agents",
-        "turns",
-        "permissions",
-        "questions",
-        "channels",
-        "consensus",
-        "deliveries",
-        "keys",
-        "messages",
-        "personas",
-        "profiles",
-        "schedules",
-        "webhooks",
-        "webhooks/deliveries",
-        "workspaces",
-        "handles",
-    ] {
-        shapes.set(kind, uuid::Uuid::now_v7().to_string());
-    }
-    shapes.set("@handles", "@somebody");
+    let shapes = shapes();
 
     let mut holes = Holes::default();
     let mut calls = 0;

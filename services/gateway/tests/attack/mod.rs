@@ -2,7 +2,9 @@
 //! with a victim workspace B holding one real object of every kind and an attacker workspace A
 //! with an admin, an operator and a viewer key; ids of B's objects and fresh lookalikes of them;
 //! request bodies generated from JSON Schemas with every field that names an object filled in;
-//! and the list of findings, asserted once at the end.
+//! and the list of findings, asserted once at the end. tests/attack_protocols.rs uses the
+//! pieces that are the same for MCP, A2A and AG-UI (the names, the findings, the harness, the
+//! services, the victim's session, interrupts and attackers).
 #![allow(dead_code)] // each attack file uses its own part
 
 use crate::common::{self, Bearer, Gateway, Mesh, free_port, gateway, mesh};
@@ -120,6 +122,11 @@ pub struct Victim {
 impl Victim {
     pub fn set(&mut self, kind: &str, id: impl Into<String>) {
         self.ids.insert(kind.to_string(), id.into());
+    }
+
+    /// The id of the victim's object of `kind` (there must be one).
+    pub fn get(&self, kind: &str) -> &str {
+        &self.ids[kind]
     }
 
     /// Every string of the victim's that must never reach the attacker.
@@ -267,6 +274,16 @@ pub fn types(schema: &Value) -> Vec<&str> {
     }
 }
 
+/// The names of the fields `schema` requires.
+pub fn required(schema: &Value) -> Vec<&str> {
+    schema["required"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .collect()
+}
+
 /// A plausible value for `schema`: the required fields with placeholders of the right type,
 /// every field naming an object with an id from `ids`, and the [`hint`]ed fields.
 pub fn generate(doc: &Value, schema: &Value, field: Option<&str>, ids: &mut Ids, depth: usize) -> Value {
@@ -307,12 +324,7 @@ pub fn generate(doc: &Value, schema: &Value, field: Option<&str>, ids: &mut Ids,
     }
     match ts[0] {
         "object" => {
-            let required: Vec<&str> = schema["required"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter_map(Value::as_str)
-                .collect();
+            let required = required(schema);
             let mut out = Map::new();
             for (name, prop) in schema["properties"].as_object().into_iter().flatten() {
                 let wanted = required.contains(&name.as_str())
@@ -420,6 +432,108 @@ impl Harness {
     }
 }
 
+/// Each naming of B's objects to compare with the all-unknown request, labelled (`how` said
+/// after the label): all of B's, then, where there are several slots, B's in one at a time.
+pub fn namings(slots: &[String], how: &str) -> Vec<(String, Naming)> {
+    let mut namings = Vec::new();
+    if !slots.is_empty() {
+        namings.push((format!("B's {}{how}", slots.join(", ")), Naming::Victim));
+    }
+    if slots.len() > 1 {
+        for (i, slot) in slots.iter().enumerate() {
+            namings.push((format!("B's {slot} only{how}"), Naming::Only(i)));
+        }
+    }
+    namings
+}
+
+/// The slots in which `naming` names B's objects.
+pub fn named(naming: Naming, slots: &[String]) -> Vec<String> {
+    match naming {
+        Naming::Only(i) => vec![slots[i].clone()],
+        _ => slots.to_vec(),
+    }
+}
+
+/// Ids shaped like real ones of every kind that name nothing that exists: for the calls without
+/// a valid key (the key decides, not the id).
+pub fn shapes() -> Victim {
+    let mut shapes = Victim::default();
+    for kind in [
+        "sessions",
+        "agents",
+        "turns",
+        "permissions",
+        "questions",
+        "channels",
+        "consensus",
+        "deliveries",
+        "keys",
+        "messages",
+        "personas",
+        "profiles",
+        "schedules",
+        "webhooks",
+        "webhooks/deliveries",
+        "workspaces",
+        "handles",
+    ] {
+        shapes.set(kind, uuid::Uuid::now_v7().to_string());
+    }
+    shapes.set("@handles", "@somebody");
+    shapes
+}
+
+/// For the calls without a valid key: a mesh, a gateway with the shared token [`ROOT`], one with
+/// no shared token and not started open (a caller without a key is nobody there), and the root
+/// token's caller.
+pub async fn gateways() -> (Mesh, Gateway, Gateway, Bearer) {
+    let m = mesh().await;
+    let g = gateway(&m, &[("RELAY_API_TOKEN", ROOT)]).await;
+    let closed = gateway(&m, &[("RELAY_API_TOKEN", ""), ("RELAY_GATEWAY__OPEN", "false")]).await;
+    let root = Bearer::new(&g, ROOT);
+    (m, g, closed, root)
+}
+
+/// A key of `default` with `role`, revoked: returned once the gateway heard of the revocation
+/// (it refuses the key).
+pub async fn revoked_key(root: &Bearer, role: &str) -> Bearer {
+    let (key_id, revoked) = root.create_key("gone", role, None).await;
+    let (status, body, _) = root.send(Method::DELETE, &format!("/api/v1/keys/{key_id}"), None).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    wait_for(|| async { (revoked.get("/api/v1/sessions").await.0 == StatusCode::UNAUTHORIZED).then_some(()) }).await;
+    revoked
+}
+
+/// The services an attack needs: a mesh, a spawner (what it surfaces logged to `surfaced`),
+/// the automation service (webhooks to private addresses allowed) and a gateway whose shared
+/// token is `root`.
+pub struct Services {
+    pub m: Mesh,
+    pub g: Gateway,
+    pub spawner: ServiceProcess,
+    pub automation: ServiceProcess,
+}
+
+pub async fn services(surfaced: &std::path::Path, root: &str) -> Services {
+    let m = mesh().await;
+    let spawner = common::spawner(&m, surfaced).await;
+    let automation = ServiceProcess::spawn(
+        &relay_testkit::bin_path("automation"),
+        &m.nats,
+        &m.db,
+        &[("RELAY_WEBHOOKS__ALLOW_PRIVATE", "true")],
+    );
+    relay_testkit::wait_for_instances(&m.client, "automation", 1).await;
+    let g = gateway(&m, &[("RELAY_API_TOKEN", root)]).await;
+    Services {
+        m,
+        g,
+        spawner,
+        automation,
+    }
+}
+
 pub struct World {
     pub m: Mesh,
     pub g: Gateway,
@@ -430,17 +544,13 @@ pub struct World {
 }
 
 pub async fn world() -> World {
-    let m = mesh().await;
     let surfaced = std::env::temp_dir().join(format!("attack-{}.log", free_port()));
-    let spawner = common::spawner(&m, &surfaced).await;
-    let automation = ServiceProcess::spawn(
-        &relay_testkit::bin_path("automation"),
-        &m.nats,
-        &m.db,
-        &[("RELAY_WEBHOOKS__ALLOW_PRIVATE", "true")],
-    );
-    relay_testkit::wait_for_instances(&m.client, "automation", 1).await;
-    let g = gateway(&m, &[("RELAY_API_TOKEN", ROOT)]).await;
+    let Services {
+        m,
+        g,
+        spawner,
+        automation,
+    } = services(&surfaced, ROOT).await;
     let root = Bearer::new(&g, ROOT);
     let (status, doc) = root.get("/api/v1/openapi.json").await;
     assert_eq!(status, StatusCode::OK, "{doc}");
@@ -470,22 +580,7 @@ pub async fn victim(w: &World) -> Victim {
     v.set("keys", key_id);
 
     // A session with a real (fake) agent spawned on a host, its first turn and a message.
-    let (status, created) = b
-        .post(
-            "/api/v1/sessions",
-            json!({"cli": "claude", "agent": "zebra-b-agent", "task": "hello", "title": SECRET_TITLE}),
-        )
-        .await;
-    ok(status, &created, "session with an agent");
-    let session = created["sessionId"].as_str().unwrap().to_string();
-    let agent = created["agentId"].as_str().unwrap().to_string();
-    let (status, sent) = b
-        .post(
-            &format!("/api/v1/sessions/{session}/messages"),
-            json!({"message": SECRET_TEXT, "agentIds": [agent]}),
-        )
-        .await;
-    ok(status, &sent, "session message");
+    let (session, agent, sent) = session_with_agent(&b, "zebra-b-agent").await;
     let turn = wait_for(|| async {
         let (_, t) = b.get(&format!("/api/v1/sessions/{session}/turns")).await;
         t["turns"][0]["turnId"].as_str().map(str::to_string)
@@ -505,22 +600,9 @@ pub async fn victim(w: &World) -> Victim {
     v.set("deliveries", sent["deliveryIds"][0].as_str().unwrap());
 
     // A pending permission request and question of the agent, asked by its harness.
-    let harness = Harness::connect(&w.m, &agent, VICTIM).await;
-    let asked = harness
-        .call(
-            "permission.request",
-            json!({"agentId": agent, "sessionId": session, "tool": "Bash", "command": "rm -rf /tmp/zebra", "description": "clean up"}),
-        )
-        .await;
-    assert_eq!(asked["decision"], "pending", "{asked}");
-    v.set("permissions", asked["requestId"].as_str().unwrap());
-    let question = harness
-        .call(
-            "question.ask",
-            json!({"agentId": agent, "sessionId": session, "question": "which zebra?", "options": ["a", "b"]}),
-        )
-        .await;
-    v.set("questions", question["questionId"].as_str().expect("question id"));
+    let (permission, question) = interrupts(&w.m, &agent, &session).await;
+    v.set("permissions", permission);
+    v.set("questions", question);
 
     // A channel the agent is in, a relay message to it and a proposal put to it.
     let (status, body) = b.post("/api/v1/channels", json!({"name": "zebra-b-channel"})).await;
@@ -586,6 +668,51 @@ pub async fn victim(w: &World) -> Victim {
     v.set("webhooks", webhook);
     v.set("webhooks/deliveries", delivery);
     v
+}
+
+/// A session of the victim's (`b` is its admin) with a real (fake) agent `handle` spawned on a
+/// host, and a message with [`SECRET_TEXT`] to the agent: the session's id, the agent's id and
+/// the message's answer.
+pub async fn session_with_agent(b: &Bearer, handle: &str) -> (String, String, Value) {
+    let (status, created) = b
+        .post(
+            "/api/v1/sessions",
+            json!({"cli": "claude", "agent": handle, "task": "hello", "title": SECRET_TITLE}),
+        )
+        .await;
+    ok(status, &created, "session with an agent");
+    let session = created["sessionId"].as_str().unwrap().to_string();
+    let agent = created["agentId"].as_str().unwrap().to_string();
+    let (status, sent) = b
+        .post(
+            &format!("/api/v1/sessions/{session}/messages"),
+            json!({"message": SECRET_TEXT, "agentIds": [agent]}),
+        )
+        .await;
+    ok(status, &sent, "session message");
+    (session, agent, sent)
+}
+
+/// A pending permission request and a question of the victim's `agent` in `session`, asked by
+/// its harness: their ids.
+pub async fn interrupts(m: &Mesh, agent: &str, session: &str) -> (String, String) {
+    let harness = Harness::connect(m, agent, VICTIM).await;
+    let asked = harness
+        .call(
+            "permission.request",
+            json!({"agentId": agent, "sessionId": session, "tool": "Bash", "command": "rm -rf /tmp/zebra", "description": "clean up"}),
+        )
+        .await;
+    assert_eq!(asked["decision"], "pending", "{asked}");
+    let permission = asked["requestId"].as_str().unwrap().to_string();
+    let question = harness
+        .call(
+            "question.ask",
+            json!({"agentId": agent, "sessionId": session, "question": "which zebra?", "options": ["a", "b"]}),
+        )
+        .await;
+    let question = question["questionId"].as_str().expect("question id").to_string();
+    (permission, question)
 }
 
 /// Workspace A's admin, operator and viewer.
