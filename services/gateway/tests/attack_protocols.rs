@@ -28,13 +28,11 @@
 //! the test checks each answers B's own admin, so a route that moves fails here first.
 //!
 //! Every finding is collected and each test fails once at the end with the whole list
-//! (operation, caller, expected, got). Three of the four fail today, by design, until the
-//! server closes what they list: a permission request id another workspace holds answers
-//! `request … not found` where an unknown one answers `permission request … not found` (MCP
+//! (operation, caller, expected, got). What they found when written, since closed: a permission
+//! request id another workspace holds answered in other words than an unknown one (MCP
 //! `decide_permission`, AG-UI resume); an A2A send naming a message id another workspace holds
-//! answers `-32603 conflict: message … belongs to another session` where an unknown id is sent;
-//! A2A role refusals are `-32603 Internal error`; an A2A or AG-UI viewer's write naming an
-//! unknown object is not-found rather than forbidden (the role is checked after the lookup).
+//! answered `conflict`; A2A role refusals were `-32603 Internal error` (now HTTP 403); an A2A
+//! or AG-UI viewer's write naming an unknown object was not-found rather than forbidden.
 
 mod attack;
 mod common;
