@@ -1002,6 +1002,116 @@ async fn message_sent_while_the_menu_is_open_waits_for_the_deny(cli: Cli) {
     assert_eq!(body.matches("thanks, carry on").count(), 1, "typed once: {body}");
 }
 
+/// On a structured path (the permission request is a protocol message, not a menu on a screen):
+/// a message sent while the request is pending is accepted and held, never handed to the CLI
+/// mid-turn; the person's deny is the decision (the record says denied, the command never runs
+/// and is never reported executed); then the message reaches the model exactly once, after the
+/// denial went back to the model, and only then is its delivery reported delivered.
+async fn message_sent_while_a_permission_request_is_pending_waits_for_the_deny(cli: Cli) {
+    const MESSAGE: &str = "thanks, carry on";
+    let w = world(tool_script()).await;
+    let (session, agent) = w.spawn(cli, "RUNTOOL please").await;
+    let p = w.pending_permission(&agent).await;
+    let idles = w.idles_when_blocked(&agent).await;
+    let sent = w
+        .ok(
+            reqwest::Method::POST,
+            &format!("/sessions/{session}/messages"),
+            Some(json!({ "message": MESSAGE, "mode": "immediate" })),
+        )
+        .await;
+    let delivery = sent["deliveryIds"][0].as_str().expect("one delivery").to_string();
+    wait_for(|| async { (w.delivery_status(&delivery).await == "accepted").then_some(()) }).await;
+
+    // Still pending: the model has not seen the message, nor has the command run.
+    let mentions = |requests: &[fake_model::Recorded]| {
+        requests
+            .iter()
+            .filter(|r| r.main && r.body.to_string().contains(MESSAGE))
+            .count()
+    };
+    let before = w.model.requests();
+    assert_eq!(mentions(&before), 0, "the message waits while the request is pending");
+    assert!(!exists(&w.workdir, "ran.txt"), "nothing runs before the decision");
+    let id = p["requestId"].as_str().unwrap();
+    w.ok(
+        reqwest::Method::POST,
+        &format!("/agents/{agent}/permissions/{id}/deny"),
+        Some(json!({ "reason": "no" })),
+    )
+    .await;
+    assert_eq!(
+        w.delivery_status(&delivery).await,
+        "accepted",
+        "not delivered before the decision"
+    );
+
+    w.wait_long(&agent, || async {
+        w.model.user_texts().iter().any(|t| t.contains(MESSAGE)).then_some(())
+    })
+    .await;
+    wait_for(|| async { (w.delivery_status(&delivery).await == "delivered").then_some(()) }).await;
+    w.idle_times(&agent, idles + 1).await;
+    w.wait_long(&agent, || async {
+        let statuses = w.events(&agent, "status.changed").await;
+        (statuses.last()?["payload"]["status"] == "idle").then_some(())
+    })
+    .await;
+
+    assert!(!exists(&w.workdir, "ran.txt"), "the denied command did not run");
+    let executed = w.events(&agent, "command.executed").await;
+    assert!(
+        executed.is_empty(),
+        "a denied command is never reported executed: {executed:?}"
+    );
+    let decided = w
+        .ok(
+            reqwest::Method::GET,
+            &format!("/agents/{agent}/permissions?status=all"),
+            None,
+        )
+        .await;
+    let record = decided["permissions"]
+        .as_array()
+        .and_then(|ps| ps.iter().find(|r| r["requestId"] == id))
+        .unwrap_or_else(|| panic!("the request is listed: {decided}"));
+    assert_eq!(record["status"], "denied", "{record}");
+
+    // Once, after the menu: the request that told the model of the denial (the RUNTOOL turn's
+    // second call) comes first; the message is a turn of its own, typed once.
+    let requests = w.model.requests();
+    let told = requests
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| r.main && r.user_text.as_deref().is_some_and(|t| t.contains("RUNTOOL")))
+        .nth(1)
+        .map(|(i, _)| i)
+        .expect("the model was told the outcome of the denied call");
+    let first = requests
+        .iter()
+        .position(|r| r.main && r.body.to_string().contains(MESSAGE))
+        .expect("the message reached the model");
+    assert!(
+        told < first,
+        "the message reached the model after the denial (requests {told} and {first})"
+    );
+    assert!(first >= before.len(), "sent only after the decision");
+    let with_it: Vec<_> = requests
+        .iter()
+        .filter(|r| r.main && r.body.to_string().contains(MESSAGE))
+        .collect();
+    assert!(
+        with_it
+            .iter()
+            .any(|r| r.user_text.as_deref().is_some_and(|t| t.starts_with(MESSAGE))),
+        "the message is a turn of its own"
+    );
+    for r in with_it {
+        let body = r.body.to_string();
+        assert_eq!(body.matches(MESSAGE).count(), 1, "sent once: {body}");
+    }
+}
+
 /// A tool the CLI runs with no permission request (Claude Code in a mode that does not ask, as
 /// its 2.1.332 release starts in) is never silent: `permission.bypassed`, the agent blocked, and
 /// a message sent to it afterwards fails instead of reaching a CLI whose tools are out of control.
@@ -1404,4 +1514,22 @@ async fn gemini_acp_agents_talk_through_the_relay_tools() {
 #[tokio::test]
 async fn gemini_tui_agents_talk_through_the_relay_tools() {
     agents_talk_through_the_relay_tools(Cli::GeminiTui).await;
+}
+
+#[tokio::test]
+async fn claude_stream_json_a_message_sent_while_a_permission_request_is_pending_reaches_the_model_once_after_the_deny_and_the_denied_command_never_ran()
+ {
+    message_sent_while_a_permission_request_is_pending_waits_for_the_deny(Cli::Claude).await;
+}
+
+#[tokio::test]
+async fn codex_app_server_a_message_sent_while_a_permission_request_is_pending_reaches_the_model_once_after_the_deny_and_the_denied_command_never_ran()
+ {
+    message_sent_while_a_permission_request_is_pending_waits_for_the_deny(Cli::Codex).await;
+}
+
+#[tokio::test]
+async fn gemini_acp_a_message_sent_while_a_permission_request_is_pending_reaches_the_model_once_after_the_deny_and_the_denied_command_never_ran()
+ {
+    message_sent_while_a_permission_request_is_pending_waits_for_the_deny(Cli::Gemini).await;
 }
