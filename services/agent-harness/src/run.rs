@@ -164,7 +164,7 @@ pub async fn run(nats: async_nats::Client, h: HarnessSettings) -> Result<u32, Ha
     }
     // In the sandbox (spawner.sandbox) the CLI reaches only its cwd, home and socket.
     let sandbox = crate::sandbox::Sandbox::parse(&h.sandbox, "harness.sandbox").map_err(HarnessError::Invalid)?;
-    let jail = || jail(&h, &socket, protocol != Protocol::Pty);
+    let jail = || jail(&h, &socket, program, protocol != Protocol::Pty);
     let (program, args) = crate::sandbox::wrap(sandbox, jail, program, args).map_err(HarnessError::Invalid)?;
     let (program, args) = (&program, &args[..]);
     if protocol == Protocol::Pty {
@@ -231,7 +231,12 @@ pub async fn run(nats: async_nats::Client, h: HarnessSettings) -> Result<u32, Ha
 /// What the sandboxed CLI may reach: its cwd (this process's when none is set), its homes,
 /// its tools socket's directory; what it may not: the spawner's list, where it exists.
 /// `piped`: a CLI on stdio gets a session of its own (a PTY CLI keeps its PTY's).
-fn jail(h: &HarnessSettings, socket: &std::path::Path, piped: bool) -> Result<crate::sandbox::Jail, String> {
+fn jail(
+    h: &HarnessSettings,
+    socket: &std::path::Path,
+    program: &str,
+    piped: bool,
+) -> Result<crate::sandbox::Jail, String> {
     let cwd = match &h.cwd {
         Some(cwd) => std::path::PathBuf::from(cwd),
         None => std::env::current_dir().map_err(|e| format!("no working directory: {e}"))?,
@@ -250,6 +255,13 @@ fn jail(h: &HarnessSettings, socket: &std::path::Path, piped: bool) -> Result<cr
             .filter_map(|p| std::path::Path::new(p).canonicalize().ok())
             .collect(),
         new_session: piped,
+        // The programs it runs stay in sight wherever they are installed (a checkout under
+        // /tmp, say, which is the sandbox's own): the CLI's and the relay-mcp bridge's.
+        programs: [crate::sandbox::which(program), Some(relay_mcp(h))]
+            .into_iter()
+            .flatten()
+            .filter_map(|p| p.canonicalize().ok()?.parent().map(std::path::Path::to_path_buf))
+            .collect(),
     })
 }
 

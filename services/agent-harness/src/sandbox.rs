@@ -58,6 +58,8 @@ pub struct Jail {
     /// without devices, so opening one is refused) it must not see; each exists (bubblewrap
     /// would make a missing one).
     pub hide: Vec<PathBuf>,
+    /// Directories of the programs it runs: read-only, shown through whatever hides them.
+    pub programs: Vec<PathBuf>,
     /// A session of its own (no controlling terminal): for CLIs on pipes. A PTY CLI keeps the
     /// session of its PTY (its own, made by the harness), whose terminal it needs.
     pub new_session: bool,
@@ -102,6 +104,9 @@ pub fn bwrap_args(jail: &Jail) -> Vec<String> {
         };
         mounts.push((h.components().count(), how));
     }
+    for p in jail.programs.iter().filter(|p| p.is_absolute() && p.parent().is_some()) {
+        mounts.push((p.components().count(), vec!["--ro-bind".into(), path(p), path(p)]));
+    }
     for w in &writable {
         mounts.push((w.components().count(), vec!["--bind".into(), path(w), path(w)]));
     }
@@ -140,6 +145,17 @@ pub fn homes() -> Vec<PathBuf> {
     homes.sort();
     homes.dedup();
     homes
+}
+
+/// Where `program` is: itself when it names a path, else the first match on PATH.
+pub fn which(program: &str) -> Option<PathBuf> {
+    if program.contains('/') {
+        return Some(PathBuf::from(program));
+    }
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(program))
+        .find(|p| p.is_file())
 }
 
 /// `program args…` as the harness starts it: as it is, or inside bubblewrap, in `jail` (made
@@ -217,6 +233,8 @@ mod tests {
                 // In the cwd: hidden again over it.
                 p("/home/u/data/workspaces/w1/.secrets"),
             ],
+            // A checkout under /tmp: its programs show through the private /tmp.
+            programs: vec![p("/tmp/checkout/target/debug")],
             new_session: false,
         };
         #[rustfmt::skip]
@@ -227,8 +245,10 @@ mod tests {
             "--tmpfs", "/etc/relay",
             "--bind", "/home/u", "/home/u",
             "--tmpfs", "/run/user/1",
-            // 4: the workspaces inside the home, and this agent's socket.
+            // 4: the workspaces inside the home, the programs' directory (read-only, through the
+            // private /tmp) and this agent's socket.
             "--tmpfs", "/home/u/data/workspaces",
+            "--ro-bind", "/tmp/checkout/target/debug", "/tmp/checkout/target/debug",
             "--bind", "/run/user/1/relay-harness-1", "/run/user/1/relay-harness-1",
             // 5: its own workspace inside them; 6: a secret inside that.
             "--bind", "/home/u/data/workspaces/w1", "/home/u/data/workspaces/w1",
@@ -239,7 +259,8 @@ mod tests {
         assert_eq!(bwrap_args(&jail), expected);
 
         // On pipes: a session of its own. A file is hidden under /dev/null (that cannot be opened).
-        let file = p(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml");
+        // (A file outside /tmp, which is hidden whole: the checkout may lie under it.)
+        let file = p("/etc/passwd");
         let piped = bwrap_args(&Jail {
             new_session: true,
             hide: vec![file.clone()],

@@ -303,9 +303,9 @@ async fn an_agent_in_the_bubblewrap_sandbox_sees_only_its_own_directory_and_proc
     for name in ["session-registry", "event-ingest"] {
         relay_testkit::wait_for_instances(&m.client, name, 1).await;
     }
-    // Not under /tmp (each sandbox has its own): here the host's files show, read-only.
-    let dir =
-        std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("sandbox-{}", uuid::Uuid::new_v4().simple()));
+    // Not under /tmp (each sandbox has its own), nor in the checkout (which may be under /tmp,
+    // or in a home the sandbox lets the CLI write): here the host's files show, read-only.
+    let dir = std::path::Path::new("/var/tmp").join(format!("relay-sandbox-{}", uuid::Uuid::new_v4().simple()));
     std::fs::create_dir_all(&dir).unwrap();
     let dir = dir.canonicalize().unwrap();
     let data = dir.join("data");
