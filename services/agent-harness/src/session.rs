@@ -572,16 +572,20 @@ impl PtyAgent {
                         let mut st = self.state.lock().expect("state lock");
                         st.idle = true;
                         st.menu = None;
-                        // The turn is over: a call whose completion never showed ends with it.
+                        // The turn is over: a call whose completion never showed ends with it,
+                        // and that was the tool-call boundary its waiting messages wanted.
                         let call = std::mem::take(&mut st.call);
+                        let mut due: Vec<(String, String)> = Vec::new();
                         if call.open {
                             self.end_call(&ev, call, false);
+                            due.extend(st.next_tool_call.drain(..));
                         }
                         // Ready with no relay-mcp started: this CLI does not take the tools.
                         if st.tools_pending && !self.relay.bridge_started() {
                             st.tools_pending = false;
                         }
-                        (st.due_at_idle(), st.bypassed)
+                        due.extend(st.due_at_idle());
+                        (due, st.bypassed)
                     };
                     // A bypass keeps the agent blocked until someone releases it.
                     if !bypassed {
@@ -613,25 +617,34 @@ impl PtyAgent {
                         json!({ "itemId": item_id, "kind": "tool", "tool": tool, "input": input }),
                     );
                     ev.emit("tool.called", json!({ "tool": tool, "input": input }));
-                    // The tool-call boundary: messages waiting for it are typed now.
                     let due = {
                         let mut st = self.state.lock().expect("state lock");
                         // A call whose completion never showed: what it did is reported now,
-                        // unless it was denied.
-                        if st.call.open {
-                            let earlier = std::mem::take(&mut st.call);
-                            self.end_call(&ev, earlier, false);
-                        }
+                        // unless it was denied; it was a tool-call boundary all the same.
+                        let earlier = st.call.open.then(|| std::mem::take(&mut st.call));
                         st.call.open = true;
                         st.call.tool = tool.clone();
-                        st.next_tool_call.drain(..).collect()
+                        match earlier {
+                            Some(earlier) => {
+                                self.end_call(&ev, earlier, false);
+                                st.next_tool_call.drain(..).collect()
+                            }
+                            None => Vec::new(),
+                        }
                     };
                     self.type_and_report(due);
                 }
                 Detected::ToolCompleted { tool } => {
-                    let mut call = std::mem::take(&mut self.state.lock().expect("state lock").call);
+                    // The tool-call boundary: messages waiting for it are typed now, once the
+                    // call is done — never as it starts, when its permission menu may open and
+                    // take the typed keys for an answer.
+                    let (mut call, due): (_, Vec<_>) = {
+                        let mut st = self.state.lock().expect("state lock");
+                        (std::mem::take(&mut st.call), st.next_tool_call.drain(..).collect())
+                    };
                     call.tool = tool;
                     self.end_call(&ev, call, true);
+                    self.type_and_report(due);
                 }
                 Detected::Tokens { input, output } => {
                     ev.emit(

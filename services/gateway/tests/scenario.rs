@@ -70,8 +70,10 @@ async fn a_session_with_a_spawned_agent_is_driven_and_watched_through_the_gatewa
     let all_delivered = |d: &Vec<String>| deliveries.iter().all(|id| d.contains(id));
     // permission.resolved comes from the permission manager and the agent's "Permission granted"
     // from its harness: two producers, so either may be committed first.
+    // A delivery is reported once typed; what the agent printed for it may follow.
     while !(all_delivered(&delivered)
         && output.iter().any(|l: &String| l.contains("Permission granted"))
+        && output.iter().any(|l: &String| l == "Received: after the tool")
         && seen.contains_key("permission.resolved"))
     {
         let f = tokio::time::timeout_at(deadline, sse.next())
