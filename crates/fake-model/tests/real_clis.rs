@@ -21,11 +21,10 @@ struct Sandbox {
 
 impl Sandbox {
     fn new(tag: &str) -> Sandbox {
-        // Not under /tmp: Codex refuses to put its sandbox helper (`codex-linux-sandbox`) on
-        // PATH for a CODEX_HOME in a temporary directory, and where a system bubblewrap exists
-        // its workspace sandbox then cannot start the command at all.
-        let root = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
-            .join(format!("fake-model-{tag}-{}", uuid::Uuid::new_v4().simple()));
+        // Not under /tmp, where a checkout may lie too: Codex refuses to put its sandbox helper
+        // (`codex-linux-sandbox`) on PATH for a CODEX_HOME in a temporary directory, and where a
+        // system bubblewrap exists its workspace sandbox then cannot start the command at all.
+        let root = PathBuf::from("/var/tmp").join(format!("fake-model-{tag}-{}", uuid::Uuid::new_v4().simple()));
         let (home, work) = (root.join("home"), root.join("work"));
         for dir in [&home, &work] {
             std::fs::create_dir_all(dir).expect("create sandbox dir");

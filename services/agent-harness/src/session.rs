@@ -303,6 +303,9 @@ impl PtyAgent {
                     }
                 }
                 Input::Message { text, delivery, pasted } => {
+                    // Queued while the CLI worked, typed after it went idle: it works again, and
+                    // says so, or the idle that ends this work would look like no change.
+                    self.busy_again();
                     let typed = match self.submit(&text, pasted).await {
                         Ok(()) => Ok(()),
                         Err(NotTyped::Failed(e)) => Err(e),
@@ -500,6 +503,17 @@ impl PtyAgent {
             pasted: false,
         });
         self.wake.notify_one();
+    }
+
+    /// The agent is active again, if it was idle (what is typed now is new work for it).
+    fn busy_again(&self) {
+        let mut st = self.state.lock().expect("state lock");
+        if st.idle {
+            st.idle = false;
+            if let Some(ev) = self.events() {
+                ev.status(AgentStatus::Active);
+            }
+        }
     }
 
     /// Types held messages whose boundary came; each is reported once typed (`delivery.report`).
