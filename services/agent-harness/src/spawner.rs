@@ -375,6 +375,14 @@ async fn heartbeats(s: Spawner) {
 }
 
 pub async fn serve(spawner: Spawner) -> Result<ServiceHost<Spawner>, ServiceError> {
+    // The registry must know this host before it can place anything here; and the service shows
+    // (`$SRV`) only once it is registered, so whoever waits for it finds `agent.spawn` served.
+    let mut wait = Duration::from_millis(100);
+    while let Err(e) = spawner.heartbeat().await {
+        tracing::warn!(error = %e, retry_in = ?wait, "cannot register this host with the session registry yet");
+        tokio::time::sleep(wait).await;
+        wait = (wait * 2).min(Duration::from_secs(5));
+    }
     let mut host = ServiceHost::start(
         spawner.nats.clone(),
         "agent-spawner",
@@ -383,13 +391,6 @@ pub async fn serve(spawner: Spawner) -> Result<ServiceHost<Spawner>, ServiceErro
         spawner.clone(),
     )
     .await?;
-    // The registry must know this host before it can place anything here.
-    let mut wait = Duration::from_millis(100);
-    while let Err(e) = spawner.heartbeat().await {
-        tracing::warn!(error = %e, retry_in = ?wait, "cannot register this host with the session registry yet");
-        tokio::time::sleep(wait).await;
-        wait = (wait * 2).min(Duration::from_secs(5));
-    }
     tokio::spawn(heartbeats(spawner.clone()));
     host.serve::<rpc::AgentSpawn>(spawn).await?;
     let own = rpc::instance_subject(<rpc::AgentSpawnOn as relay_contracts::Rpc>::SUBJECT, &spawner.host.id);
