@@ -63,8 +63,10 @@ const OUTAGE: Duration = Duration::from_secs(3);
 /// Messages sent at once to each agent just before the delivery runner is killed, so that it
 /// dies with deliveries in flight (surfaced by the harness, receipt not yet written).
 const BURST: usize = 150;
-/// How long each kind of count waits for what was acknowledged to arrive.
-const DRAIN: Duration = Duration::from_secs(30);
+/// How long each kind of count waits for what was acknowledged to arrive. A terminal agent
+/// types one message per screen it has read (so that a menu the last one opened is seen before
+/// the next keys go): the bursts take the PTY harness about a minute to type after the load.
+const DRAIN: Duration = Duration::from_secs(120);
 
 /// What one kind of load got acknowledged, and when.
 #[derive(Default)]
