@@ -26,6 +26,14 @@ if ! listening 5432; then
 fi
 
 for _ in $(seq 1 60); do pg_isready -q -h 127.0.0.1 -p 5432 && break; sleep 0.5; done
+# `cargo test` runs every test binary's services at once, each with its own pools: Debian's
+# default of 100 connections runs out. Raise it once (a restart of the machine's cluster).
+if [ "$(psql -h 127.0.0.1 -U postgres -tAc 'SHOW max_connections')" -lt 400 ] 2>/dev/null; then
+  echo "ensure-services: raising PostgreSQL max_connections to 400 (restarts the cluster)"
+  psql -h 127.0.0.1 -U postgres -qc "ALTER SYSTEM SET max_connections = 400"
+  pg_ctlcluster --skip-systemctl-redirect "$(ls /etc/postgresql | head -n1)" main restart
+  for _ in $(seq 1 60); do pg_isready -q -h 127.0.0.1 -p 5432 && break; sleep 0.5; done
+fi
 psql -h 127.0.0.1 -U postgres -tAc "SELECT 1 FROM pg_database WHERE datname = 'relay'" | grep -q 1 \
   || psql -h 127.0.0.1 -U postgres -qc "CREATE DATABASE relay"
 echo "ensure-services: NATS and PostgreSQL are up"
