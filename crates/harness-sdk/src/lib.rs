@@ -264,7 +264,12 @@ async fn attach_new(nats: &async_nats::Client, opts: &AttachOptions) -> Result<S
     Ok(attached.agent_id)
 }
 
-/// `delivery.report`, retried while no runner answers.
+/// How long a report is retried while no runner takes it (runners restarting, NATS away).
+/// Then it gives up with an error: the runner hands an `accepted` delivery never reported on
+/// over again (`runner.accept_timeout_ms`), and the harness answers that with what it knows.
+pub const REPORT_GIVE_UP: Duration = Duration::from_secs(120);
+
+/// `delivery.report`, retried while no runner takes it, for at most [`REPORT_GIVE_UP`].
 pub async fn report(
     nats: &async_nats::Client,
     delivery_id: &str,
@@ -275,14 +280,24 @@ pub async fn report(
         reason,
         ..receipt(status, delivery_id)
     };
+    let started = std::time::Instant::now();
     let mut wait = Duration::from_millis(100);
     loop {
         match relay_bus::client::call::<rpc::DeliveryReport>(nats, &req, CALL_TIMEOUT).await {
             Ok(_) => return Ok(()),
-            Err(e) if e.error.retryable => {
+            Err(e) if e.error.retryable && started.elapsed() + wait < REPORT_GIVE_UP => {
                 tracing::warn!(delivery_id, error = %e, "delivery report not taken yet, retrying");
                 tokio::time::sleep(wait).await;
                 wait = (wait * 2).min(Duration::from_secs(5));
+            }
+            Err(e) if e.error.retryable => {
+                return Err(WireError::new(
+                    ErrorCode::Unavailable,
+                    format!(
+                        "delivery {delivery_id} report not taken after {} s ({e}); the runner hands it over again after its accept timeout",
+                        started.elapsed().as_secs()
+                    ),
+                ));
             }
             Err(e) => return Err(e),
         }

@@ -336,9 +336,13 @@ impl PtyAgent {
                             Some(format!("cannot write to the terminal: {e}")),
                         ),
                     };
-                    if let Err(e) = crate::relay::report(&self.nats, &delivery_id, status, reason).await {
-                        tracing::error!(delivery_id, error = %e, "delivery report refused");
-                    }
+                    // Off the input task: a report that waits for a runner must not hold up typing.
+                    let nats = self.nats.clone();
+                    tokio::spawn(async move {
+                        if let Err(e) = crate::relay::report(&nats, &delivery_id, status, reason).await {
+                            tracing::error!(delivery_id, error = %e, "delivery report refused");
+                        }
+                    });
                 }
             }
         }

@@ -13,9 +13,6 @@ pub enum DeliveryError {
     /// The caller may not act on this agent (a harness stopping one it did not spawn).
     #[error("{0}")]
     Forbidden(String),
-    /// Not yet possible, but it will be: the caller retries (`unavailable`, retryable).
-    #[error("{0}")]
-    NotYet(String),
     #[error("database: {0}")]
     Db(#[from] sqlx::Error),
     /// A harness or another service refused or could not be reached; passed on as it came.
@@ -32,7 +29,6 @@ impl From<DeliveryError> for WireError {
             e @ DeliveryError::NotFound(_) => WireError::new(ErrorCode::NotFound, e.to_string()),
             DeliveryError::Conflict(m) => WireError::new(ErrorCode::Conflict, m),
             DeliveryError::Forbidden(m) => WireError::new(ErrorCode::Forbidden, m),
-            DeliveryError::NotYet(m) => WireError::new(ErrorCode::Unavailable, m),
             DeliveryError::Db(e) => relay_bus::db::wire_error(&e),
             DeliveryError::Upstream(e) => e,
         }

@@ -67,7 +67,7 @@ pub async fn handoff(runner: Runner, _ctx: RequestContext, req: HandoffRequest) 
         }
     }
     let created = batch.store(&mut tx).await?;
-    agents.extend(created.iter().map(|e| e.agent_id.clone()));
+    agents.extend(created.iter().map(|(e, _)| e.agent_id.clone()));
     let agents: Vec<String> = agents.into_iter().collect();
     crate::store::wake_agents(&mut *tx, &agents).await?;
     tx.commit().await?;
@@ -106,7 +106,7 @@ struct Batch {
 impl Batch {
     /// Stores the messages and their new deliveries, in hand-off order, each with its
     /// `delivery.created` event; returns those events. A delivery stored before is left alone.
-    async fn store(self, tx: &mut PgConnection) -> Result<Vec<DeliveryEvent>> {
+    async fn store(self, tx: &mut PgConnection) -> Result<Vec<crate::settle::Traced>> {
         if self.messages.is_empty() {
             return Ok(Vec::new());
         }
@@ -228,7 +228,7 @@ impl Batch {
             .execute(&mut *tx)
             .await?;
         }
-        Ok(created.into_iter().map(|(_, e)| e).collect())
+        Ok(created.into_iter().map(|(h, e)| (e, h.traceparent.clone())).collect())
     }
 }
 

@@ -6,15 +6,20 @@
 //!   harness on `agent.<agentId>.deliver`.
 //! - settle.rs: receipts become delivery states and events, group-committed.
 //! - boundary.rs: follows the event log for status and tool-call boundaries.
+//! - liveness.rs: which runners are alive (a lock per runner); a dead one's agents are freed
+//!   for the others in seconds.
 //! - retention.rs: deletes finished deliveries after `keep_finished_ms` (bounded growth).
 //! - control.rs: agent pause/resume/stop/input.
+//! - fault.rs: `RELAY_RUNNER_CRASH_AT`, the hand-off tests' kill -9 at a chosen step.
 //! - store.rs: the handlers' SQL on `deliveries` (rows, lookups, wake-ups); error.rs: the error.
 //! - This file: settings and the `delivery.*` handlers.
 
 mod boundary;
 mod control;
 mod error;
+mod fault;
 mod handoff;
+mod liveness;
 mod retention;
 mod run;
 mod settle;
@@ -346,13 +351,12 @@ pub async fn report(runner: Runner, ctx: RequestContext, req: Receipt) -> Result
     {
         return Err(DeliveryError::NotFound(format!("delivery {id}")));
     }
-    // A harness reports only what it was handed, so this is a report that overtook its own
-    // `accepted` receipt (the runner has not recorded the hand-off yet): a retry will land.
-    if delivery.status == DeliveryStatus::Pending && delivery.attempts == 0 {
-        return Err(DeliveryError::NotYet(format!(
-            "delivery {id} has not been recorded as handed to a harness yet; report again shortly"
-        )));
-    }
+    // A harness reports only what it was handed, so a delivery not yet recorded as handed
+    // over was handed by a walker that has not stored its receipt: one still walking (the
+    // report overtook it) or one killed before it could (kill -9). Either way the hand-off
+    // happened: it is recorded here, `accepted` then the report, so it is never refused for
+    // good. The walker's own `accepted`, if it comes, then changes nothing.
+    let unrecorded = delivery.status == DeliveryStatus::Pending && delivery.attempts == 0;
     if delivery.status.is_final() {
         // A repeated report of the same outcome is harmless; a different one is a conflict.
         let same = delivery.status.as_str() == req.status.as_str();
@@ -364,9 +368,23 @@ pub async fn report(runner: Runner, ctx: RequestContext, req: Receipt) -> Result
             delivery.status.as_str()
         )));
     }
-    let outcome = Outcome::from_receipt(&delivery_ref(&delivery), req, &runner.settings);
+    fault::point("reported");
+    let key = delivery_ref(&delivery);
+    let mut outcomes = Vec::with_capacity(2);
+    if unrecorded && req.status != ReceiptStatus::Accepted {
+        let handed = Receipt {
+            status: ReceiptStatus::Accepted,
+            delivery_id: Some(id.clone()),
+            available_at: None,
+            reason: None,
+            retryable: None,
+            metadata: None,
+        };
+        outcomes.push(Outcome::from_receipt(&key, handed, &runner.settings));
+    }
+    outcomes.push(Outcome::from_receipt(&key, req, &runner.settings));
     // As stored; re-read only when a cancel or another report got there first.
-    match runner.settler.settle(vec![outcome]).await?.pop() {
+    match runner.settler.settle(outcomes).await?.pop() {
         Some(changed) => Ok(changed),
         None => find(&runner.db, &id).await,
     }

@@ -3,8 +3,8 @@
 //! Work is claimed per agent: a runner leases agents that have a delivery ready (`FOR UPDATE
 //! SKIP LOCKED`, so replicas share the agents), then walks each leased agent's deliveries in
 //! order. One walker per agent keeps per-agent order across replicas; a runner killed
-//! mid-walk leaves a lease that expires, another runner takes the agent over and re-sends what
-//! had no stored receipt, and the harness recognises the delivery id (seed 001: the context id
+//! mid-walk leaves a lease that the others clear once its liveness lock is gone (liveness.rs;
+//! else it expires), another runner takes the agent over and re-sends what had no stored receipt, and the harness recognises the delivery id (seed 001: the context id
 //! is the idempotency key).
 //!
 //! Which waiting deliveries may go (seed 001 modes):
@@ -104,7 +104,7 @@ pub async fn run(runner: Runner) {
     let wake = Arc::new(Notify::new());
     let walkers = Walkers::default();
     tokio::spawn(listen(runner.db.clone(), wake.clone(), walkers.clone()));
-    let owner = uuid::Uuid::new_v4().to_string();
+    let owner = crate::liveness::start(&runner);
     let slots = Arc::new(Semaphore::new(runner.settings.max_agents.max(1) as usize));
     let poll = Duration::from_millis(runner.settings.poll_interval_ms);
     let mut last_requeue = std::time::Instant::now();
@@ -531,6 +531,7 @@ async fn walk_once(runner: &Runner, owner: &str, agent_id: &str, renew: bool) ->
             None => {
                 let span = relay_bus::trace::continuing("deliver", w.traceparent.as_deref());
                 let receipt = deliver(runner, owner, &w.key, &w.message).instrument(span).await;
+                crate::fault::point("handed");
                 Outcome::from_receipt(&w.key, receipt, s)
             }
         };
@@ -567,6 +568,9 @@ async fn walk_once(runner: &Runner, owner: &str, agent_id: &str, renew: bool) ->
     }
     if !outcomes.is_empty() {
         runner.settler.settle(outcomes).await?;
+    }
+    if !go.is_empty() {
+        crate::fault::point("recorded");
     }
     // A deferral or retry just stored: its new time is the next one due.
     next_due = held_until.or(next_due);

@@ -235,19 +235,29 @@ async fn group_commit(
 
 /// After commit: the forwarder appends the stored events to the log, and each goes live on
 /// its `delivery.<kind>` subject.
-pub(crate) async fn publish(nats: &async_nats::Client, forward_wake: &Notify, events: &[DeliveryEvent]) {
+/// Each is published in the trace of the request that sent its message.
+pub(crate) async fn publish(nats: &async_nats::Client, forward_wake: &Notify, events: &[Traced]) {
+    use tracing::Instrument;
     if !events.is_empty() {
         forward_wake.notify_one();
     }
-    for e in events {
-        if let Err(err) = relay_bus::client::publish(nats, e.event_type.clone(), e).await {
+    for (e, traceparent) in events {
+        let published = relay_bus::client::publish(nats, e.event_type.clone(), e);
+        let published = match traceparent {
+            Some(tp) => published.instrument(relay_bus::trace::continuing("delivery event", Some(tp))).await,
+            None => published.await,
+        };
+        if let Err(err) = published {
             tracing::warn!(delivery_id = %e.delivery_id, error = %err, "delivery event stored but not published");
         }
     }
 }
 
+/// A delivery event with the trace context of its message.
+pub(crate) type Traced = (DeliveryEvent, Option<String>);
+
 /// What a group changed: the events, and the deliveries as stored.
-type Changed = (Vec<DeliveryEvent>, Vec<Delivery>);
+type Changed = (Vec<Traced>, Vec<Delivery>);
 
 /// Stores the group atomically; returns what it changed. A delivery cancelled or settled
 /// meanwhile is left alone.
@@ -323,8 +333,8 @@ async fn apply<'e, E: sqlx::PgExecutor<'e>>(db: E, round: &[&Outcome]) -> Result
              FROM u WHERE d.delivery_id = u.id AND d.status IN ('pending', 'deferred', 'accepted')
              RETURNING d.*),
          logged AS (
-             INSERT INTO delivery_events (event_id, session_id, type, ts, payload, workspace)
-             SELECT u.event_id, u.session_id, u.type, $8, u.payload::jsonb, c.workspace
+             INSERT INTO delivery_events (event_id, session_id, type, ts, payload, traceparent, workspace)
+             SELECT u.event_id, u.session_id, u.type, $8, u.payload::jsonb, c.traceparent, c.workspace
              FROM u JOIN changed c ON c.delivery_id = u.id)
          SELECT {COLUMNS} FROM changed"
     )))
@@ -344,11 +354,17 @@ async fn apply<'e, E: sqlx::PgExecutor<'e>>(db: E, round: &[&Outcome]) -> Result
     .bind(&agents)
     .fetch_all(db)
     .await?;
+    let traces: HashMap<String, Option<String>> = changed
+        .iter()
+        .map(|d| (d.delivery_id.clone(), d.traceparent.clone()))
+        .collect();
     let changed: Vec<Delivery> = changed.into_iter().map(Delivery::from).collect();
-    let ids: HashSet<&str> = changed.iter().map(|d| d.delivery_id.as_str()).collect();
     let events = events
         .into_iter()
-        .filter(|e| ids.contains(e.delivery_id.as_str()))
+        .filter_map(|e| {
+            let tp = traces.get(e.delivery_id.as_str())?.clone();
+            Some((e, tp))
+        })
         .collect();
     Ok((events, changed))
 }

@@ -8,12 +8,12 @@ use relay_contracts::capabilities::DeliveryMode;
 use relay_contracts::delivery::*;
 use sqlx::PgPool;
 
-pub const COLUMNS: &str = "delivery_id, message_id, session_id, agent_id, mode, status, attempts::bigint AS attempts, available_at, reason, retryable, metadata, created_at, updated_at, seq";
+pub const COLUMNS: &str = "delivery_id, message_id, session_id, agent_id, mode, status, attempts::bigint AS attempts, available_at, reason, retryable, metadata, created_at, updated_at, seq, traceparent";
 
 /// A `deliveries` row as selected by [`COLUMNS`].
 #[derive(sqlx::FromRow)]
 pub struct DeliveryRow {
-    delivery_id: String,
+    pub delivery_id: String,
     message_id: String,
     session_id: String,
     agent_id: String,
@@ -27,6 +27,8 @@ pub struct DeliveryRow {
     created_at: i64,
     updated_at: i64,
     pub seq: i64,
+    /// The context of the request that sent the message: its events join that trace.
+    pub traceparent: Option<String>,
 }
 
 impl From<DeliveryRow> for Delivery {
