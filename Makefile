@@ -47,7 +47,8 @@ sandbox:
 	./scripts/install-sandbox.sh
 
 ## The npm packages of the interop tests and the TypeScript SDKs (`npm ci` from their lock files
-## into ~/.cache/relay-mesh/npm, linked as node_modules); nothing is installed when they are there.
+## into ~/.cache/relay-mesh/npm, linked as node_modules), and protoc (PyPI's grpcio-tools, into
+## ~/.cache/relay-mesh/py) for the proto test; nothing is installed when they are there.
 interop-deps:
 	./scripts/install-interop-deps.sh
 

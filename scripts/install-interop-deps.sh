@@ -3,6 +3,7 @@
 # each directory below with a package-lock.json gets `npm ci` into a cache keyed by its lock file
 # (RELAY_NPM_CACHE, default ~/.cache/relay-mesh/npm) that survives between runs, and a
 # `node_modules` symlink to it (git-ignored), so ESM imports resolve as in any npm project.
+# Also protoc (PyPI's grpcio-tools) for the proto test, below.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -24,3 +25,18 @@ for d in "${DIRS[@]}"; do
   fi
   ln -sfn "$target/node_modules" "$d/node_modules"
 done
+
+# protoc, from PyPI's grpcio-tools (pinned), for crates/proto/tests/protoc.rs: the venv
+# relay_testkit::python_venv would make, built aside and renamed into place, only when missing.
+PY_CACHE="$HOME/.cache/relay-mesh/py"
+GRPCIO_TOOLS=1.85.1
+venv="$PY_CACHE/grpcio-tools-$GRPCIO_TOOLS"
+if [ ! -x "$venv/bin/python" ]; then
+  echo "install-interop-deps: grpcio-tools $GRPCIO_TOOLS into $venv" >&2
+  mkdir -p "$PY_CACHE"
+  building="$venv.building-$$"
+  rm -rf "$building"
+  python3 -m venv "$building"
+  "$building/bin/pip" install -q "grpcio-tools==$GRPCIO_TOOLS" >&2
+  mv -T "$building" "$venv" 2>/dev/null || rm -rf "$building" # another run made it first
+fi

@@ -373,13 +373,16 @@ fn contracts() -> Vec<Contract> {
             session: some("s1"),
             model: some("opus"),
         }),
-        contract(cost::Report {
-            total: breakdown(),
-            by_agent: BTreeMap::from([("a1".to_string(), breakdown())]),
-            by_model: BTreeMap::from([("opus".to_string(), breakdown())]),
-            by_session: BTreeMap::from([("s1".to_string(), breakdown())]),
-            unpriced_models: vec!["local-llm".into()],
-        }),
+        contract_named(
+            "CostReport",
+            cost::Report {
+                total: breakdown(),
+                by_agent: BTreeMap::from([("a1".to_string(), breakdown())]),
+                by_model: BTreeMap::from([("opus".to_string(), breakdown())]),
+                by_session: BTreeMap::from([("s1".to_string(), breakdown())]),
+                unpriced_models: vec!["local-llm".into()],
+            },
+        ),
         contract(cost::ModelsRequest {}),
         contract(cost::ModelsResponse {
             models: vec![cost_model()],
@@ -438,7 +441,10 @@ const NO_JSON_TWIN: &[(&str, &str)] = &[(
 )];
 
 /// Rust contract types paired with a proto message of another name (see `contract_named`).
-const RENAMED: &[(&str, &str)] = &[("permission::ListRequest", "PermissionListRequest")];
+const RENAMED: &[(&str, &str)] = &[
+    ("permission::ListRequest", "PermissionListRequest"),
+    ("cost::Report", "CostReport"),
+];
 
 /// The proto message of a declared request or reply type (`session :: ForkRequest`).
 fn proto_message(rust_type: &str) -> String {
@@ -829,7 +835,7 @@ fn descriptor_set() -> FileDescriptorSet {
 }
 
 /// The messages of `relay.v1` in every file, nested ones (map entries) included, by full name
-/// (`.relay.v1.Session`, `.relay.v1.Report.ByAgentEntry`), as field type names use.
+/// (`.relay.v1.Session`, `.relay.v1.CostReport.ByAgentEntry`), as field type names use.
 fn messages(fds: &FileDescriptorSet) -> BTreeMap<String, &DescriptorProto> {
     fn add<'a>(scope: &str, found: &'a [DescriptorProto], into: &mut BTreeMap<String, &'a DescriptorProto>) {
         for m in found {
@@ -1179,7 +1185,7 @@ fn every_service_has_one_rpc_per_subject() {
     report("services", &rpc_drift(&descriptor_set()));
 }
 
-/// `msg` is a message's path below the package: `Session`, or `Report.ByAgentEntry`.
+/// `msg` is a message's path below the package: `Session`, or `CostReport.ByAgentEntry`.
 fn field_mut<'a>(fds: &'a mut FileDescriptorSet, msg: &str, field: &str) -> &'a mut FieldDescriptorProto {
     let mut path = msg.split('.');
     let outer = path.next().unwrap();
@@ -1234,7 +1240,7 @@ fn the_drift_check_reports_renamed_fields_wrong_types_and_lost_presence() {
     field_mut(&mut fds, "StatusCounts", "active").r#type = Some(Type::String as i32);
     field_mut(&mut fds, "Turn", "completed_at").proto3_optional = Some(false);
     // A map's values are checked too.
-    let value = field_mut(&mut fds, "Report.ByAgentEntry", "value");
+    let value = field_mut(&mut fds, "CostReport.ByAgentEntry", "value");
     value.r#type = Some(Type::String as i32);
     value.type_name = None;
 
@@ -1244,7 +1250,7 @@ fn the_drift_check_reports_renamed_fields_wrong_types_and_lost_presence() {
         r#"Session: proto fields missing from the Rust contract's JSON: ["headline"]"#,
         "StatusCounts.active: the proto's TYPE_STRING cannot hold the Rust JSON value 1",
         "Turn.completedAt: optional in the Rust contract but without presence in the proto",
-        "Report.byAgent.a1: the proto's TYPE_STRING cannot hold the Rust JSON value {",
+        "CostReport.byAgent.a1: the proto's TYPE_STRING cannot hold the Rust JSON value {",
     ];
     for line in expected {
         assert!(
@@ -1338,11 +1344,14 @@ fn generated_code_is_usable() {
         ..Default::default()
     };
     assert_eq!(v1::Event::decode(event.encode_to_vec().as_slice()).unwrap(), event);
-    let report = v1::Report {
+    let report = v1::CostReport {
         by_agent: [("a1".to_string(), v1::Breakdown::default())].into(),
         ..Default::default()
     };
-    assert_eq!(v1::Report::decode(report.encode_to_vec().as_slice()).unwrap(), report);
+    assert_eq!(
+        v1::CostReport::decode(report.encode_to_vec().as_slice()).unwrap(),
+        report
+    );
     assert_eq!(v1::session_service_server::SERVICE_NAME, "relay.v1.SessionService");
     assert_eq!(v1::delivery_service_server::SERVICE_NAME, "relay.v1.DeliveryService");
     assert_eq!(v1::agent_service_server::SERVICE_NAME, "relay.v1.AgentService");
