@@ -201,7 +201,14 @@ pub enum ScheduleAction {
     SendMessage {
         #[cfg_attr(feature = "openapi", schema(max_length = 256))]
         session_id: String,
-        #[cfg_attr(feature = "openapi", schema(min_length = 1, max_length = 100000))]
+        #[cfg_attr(
+            feature = "openapi",
+            schema(
+                min_length = 1,
+                max_length = 100000,
+                pattern = "^[^\\u0000]*[^\\s\\u0000][^\\u0000]*$"
+            )
+        )]
         text: String,
         /// How it is delivered (the session's default when absent).
         mode: Option<DeliveryMode>,
@@ -220,7 +227,14 @@ pub enum ScheduleAction {
     #[serde(rename_all = "camelCase")]
     Message {
         to: To,
-        #[cfg_attr(feature = "openapi", schema(min_length = 1, max_length = 32000))]
+        #[cfg_attr(
+            feature = "openapi",
+            schema(
+                min_length = 1,
+                max_length = 32000,
+                pattern = "^[^\\u0000]*[^\\s\\u0000][^\\u0000]*$"
+            )
+        )]
         text: String,
         /// How each recipient's delivery goes (its default when absent).
         mode: Option<DeliveryMode>,
@@ -228,9 +242,20 @@ pub enum ScheduleAction {
     /// A new session with an agent (`cli`) given `task`.
     #[serde(rename_all = "camelCase")]
     Spawn {
-        #[cfg_attr(feature = "openapi", schema(max_length = 64))]
+        /// An agent name the spawners know.
+        #[cfg_attr(
+            feature = "openapi",
+            schema(min_length = 1, max_length = 64, pattern = "^[a-z0-9_-]{1,64}$")
+        )]
         cli: String,
-        #[cfg_attr(feature = "openapi", schema(min_length = 1, max_length = 100000))]
+        #[cfg_attr(
+            feature = "openapi",
+            schema(
+                min_length = 1,
+                max_length = 100000,
+                pattern = "^[^\\u0000]*[^\\s\\u0000][^\\u0000]*$"
+            )
+        )]
         task: String,
         /// The agent's handle.
         agent: Option<String>,
@@ -248,11 +273,18 @@ pub struct CreateScheduleRequest {
     /// Creating again with the same id answers with the stored schedule.
     #[cfg_attr(feature = "openapi", schema(max_length = 128, pattern = "^[A-Za-z0-9_.:-]{1,128}$"))]
     pub schedule_id: Option<String>,
-    #[cfg_attr(feature = "openapi", schema(max_length = 200))]
+    /// A label for people: not blank.
+    #[cfg_attr(
+        feature = "openapi",
+        schema(min_length = 1, max_length = 200, pattern = "^[^\\u0000]*[^\\s\\u0000][^\\u0000]*$")
+    )]
     pub name: Option<String>,
     /// A cron expression: 5 fields (minute granularity), 6 (seconds first), or `@hourly`,
     /// `@daily`, …, in `timeZone`.
-    #[cfg_attr(feature = "openapi", schema(max_length = 200))]
+    #[cfg_attr(
+        feature = "openapi",
+        schema(min_length = 1, max_length = 200, pattern = "^[^\\u0000]*[^\\s\\u0000][^\\u0000]*$")
+    )]
     pub cron: Option<String>,
     /// An IANA time zone for `cron` (default `UTC`).
     #[cfg_attr(feature = "openapi", schema(max_length = 64))]

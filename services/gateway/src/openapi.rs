@@ -1,7 +1,16 @@
 //! The OpenAPI 3.1 document, generated from the handlers' annotations and the contract types.
 //! `make openapi` writes it to docs/api/openapi.json; a test fails when the two differ.
 
-use crate::{actions, automation, messaging, rest, session_context, sse};
+use crate::{ApiError, AppState, actions, automation, messaging, rest, session_context, sse};
+use axum::body::Body;
+use axum::extract::{MatchedPath, Request, State};
+use axum::http::{Method, StatusCode};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use futures::StreamExt;
+use relay_contracts::{ErrorCode, WireError};
+use std::collections::HashSet;
+use std::sync::LazyLock;
 use utoipa::openapi::security::{Http, HttpAuthScheme, SecurityScheme};
 use utoipa::{Modify, OpenApi};
 
@@ -117,9 +126,125 @@ pub fn json() -> String {
     schemas["ProposeRequest"]["properties"]["question"] = text(4000);
     schemas["ProposeRequest"]["properties"]["options"] =
         serde_json::json!({ "type": "array", "minItems": 2, "maxItems": 16, "uniqueItems": true, "items": text(200) });
+    declare_body_limits(&mut doc);
     let mut s = serde_json::to_string_pretty(&doc).unwrap_or_default();
     s.push('\n');
     s
+}
+
+/// The most an operation without a request body may carry: room for what clients send when
+/// they mean nothing (whitespace, `null`, `{}`), not for a payload the gateway would drop.
+pub const NO_BODY_MAX_BYTES: usize = 64;
+
+/// Every operation that reads a body answers 413 over a limit: declared once here (the response
+/// in `components`, and the limit as `x-max-body-bytes` on each operation), not per route.
+fn declare_body_limits(doc: &mut serde_json::Value) {
+    let body_limit = crate::GatewaySettings::default().body_limit_bytes;
+    doc["components"]["responses"]["PayloadTooLarge"] = serde_json::json!({
+        "description": format!(
+            "The body is longer than the operation's `x-max-body-bytes`: gateway.body_limit_bytes ({body_limit} \
+             bytes by default) for an operation with a request body; {NO_BODY_MAX_BYTES} for one without, which \
+             takes no body (none, whitespace, `null` or `{{}}`; anything else shorter is 400)"
+        ),
+        "content": { "application/json": { "schema": { "$ref": "#/components/schemas/WireError" } } }
+    });
+    let Some(paths) = doc["paths"].as_object_mut() else {
+        return;
+    };
+    for item in paths.values_mut() {
+        for (method, op) in item.as_object_mut().into_iter().flatten() {
+            if !matches!(method.as_str(), "post" | "put" | "patch") {
+                continue;
+            }
+            let limit = if op.get("requestBody").is_some() {
+                body_limit
+            } else {
+                NO_BODY_MAX_BYTES
+            };
+            op["x-max-body-bytes"] = limit.into();
+            op["responses"]["413"] = serde_json::json!({ "$ref": "#/components/responses/PayloadTooLarge" });
+        }
+    }
+}
+
+/// The POST routes the document declares without a request body, as `/sessions/{}/archive`.
+static BODYLESS: LazyLock<HashSet<String>> = LazyLock::new(|| {
+    ApiDoc::openapi()
+        .paths
+        .paths
+        .iter()
+        .filter(|(_, item)| item.post.as_ref().is_some_and(|op| op.request_body.is_none()))
+        .map(|(path, _)| template(path))
+        .collect()
+});
+
+/// A route's path with its parameters unnamed: the router and the document name them apart
+/// (`{turn_id}`, `{turnId}`).
+fn template(path: &str) -> String {
+    let mut out = String::with_capacity(path.len());
+    let mut in_param = false;
+    for c in path.chars() {
+        match c {
+            '{' => {
+                in_param = true;
+                out.push_str("{}");
+            }
+            '}' => in_param = false,
+            _ if !in_param => out.push(c),
+            _ => {}
+        }
+    }
+    out
+}
+
+/// Holds the POST routes the document declares without a body to it: a body is refused, not
+/// dropped unread (a caller who sent one meant something by it). What clients send for nothing
+/// (whitespace, `null`, `{}`) passes; over [`NO_BODY_MAX_BYTES`] is 413, anything else 400.
+pub async fn refuse_undeclared_bodies(State(s): State<AppState>, request: Request, next: Next) -> Response {
+    if request.method() != Method::POST {
+        return next.run(request).await;
+    }
+    let Some(route) = request
+        .extensions()
+        .get::<MatchedPath>()
+        .map(|p| p.as_str().to_string())
+    else {
+        return next.run(request).await;
+    };
+    let path = route.strip_prefix("/api/v1").unwrap_or(&route);
+    if !BODYLESS.contains(&template(path)) {
+        return next.run(request).await;
+    }
+    let (parts, body) = request.into_parts();
+    // Read (and drop) up to the gateway's body limit before refusing, as a route with a body
+    // does: a client still writing when the connection closes never reads the answer.
+    let mut kept = Vec::new();
+    let mut total = 0;
+    let mut frames = body.into_data_stream();
+    while let Some(Ok(chunk)) = frames.next().await {
+        total += chunk.len();
+        if kept.len() <= NO_BODY_MAX_BYTES {
+            kept.extend_from_slice(&chunk[..chunk.len().min(NO_BODY_MAX_BYTES + 1 - kept.len())]);
+        }
+        if total > s.settings.body_limit_bytes {
+            break;
+        }
+    }
+    if total > NO_BODY_MAX_BYTES {
+        let message =
+            format!("POST {path} takes no body (send none, or {{}}); this one is over {NO_BODY_MAX_BYTES} bytes");
+        let body = WireError::new(ErrorCode::InvalidRequest, message);
+        return (StatusCode::PAYLOAD_TOO_LARGE, axum::Json(body)).into_response();
+    }
+    let text = kept.trim_ascii();
+    let empty_object = text.len() >= 2
+        && text.first() == Some(&b'{')
+        && text.last() == Some(&b'}')
+        && text[1..text.len() - 1].trim_ascii().is_empty();
+    if !(text.is_empty() || text == b"null" || empty_object) {
+        return ApiError::Invalid(format!("POST {path} takes no body (send none, or {{}})")).into_response();
+    }
+    next.run(Request::from_parts(parts, Body::empty())).await
 }
 
 /// No string may hold NUL (Postgres cannot store it).

@@ -283,6 +283,10 @@ pub fn router(state: AppState) -> Router {
         .route("/openapi.json", get(openapi))
         .route_service("/mcp", crate::mcp::service(state.clone()))
         .fallback(not_found)
+        .route_layer(middleware::from_fn_with_state(
+            state.clone(),
+            crate::openapi::refuse_undeclared_bodies,
+        ))
         .route_layer(middleware::from_fn(refuse_nul))
         .route_layer(middleware::from_fn_with_state(state.clone(), auth::require_bearer));
 

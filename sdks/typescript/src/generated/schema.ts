@@ -1644,6 +1644,7 @@ export interface components {
              *     `@daily`, …, in `timeZone`.
              */
             cron?: string | null;
+            /** @description A label for people: not blank. */
             name?: string | null;
             /** @description Creating again with the same id answers with the stored schedule. */
             scheduleId?: string | null;
@@ -2255,6 +2256,7 @@ export interface components {
         } | {
             /** @description The agent's handle. */
             agent?: string | null;
+            /** @description An agent name the spawners know. */
             cli: string;
             cwd?: string | null;
             /** @enum {string} */
@@ -2610,7 +2612,17 @@ export interface components {
             workspaces: components["schemas"]["Workspace"][];
         };
     };
-    responses: never;
+    responses: {
+        /** @description The body is longer than the operation's `x-max-body-bytes`: gateway.body_limit_bytes (1048576 bytes by default) for an operation with a request body; 64 for one without, which takes no body (none, whitespace, `null` or `{}`; anything else shorter is 400) */
+        PayloadTooLarge: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["WireError"];
+            };
+        };
+    };
     parameters: never;
     requestBodies: never;
     headers: never;
@@ -2753,6 +2765,7 @@ export interface operations {
                     "application/json": components["schemas"]["WireError"];
                 };
             };
+            413: components["responses"]["PayloadTooLarge"];
             /** @description A service is unavailable */
             503: {
                 headers: {
@@ -3081,6 +3094,7 @@ export interface operations {
                     "application/json": components["schemas"]["WireError"];
                 };
             };
+            413: components["responses"]["PayloadTooLarge"];
             /** @description A service is unavailable */
             503: {
                 headers: {
@@ -3152,6 +3166,7 @@ export interface operations {
                     "application/json": components["schemas"]["WireError"];
                 };
             };
+            413: components["responses"]["PayloadTooLarge"];
             /** @description A service is unavailable */
             503: {
                 headers: {
@@ -3224,6 +3239,7 @@ export interface operations {
                     "application/json": components["schemas"]["WireError"];
                 };
             };
+            413: components["responses"]["PayloadTooLarge"];
             /** @description The harness cannot be reached */
             503: {
                 headers: {
@@ -3361,6 +3377,7 @@ export interface operations {
                     "application/json": components["schemas"]["WireError"];
                 };
             };
+            413: components["responses"]["PayloadTooLarge"];
             /** @description A service is unavailable */
             503: {
                 headers: {
@@ -3506,6 +3523,7 @@ export interface operations {
                     "application/json": components["schemas"]["WireError"];
                 };
             };
+            413: components["responses"]["PayloadTooLarge"];
             /** @description A service is unavailable */
             503: {
                 headers: {
@@ -3587,6 +3605,7 @@ export interface operations {
                     "application/json": components["schemas"]["WireError"];
                 };
             };
+            413: components["responses"]["PayloadTooLarge"];
             /** @description A service is unavailable */
             503: {
                 headers: {
@@ -3732,6 +3751,7 @@ export interface operations {
                     "application/json": components["schemas"]["WireError"];
                 };
             };
+            413: components["responses"]["PayloadTooLarge"];
             /** @description A service is unavailable */
             503: {
                 headers: {
@@ -3799,6 +3819,7 @@ export interface operations {
                     "application/json": components["schemas"]["WireError"];
                 };
             };
+            413: components["responses"]["PayloadTooLarge"];
             /** @description A service is unavailable */
             503: {
                 headers: {
@@ -3870,6 +3891,7 @@ export interface operations {
                     "application/json": components["schemas"]["WireError"];
                 };
             };
+            413: components["responses"]["PayloadTooLarge"];
             /** @description A service is unavailable */
             503: {
                 headers: {
@@ -4076,6 +4098,7 @@ export interface operations {
                     "application/json": components["schemas"]["WireError"];
                 };
             };
+            413: components["responses"]["PayloadTooLarge"];
             /** @description A service is unavailable */
             503: {
                 headers: {
@@ -4296,6 +4319,7 @@ export interface operations {
                     "application/json": components["schemas"]["WireError"];
                 };
             };
+            413: components["responses"]["PayloadTooLarge"];
             /** @description A service is unavailable */
             503: {
                 headers: {
@@ -4385,6 +4409,7 @@ export interface operations {
                     "application/json": components["schemas"]["WireError"];
                 };
             };
+            413: components["responses"]["PayloadTooLarge"];
             /** @description A service is unavailable */
             503: {
                 headers: {
@@ -4599,6 +4624,7 @@ export interface operations {
                     "application/json": components["schemas"]["WireError"];
                 };
             };
+            413: components["responses"]["PayloadTooLarge"];
             /** @description A service is unavailable */
             503: {
                 headers: {
@@ -4757,6 +4783,7 @@ export interface operations {
                     "application/json": components["schemas"]["WireError"];
                 };
             };
+            413: components["responses"]["PayloadTooLarge"];
             /** @description A service is unavailable */
             503: {
                 headers: {
@@ -5075,6 +5102,7 @@ export interface operations {
                     "application/json": components["schemas"]["WireError"];
                 };
             };
+            413: components["responses"]["PayloadTooLarge"];
             /** @description A service is unavailable */
             503: {
                 headers: {
@@ -5151,6 +5179,7 @@ export interface operations {
                     "application/json": components["schemas"]["WireError"];
                 };
             };
+            413: components["responses"]["PayloadTooLarge"];
             /** @description A service is unavailable */
             503: {
                 headers: {
@@ -5488,6 +5517,7 @@ export interface operations {
                     "application/json": components["schemas"]["WireError"];
                 };
             };
+            413: components["responses"]["PayloadTooLarge"];
             /** @description Over the key's rate limit (Retry-After) */
             429: {
                 headers: {
@@ -5739,6 +5769,7 @@ export interface operations {
                     "application/json": components["schemas"]["WireError"];
                 };
             };
+            413: components["responses"]["PayloadTooLarge"];
             /** @description The recipient cannot take it (capability_unsupported) */
             422: {
                 headers: {
@@ -6130,6 +6161,7 @@ export interface operations {
                     "application/json": components["schemas"]["WireError"];
                 };
             };
+            413: components["responses"]["PayloadTooLarge"];
             /** @description A service is unavailable */
             503: {
                 headers: {
@@ -6392,6 +6424,7 @@ export interface operations {
                     "application/json": components["schemas"]["WireError"];
                 };
             };
+            413: components["responses"]["PayloadTooLarge"];
             /** @description A service is unavailable */
             503: {
                 headers: {
@@ -6666,6 +6699,7 @@ export interface operations {
                     "application/json": components["schemas"]["WireError"];
                 };
             };
+            413: components["responses"]["PayloadTooLarge"];
             /** @description A service is unavailable */
             503: {
                 headers: {
@@ -6895,6 +6929,7 @@ export interface operations {
                     "application/json": components["schemas"]["WireError"];
                 };
             };
+            413: components["responses"]["PayloadTooLarge"];
             /** @description A service is unavailable */
             503: {
                 headers: {
@@ -6981,6 +7016,7 @@ export interface operations {
                     "application/json": components["schemas"]["WireError"];
                 };
             };
+            413: components["responses"]["PayloadTooLarge"];
             /** @description A service is unavailable */
             503: {
                 headers: {
@@ -7192,6 +7228,7 @@ export interface operations {
                     "application/json": components["schemas"]["WireError"];
                 };
             };
+            413: components["responses"]["PayloadTooLarge"];
             /** @description A service is unavailable */
             503: {
                 headers: {
@@ -7525,6 +7562,7 @@ export interface operations {
                     "application/json": components["schemas"]["WireError"];
                 };
             };
+            413: components["responses"]["PayloadTooLarge"];
             /** @description A service is unavailable */
             503: {
                 headers: {
@@ -7617,6 +7655,7 @@ export interface operations {
                     "application/json": components["schemas"]["WireError"];
                 };
             };
+            413: components["responses"]["PayloadTooLarge"];
             /** @description A service is unavailable */
             503: {
                 headers: {
@@ -7693,6 +7732,7 @@ export interface operations {
                     "application/json": components["schemas"]["WireError"];
                 };
             };
+            413: components["responses"]["PayloadTooLarge"];
             /** @description A service is unavailable */
             503: {
                 headers: {
@@ -7783,6 +7823,7 @@ export interface operations {
                     "application/json": components["schemas"]["WireError"];
                 };
             };
+            413: components["responses"]["PayloadTooLarge"];
             /** @description A service is unavailable */
             503: {
                 headers: {
@@ -7863,6 +7904,7 @@ export interface operations {
                     "application/json": components["schemas"]["WireError"];
                 };
             };
+            413: components["responses"]["PayloadTooLarge"];
             /** @description A service is unavailable */
             503: {
                 headers: {
@@ -7953,6 +7995,7 @@ export interface operations {
                     "application/json": components["schemas"]["WireError"];
                 };
             };
+            413: components["responses"]["PayloadTooLarge"];
             /** @description A service is unavailable */
             503: {
                 headers: {
@@ -8160,6 +8203,7 @@ export interface operations {
                     "application/json": components["schemas"]["WireError"];
                 };
             };
+            413: components["responses"]["PayloadTooLarge"];
             /** @description A service is unavailable */
             503: {
                 headers: {
@@ -8240,6 +8284,7 @@ export interface operations {
                     "application/json": components["schemas"]["WireError"];
                 };
             };
+            413: components["responses"]["PayloadTooLarge"];
             /** @description A service is unavailable */
             503: {
                 headers: {
@@ -8320,6 +8365,7 @@ export interface operations {
                     "application/json": components["schemas"]["WireError"];
                 };
             };
+            413: components["responses"]["PayloadTooLarge"];
             /** @description A service is unavailable */
             503: {
                 headers: {
@@ -8396,6 +8442,7 @@ export interface operations {
                     "application/json": components["schemas"]["WireError"];
                 };
             };
+            413: components["responses"]["PayloadTooLarge"];
             /** @description A service is unavailable */
             503: {
                 headers: {
@@ -8486,6 +8533,7 @@ export interface operations {
                     "application/json": components["schemas"]["WireError"];
                 };
             };
+            413: components["responses"]["PayloadTooLarge"];
             /** @description A service is unavailable */
             503: {
                 headers: {
@@ -8562,6 +8610,7 @@ export interface operations {
                     "application/json": components["schemas"]["WireError"];
                 };
             };
+            413: components["responses"]["PayloadTooLarge"];
             /** @description A service is unavailable */
             503: {
                 headers: {
@@ -8793,6 +8842,7 @@ export interface operations {
                     "application/json": components["schemas"]["WireError"];
                 };
             };
+            413: components["responses"]["PayloadTooLarge"];
             /** @description A service is unavailable */
             503: {
                 headers: {
@@ -8909,6 +8959,7 @@ export interface operations {
                     "application/json": components["schemas"]["WireError"];
                 };
             };
+            413: components["responses"]["PayloadTooLarge"];
             /** @description A service is unavailable */
             503: {
                 headers: {
@@ -9132,6 +9183,7 @@ export interface operations {
                     "application/json": components["schemas"]["WireError"];
                 };
             };
+            413: components["responses"]["PayloadTooLarge"];
             /** @description A service is unavailable */
             503: {
                 headers: {
@@ -9283,6 +9335,7 @@ export interface operations {
                     "application/json": components["schemas"]["WireError"];
                 };
             };
+            413: components["responses"]["PayloadTooLarge"];
             /** @description A service is unavailable */
             503: {
                 headers: {
@@ -9433,6 +9486,7 @@ export interface operations {
                     "application/json": components["schemas"]["WireError"];
                 };
             };
+            413: components["responses"]["PayloadTooLarge"];
             /** @description Over the key's rate limit (Retry-After) */
             429: {
                 headers: {
@@ -9703,6 +9757,7 @@ export interface operations {
                     "application/json": components["schemas"]["WireError"];
                 };
             };
+            413: components["responses"]["PayloadTooLarge"];
             /** @description Over the key's rate limit (Retry-After) */
             429: {
                 headers: {

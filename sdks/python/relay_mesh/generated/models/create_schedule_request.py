@@ -26,7 +26,7 @@ class CreateScheduleRequest:
         at (int | None | Unset): One run at this Unix time in ms (a delayed message).
         cron (None | str | Unset): A cron expression: 5 fields (minute granularity), 6 (seconds first), or `@hourly`,
             `@daily`, …, in `timeZone`.
-        name (None | str | Unset):
+        name (None | str | Unset): A label for people: not blank.
         schedule_id (None | str | Unset): Creating again with the same id answers with the stored schedule.
         time_zone (None | str | Unset): An IANA time zone for `cron` (default `UTC`).
     """

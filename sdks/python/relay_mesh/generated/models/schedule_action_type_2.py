@@ -20,7 +20,7 @@ class ScheduleActionType2:
     """A new session with an agent (`cli`) given `task`.
 
     Attributes:
-        cli (str):
+        cli (str): An agent name the spawners know.
         kind (ScheduleActionType2Kind):
         task (str):
         agent (None | str | Unset): The agent's handle.

@@ -67,6 +67,11 @@ def _parse_response(
 
         return response_409
 
+    if response.status_code == 413:
+        response_413 = WireError.from_dict(response.json())
+
+        return response_413
+
     if response.status_code == 503:
         response_503 = WireError.from_dict(response.json())
 
