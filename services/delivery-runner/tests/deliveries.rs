@@ -696,12 +696,15 @@ async fn two_runners_share_the_work_across_agents() {
 }
 
 /// A harness may type an accepted message and report it before the runner has recorded the
-/// hand-off (its receipt still on the way). That report is "not yet", retryable, not a refusal:
-/// retried, it lands, and the delivery ends delivered after one attempt.
+/// hand-off: its receipt still on the way, or the runner killed before it stored it (the case
+/// that once left a delivery refused "not yet" for good). The report is taken at once, as
+/// `accepted` then `delivered`; the late receipt changes nothing.
 #[tokio::test]
-async fn a_report_that_overtakes_its_accepted_receipt_is_retried_and_lands() {
+async fn a_report_of_a_hand_off_not_yet_recorded_is_taken_at_once_and_the_late_receipt_changes_nothing() {
     use futures::StreamExt;
     let (m, _registry) = mesh().await;
+    let _ingest = ServiceProcess::spawn(&relay_testkit::bin_path("event-ingest"), &m.nats, &m.db, &[]);
+    relay_testkit::wait_for_instances(&m.client, "event-ingest", 1).await;
     let agent = attached(&m, "s", &["immediate"]).await;
     let client = m.client.clone();
     let mut inbox = client.subscribe(format!("agent.{agent}.deliver")).await.unwrap();
@@ -712,27 +715,41 @@ async fn a_report_that_overtakes_its_accepted_receipt_is_retried_and_lands() {
     let id = ids(&sent["deliveryIds"]).remove(0);
     let handed = inbox.next().await.unwrap();
 
-    // Typed at once: the report goes out while the runner still waits for the receipt.
+    // Typed at once: the report goes out while the runner still waits for the receipt (or
+    // after the runner that handed it was killed): it is taken, never refused.
     let report = json!({"deliveryId": id, "status": "delivered"});
-    let first = relay_testkit::call_json(&client, "delivery.report", report.clone()).await;
-    let not_yet = first.expect_err("the hand-off is not recorded yet");
-    assert_eq!(not_yet.code().as_str(), "unavailable", "{not_yet}");
-    assert!(not_yet.error.retryable);
+    let taken = relay_testkit::call_json(&client, "delivery.report", report.clone())
+        .await
+        .expect("a report of a delivery not recorded as handed yet is taken");
+    assert_eq!(taken["status"], "delivered", "{taken}");
 
+    // The walker's late `accepted` changes nothing; a repeated report is harmless.
     let receipt = json!({"deliveryId": id, "status": "accepted"});
     client
         .publish(handed.reply.unwrap(), serde_json::to_vec(&receipt).unwrap().into())
         .await
         .unwrap();
-    let landed = relay_testkit::wait_for(|| async {
-        relay_testkit::call_json(&client, "delivery.report", report.clone())
-            .await
-            .ok()
-    })
-    .await;
-    assert_eq!(landed["status"], "delivered", "{landed}");
+    let again = relay_testkit::call_json(&client, "delivery.report", report.clone())
+        .await
+        .unwrap();
+    assert_eq!(again["status"], "delivered", "{again}");
     let d = wait_status(&m, &id, "delivered").await;
     assert_eq!(d["attempts"], 1);
+    // Announced accepted, then delivered, once each.
+    let kinds = relay_testkit::wait_for(|| async {
+        let page = m
+            .ok("event.query", json!({"sessionIds": ["s"], "types": ["delivery.created", "delivery.accepted", "delivery.delivered"]}))
+            .await;
+        let kinds: Vec<String> = page["events"]
+            .as_array()?
+            .iter()
+            .filter(|e| e["payload"]["deliveryId"] == id.as_str())
+            .map(|e| e["type"].as_str().unwrap().to_string())
+            .collect();
+        kinds.contains(&"delivery.delivered".to_string()).then_some(kinds)
+    })
+    .await;
+    assert_eq!(kinds, ["delivery.created", "delivery.accepted", "delivery.delivered"]);
 }
 
 /// SIGTERM: a runner stops claiming agents and hands back the one it is walking after the batch
@@ -740,23 +757,52 @@ async fn a_report_that_overtakes_its_accepted_receipt_is_retried_and_lands() {
 /// runs out; every message is delivered once, in order.
 #[tokio::test]
 async fn a_runner_stopped_with_sigterm_hands_its_agent_to_another_replica_at_once() {
+    use futures::StreamExt;
     let env = [("RELAY_RUNNER__LEASE_MS", "600000"), ("RELAY_RUNNER__BATCH", "2")];
     let (mut m, _registry) = mesh_with(1, &env).await;
     let agent = attached(&m, "s", &["immediate"]).await;
-    let mut seen = harness(&m.client, &agent, vec![json!({"status": "delivered", "pauseMs": 100})]).await;
+    // The harness answers at once, except the second delivery: held until the first runner
+    // was told to stop, so it is surely mid-walk then, however slow the machine.
+    let (gate, held) = tokio::sync::oneshot::channel::<()>();
+    let (seen_tx, mut seen) = tokio::sync::mpsc::unbounded_channel::<Value>();
+    let mut inbox = m.client.subscribe(format!("agent.{agent}.deliver")).await.unwrap();
+    m.client.flush().await.unwrap();
+    let client = m.client.clone();
+    tokio::spawn(async move {
+        let mut held = Some(held);
+        let mut n = 0;
+        while let Some(msg) = inbox.next().await {
+            let req: Value = serde_json::from_slice(&msg.payload).unwrap();
+            let _ = seen_tx.send(req.clone());
+            n += 1;
+            if n == 2 {
+                let _ = held.take().unwrap().await;
+            }
+            let receipt = json!({"deliveryId": req["context"]["id"], "status": "delivered"});
+            let _ = client
+                .publish(msg.reply.unwrap(), serde_json::to_vec(&receipt).unwrap().into())
+                .await;
+        }
+    });
     let sent = send_numbered(&m, "s", 20).await;
     // The first runner is walking the agent (its lease has ten minutes to run) ...
-    let (_, first) = seen.recv().await.unwrap();
+    let first = seen.recv().await.unwrap();
+    let second = seen.recv().await.unwrap();
     let first_runner = first["context"]["metadata"]["runner"].as_str().unwrap().to_string();
     m.add_replica().await;
     // ... when it is told to stop.
-    assert!(m.replicas[0].terminate().await, "the runner exits cleanly on SIGTERM");
+    let pid = m.replicas[0].pid().to_string();
+    std::process::Command::new("kill").args(["-TERM", &pid]).status().unwrap();
+    gate.send(()).unwrap();
+    let exited = m.replicas[0].wait_exit(std::time::Duration::from_secs(15)).await;
+    assert_eq!(exited, Some(true), "the runner exits cleanly on SIGTERM");
     for id in &sent {
         wait_status(&m, id, "delivered").await;
     }
     let mut texts = vec![first["message"]["contentText"].as_str().unwrap().to_string()];
     let mut runners = std::collections::BTreeSet::from([first_runner.clone()]);
-    while let Ok((_, req)) = seen.try_recv() {
+    texts.push(second["message"]["contentText"].as_str().unwrap().to_string());
+    while let Ok(req) = seen.try_recv() {
         texts.push(req["message"]["contentText"].as_str().unwrap().to_string());
         runners.insert(req["context"]["metadata"]["runner"].as_str().unwrap().to_string());
     }

@@ -491,3 +491,55 @@ async fn a_delivery_runner_killed_mid_conversation_loses_repeats_and_reorders_no
     assert_eq!(numbered(&bob, "ops"), all, "#ops for bob: once each, in order");
     drop(runner);
 }
+
+/// The runner is killed (abort: no cleanup, like kill -9) at one step of a delivery's hand-off,
+/// with a lease far longer than the test waits: the harness's report of what it was handed is
+/// taken by the successor, the dead runner's agent is taken over through its liveness lock, and
+/// every message is typed once, in order, and `delivered`. Returns how long the takeover took.
+async fn a_runner_killed_at(point: &str) -> std::time::Duration {
+    const N: u32 = 8;
+    let lease = ("RELAY_RUNNER__LEASE_MS", "600000");
+    let crash = format!("{point}:3");
+    let mut w = world(&["alice"], &[lease, ("RELAY_RUNNER_CRASH_AT", &crash)]).await;
+    let alice = w.agents["alice"].clone();
+    for i in 1..=N {
+        w.send(json!({"to": "@alice", "text": format!("dm-{i:03}")})).await;
+    }
+    let died = w.m._services[2].wait_exit(std::time::Duration::from_secs(60)).await;
+    assert_eq!(died, Some(false), "the runner should have died at {point} #3");
+    let dead_at = std::time::Instant::now();
+    let runner = ServiceProcess::spawn(&relay_testkit::bin_path("delivery-runner"), &w.m.nats, &w.m.db, &[lease]);
+    let all: Vec<u32> = (1..=N).collect();
+    let path = format!("/api/v1/deliveries?agentId={alice}");
+    // Well inside the lease: only liveness can have handed the agent over.
+    relay_testkit::wait_for_within(std::time::Duration::from_secs(60), || async {
+        let (_, list) = w.root.get(&path).await;
+        let delivered = list["deliveries"]
+            .as_array()?
+            .iter()
+            .filter(|d| d["status"] == "delivered")
+            .count();
+        (delivered as u32 == N && numbered(&w.surfaced("alice"), "dm").len() as u32 >= N).then_some(())
+    })
+    .await;
+    let took = dead_at.elapsed();
+    assert_eq!(numbered(&w.surfaced("alice"), "dm"), all, "alice's DMs: once each, in order");
+    eprintln!("killed at {point}: every delivery delivered {took:?} after the kill");
+    drop(runner);
+    took
+}
+
+#[tokio::test]
+async fn a_runner_killed_after_the_harness_took_a_delivery_but_before_recording_it_leaves_nothing_stuck() {
+    a_runner_killed_at("handed").await;
+}
+
+#[tokio::test]
+async fn a_runner_killed_after_recording_a_hand_off_leaves_nothing_stuck() {
+    a_runner_killed_at("recorded").await;
+}
+
+#[tokio::test]
+async fn a_runner_killed_while_the_harness_reports_what_it_typed_leaves_nothing_stuck() {
+    a_runner_killed_at("reported").await;
+}
