@@ -230,8 +230,9 @@ impl PatternSet {
                 question: p(r"(?m)^(?P<question>.*\?)\s*(?:\((?P<o1>[^)]*)\)|\[(?P<o2>[^\]]*)\])\s*$"),
                 // aider: "Tokens: 1.2k sent, 800 received."; "1,500 input … 800 output"
                 tokens: p(r"(\d[\d,]*)\s*(?:input|sent).*?(\d[\d,]*)\s*(?:output|received)"),
-                // "> " alone at the start of the last row: the common shell-like prompt
-                idle: p(r"(?m)^>\s*$"),
+                // "> " alone on the last row: the common shell-like prompt (a bare "> " row
+                // higher up is history: an empty line once submitted)
+                idle: p(r"(?m)^>\s*\z"),
                 // the prompt with what was typed: the message, echoed
                 ignore: p(r"^> "),
                 ..PatternSet::default()

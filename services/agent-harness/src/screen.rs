@@ -10,6 +10,10 @@
 //!
 //! A menu is also looked for on the live screen, between settles (`menu_showing`): the harness
 //! types nothing while one shows, not even in the moment before the next settle reports it.
+//!
+//! What the harness typed is the CLI's input, never its question: the messages typed lately are
+//! blanked out of the screen before menus are looked for on it (a line-oriented CLI echoes
+//! "is it green? [relay dm from …]" on its input row, the shape of a "question? [options]").
 
 use crate::parse::{Detected, PatternSet, is_file_tool, normalize_operation, parse_permission};
 use regex::{Captures, Regex};
@@ -57,7 +61,14 @@ pub struct Screen {
     awaiting_resume: bool,
     /// The end of the last output piece, so a marker split between two pieces is still seen.
     tail: Vec<u8>,
+    /// Messages typed lately (their non-blank text): their echo is no menu.
+    echoes: std::collections::VecDeque<String>,
 }
+
+/// How many typed messages are remembered as echoes.
+const ECHOES: usize = 16;
+/// Shorter pieces of typed text are not blanked out: they could be part of a real menu ("yes").
+const ECHO_MIN_CHARS: usize = 8;
 
 impl Screen {
     /// Errors name the field and the regex error, e.g. "patterns.tool: regex parse error ...".
@@ -102,6 +113,7 @@ impl Screen {
             open_tool: None,
             awaiting_resume: false,
             tail: Vec::new(),
+            echoes: Default::default(),
         })
     }
 
@@ -142,9 +154,55 @@ impl Screen {
         self.unread_typing = Some(std::time::Instant::now());
     }
 
+    /// A message is about to be typed: wherever the CLI echoes it (its input row, its history,
+    /// a line that repeats it), it is the harness's own text, not a menu.
+    pub fn echo(&mut self, text: &str) {
+        let pieces = std::iter::once(text).chain(text.lines());
+        for piece in pieces.map(compact) {
+            if piece.chars().count() >= ECHO_MIN_CHARS && !self.echoes.contains(&piece) {
+                self.echoes.push_back(piece);
+            }
+        }
+        while self.echoes.len() > ECHOES {
+            self.echoes.pop_front();
+        }
+    }
+
+    /// The screen with the echoes of typed messages blanked out (same byte offsets, rows kept):
+    /// what menus are looked for on.
+    fn without_echoes(&self, text: &str) -> String {
+        if self.echoes.is_empty() {
+            return text.to_string();
+        }
+        // Matched ignoring whitespace: a long echo wraps onto the next row, and a row's trailing
+        // blanks are trimmed.
+        let (dense, at): (String, Vec<usize>) = text
+            .char_indices()
+            .filter(|(_, c)| !c.is_whitespace())
+            .map(|(i, c)| (c, i))
+            .unzip();
+        let offsets: Vec<usize> = dense.char_indices().map(|(i, _)| i).collect();
+        let mut blank = vec![false; text.len()];
+        for echo in &self.echoes {
+            let chars = echo.chars().count();
+            for (start, _) in dense.match_indices(echo.as_str()) {
+                let first = offsets.partition_point(|&o| o < start);
+                let (from, last) = (at[first], at[first + chars - 1]);
+                let to = last + text[last..].chars().next().map_or(1, char::len_utf8);
+                blank[from..to].iter_mut().for_each(|b| *b = true);
+            }
+        }
+        text.char_indices()
+            .map(|(i, c)| match c == '\n' || !blank[i] {
+                true => c.to_string(),
+                false => " ".repeat(c.len_utf8()),
+            })
+            .collect()
+    }
+
     /// Whether a permission or question menu shows right now (not only as of the last settle).
     pub fn menu_showing(&self) -> bool {
-        let text = self.rows().join("\n");
+        let text = self.without_echoes(&self.rows().join("\n"));
         let matches = |re: &Option<Regex>| re.as_ref().is_some_and(|re| re.is_match(&text));
         matches(&self.p.permission) || matches(&self.p.question)
     }
@@ -165,8 +223,14 @@ impl Screen {
     /// Whether the text typed (its first line) still waits in the CLI's input: the input is not
     /// empty, the text shows, and no menu or busy CLI explains it. Only then is a second Enter
     /// safe: in a menu, Enter would choose an option.
+    ///
+    /// Where the terminal's cursor shows, the text must be on the cursor's line: a line-oriented
+    /// CLI keeps what was submitted in its history, and while it works it shows no prompt, so
+    /// the text on the screen alone does not say it waits in the input (an Enter pressed again
+    /// there is an empty line for the CLI). TUIs that hide the cursor draw their own.
     pub fn still_in_input(&self, text: &str) -> bool {
-        let rows = self.rows().join("\n");
+        let rows = self.rows();
+        let screen = rows.join("\n");
         let first: String = text
             .lines()
             .next()
@@ -175,13 +239,28 @@ impl Screen {
             .chars()
             .take(30)
             .collect();
-        let matches = |re: &Option<Regex>| re.as_ref().is_some_and(|re| re.is_match(&rows));
+        let menus = self.without_echoes(&screen);
+        let matches = |re: &Option<Regex>, text: &str| re.as_ref().is_some_and(|re| re.is_match(text));
+        let vt = self.vt.screen();
+        let on_cursor_line = vt.hide_cursor() || {
+            let (row, _) = vt.cursor_position();
+            let mut top = row;
+            while top > 0 && vt.row_wrapped(top - 1) {
+                top -= 1;
+            }
+            let line = rows
+                .get(usize::from(top)..=usize::from(row))
+                .unwrap_or_default()
+                .concat();
+            compact(&line).contains(&compact(&first))
+        };
         !first.is_empty()
-            && !matches(&self.p.idle)
-            && !matches(&self.p.permission)
-            && !matches(&self.p.question)
-            && !matches(&self.p.busy)
-            && rows.contains(&first)
+            && !matches(&self.p.idle, &screen)
+            && !matches(&self.p.permission, &menus)
+            && !matches(&self.p.question, &menus)
+            && !matches(&self.p.busy, &screen)
+            && screen.contains(&first)
+            && on_cursor_line
     }
 
     /// Whether the patterns can tell an empty input from a filled one (they know its prompt).
@@ -228,28 +307,34 @@ impl Screen {
             out.insert(0, Detected::Unasked(unasked));
         }
 
-        let menu = self
-            .p
-            .permission
-            .as_ref()
-            .and_then(|re| re.captures(&text))
+        // Menus are looked for with the typed messages' echoes blanked out; what a menu asks is
+        // read on the screen as it is, where it matches there the same way.
+        let menus = self.without_echoes(&text);
+        let find = |re: &Option<Regex>| {
+            let re = re.as_ref()?;
+            let blanked = re.captures(&menus)?;
+            let start = blanked.get(0)?.start();
+            match re.captures_at(&text, start) {
+                Some(c) if c.get(0).is_some_and(|m| m.start() == start) => Some(c),
+                _ => Some(blanked),
+            }
+        };
+        let menu = find(&self.p.permission)
             .map(|c| (true, c))
-            .or_else(|| {
-                self.p
-                    .question
-                    .as_ref()
-                    .and_then(|re| re.captures(&text))
-                    .map(|c| (false, c))
-            });
+            .or_else(|| find(&self.p.question).map(|c| (false, c)));
         match menu {
             Some((is_permission, c)) => {
-                let key = c[0].to_string();
+                let found = if is_permission {
+                    permission(&c)
+                } else {
+                    question(&c, &menus, self.p.option.as_ref())
+                };
+                // Asked once: the same menu redrawn, or matched on other rows, is still the one shown.
+                let key = match &found {
+                    Some(found) => format!("{found:?}"),
+                    None => c[0].to_string(),
+                };
                 if self.shown.as_deref() != Some(&key) {
-                    let found = if is_permission {
-                        permission(&c)
-                    } else {
-                        question(&c, &text, self.p.option.as_ref())
-                    };
                     out.push(Detected::Screen(text.clone()));
                     out.extend(found);
                     self.shown = Some(key);
@@ -331,6 +416,11 @@ impl Screen {
             }
         }
     }
+}
+
+/// The text without its whitespace: an echo is found whatever the rows did to its blanks.
+fn compact(text: &str) -> String {
+    text.chars().filter(|c| !c.is_whitespace()).collect()
 }
 
 /// Rows of `now` that `before` did not have (as many times), top to bottom; blank rows skipped.
@@ -735,6 +825,54 @@ mod tests {
         let before = vec!["a".to_string(), "b".into(), "".into()];
         let now = vec!["a".to_string(), "b".into(), "b".into(), "".into(), "c".into()];
         assert_eq!(new_rows(&before, &now), vec!["b".to_string(), "c".into()]);
+    }
+
+    const DM: &str = "is the build green?\n[relay dm from @root · message 01a2 · answer with relay_reply]";
+
+    #[test]
+    fn a_typed_message_echoed_by_a_line_oriented_cli_is_no_question() {
+        let mut s = Screen::new(&PatternSet::builtin("generic"), 50, 80).unwrap();
+        s.feed(b"fake-agent (generic style)\r\n> ");
+        assert_eq!(prompts(s.settle(IDLE_QUIET)), vec![Detected::Idle]);
+        s.echo(DM);
+        s.typed();
+        // Typed on one line; 80 columns wrap it.
+        s.feed(DM.replace('\n', " ").as_bytes());
+        assert!(!s.menu_showing());
+        assert!(s.still_in_input(DM), "the cursor is on the typed line");
+        s.feed(format!("\r\nReceived: {}\r\n> ", DM.replace('\n', " ")).as_bytes());
+        assert_eq!(prompts(s.settle(IDLE_QUIET)), vec![Detected::Idle]);
+        // The CLI's own question is one still, also when it quotes the message.
+        s.feed(b"\r\x1b[2KAnswer 'is the build green?' now? (yes/no)");
+        assert_eq!(
+            prompts(s.settle(IDLE_QUIET)),
+            vec![Detected::Question {
+                question: "Answer 'is the build green?' now?".into(),
+                options: vec!["yes".into(), "no".into()],
+            }]
+        );
+    }
+
+    #[test]
+    fn a_line_oriented_cli_at_work_has_nothing_left_in_its_input_and_a_bare_prompt_above_is_history() {
+        let mut s = Screen::new(&PatternSet::builtin("generic"), 50, 200).unwrap();
+        s.feed(b"> \r\n> sleep 3000\r\nWorking...");
+        assert!(!s.input_empty(), "the prompt row above is history");
+        assert!(!s.still_in_input("sleep 3000"), "submitted: the cursor left its line");
+        s.feed(b"\r\x1b[2KWorked for 3s\r\n> ");
+        assert!(s.input_empty());
+        s.feed(b"hello");
+        assert!(!s.input_empty(), "typed into the prompt on the last row");
+        assert!(s.still_in_input("hello"));
+    }
+
+    #[test]
+    fn a_question_redrawn_is_asked_once() {
+        let mut s = Screen::new(&PatternSet::builtin("generic"), 50, 200).unwrap();
+        s.feed(b"Which database? (postgres/mysql)");
+        assert_eq!(prompts(s.settle(IDLE_QUIET)).len(), 1);
+        s.feed(b"\r\x1b[2KWhich database? (postgres/mysql)");
+        assert_eq!(prompts(s.settle(IDLE_QUIET)), vec![]);
     }
 
     const GEMINI_READY: &str = " >   Type your message or @path/to/file\r\n";

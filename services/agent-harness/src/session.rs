@@ -396,7 +396,12 @@ impl PtyAgent {
     /// screen is checked for a menu: one that opened meanwhile stops the typing (`pasted`: the
     /// text may wait in the input, where it is submitted without a second paste).
     async fn submit(&self, text: &str, pasted: bool) -> Result<(), NotTyped> {
-        let paste = self.screen.lock().expect("screen lock").bracketed_paste();
+        let paste = {
+            let mut screen = self.screen.lock().expect("screen lock");
+            // Echoed in the input (and maybe in the CLI's output), the text is never its menu.
+            screen.echo(text);
+            screen.bracketed_paste()
+        };
         let mut output = self.output_seen.clone();
         let mut shown = pasted && self.screen.lock().expect("screen lock").still_in_input(text);
         // A CLI still loading (a resumed session's history) drops what is typed: typed again

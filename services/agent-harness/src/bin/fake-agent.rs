@@ -32,7 +32,8 @@
 //!                               Ctrl-C interrupts it: "Interrupted by user")
 //!   say <text>                  prints the text as it is (e.g. a relay line `->relay:@bob hi`)
 //!   exit                        prints "Goodbye" and exits 0 (so does EOF on stdin)
-//! A last line `[relay …]` (who sent a relay message) is not part of the command.
+//! A last line `[relay …]` (who sent a relay message; on the same line when typed on one) is not
+//! part of the command.
 //!   <message>                   prints "Received: <message>" and appends it to the --log
 //!                               file, one line per message (newlines written as `\n`)
 
@@ -97,10 +98,11 @@ impl Drop for RawMode {
     }
 }
 
-/// A relay message ends with a line saying who sent it: the message is above it.
+/// A relay message ends with a line saying who sent it (and notes on its priority): the message
+/// is before it, above it or, typed on one line (the generic style), to its left.
 fn body(text: &str) -> &str {
-    match text.rsplit_once('\n') {
-        Some((body, last)) if last.starts_with("[relay ") => body,
+    match text.rfind("[relay ") {
+        Some(at) if text[..at].ends_with(['\n', ' ']) => text[..at].trim_end(),
         _ => text,
     }
 }
