@@ -14,7 +14,8 @@ use tokio::sync::{mpsc, oneshot};
 const BATCH: usize = 500;
 
 enum Item {
-    Event(NewEvent),
+    /// An event and the trace it belongs to (its `traceparent`).
+    Event(Box<(NewEvent, Option<String>)>),
     Flush(oneshot::Sender<()>),
 }
 
@@ -24,6 +25,9 @@ pub struct EventSink {
     session_id: Arc<str>,
     agent_id: Arc<str>,
     status: Arc<Mutex<Option<AgentStatus>>>,
+    /// The trace of the work the agent does now (the delivery its turn serves, the decision it
+    /// goes on with): its events are appended in that trace, not as traces of their own.
+    trace: Arc<Mutex<Option<String>>>,
 }
 
 impl EventSink {
@@ -35,7 +39,31 @@ impl EventSink {
             session_id: session_id.into(),
             agent_id: agent_id.into(),
             status: Arc::new(Mutex::new(None)),
+            trace: Arc::new(Mutex::new(None)),
         }
+    }
+
+    /// The agent now works for `traceparent` (a delivery's, a decision's): later events go in
+    /// its trace. None keeps the current one.
+    pub fn set_trace(&self, traceparent: Option<String>) {
+        if let Some(tp) = traceparent {
+            *self.trace.lock().expect("trace lock") = Some(tp);
+        }
+    }
+
+    /// The trace the agent works for now, if any.
+    pub fn trace(&self) -> Option<String> {
+        self.trace.lock().expect("trace lock").clone()
+    }
+
+    /// Runs `fut` in the trace the agent works for now (calls it makes carry it), or in the
+    /// current span when there is none.
+    pub fn in_trace<F: std::future::Future>(&self, fut: F) -> tracing::instrument::Instrumented<F> {
+        let span = match self.trace() {
+            Some(tp) => relay_bus::trace::continuing("agent.work", Some(&tp)),
+            None => tracing::Span::current(),
+        };
+        tracing::Instrument::instrument(fut, span)
     }
 
     pub fn session_id(&self) -> &str {
@@ -59,7 +87,9 @@ impl EventSink {
             workspace: None,
             payload,
         };
-        let _ = self.tx.send(Item::Event(event));
+        // Emitted while serving a traced call: that call's trace; else the agent's current one.
+        let trace = relay_bus::trace::current_traceparent().or_else(|| self.trace());
+        let _ = self.tx.send(Item::Event(Box::new((event, trace))));
     }
 
     /// Reports a status change (`status.changed` with the previous status); repeats are dropped.
@@ -90,6 +120,36 @@ impl EventSink {
     }
 }
 
+/// How many deliveries' traces are kept: far more than a harness holds at once.
+const TRACES_KEPT: usize = 1024;
+
+type Traces = (
+    std::collections::HashMap<String, String>,
+    std::collections::VecDeque<String>,
+);
+static DELIVERY_TRACES: std::sync::LazyLock<Mutex<Traces>> = std::sync::LazyLock::new(Mutex::default);
+
+/// Keeps the trace a delivery came in (its span's `traceparent`), for the work it causes later.
+pub(crate) fn remember_delivery_trace(delivery_id: &str, traceparent: Option<String>) {
+    let Some(tp) = traceparent else { return };
+    let mut kept = DELIVERY_TRACES.lock().unwrap_or_else(|e| e.into_inner());
+    let (map, order) = &mut *kept;
+    if map.insert(delivery_id.to_string(), tp).is_none() {
+        order.push_back(delivery_id.to_string());
+        if order.len() > TRACES_KEPT
+            && let Some(old) = order.pop_front()
+        {
+            map.remove(&old);
+        }
+    }
+}
+
+/// The trace delivery `delivery_id` came in: its report and the turn it starts belong to it.
+pub fn delivery_trace(delivery_id: &str) -> Option<String> {
+    let kept = DELIVERY_TRACES.lock().unwrap_or_else(|e| e.into_inner());
+    kept.0.get(delivery_id).cloned()
+}
+
 async fn send(nats: async_nats::Client, mut rx: mpsc::UnboundedReceiver<Item>) {
     let mut batch = Vec::new();
     let mut waiting = Vec::new();
@@ -97,15 +157,25 @@ async fn send(nats: async_nats::Client, mut rx: mpsc::UnboundedReceiver<Item>) {
         let mut next = Some(item);
         while let Some(item) = next.take() {
             match item {
-                Item::Event(e) => batch.push(e),
+                Item::Event(e) => batch.push(*e),
                 Item::Flush(done) => waiting.push(done),
             }
             if batch.len() < BATCH {
                 next = rx.try_recv().ok();
             }
         }
-        if !batch.is_empty() {
-            append(&nats, std::mem::take(&mut batch)).await;
+        // One append per run of events of the same trace, in order.
+        while !batch.is_empty() {
+            let trace = batch[0].1.clone();
+            let run = batch.iter().take_while(|(_, t)| *t == trace).count();
+            let events: Vec<NewEvent> = batch.drain(..run).map(|(e, _)| e).collect();
+            match trace {
+                Some(tp) => {
+                    let span = relay_bus::trace::continuing("event.append", Some(&tp));
+                    tracing::Instrument::instrument(append(&nats, events), span).await
+                }
+                None => append(&nats, events).await,
+            }
         }
         for done in waiting.drain(..) {
             let _ = done.send(());

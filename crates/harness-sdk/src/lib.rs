@@ -8,7 +8,7 @@
 
 mod events;
 
-pub use events::EventSink;
+pub use events::{EventSink, delivery_trace};
 
 use futures::StreamExt;
 use relay_contracts::actions::{ActionAnswer, ActionCall};
@@ -357,6 +357,7 @@ async fn serve_deliveries<S: AgentSession>(
         let message_id = req.message.message_id.clone();
         // The hand-over is part of the trace of the request that sent the message.
         let span = relay_bus::trace::message_span(&msg.subject, msg.headers.as_ref());
+        events::remember_delivery_trace(&id, span.in_scope(relay_bus::trace::current_traceparent));
         let mut r = tracing::Instrument::instrument(session.receive_message(req.message, req.context), span).await;
         r.delivery_id = Some(id.clone());
         if matches!(r.status, ReceiptStatus::Delivered | ReceiptStatus::Accepted) {

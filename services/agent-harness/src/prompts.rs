@@ -17,8 +17,9 @@ use tokio::sync::oneshot;
 
 pub struct Prompts {
     nats: async_nats::Client,
-    /// Requests and questions waiting for a decision: id → where to send it.
-    pending: Mutex<HashMap<String, oneshot::Sender<String>>>,
+    /// Requests and questions waiting for a decision: id → where to send it (with the trace
+    /// of the call that decided it).
+    pending: Mutex<HashMap<String, oneshot::Sender<Decided>>>,
 }
 
 /// What the agent asks permission for.
@@ -54,13 +55,15 @@ impl Prompts {
             description: ask.description,
         };
         let later = self.register(&request_id);
-        let reply = relay_bus::client::call::<rpc::PermissionRequest>(&self.nats, &req, Duration::from_secs(10)).await;
+        // In the trace of the turn that asks.
+        let call = relay_bus::client::call::<rpc::PermissionRequest>(&self.nats, &req, Duration::from_secs(10));
+        let reply = ev.in_trace(call).await;
         match reply {
             Ok(r) if r.decision != Decision::Pending => {
                 self.forget(&request_id);
                 r.decision
             }
-            Ok(_) => decision_of(later.await.unwrap_or_default()),
+            Ok(_) => decision_of(decided(ev, later.await)),
             Err(e) => {
                 // No manager reachable: the prompt stays visible in the log and can still be
                 // decided on agent.<id>.permission.
@@ -69,7 +72,7 @@ impl Prompts {
                     "permission.requested",
                     json!({ "requestId": request_id, "tool": req.tool, "command": req.command, "filePath": req.file_path, "description": req.description }),
                 );
-                decision_of(later.await.unwrap_or_default())
+                decision_of(decided(ev, later.await))
             }
         }
     }
@@ -86,26 +89,27 @@ impl Prompts {
             options,
         };
         let later = self.register(&question_id);
-        let reply = relay_bus::client::call::<rpc::QuestionAsk>(&self.nats, &req, Duration::from_secs(10)).await;
+        let call = relay_bus::client::call::<rpc::QuestionAsk>(&self.nats, &req, Duration::from_secs(10));
+        let reply = ev.in_trace(call).await;
         match reply {
             Ok(QuestionReply { answer: Some(a), .. }) => {
                 self.forget(&question_id);
                 a
             }
-            Ok(_) => later.await.unwrap_or_default(),
+            Ok(_) => decided(ev, later.await),
             Err(e) => {
                 tracing::warn!(error = %e, question_id, "permission manager not reachable; waiting for an answer on agent.<id>.question");
                 ev.emit(
                     "question.requested",
                     json!({ "questionId": question_id, "question": req.question, "options": req.options }),
                 );
-                later.await.unwrap_or_default()
+                decided(ev, later.await)
             }
         }
     }
 
     /// Where the decision or answer for `id` will arrive.
-    fn register(&self, id: &str) -> oneshot::Receiver<String> {
+    fn register(&self, id: &str) -> oneshot::Receiver<Decided> {
         let (tx, rx) = oneshot::channel();
         self.pending.lock().expect("pending lock").insert(id.to_string(), tx);
         rx
@@ -115,13 +119,29 @@ impl Prompts {
         self.pending.lock().expect("pending lock").remove(id);
     }
 
-    /// A decision or answer arrived for `id`; false when nothing waits for it.
+    /// A decision or answer arrived for `id` (in the current span: the deciding call's);
+    /// false when nothing waits for it.
     pub fn resolve(&self, id: &str, value: String) -> bool {
+        let trace = relay_bus::trace::current_traceparent();
         match self.pending.lock().expect("pending lock").remove(id) {
-            Some(tx) => tx.send(value).is_ok(),
+            Some(tx) => tx.send(Decided { value, trace }).is_ok(),
             None => false,
         }
     }
+}
+
+/// A person's decision or answer, and the trace of the call that made it.
+#[derive(Default)]
+struct Decided {
+    value: String,
+    trace: Option<String>,
+}
+
+/// What was decided; the agent goes on in the trace of the call that decided it.
+fn decided(ev: &EventSink, later: Result<Decided, oneshot::error::RecvError>) -> String {
+    let d = later.unwrap_or_default();
+    ev.set_trace(d.trace);
+    d.value
 }
 
 fn decision_of(value: String) -> Decision {

@@ -223,7 +223,15 @@ pub async fn report(
     if delivery_id.starts_with(CALL_PREFIX) {
         return Ok(());
     }
-    relay_harness::report(nats, delivery_id, status, reason).await
+    let report = relay_harness::report(nats, delivery_id, status, reason);
+    // In the trace the delivery came in, not a trace of its own.
+    match relay_harness::delivery_trace(delivery_id) {
+        Some(tp) => {
+            let span = relay_bus::trace::continuing("delivery.report", Some(&tp));
+            tracing::Instrument::instrument(report, span).await
+        }
+        None => report.await,
+    }
 }
 
 /// An action this agent exposes (`--actions`) invoked by another participant: surfaced to the

@@ -477,6 +477,8 @@ async fn drive<A: Driver>(
         relay_bus::client::call::<rpc::ActionExpose>(&nats, &req, std::time::Duration::from_secs(10)).await?;
     }
     let events = binding.events();
+    // Until a delivery or decision says otherwise, the agent works in the spawn's trace.
+    events.set_trace(traceparent.clone());
     events.status(AgentStatus::Starting);
     agent.set_events(events.clone());
     // Decisions for prompts the permission manager could not decide at once.

@@ -321,6 +321,10 @@ impl PtyAgent {
                         }
                     };
                     let Some(delivery_id) = delivery else { continue };
+                    // What the CLI does now is this delivery's work: its events go in its trace.
+                    if let Some(ev) = self.events() {
+                        ev.set_trace(relay_harness::delivery_trace(&delivery_id));
+                    }
                     {
                         // A message that did not go in is not ours any more: asked again, it is typed again.
                         let mut st = self.state.lock().expect("state lock");

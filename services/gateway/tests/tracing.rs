@@ -297,3 +297,150 @@ async fn spawning_sending_and_approving_are_each_one_trace_through_every_service
     }
     assert_no_polling_traces(&collector);
 }
+
+impl Collector {
+    /// Waits until no span has arrived for a while (every service exports within 100 ms), so
+    /// what the work caused after the REST call answered is all in; the spans since `from`.
+    async fn settled_since(&self, from: usize) -> Vec<Span> {
+        let mut seen = self.spans().len();
+        let mut still = 0;
+        relay_testkit::wait_for_within(std::time::Duration::from_secs(30), || {
+            let now = self.spans().len();
+            if now == seen {
+                still += 1;
+            } else {
+                (seen, still) = (now, 0);
+            }
+            // Twenty looks in a row (about 1 s at the poll interval) with nothing new.
+            std::future::ready((still >= 20).then_some(()))
+        })
+        .await;
+        self.spans()[from..].to_vec()
+    }
+}
+
+/// A GET of the test's own polling, in a trace the client does not sample: not exported, so it
+/// is not counted among what the call under test caused.
+async fn unrecorded_get(g: &common::Gateway, path: &str) -> serde_json::Value {
+    let (_, trace_id) = traceparent();
+    g.req(reqwest::Method::GET, path)
+        .header("traceparent", format!("00-{trace_id}-00f067aa0ba902b7-00"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap()
+}
+
+/// The traces the spans `window` started: one per root span (a span with no parent), beside the
+/// client's own trace, whose root is the client's and never exported. The spawner's periodic
+/// `host.heartbeat` is background liveness, caused by no call.
+fn traces_started(window: &[Span], client_trace: &str) -> BTreeSet<String> {
+    let mut traces: BTreeSet<String> = window
+        .iter()
+        .filter(|s| s.parent.is_empty() && s.name != "host.heartbeat")
+        .map(|s| s.trace_id.clone())
+        .collect();
+    traces.insert(client_trace.to_string());
+    traces
+}
+
+/// The spans of `window` per trace, for a failure message.
+fn by_trace(window: &[Span]) -> String {
+    let mut traces: std::collections::BTreeMap<&str, Vec<String>> = Default::default();
+    for s in window {
+        let root = if s.parent.is_empty() { " (root)" } else { "" };
+        traces
+            .entry(&s.trace_id)
+            .or_default()
+            .push(format!("{}:{}{root}", s.service, s.name));
+    }
+    traces
+        .iter()
+        .map(|(t, spans)| format!("{t}: {}", spans.join(", ")))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// What a call causes after it answered — the harness's events, delivery report and permission
+/// request, the runner's `delivery.accepted|delivered` — continues the call's trace: spawning
+/// an agent with a task, and approving the command it asked to run, each make exactly one
+/// trace (counted by an independent collector over every span the mesh exported meanwhile).
+#[tokio::test]
+async fn spawning_with_a_task_and_approving_each_make_exactly_one_trace_with_the_harness_and_runner_in_it() {
+    let (collector, env) = Collector::start().await;
+    let telemetry = pairs(&env);
+    let m = mesh_with(&telemetry).await;
+    let surfaced = std::env::temp_dir().join(format!("one-trace-{}.log", uuid::Uuid::new_v4().simple()));
+    let _spawner = common::spawner_with(&m, &surfaced, &telemetry).await;
+    let g = gateway(&m, &telemetry).await;
+    let quiet = collector.settled_since(0).await.len();
+
+    let (parent, spawn_trace) = traceparent();
+    let created: serde_json::Value = g
+        .req(reqwest::Method::POST, "/api/v1/sessions")
+        .header("traceparent", &parent)
+        .json(&json!({"sessionId": "one-trace", "cli": "claude", "task": "ask-permission Bash rm -rf build"}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let agent = created["agentId"].as_str().expect("an agent id").to_string();
+    // The task was delivered (the runner settled it) and the agent asked its permission.
+    let request_id = relay_testkit::wait_for(|| async {
+        let list = unrecorded_get(&g, &format!("/api/v1/agents/{agent}/permissions")).await;
+        list["permissions"][0]["requestId"].as_str().map(String::from)
+    })
+    .await;
+    relay_testkit::wait_for(|| async {
+        let d = unrecorded_get(&g, "/api/v1/deliveries?sessionId=one-trace").await;
+        let all = d["deliveries"].as_array().cloned().unwrap_or_default();
+        (!all.is_empty() && all.iter().all(|d| d["status"] == "delivered")).then_some(())
+    })
+    .await;
+    collector
+        .services_in(
+            &spawn_trace,
+            &["agent-harness", "delivery-runner", "permission-manager"],
+        )
+        .await;
+    let window = collector.settled_since(quiet).await;
+    let started = traces_started(&window, &spawn_trace);
+    assert_eq!(
+        started,
+        BTreeSet::from([spawn_trace.clone()]),
+        "POST /sessions {{cli, task}} made more than one trace:\n{}",
+        by_trace(&window)
+    );
+
+    let quiet = quiet + window.len();
+    let (parent, approve_trace) = traceparent();
+    let approved = g
+        .req(
+            reqwest::Method::POST,
+            &format!("/api/v1/agents/{agent}/permissions/{request_id}/approve"),
+        )
+        .header("traceparent", &parent)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(approved.status(), StatusCode::OK);
+    collector
+        .services_in(
+            &approve_trace,
+            &["gateway", "permission-manager", "agent-harness", "event-ingest"],
+        )
+        .await;
+    let window = collector.settled_since(quiet).await;
+    let started = traces_started(&window, &approve_trace);
+    assert_eq!(
+        started,
+        BTreeSet::from([approve_trace.clone()]),
+        "an approval made more than one trace:\n{}",
+        by_trace(&window)
+    );
+    assert_no_polling_traces(&collector);
+}

@@ -490,6 +490,8 @@ impl StructuredAgent {
     /// Hands the agent a message (the caller marked the state busy); it is reported delivered
     /// once the agent shows it took it.
     fn send_now(&self, ev: &EventSink, held: Held) {
+        // The turn is this delivery's work: its events go in the delivery's trace.
+        ev.set_trace(relay_harness::delivery_trace(&held.delivery_id));
         {
             let mut st = self.state.lock().expect("state lock");
             st.in_flight = Some(held.delivery_id.clone());
