@@ -106,6 +106,11 @@ const SERVICES: &[ServiceAccess] = &[
             "session.getContextWindowState",
             // A harness reports only about its own session (relay_bus::agents).
             "agent.get",
+            // The log is followed: the agents' reported status (status.rs), the messages'
+            // progress (progress.rs).
+            "event.since",
+            // A rollback cancels the deliveries of the messages it supersedes (progress.rs).
+            "delivery.cancel",
         ],
         emits: &[
             "session.>",
@@ -117,8 +122,14 @@ const SERVICES: &[ServiceAccess] = &[
             // A lost host's agents re-homed onto another host's spawner.
             "agent.spawnOn.*",
         ],
-        // A person's decision wakes invocations waiting for it.
-        follows: &[PERMISSION_RESOLVED],
+        // A person's decision wakes invocations waiting for it; a status event, the follower
+        // of the agents' reported status and that of the messages' progress (progress.rs),
+        // which a delivery's receipt wakes too.
+        follows: &[
+            PERMISSION_RESOLVED,
+            "event.committed.status.>",
+            "event.committed.delivery.>",
+        ],
     },
     ServiceAccess {
         name: service::EVENT_INGEST,

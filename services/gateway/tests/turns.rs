@@ -88,8 +88,15 @@ impl World {
         state["busy"].as_bool()
     }
 
-    /// Once the agent is idle, gives it a minute of work and waits until it is busy with it.
+    /// Once the agent is idle and its turn ended, gives it a minute of work (a turn of its
+    /// own) and waits until it is busy with it.
     async fn make_busy(&self) {
+        self.until_no_turn_runs().await;
+        self.give_work().await;
+    }
+
+    /// Once the agent is idle, gives it a minute of work and waits until it is busy with it.
+    async fn give_work(&self) {
         wait_for(|| async { (self.busy().await == Some(false)).then_some(()) }).await;
         let (status, sent) = self.send(json!({"message": "sleep 60000"})).await;
         assert_eq!(status, StatusCode::OK, "{sent}");
@@ -103,6 +110,23 @@ impl World {
     async fn turns(&self) -> Vec<Value> {
         let (_, t) = self.g.get(&format!("/api/v1/sessions/{}/turns", self.session)).await;
         t["turns"].as_array().cloned().unwrap_or_default()
+    }
+
+    /// Waits until no turn of the session is active: the registry saw the agent finish.
+    async fn until_no_turn_runs(&self) {
+        wait_for(|| async {
+            let turns = self.turns().await;
+            (!turns.is_empty() && turns.iter().all(|t| t["status"] != "active")).then_some(())
+        })
+        .await;
+    }
+
+    async fn deliveries(&self) -> Vec<Value> {
+        let (_, d) = self
+            .g
+            .get(&format!("/api/v1/deliveries?sessionId={}&limit=1000", self.session))
+            .await;
+        d["deliveries"].as_array().cloned().unwrap_or_default()
     }
 
     async fn events(&self, kind: &str) -> Vec<Value> {
@@ -220,8 +244,16 @@ async fn a_message_for_a_busy_agent_is_refused_interrupts_or_rolls_back_as_its_s
     w.until_said(INTERRUPTED, 1).await;
     w.until_typed("INTERRUPTING note").await;
 
-    // rollback: as interrupt, and the cancelled turn's messages are superseded by the new one.
+    // rollback: as interrupt, and the cancelled turn's unfinished message is superseded by the
+    // new one (the interrupting note ended with its own turn once the agent was idle).
     w.make_busy().await;
+    let running = w
+        .turns()
+        .await
+        .into_iter()
+        .find(|t| t["status"] == "active")
+        .expect("the second sleep's turn");
+    assert_ne!(running["turnId"], sent["turnId"], "{running}");
     let (status, instead) = w.send(json!({"message": "ROLLBACK note", "onBusy": "rollback"})).await;
     assert_eq!(status, StatusCode::OK, "{instead}");
     w.until_said(INTERRUPTED, 2).await;
@@ -233,16 +265,15 @@ async fn a_message_for_a_busy_agent_is_refused_interrupts_or_rolls_back_as_its_s
             .into_iter()
             .filter(|e| e["payload"]["outcome"] == "superseded")
             .collect();
-        (done.len() == 2).then_some(done)
+        (!done.is_empty()).then_some(done)
     })
     .await;
-    for e in &superseded {
-        assert_eq!(e["payload"]["supersededBy"], instead["messageId"], "{e}");
-        assert_eq!(
-            e["payload"]["turnId"], sent["turnId"],
-            "the interrupting message's turn: {e}"
-        );
-    }
+    assert_eq!(superseded.len(), 1, "{superseded:?}");
+    assert_eq!(superseded[0]["payload"]["supersededBy"], instead["messageId"]);
+    assert_eq!(
+        superseded[0]["payload"]["turnId"], running["turnId"],
+        "the rolled-back turn's"
+    );
     let cancelled = w
         .turns()
         .await
@@ -410,4 +441,136 @@ async fn cancelling_a_delivery_the_harness_holds_drops_it_there() {
         !typed.contains("held then cancelled"),
         "the harness dropped it: {typed}"
     );
+}
+
+/// seed 002 turn lifecycle: a turn starts with its first message and completes once every
+/// message of it was delivered and the agent went idle after it; the next message, sent after
+/// that, opens a turn of its own. Each event comes once, in order, in the event log.
+#[tokio::test]
+async fn each_message_of_a_conversation_ends_its_own_turn_with_the_seed_002_events_once_in_order() {
+    let w = world().await;
+    // The task is the first message; two more, each once the agent answered the one before.
+    w.until_said("Received: hello", 1).await;
+    w.until_no_turn_runs().await;
+    let mut sent = Vec::new();
+    for text in ["second question", "third question"] {
+        let (status, s) = w.send(json!({"message": text, "mode": "on-idle"})).await;
+        assert_eq!(status, StatusCode::OK, "{s}");
+        w.until_said(&format!("Received: {text}"), 1).await;
+        w.until_no_turn_runs().await;
+        sent.push(s);
+    }
+
+    let turns = w.turns().await;
+    assert_eq!(turns.len(), 3, "one turn per message: {turns:?}");
+    for (n, t) in turns.iter().enumerate() {
+        assert_eq!(t["turnNumber"], n as i64 + 1, "{t}");
+        assert_eq!(t["status"], "completed", "{t}");
+        assert!(t["completedAt"].is_i64(), "{t}");
+    }
+    // The conversation as stored (REST has no reader of it; NATS session.messages is).
+    let messages = relay_testkit::call_json(&w.m.client, "session.messages", json!({"sessionId": w.session}))
+        .await
+        .unwrap();
+    let users: Vec<&Value> = messages["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .collect();
+    assert_eq!(users.len(), 3, "{messages}");
+    for (m, t) in users.iter().zip(&turns) {
+        assert_eq!(m["turnId"], t["turnId"], "each message its own turn: {m}");
+    }
+    for (s, m) in sent.iter().zip(&users[1..]) {
+        assert_eq!(s["turnId"], m["turnId"], "the send answered the message's turn: {s}");
+    }
+    let deliveries = w.deliveries().await;
+    assert_eq!(deliveries.len(), 3, "{deliveries:?}");
+    assert!(deliveries.iter().all(|d| d["status"] == "delivered"), "{deliveries:?}");
+
+    // The log holds each message's seed 002 sequence once, turn after turn.
+    let mut expected = Vec::new();
+    for (m, t) in users.iter().zip(&turns) {
+        let (m, t) = (m["messageId"].clone(), t["turnId"].clone());
+        expected.extend([
+            ("session.turn.started", t.clone(), m.clone()),
+            ("session.user_message.sent", t.clone(), m.clone()),
+            ("session.user_message.acknowledged", t.clone(), m.clone()),
+            ("session.user_message.completed", t.clone(), m.clone()),
+            ("session.turn.completed", t.clone(), Value::Null),
+        ]);
+    }
+    let kinds = "session.turn.started,session.user_message.sent,session.user_message.acknowledged,\
+                 session.user_message.completed,session.turn.completed";
+    let logged = wait_for(|| async {
+        let e = w.events(kinds).await;
+        (e.len() >= expected.len()).then_some(e)
+    })
+    .await;
+    let seen: Vec<(&str, Value, Value)> = logged
+        .iter()
+        .map(|e| {
+            (
+                e["type"].as_str().unwrap(),
+                e["payload"]["turnId"].clone(),
+                e["payload"]["messageId"].clone(),
+            )
+        })
+        .collect();
+    assert_eq!(seen, expected, "{logged:#?}");
+    for e in &logged {
+        let p = &e["payload"];
+        match e["type"].as_str().unwrap() {
+            "session.user_message.acknowledged" => assert_eq!(p["agentId"], json!(w.agent), "{e}"),
+            "session.user_message.completed" => assert_eq!(p["outcome"], "completed", "{e}"),
+            "session.turn.completed" => assert_eq!(p["success"], true, "{e}"),
+            _ => {}
+        }
+    }
+}
+
+/// `onBusy: rollback` supersedes the running turn's messages, and what of them the runner has
+/// not delivered yet is cancelled there: it never reaches the agent.
+#[tokio::test]
+async fn a_rollback_cancels_the_deliveries_of_the_messages_it_supersedes() {
+    let w = world().await;
+    w.give_work().await;
+    let (status, queued) = w.send(json!({"message": "QUEUED note", "mode": "on-idle"})).await;
+    assert_eq!(status, StatusCode::OK, "{queued}");
+    let queued_delivery = queued["deliveryIds"][0].as_str().unwrap().to_string();
+    let (status, instead) = w.send(json!({"message": "ROLLBACK note", "onBusy": "rollback"})).await;
+    assert_eq!(status, StatusCode::OK, "{instead}");
+    w.until_said(INTERRUPTED, 1).await;
+    w.until_said("Received: ROLLBACK note", 1).await;
+
+    let superseded = wait_for(|| async {
+        w.deliveries().await.into_iter().find(|d| {
+            d["deliveryId"] == queued_delivery.as_str()
+                && ["delivered", "failed", "cancelled"].contains(&d["status"].as_str().unwrap_or_default())
+        })
+    })
+    .await;
+    assert_eq!(superseded["status"], "cancelled", "{superseded}");
+    assert!(
+        superseded["reason"]
+            .as_str()
+            .unwrap()
+            .contains(instead["messageId"].as_str().unwrap()),
+        "the reason names the message that superseded it: {superseded}"
+    );
+    let done = wait_for(|| async {
+        w.events("session.user_message.completed")
+            .await
+            .into_iter()
+            .find(|e| e["payload"]["messageId"] == queued["messageId"])
+    })
+    .await;
+    assert_eq!(done["payload"]["outcome"], "superseded", "{done}");
+    assert_eq!(done["payload"]["supersededBy"], instead["messageId"], "{done}");
+    // The agent is idle after the rollback note: the queued note would have gone by now.
+    wait_for(|| async { (w.busy().await == Some(false)).then_some(()) }).await;
+    w.until_typed("ROLLBACK note").await;
+    let typed = std::fs::read_to_string(&w.surfaced).unwrap();
+    assert!(!typed.contains("QUEUED note"), "never typed: {typed}");
 }

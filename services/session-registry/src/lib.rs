@@ -13,6 +13,7 @@ mod keys;
 mod lifecycle;
 mod messages;
 pub mod messaging;
+mod progress;
 mod prompts;
 mod query;
 mod retention;
@@ -130,6 +131,7 @@ impl Registry {
             relay,
         };
         tokio::spawn(sweep(reg.clone()));
+        progress::start(&reg);
         retention::start(&reg);
         reg
     }

@@ -1,12 +1,14 @@
 //! Messages and turns: sendMessage, acknowledge/complete, turns, messages, usage.
 //!
-//! Until the delivery runner exists, a sent message is stored durably here with the agents it
-//! targets; the turn completes when every targeted agent reports an outcome.
+//! A sent message is stored durably here with the agents it targets and handed to the delivery
+//! runner; what became of it, and so of its turn, follows the runner's receipts (progress.rs).
+//! `acknowledge`/`complete` remain for an agent that reports for itself.
 
 use crate::Registry;
 use crate::agents::{self, Attach, capabilities_of, is_attached};
 use crate::error::{RegistryError, Result};
 use crate::lifecycle::{check_id, lock_or_create};
+use crate::progress;
 use crate::store::{self, Change, new_id, now_ms};
 use crate::turns::{self, OnBusy};
 use relay_contracts::RequestContext;
@@ -346,7 +348,7 @@ pub async fn send(reg: Registry, ctx: RequestContext, req: SendMessageRequest) -
     let message_id = req.message_id.unwrap_or_else(new_id);
     if on_busy != OnBusy::Enqueue {
         let ids: Vec<String> = targets.iter().map(|a| a.agent_id.clone()).collect();
-        let asked = turns::ask(&reg, &ids, on_busy != OnBusy::Reject, BUSY_REASON).await;
+        let asked = turns::ask(&reg, &ids, on_busy == OnBusy::Interrupt, BUSY_REASON).await;
         if let Some(agent) = asked.busy.first() {
             let running = store::active_turn(change.conn(), &session.session_id).await?;
             let turn = running
@@ -357,9 +359,19 @@ pub async fn send(reg: Registry, ctx: RequestContext, req: SendMessageRequest) -
                     "agent {agent} is busy with {turn}; send with deliveryMode enqueue to queue the message, or interrupt to cancel the turn"
                 )));
             }
+            let mut interrupted = asked.busy.clone();
+            if on_busy == OnBusy::Rollback {
+                // What the rolled-back turn has not delivered is cancelled in the runner before
+                // the interrupt lets the agent go idle, when an on-idle delivery would go.
+                if let Some(turn) = &running {
+                    let superseded = store::undelivered_of_turn(change.conn(), &turn.turn_id).await?;
+                    progress::cancel_deliveries(&reg, &superseded, &message_id).await;
+                }
+                interrupted = turns::ask(&reg, &asked.busy, true, BUSY_REASON).await.busy;
+            }
             if let Some(turn) = running {
                 let superseded_by = (on_busy == OnBusy::Rollback).then_some(message_id.as_str());
-                turns::cancel_turn(&mut change, turn, BUSY_REASON, asked.busy, superseded_by).await?;
+                turns::cancel_turn(&mut change, turn, BUSY_REASON, interrupted, superseded_by).await?;
             }
         }
     }
@@ -410,38 +422,19 @@ async fn locate(
     Ok((message, target))
 }
 
-async fn turn_of(change: &mut Change, message: &Message) -> Result<Turn> {
-    let turn_id = message.turn_id.clone().unwrap_or_default();
-    store::find_turn(change.conn(), &turn_id)
-        .await?
-        .ok_or_else(|| RegistryError::NotFound {
-            what: "turn",
-            id: turn_id,
-        })
-}
-
 /// An agent has received the message and begun on it.
 pub async fn acknowledge(reg: Registry, _ctx: RequestContext, req: AcknowledgeRequest) -> Result<SuccessResponse> {
     let mut change = Change::begin(&reg).await?;
     let (message, target) = locate(&mut change, &req.session_id, &req.message_id, &req.agent_id).await?;
     if !target.acknowledged {
-        let turn = turn_of(&mut change, &message).await?;
-        store::acknowledge_target(change.conn(), &req.message_id, &req.agent_id).await?;
-        let ack = UserMessageAcknowledged {
-            session_id: req.session_id.clone(),
-            message_id: req.message_id,
-            agent_id: req.agent_id,
-            turn_id: turn.turn_id,
-            turn_number: turn.turn_number,
-        };
-        change.emit(&req.session_id, ack).await?;
+        progress::acknowledge(&mut change, &message, &req.agent_id).await?;
     }
     change.commit().await?;
     Ok(OK)
 }
 
-/// An agent finished the message. When no target of the turn is pending any more, the turn
-/// completes: success unless some agent reported `error` (cancelled/superseded/merged are neutral).
+/// An agent finished the message; the turn completes when no target of it is pending any more
+/// (progress.rs).
 pub async fn complete(reg: Registry, _ctx: RequestContext, req: CompleteRequest) -> Result<CompleteResponse> {
     let mut change = Change::begin(&reg).await?;
     let (message, target) = locate(&mut change, &req.session_id, &req.message_id, &req.agent_id).await?;
@@ -457,52 +450,13 @@ pub async fn complete(reg: Registry, _ctx: RequestContext, req: CompleteRequest)
             req.agent_id, req.message_id, previous
         )));
     }
-    let mut turn = turn_of(&mut change, &message).await?;
-    store::complete_target(
-        change.conn(),
-        &req.message_id,
-        &req.agent_id,
-        req.outcome,
-        req.error.as_deref(),
-    )
-    .await?;
-    let sid = req.session_id.clone();
-    let done = UserMessageCompleted {
-        session_id: sid.clone(),
-        message_id: req.message_id,
-        agent_id: req.agent_id,
-        turn_id: turn.turn_id.clone(),
-        turn_number: turn.turn_number,
+    let done = progress::Finished {
         outcome: req.outcome,
         error: req.error,
         merged_into: req.merged_into,
         superseded_by: req.superseded_by,
     };
-    change.emit(&sid, done).await?;
-
-    let (pending, error) = store::turn_progress(change.conn(), &turn.turn_id).await?;
-    let turn_completed = pending == 0 && turn.status == TurnStatus::Active;
-    if turn_completed {
-        turn.status = if error.is_some() {
-            TurnStatus::Error
-        } else {
-            TurnStatus::Completed
-        };
-        turn.completed_at = Some(now_ms());
-        turn.error = error.clone();
-        store::save_turn(change.conn(), &turn).await?;
-        let completed = TurnCompleted {
-            session_id: sid.clone(),
-            turn_id: turn.turn_id,
-            turn_number: turn.turn_number,
-            success: error.is_none(),
-            error,
-            initiator: None,
-            outcome: None,
-            interrupted: None,
-        };
-        change.emit(&sid, completed).await?;
-    }
+    let turn_completed = progress::finish(&mut change, &message, &req.agent_id, done).await?;
     change.commit().await?;
     Ok(CompleteResponse {
         success: true,

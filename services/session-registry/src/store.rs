@@ -831,6 +831,42 @@ pub async fn unfinished_targets(conn: &mut PgConnection, turn_id: &str) -> Resul
     .await?)
 }
 
+/// Deliveries of a turn's messages not yet delivered nor finished: what a rollback cancels.
+pub async fn undelivered_of_turn(conn: &mut PgConnection, turn_id: &str) -> Result<Vec<String>> {
+    Ok(sqlx::query_scalar(
+        "SELECT t.delivery_id FROM registry_message_targets t JOIN registry_messages m USING (message_id)
+         WHERE m.turn_id = $1 AND t.outcome IS NULL AND t.acknowledged_at IS NULL AND t.delivery_id IS NOT NULL
+         ORDER BY m.seq, t.agent_id",
+    )
+    .bind(turn_id)
+    .fetch_all(conn)
+    .await?)
+}
+
+/// (session, message) of the messages delivered to `agent_id` that it has not finished, in
+/// message order.
+pub async fn open_targets(conn: &mut PgConnection, agent_id: &str) -> Result<Vec<(String, String)>> {
+    Ok(sqlx::query_as(
+        "SELECT m.session_id, t.message_id FROM registry_message_targets t JOIN registry_messages m USING (message_id)
+         WHERE t.agent_id = $1 AND t.acknowledged_at IS NOT NULL AND t.outcome IS NULL ORDER BY m.seq",
+    )
+    .bind(agent_id)
+    .fetch_all(conn)
+    .await?)
+}
+
+/// Agents with a message delivered before `before` (Unix ms) and not finished, at most `limit`.
+pub async fn agents_with_open_targets(conn: &mut PgConnection, before: i64, limit: i64) -> Result<Vec<String>> {
+    Ok(sqlx::query_scalar(
+        "SELECT DISTINCT agent_id FROM registry_message_targets
+         WHERE acknowledged_at IS NOT NULL AND outcome IS NULL AND acknowledged_at < $1 LIMIT $2",
+    )
+    .bind(before)
+    .bind(limit)
+    .fetch_all(conn)
+    .await?)
+}
+
 /// The agents a turn's messages went to, and its messages, in order.
 pub async fn turn_members(conn: &mut PgConnection, turn_id: &str) -> Result<(Vec<String>, Vec<String>)> {
     let agents: Vec<String> = sqlx::query_scalar(
