@@ -453,8 +453,10 @@ fn check_own_agent(subject: &str, agent: &str, payload: &[u8]) -> Result<(), Wir
 }
 
 /// Keeps an error reply sendable: a huge message or details (e.g. every problem of a big
-/// request) would exceed max_payload and leave the caller with a timeout instead.
-fn fit_error(mut err: WireError, max_payload: usize) -> WireError {
+/// request, or a bad value echoed by serde) would exceed max_payload and leave the caller with a
+/// timeout instead. Whatever answers on the bus outside a [`ServiceHost`] (the agent harness)
+/// sends its errors through this too.
+pub fn fit_error(mut err: WireError, max_payload: usize) -> WireError {
     const MAX_MESSAGE: usize = 2048;
     if err.error.message.len() > MAX_MESSAGE {
         let mut cut = MAX_MESSAGE;

@@ -320,9 +320,12 @@ async fn reply<T: serde::Serialize>(nats: &async_nats::Client, msg: &async_nats:
     }
 }
 
-/// Bad requests get the wire error shape with the micro error headers, like every service.
+/// Bad requests get the wire error shape with the micro error headers, like every service, cut
+/// to fit as theirs are: a bad field's value echoed whole (600 KB) would exceed max_payload,
+/// and the caller would get no answer at all.
 async fn reply_error(nats: &async_nats::Client, msg: &async_nats::Message, err: WireError) {
     if let Some(to) = &msg.reply {
+        let err = relay_bus::service::fit_error(err, nats.server_info().max_payload);
         let headers = relay_bus::service::error_headers(&err);
         let payload = serde_json::to_vec(&err).unwrap_or_default();
         let _ = nats.publish_with_headers(to.clone(), headers, payload.into()).await;

@@ -14,6 +14,7 @@ mod run;
 pub mod sandbox;
 mod screen;
 mod session;
+mod socket_dir;
 pub mod spawner;
 pub mod structured;
 

@@ -322,15 +322,6 @@ pub async fn send(nats: &async_nats::Client, req: &SendRequest) -> Result<String
     Ok(text)
 }
 
-/// Where the tools socket lives: a directory only this user can enter.
-pub fn socket_path() -> PathBuf {
-    let base = std::env::var_os("XDG_RUNTIME_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(std::env::temp_dir);
-    base.join(format!("relay-harness-{}", uuid::Uuid::now_v7()))
-        .join("tools.sock")
-}
-
 /// The relay tools' socket at `path`, bound before the CLI starts: a CLI that starts its MCP
 /// servers at once finds it listening (connections wait in its backlog until `serve`).
 pub fn bind(path: &Path) -> std::io::Result<tokio::net::UnixListener> {

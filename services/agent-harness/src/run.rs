@@ -148,7 +148,10 @@ pub async fn run(nats: async_nats::Client, h: HarnessSettings) -> Result<u32, Ha
     let protocol = Protocol::parse(&h.protocol).map_err(HarnessError::Invalid)?;
     let prompts = Arc::new(Prompts::new(nats.clone()));
     let (program, args) = h.command.split_first().expect("command checked at start");
-    let socket = crate::relay::socket_path();
+    // Removed when this returns, whichever way (every exit of the harness but a kill comes back
+    // through here; the spawner sweeps what a killed one left).
+    let socket_dir = crate::socket_dir::SocketDir::new();
+    let socket = socket_dir.socket();
     let listener = crate::relay::bind(&socket)?;
     let mut args = args.to_vec();
     let mut env = Vec::new();
@@ -628,6 +631,8 @@ async fn route_decisions(
             Ok(false) => WireError::new(ErrorCode::NotFound, "no prompt of this agent waits for that id"),
             Err(e) => WireError::new(ErrorCode::InvalidRequest, e.to_string()),
         };
+        // Cut as the services' are: serde echoes a bad value whole.
+        let err = relay_bus::service::fit_error(err, nats.server_info().max_payload);
         let headers = relay_bus::service::error_headers(&err);
         let _ = nats
             .publish_with_headers(reply, headers, serde_json::to_vec(&err).unwrap_or_default().into())

@@ -374,7 +374,24 @@ async fn heartbeats(s: Spawner) {
     }
 }
 
+/// Removes the socket directories of harnesses that are gone (killed, crashed), at start and
+/// every few minutes: one run by nobody's spawner is found too.
+async fn sweep_socket_dirs() {
+    loop {
+        let removed = tokio::task::spawn_blocking(|| crate::socket_dir::sweep(&crate::socket_dir::base()))
+            .await
+            .unwrap_or(0);
+        if removed > 0 {
+            tracing::info!(removed, "socket directories of ended harnesses removed");
+        }
+        tokio::time::sleep(SWEEP_EVERY).await;
+    }
+}
+
+const SWEEP_EVERY: Duration = Duration::from_secs(300);
+
 pub async fn serve(spawner: Spawner) -> Result<ServiceHost<Spawner>, ServiceError> {
+    tokio::spawn(sweep_socket_dirs());
     // The registry must know this host before it can place anything here; and the service shows
     // (`$SRV`) only once it is registered, so whoever waits for it finds `agent.spawn` served.
     let mut wait = Duration::from_millis(100);
@@ -802,6 +819,8 @@ async fn supervise(
         let status = child.wait().await;
         let agent_id = harness.agent_id.clone();
         tracing::info!(agent_id, ?status, "agent harness exited");
+        // One killed by a signal could not remove its socket directory.
+        tokio::task::spawn_blocking(|| crate::socket_dir::sweep(&crate::socket_dir::base()));
         let Some(signal) = status.ok().and_then(|s| s.signal()) else {
             break;
         };
