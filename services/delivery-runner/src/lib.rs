@@ -274,6 +274,14 @@ pub async fn cancel(runner: Runner, _ctx: RequestContext, req: CancelDeliveryReq
         let answer: std::result::Result<HeldCancelled, _> =
             relay_bus::client::request(&runner.nats, &subject, &ask, std::time::Duration::from_secs(5)).await;
         match answer {
+            // Accepted and not held: the harness typed it already (its report is on the way).
+            // The agent has the message; calling it cancelled would be a lie.
+            Ok(a) if !a.removed && held.status == DeliveryStatus::Accepted => {
+                return Err(DeliveryError::Conflict(format!(
+                    "delivery {} was already handed to the agent; only a delivery not yet delivered can be cancelled",
+                    req.delivery_id
+                )));
+            }
             Ok(a) => {
                 tracing::info!(delivery_id = %req.delivery_id, removed = a.removed, "harness asked to drop the delivery")
             }

@@ -857,3 +857,34 @@ async fn finished_deliveries_are_deleted_after_the_keep_window_and_pending_ones_
     );
     m.replicas.clear();
 }
+
+/// A delivery its harness accepted and then typed is the agent's: cancelling it is a conflict
+/// (the harness says it no longer holds it), not a `cancelled` the agent's screen contradicts;
+/// the harness's report of it then lands as `delivered`.
+#[tokio::test]
+async fn cancelling_a_delivery_the_harness_already_typed_is_a_conflict_and_its_report_lands() {
+    use futures::StreamExt;
+    let (m, _registry) = mesh().await;
+    let agent = attached(&m, "s", &["immediate"]).await;
+    let _seen = harness(&m.client, &agent, vec![json!({"status": "accepted"})]).await;
+    // The harness typed it: it holds nothing to drop.
+    let mut cancels = m.client.subscribe(format!("agent.{agent}.cancel")).await.unwrap();
+    m.client.flush().await.unwrap();
+    let client = m.client.clone();
+    tokio::spawn(async move {
+        while let Some(msg) = cancels.next().await {
+            let answer = serde_json::to_vec(&json!({"removed": false})).unwrap();
+            let _ = client.publish(msg.reply.unwrap(), answer.into()).await;
+        }
+    });
+    let sent = m
+        .ok("session.sendMessage", json!({"sessionId": "s", "message": "x"}))
+        .await;
+    let id = ids(&sent["deliveryIds"]).remove(0);
+    wait_status(&m, &id, "accepted").await;
+    m.err("delivery.cancel", json!({"deliveryId": id}), "conflict").await;
+    wait_status(&m, &id, "accepted").await;
+    let report = json!({"deliveryId": id, "status": "delivered"});
+    let landed = relay_testkit::call_json(&m.client, "delivery.report", report).await.unwrap();
+    assert_eq!(landed["status"], "delivered", "{landed}");
+}
