@@ -268,6 +268,9 @@ async fn attach_new(nats: &async_nats::Client, opts: &AttachOptions) -> Result<S
 /// Then it gives up with an error: the runner hands an `accepted` delivery never reported on
 /// over again (`runner.accept_timeout_ms`), and the harness answers that with what it knows.
 pub const REPORT_GIVE_UP: Duration = Duration::from_secs(120);
+/// A runner answers a report in milliseconds; one killed while it held the request never
+/// does, and the retry (harmless: a report is idempotent) should not wait long for it.
+const REPORT_TIMEOUT: Duration = Duration::from_secs(3);
 
 /// `delivery.report`, retried while no runner takes it, for at most [`REPORT_GIVE_UP`].
 pub async fn report(
@@ -283,12 +286,12 @@ pub async fn report(
     let started = std::time::Instant::now();
     let mut wait = Duration::from_millis(100);
     loop {
-        match relay_bus::client::call::<rpc::DeliveryReport>(nats, &req, CALL_TIMEOUT).await {
+        match relay_bus::client::call::<rpc::DeliveryReport>(nats, &req, REPORT_TIMEOUT).await {
             Ok(_) => return Ok(()),
             Err(e) if e.error.retryable && started.elapsed() + wait < REPORT_GIVE_UP => {
                 tracing::warn!(delivery_id, error = %e, "delivery report not taken yet, retrying");
                 tokio::time::sleep(wait).await;
-                wait = (wait * 2).min(Duration::from_secs(5));
+                wait = (wait * 2).min(Duration::from_secs(2));
             }
             Err(e) if e.error.retryable => {
                 return Err(WireError::new(
