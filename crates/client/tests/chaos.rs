@@ -547,6 +547,7 @@ async fn under_kill9_and_nats_and_postgres_restarts_nothing_acknowledged_is_lost
         }
     };
 
+    let mut takeover_s = None;
     for name in KILLED {
         let from = since(start);
         let mut bursts = Vec::new();
@@ -564,12 +565,35 @@ async fn under_kill9_and_nats_and_postgres_restarts_nothing_acknowledged_is_lost
             .await;
         }
         eprintln!("[{:6.1}s] kill -9 {name}", since(start));
+        // Which runner hands each agent its messages (`context.metadata.runner`), seen on the wire.
+        let handed = (name == "delivery-runner").then(|| watch_runners(mesh.client.nats().clone()));
+        if let Some(h) = &handed {
+            relay_testkit::wait_for(|| async { (h.lock().unwrap().len() >= mesh.surfaced.len()).then_some(()) }).await;
+        }
+        let dead: Vec<(String, String)> = handed.as_ref().map_or_else(Vec::new, |h| {
+            h.lock().unwrap().iter().map(|(a, (r, _))| (a.clone(), r.clone())).collect()
+        });
         let t = Instant::now();
         mesh.services.get_mut(name).unwrap().kill9().await;
         tokio::time::sleep(Duration::from_secs(1)).await;
         mesh.spawn(name).await;
         let recovered_s = t.elapsed().as_secs_f64();
         eprintln!("[{:6.1}s] {name} restarted and answering", since(start));
+        if let Some(h) = &handed {
+            // Takeover: from the kill until another runner handed each of the dead runner's
+            // agents a message (its leases freed by liveness, not left to expire).
+            let took = relay_testkit::wait_for_within(DRAIN, || async {
+                let now = h.lock().unwrap();
+                let at: Option<Vec<Instant>> = dead
+                    .iter()
+                    .map(|(agent, old)| now.get(agent).filter(|(r, _)| r != old).map(|(_, at)| *at))
+                    .collect();
+                at.map(|at| at.into_iter().max().unwrap_or(t).duration_since(t))
+            })
+            .await;
+            takeover_s = Some(took.as_secs_f64());
+            eprintln!("[{:6.1}s] the dead runner's agents taken over {:.2}s after the kill", since(start), took.as_secs_f64());
+        }
         for b in bursts {
             b.await.unwrap();
         }
@@ -646,6 +670,7 @@ async fn under_kill9_and_nats_and_postgres_restarts_nothing_acknowledged_is_lost
             "build": "debug",
             "health": {"503_after_nats_down_s": unhealthy_after, "200_after_nats_back_s": healthy_after},
             "redeliveries_absorbed_by_harness": absorbed,
+            "runner_takeover_s": takeover_s,
         }),
     );
     relay_testkit::write_bench_results("chaos", &doc);
@@ -1047,6 +1072,36 @@ async fn count(mesh: &Mesh, load: &Load, receiver: &WebhookReceiver) -> Vec<Coun
         .iter()
         .flat_map(|t| t.lock().unwrap().deliveries.clone())
         .collect();
+    // First every delivery `delivered`; then, 5 s later, how many are not yet announced in the
+    // event log (the outbox forwarder keeping up, a dead runner's rows drained at once).
+    let drain = Instant::now() + DRAIN;
+    loop {
+        let mut pending = 0;
+        for id in &ids {
+            let d = c.delivery_get(&DeliveryRef { delivery_id: id.clone() }).await;
+            if d.map(|d| serde_json::to_value(d).unwrap()["status"].clone()).ok() != Some(json!("delivered")) {
+                pending += 1;
+            }
+        }
+        if pending == 0 || Instant::now() > drain {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    let logged: std::collections::HashSet<String> = all_events(c)
+        .await
+        .iter()
+        .filter(|e| e["type"] == "delivery.delivered")
+        .filter_map(|e| e["payload"]["deliveryId"].as_str().map(String::from))
+        .collect();
+    counts.push(Count {
+        kind: "delivery events logged within 5 s",
+        acked: ids.len(),
+        lost: ids.iter().filter(|id| !logged.contains(*id)).count(),
+        duplicated: 0,
+    });
+
     let drain = Instant::now() + DRAIN;
     let (events, not_delivered) = loop {
         let events = all_events(c).await;
@@ -1447,4 +1502,23 @@ fn print_report(phases: &[Phase], load: &Load, counts: &[Count]) {
     }
     println!("failed attempts (retried) by code: {}", failed_by_code(load));
     println!("SSE watcher reconnects: {}", load.sse_reconnects.lock().unwrap());
+}
+
+/// The runner that last handed each agent a message, and when: from `agent.<id>.deliver`
+/// requests seen on the wire (`context.metadata.runner`).
+fn watch_runners(nats: async_nats::Client) -> Arc<Mutex<HashMap<String, (String, Instant)>>> {
+    use futures::StreamExt;
+    let seen: Arc<Mutex<HashMap<String, (String, Instant)>>> = Arc::default();
+    let out = seen.clone();
+    tokio::spawn(async move {
+        let Ok(mut sub) = nats.subscribe("agent.*.deliver").await else { return };
+        while let Some(msg) = sub.next().await {
+            let Ok(req) = serde_json::from_slice::<Value>(&msg.payload) else { continue };
+            if let Some(runner) = req["context"]["metadata"]["runner"].as_str() {
+                let agent = msg.subject.split('.').nth(1).unwrap_or_default().to_string();
+                seen.lock().unwrap().insert(agent, (runner.to_string(), Instant::now()));
+            }
+        }
+    });
+    out
 }
