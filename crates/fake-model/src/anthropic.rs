@@ -27,8 +27,7 @@ fn messages(body: &Value, script: &Script) -> Outcome {
     let main = !tools.is_empty();
     let (user_text, results) = last_user_turn(pieces(body));
     let step = script.choose(user_text.as_deref(), results);
-    // Side calls (titles, summaries) report nothing, so a test's totals are the scripted sums.
-    let usage = if main { step.tokens() } else { Usage::default() };
+    let usage = script.usage_for(&step, main);
     let content = vec![block(&step, &tools)];
     let stop_reason = if content.iter().any(|b| b["type"] == "tool_use") {
         "tool_use"
@@ -45,13 +44,14 @@ fn messages(body: &Value, script: &Script) -> Outcome {
             &json!({
                 "id": id, "type": "message", "role": "assistant", "model": model,
                 "content": content, "stop_reason": stop_reason, "stop_sequence": null,
-                "usage": usage_json(usage.input, usage.output),
+                "usage": usage_json(usage, usage.output),
             }),
         )
     };
     Outcome {
         main,
         user_text,
+        usage: Some(usage),
         response,
     }
 }
@@ -111,8 +111,10 @@ fn block(step: &Step, tools: &[String]) -> Value {
     }
 }
 
-fn usage_json(input: u64, output: u64) -> Value {
-    json!({"input_tokens": input, "output_tokens": output, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0})
+/// Anthropic counts cache reads apart from `input_tokens`.
+fn usage_json(usage: Usage, output: u64) -> Value {
+    json!({"input_tokens": usage.input, "output_tokens": output, "cache_creation_input_tokens": 0,
+           "cache_read_input_tokens": usage.cached})
 }
 
 /// The event sequence of a real streamed message: start, one block (start/delta/stop), delta with
@@ -121,7 +123,7 @@ fn stream(id: &str, model: &str, content: &[Value], stop_reason: &str, usage: Us
     let mut out = String::new();
     let start = json!({"type": "message_start", "message": {
         "id": id, "type": "message", "role": "assistant", "model": model, "content": [],
-        "stop_reason": null, "stop_sequence": null, "usage": usage_json(usage.input, 0),
+        "stop_reason": null, "stop_sequence": null, "usage": usage_json(usage, 0),
     }});
     sse_event(&mut out, Some("message_start"), &start);
     for (index, block) in content.iter().enumerate() {
@@ -217,6 +219,7 @@ mod tests {
             Usage {
                 input: 1500,
                 output: 800,
+                cached: 0,
             },
         );
         let events: Vec<Value> = sse

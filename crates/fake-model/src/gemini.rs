@@ -4,7 +4,7 @@
 use axum::http::{Method, StatusCode};
 use serde_json::{Map, Value, json};
 
-use crate::script::{Piece, Script, Step, Usage, last_user_turn};
+use crate::script::{Piece, Script, Step, last_user_turn};
 use crate::{Outcome, array, json_response, new_id, sse_event, sse_response};
 
 pub(crate) fn handle(method: &Method, path: &str, query: &str, body: &Value, script: &Script) -> Option<Outcome> {
@@ -39,7 +39,7 @@ fn generate(model: &str, body: &Value, script: &Script, mode: Mode) -> Outcome {
     let contents = array(body.get("contents"));
     let (user_text, results) = last_user_turn(pieces(contents));
     let step = script.choose(user_text.as_deref(), results);
-    let usage = if main { step.tokens() } else { Usage::default() };
+    let usage = script.usage_for(&step, main);
     let schema = body
         .pointer("/generationConfig/responseJsonSchema")
         .or_else(|| body.pointer("/generationConfig/responseSchema"));
@@ -50,8 +50,10 @@ fn generate(model: &str, body: &Value, script: &Script, mode: Mode) -> Outcome {
     };
     let chunk = json!({
         "candidates": [{"content": {"role": "model", "parts": [part]}, "finishReason": "STOP", "index": 0}],
-        "usageMetadata": {"promptTokenCount": usage.input, "candidatesTokenCount": usage.output,
-                          "totalTokenCount": usage.input + usage.output},
+        // Gemini's promptTokenCount includes the cached tokens (cachedContentTokenCount says how many).
+        "usageMetadata": {"promptTokenCount": usage.input + usage.cached, "candidatesTokenCount": usage.output,
+                          "cachedContentTokenCount": usage.cached,
+                          "totalTokenCount": usage.input + usage.cached + usage.output},
         "modelVersion": model,
         "responseId": new_id(""),
     });
@@ -67,6 +69,7 @@ fn generate(model: &str, body: &Value, script: &Script, mode: Mode) -> Outcome {
     Outcome {
         main,
         user_text,
+        usage: Some(usage),
         response,
     }
 }

@@ -56,6 +56,8 @@ pub struct Recorded {
     pub main: bool,
     /// The last user-typed text in the conversation, as the script saw it.
     pub user_text: Option<String>,
+    /// The usage the fake reported in its answer (none: the request got no model answer).
+    pub usage: Option<Usage>,
     /// Lowercased names; credentials are replaced by `<redacted>`.
     pub headers: Vec<(String, String)>,
 }
@@ -137,6 +139,14 @@ impl FakeModel {
         self.requests().into_iter().filter(|r| r.main).collect()
     }
 
+    /// The sum of the usage reported to every request so far: what a CLI was told it used.
+    pub fn reported_usage(&self) -> Usage {
+        self.requests()
+            .iter()
+            .filter_map(|r| r.usage)
+            .fold(Usage::default(), |sum, u| sum + u)
+    }
+
     /// The distinct user-typed texts seen in main requests, in first-seen order.
     pub fn user_texts(&self) -> Vec<String> {
         let mut texts: Vec<String> = Vec::new();
@@ -176,6 +186,8 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 pub(crate) struct Outcome {
     pub main: bool,
     pub user_text: Option<String>,
+    /// The usage the response reported (a model answer), none for anything else.
+    pub usage: Option<Usage>,
     pub response: Response,
 }
 
@@ -184,6 +196,7 @@ impl Outcome {
         Outcome {
             main: false,
             user_text: None,
+            usage: None,
             response,
         }
     }
@@ -244,6 +257,7 @@ async fn handle(
         body,
         main: outcome.main,
         user_text: outcome.user_text,
+        usage: outcome.usage,
         headers: headers
             .iter()
             .map(|(name, value)| {

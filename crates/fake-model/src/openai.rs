@@ -23,7 +23,7 @@ fn responses(body: &Value, script: &Script) -> Outcome {
     let items = array(body.get("input"));
     let (user_text, results) = last_user_turn(pieces(items));
     let step = script.choose(user_text.as_deref(), results);
-    let usage = if main { step.tokens() } else { Usage::default() };
+    let usage = script.usage_for(&step, main);
     let output = vec![item(&step, tool_defs, items)];
     let model = body.get("model").and_then(Value::as_str).unwrap_or("gpt-fake");
     let id = new_id("resp_");
@@ -38,6 +38,7 @@ fn responses(body: &Value, script: &Script) -> Outcome {
     Outcome {
         main,
         user_text,
+        usage: Some(usage),
         response,
     }
 }
@@ -196,10 +197,12 @@ fn message(text: &str) -> Value {
            "content": [{"type": "output_text", "text": text, "annotations": []}]})
 }
 
+/// OpenAI's `input_tokens` includes the cached ones (`cached_tokens` says how many).
 fn usage_json(usage: Usage) -> Value {
-    json!({"input_tokens": usage.input, "input_tokens_details": {"cached_tokens": 0},
+    let input = usage.input + usage.cached;
+    json!({"input_tokens": input, "input_tokens_details": {"cached_tokens": usage.cached},
            "output_tokens": usage.output, "output_tokens_details": {"reasoning_tokens": 0},
-           "total_tokens": usage.input + usage.output})
+           "total_tokens": input + usage.output})
 }
 
 fn response_object(id: &str, model: &str, status: &str, output: &[Value], usage: Usage) -> Value {

@@ -7,13 +7,32 @@ use serde_json::Value;
 /// The answer when no rule matches or a rule has run out of steps.
 pub const DEFAULT_FALLBACK: &str = "Hello from fake model! PONG";
 
-/// Token usage reported for one model response.
+/// Token usage reported for one model response. `input` is the prompt tokens not read from a
+/// cache, `cached` those read from one: each API is told them its own way (Anthropic apart,
+/// OpenAI and Gemini inside their input count).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Usage {
     #[serde(default)]
     pub input: u64,
     #[serde(default)]
     pub output: u64,
+    #[serde(default, skip_serializing_if = "is_zero_count")]
+    pub cached: u64,
+}
+
+fn is_zero_count(n: &u64) -> bool {
+    *n == 0
+}
+
+impl std::ops::Add for Usage {
+    type Output = Usage;
+    fn add(self, o: Usage) -> Usage {
+        Usage {
+            input: self.input + o.input,
+            output: self.output + o.output,
+            cached: self.cached + o.cached,
+        }
+    }
 }
 
 /// One model response: text, or a call of a tool the CLI offers.
@@ -76,7 +95,14 @@ impl Step {
 
     /// Builder: the usage this step reports.
     pub fn usage(mut self, input: u64, output: u64) -> Step {
-        *self.usage_mut() = Usage { input, output };
+        let cached = self.tokens().cached;
+        *self.usage_mut() = Usage { input, output, cached };
+        self
+    }
+
+    /// Builder: prompt tokens this step reports read from the cache (besides `usage`'s input).
+    pub fn cached(mut self, cached: u64) -> Step {
+        self.usage_mut().cached = cached;
         self
     }
 
@@ -118,6 +144,10 @@ pub struct Script {
     pub rules: Vec<Rule>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fallback: Option<String>,
+    /// What every side call (a request offering no tools: titles, Gemini's router) reports;
+    /// none: zero, so a test's totals are the scripted sums of the turns.
+    #[serde(default, rename = "sideUsage", skip_serializing_if = "Option::is_none")]
+    pub side_usage: Option<Usage>,
 }
 
 impl Script {
@@ -132,6 +162,21 @@ impl Script {
             steps: steps.into_iter().collect(),
         });
         self
+    }
+
+    /// Builder: the usage every side call reports (to prove they are counted).
+    pub fn side_usage(mut self, input: u64, output: u64, cached: u64) -> Script {
+        self.side_usage = Some(Usage { input, output, cached });
+        self
+    }
+
+    /// The usage a request reports: the step's for a main request, else the side usage.
+    pub fn usage_for(&self, step: &Step, main: bool) -> Usage {
+        if main {
+            step.tokens()
+        } else {
+            self.side_usage.unwrap_or_default()
+        }
     }
 
     /// Builder: the answer when nothing matches or the steps ran out.

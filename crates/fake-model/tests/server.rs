@@ -230,7 +230,7 @@ async fn gemini_answers_sse_json_and_schema_side_calls() {
     );
     assert_eq!(
         chunk["usageMetadata"],
-        json!({"promptTokenCount": 1500, "candidatesTokenCount": 800, "totalTokenCount": 2300})
+        json!({"promptTokenCount": 1500, "candidatesTokenCount": 800, "cachedContentTokenCount": 0, "totalTokenCount": 2300})
     );
 
     let array = post(
@@ -322,4 +322,53 @@ async fn set_script_changes_the_answers_of_a_running_server() {
         post(&model, "/v1/messages", body).await.json()["content"][0]["text"],
         "nothing scripted"
     );
+}
+
+#[tokio::test]
+async fn cache_reads_and_side_call_usage_are_told_each_api_its_way_and_summed_as_reported() {
+    let script = Script::new()
+        .on("CACHED", [Step::text("ok").usage(100, 20).cached(30)])
+        .side_usage(7, 3, 2);
+    let model = FakeModel::start(script).await;
+    let tool = json!([{"name": "Bash", "input_schema": {}}]);
+    let user = json!([{"role": "user", "content": "CACHED"}]);
+    // Anthropic: cache reads apart from input_tokens.
+    let r = post(
+        &model,
+        "/v1/messages",
+        json!({"model": "m", "tools": tool, "messages": user}),
+    )
+    .await
+    .json();
+    assert_eq!(
+        (
+            r["usage"]["input_tokens"].as_u64(),
+            r["usage"]["cache_read_input_tokens"].as_u64()
+        ),
+        (Some(100), Some(30))
+    );
+    // OpenAI: input_tokens include the cached ones.
+    let input = json!([{"type": "message", "role": "user", "content": [{"type": "input_text", "text": "CACHED"}]}]);
+    let r = post(
+        &model,
+        "/v1/responses",
+        json!({"model": "m", "tools": [{"type": "function", "name": "shell"}], "input": input}),
+    )
+    .await
+    .json();
+    assert_eq!(r["usage"]["input_tokens"], 130);
+    assert_eq!(r["usage"]["input_tokens_details"]["cached_tokens"], 30);
+    // Gemini: promptTokenCount includes them; a side call (no tools) reports the side usage.
+    let contents = json!([{"role": "user", "parts": [{"text": "CACHED"}]}]);
+    let r = post(
+        &model,
+        "/v1beta/models/g:generateContent",
+        json!({"contents": contents}),
+    )
+    .await
+    .json();
+    assert_eq!(r["usageMetadata"]["promptTokenCount"], 9);
+    assert_eq!(r["usageMetadata"]["cachedContentTokenCount"], 2);
+    let reported = model.reported_usage();
+    assert_eq!((reported.input, reported.cached, reported.output), (207, 62, 43));
 }

@@ -217,6 +217,12 @@ pub async fn run(nats: async_nats::Client, h: HarnessSettings) -> Result<u32, Ha
         Some(cwd) => cwd.clone(),
         None => std::env::current_dir()?.to_string_lossy().into_owned(),
     };
+    // Gemini CLI over ACP: usage from its log of every request (beside the tools socket).
+    let usage_feed =
+        (protocol == Protocol::Acp && h.cli == "gemini").then(|| socket.with_file_name("gemini-usage.fifo"));
+    if let Some(feed) = &usage_feed {
+        env.extend(crate::structured::gemini_usage_env(feed));
+    }
     let launch = Launch {
         protocol,
         program: program.clone(),
@@ -224,6 +230,7 @@ pub async fn run(nats: async_nats::Client, h: HarnessSettings) -> Result<u32, Ha
         cwd,
         resume: h.cli_session.clone(),
         env,
+        usage_feed,
     };
     let (agent, pump) = StructuredAgent::spawn(launch, nats.clone(), prompts.clone())?;
     serve_relay_tools(listener, &nats, &agent, agent.pid());

@@ -20,12 +20,31 @@ fn m(model: &str, input: f64, output: f64, cache_read: f64, cache_write: Option<
 /// requests when this was written); override them with a cost-models.json.
 pub fn defaults() -> Vec<CostModel> {
     vec![
-        // Anthropic: cache writes are the 5-minute TTL price.
+        // Anthropic: cache writes are the 5-minute TTL price. The newer models' prices are
+        // Claude Code's own (its baked-in model catalog, 2.1.332), which is what it bills by.
+        m("claude-fable-5-2", 8.0, 40.0, 0.20, Some(10.0), 1_000_000),
+        m("claude-fable-5-1", 10.0, 50.0, 0.25, Some(12.5), 1_000_000),
+        m("claude-fable-5", 10.0, 50.0, 1.0, Some(12.5), 1_000_000),
+        m("claude-mythos-5-2", 8.0, 40.0, 0.20, Some(10.0), 1_000_000),
+        m("claude-mythos-5-1", 10.0, 50.0, 0.25, Some(12.5), 1_000_000),
+        m("claude-mythos-5", 10.0, 50.0, 1.0, Some(12.5), 1_000_000),
+        // Claude Code 2.1.332's default model.
+        m("claude-opus-5-5", 4.0, 20.0, 0.20, Some(5.0), 1_000_000),
+        m("claude-opus-5", 5.0, 25.0, 0.50, Some(6.25), 1_000_000),
+        // Claude Code 2.1.197's default model.
+        m("claude-opus-4-8", 5.0, 25.0, 0.50, Some(6.25), 1_000_000),
+        m("claude-opus-4-7", 5.0, 25.0, 0.50, Some(6.25), 1_000_000),
+        m("claude-opus-4-6", 5.0, 25.0, 0.50, Some(6.25), 200_000),
         m("claude-opus-4-5", 5.0, 25.0, 0.50, Some(6.25), 200_000),
         m("claude-opus-4-1", 15.0, 75.0, 1.50, Some(18.75), 200_000),
         m("claude-opus-4", 15.0, 75.0, 1.50, Some(18.75), 200_000),
+        m("claude-sonnet-5-5", 2.0, 10.0, 0.10, Some(2.5), 1_000_000),
+        m("claude-sonnet-5", 2.0, 10.0, 0.20, Some(2.5), 1_000_000),
+        m("claude-sonnet-4-6", 3.0, 15.0, 0.30, Some(3.75), 200_000),
         m("claude-sonnet-4-5", 3.0, 15.0, 0.30, Some(3.75), 200_000),
         m("claude-sonnet-4", 3.0, 15.0, 0.30, Some(3.75), 200_000),
+        // Prompts above 100k tokens cost 5x (Claude Code's long-prompt tier; not modelled here).
+        m("claude-haiku-5-5", 0.10, 0.50, 0.01, Some(0.125), 1_000_000),
         m("claude-haiku-4-5", 1.0, 5.0, 0.10, Some(1.25), 200_000),
         m("claude-3-5-haiku", 0.80, 4.0, 0.08, Some(1.0), 200_000),
         // OpenAI: cached input is the read price; there is no write surcharge.
@@ -152,6 +171,26 @@ mod tests {
             "gemini-2.5-flash-lite"
         );
         assert!(find(&models, "llama-3").is_none());
+    }
+
+    /// The models the agent CLIs run when nothing is configured, pinned and latest (observed
+    /// against the fake model: the `model` of their requests): each must have a price, else its
+    /// usage costs $0. Update with the versions in scripts/install-agent-clis.sh.
+    const CLI_DEFAULT_MODELS: &[(&str, &str)] = &[
+        ("Claude Code 2.1.197 (pinned)", "claude-opus-4-8"),
+        ("Claude Code 2.1.332 (latest)", "claude-opus-5-5"),
+        ("Claude Code's side calls", "claude-haiku-4-5-20251001"),
+    ];
+
+    #[test]
+    fn no_model_a_pinned_or_latest_claude_code_defaults_to_is_unpriced() {
+        let models = defaults();
+        for (cli, model) in CLI_DEFAULT_MODELS {
+            assert!(find(&models, model).is_some(), "{cli} runs {model}, which has no price");
+        }
+        // Priced as itself, not as an older model that shares a prefix (Opus 4 costs 3x).
+        assert_eq!(find(&models, "claude-opus-4-8").unwrap().input_per1_m, 5.0);
+        assert_eq!(find(&models, "claude-opus-5-5").unwrap().output_per1_m, 20.0);
     }
 
     #[test]

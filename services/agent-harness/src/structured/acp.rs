@@ -149,6 +149,26 @@ impl Codec for Acp {
     }
 }
 
+/// The usage of one model request in Gemini CLI's telemetry (`gemini_cli.api_response`, one
+/// per request: main turns, router and utility calls alike); anything else is not usage.
+/// Gemini's input count includes the cached tokens and not the tool-use prompt; thinking is
+/// billed as output.
+pub fn telemetry_usage(record: &Value) -> Option<Usage> {
+    let a = &record["attributes"];
+    if a["event.name"] != "gemini_cli.api_response" {
+        return None;
+    }
+    let n = |k: &str| a[k].as_u64().unwrap_or(0);
+    let cached = n("cached_content_token_count");
+    Some(Usage {
+        input: n("input_token_count").saturating_sub(cached) + n("tool_token_count"),
+        output: n("output_token_count") + n("thoughts_token_count"),
+        cache_read: cached,
+        cache_write: 0,
+        model: a["model"].as_str().map(String::from),
+    })
+}
+
 /// `YYYY-MM-DDTHH-MM` (UTC) of a Unix time, as Gemini names its session files.
 fn format_minute(secs: u64) -> String {
     let (y, mo, d) = relay_bus::civil_from_days((secs / 86_400) as i64);
@@ -386,6 +406,26 @@ mod tests {
         assert!(matches!(&seen[1], Seen::ToolCompleted { id, ok: false, .. } if id == "tc-1"));
         assert!(matches!(&seen[2], Seen::Usage(u) if u.input == 3000 && u.output == 1600));
         assert_eq!(seen[3], Seen::TurnDone { error: None });
+    }
+
+    #[test]
+    fn every_api_response_in_geminis_telemetry_is_a_requests_usage_with_cached_input_apart() {
+        let router = line(
+            r#"{"hrTime":[1,2],"attributes":{"event.name":"gemini_cli.api_response","model":"gemini-3.5-flash-lite","input_token_count":46,"output_token_count":4,"cached_content_token_count":6,"thoughts_token_count":0,"tool_token_count":0,"role":"utility_router"}}"#,
+        );
+        assert_eq!(
+            telemetry_usage(&router),
+            Some(Usage {
+                input: 40,
+                output: 4,
+                cache_read: 6,
+                cache_write: 0,
+                model: Some("gemini-3.5-flash-lite".into())
+            })
+        );
+        let request = line(r#"{"attributes":{"event.name":"gemini_cli.api_request","model":"m"}}"#);
+        assert_eq!(telemetry_usage(&request), None);
+        assert_eq!(telemetry_usage(&line(r#"{"resource":{},"scopeMetrics":[]}"#)), None);
     }
 
     #[test]

@@ -275,9 +275,12 @@ impl Codex {
                     .as_str()
                     .map(String::from)
                     .or_else(|| (p["turn"]["status"] == "failed").then(|| "the turn failed".to_string()));
+                // Codex's inputTokens include the cached ones (OpenAI's convention); relay-mesh
+                // counts input apart from cache reads, so cached tokens are not counted twice.
+                let uncached = |t: Totals| t.input.saturating_sub(t.cached);
                 vec![
                     Seen::Usage(Usage {
-                        input: now.input.saturating_sub(then.input),
+                        input: uncached(now).saturating_sub(uncached(then)),
                         output: now.output.saturating_sub(then.output),
                         cache_read: now.cached.saturating_sub(then.cached),
                         cache_write: 0,
@@ -369,6 +372,21 @@ mod tests {
             "{second:?}"
         );
         assert_eq!(second[1], Seen::TurnDone { error: None });
+    }
+
+    #[test]
+    fn cached_input_is_counted_once_as_cache_reads_not_again_as_input() {
+        let mut c = ready();
+        c.send("one");
+        c.read(line(
+            r#"{"method":"thread/tokenUsage/updated","params":{"tokenUsage":{"total":{"inputTokens":3816,"cachedInputTokens":159,"outputTokens":100}}}}"#,
+        ));
+        let seen = c.read(line(
+            r#"{"method":"turn/completed","params":{"turn":{"status":"completed"}}}"#,
+        ));
+        let Seen::Usage(u) = &seen[0] else { panic!("{seen:?}") };
+        assert_eq!((u.input, u.cache_read, u.output), (3657, 159, 100));
+        assert_eq!(u.input + u.cache_read + u.output, 3916, "the thread's total, once");
     }
 
     #[test]

@@ -232,6 +232,8 @@ pub struct StructuredAgent {
     nats: async_nats::Client,
     pid: Option<u32>,
     releasing: AtomicBool,
+    /// Usage comes from the CLI's request log, not from its protocol (which counts less).
+    usage_fed: bool,
     /// Relay messaging: what to reply to by default.
     pub relay: Arc<crate::relay::Relay>,
 }
@@ -245,6 +247,42 @@ pub struct Launch {
     pub resume: Option<String>,
     /// Environment for the CLI on top of the harness's (the relay tools' settings).
     pub env: Vec<(String, String)>,
+    /// A FIFO where the CLI logs every model request it makes (Gemini CLI's telemetry file,
+    /// see [`gemini_usage_env`]): usage is counted from it instead of from the protocol.
+    pub usage_feed: Option<std::path::PathBuf>,
+}
+
+/// Gemini CLI's ACP replies count only the main model's calls of a prompt, not its router and
+/// utility calls (`_meta.quota`); its telemetry logs every request (`gemini_cli.api_response`).
+/// The environment that sends that telemetry to `feed` (a FIFO the harness reads, so nothing
+/// piles up on disk), without prompts, flushed every 200 ms so usage follows the turn closely.
+/// It replaces whatever telemetry target the user's own settings name.
+pub fn gemini_usage_env(feed: &std::path::Path) -> Vec<(String, String)> {
+    [
+        ("GEMINI_TELEMETRY_ENABLED", "true"),
+        ("GEMINI_TELEMETRY_TARGET", "local"),
+        ("GEMINI_TELEMETRY_USE_COLLECTOR", "false"),
+        ("GEMINI_TELEMETRY_LOG_PROMPTS", "false"),
+        ("OTEL_BLRP_SCHEDULE_DELAY", "200"),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .chain([("GEMINI_TELEMETRY_OUTFILE".to_string(), feed.display().to_string())])
+    .collect()
+}
+
+/// Creates the FIFO at `path` and opens it for reading; opened read-write, so it neither
+/// blocks nor ends while the CLI has not opened it yet or reopens it.
+fn open_feed(path: &std::path::Path) -> std::io::Result<tokio::net::unix::pipe::Receiver> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes()).map_err(std::io::Error::other)?;
+    // SAFETY: mkfifo(3) with a NUL-terminated path we own; no memory is shared.
+    if unsafe { libc::mkfifo(c.as_ptr(), 0o600) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    tokio::net::unix::pipe::OpenOptions::new()
+        .read_write(true)
+        .open_receiver(path)
 }
 
 impl StructuredAgent {
@@ -260,6 +298,8 @@ impl StructuredAgent {
         prompts: Arc<Prompts>,
     ) -> std::io::Result<(Arc<StructuredAgent>, futures::future::BoxFuture<'static, u32>)> {
         let mut codec = launch.protocol.codec();
+        // Open before the CLI starts, so its first request is read too.
+        let feed = launch.usage_feed.as_deref().map(open_feed).transpose()?;
         let mut cmd = tokio::process::Command::new(&launch.program);
         cmd.args(&launch.args)
             .args(codec.args(launch.resume.as_deref()))
@@ -318,8 +358,12 @@ impl StructuredAgent {
             nats,
             pid: child.id(),
             releasing: AtomicBool::new(false),
+            usage_fed: feed.is_some(),
             relay: Default::default(),
         });
+        if let Some(feed) = feed {
+            tokio::spawn(read_usage_feed(feed, agent.clone()));
+        }
         let reader = agent.clone();
         let pump = async move {
             let mut lines = BufReader::new(stdout).lines();
@@ -368,6 +412,10 @@ impl StructuredAgent {
         };
         let seen = self.codec.lock().expect("codec lock").read(value);
         for s in seen {
+            if self.usage_fed && matches!(s, Seen::Usage(_)) {
+                // Counted request by request from the feed instead.
+                continue;
+            }
             self.on_seen(s);
         }
     }
@@ -445,7 +493,7 @@ impl StructuredAgent {
                     json!({
                         "inputTokens": u.input, "outputTokens": u.output,
                         "cacheReadTokens": u.cache_read, "cacheWriteTokens": u.cache_write,
-                        "totalTokens": u.input + u.output, "model": u.model,
+                        "totalTokens": u.input + u.output + u.cache_read + u.cache_write, "model": u.model,
                     }),
                 );
             }
@@ -600,6 +648,52 @@ impl AgentSession for StructuredAgent {
         tracing::info!(?reason, "releasing: stopping the agent process");
         self.releasing.store(true, Ordering::SeqCst);
         self.kill();
+    }
+}
+
+/// Reads the CLI's request log (a stream of JSON records, pretty-printed one after another)
+/// for as long as the harness runs; each record of a model request is that request's usage.
+async fn read_usage_feed(mut feed: tokio::net::unix::pipe::Receiver, agent: Arc<StructuredAgent>) {
+    use tokio::io::AsyncReadExt;
+    let mut buf: Vec<u8> = Vec::new();
+    let mut chunk = vec![0u8; 64 * 1024];
+    loop {
+        let n = match feed.read(&mut chunk).await {
+            // Never while we hold the write end too; if it happens, there is nothing more.
+            Ok(0) => return,
+            Ok(n) => n,
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot read the CLI's usage log");
+                return;
+            }
+        };
+        buf.extend_from_slice(&chunk[..n]);
+        let mut records = serde_json::Deserializer::from_slice(&buf).into_iter::<Value>();
+        let mut used = 0;
+        loop {
+            match records.next() {
+                Some(Ok(record)) => {
+                    used = records.byte_offset();
+                    if let Some(usage) = acp::telemetry_usage(&record) {
+                        agent.on_seen(Seen::Usage(usage));
+                    }
+                }
+                // A record not complete yet: the rest comes with the next read.
+                Some(Err(e)) if e.is_eof() => break,
+                Some(Err(e)) => {
+                    // Not a record: skip to the next line that starts one.
+                    tracing::warn!(error = %e, "unreadable record in the CLI's usage log");
+                    let from = used + 1;
+                    used = buf[from.min(buf.len())..]
+                        .windows(2)
+                        .position(|w| w == b"\n{")
+                        .map_or(buf.len(), |i| from + i + 1);
+                    break;
+                }
+                None => break,
+            }
+        }
+        buf.drain(..used.min(buf.len()));
     }
 }
 
