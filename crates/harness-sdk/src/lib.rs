@@ -135,6 +135,17 @@ impl Binding {
             Some(id) => id.clone(),
             None => attach_new(&nats, &opts).await?,
         };
+        // Its relay messages are its own only on its harness subjects: with other credentials
+        // (the admin's, a service's) the registry refuses them. The client given may be a test's
+        // binding several agents, so this is said, not refused.
+        if opts.capabilities.messaging.send == Some(true) && relay_bus::context::harness().is_none() {
+            tracing::warn!(
+                agent_id,
+                "the agent declares messaging.send but this process has no agent identity: its relay messages \
+                 will be refused (forbidden). Connect with credentials minted for it: `relayctl auth harness \
+                 --dir <auth dir> --agent <agentId> > agent.creds`, then RELAY_NATS__CREDS_FILE=agent.creds"
+            );
+        }
         let events = EventSink::start(nats.clone(), opts.session_id.clone(), agent_id.clone());
         let released = Arc::new(tokio::sync::Notify::new());
         // Its calls come from its agent from here on.

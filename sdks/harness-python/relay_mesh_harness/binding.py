@@ -121,6 +121,17 @@ class AttachOptions:
     spawned_by: Optional[str] = None
 
 
+def no_agent_identity() -> str:
+    """Why an agent that sends needs its own identity, and how it gets one."""
+    return (
+        "this connection has no agent identity (the admin's, a service's or no credentials), so the agent's "
+        "relay messages could not come from it: the mesh would refuse them. Connect with credentials minted "
+        "for the agent: `relayctl auth harness --dir <auth dir> --agent <agentId> [--workspace W] > agent.creds`, "
+        "then RELAY_NATS__CREDS_FILE=agent.creds (it attaches as <agentId>); or declare "
+        "capabilities(send=False) for an agent that only receives"
+    )
+
+
 def _without_none(d: dict) -> dict:
     return {k: v for k, v in d.items() if v is not None}
 
@@ -141,6 +152,11 @@ class Binding:
 
     @classmethod
     async def attach(cls, bus: Bus, opts: AttachOptions, session: AgentSession) -> "Binding":
+        """Refuses (`forbidden`) an agent that declares `messaging.send` on a connection without an
+        agent identity: the mesh knows an agent by its harness subjects only, so its messages would
+        be refused, and an agent that cannot be answered is no agent."""
+        if opts.capabilities.get("messaging", {}).get("send") and not bus.harness:
+            raise RelayError("forbidden", no_agent_identity())
         handle = opts.handle
         if opts.agent_id:
             agent_id = opts.agent_id

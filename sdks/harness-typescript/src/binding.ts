@@ -188,6 +188,17 @@ export interface SendResponse {
   duplicate: boolean;
 }
 
+/** Why an agent that sends needs its own identity, and how it gets one. */
+export function noAgentIdentity(): string {
+  return (
+    "this connection has no agent identity (the admin's, a service's or no credentials), so the agent's " +
+    "relay messages could not come from it: the mesh would refuse them. Connect with credentials minted " +
+    "for the agent: `relayctl auth harness --dir <auth dir> --agent <agentId> [--workspace W] > agent.creds`, " +
+    "then RELAY_NATS__CREDS_FILE=agent.creds (it attaches as <agentId>); or declare " +
+    "capabilities({ send: false }) for an agent that only receives"
+  );
+}
+
 function withoutUndefined<T extends object>(o: T): T {
   return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined && v !== null)) as T;
 }
@@ -207,8 +218,14 @@ export class Binding {
     readonly events: EventSink,
   ) {}
 
+  /**
+   * Refuses (`forbidden`) an agent that declares `messaging.send` on a connection without an
+   * agent identity: the mesh knows an agent by its harness subjects only, so its messages would
+   * be refused, and an agent that cannot be answered is no agent.
+   */
   static async attach(bus: Bus, opts: AttachOptions, session: AgentSession): Promise<Binding> {
     const capabilities_ = opts.capabilities ?? capabilities();
+    if (capabilities_.messaging.send && !bus.harness) throw new RelayError("forbidden", noAgentIdentity());
     let agentId = opts.agentId;
     let handle = opts.handle;
     if (!agentId) [agentId, handle] = await attachNew(bus, { ...opts, capabilities: capabilities_ });

@@ -87,7 +87,11 @@ async fn sender_of(conn: &mut PgConnection, ctx: &RequestContext) -> Result<Auth
     let (kind, id) = match &ctx.caller {
         Caller::Admin(k) | Caller::Operator(k) | Caller::Viewer(k) => ("key", k.clone()),
         Caller::Service(name) => ("service", name.clone()),
-        Caller::Agent(_) | Caller::Anonymous => ("anonymous", "anonymous".to_string()),
+        // An agent is known by its harness subject only: one that says it is an agent on a
+        // plain subject (an SDK connected with the admin's or a service's credentials) would
+        // send from `anonymous`, a message nobody can answer.
+        Caller::Agent(claimed) => return Err(RegistryError::Forbidden(no_agent_identity(claimed.as_deref()))),
+        Caller::Anonymous => ("anonymous", "anonymous".to_string()),
     };
     Ok(Author {
         sender: Sender {
@@ -97,6 +101,18 @@ async fn sender_of(conn: &mut PgConnection, ctx: &RequestContext) -> Result<Auth
         },
         agent: None,
     })
+}
+
+/// Why an agent without its own NATS identity may not send, and how it gets one.
+fn no_agent_identity(claimed: Option<&str>) -> String {
+    let agent = claimed.unwrap_or("<agentId>");
+    format!(
+        "message.send from agent {agent} did not come with that agent's own NATS identity (it came on message.send, \
+         not harness.<workspace>.{agent}.message.send: the connection has the admin's, a service's or no \
+         credentials), so it would go out from anonymous and nobody could answer it. Connect the agent with \
+         credentials minted for it: `relayctl auth harness --dir <auth dir> --agent {agent} [--workspace W] > \
+         agent.creds`, then RELAY_NATS__CREDS_FILE=agent.creds (an agent the spawner starts gets them from it)"
+    )
 }
 
 /// Where a message goes once its address is resolved.
