@@ -230,6 +230,7 @@ const fn t(name: &'static str, source: &'static str, required: &'static [(&'stat
 use Kind::*;
 
 const S000: &str = "seed 000";
+const S001: &str = "seed 001";
 const S002: &str = "seed 002";
 const S003: &str = "seed 003";
 /// Relay's own additions (issue 5).
@@ -302,6 +303,12 @@ pub const CATALOGUE: &[EventType] = &[
     t("agent.released", S003, &[]),
     t("consensus.proposed", S003, &[("proposalId", Str)]),
     t("consensus.resolved", S003, &[("proposalId", Str)]),
+    // Each vote on a proposal, before it resolves.
+    t(
+        "consensus.voted",
+        RELAY,
+        &[("proposalId", Str), ("voter", Str), ("choice", Str)],
+    ),
     t("tokens.used", S003, &[("inputTokens", Num), ("outputTokens", Num)]),
     t("file.operation", S003, &[("path", Str), ("operation", Str)]),
     t("command.executed", S003, &[("command", Str)]),
@@ -312,6 +319,24 @@ pub const CATALOGUE: &[EventType] = &[
     ),
     // A harness sent its CLI's interrupt (session.turn.cancel, agent.interrupt, a busy send).
     t("turn.interrupted", RELAY, &[]),
+    // Seed 001: the delivery runner stored a delivery of a message to an agent; cancelled
+    // before it reached the agent (delivery.cancel, a flush, an onBusy rollback, its agent gone).
+    t(
+        "delivery.created",
+        S001,
+        &[("deliveryId", Str), ("messageId", Str), ("agentId", Str)],
+    ),
+    t(
+        "delivery.cancelled",
+        RELAY,
+        &[("deliveryId", Str), ("messageId", Str), ("agentId", Str)],
+    ),
+    // The audit trail: who did what to what (decisions, keys, workspaces, agent stops).
+    t(
+        "audit.recorded",
+        RELAY,
+        &[("action", Str), ("actor", Str), ("target", Str)],
+    ),
     // Seed 002: the session registry's events.
     t("session.created", S002, &[("sessionId", Str), ("createdAt", Num)]),
     t("session.closed", S002, &[("sessionId", Str)]),
@@ -381,6 +406,19 @@ pub const CATALOGUE: &[EventType] = &[
         &[("sessionId", Str), ("agentId", Str), ("adapterName", Str)],
     ),
     t("session.agent.removed", S002, &[("sessionId", Str), ("agentId", Str)]),
+    // A relay message queued for an agent of the session (the harness logs `message.received`
+    // once it has it).
+    t(
+        "session.message.received",
+        RELAY,
+        &[
+            ("sessionId", Str),
+            ("messageId", Str),
+            ("deliveryId", Str),
+            ("agentId", Str),
+            ("reason", Str),
+        ],
+    ),
     t(
         "session.agent.offline",
         RELAY,
@@ -440,7 +478,12 @@ pub fn written_by_services_only(event_type: &str) -> bool {
         "workspace.",
         "consensus.",
     ];
-    const TYPES: &[&str] = &["permission.resolved", "question.resolved", "message.exchanged"];
+    const TYPES: &[&str] = &[
+        "permission.resolved",
+        "question.resolved",
+        "message.exchanged",
+        "session.message.received",
+    ];
     PREFIXES.iter().any(|p| event_type.starts_with(p))
         || TYPES.contains(&event_type)
         || lookup(event_type).is_some_and(|t| t.source == S002)

@@ -231,6 +231,12 @@ pub struct Agent {
     /// Relay extension: the placement it was spawned with; a re-homed agent goes to a host
     /// that fits it too.
     pub placement: Option<crate::hosts::Placement>,
+    /// Relay extension: the status the agent session last reported (seed 000 `status.changed`
+    /// or `status.<state>` in the event log: `waiting` on a person, `blocked`, `idle`, …);
+    /// absent until it reports one. `status` is the registry's record of it (seed 002).
+    pub reported_status: Option<crate::delivery::AgentStatus>,
+    /// Relay extension: when it reported `reportedStatus` (Unix ms, the event's `ts`).
+    pub reported_status_at: Option<i64>,
 }
 
 /// The longest handle: shorter than any agent id the mesh makes (a UUID), so a name in an
@@ -848,11 +854,14 @@ pub struct AgentRef {
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema, utoipa::IntoParams), into_params(parameter_in = Query))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct AgentListRequest {
-    /// `live` (the default: not disposed) or `all`.
+    /// `live` (the default: not disposed), `all`, or a status the agents last reported (seed
+    /// 000: `starting`, `active`, `idle`, `waiting`, `blocked`, `paused`, `releasing`,
+    /// `released`, `offline`, `failed`): the live agents that report it (`waiting`: who waits on
+    /// a person).
     #[cfg_attr(
         feature = "openapi",
-        param(pattern = "^(live|all)$"),
-        schema(pattern = "^(live|all)$")
+        param(pattern = "^(live|all|starting|active|idle|waiting|blocked|paused|releasing|released|offline|failed)$"),
+        schema(pattern = "^(live|all|starting|active|idle|waiting|blocked|paused|releasing|released|offline|failed)$")
     )]
     pub status: Option<String>,
     /// Only this session's agents.
@@ -1424,9 +1433,13 @@ pub mod events {
         pub merged_into: Option<String>,
         pub superseded_by: Option<String>,
     });
+    // Kept as `message.sent` in the log (no `session.` prefix): seed 000's event of the agent
+    // session that sent a relay message, once per message.
     event!(MessageSent, "message.sent", {
         /// The sending agent's session.
         pub session_id: String,
+        /// The sending agent.
+        pub agent_id: Option<String>,
         pub message_id: String,
         pub conversation: String,
     });

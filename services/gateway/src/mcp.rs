@@ -60,13 +60,43 @@ struct ListSessionsArgs {
 }
 
 #[derive(Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct EventsArgs {
     session_id: String,
     /// Only events after this seq (a cursor from an earlier answer's `nextCursor`).
+    #[schemars(range(min = 0))]
     after: Option<i64>,
     /// At most this many (1 to 1000, default 100).
+    #[schemars(range(min = 1, max = 1000))]
     limit: Option<i64>,
+}
+
+/// Arguments a tool checks itself: its input schema is `T`'s, and arguments that do not fit it
+/// are a tool error (`invalid_request: …`) the model can read and correct, where rmcp's own
+/// parsing would end the call with a JSON-RPC error.
+struct Checked<T>(Result<T, String>);
+
+impl<T: JsonSchema> JsonSchema for Checked<T> {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        T::schema_name()
+    }
+
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        T::json_schema(generator)
+    }
+}
+
+impl<'de, T: serde::de::DeserializeOwned> Deserialize<'de> for Checked<T> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let v = Value::deserialize(d)?;
+        Ok(Checked(serde_json::from_value(v).map_err(|e| e.to_string())))
+    }
+}
+
+impl<T> Checked<T> {
+    fn args(self) -> Result<T, ApiError> {
+        self.0.map_err(ApiError::Invalid)
+    }
 }
 
 #[derive(Deserialize, JsonSchema)]
@@ -194,14 +224,28 @@ impl Tools {
     #[tool(
         description = "A session's recent events from the event log, oldest first, with their seq (pass the answer's nextCursor as `after` for the next page)."
     )]
-    async fn session_events(&self, Extension(parts): Parts, Parameters(a): Parameters<EventsArgs>) -> CallToolResult {
+    async fn session_events(
+        &self,
+        Extension(parts): Parts,
+        Parameters(a): Parameters<Checked<EventsArgs>>,
+    ) -> CallToolResult {
         self.run(&parts, |s| async move {
             let query = crate::rest::EventsQuery {
                 session_id: Some(a.session_id),
                 cursor: a.after,
-                limit: Some(a.limit.unwrap_or(100).clamp(1, 1000)),
+                limit: Some(limit),
                 ..Default::default()
             };
+            let a = a.args()?;
+            let limit = a.limit.unwrap_or(100);
+            if !(1..=1000).contains(&limit) {
+                return Err(ApiError::Invalid(format!("limit {limit}: 1 to 1000")));
+            }
+            if a.after.is_some_and(|after| after < 0) {
+                return Err(ApiError::Invalid("after must be a seq, 0 or more".into()));
+            }
+            // An unknown session (or another workspace's) is not found, not an empty page.
+            crate::rest::find_session(&s, a.session_id.clone()).await?;
             crate::rest::query_events(State(s), Query(query)).await.map(|Json(r)| r)
         })
         .await

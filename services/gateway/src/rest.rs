@@ -521,7 +521,8 @@ async fn list_sessions(State(s): State<AppState>, Query(q): Query<ListRequest>) 
 #[into_params(parameter_in = Query)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SearchQuery {
-    /// Web-search syntax over the sessions' messages: words, "a phrase", -without, or.
+    /// Web-search syntax over the sessions' titles and messages: words, "a phrase", -without,
+    /// or.
     #[param(min_length = 1, max_length = 1000, pattern = "^[^\\u0000]*[^\\s\\u0000][^\\u0000]*$")]
     pub q: String,
     pub status: Option<relay_contracts::session::StatusFilter>,
@@ -552,7 +553,7 @@ async fn session_counts(State(s): State<AppState>) -> Reply<relay_contracts::ses
     Ok(Json(call::<rpc::SessionGetStatusCounts>(&s, &req).await?))
 }
 
-async fn find_session(s: &AppState, id: String) -> Result<Session, ApiError> {
+pub(crate) async fn find_session(s: &AppState, id: String) -> Result<Session, ApiError> {
     let r: GetResponse = call::<rpc::SessionGet>(s, &SessionRef { session_id: id.clone() }).await?;
     r.session
         .ok_or_else(|| ApiError::NotFound(format!("session {id} not found")))
@@ -1135,7 +1136,8 @@ async fn cancel_delivery(State(s): State<AppState>, Path(id): Path<String>, body
 pub struct EventsQuery {
     /// Comma-separated event types.
     pub types: Option<String>,
-    /// Agent name or id.
+    /// An agent: its id, or its handle (`@bob` or `bob`) among the workspace's live agents
+    /// (404 when no live agent has it).
     pub agent: Option<String>,
     pub session_id: Option<String>,
     pub since: Option<i64>,
@@ -1213,8 +1215,24 @@ pub(crate) async fn agent_output(
     Ok(Json(AgentOutput { agent_id, rows }))
 }
 
-#[utoipa::path(get, path = "/events", tag = "events", params(EventsQuery), responses((status = 200, body = QueryResponse), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
+/// The id the log keeps an agent's events under: a handle (`@bob` or `bob`) is resolved among
+/// the caller's workspace's live agents (`not_found` otherwise, never an empty page); anything
+/// longer than a handle is an id already.
+async fn agent_id_of(s: &AppState, name: String) -> Result<String, ApiError> {
+    if handle_of(&name).is_none() {
+        return Ok(name);
+    }
+    Ok(call::<rpc::AgentGet>(s, &AgentGetRequest { agent: name })
+        .await?
+        .agent_id)
+}
+
+#[utoipa::path(get, path = "/events", tag = "events", params(EventsQuery), responses((status = 200, body = QueryResponse), (status = 404, description = "No live agent of the workspace has this handle", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
 pub(crate) async fn query_events(State(s): State<AppState>, Query(q): Query<EventsQuery>) -> Reply<QueryResponse> {
+    let agent = match q.agent {
+        Some(name) => Some(agent_id_of(&s, name).await?),
+        None => None,
+    };
     let req = QueryRequest {
         types: q.types.map(|t| {
             t.split(',')
@@ -1222,7 +1240,7 @@ pub(crate) async fn query_events(State(s): State<AppState>, Query(q): Query<Even
                 .filter(|t| !t.is_empty())
                 .collect()
         }),
-        agents: q.agent.map(|a| vec![a]),
+        agents: agent.map(|a| vec![a]),
         session_ids: q.session_id.map(|s| vec![s]),
         since: q.since,
         until: q.until,

@@ -775,3 +775,46 @@ async fn a_body_over_the_limit_and_a_wrong_method_answer_the_json_envelope_on_ev
         "{body}"
     );
 }
+
+/// `GET /sessions/search` is full-text over titles and messages: a word only in a session's
+/// title finds it, whatever its status, beside a session that has the word only in a message.
+#[tokio::test]
+async fn a_word_only_in_a_session_title_finds_the_session() {
+    let m = mesh().await;
+    let g = gateway(&m, &[]).await;
+    let (st, created) = g
+        .post("/api/v1/sessions", json!({"title": "Terraform state migration"}))
+        .await;
+    assert_eq!(st, StatusCode::CREATED, "{created}");
+    let titled = created["sessionId"].as_str().unwrap().to_string();
+    let (_, created) = g.post("/api/v1/sessions", json!({"title": "cleanup"})).await;
+    let messaged = created["sessionId"].as_str().unwrap().to_string();
+    let body = json!({"sessionId": messaged, "agent": {"kind": "adapter", "adapterName": "claude"},
+                      "message": "run terraform plan first"});
+    relay_testkit::expect_ok(&m.client, "session.sendMessage", body).await;
+    g.post("/api/v1/sessions", json!({"title": "unrelated"})).await;
+
+    let ids = |v: &Value| -> Vec<String> {
+        let mut ids: Vec<String> = v["sessions"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{v}"))
+            .iter()
+            .map(|s| s["sessionId"].as_str().unwrap().to_string())
+            .collect();
+        ids.sort();
+        ids
+    };
+    let mut both = vec![titled.clone(), messaged.clone()];
+    both.sort();
+    let (st, found) = g.get("/api/v1/sessions/search?q=terraform&status=all").await;
+    assert_eq!(st, StatusCode::OK, "{found}");
+    assert_eq!(found["total"], 2, "{found}");
+    assert_eq!(ids(&found), both, "{found}");
+    // Stemmed like messages, and found again once the session is closed.
+    let (st, closed) = g.post(&format!("/api/v1/sessions/{titled}/close"), json!({})).await;
+    assert!(st.is_success(), "{closed}");
+    let (_, found) = g.get("/api/v1/sessions/search?q=migrations&status=all").await;
+    assert_eq!(ids(&found), vec![titled.clone()], "{found}");
+    let (_, found) = g.get("/api/v1/sessions/search?q=migrations&status=active").await;
+    assert_eq!(found["total"], 0, "{found}");
+}

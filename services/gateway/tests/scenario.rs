@@ -119,3 +119,170 @@ async fn a_session_with_a_spawned_agent_is_driven_and_watched_through_the_gatewa
     })
     .await;
 }
+
+/// Every event type a realistic run logs is in the event catalogue, so its payload is checked
+/// when it is appended: two spawned agents (the fake claude) driven over REST with a tool call,
+/// a permission approved, a relay message from one to the other, a delivery cancelled, a
+/// consensus voted on, a key made and the sessions closed. The seed 000
+/// names are where the seed puts them: a relay message logs `message.sent` once, on the
+/// sender's session, and the recipient's harness logs `message.received`.
+#[tokio::test]
+async fn every_event_type_a_realistic_run_logs_is_in_the_catalogue() {
+    let m = mesh().await;
+    let surfaced = std::env::temp_dir().join(format!("catalogue-agent-{}.log", common::free_port()));
+    let _spawner = spawner(&m, &surfaced).await;
+    let g = gateway(&m, &[]).await;
+    let spawn = |handle: &'static str| {
+        let g = &g;
+        async move {
+            let body = json!({"cli": "claude", "agent": handle, "task": "hello", "title": handle});
+            let (status, created) = g.post("/api/v1/sessions", body).await;
+            assert_eq!(status, StatusCode::CREATED, "{created}");
+            let id = |k: &str| created[k].as_str().unwrap().to_string();
+            (id("sessionId"), id("agentId"))
+        }
+    };
+    let (alice_session, alice) = spawn("alice").await;
+    let (bob_session, bob) = spawn("bob").await;
+
+    // Work, and a permission a person approves.
+    for message in ["tool Read src/lib.rs", "ask-permission Bash rm -rf build"] {
+        let body = json!({"message": message, "mode": "on-idle"});
+        let (status, sent) = g
+            .post(&format!("/api/v1/sessions/{alice_session}/messages"), body)
+            .await;
+        assert_eq!(status, StatusCode::OK, "{sent}");
+    }
+    let request_id = relay_testkit::wait_for(|| async {
+        let (_, list) = g.get(&format!("/api/v1/agents/{alice}/permissions")).await;
+        list["permissions"][0]["requestId"].as_str().map(str::to_string)
+    })
+    .await;
+    let (status, decided) = g
+        .post(
+            &format!("/api/v1/agents/@alice/permissions/{request_id}/approve"),
+            json!({"reason": "fine"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{decided}");
+
+    // Alice sends bob a relay message, as her harness does.
+    let alice_harness = relay_testkit::AsAgent::connect(&m.nats, &alice).await;
+    let sent = alice_harness
+        .ok("message.send", json!({"to": "@bob", "text": "the build is green"}))
+        .await;
+    let relay_message = sent["messageId"].as_str().unwrap().to_string();
+    let bob_delivery = sent["recipients"][0]["deliveryId"].as_str().unwrap().to_string();
+
+    // A message held while bob is paused, then cancelled.
+    let (status, _) = g.post("/api/v1/agents/@bob/pause", json!({})).await;
+    assert_eq!(status, StatusCode::OK);
+    let (_, held) = g
+        .post(
+            &format!("/api/v1/sessions/{bob_session}/messages"),
+            json!({"message": "never mind", "mode": "on-idle"}),
+        )
+        .await;
+    let held = held["deliveryIds"][0].as_str().unwrap().to_string();
+    let (status, cancelled) = g
+        .post(&format!("/api/v1/deliveries/{held}/cancel"), json!({"reason": "stale"}))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{cancelled}");
+    g.post("/api/v1/agents/@bob/resume", json!({})).await;
+
+    // A vote, a key.
+    let (status, proposal) = g
+        .post(
+            "/api/v1/consensus",
+            json!({"question": "Ship?", "options": ["ship", "wait"], "to": ["@alice", "@bob"], "quorum": 1}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{proposal}");
+    let vote = json!({"proposalId": proposal["proposalId"], "choice": "ship"});
+    alice_harness.ok("consensus.vote", vote).await;
+    let (status, key) = g.post("/api/v1/keys", json!({"name": "ci", "role": "viewer"})).await;
+    assert_eq!(status, StatusCode::CREATED, "{key}");
+    for session in [&alice_session, &bob_session] {
+        let (status, _) = g
+            .send(reqwest::Method::DELETE, &format!("/api/v1/sessions/{session}"), None)
+            .await;
+        assert_eq!(status, StatusCode::OK);
+    }
+
+    // The whole log, once what each producer writes last is in it.
+    let wanted = [
+        "message.sent",
+        "message.received",
+        "session.message.received",
+        "delivery.created",
+        "delivery.cancelled",
+        "consensus.voted",
+        "audit.recorded",
+        "permission.resolved",
+        "session.agent.removed",
+    ];
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(60);
+    let log = loop {
+        let mut events: Vec<Value> = Vec::new();
+        let mut cursor = 0;
+        loop {
+            let (_, page) = g.get(&format!("/api/v1/events?limit=10000&cursor={cursor}")).await;
+            events.extend(page["events"].as_array().cloned().unwrap_or_default());
+            match page["nextCursor"].as_i64() {
+                Some(next) if next > cursor => cursor = next,
+                _ => break,
+            }
+        }
+        let received = events
+            .iter()
+            .any(|e| e["type"] == "message.received" && e["payload"]["deliveryId"] == bob_delivery.as_str());
+        let missing: Vec<&str> = wanted
+            .iter()
+            .copied()
+            .filter(|t| !events.iter().any(|e| e["type"] == *t))
+            .collect();
+        if received && missing.is_empty() {
+            break events;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "not logged within 60 s: {missing:?} (bob's harness received the message: {received})"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    };
+    let mut types: Vec<&str> = log.iter().map(|e| e["type"].as_str().unwrap()).collect();
+    types.sort();
+    types.dedup();
+    let uncatalogued: Vec<&&str> = types
+        .iter()
+        .filter(|t| relay_contracts::events::lookup(t).is_none())
+        .collect();
+    assert!(
+        uncatalogued.is_empty(),
+        "logged but not in the catalogue (payloads never checked): {uncatalogued:?} of {types:?}"
+    );
+
+    // Seed 000's names, where the seed says: the relay message was sent once, by alice's
+    // session, and received by bob's harness.
+    let of_message = |t: &str| -> Vec<&Value> {
+        log.iter()
+            .filter(|e| e["type"] == t && e["payload"]["messageId"] == relay_message.as_str())
+            .collect()
+    };
+    let sent = of_message("message.sent");
+    assert_eq!(sent.len(), 1, "{sent:?}");
+    assert_eq!(sent[0]["sessionId"], alice_session.as_str(), "{sent:?}");
+    assert_eq!(sent[0]["agentId"], alice.as_str(), "{sent:?}");
+    // (The harness names the message as its delivery brought it: by the delivery's id.)
+    let received: Vec<&Value> = log
+        .iter()
+        .filter(|e| e["type"] == "message.received" && e["payload"]["deliveryId"] == bob_delivery.as_str())
+        .collect();
+    assert_eq!(received.len(), 1, "{received:?}");
+    assert_eq!(received[0]["agentId"], bob.as_str(), "{received:?}");
+    assert_eq!(received[0]["sessionId"], bob_session.as_str(), "{received:?}");
+    assert!(
+        !types.contains(&"session.message.sent"),
+        "one name for one fact: {types:?}"
+    );
+}

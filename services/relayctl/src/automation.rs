@@ -11,7 +11,8 @@ use std::future::Future;
 
 const WORKSPACE: &str = relay_contracts::context::DEFAULT_WORKSPACE;
 
-async fn as_admin<T>(workspace: &str, call: impl Future<Output = T>) -> T {
+/// Runs `call` as `admin:relayctl` in `workspace`: relayctl holds the admin identity.
+pub(crate) async fn as_admin<T>(workspace: &str, call: impl Future<Output = T>) -> T {
     let ctx = RequestContext::new(Caller::Admin("relayctl".into()), workspace);
     relay_bus::context::act_as(ctx, call).await
 }

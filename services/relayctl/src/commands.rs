@@ -262,7 +262,10 @@ async fn agents(c: &Client, cmd: Agents, as_json: bool) -> Result<()> {
         vec![
             a.handle.as_deref().map(|h| format!("@{h}")).unwrap_or_default(),
             a.agent_id.clone(),
-            format!("{:?}", a.status).to_lowercase(),
+            // What it last reported (waiting, blocked, …), else the registry's record.
+            a.reported_status
+                .map(|s| s.as_str().to_string())
+                .unwrap_or_else(|| format!("{:?}", a.status).to_lowercase()),
             a.adapter_name.clone(),
             a.session_id.clone(),
             time(a.last_activity_at),
@@ -270,9 +273,14 @@ async fn agents(c: &Client, cmd: Agents, as_json: bool) -> Result<()> {
     };
     const HEADERS: [&str; 6] = ["HANDLE", "AGENT", "STATUS", "ADAPTER", "SESSION", "ACTIVE (UTC)"];
     let shown = match cmd {
-        Agents::List { all, session, limit } => {
+        Agents::List {
+            all,
+            status,
+            session,
+            limit,
+        } => {
             let req = AgentListRequest {
-                status: all.then(|| "all".to_string()),
+                status: status.or_else(|| all.then(|| "all".to_string())),
                 session_id: session,
                 limit: Some(limit),
                 offset: None,

@@ -1,6 +1,8 @@
 //! `relayctl actions` and `relayctl consensus`: what agents expose and what they decide
-//! together, from the operator's terminal (as `operator:relayctl` in the workspace named).
+//! together, from the operator's terminal, in the workspace named (actions as
+//! `admin:relayctl`, consensus as `operator:relayctl`).
 
+use crate::automation::as_admin;
 use crate::commands::{CtlError, Result, print_json};
 use crate::messaging::as_operator;
 use crate::output::{table, time};
@@ -14,7 +16,8 @@ const WORKSPACE: &str = relay_contracts::context::DEFAULT_WORKSPACE;
 
 #[derive(Subcommand)]
 pub(crate) enum Actions {
-    /// The live agents' actions an operator may invoke (relayctl acts as one).
+    /// The live agents' actions, every one (relayctl acts as an admin, as `GET /actions` with
+    /// an admin key: an action's `availableTo` limits agents, operators and viewers).
     List {
         /// Only this agent's (`@handle` or id).
         #[arg(long)]
@@ -88,7 +91,7 @@ pub(crate) enum Consensus {
 pub(crate) async fn actions(c: &Client, cmd: Actions, as_json: bool) -> Result<()> {
     match cmd {
         Actions::List { agent, workspace } => {
-            let list = as_operator(&workspace, c.action_list(&ListActionsRequest { agent })).await?;
+            let list = as_admin(&workspace, c.action_list(&ListActionsRequest { agent })).await?;
             if as_json {
                 return print_json(&list);
             }
@@ -125,7 +128,9 @@ pub(crate) async fn actions(c: &Client, cmd: Actions, as_json: bool) -> Result<(
                 invocation_id: id,
                 timeout_ms: Some(timeout_ms as f64),
             };
-            let inv = as_operator(&workspace, c.action_invoke(&req)).await?;
+            // As the admin it lists them as: every action listed can be invoked (the policies
+            // still decide).
+            let inv = as_admin(&workspace, c.action_invoke(&req)).await?;
             if as_json {
                 return print_json(&inv);
             }

@@ -208,6 +208,10 @@ pub(crate) enum Agents {
     List {
         #[arg(long)]
         all: bool,
+        /// Only the live agents whose last reported status is this (`waiting`: who waits on a
+        /// person; `blocked`, `idle`, …).
+        #[arg(long, conflicts_with = "all")]
+        status: Option<String>,
         #[arg(long)]
         session: Option<String>,
         #[arg(long, default_value_t = 50)]

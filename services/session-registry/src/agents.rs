@@ -6,6 +6,7 @@ use crate::messages::{self, Post};
 use crate::store::{self, Change, new_id, now_ms};
 use relay_contracts::RequestContext;
 use relay_contracts::capabilities::{AgUiCapabilities, AgentSessionCapabilities, LifecycleOp};
+use relay_contracts::delivery::AgentStatus;
 use relay_contracts::session::{events::*, *};
 use serde_json::json;
 
@@ -200,6 +201,8 @@ pub(crate) async fn attach_agent(
         host_id: None,
         offline_since: None,
         placement: a.placement,
+        reported_status: None,
+        reported_status_at: None,
     };
     change.insert_agent(&agent).await?;
     if role == AgentRole::Lead {
@@ -318,10 +321,17 @@ pub(crate) async fn dispose(change: &mut Change, session: &mut Session, agent: &
 
 /// `agent.list`: the caller's workspace's agents (every workspace for the mesh's services).
 pub async fn list(reg: Registry, ctx: RequestContext, req: AgentListRequest) -> Result<AgentListResponse> {
-    let live_only = match req.status.as_deref() {
-        None | Some("live") => true,
-        Some("all") => false,
-        Some(other) => return Err(RegistryError::Invalid(format!("status {other:?}: use live or all"))),
+    let (live_only, reported) = match req.status.as_deref() {
+        None | Some("live") => (true, None),
+        Some("all") => (false, None),
+        Some(other) => match serde_json::from_value::<AgentStatus>(json!(other)) {
+            Ok(status) => (true, Some(status.as_str())),
+            Err(_) => {
+                return Err(RegistryError::Invalid(format!(
+                    "status {other:?}: live, all, or a status agents report (starting, active, idle, waiting, blocked, paused, releasing, released, offline, failed)"
+                )));
+            }
+        },
     };
     let limit = req.limit.unwrap_or(reg.settings.default_page_size);
     if !(1..=reg.settings.max_page_size).contains(&limit) || req.offset.is_some_and(|o| o < 0) {
@@ -331,15 +341,13 @@ pub async fn list(reg: Registry, ctx: RequestContext, req: AgentListRequest) -> 
         )));
     }
     let mut conn = reg.db.acquire().await?;
-    let (agents, total) = store::list_agents(
-        &mut conn,
-        ctx.scope(),
+    let filter = store::AgentFilter {
+        workspace: ctx.scope(),
         live_only,
-        req.session_id.as_deref(),
-        limit,
-        req.offset.unwrap_or(0),
-    )
-    .await?;
+        session_id: req.session_id.as_deref(),
+        reported,
+    };
+    let (agents, total) = store::list_agents(&mut conn, &filter, limit, req.offset.unwrap_or(0)).await?;
     Ok(AgentListResponse { agents, total })
 }
 
@@ -351,7 +359,7 @@ pub async fn get(reg: Registry, ctx: RequestContext, req: AgentGetRequest) -> Re
     if let Some(h) = handle_of(&req.agent)
         && let Some(a) = store::agent_by_handle(&mut conn, &ctx.workspace, &h).await?
     {
-        return Ok(a);
+        return store::with_reported_status(&mut conn, a).await;
     }
     let unknown = || RegistryError::NotFound {
         what: if only_handle { "handle" } else { "agent" },
@@ -364,7 +372,8 @@ pub async fn get(reg: Registry, ctx: RequestContext, req: AgentGetRequest) -> Re
     if workspace.is_none() || ctx.scope().is_some_and(|own| workspace.as_deref() != Some(own)) {
         return Err(unknown());
     }
-    store::find_agent(&mut conn, &req.agent).await
+    let agent = store::find_agent(&mut conn, &req.agent).await?;
+    store::with_reported_status(&mut conn, agent).await
 }
 
 /// Capability discovery (AG-UI style): what the agent declared, as of now.

@@ -19,6 +19,7 @@ mod query;
 mod retention;
 mod scope;
 mod snapshot;
+mod status;
 mod store;
 mod turns;
 mod workspaces;
@@ -53,7 +54,8 @@ pub struct RegistrySettings {
     /// Replies are cut to stay under this many bytes of JSON (NATS max_payload is 1 MiB by
     /// default): list and search return fewer sessions, messages pages sooner.
     pub max_reply_bytes: usize,
-    /// Append every registry event to the event log (event-ingest) as `session.<type>`.
+    /// Append every registry event to the event log (event-ingest) as `session.<type>`, and
+    /// follow the agents' reported status (`status.changed`) from it.
     pub forward_events: bool,
     /// `session.purge` also deletes the session's events from the event log (event-ingest)
     /// and fails with `unavailable` while it cannot. Off only for a registry running alone.
@@ -103,8 +105,9 @@ pub struct Registry {
     db: PgPool,
     nats: async_nats::Client,
     settings: Arc<RegistrySettings>,
-    /// Poked after each commit so the forwarder sends new events at once.
-    forward_wake: Arc<tokio::sync::Notify>,
+    /// Poked after each commit so the forwarders send new events at once ([`OUTBOX`],
+    /// [`SEED_OUTBOX`]).
+    forward_wake: [Arc<tokio::sync::Notify>; 2],
     /// Hands stored messages' deliveries and agent changes to the delivery runner.
     relay: handoff::Relay,
 }
@@ -118,10 +121,23 @@ const OUTBOX: relay_bus::outbox::Outbox = relay_bus::outbox::Outbox {
     prune: false,
 };
 
+/// `registry_seed_events` rows keep their type in the log: seed 000's `message.sent`.
+const SEED_OUTBOX: relay_bus::outbox::Outbox = relay_bus::outbox::Outbox {
+    table: "registry_seed_events",
+    type_prefix: "",
+    lock_key: 0x7265_6c61_7973_6564, // "relaysed"
+    prune: true,
+};
+
 impl Registry {
     /// Builds the handler state and, when configured, starts forwarding events to the log.
     pub fn new(db: PgPool, nats: async_nats::Client, settings: RegistrySettings) -> Self {
-        let forward_wake = relay_bus::outbox::start(OUTBOX, &db, &nats, settings.forward_events);
+        let forward_wake =
+            [OUTBOX, SEED_OUTBOX].map(|o| relay_bus::outbox::start(o, &db, &nats, settings.forward_events));
+        // With the event log there, the agents' reported status is followed from it too.
+        if settings.forward_events {
+            status::start(db.clone(), nats.clone());
+        }
         let relay = handoff::Relay::start(db.clone(), nats.clone(), settings.hand_over_deliveries);
         let reg = Registry {
             db,

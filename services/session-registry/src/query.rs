@@ -143,8 +143,9 @@ pub async fn get_by_adapter_session_id(
     Ok(GetResponse { session })
 }
 
-/// Full-text search over message content (Postgres `english` text search, web-search syntax:
-/// quoted phrases, `or`, `-word`), best match first. Results always carry a preview.
+/// Full-text search over session titles and message content (Postgres `english` text search,
+/// web-search syntax: quoted phrases, `or`, `-word`), best match first: a session matches when
+/// its title or one of its messages does. Results always carry a preview.
 pub async fn search(reg: Registry, ctx: RequestContext, req: SearchRequest) -> Result<ListResponse> {
     if req.query.trim().is_empty() {
         return Err(RegistryError::Invalid("query must not be empty".into()));
@@ -153,11 +154,15 @@ pub async fn search(reg: Registry, ctx: RequestContext, req: SearchRequest) -> R
     let status = req.status.unwrap_or_default().status().map(|s| s.as_str());
     let mut conn = reg.db.acquire().await?;
     let rows: Vec<(String, i64)> = sqlx::query_as(
-        "WITH hits AS (
-             SELECT m.session_id, max(ts_rank(m.content_tsv, q)) AS rank
-             FROM registry_messages m, websearch_to_tsquery('english', $1) q
-             WHERE m.content_tsv @@ q
-             GROUP BY m.session_id)
+        "WITH q AS (SELECT websearch_to_tsquery('english', $1) AS q),
+         hits AS (
+             SELECT session_id, max(rank) AS rank FROM (
+                 SELECT m.session_id, ts_rank(m.content_tsv, q.q) AS rank
+                 FROM registry_messages m, q WHERE m.content_tsv @@ q.q
+                 UNION ALL
+                 SELECT t.session_id, ts_rank(t.title_tsv, q.q)
+                 FROM registry_sessions t, q WHERE t.title_tsv @@ q.q) found
+             GROUP BY session_id)
          SELECT s.session_id, count(*) OVER ()
          FROM hits h JOIN registry_sessions s USING (session_id)
          WHERE s.status <> 'purged' AND ($2::text IS NULL OR s.status = $2) AND ($3::bool IS NULL OR s.is_imported = $3)

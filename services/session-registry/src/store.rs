@@ -19,6 +19,10 @@ pub fn new_id() -> String {
 
 pub use relay_bus::now_ms;
 
+/// Event types the log keeps as they are, as the seeds name them (seed 000's `message.sent`
+/// of an agent that sent a relay message), written to `registry_seed_events`.
+const SEED_NAMED: &[&str] = &[relay_contracts::session::events::MessageSent::TYPE];
+
 /// One change to the registry: a transaction plus the events it emits. Events are written to
 /// `registry_events` inside the transaction and published on NATS only after it commits, so a
 /// subscriber never sees an event for a change that was rolled back.
@@ -28,7 +32,7 @@ pub struct Change {
     /// Stored entries for the delivery runner: handed over right after commit.
     handed_over: bool,
     nats: async_nats::Client,
-    forward_wake: std::sync::Arc<tokio::sync::Notify>,
+    forward_wake: [std::sync::Arc<tokio::sync::Notify>; 2],
     relay: crate::handoff::Relay,
     /// The workspace of the request this change serves: new sessions are created in it.
     pub workspace: String,
@@ -130,12 +134,17 @@ impl Change {
     ) -> Result<()> {
         let payload = serde_json::to_value(&payload).map_err(|e| RegistryError::Invalid(e.to_string()))?;
         let (event_id, ts) = (event_id.unwrap_or_else(new_id), now_ms());
-        let seq: i64 = sqlx::query_scalar(
-            "INSERT INTO registry_events (event_id, session_id, type, ts, payload, traceparent, workspace)
+        // The log keeps a seed's own name for these (not `session.<type>`): their own outbox.
+        let table = match SEED_NAMED.contains(&P::TYPE) {
+            true => "registry_seed_events",
+            false => "registry_events",
+        };
+        let seq: i64 = sqlx::query_scalar(sqlx::AssertSqlSafe(format!(
+            "INSERT INTO {table} (event_id, session_id, type, ts, payload, traceparent, workspace)
              VALUES ($1, $2, $3, $4, $5, $6,
                      coalesce($7, (SELECT workspace FROM registry_sessions WHERE session_id = $2), 'default'))
-             RETURNING seq",
-        )
+             RETURNING seq"
+        )))
         .bind(&event_id)
         .bind(stream)
         .bind(P::TYPE)
@@ -206,7 +215,7 @@ impl Change {
             self.relay.hand_over_now().await;
         }
         if !self.events.is_empty() {
-            self.forward_wake.notify_one();
+            self.forward_wake.iter().for_each(|w| w.notify_one());
         }
         for event in &self.events {
             let typed = relay_contracts::subjects::session::event_subject(&event.event_type);
@@ -546,36 +555,69 @@ pub async fn agents_in_workspace(conn: &mut PgConnection, agent_ids: &[&str], wo
     )
 }
 
-/// A page of agents, most recently active first, and how many match in all.
+/// What [`list_agents`] lists.
+pub struct AgentFilter<'a> {
+    pub workspace: Option<&'a str>,
+    pub live_only: bool,
+    pub session_id: Option<&'a str>,
+    /// Only agents whose last reported status is this one.
+    pub reported: Option<&'a str>,
+}
+
+/// A page of agents with their reported status, most recently active first, and how many match
+/// in all.
 pub async fn list_agents(
     conn: &mut PgConnection,
-    workspace: Option<&str>,
-    live_only: bool,
-    session_id: Option<&str>,
+    f: &AgentFilter<'_>,
     limit: i64,
     offset: i64,
 ) -> Result<(Vec<Agent>, i64)> {
-    const FILTER: &str =
-        "($1::text IS NULL OR workspace = $1) AND (NOT $2 OR live) AND ($3::text IS NULL OR session_id = $3)";
-    let rows: Vec<Json<Agent>> = sqlx::query_scalar(sqlx::AssertSqlSafe(format!(
-        "SELECT doc FROM registry_agents WHERE {FILTER} ORDER BY last_activity_at DESC, agent_id LIMIT $4 OFFSET $5"
+    const FROM: &str = "registry_agents a LEFT JOIN registry_agent_status r ON r.agent_id = a.agent_id";
+    const FILTER: &str = "($1::text IS NULL OR a.workspace = $1) AND (NOT $2 OR a.live)
+         AND ($3::text IS NULL OR a.session_id = $3) AND ($4::text IS NULL OR r.status = $4)";
+    let rows: Vec<(Json<Agent>, Option<String>, Option<i64>)> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        "SELECT a.doc, r.status, r.since FROM {FROM} WHERE {FILTER}
+         ORDER BY a.last_activity_at DESC, a.agent_id LIMIT $5 OFFSET $6"
     )))
-    .bind(workspace)
-    .bind(live_only)
-    .bind(session_id)
+    .bind(f.workspace)
+    .bind(f.live_only)
+    .bind(f.session_id)
+    .bind(f.reported)
     .bind(limit)
     .bind(offset)
     .fetch_all(&mut *conn)
     .await?;
     let total: i64 = sqlx::query_scalar(sqlx::AssertSqlSafe(format!(
-        "SELECT count(*) FROM registry_agents WHERE {FILTER}"
+        "SELECT count(*) FROM {FROM} WHERE {FILTER}"
     )))
-    .bind(workspace)
-    .bind(live_only)
-    .bind(session_id)
+    .bind(f.workspace)
+    .bind(f.live_only)
+    .bind(f.session_id)
+    .bind(f.reported)
     .fetch_one(conn)
     .await?;
-    Ok((rows.into_iter().map(|Json(a)| a).collect(), total))
+    let agents = rows
+        .into_iter()
+        .map(|(Json(a), status, at)| reported_as(a, status, at))
+        .collect();
+    Ok((agents, total))
+}
+
+/// `agent` with the status it last reported (followed from the event log by status.rs).
+pub async fn with_reported_status(conn: &mut PgConnection, agent: Agent) -> Result<Agent> {
+    let row: Option<(String, i64)> =
+        sqlx::query_as("SELECT status, since FROM registry_agent_status WHERE agent_id = $1")
+            .bind(&agent.agent_id)
+            .fetch_optional(conn)
+            .await?;
+    let (status, at) = row.unzip();
+    Ok(reported_as(agent, status, at))
+}
+
+fn reported_as(mut agent: Agent, status: Option<String>, at: Option<i64>) -> Agent {
+    agent.reported_status = status.and_then(|s| serde_json::from_value(serde_json::Value::String(s)).ok());
+    agent.reported_status_at = agent.reported_status.and(at);
+    agent
 }
 
 async fn hand_over_agent(conn: &mut PgConnection, a: &Agent) -> Result<()> {
@@ -909,22 +951,30 @@ pub async fn events_of(conn: &mut PgConnection, session_ids: &[String]) -> Resul
         .collect())
 }
 
-/// Locks a session's stored events against the forwarder; returns how many are not forwarded.
+/// Locks a session's stored events against the forwarders; returns how many are not forwarded.
 pub async fn lock_session_events(conn: &mut PgConnection, session_id: &str) -> Result<i64> {
-    let rows: Vec<bool> = sqlx::query_scalar("SELECT forwarded FROM registry_events WHERE session_id = $1 FOR UPDATE")
-        .bind(session_id)
-        .fetch_all(conn)
-        .await?;
+    let mut rows: Vec<bool> =
+        sqlx::query_scalar("SELECT forwarded FROM registry_events WHERE session_id = $1 FOR UPDATE")
+            .bind(session_id)
+            .fetch_all(&mut *conn)
+            .await?;
+    let seed: Vec<bool> =
+        sqlx::query_scalar("SELECT forwarded FROM registry_seed_events WHERE session_id = $1 FOR UPDATE")
+            .bind(session_id)
+            .fetch_all(conn)
+            .await?;
+    rows.extend(seed);
     Ok(rows.iter().filter(|f| !**f).count() as i64)
 }
 
 pub async fn count_session_events(conn: &mut PgConnection, session_id: &str) -> Result<i64> {
-    Ok(
-        sqlx::query_scalar("SELECT count(*) FROM registry_events WHERE session_id = $1")
-            .bind(session_id)
-            .fetch_one(conn)
-            .await?,
+    Ok(sqlx::query_scalar(
+        "SELECT (SELECT count(*) FROM registry_events WHERE session_id = $1)
+              + (SELECT count(*) FROM registry_seed_events WHERE session_id = $1)",
     )
+    .bind(session_id)
+    .fetch_one(conn)
+    .await?)
 }
 
 /// Deletes a session's data and events but keeps its row as a `purged` tombstone.
@@ -943,6 +993,10 @@ pub async fn purge(conn: &mut PgConnection, session_id: &str) -> Result<()> {
         .await?;
     }
     sqlx::query("DELETE FROM registry_events WHERE session_id = $1")
+        .bind(session_id)
+        .execute(&mut *conn)
+        .await?;
+    sqlx::query("DELETE FROM registry_seed_events WHERE session_id = $1")
         .bind(session_id)
         .execute(&mut *conn)
         .await?;

@@ -1401,6 +1401,12 @@ export interface components {
             placement?: null | components["schemas"]["Placement"];
             profileId?: string | null;
             providerConfigId?: string | null;
+            reportedStatus?: null | components["schemas"]["AgentStatus"];
+            /**
+             * Format: int64
+             * @description Relay extension: when it reported `reportedStatus` (Unix ms, the event's `ts`).
+             */
+            reportedStatusAt?: number | null;
             role: components["schemas"]["AgentRole"];
             sessionId: string;
             /**
@@ -1450,6 +1456,11 @@ export interface components {
          * @enum {string}
          */
         AgentSessionEventType: "status.changed" | "status.idle" | "status.active" | "status.blocked" | "status.waiting" | "status.offline" | "tool.called" | "tool.completed" | "tool.failed" | "tool.output" | "message.received" | "message.sent" | "delivery.accepted" | "delivery.delivered" | "delivery.deferred" | "delivery.failed" | "action.invoked" | "action.completed" | "action.failed" | "action.denied" | "transcript.chunk" | "file.changed" | "command.started" | "command.completed" | "command.failed" | "terminal.output" | "terminal.screen" | "usage.updated" | "session.started" | "session.released" | "session.resumed" | "session.forked" | "log" | "error";
+        /**
+         * @description Seed 000 AgentStatus: reported through events; `on-idle` deliveries wait for a safe one.
+         * @enum {string}
+         */
+        AgentStatus: "starting" | "active" | "idle" | "waiting" | "blocked" | "paused" | "releasing" | "released" | "offline" | "failed";
         Answer: {
             answer: string;
         };
@@ -2789,7 +2800,12 @@ export interface operations {
     list_agents: {
         parameters: {
             query?: {
-                /** @description `live` (the default: not disposed) or `all`. */
+                /**
+                 * @description `live` (the default: not disposed), `all`, or a status the agents last reported (seed
+                 *     000: `starting`, `active`, `idle`, `waiting`, `blocked`, `paused`, `releasing`,
+                 *     `released`, `offline`, `failed`): the live agents that report it (`waiting`: who waits on
+                 *     a person).
+                 */
                 status?: string;
                 /** @description Only this session's agents. */
                 sessionId?: string;
@@ -5205,7 +5221,10 @@ export interface operations {
             query?: {
                 /** @description Comma-separated event types. */
                 types?: string;
-                /** @description Agent name or id. */
+                /**
+                 * @description An agent: its id, or its handle (`@bob` or `bob`) among the workspace's live agents
+                 *     (404 when no live agent has it).
+                 */
                 agent?: string;
                 sessionId?: string;
                 since?: number;
@@ -5241,6 +5260,15 @@ export interface operations {
             };
             /** @description Missing or wrong bearer token */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WireError"];
+                };
+            };
+            /** @description No live agent of the workspace has this handle */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7299,7 +7327,10 @@ export interface operations {
     search_sessions: {
         parameters: {
             query: {
-                /** @description Web-search syntax over the sessions' messages: words, "a phrase", -without, or. */
+                /**
+                 * @description Web-search syntax over the sessions' titles and messages: words, "a phrase", -without,
+                 *     or.
+                 */
                 q: string;
                 status?: components["schemas"]["StatusFilter"];
                 limit?: number;

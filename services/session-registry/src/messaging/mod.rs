@@ -673,6 +673,7 @@ async fn deliver(
             .filter(|r| r.status == "queued")
             .map(|r| format!("@{}", r.handle))
             .collect(),
+            agent_id: Some(agent.agent_id.clone()),
         body: message.text.clone(),
         kind: route.kind.clone(),
         thread: route.thread_id.clone(),

@@ -28,6 +28,7 @@ from .agent_record_status import AgentRecordStatus
 from .agent_role import AgentRole
 from .agent_session_capabilities import AgentSessionCapabilities
 from .agent_session_event_type import AgentSessionEventType
+from .agent_status import AgentStatus
 from .answer import Answer
 from .answer_response import AnswerResponse
 from .api_key import ApiKey
@@ -205,6 +206,7 @@ __all__ = (
     "AgentRole",
     "AgentSessionCapabilities",
     "AgentSessionEventType",
+    "AgentStatus",
     "Answer",
     "AnswerResponse",
     "ApiKey",

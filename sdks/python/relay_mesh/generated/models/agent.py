@@ -8,6 +8,7 @@ from attrs import field as _attrs_field
 
 from ..models.agent_record_status import AgentRecordStatus, check_agent_record_status
 from ..models.agent_role import AgentRole, check_agent_role
+from ..models.agent_status import AgentStatus, check_agent_status
 from ..types import UNSET, Unset
 
 if TYPE_CHECKING:
@@ -51,6 +52,9 @@ class Agent:
         placement (None | Placement | Unset):
         profile_id (None | str | Unset):
         provider_config_id (None | str | Unset):
+        reported_status (AgentStatus | None | Unset):
+        reported_status_at (int | None | Unset): Relay extension: when it reported `reportedStatus` (Unix ms, the
+            event's `ts`).
         spawned_by (None | str | Unset): Relay extension: the lead agent that spawned it (a delegated worker); that
             agent may
             stop it.
@@ -79,6 +83,8 @@ class Agent:
     placement: None | Placement | Unset = UNSET
     profile_id: None | str | Unset = UNSET
     provider_config_id: None | str | Unset = UNSET
+    reported_status: AgentStatus | None | Unset = UNSET
+    reported_status_at: int | None | Unset = UNSET
     spawned_by: None | str | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
@@ -199,6 +205,20 @@ class Agent:
         else:
             provider_config_id = self.provider_config_id
 
+        reported_status: None | str | Unset
+        if isinstance(self.reported_status, Unset):
+            reported_status = UNSET
+        elif isinstance(self.reported_status, str):
+            reported_status = self.reported_status
+        else:
+            reported_status = self.reported_status
+
+        reported_status_at: int | None | Unset
+        if isinstance(self.reported_status_at, Unset):
+            reported_status_at = UNSET
+        else:
+            reported_status_at = self.reported_status_at
+
         spawned_by: None | str | Unset
         if isinstance(self.spawned_by, Unset):
             spawned_by = UNSET
@@ -249,6 +269,10 @@ class Agent:
             field_dict["profileId"] = profile_id
         if provider_config_id is not UNSET:
             field_dict["providerConfigId"] = provider_config_id
+        if reported_status is not UNSET:
+            field_dict["reportedStatus"] = reported_status
+        if reported_status_at is not UNSET:
+            field_dict["reportedStatusAt"] = reported_status_at
         if spawned_by is not UNSET:
             field_dict["spawnedBy"] = spawned_by
 
@@ -440,6 +464,32 @@ class Agent:
 
         provider_config_id = _parse_provider_config_id(d.pop("providerConfigId", UNSET))
 
+        def _parse_reported_status(data: object) -> AgentStatus | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, str):
+                    raise TypeError()
+                reported_status_type_1 = check_agent_status(data)
+
+                return reported_status_type_1
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(AgentStatus | None | Unset, data)
+
+        reported_status = _parse_reported_status(d.pop("reportedStatus", UNSET))
+
+        def _parse_reported_status_at(data: object) -> int | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(int | None | Unset, data)
+
+        reported_status_at = _parse_reported_status_at(d.pop("reportedStatusAt", UNSET))
+
         def _parse_spawned_by(data: object) -> None | str | Unset:
             if data is None:
                 return data
@@ -473,6 +523,8 @@ class Agent:
             placement=placement,
             profile_id=profile_id,
             provider_config_id=provider_config_id,
+            reported_status=reported_status,
+            reported_status_at=reported_status_at,
             spawned_by=spawned_by,
         )
 

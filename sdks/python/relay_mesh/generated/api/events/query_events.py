@@ -69,6 +69,11 @@ def _parse_response(
 
         return response_401
 
+    if response.status_code == 404:
+        response_404 = WireError.from_dict(response.json())
+
+        return response_404
+
     if response.status_code == 503:
         response_503 = WireError.from_dict(response.json())
 
