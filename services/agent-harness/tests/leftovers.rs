@@ -95,6 +95,12 @@ impl Mesh {
     }
 }
 
+impl Drop for Mesh {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.runtime);
+    }
+}
+
 fn exists(dir: &Path) -> bool {
     std::fs::symlink_metadata(dir).is_ok()
 }
