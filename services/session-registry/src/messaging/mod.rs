@@ -657,6 +657,7 @@ async fn deliver(
     if let Some(agent) = &from.agent {
         let sent = MessageSent {
             session_id: agent.session_id.clone(),
+            agent_id: Some(agent.agent_id.clone()),
             message_id: message_id.clone(),
             conversation: route.conversation.clone(),
         };
@@ -673,7 +674,6 @@ async fn deliver(
             .filter(|r| r.status == "queued")
             .map(|r| format!("@{}", r.handle))
             .collect(),
-            agent_id: Some(agent.agent_id.clone()),
         body: message.text.clone(),
         kind: route.kind.clone(),
         thread: route.thread_id.clone(),
