@@ -230,12 +230,6 @@ impl Tools {
         Parameters(a): Parameters<Checked<EventsArgs>>,
     ) -> CallToolResult {
         self.run(&parts, |s| async move {
-            let query = crate::rest::EventsQuery {
-                session_id: Some(a.session_id),
-                cursor: a.after,
-                limit: Some(limit),
-                ..Default::default()
-            };
             let a = a.args()?;
             let limit = a.limit.unwrap_or(100);
             if !(1..=1000).contains(&limit) {
@@ -246,6 +240,12 @@ impl Tools {
             }
             // An unknown session (or another workspace's) is not found, not an empty page.
             crate::rest::find_session(&s, a.session_id.clone()).await?;
+            let query = crate::rest::EventsQuery {
+                session_id: Some(a.session_id),
+                cursor: a.after,
+                limit: Some(limit),
+                ..Default::default()
+            };
             crate::rest::query_events(State(s), Query(query)).await.map(|Json(r)| r)
         })
         .await
