@@ -135,6 +135,9 @@ impl From<HarnessError> for WireError {
     }
 }
 
+/// The line a harness prints when the registry refused to attach its agent, with the error.
+pub const ATTACH_REFUSED: &str = "agent session not attached";
+
 /// What the run loop needs of an agent, whatever drives it (implemented beside each driver).
 pub(crate) trait Driver: AgentSession + crate::relay::Inbox {
     fn relay(&self) -> Arc<crate::relay::Relay>;
@@ -475,9 +478,18 @@ async fn drive<A: Driver>(
     // Attaching is part of the spawn request's trace, when a spawner started this harness.
     let traceparent = std::env::var(crate::spawner::TRACEPARENT_ENV).ok();
     let span = relay_bus::trace::continuing("attach", traceparent.as_deref());
-    let binding = Binding::attach(nats.clone(), opts, agent.clone())
+    let binding = match Binding::attach(nats.clone(), opts, agent.clone())
         .instrument(span)
-        .await?;
+        .await
+    {
+        Ok(binding) => binding,
+        Err(e) => {
+            // For the spawner, which answers the spawn with the registry's refusal (a taken
+            // handle is a conflict), not with "exited before attaching".
+            println!("{}", serde_json::json!({ "message": ATTACH_REFUSED, "error": e }));
+            return Err(e.into());
+        }
+    };
     agent.relay().attached(&binding.session_id);
     if let Some(actions) = exposed {
         let req = ExposeRequest {

@@ -18,7 +18,7 @@ use relay_bus::service::{ServiceError, ServiceHost};
 use relay_contracts::delivery::{SpawnRequest, SpawnResponse};
 use relay_contracts::hosts::{Heartbeat, PlaceRequest, PlacedSpawn, Placement};
 use relay_contracts::session::{AgentGetRequest, AgentListRequest, AgentTargets, SendMessageRequest};
-use relay_contracts::{RequestContext, rpc};
+use relay_contracts::{RequestContext, WireError, rpc};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -742,8 +742,8 @@ async fn start_harness(s: &Spawner, run: &Run, resume: Option<&Resume>) -> Resul
     let timeout = Duration::from_millis(s.settings.attach_timeout_ms);
     let attached = tokio::time::timeout(timeout, async {
         while let Ok(Some(line)) = lines.next_line().await {
-            if let Some(id) = attached_agent(&line) {
-                return Some(id);
+            if let Some(attach) = attach_outcome(&line) {
+                return Some(attach);
             }
             println!("{line}");
         }
@@ -751,12 +751,17 @@ async fn start_harness(s: &Spawner, run: &Run, resume: Option<&Resume>) -> Resul
     })
     .await;
     match attached {
-        Ok(Some(agent_id)) => Ok(Harness {
+        Ok(Some(Ok(agent_id))) => Ok(Harness {
             agent_id,
             child: Some(child),
             lines: Some(lines),
             stdin: Some(stdin),
         }),
+        // The registry's own answer (a taken handle: conflict), not a harness that failed.
+        Ok(Some(Err(refused))) => {
+            let _ = child.wait().await;
+            Err(HarnessError::Bus(refused))
+        }
         Ok(None) => {
             let status = child.wait().await.map(|s| s.to_string()).unwrap_or_default();
             Err(HarnessError::NotStarted(format!(
@@ -903,11 +908,15 @@ async fn wait_gone(pid: u32, limit: Duration) {
     }
 }
 
-/// The agent id from the harness's `agent session attached` line.
-fn attached_agent(line: &str) -> Option<String> {
+/// The agent id from the harness's `agent session attached` line, or the registry's refusal
+/// from its `agent session not attached` line.
+fn attach_outcome(line: &str) -> Option<Result<String, WireError>> {
     let v: serde_json::Value = serde_json::from_str(line).ok()?;
+    if v["message"] == crate::run::ATTACH_REFUSED {
+        return serde_json::from_value(v["error"].clone()).ok().map(Err);
+    }
     (v["message"] == "agent session attached")
-        .then(|| v["agentId"].as_str().map(String::from))
+        .then(|| v["agentId"].as_str().map(|id| Ok(id.to_string())))
         .flatten()
 }
 
@@ -916,11 +925,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_attach_line_gives_the_agent_id_and_log_lines_do_not() {
+    fn the_attach_line_gives_the_agent_id_or_the_refusal_and_log_lines_do_not() {
         let line = r#"{"message":"agent session attached","agentId":"a-1","sessionId":"s"}"#;
-        assert_eq!(attached_agent(line).as_deref(), Some("a-1"));
-        assert_eq!(attached_agent(r#"{"message":"starting","agentId":"a-1"}"#), None);
-        assert_eq!(attached_agent("Welcome to claude"), None);
+        assert_eq!(attach_outcome(line), Some(Ok("a-1".to_string())));
+        let refused = WireError::new(relay_contracts::ErrorCode::Conflict, "handle @bob is taken");
+        let line = serde_json::json!({"message": crate::run::ATTACH_REFUSED, "error": refused}).to_string();
+        assert_eq!(attach_outcome(&line), Some(Err(refused)));
+        assert_eq!(attach_outcome(r#"{"message":"starting","agentId":"a-1"}"#), None);
+        assert_eq!(attach_outcome("Welcome to claude"), None);
     }
 
     #[test]

@@ -15,6 +15,7 @@
 //! `metadata.seq`); `SubscribeToTask` with `Last-Event-ID: <seq>` resumes after it, missing
 //! nothing and repeating nothing.
 
+use crate::error::{jsonrpc, row};
 use crate::rest::{Path, call};
 use crate::sse::{Filter, Live, Start, follow};
 use crate::{ApiError, AppState};
@@ -153,9 +154,9 @@ fn base_url(headers: &HeaderMap) -> String {
 struct RpcError {
     code: i64,
     message: String,
-    /// A refusal for the caller's role answers HTTP 403 (A2A leaves authorization to HTTP; no
-    /// JSON-RPC code says it, and `-32603 Internal error` would make a client retry).
-    forbidden: bool,
+    /// The relay error code it is, by the error table: sent in `data` (an A2A `ErrorInfo`), and
+    /// for a refusal of the call itself (a role, a rate, the mesh down) as the HTTP status.
+    wire: Option<WireError>,
 }
 
 impl RpcError {
@@ -163,29 +164,53 @@ impl RpcError {
         RpcError {
             code,
             message: message.into(),
-            forbidden: false,
+            wire: None,
         }
     }
     fn params(message: impl Into<String>) -> RpcError {
-        RpcError::new(-32602, message)
+        RpcError::coded(ErrorCode::InvalidRequest, jsonrpc::INVALID_PARAMS, message.into())
     }
     fn task_not_found(id: &str) -> RpcError {
-        RpcError::new(-32001, format!("no task {id}"))
+        RpcError::coded(ErrorCode::NotFound, jsonrpc::TASK_NOT_FOUND, format!("no task {id}"))
+    }
+
+    /// An error of relay code `code` whose message is `message`.
+    fn coded(code: ErrorCode, jsonrpc: i64, message: String) -> RpcError {
+        RpcError {
+            wire: Some(WireError::new(code, message.clone())),
+            ..RpcError::new(jsonrpc, message)
+        }
+    }
+
+    fn status(&self) -> StatusCode {
+        match &self.wire {
+            Some(w) if row(w.code()).jsonrpc_http => row(w.code()).http,
+            _ => StatusCode::OK,
+        }
+    }
+
+    /// The JSON-RPC error object: A2A 1.0 puts what an error is in `data` as a
+    /// `google.rpc.ErrorInfo`; ours says the relay code and whether a retry may succeed.
+    fn body(&self) -> Value {
+        let mut error = json!({"code": self.code, "message": self.message});
+        if let Some(w) = &self.wire {
+            let code = w.code().as_str();
+            error["data"] = json!([{
+                "@type": "type.googleapis.com/google.rpc.ErrorInfo",
+                "reason": code.to_uppercase(),
+                "domain": "relay-mesh",
+                "metadata": {"code": code, "retryable": w.error.retryable.to_string()},
+            }]);
+        }
+        error
     }
 }
 
 impl From<ApiError> for RpcError {
     fn from(e: ApiError) -> RpcError {
-        let code = match e.code() {
-            ErrorCode::InvalidRequest => -32602,
-            ErrorCode::NotFound => -32001,
-            // An implementation-defined server error, sent with HTTP 403.
-            ErrorCode::Forbidden => -32000,
-            _ => -32603,
-        };
         RpcError {
-            forbidden: e.code() == ErrorCode::Forbidden,
-            ..RpcError::new(code, e.with_code())
+            wire: Some(e.wire()),
+            ..RpcError::new(e.row().jsonrpc, e.with_code())
         }
     }
 }
@@ -197,18 +222,20 @@ impl From<WireError> for RpcError {
 }
 
 fn reply(id: &Value, result: Result<Value, RpcError>) -> Response {
-    let (status, body) = match result {
-        Ok(result) => (StatusCode::OK, json!({"jsonrpc": "2.0", "id": id, "result": result})),
-        Err(e) => (
-            if e.forbidden {
-                StatusCode::FORBIDDEN
-            } else {
-                StatusCode::OK
-            },
-            json!({"jsonrpc": "2.0", "id": id, "error": {"code": e.code, "message": e.message}}),
-        ),
+    let e = match result {
+        Ok(result) => return axum::Json(json!({"jsonrpc": "2.0", "id": id, "result": result})).into_response(),
+        Err(e) => e,
     };
-    (status, axum::Json(body)).into_response()
+    let status = e.status();
+    let mut response = (
+        status,
+        axum::Json(json!({"jsonrpc": "2.0", "id": id, "error": e.body()})),
+    )
+        .into_response();
+    if let Some(wire) = &e.wire {
+        crate::error::http_headers(status, wire, response.headers_mut());
+    }
+    response
 }
 
 /// The subject a method acts through, checked against the caller's role before anything is
@@ -239,11 +266,21 @@ pub async fn workspace_rpc(State(s): State<AppState>, headers: HeaderMap, body: 
 
 async fn dispatch(s: AppState, endpoint_agent: Option<String>, headers: HeaderMap, body: Bytes) -> Response {
     let Ok(request) = serde_json::from_slice::<Value>(&body) else {
-        return reply(&Value::Null, Err(RpcError::new(-32700, "not JSON")));
+        return reply(
+            &Value::Null,
+            Err(RpcError::coded(ErrorCode::InvalidRequest, -32700, "not JSON".into())),
+        );
     };
     let id = request.get("id").cloned().unwrap_or(Value::Null);
     let (Some(method), params) = (request.get("method").and_then(Value::as_str), request.get("params")) else {
-        return reply(&id, Err(RpcError::new(-32600, "a JSON-RPC 2.0 request needs a method")));
+        return reply(
+            &id,
+            Err(RpcError::coded(
+                ErrorCode::InvalidRequest,
+                -32600,
+                "a JSON-RPC 2.0 request needs a method".into(),
+            )),
+        );
     };
     let params = params.cloned().unwrap_or_else(|| json!({}));
     if let Some(subject) = acts_through(method)
@@ -274,7 +311,11 @@ async fn dispatch(s: AppState, endpoint_agent: Option<String>, headers: HeaderMa
         "ListTaskPushNotificationConfigs" => a2a.list_push(&params).await,
         "DeleteTaskPushNotificationConfig" => a2a.delete_push(&params).await,
         "GetExtendedAgentCard" => Err(RpcError::new(-32007, "this agent has no extended card")),
-        other => Err(RpcError::new(-32601, format!("no method {other}"))),
+        other => Err(RpcError::coded(
+            ErrorCode::NotFound,
+            -32601,
+            format!("no method {other}"),
+        )),
     };
     reply(&id, result)
 }
@@ -328,7 +369,7 @@ impl A2a {
         let (agent_id, message_id) = TaskKey::split(task_id).ok_or_else(|| RpcError::task_not_found(task_id))?;
         let agent = match self.agent(agent_id).await {
             Ok(a) => a,
-            Err(e) if e.code == -32001 => return Err(RpcError::task_not_found(task_id)),
+            Err(e) if e.code == jsonrpc::TASK_NOT_FOUND => return Err(RpcError::task_not_found(task_id)),
             Err(e) => return Err(e),
         };
         if let Some(name) = &self.endpoint_agent {
@@ -369,21 +410,55 @@ impl A2a {
             None => {
                 let agent = self.target(params).await?;
                 let events = self.follow_session(&agent.session_id)?;
-                let text = text_of(message).ok_or_else(|| RpcError::new(-32005, "the message needs a text part"))?;
-                let message_id = message
+                let text = text_of(message).ok_or_else(|| {
+                    RpcError::coded(
+                        ErrorCode::InvalidRequest,
+                        -32005,
+                        "the message needs a text part".into(),
+                    )
+                })?;
+                let chosen = message
                     .get("messageId")
                     .and_then(Value::as_str)
                     .filter(|m| relay_contracts::is_name_id(m))
-                    .map(String::from)
-                    .unwrap_or_else(|| uuid::Uuid::now_v7().to_string());
-                let send = SendMessageRequest {
-                    agent_ids: Some(AgentTargets::Ids(vec![agent.agent_id.clone()])),
-                    // The client's message id: a retried SendMessage is the same relay message.
-                    message_id: Some(message_id.clone()),
-                    ..SendMessageRequest::text(agent.session_id.clone(), text)
+                    .map(String::from);
+                let task = TaskRef {
+                    agent,
+                    message_id: chosen.clone().unwrap_or_else(|| uuid::Uuid::now_v7().to_string()),
                 };
-                call::<rpc::SessionSendMessage>(&self.s, &send).await?;
-                (TaskRef { agent, message_id }, TaskFold::default(), events)
+                // A retry (the client's messageId, already sent) sends nothing again: no second
+                // push config either.
+                let earlier = match chosen {
+                    Some(_) => self.start_seq(&task).await?,
+                    None => None,
+                };
+                if earlier.is_none() {
+                    let send = SendMessageRequest {
+                        agent_ids: Some(AgentTargets::Ids(vec![task.agent.agent_id.clone()])),
+                        // The client's message id: a retried SendMessage is the same relay message.
+                        message_id: Some(task.message_id.clone()),
+                        ..SendMessageRequest::text(task.agent.session_id.clone(), text)
+                    };
+                    call::<rpc::SessionSendMessage>(&self.s, &send).await?;
+                    self.push_on_send(params, &task).await?;
+                }
+                // What the task did so far is in the log, where no live event repeats it: a
+                // retry of a task that ended would wait for nothing. Followed from the task's
+                // start instead, it answers what the first send did, at once. (Not in the log
+                // yet: its events are still to come, live.)
+                let start = match earlier {
+                    Some(seq) => Some(seq),
+                    None if chosen.is_some() => self.start_seq(&task).await?,
+                    None => None,
+                };
+                let events = match start {
+                    Some(seq) => {
+                        drop(events);
+                        self.follow_session_from(&task.agent.session_id, Start::After(seq - 1))?
+                    }
+                    None => events,
+                };
+                return Ok((task, TaskFold::default(), events));
             }
         };
         self.push_on_send(params, &task).await?;
@@ -426,12 +501,16 @@ impl A2a {
 
     /// The live events of a session (followed before acting on it, so none is missed).
     fn follow_session(&self, session: &str) -> Result<mpsc::Receiver<Arc<Live>>, RpcError> {
+        self.follow_session_from(session, Start::Live)
+    }
+
+    fn follow_session_from(&self, session: &str, start: Start) -> Result<mpsc::Receiver<Arc<Live>>, RpcError> {
         let filter = Filter {
             session: Some(session.into()),
             workspace: relay_bus::context::outgoing().scope().map(String::from),
             ..Default::default()
         };
-        Ok(follow(&self.s, Start::Live, filter)?)
+        Ok(follow(&self.s, start, filter)?)
     }
 
     async fn send_streaming(&self, params: &Value, rpc_id: Value) -> Result<Response, RpcError> {
@@ -546,7 +625,8 @@ impl A2a {
         let (task, fold) = self.existing(params).await?;
         let task_id = task.key().id();
         if fold.terminal() {
-            return Err(RpcError::new(
+            return Err(RpcError::coded(
+                ErrorCode::Conflict,
                 -32002,
                 format!("task {task_id} is {}", fold.state.as_str()),
             ));
@@ -558,7 +638,9 @@ impl A2a {
         };
         match call::<rpc::SessionTurnCancel>(&self.s, &req).await {
             Ok(_) => {}
-            Err(e) if e.code() == ErrorCode::Conflict => return Err(RpcError::new(-32002, e.to_string())),
+            Err(e) if e.code() == ErrorCode::Conflict => {
+                return Err(RpcError::coded(ErrorCode::Conflict, -32002, e.to_string()));
+            }
             Err(e) => return Err(e.into()),
         }
         let mut fold = fold;
@@ -570,9 +652,10 @@ impl A2a {
     /// the text "approve"/"deny") for a permission, its text for a question.
     async fn answer(&self, fold: &TaskFold, message: &Value) -> Result<(), RpcError> {
         let Some(pending) = &fold.pending else {
-            return Err(RpcError::new(
+            return Err(RpcError::coded(
+                ErrorCode::Conflict,
                 -32004,
-                "the task is not waiting for input; send without taskId to start a new task",
+                "the task is not waiting for input; send without taskId to start a new task".into(),
             ));
         };
         let text = text_of(message).unwrap_or_default();
@@ -651,7 +734,11 @@ impl A2a {
                 let config = push_config(&webhook);
                 Ok((webhook, config))
             }
-            _ => Err(RpcError::new(-32001, format!("task {task_id} has no push config {id}"))),
+            _ => Err(RpcError::coded(
+                ErrorCode::NotFound,
+                jsonrpc::TASK_NOT_FOUND,
+                format!("task {task_id} has no push config {id}"),
+            )),
         }
     }
 

@@ -228,6 +228,9 @@ async fn unary(
     let reply: serde_json::Value = relay_bus::client::request(&state.nats, subject, &json, state.timeout())
         .await
         .map_err(status_of)?;
+    if let Some(e) = absent(subject, &json, &reply) {
+        return Err(status_of(e));
+    }
     let message = from_json(&response, reply).map_err(|e| {
         Status::internal(format!(
             "reply from {subject} does not fit {}: {e}",
@@ -295,19 +298,13 @@ fn from_json(desc: &MessageDescriptor, json: serde_json::Value) -> Result<Dynami
     )
 }
 
-/// The gRPC code for a bus error; the wire code itself travels as `relay-error-code` metadata.
+/// The gRPC status for a bus error, by the error table; the wire code itself travels as
+/// `relay-error-code` metadata.
 fn status_of(e: WireError) -> Status {
-    let code = match e.code() {
-        ErrorCode::InvalidRequest => Code::InvalidArgument,
-        ErrorCode::NotFound => Code::NotFound,
-        ErrorCode::Conflict | ErrorCode::CapabilityUnsupported => Code::FailedPrecondition,
-        ErrorCode::Unauthorized => Code::Unauthenticated,
-        ErrorCode::Forbidden => Code::PermissionDenied,
-        ErrorCode::RateLimited => Code::ResourceExhausted,
-        ErrorCode::Unavailable => Code::Unavailable,
-        ErrorCode::Timeout => Code::DeadlineExceeded,
-        ErrorCode::Internal => Code::Internal,
-    };
+    status_with(crate::error::row(e.code()).grpc, e)
+}
+
+fn status_with(code: Code, e: WireError) -> Status {
     let wire_code = e.code().as_str();
     let details = e.error.details.as_ref().map(|d| d.to_string());
     let mut status = Status::new(code, e.error.message);
@@ -323,16 +320,21 @@ fn status_of(e: WireError) -> Status {
 }
 
 fn status_of_api(e: &ApiError) -> Status {
-    match e {
-        ApiError::Bus(w) => status_of(w.clone()),
-        ApiError::Invalid(m) => Status::invalid_argument(m.clone()),
-        ApiError::NotFound(m) => Status::not_found(m.clone()),
-        ApiError::Unauthorized => Status::unauthenticated(e.to_string()),
-        ApiError::Forbidden(m) => Status::permission_denied(m.clone()),
-        ApiError::RateLimited { .. } => Status::resource_exhausted(e.to_string()),
-        ApiError::TooLarge => Status::resource_exhausted(e.to_string()),
-        ApiError::Busy(m) => Status::resource_exhausted(m.clone()),
+    status_with(e.row().grpc, e.wire())
+}
+
+/// Replies whose contract answers "none" with an absent field rather than an error (seed 002's
+/// `session.get` answers `{session: null}`): over gRPC that is NOT_FOUND, as REST's 404, not
+/// an OK empty message.
+const ABSENT_IS_NOT_FOUND: &[(&str, &str, &str, &str)] = &[("session.get", "session", "sessionId", "session")];
+
+fn absent(subject: &str, request: &serde_json::Value, reply: &serde_json::Value) -> Option<WireError> {
+    let (_, field, id, what) = ABSENT_IS_NOT_FOUND.iter().find(|(s, ..)| *s == subject)?;
+    if !reply.get(*field).is_none_or(serde_json::Value::is_null) {
+        return None;
     }
+    let id = request.get(*id).and_then(serde_json::Value::as_str).unwrap_or_default();
+    Some(WireError::new(ErrorCode::NotFound, format!("{what} {id} not found")))
 }
 
 /// Encodes and decodes `DynamicMessage`s of the rpc's request type.

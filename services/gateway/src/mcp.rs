@@ -180,7 +180,13 @@ impl Tools {
                 }
                 r
             }
-            Err(e) => CallToolResult::error(vec![ContentBlock::text(e.with_code())]),
+            // The error table's MCP column: the text starts with the code, and the structured
+            // content is the envelope REST answers, so a client need not parse the text.
+            Err(e) => {
+                let mut r = CallToolResult::error(vec![ContentBlock::text(e.with_code())]);
+                r.structured_content = serde_json::to_value(e.wire()).ok();
+                r
+            }
         }
     }
 }

@@ -38,8 +38,8 @@ mod attack;
 mod common;
 
 use attack::{
-    Holes, Services, VICTIM, Victim, attackers, fresh, interrupts, ok, revoked_key, services, session_with_agent,
-    verbose,
+    Holes, Services, VICTIM, Victim, a2a_driver, agui_driver, attackers, fresh, interrupts, mcp_driver, ok,
+    revoked_key, services, session_with_agent, verbose,
 };
 use common::{Bearer, Gateway, Mesh, free_port, gateway, mesh};
 use relay_testkit::ServiceProcess;
@@ -47,10 +47,6 @@ use reqwest::StatusCode;
 use serde_json::{Map, Value, json};
 use std::collections::{BTreeSet, HashMap};
 use std::fmt;
-use std::path::PathBuf;
-use std::process::Stdio;
-use std::time::Duration;
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
 /// Not attack/mod.rs's `ROOT`: this file's gateways have a token of their own.
 const ROOT: &str = "attack-protocols-root-token";
@@ -533,80 +529,6 @@ fn leaked<'s>(text: &str, secrets: &'s [String], sent: &[String]) -> Vec<&'s str
         .map(String::from)
         .collect();
     attack::leaked(text, secrets, &echoes)
-}
-
-// ---- the official clients ----------------------------------------------------------------------
-
-/// A driver process around an official client: a JSON request a line in, an answer a line out.
-struct Driver {
-    _child: tokio::process::Child,
-    stdin: tokio::process::ChildStdin,
-    lines: tokio::io::Lines<BufReader<tokio::process::ChildStdout>>,
-    name: &'static str,
-}
-
-impl Driver {
-    fn spawn(name: &'static str, mut cmd: tokio::process::Command) -> Driver {
-        let mut child = cmd
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .kill_on_drop(true)
-            .spawn()
-            .unwrap_or_else(|e| panic!("{name}: {e}"));
-        let stdin = child.stdin.take().unwrap();
-        let lines = BufReader::new(child.stdout.take().unwrap()).lines();
-        Driver {
-            _child: child,
-            stdin,
-            lines,
-            name,
-        }
-    }
-
-    async fn ask(&mut self, req: Value) -> Value {
-        let line = format!("{req}\n");
-        self.stdin.write_all(line.as_bytes()).await.unwrap();
-        self.stdin.flush().await.unwrap();
-        let answer = tokio::time::timeout(Duration::from_secs(120), self.lines.next_line())
-            .await
-            .unwrap_or_else(|_| panic!("{}: no answer within 120 s to {req}", self.name))
-            .unwrap()
-            .unwrap_or_else(|| panic!("{}: the driver ended at {req}", self.name));
-        serde_json::from_str(&answer).unwrap()
-    }
-}
-
-fn tests_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests")
-}
-
-fn mcp_driver(base: &str) -> Driver {
-    let python = relay_testkit::python_venv("mcp-2.3.0", &["mcp==2.3.0"]);
-    let mut cmd = tokio::process::Command::new(python);
-    cmd.arg(tests_dir().join("py/attack_mcp.py")).env("BASE", base);
-    Driver::spawn("mcp", cmd)
-}
-
-fn a2a_driver(base: &str) -> Driver {
-    let python = relay_testkit::python_venv("a2a-sdk-1.3.0", &["a2a-sdk==1.3.0"]);
-    let mut cmd = tokio::process::Command::new(python);
-    cmd.arg(tests_dir().join("py/attack_a2a.py")).env("BASE", base);
-    Driver::spawn("a2a", cmd)
-}
-
-fn agui_driver(base: &str) -> Driver {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../crates/interop/js");
-    let client = root.join("node_modules/@ag-ui/client/dist/index.mjs");
-    assert!(
-        client.exists(),
-        "run `make interop-deps` (scripts/install-interop-deps.sh)"
-    );
-    let mut cmd = tokio::process::Command::new("node");
-    cmd.arg(tests_dir().join("js/attack_agui.mjs"))
-        .env("BASE", base)
-        .env("AGUI_CLIENT", client);
-    Driver::spawn("ag-ui", cmd)
 }
 
 // ---- the world -------------------------------------------------------------------------------

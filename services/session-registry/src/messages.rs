@@ -239,19 +239,8 @@ pub async fn send(reg: Registry, ctx: RequestContext, req: SendMessageRequest) -
     {
         return Err(RegistryError::session_not_found(&session.session_id));
     }
-    if session.status != SessionStatus::Active {
-        return Err(RegistryError::Conflict(format!(
-            "session {} is {}; only an active session takes messages{}",
-            session.session_id,
-            session.status.as_str(),
-            if session.status == SessionStatus::Closed {
-                " (resume it first)"
-            } else {
-                ""
-            }
-        )));
-    }
-    // A retried send with the same messageId returns what the first one stored.
+    // A retried send with the same messageId returns what the first one stored, whatever
+    // became of the session since (the message was taken before it closed).
     if let Some(id) = &req.message_id
         && let Some((m, _)) = store::find_message(change.conn(), id).await?
     {
@@ -280,6 +269,19 @@ pub async fn send(reg: Registry, ctx: RequestContext, req: SendMessageRequest) -
             delivery_ids: Some(delivery_ids),
             schedule_id: None,
         });
+    }
+
+    if session.status != SessionStatus::Active {
+        return Err(RegistryError::Conflict(format!(
+            "session {} is {}; only an active session takes messages{}",
+            session.session_id,
+            session.status.as_str(),
+            if session.status == SessionStatus::Closed {
+                " (resume it first)"
+            } else {
+                ""
+            }
+        )));
     }
 
     let mut attached: Vec<Agent> = store::session_agents(change.conn(), &session.session_id)

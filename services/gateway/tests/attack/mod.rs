@@ -4,7 +4,7 @@
 //! request bodies generated from JSON Schemas with every field that names an object filled in;
 //! and the list of findings, asserted once at the end. tests/attack_protocols.rs uses the
 //! pieces that are the same for MCP, A2A and AG-UI (the names, the findings, the harness, the
-//! services, the victim's session, interrupts and attackers).
+//! services, the victim's session, interrupts and attackers, the official clients' drivers).
 #![allow(dead_code)] // each attack file uses its own part
 
 use crate::common::{self, Bearer, Gateway, Mesh, free_port, gateway, mesh};
@@ -13,8 +13,11 @@ use relay_testkit::{ServiceProcess, wait_for};
 use reqwest::{Method, StatusCode};
 use serde_json::{Map, Value, json};
 use std::collections::{BTreeMap, HashMap};
+use std::path::PathBuf;
+use std::process::Stdio;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
 pub const ROOT: &str = "attack-root-token";
 /// The victim's and the attacker's workspaces.
@@ -725,6 +728,80 @@ pub async fn attackers(root: &Bearer) -> Vec<(&'static str, Bearer)> {
         out.push((role, key));
     }
     out
+}
+
+// ---- the official clients ----------------------------------------------------------------------
+
+/// A driver process around an official client: a JSON request a line in, an answer a line out.
+pub struct Driver {
+    _child: tokio::process::Child,
+    stdin: tokio::process::ChildStdin,
+    lines: tokio::io::Lines<BufReader<tokio::process::ChildStdout>>,
+    name: &'static str,
+}
+
+impl Driver {
+    pub fn spawn(name: &'static str, mut cmd: tokio::process::Command) -> Driver {
+        let mut child = cmd
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        let stdin = child.stdin.take().unwrap();
+        let lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        Driver {
+            _child: child,
+            stdin,
+            lines,
+            name,
+        }
+    }
+
+    pub async fn ask(&mut self, req: Value) -> Value {
+        let line = format!("{req}\n");
+        self.stdin.write_all(line.as_bytes()).await.unwrap();
+        self.stdin.flush().await.unwrap();
+        let answer = tokio::time::timeout(Duration::from_secs(120), self.lines.next_line())
+            .await
+            .unwrap_or_else(|_| panic!("{}: no answer within 120 s to {req}", self.name))
+            .unwrap()
+            .unwrap_or_else(|| panic!("{}: the driver ended at {req}", self.name));
+        serde_json::from_str(&answer).unwrap()
+    }
+}
+
+pub fn tests_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests")
+}
+
+pub fn mcp_driver(base: &str) -> Driver {
+    let python = relay_testkit::python_venv("mcp-2.3.0", &["mcp==2.3.0"]);
+    let mut cmd = tokio::process::Command::new(python);
+    cmd.arg(tests_dir().join("py/attack_mcp.py")).env("BASE", base);
+    Driver::spawn("mcp", cmd)
+}
+
+pub fn a2a_driver(base: &str) -> Driver {
+    let python = relay_testkit::python_venv("a2a-sdk-1.3.0", &["a2a-sdk==1.3.0"]);
+    let mut cmd = tokio::process::Command::new(python);
+    cmd.arg(tests_dir().join("py/attack_a2a.py")).env("BASE", base);
+    Driver::spawn("a2a", cmd)
+}
+
+pub fn agui_driver(base: &str) -> Driver {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../crates/interop/js");
+    let client = root.join("node_modules/@ag-ui/client/dist/index.mjs");
+    assert!(
+        client.exists(),
+        "run `make interop-deps` (scripts/install-interop-deps.sh)"
+    );
+    let mut cmd = tokio::process::Command::new("node");
+    cmd.arg(tests_dir().join("js/attack_agui.mjs"))
+        .env("BASE", base)
+        .env("AGUI_CLIENT", client);
+    Driver::spawn("ag-ui", cmd)
 }
 
 // ---- the declarations' request schemas -------------------------------------------------------

@@ -7,10 +7,13 @@ One JSON request a line on stdin, one JSON answer a line on stdout:
      one member per oneof; maps and bytes left out), the SDK transport method that sends it, and
      whether it streams.
   {"op": "card", "key", "url"} -> A2ACardResolver(url).get_agent_card()
-  {"op": "call", "key", "url", "method", "params"} -> the SDK's JsonRpcTransport method for
-     `method`, with `params` parsed into its request type; a stream is read for a few seconds.
+  {"op": "call", "key", "url", "method", "params", "wait"?} -> the SDK's JsonRpcTransport method
+     for `method`, with `params` parsed into its request type; a stream is read until it ends or
+     for `wait` seconds (default 3).
 An answer is {"result": ...} or {"error": <exception class>, "code": <JSON-RPC code the SDK
-maps the class from, if any>, "message"}, with the HTTP statuses seen ("statuses").
+maps the class from, if any>, "data": <the error's data, if any>, "message"}, with the HTTP
+statuses seen ("statuses") and how long the call took ("elapsedMs", from sending to the answer
+or the stream's end).
 """
 
 import asyncio
@@ -18,6 +21,7 @@ import inspect
 import json
 import re
 import sys
+import time
 
 import httpx
 from a2a.client import A2ACardResolver
@@ -100,7 +104,8 @@ def error(e, statuses):
     m = re.match(r"JSON-RPC Error (-?\d+):", str(e))
     if code is None and m:
         code = int(m.group(1))
-    return {"error": type(e).__name__, "code": code, "message": str(e)[:400], "statuses": statuses}
+    data = getattr(e, "data", None)
+    return {"error": type(e).__name__, "code": code, "data": data, "message": str(e)[:400], "statuses": statuses}
 
 
 def todict(x):
@@ -125,6 +130,11 @@ async def handle(req):
             request = json_format.ParseDict(req["params"], getattr(pb, method.input_type.name)())
             transport = JsonRpcTransport(http, pb.AgentCard(), req["url"], is_shared_httpx=True)
             send = getattr(transport, SENDERS[method.name])
+            started = time.monotonic()
+
+            def elapsed():
+                return round((time.monotonic() - started) * 1000)
+
             if method.server_streaming:
                 items = []
 
@@ -133,11 +143,12 @@ async def handle(req):
                         items.append(todict(item))
 
                 try:
-                    await asyncio.wait_for(read(), timeout=3)
+                    await asyncio.wait_for(read(), timeout=req.get("wait", 3))
                 except asyncio.TimeoutError:
                     pass
-                return {"result": {"stream": items}, "statuses": statuses}
-            return {"result": todict(await send(request)), "statuses": statuses}
+                return {"result": {"stream": items}, "statuses": statuses, "elapsedMs": elapsed()}
+            result = todict(await send(request))
+            return {"result": result, "statuses": statuses, "elapsedMs": elapsed()}
         except Exception as e:  # noqa: BLE001 — every failure is an answer to compare
             return error(e, statuses)
 
