@@ -199,7 +199,7 @@ async fn a_key_of_one_workspace_never_sees_another_workspaces_sessions_events_st
         r
     }
     let mut sessions = relay_proto::v1::session_service_client::SessionServiceClient::new(channel.clone());
-    let got = sessions
+    let hidden = sessions
         .get(with_key(
             &a.token,
             relay_proto::v1::SessionRef {
@@ -207,9 +207,8 @@ async fn a_key_of_one_workspace_never_sees_another_workspaces_sessions_events_st
             },
         ))
         .await
-        .unwrap()
-        .into_inner();
-    assert!(got.session.is_none(), "{got:?}");
+        .expect_err("another workspace's session is not found over gRPC, as over REST");
+    assert_eq!(hidden.code(), tonic::Code::NotFound, "{hidden:?}");
     let mut permissions = relay_proto::v1::permission_service_client::PermissionServiceClient::new(channel);
     let refused = permissions
         .get(with_key(
