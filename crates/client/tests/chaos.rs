@@ -571,7 +571,11 @@ async fn under_kill9_and_nats_and_postgres_restarts_nothing_acknowledged_is_lost
             relay_testkit::wait_for(|| async { (h.lock().unwrap().len() >= mesh.surfaced.len()).then_some(()) }).await;
         }
         let dead: Vec<(String, String)> = handed.as_ref().map_or_else(Vec::new, |h| {
-            h.lock().unwrap().iter().map(|(a, (r, _))| (a.clone(), r.clone())).collect()
+            h.lock()
+                .unwrap()
+                .iter()
+                .map(|(a, (r, _))| (a.clone(), r.clone()))
+                .collect()
         });
         let t = Instant::now();
         mesh.services.get_mut(name).unwrap().kill9().await;
@@ -592,7 +596,11 @@ async fn under_kill9_and_nats_and_postgres_restarts_nothing_acknowledged_is_lost
             })
             .await;
             takeover_s = Some(took.as_secs_f64());
-            eprintln!("[{:6.1}s] the dead runner's agents taken over {:.2}s after the kill", since(start), took.as_secs_f64());
+            eprintln!(
+                "[{:6.1}s] the dead runner's agents taken over {:.2}s after the kill",
+                since(start),
+                took.as_secs_f64()
+            );
         }
         for b in bursts {
             b.await.unwrap();
@@ -1078,7 +1086,11 @@ async fn count(mesh: &Mesh, load: &Load, receiver: &WebhookReceiver) -> Vec<Coun
     loop {
         let mut pending = 0;
         for id in &ids {
-            let d = c.delivery_get(&DeliveryRef { delivery_id: id.clone() }).await;
+            let d = c
+                .delivery_get(&DeliveryRef {
+                    delivery_id: id.clone(),
+                })
+                .await;
             if d.map(|d| serde_json::to_value(d).unwrap()["status"].clone()).ok() != Some(json!("delivered")) {
                 pending += 1;
             }
@@ -1511,9 +1523,13 @@ fn watch_runners(nats: async_nats::Client) -> Arc<Mutex<HashMap<String, (String,
     let seen: Arc<Mutex<HashMap<String, (String, Instant)>>> = Arc::default();
     let out = seen.clone();
     tokio::spawn(async move {
-        let Ok(mut sub) = nats.subscribe("agent.*.deliver").await else { return };
+        let Ok(mut sub) = nats.subscribe("agent.*.deliver").await else {
+            return;
+        };
         while let Some(msg) = sub.next().await {
-            let Ok(req) = serde_json::from_slice::<Value>(&msg.payload) else { continue };
+            let Ok(req) = serde_json::from_slice::<Value>(&msg.payload) else {
+                continue;
+            };
             if let Some(runner) = req["context"]["metadata"]["runner"].as_str() {
                 let agent = msg.subject.split('.').nth(1).unwrap_or_default().to_string();
                 seen.lock().unwrap().insert(agent, (runner.to_string(), Instant::now()));
