@@ -106,7 +106,10 @@ async fn sweep_once(runner: &Runner, missing: &mut HashMap<String, Instant>) -> 
     crate::store::wake_runners(&mut *tx).await?;
     tx.commit().await?;
     for owner in dead {
-        tracing::info!(owner, "lease owner holds no liveness lock: its agents are free to claim");
+        tracing::info!(
+            owner,
+            "lease owner holds no liveness lock: its agents are free to claim"
+        );
     }
     Ok(taken)
 }

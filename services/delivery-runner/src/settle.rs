@@ -244,7 +244,11 @@ pub(crate) async fn publish(nats: &async_nats::Client, forward_wake: &Notify, ev
     for (e, traceparent) in events {
         let published = relay_bus::client::publish(nats, e.event_type.clone(), e);
         let published = match traceparent {
-            Some(tp) => published.instrument(relay_bus::trace::continuing("delivery event", Some(tp))).await,
+            Some(tp) => {
+                published
+                    .instrument(relay_bus::trace::continuing("delivery event", Some(tp)))
+                    .await
+            }
             None => published.await,
         };
         if let Err(err) = published {

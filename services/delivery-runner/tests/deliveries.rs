@@ -738,7 +738,10 @@ async fn a_report_of_a_hand_off_not_yet_recorded_is_taken_at_once_and_the_late_r
     // Announced accepted, then delivered, once each.
     let kinds = relay_testkit::wait_for(|| async {
         let page = m
-            .ok("event.query", json!({"sessionIds": ["s"], "types": ["delivery.created", "delivery.accepted", "delivery.delivered"]}))
+            .ok(
+                "event.query",
+                json!({"sessionIds": ["s"], "types": ["delivery.created", "delivery.accepted", "delivery.delivered"]}),
+            )
             .await;
         let kinds: Vec<String> = page["events"]
             .as_array()?
@@ -792,7 +795,10 @@ async fn a_runner_stopped_with_sigterm_hands_its_agent_to_another_replica_at_onc
     m.add_replica().await;
     // ... when it is told to stop.
     let pid = m.replicas[0].pid().to_string();
-    std::process::Command::new("kill").args(["-TERM", &pid]).status().unwrap();
+    std::process::Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .unwrap();
     gate.send(()).unwrap();
     let exited = m.replicas[0].wait_exit(std::time::Duration::from_secs(15)).await;
     assert_eq!(exited, Some(true), "the runner exits cleanly on SIGTERM");
@@ -885,6 +891,8 @@ async fn cancelling_a_delivery_the_harness_already_typed_is_a_conflict_and_its_r
     m.err("delivery.cancel", json!({"deliveryId": id}), "conflict").await;
     wait_status(&m, &id, "accepted").await;
     let report = json!({"deliveryId": id, "status": "delivered"});
-    let landed = relay_testkit::call_json(&m.client, "delivery.report", report).await.unwrap();
+    let landed = relay_testkit::call_json(&m.client, "delivery.report", report)
+        .await
+        .unwrap();
     assert_eq!(landed["status"], "delivered", "{landed}");
 }

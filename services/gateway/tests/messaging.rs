@@ -508,7 +508,12 @@ async fn a_runner_killed_at(point: &str) -> std::time::Duration {
     let died = w.m._services[2].wait_exit(std::time::Duration::from_secs(60)).await;
     assert_eq!(died, Some(false), "the runner should have died at {point} #3");
     let dead_at = std::time::Instant::now();
-    let runner = ServiceProcess::spawn(&relay_testkit::bin_path("delivery-runner"), &w.m.nats, &w.m.db, &[lease]);
+    let runner = ServiceProcess::spawn(
+        &relay_testkit::bin_path("delivery-runner"),
+        &w.m.nats,
+        &w.m.db,
+        &[lease],
+    );
     let all: Vec<u32> = (1..=N).collect();
     let path = format!("/api/v1/deliveries?agentId={alice}");
     // Well inside the lease: only liveness can have handed the agent over.
@@ -523,7 +528,11 @@ async fn a_runner_killed_at(point: &str) -> std::time::Duration {
     })
     .await;
     let took = dead_at.elapsed();
-    assert_eq!(numbered(&w.surfaced("alice"), "dm"), all, "alice's DMs: once each, in order");
+    assert_eq!(
+        numbered(&w.surfaced("alice"), "dm"),
+        all,
+        "alice's DMs: once each, in order"
+    );
     eprintln!("killed at {point}: every delivery delivered {took:?} after the kill");
     drop(runner);
     took
