@@ -989,13 +989,11 @@ async fn usage_is_what_the_model_reported_for_every_request(cli: Cli) {
     if cli == Cli::Gemini {
         assert!(side > 0, "the router's side calls are part of the proof: {models:?}");
     }
-    // Claude Code's models are priced from its own catalog. Gemini CLI's routed models
-    // (gemini-3.8-flash, gemini-3.5-flash-lite) have no price in the table yet: they show in
-    // unpricedModels, counted at $0, rather than being hidden.
-    if cli == Cli::Claude {
-        let unpriced = costs["unpricedModels"].as_array().cloned().unwrap_or_default();
-        assert!(unpriced.is_empty(), "every model Claude Code used is priced: {costs}");
-    }
+    // Every model the CLI used has a price (Claude Code's from its own catalog; Gemini CLI's
+    // routed gemini-3.8-flash and gemini-3.5-flash-lite; the tests' Codex model): none is
+    // counted at $0.
+    let unpriced = costs["unpricedModels"].as_array().cloned().unwrap_or_default();
+    assert!(unpriced.is_empty(), "every model {cli:?} used is priced: {costs}");
 }
 
 /// A denial over REST: the command never runs, the model is told, the turn still ends idle.
@@ -1257,13 +1255,28 @@ async fn multi_line_message_arrives_intact(cli: Cli) {
     let texts = w
         .wait_long(&agent, || async {
             let texts = w.model.user_texts();
-            texts.iter().any(|t| t == text).then_some(texts)
+            texts.iter().any(|t| unwrap_paste(t) == text).then_some(texts)
         })
         .await;
     // The message with its lines intact, and never a piece of it on its own (a split paste).
     // A CLI's own side requests (Codex's title) quote other text.
-    let pieces: Vec<&String> = texts.iter().filter(|t| *t != text && text.contains(t.trim())).collect();
+    let pieces: Vec<&String> = texts
+        .iter()
+        .filter(|t| unwrap_paste(t) != text && text.contains(t.trim()))
+        .collect();
     assert!(pieces.is_empty(), "{texts:?}");
+}
+
+/// Claude Code 2.1.33x hands a multi-line paste to the model as
+/// `<pasted_content id="…">\n{text}\n</pasted_content id="…">`: the text inside, else the text.
+fn unwrap_paste(t: &str) -> &str {
+    let trimmed = t.trim_start_matches('\n');
+    let inner = trimmed
+        .strip_prefix("<pasted_content")
+        .and_then(|rest| rest.split_once(">\n"))
+        .and_then(|(_, rest)| rest.trim_end_matches('\n').rsplit_once("\n</pasted_content"))
+        .map(|(inner, _)| inner);
+    inner.unwrap_or(t)
 }
 
 /// The model asks the user a question; it shows in `question.list`, is answered over REST, and

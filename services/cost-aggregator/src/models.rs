@@ -19,6 +19,24 @@ fn m(model: &str, input: f64, output: f64, cache_read: f64, cache_write: Option<
 /// Built-in prices (USD per 1M tokens, the vendors' published list prices for standard
 /// requests when this was written); override them with a cost-models.json.
 pub fn defaults() -> Vec<CostModel> {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    defaults_at(now)
+}
+
+/// 2027-01-01T00:00:00Z, when Gemini 3.8 Flash's launch price ends.
+const GEMINI_3_8_FLASH_LAUNCH_PRICE_ENDS: u64 = 1_798_761_600;
+
+/// The built-in prices on a day (Unix seconds): one vendor price is dated.
+pub fn defaults_at(now: u64) -> Vec<CostModel> {
+    // ai.google.dev/gemini-api/docs/pricing: "$0.75 through December 31, 2026", "$1.50 starting
+    // January 1, 2027" (output $3.75, then $7.50; cache reads a tenth of input).
+    let gemini_3_8_flash = if now < GEMINI_3_8_FLASH_LAUNCH_PRICE_ENDS {
+        m("gemini-3.8-flash", 0.75, 3.75, 0.075, None, 1_048_576)
+    } else {
+        m("gemini-3.8-flash", 1.50, 7.50, 0.15, None, 1_048_576)
+    };
     vec![
         // Anthropic: cache writes are the 5-minute TTL price. The newer models' prices are
         // Claude Code's own (its baked-in model catalog, 2.1.332), which is what it bills by.
@@ -47,7 +65,12 @@ pub fn defaults() -> Vec<CostModel> {
         m("claude-haiku-5-5", 0.10, 0.50, 0.01, Some(0.125), 1_000_000),
         m("claude-haiku-4-5", 1.0, 5.0, 0.10, Some(1.25), 200_000),
         m("claude-3-5-haiku", 0.80, 4.0, 0.08, Some(1.0), 200_000),
-        // OpenAI: cached input is the read price; there is no write surcharge.
+        // OpenAI (developers.openai.com/api/docs/models/<model>): cached input is the read price.
+        // Codex 0.171's default model; prompts over 272k tokens cost more (not modelled here).
+        m("gpt-6.2-sol", 2.0, 10.0, 0.10, Some(2.5), 1_050_000),
+        m("gpt-6.1-sol", 2.0, 10.0, 0.10, Some(2.5), 1_050_000),
+        m("gpt-6-sol", 2.0, 10.0, 0.20, Some(2.5), 1_050_000),
+        m("gpt-5.5", 5.0, 30.0, 0.50, None, 1_000_000),
         m("gpt-5.1", 1.25, 10.0, 0.125, None, 400_000),
         m("gpt-5", 1.25, 10.0, 0.125, None, 400_000),
         m("gpt-5-mini", 0.25, 2.0, 0.025, None, 400_000),
@@ -56,7 +79,11 @@ pub fn defaults() -> Vec<CostModel> {
         m("gpt-4.1", 2.0, 8.0, 0.50, None, 1_047_576),
         m("gpt-4o", 2.50, 10.0, 1.25, None, 128_000),
         m("o3", 2.0, 8.0, 0.50, None, 200_000),
-        // Google: prompts up to 200k tokens.
+        // Google: prompts up to 200k tokens. Gemini CLI's `auto` routes to 3.8 Flash and 3.5
+        // Flash-Lite (0.61).
+        gemini_3_8_flash,
+        m("gemini-3.5-flash", 1.50, 9.0, 0.15, None, 1_048_576),
+        m("gemini-3.5-flash-lite", 0.30, 2.50, 0.03, None, 1_048_576),
         m("gemini-3-pro", 2.0, 12.0, 0.20, None, 1_048_576),
         m("gemini-2.5-pro", 1.25, 10.0, 0.125, None, 1_048_576),
         m("gemini-2.5-flash", 0.30, 2.50, 0.03, None, 1_048_576),
@@ -122,12 +149,16 @@ pub fn load(path: &str) -> Result<(Vec<CostModel>, String), ModelsError> {
     Ok((models, file.display().to_string()))
 }
 
-/// Prices a model: an exact name first, else the longest configured prefix of it.
+/// Prices a model: an exact name first, else the longest configured prefix of it that ends
+/// where a suffix starts (`claude-sonnet-4-5` prices `claude-sonnet-4-5-20250929` and
+/// `…@20250929`). A prefix followed by `.` or a digit names another version (`gpt-5` is not
+/// `gpt-5.5`): that model is unpriced, and shown so, rather than priced as another.
 pub fn find<'a>(models: &'a [CostModel], model: &str) -> Option<&'a CostModel> {
+    let suffix_starts = |rest: &str| matches!(rest.chars().next(), Some('-' | '@' | ':' | '/'));
     models.iter().find(|m| m.model == model).or_else(|| {
         models
             .iter()
-            .filter(|m| model.starts_with(&m.model))
+            .filter(|m| model.strip_prefix(m.model.as_str()).is_some_and(suffix_starts))
             .max_by_key(|m| m.model.len())
     })
 }
@@ -180,10 +211,14 @@ mod tests {
         ("Claude Code 2.1.197 (pinned)", "claude-opus-4-8"),
         ("Claude Code 2.1.332 (latest)", "claude-opus-5-5"),
         ("Claude Code's side calls", "claude-haiku-4-5-20251001"),
+        ("Codex 0.171 (pinned)", "gpt-6.2-sol"),
+        ("Codex with the tests' config", "gpt-5.5"),
+        ("Gemini CLI 0.61 (pinned), auto", "gemini-3.8-flash"),
+        ("Gemini CLI 0.61 (pinned), auto's router", "gemini-3.5-flash-lite"),
     ];
 
     #[test]
-    fn no_model_a_pinned_or_latest_claude_code_defaults_to_is_unpriced() {
+    fn no_model_a_pinned_or_latest_cli_defaults_to_is_unpriced() {
         let models = defaults();
         for (cli, model) in CLI_DEFAULT_MODELS {
             assert!(find(&models, model).is_some(), "{cli} runs {model}, which has no price");
@@ -191,6 +226,29 @@ mod tests {
         // Priced as itself, not as an older model that shares a prefix (Opus 4 costs 3x).
         assert_eq!(find(&models, "claude-opus-4-8").unwrap().input_per1_m, 5.0);
         assert_eq!(find(&models, "claude-opus-5-5").unwrap().output_per1_m, 20.0);
+        assert_eq!(find(&models, "gpt-6.2-sol").unwrap().cache_read_per1_m, Some(0.10));
+    }
+
+    #[test]
+    fn another_version_is_not_priced_as_its_prefix() {
+        let models = vec![
+            m("gpt-5", 1.25, 10.0, 0.125, None, 1),
+            m("claude-sonnet-4", 3.0, 15.0, 0.3, None, 1),
+        ];
+        assert!(find(&models, "gpt-5.5").is_none(), "gpt-5.5 is not gpt-5");
+        assert!(find(&models, "gpt-50").is_none());
+        assert_eq!(find(&models, "gpt-5-2025-08-07").unwrap().model, "gpt-5");
+        assert_eq!(
+            find(&models, "claude-sonnet-4@20250514").unwrap().model,
+            "claude-sonnet-4"
+        );
+    }
+
+    #[test]
+    fn gemini_3_8_flash_costs_its_launch_price_through_2026_and_double_after() {
+        let price = |now| find(&defaults_at(now), "gemini-3.8-flash").unwrap().input_per1_m;
+        assert_eq!(price(GEMINI_3_8_FLASH_LAUNCH_PRICE_ENDS - 1), 0.75);
+        assert_eq!(price(GEMINI_3_8_FLASH_LAUNCH_PRICE_ENDS), 1.50);
     }
 
     #[test]
