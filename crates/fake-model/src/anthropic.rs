@@ -28,7 +28,7 @@ fn messages(body: &Value, script: &Script) -> Outcome {
     let (user_text, results) = last_user_turn(pieces(body));
     let step = script.choose(user_text.as_deref(), results);
     let usage = script.usage_for(&step, main);
-    let content = vec![block(&step, &tools)];
+    let content = vec![block(&step, &tools, searched_this_turn(body))];
     let stop_reason = if content.iter().any(|b| b["type"] == "tool_use") {
         "tool_use"
     } else {
@@ -56,9 +56,47 @@ fn messages(body: &Value, script: &Script) -> Outcome {
     }
 }
 
+/// The ids of the assistant's ToolSearch calls: their results load tools, they are not steps.
+fn tool_search_ids(body: &Value) -> Vec<String> {
+    let messages = array(body.get("messages"));
+    messages
+        .iter()
+        .filter(|m| m.get("role").and_then(Value::as_str) == Some("assistant"))
+        .flat_map(|m| array(m.get("content")))
+        .filter(|b| b["type"] == "tool_use" && b["name"] == TOOL_SEARCH)
+        .filter_map(|b| b.get("id").and_then(Value::as_str).map(str::to_string))
+        .collect()
+}
+
+/// A ToolSearch already ran since the user last typed (so a tool it did not load stays text,
+/// no loop): its result is the last thing in the conversation.
+fn searched_this_turn(body: &Value) -> bool {
+    let searches = tool_search_ids(body);
+    let messages = array(body.get("messages"));
+    let last = messages
+        .iter()
+        .rev()
+        .find(|m| m.get("role").and_then(Value::as_str) == Some("user"));
+    last.is_some_and(|m| array(m.get("content")).iter().any(|b| is_search_result(b, &searches)))
+}
+
+fn is_search_result(block: &Value, searches: &[String]) -> bool {
+    block["type"] == "tool_result"
+        && block
+            .get("tool_use_id")
+            .and_then(Value::as_str)
+            .is_some_and(|id| searches.iter().any(|s| s == id))
+}
+
+/// Claude Code's client-side tool search (2.1.33x): MCP tools are listed by name only, and
+/// their schemas load when the model calls it with `select:<name>`.
+const TOOL_SEARCH: &str = "ToolSearch";
+
 /// User text blocks and tool results in conversation order; `role: "system"` messages
-/// (Claude's mid-conversation system beta) and assistant turns carry neither.
+/// (Claude's mid-conversation system beta) and assistant turns carry neither. ToolSearch
+/// results are not steps of the script.
 fn pieces(body: &Value) -> Vec<Piece> {
+    let searches = tool_search_ids(body);
     let mut out = Vec::new();
     let messages = array(body.get("messages"));
     for message in messages
@@ -68,6 +106,10 @@ fn pieces(body: &Value) -> Vec<Piece> {
         match message.get("content") {
             Some(Value::String(text)) => out.push(Piece::UserText(text.clone())),
             Some(Value::Array(blocks)) => {
+                // Claude Code answers a ToolSearch with the loaded tools and a "Tool loaded." text.
+                if blocks.iter().any(|b| is_search_result(b, &searches)) {
+                    continue;
+                }
                 for block in blocks {
                     match block.get("type").and_then(Value::as_str) {
                         Some("text") => {
@@ -85,8 +127,9 @@ fn pieces(body: &Value) -> Vec<Piece> {
     out
 }
 
-/// The one content block answering `step`: a tool_use when the request offers the tool, else text.
-fn block(step: &Step, tools: &[String]) -> Value {
+/// The one content block answering `step`: a tool_use when the request offers the tool, a
+/// ToolSearch that loads it when it is deferred (once per turn), else text.
+fn block(step: &Step, tools: &[String], searched: bool) -> Value {
     let offered = |name: &str| tools.iter().any(|t| t == name);
     let tool_use =
         |name: &str, input: Value| json!({"type": "tool_use", "id": new_id("toolu_"), "name": name, "input": input});
@@ -96,6 +139,10 @@ fn block(step: &Step, tools: &[String]) -> Value {
             json!({"command": command, "description": "Run a shell command"}),
         ),
         Step::Tool { name, input, .. } if offered(name) => tool_use(name, input.clone()),
+        Step::Tool { name, .. } if offered(TOOL_SEARCH) && !searched => tool_use(
+            TOOL_SEARCH,
+            json!({"query": format!("select:{name}"), "max_results": 5}),
+        ),
         // AskUserQuestion's input_schema (2.1.197): 1-4 questions, each with a <=12 char header
         // and 2-4 options of {label, description}.
         Step::Question { question, options, .. } if offered("AskUserQuestion") => tool_use(
@@ -185,27 +232,72 @@ mod tests {
     }
 
     #[test]
+    fn a_deferred_mcp_tool_is_loaded_with_tool_search_once_then_called() {
+        let script = Script::new().on(
+            "MCPTOOL",
+            [
+                Step::tool("mcp__fake__echo", json!({"text": "ping"})),
+                Step::text("mcp done"),
+            ],
+        );
+        // Claude Code 2.1.332's first request: the MCP tool is named only in a system message.
+        let mut first = fixture("claude_after_tool_search.json");
+        let messages = first["messages"].as_array_mut().unwrap();
+        messages.truncate(2);
+        first["tools"] = json!([{"name": "ToolSearch"}, {"name": "Bash"}]);
+        let search = &block(&Step::tool("mcp__fake__echo", json!({})), &["ToolSearch".into()], false);
+        assert_eq!(search["name"], "ToolSearch");
+        assert_eq!(search["input"]["query"], "select:mcp__fake__echo");
+        assert!(!searched_this_turn(&first));
+        // The next request carries the tool_reference result and "Tool loaded.", which are not
+        // the user's words and not a step: the same step is chosen, and the tool is offered.
+        let body = fixture("claude_after_tool_search.json");
+        assert!(searched_this_turn(&body));
+        assert_eq!(last_user_turn(pieces(&body)), (Some("MCPTOOL please".into()), 0));
+        let outcome = messages_outcome_block(&body, &script);
+        assert_eq!(
+            (outcome["name"].as_str(), &outcome["input"]),
+            (Some("mcp__fake__echo"), &json!({"text": "ping"}))
+        );
+        // A search that did not load the tool is not repeated.
+        assert_eq!(
+            block(&Step::tool("mcp__x__y", json!({})), &["ToolSearch".into()], true)["type"],
+            "text"
+        );
+    }
+
+    fn messages_outcome_block(body: &Value, script: &Script) -> Value {
+        let tools = tool_names(array(body.get("tools")));
+        let (user_text, results) = last_user_turn(pieces(body));
+        block(
+            &script.choose(user_text.as_deref(), results),
+            &tools,
+            searched_this_turn(body),
+        )
+    }
+
+    #[test]
     fn steps_become_tool_use_blocks_only_for_offered_tools() {
         let tools = [
             "Bash".to_string(),
             "AskUserQuestion".to_string(),
             "mcp__fake__echo".to_string(),
         ];
-        let bash = block(&Step::shell("touch a"), &tools);
+        let bash = block(&Step::shell("touch a"), &tools, false);
         assert_eq!(
             (bash["type"].as_str(), bash["name"].as_str()),
             (Some("tool_use"), Some("Bash"))
         );
         assert_eq!(bash["input"]["command"], "touch a");
-        let mcp = block(&Step::tool("mcp__fake__echo", json!({"text": "hi"})), &tools);
+        let mcp = block(&Step::tool("mcp__fake__echo", json!({"text": "hi"})), &tools, false);
         assert_eq!(mcp["input"], json!({"text": "hi"}));
-        let ask = block(&Step::question("Which?", ["A", "B"]), &tools);
+        let ask = block(&Step::question("Which?", ["A", "B"]), &tools, false);
         assert_eq!(
             ask["input"]["questions"][0]["options"][1],
             json!({"label": "B", "description": "B"})
         );
         assert_eq!(ask["input"]["questions"][0]["multiSelect"], false);
-        assert_eq!(block(&Step::shell("touch a"), &[])["type"], "text");
+        assert_eq!(block(&Step::shell("touch a"), &[], false)["type"], "text");
     }
 
     #[test]
