@@ -9,7 +9,6 @@ use relay_contracts::events::Event;
 use relay_contracts::subjects::event as subjects;
 use sqlx::PgPool;
 use std::sync::Arc;
-use std::time::Duration;
 use tokio::sync::Notify;
 
 const PAGE: i64 = 1000;
@@ -36,23 +35,10 @@ pub async fn run(db: PgPool, nats: async_nats::Client) {
         subjects::committed_subject("tool.called"),
     ];
     tokio::spawn(relay_bus::follow::watch_live(nats.clone(), live, wake.clone()));
-    let mut backoff = Duration::from_millis(200);
-    loop {
-        match follow(&db, &nats).await {
-            Ok(true) => backoff = Duration::from_millis(200),
-            Ok(false) => {
-                tokio::select! {
-                    _ = wake.notified() => {}
-                    _ = tokio::time::sleep(Duration::from_secs(1)) => {}
-                }
-            }
-            Err(e) => {
-                tracing::warn!(error = %e, retry_in = ?backoff, "cannot follow the event log for delivery boundaries");
-                tokio::time::sleep(backoff).await;
-                backoff = (backoff * 2).min(Duration::from_secs(5));
-            }
-        }
-    }
+    relay_bus::outbox::drain_forever(&wake, "cannot follow the event log for delivery boundaries", || {
+        follow(&db, &nats)
+    })
+    .await
 }
 
 /// Applies one page; true when it was full (more may be waiting).

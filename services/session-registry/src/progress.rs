@@ -68,23 +68,10 @@ async fn follow_forever(reg: Registry) {
         "event.committed.status.>".to_string(),
     ];
     tokio::spawn(relay_bus::follow::watch_live(reg.nats.clone(), live, wake.clone()));
-    let mut backoff = Duration::from_millis(200);
-    loop {
-        match follow(&reg).await {
-            Ok(true) => backoff = Duration::from_millis(200),
-            Ok(false) => {
-                tokio::select! {
-                    _ = wake.notified() => {}
-                    _ = tokio::time::sleep(Duration::from_secs(1)) => {}
-                }
-            }
-            Err(e) => {
-                tracing::warn!(error = %e, retry_in = ?backoff, "cannot follow the event log for message progress");
-                tokio::time::sleep(backoff).await;
-                backoff = (backoff * 2).min(Duration::from_secs(5));
-            }
-        }
-    }
+    relay_bus::outbox::drain_forever(&wake, "cannot follow the event log for message progress", || {
+        follow(&reg)
+    })
+    .await
 }
 
 impl From<FollowError> for RegistryError {
