@@ -1291,13 +1291,15 @@ async fn question_is_answered_over_rest(cli: Cli) {
     );
     let w = world(script).await;
     let (_session, agent) = w.spawn(cli, "ASKQ please").await;
-    let q = wait_for(|| async {
-        let v = w
-            .ok(reqwest::Method::GET, &format!("/agents/{agent}/questions"), None)
-            .await;
-        v["questions"].as_array().and_then(|q| q.first().cloned())
-    })
-    .await;
+    // The CLI starts, takes the task and shows its question: a TUI takes its time on a busy machine.
+    let q = w
+        .wait_long(&agent, || async {
+            let v = w
+                .ok(reqwest::Method::GET, &format!("/agents/{agent}/questions"), None)
+                .await;
+            v["questions"].as_array().and_then(|q| q.first().cloned())
+        })
+        .await;
     assert_eq!(q["question"], "Which color do you prefer?", "{q}");
     let id = q["questionId"].as_str().unwrap();
     w.ok(
@@ -1307,7 +1309,7 @@ async fn question_is_answered_over_rest(cli: Cli) {
     )
     .await;
     // The request after the question carries the answer as the tool's result.
-    wait_for(|| async {
+    w.wait_long(&agent, || async {
         let answered = w
             .model
             .main_requests()

@@ -157,8 +157,14 @@ async fn agent(w: &World, id: &str, workspace: &str) -> (Harness, Victim) {
 async fn every_harness_subject_answers_another_workspaces_ids_exactly_as_unknown_ids_and_never_shows_its_objects() {
     let w = world().await;
     let victim = victim(&w).await;
-    let _ = attackers(&w.root).await; // workspace A
+    let keys = attackers(&w.root).await; // workspace A
     let (a, own) = agent(&w, "attacker-agent", ATTACKER).await;
+    // Its deliveries held: a turn its sends open stays active for the whole probe, rather than
+    // ending mid-probe when the runner gives up on a harness that takes no deliveries (then an
+    // unknown id and B's, asked a moment apart, would meet different turns).
+    let admin = &keys.iter().find(|(role, _)| *role == "admin").expect("A's admin").1;
+    let (status, held) = admin.post("/api/v1/agents/attacker-agent/pause", json!({})).await;
+    ok(status, &held, "attacker-agent paused");
     let contracts = contracts();
     let subjects = harness_subjects();
     assert!(subjects.len() > 30, "only {} harness subjects", subjects.len());

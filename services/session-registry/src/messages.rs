@@ -115,7 +115,16 @@ pub(crate) async fn post(change: &mut Change, session: &mut Session, post: Post)
                 return Err(RegistryError::Conflict(format!("turn {turn_id} is already complete")));
             }
             Some(t) => (t, false),
-            None => (open_turn(change, session, Some(turn_id)).await?, true),
+            // A new turn of the caller's id, unless one is already active (one at a time).
+            None => match store::active_turn(change.conn(), &session.session_id).await? {
+                Some(active) => {
+                    return Err(RegistryError::Conflict(format!(
+                        "session {} has an active turn ({}): name it as turnId, or leave turnId out",
+                        session.session_id, active.turn_id
+                    )));
+                }
+                None => (open_turn(change, session, Some(turn_id)).await?, true),
+            },
         },
         None => match store::active_turn(change.conn(), &session.session_id).await? {
             Some(t) => (t, false),

@@ -228,7 +228,7 @@ async fn release_needs_the_release_capability() {
 }
 
 #[tokio::test]
-async fn send_message_creates_session_attaches_agent_and_opens_a_turn() {
+async fn send_message_creates_session_attaches_agent_and_opens_one_turn_at_a_time() {
     let m = common::start(1).await;
     let sent = m
         .ok(
@@ -261,6 +261,21 @@ async fn send_message_creates_session_attaches_agent_and_opens_a_turn() {
     assert_eq!(msgs[1]["contentText"], "Follow-up");
     assert_eq!(msgs[1]["role"], "user");
     assert_eq!(msgs[1]["blocks"], json!([{"type": "text", "text": "Follow-up"}]));
+
+    // A turn id of its own while that turn is active: a conflict that names the active turn,
+    // not a database constraint.
+    let e = m
+        .err(
+            "session.sendMessage",
+            json!({"sessionId": "new-1", "message": "Another", "turnId": "my-turn"}),
+            "conflict",
+        )
+        .await;
+    let active = sent["turnId"].as_str().unwrap();
+    assert!(
+        e.error.message.contains(active) && !e.error.message.contains("registry_turns"),
+        "{e}"
+    );
 }
 
 #[tokio::test]
