@@ -2,7 +2,8 @@
 # The compose cluster (docker-compose.yml) without Docker: against the local Postgres (database
 # `relay`), runs `relayctl migrate` once, then every service from target/debug with
 # RELAY_DATABASE__MIGRATE=false until Ctrl-C. agent-spawner reads deploy/compose/spawner.toml, so
-# agents are the scripted fake-agent. Traces are exported only when RELAY_TELEMETRY__OTLP_ENDPOINT
+# agents are the scripted fake-agent, or the spawner config of yours RELAY_SPAWNER_CONFIG names
+# (e.g. one with `[spawner.agents.claude] command = ["claude"]` for your Claude Code). Traces are exported only when RELAY_TELEMETRY__OTLP_ENDPOINT
 # is set. Needs `cargo build --workspace --bins`.
 #
 # Auth is on: the first run writes NATS identities into .relay/auth (`relayctl auth init`), and a
@@ -16,6 +17,10 @@ for b in relayctl agent-harness fake-agent "${services[@]}"; do
   [ -x "$bin/$b" ] || { echo "run-local: $bin/$b is missing: cargo build --workspace --bins" >&2; exit 1; }
 done
 export PATH="$bin:$PATH"    # spawner.toml runs a bare `fake-agent`
+spawner_config="${RELAY_SPAWNER_CONFIG:-$PWD/deploy/compose/spawner.toml}"
+[ -r "$spawner_config" ] || { echo "run-local: cannot read the spawner config $spawner_config" >&2; exit 1; }
+spawner_config="$(cd "$(dirname "$spawner_config")" && pwd)/$(basename "$spawner_config")"
+echo "run-local: agent-spawner config: $spawner_config"
 export RELAY_TELEMETRY__LOG_FORMAT="${RELAY_TELEMETRY__LOG_FORMAT:-pretty}"
 [ -n "${RELAY_TELEMETRY__OTLP_ENDPOINT:-}" ] || unset RELAY_TELEMETRY__OTLP_ENDPOINT
 
@@ -40,7 +45,7 @@ for svc in "${services[@]}"; do
   creds=()
   [ "${RELAY_AUTH:-on}" = off ] || creds=(env "RELAY_NATS__CREDS_FILE=$auth/$svc.creds")
   if [ "$svc" = agent-spawner ]; then
-    RELAY_CONFIG="$PWD/deploy/compose/spawner.toml" "${creds[@]}" "$bin/$svc" &
+    RELAY_CONFIG="$spawner_config" "${creds[@]}" "$bin/$svc" &
   else
     "${creds[@]}" "$bin/$svc" &
   fi

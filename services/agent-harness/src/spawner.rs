@@ -150,8 +150,9 @@ impl SpawnerSettings {
     /// The agent `cli` names, `commands` first.
     fn agent(&self, cli: &str) -> Option<AgentCommand> {
         if let Some(argv) = self.commands.get(cli).filter(|c| !c.is_empty()) {
-            let patterns = match cli {
-                "claude" | "codex" | "gemini" => cli,
+            // `claude-tui` reads Claude's screens as `claude` does.
+            let patterns = match cli.strip_suffix("-tui").unwrap_or(cli) {
+                known @ ("claude" | "codex" | "gemini") => known,
                 _ => "generic",
             };
             return Some(AgentCommand {
@@ -933,6 +934,19 @@ mod tests {
         assert_eq!(attach_outcome(&line), Some(Err(refused)));
         assert_eq!(attach_outcome(r#"{"message":"starting","agentId":"a-1"}"#), None);
         assert_eq!(attach_outcome("Welcome to claude"), None);
+    }
+
+    /// `make run` and the compose cluster run the demo config: no cli the spawner knows may
+    /// start a real CLI there (with the user's HOME, credentials and bill).
+    #[test]
+    fn the_demo_config_runs_every_known_cli_as_the_fake_agent() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../deploy/compose/spawner.toml");
+        let s: crate::Settings = relay_bus::settings::load_from(Some(path), Some(Default::default())).unwrap();
+        for cli in SpawnerSettings::default().agents.keys() {
+            let agent = s.spawner.agent(cli).unwrap_or_else(|| panic!("{cli} has no command"));
+            assert_eq!(agent.command[0], "fake-agent", "{cli} runs {:?}", agent.command);
+        }
+        assert_eq!(s.spawner.agent("claude-tui").unwrap().patterns, "claude");
     }
 
     #[test]
