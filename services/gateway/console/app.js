@@ -424,8 +424,12 @@ async function sessionPage(id) {
 async function inboxPage() {
   const list = h('div', { id: 'inbox' });
   main.replaceChildren(h('h1', {}, 'Inbox'), list);
+  // Loads overlap (a stream event during a load): only the latest one's answer is shown.
+  let generation = 0;
   const load = async () => {
+    const mine = ++generation;
     const [perms, questions] = await Promise.all([call('GET', '/permissions?status=pending'), call('GET', '/questions?status=pending')]);
+    if (mine !== generation) return;
     const items = [
       ...perms.permissions.map((p) => ({ kind: 'permission', at: p.requestedAt, p })),
       ...questions.questions.map((q) => ({ kind: 'question', at: q.askedAt, q })),
@@ -503,9 +507,12 @@ async function inboxPage() {
     );
   };
   await load();
-  // Another operator's decision (or a new request) reloads the list.
+  // Another operator's decision (or a new request) reloads the list. A live stream starts at
+  // the moment it connects, so the list is loaded again then: a request made between the first
+  // load and the connection (or during a reconnect) is not missed.
   const types = 'permission.requested,permission.resolved,question.requested,question.resolved';
-  const stream = new Stream(`${API}/events/sse?types=${types}`, () => load().catch(() => {})).start();
+  const reload = () => load().catch(() => {});
+  const stream = new Stream(`${API}/events/sse?types=${types}`, reload, (st) => st === 'live' && reload()).start();
   return () => stream.stop();
 }
 

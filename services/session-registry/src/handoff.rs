@@ -139,6 +139,17 @@ impl Relay {
         let _ = tokio::time::timeout(INLINE_WAIT, task).await;
     }
 
+    /// Hands over everything committed so far, waiting as long as that takes (up to the
+    /// hand-off timeout per batch): afterwards the runner knows every delivery committed before
+    /// the call, so a cancel that found none of them can be asked again.
+    pub async fn flush(&self) -> Result<()> {
+        if !self.enabled {
+            return Ok(());
+        }
+        let _one = self.busy.lock().await;
+        self.hand_over_pending().await
+    }
+
     async fn run(self) {
         let what = "cannot hand deliveries to the delivery runner yet";
         relay_bus::outbox::drain_forever(&self.wake, what, || async {

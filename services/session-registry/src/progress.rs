@@ -235,31 +235,48 @@ async fn recheck_forever(reg: Registry) {
 }
 
 /// Cancels `deliveries` in the runner as superseded by message `by`. One delivered meanwhile
-/// (the runner answers conflict) stays delivered, and one whose hand-over is still on its way
-/// (not found) goes; either way the caller's turn is rolled back.
+/// (the runner answers conflict) stays delivered. One the runner does not know yet is still on
+/// its way in the hand-off (its send answered before the runner had it): everything committed
+/// is handed over, then it is cancelled again, so it cannot go out once the agent is idle.
 pub(crate) async fn cancel_deliveries(reg: &Registry, deliveries: &[String], by: &str) {
     let reason = format!("superseded by message {by} (onBusy rollback)");
-    let calls = deliveries.iter().map(|id| {
+    let unknown = cancel_each(reg, deliveries, &reason).await;
+    if unknown.is_empty() {
+        return;
+    }
+    if let Err(e) = reg.relay.flush().await {
+        tracing::warn!(error = %e, "cannot hand over the superseded deliveries to cancel them");
+        return;
+    }
+    for id in cancel_each(reg, &unknown, &reason).await {
+        tracing::info!(delivery_id = %id, superseded_by = by, "superseded delivery unknown to the runner; not cancelled");
+    }
+}
+
+/// Asks the runner to cancel each delivery; returns those it does not know.
+async fn cancel_each(reg: &Registry, deliveries: &[String], reason: &str) -> Vec<String> {
+    let calls = deliveries.iter().map(|id| async move {
         let req = CancelDeliveryRequest {
             delivery_id: id.clone(),
-            reason: Some(reason.clone()),
+            reason: Some(reason.to_string()),
         };
-        async move {
-            let answer = relay_bus::client::call::<rpc::DeliveryCancel>(&reg.nats, &req, CANCEL_TIMEOUT).await;
-            match answer {
-                Ok(_) => {
-                    tracing::info!(delivery_id = %req.delivery_id, superseded_by = by, "superseded delivery cancelled")
-                }
-                Err(e) if matches!(e.code(), ErrorCode::Conflict | ErrorCode::NotFound) => {
-                    tracing::info!(delivery_id = %req.delivery_id, error = %e, "superseded delivery not cancelled")
-                }
-                Err(e) => {
-                    tracing::warn!(delivery_id = %req.delivery_id, error = %e, "cannot cancel a superseded delivery")
-                }
+        match relay_bus::client::call::<rpc::DeliveryCancel>(&reg.nats, &req, CANCEL_TIMEOUT).await {
+            Ok(_) => {
+                tracing::info!(delivery_id = %id, reason, "superseded delivery cancelled");
+                None
+            }
+            Err(e) if e.code() == ErrorCode::NotFound => Some(id.clone()),
+            Err(e) if e.code() == ErrorCode::Conflict => {
+                tracing::info!(delivery_id = %id, error = %e, "superseded delivery not cancelled");
+                None
+            }
+            Err(e) => {
+                tracing::warn!(delivery_id = %id, error = %e, "cannot cancel a superseded delivery");
+                None
             }
         }
     });
-    futures::future::join_all(calls).await;
+    futures::future::join_all(calls).await.into_iter().flatten().collect()
 }
 
 async fn turn_of(change: &mut Change, message: &Message) -> Result<Turn> {
