@@ -75,6 +75,8 @@ async def main():
     assert card.supported_interfaces[0].protocol_binding == "JSONRPC"
     assert card.supported_interfaces[0].protocol_version == "1.0"
     assert any(s.id == "chat" for s in card.skills)
+    # A spawned CLI agent (the fake, read as Claude Code) declares what its path supports.
+    assert any(s.id == "code" and "approval" in s.description for s in card.skills), card.skills
     workspace = await A2ACardResolver(http, f"{BASE}/api/v1/a2a").get_agent_card()
     assert any(s.id == AGENT for s in workspace.skills), workspace.skills
     print("cards:", card.name, "/", workspace.name)

@@ -7,6 +7,7 @@
 //! - spawner.rs: the `agent-spawner` binary's `agent.spawn`, one harness process per agent.
 
 pub mod containment;
+pub mod discovery;
 pub mod parse;
 mod prompts;
 pub mod relay;
@@ -56,6 +57,9 @@ pub struct HarnessSettings {
     /// stop workers in its session (the `relay_map_reduce` tool). Set per CLI by the spawner's
     /// `delegate`.
     pub delegate: bool,
+    /// AG-UI capability additions (a JSON object of seed 004 categories) merged over what the
+    /// harness derives from its path (discovery.rs); the spawner's `capabilities` per CLI.
+    pub capabilities: Option<String>,
     /// The lead agent whose `agent.spawn` started this one (the spawner sets it).
     pub spawned_by: Option<String>,
     /// The placement its spawner placed it with (the spawner sets it; `--placement JSON`).
@@ -99,6 +103,7 @@ impl Default for HarnessSettings {
             handle: None,
             cli_session: None,
             delegate: false,
+            capabilities: None,
             spawned_by: None,
             placement: None,
             actions: None,

@@ -1,4 +1,4 @@
-//! `agent-harness [--session ID] [--cli claude|codex|gemini|generic] [--adapter NAME] [--cwd DIR] [--protocol P] [--agent-id ID --resume CLI_SESSION] [--delegate] [--spawned-by AGENT] [--placement JSON] [--actions FILE] [--sandbox none|bwrap [--sandbox-hide PATH]…] [--stop-with-stdin] -- COMMAND [ARGS…]`
+//! `agent-harness [--session ID] [--cli claude|codex|gemini|generic] [--adapter NAME] [--cwd DIR] [--protocol P] [--agent-id ID --resume CLI_SESSION] [--delegate] [--capabilities JSON] [--spawned-by AGENT] [--placement JSON] [--actions FILE] [--sandbox none|bwrap [--sandbox-hide PATH]…] [--stop-with-stdin] -- COMMAND [ARGS…]`
 //!
 //! Runs COMMAND under a PTY as one agent session of relay session ID: attaches it with its
 //! capabilities, types delivered messages into it, turns its output into events, and answers
@@ -45,6 +45,7 @@ fn apply_args(h: &mut HarnessSettings, mut args: impl Iterator<Item = String>) -
             "--resume" => h.cli_session = Some(value("--resume")?),
             "--stop-with-stdin" => h.stop_with_stdin = true,
             "--delegate" => h.delegate = true,
+            "--capabilities" => h.capabilities = Some(value("--capabilities")?),
             "--spawned-by" => h.spawned_by = Some(value("--spawned-by")?),
             "--placement" => {
                 let json = value("--placement")?;
@@ -60,7 +61,7 @@ fn apply_args(h: &mut HarnessSettings, mut args: impl Iterator<Item = String>) -
             }
             other => {
                 return Err(format!(
-                    "unknown argument {other}; usage: agent-harness [--session ID] [--cli NAME] [--adapter NAME] [--cwd DIR] [--protocol pty|claude-stream-json|codex-app-server|acp] [--agent-id ID --resume CLI_SESSION] [--delegate] [--spawned-by AGENT] [--placement JSON] [--actions FILE] [--sandbox none|bwrap [--sandbox-hide PATH]…] [--stop-with-stdin] -- COMMAND [ARGS…]"
+                    "unknown argument {other}; usage: agent-harness [--session ID] [--cli NAME] [--adapter NAME] [--cwd DIR] [--protocol pty|claude-stream-json|codex-app-server|acp] [--agent-id ID --resume CLI_SESSION] [--delegate] [--capabilities JSON] [--spawned-by AGENT] [--placement JSON] [--actions FILE] [--sandbox none|bwrap [--sandbox-hide PATH]…] [--stop-with-stdin] -- COMMAND [ARGS…]"
                 ));
             }
         }

@@ -434,15 +434,6 @@ fn pty_pump(
     })
 }
 
-/// What a delegating agent declares (seed 004): it hands subtasks to workers it spawns.
-fn delegation() -> AgUiCapabilities {
-    let multi_agent = serde_json::json!({"delegation": true});
-    AgUiCapabilities {
-        multi_agent: multi_agent.as_object().cloned(),
-        ..AgUiCapabilities::default()
-    }
-}
-
 /// Attaches the agent (or binds again to the agent a killed harness left), routes decisions,
 /// runs it until it exits, is released or is asked to stop, then ends the agent session.
 async fn drive<A: Driver>(
@@ -461,6 +452,7 @@ async fn drive<A: Driver>(
     if exposed.is_some() {
         capabilities.actions.get_or_insert_with(Default::default).expose = Some(true);
     }
+    let declared = crate::discovery::declared(&h, &capabilities).map_err(HarnessError::Invalid)?;
     let opts = AttachOptions {
         session_id,
         agent: AgentSelection {
@@ -471,7 +463,7 @@ async fn drive<A: Driver>(
         adapter_session_id: None,
         agent_id: h.agent_id.clone(),
         handle: h.handle.clone(),
-        agent_capabilities: h.delegate.then(delegation),
+        agent_capabilities: Some(declared),
         spawned_by: h.spawned_by.clone(),
         placement: h.placement.clone(),
     };

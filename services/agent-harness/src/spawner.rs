@@ -92,6 +92,9 @@ pub struct AgentCommand {
     pub delegate: bool,
     /// A JSON file of the actions agents of this kind expose (the harness's `--actions`).
     pub actions: Option<String>,
+    /// AG-UI capability additions (seed 004 categories, e.g. `identity.description`) merged
+    /// over what the harness derives from the path (the harness's `--capabilities`).
+    pub capabilities: Option<serde_json::Map<String, serde_json::Value>>,
     /// `none` or `bwrap`: this kind's sandbox; unset: `spawner.sandbox`.
     pub sandbox: Option<String>,
 }
@@ -105,6 +108,7 @@ impl AgentCommand {
             env: BTreeMap::new(),
             delegate: false,
             actions: None,
+            capabilities: None,
             sandbox: None,
         }
     }
@@ -162,6 +166,7 @@ impl SpawnerSettings {
                 env: BTreeMap::new(),
                 delegate: false,
                 actions: None,
+                capabilities: None,
                 sandbox: None,
             });
         }
@@ -680,6 +685,10 @@ async fn start_harness(s: &Spawner, run: &Run, resume: Option<&Resume>) -> Resul
     }
     if run.agent.delegate {
         cmd.arg("--delegate");
+    }
+    if let Some(capabilities) = &run.agent.capabilities {
+        cmd.arg("--capabilities")
+            .arg(serde_json::Value::Object(capabilities.clone()).to_string());
     }
     if let Ok((Sandbox::Bwrap, _)) = s.settings.sandbox_of(&req.cli, &run.agent) {
         let data_dir = crate::containment::data_dir(&s.settings.data_dir);

@@ -39,7 +39,8 @@ async fn mesh(max_agents: usize) -> Mesh {
         "[spawner]\nmax_agents = {max_agents}\nattach_timeout_ms = 20000\n\n[spawner.commands]\n\
          claude = [{fake:?}, \"--style\", \"claude\", \"--log\", {log:?}]\n\
          aider = [\"/nonexistent/aider\"]\n\n\
-         [spawner.agents.lead]\ncommand = [{fake:?}, \"--style\", \"claude\"]\npatterns = \"claude\"\ndelegate = true\n",
+         [spawner.agents.lead]\ncommand = [{fake:?}, \"--style\", \"claude\"]\npatterns = \"claude\"\ndelegate = true\n\
+         [spawner.agents.lead.capabilities.identity]\ndescription = \"splits work among workers\"\n",
         fake = FAKE,
         log = surfaced.to_str().unwrap(),
     );
@@ -194,7 +195,7 @@ async fn spawn_refuses_unknown_clis_bad_cwds_missing_commands_and_more_agents_th
 }
 
 /// A harness acts for its agent only as far as that agent may go: one that does not delegate
-/// cannot spawn; a lead (its spawner entry says `delegate`, so it declares AG-UI
+/// cannot spawn (each declares what its path supports, seed 004); a lead (its spawner entry says `delegate`, so it declares AG-UI
 /// `multiAgent.delegation`) spawns workers into its own session only, they are `spawnedBy` it,
 /// and it stops them but no other agent; it reads only its own session's events.
 #[tokio::test]
@@ -214,6 +215,21 @@ async fn a_lead_spawns_and_stops_only_its_own_workers_and_reads_only_its_own_ses
     let lead = spawn("lead").await;
     let caps = mesh.m.ok("agent.get", json!({ "agent": lead })).await;
     assert_eq!(caps["agentCapabilities"]["multiAgent"]["delegation"], true, "{caps}");
+    // Derived from its path (the fake agent read as Claude Code on a PTY), plus its entry's own.
+    let agui = &caps["agentCapabilities"];
+    assert_eq!(agui["identity"]["description"], "splits work among workers", "{caps}");
+    assert_eq!(agui["identity"]["provider"], "Anthropic", "{caps}");
+    assert_eq!(agui["humanInTheLoop"]["approvals"], true, "{caps}");
+    assert_eq!(agui["custom"]["relayMesh"]["terminal"], true, "{caps}");
+    let plain_caps = mesh.m.ok("agent.get", json!({ "agent": plain })).await;
+    assert_eq!(
+        plain_caps["agentCapabilities"]["multiAgent"]["delegation"], false,
+        "{plain_caps}"
+    );
+    assert_eq!(
+        plain_caps["agentCapabilities"]["tools"]["supported"], true,
+        "{plain_caps}"
+    );
 
     let as_plain = AsAgent::connect(&mesh.m.nats, &plain).await;
     let refused = as_plain

@@ -92,6 +92,37 @@ fn card_of(agent: &Agent, url: String) -> Value {
         "description": format!("Send {name} ({}) a message; it works on it in its session and answers.", agent.adapter_name),
         "tags": [agent.adapter_name.clone()],
     })];
+    // What its AG-UI document says it does (a spawned CLI's harness derives it from its path).
+    let agui = agent.agent_capabilities.as_ref();
+    let says =
+        |category: fn(&relay_contracts::capabilities::AgUiCapabilities) -> Option<&serde_json::Map<String, Value>>,
+         key: &str| {
+            agui.and_then(category)
+                .and_then(|c| c.get(key))
+                .and_then(Value::as_bool)
+                == Some(true)
+        };
+    if says(|c| c.execution.as_ref(), "codeExecution") {
+        let approvals = if says(|c| c.human_in_the_loop.as_ref(), "approvals") {
+            "; a command that needs approval waits for an operator's decision"
+        } else {
+            ""
+        };
+        skills.push(json!({
+            "id": "code",
+            "name": "Code",
+            "description": format!("Reads, edits and runs code in its working directory with its own tools{approvals}."),
+            "tags": [agent.adapter_name.clone(), "coding"],
+        }));
+    }
+    if says(|c| c.multi_agent.as_ref(), "delegation") {
+        skills.push(json!({
+            "id": "delegate",
+            "name": "Delegate",
+            "description": "Splits a task among worker agents it spawns in its session and combines their answers.",
+            "tags": ["multi-agent"],
+        }));
+    }
     // The AG-UI document's tools (the actions it exposes), as skills.
     let tools = agent
         .agent_capabilities
