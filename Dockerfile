@@ -28,11 +28,13 @@ COPY proto proto
 RUN cargo build --release --locked --workspace --bins
 
 FROM debian:bookworm-slim AS runtime
-# curl: compose healthchecks (GET /healthz, /readyz).
+# curl: compose healthchecks (GET /healthz, /readyz). /auth belongs to `relay`: a new named
+# volume mounted there takes its owner, so `auth-init` (not root) can write the identities.
 RUN apt-get update \
  && apt-get install -y --no-install-recommends ca-certificates curl \
  && rm -rf /var/lib/apt/lists/* \
- && useradd --system --user-group --uid 10001 --create-home --home-dir /home/relay relay
+ && useradd --system --user-group --uid 10001 --create-home --home-dir /home/relay relay \
+ && install -d -o relay -g relay /auth
 # agent-spawner finds agent-harness beside itself; its demo config runs fake-agent from PATH.
 COPY --from=builder \
     /app/target/release/session-registry \

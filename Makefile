@@ -2,7 +2,7 @@
 CARGO ?= cargo
 export CARGO_TERM_COLOR ?= never
 
-.PHONY: soak test build services agent-clis test-latest-clis console-deps interop-deps pg-proxy sandbox sdks run up bench chaos chaos-cluster chaos-failover fmt lint clean-test-dbs openapi fuzz fuzz-random compose-check deploy-check
+.PHONY: soak test build services agent-clis test-latest-clis console-deps interop-deps pg-proxy sandbox sdks run up bench chaos chaos-cluster chaos-failover fmt lint clean-test-dbs openapi fuzz fuzz-random compose-check compose-smoke deploy-check
 
 ## Start NATS and Postgres if needed, install the pinned agent CLIs, the console's browser
 ## (Debian's chromium, playwright-core), HAProxy and bubblewrap if missing, then build and run
@@ -67,6 +67,13 @@ up:
 ## Validate docker-compose.yml, the Dockerfile and deploy/compose/* without a Docker engine.
 compose-check:
 	./scripts/compose-check.sh
+
+## docker compose up for real (Docker, else podman + podman-compose with local stand-ins for
+## images no registry serves): build, all healthy, the quick start, kill -9 of a service
+## container with nothing lost, down -v. Not in CI: the image's release build alone takes most
+## of CI's time budget on two cores.
+compose-smoke:
+	./scripts/compose-smoke.sh
 
 ## Offline checks of deploy/ (NATS configs, Kubernetes manifests; needs kubectl).
 deploy-check:

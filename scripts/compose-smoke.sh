@@ -1,0 +1,269 @@
+#!/usr/bin/env bash
+# `docker compose up`, run for real (make compose-smoke): builds the image and brings the whole
+# cluster up as docker-compose.yml says, waits for every healthcheck, runs the README's quick
+# start against it (session with the fake agent, SSE replay, a tool, a permission approved,
+# costs, the console page), kills the delivery runner's container mid-conversation and counts
+# what was lost or repeated, then tears everything down with its volumes.
+#
+# Docker with compose where it runs; else podman with podman-compose (PyPI), configured for
+# this machine kind (../shared/notes/containers.md), and local stand-ins for images no
+# registry serves (scripts/compose-stand-ins.sh; it says which). The compose file and the
+# Dockerfile are used as they are. Host ports are free ones, so it runs beside a local NATS and
+# Postgres. RELAY_SMOKE_KEEP=1 leaves the cluster up; RELAY_SMOKE_BUILD=0 uses the image built
+# before instead of building it again.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+project=relay-smoke
+cache="${RELAY_CACHE:-$HOME/.cache/relay-mesh}"
+t0=$(date +%s)
+say() { echo "compose-smoke [$(($(date +%s) - t0))s]: $*"; }
+fail() {
+  echo "compose-smoke: FAILED: $*" >&2
+  exit 1
+}
+free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+json() { python3 -c "import json, sys; d = json.load(sys.stdin); print($1)"; }
+
+# ---- engine -----------------------------------------------------------------------------------
+
+if docker compose version >/dev/null 2>&1 && docker info >/dev/null 2>&1; then
+  engine=docker
+  compose=(docker compose -p "$project")
+else
+  engine=podman
+  if ! command -v podman >/dev/null || ! command -v runc >/dev/null; then
+    say "installing Debian's podman and runc"
+    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq podman runc) >/dev/null
+  fi
+  conf=/etc/containers/containers.conf
+  if ! grep -qs '^cgroup_manager *= *"cgroupfs"' "$conf"; then
+    # crun cannot set RLIMIT_NPROC here and systemd cgroups are absent (notes/containers.md).
+    say "configuring podman for this machine in $conf (runc, cgroupfs, lowered ulimits)"
+    mkdir -p /etc/containers
+    cat >>"$conf" <<'EOF'
+# relay-mesh compose-smoke: what podman needs on this machine kind (no systemd, no RLIMIT_NPROC)
+[containers]
+default_ulimits = ["nofile=4096:8192", "nproc=4096:8192"]
+[engine]
+cgroup_manager = "cgroupfs"
+runtime = "runc"
+events_logger = "file"
+EOF
+  fi
+  venv="$cache/podman-compose"
+  if [ ! -x "$venv/bin/podman-compose" ]; then
+    say "installing podman-compose 1.6.0 from PyPI into $venv"
+    python3 -m venv "$venv" && "$venv/bin/pip" install -q 'podman-compose==1.6.0'
+  fi
+  compose=("$venv/bin/podman-compose" -p "$project")
+  ./scripts/compose-stand-ins.sh
+fi
+say "engine: $engine (${compose[0]##*/})"
+
+# The container of a compose service.
+container() {
+  if [ "$engine" = docker ]; then
+    "${compose[@]}" ps -a -q "$1"
+  else
+    podman ps -a -q --filter "label=io.podman.compose.project=$project" --filter "label=io.podman.compose.service=$1"
+  fi
+}
+# Runs the service's own healthcheck now (podman 4.3 runs none by itself without systemd, and
+# podman-compose does not wait for `service_healthy`).
+healthy() {
+  local c
+  c=$(container "$1")
+  [ -n "$c" ] || return 1
+  if [ "$engine" = docker ]; then
+    [ "$(docker inspect -f '{{.State.Health.Status}}' "$c")" = healthy ]
+  else
+    podman healthcheck run "$c" >/dev/null 2>&1
+  fi
+}
+exited_ok() {
+  local c
+  c=$(container "$1")
+  [ -n "$c" ] && [ "$($engine inspect -f '{{.State.Status}} {{.State.ExitCode}}' "$c")" = "exited 0" ]
+}
+until_true() { # what timeout-seconds command...
+  local what=$1 limit=$2
+  shift 2
+  local end=$(($(date +%s) + limit))
+  until "$@" >/dev/null; do
+    [ "$(date +%s)" -lt "$end" ] || fail "$what: not within ${limit}s"
+    sleep 1
+  done
+}
+
+# ---- up -----------------------------------------------------------------------------------------
+
+export RELAY_GATEWAY_PORT=${RELAY_GATEWAY_PORT:-$(free_port)} RELAY_NATS_PORT=${RELAY_NATS_PORT:-$(free_port)} \
+  RELAY_NATS_MONITOR_PORT=${RELAY_NATS_MONITOR_PORT:-$(free_port)} RELAY_POSTGRES_PORT=${RELAY_POSTGRES_PORT:-$(free_port)} \
+  RELAY_JAEGER_PORT=${RELAY_JAEGER_PORT:-$(free_port)}
+down() {
+  if [ "${RELAY_SMOKE_KEEP:-0}" = 1 ]; then
+    say "left up (RELAY_SMOKE_KEEP=1): ${compose[*]} down -v"
+    return
+  fi
+  "${compose[@]}" down -v >/dev/null 2>&1 || true
+}
+trap down EXIT
+"${compose[@]}" down -v >/dev/null 2>&1 || true
+
+b0=$(date +%s)
+if [ "${RELAY_SMOKE_BUILD:-1}" = 0 ] && $engine image exists relay-mesh:local 2>/dev/null; then
+  say "RELAY_SMOKE_BUILD=0: the relay-mesh:local image already built is used as it is"
+else
+  say "building relay-mesh:local from the Dockerfile (${compose[*]} build)"
+  "${compose[@]}" build >"$cache/compose-smoke-build.log" 2>&1 || {
+    tail -40 "$cache/compose-smoke-build.log"
+    fail "the image did not build (log: $cache/compose-smoke-build.log)"
+  }
+fi
+build_s=$(($(date +%s) - b0))
+say "built in ${build_s}s"
+
+# Up in the order of the compose file's depends_on conditions. Docker waits on them itself;
+# podman 4.3 cannot (podman-compose ignores `service_healthy`, and its `--requires` links make
+# podman refuse to start a service whose one-shot dependency has exited), so with podman each
+# stage is started without links once the stage before it is healthy or done.
+up() { # service...
+  local args=(up -d)
+  [ "$engine" = podman ] && args+=(--no-deps)
+  "${compose[@]}" "${args[@]}" "$@" >>"$cache/compose-smoke-up.log" 2>&1 || {
+    tail -40 "$cache/compose-smoke-up.log"
+    fail "compose up $*"
+  }
+}
+: >"$cache/compose-smoke-up.log"
+stages=("auth-init postgres jaeger" "nats migrate otel-collector"
+  "session-registry event-ingest delivery-runner permission-manager cost-aggregator automation agent-spawner gateway"
+  "admin-key")
+all=$("${compose[@]}" config --services 2>/dev/null | sort | tr '\n' ' ')
+staged=$(echo "${stages[*]}" | tr ' ' '\n' | sort | tr '\n' ' ')
+[ "$all" = "$staged" ] || fail "the stages here ($staged) are not the compose file's services ($all)"
+services=(nats postgres session-registry event-ingest delivery-runner permission-manager cost-aggregator automation agent-spawner gateway)
+u0=$(date +%s)
+if [ "$engine" = docker ]; then
+  up
+else
+  for stage in "${stages[@]}"; do
+    # shellcheck disable=SC2086 # a stage is a list of services
+    up $stage
+    for s in $stage; do
+      case "$s" in
+        auth-init | migrate | admin-key) until_true "$s exits 0" 300 exited_ok "$s" ;;
+        jaeger | otel-collector) ;;
+        *) until_true "$s healthy" 300 healthy "$s" ;;
+      esac
+    done
+  done
+fi
+for one in auth-init migrate; do
+  until_true "$one exits 0" 300 exited_ok "$one"
+done
+for s in "${services[@]}"; do
+  until_true "$s healthy" 300 healthy "$s"
+done
+until_true "admin-key exits 0" 120 exited_ok admin-key
+healthy_s=$(($(date +%s) - u0))
+say "all healthy ${healthy_s}s after up: ${services[*]}"
+
+# ---- the quick start ----------------------------------------------------------------------------
+
+TOKEN=$("${compose[@]}" logs admin-key 2>/dev/null | grep -o 'rk_[A-Za-z0-9_-]*' | tail -1)
+[ -n "$TOKEN" ] || fail "no admin key in the admin-key service's log"
+base="http://127.0.0.1:$RELAY_GATEWAY_PORT"
+api() { # method path [json body]
+  curl -sS --fail-with-body -H "Authorization: Bearer $TOKEN" -H 'content-type: application/json' \
+    -X "$1" "$base/api/v1$2" ${3:+-d "$3"}
+}
+output_has() { api GET "/agents/$A/output?limit=500" | grep -qF "$1"; }
+
+created=$(api POST /sessions '{"cli":"claude","task":"hello"}')
+S=$(echo "$created" | json 'd["sessionId"]')
+A=$(echo "$created" | json 'd["agentId"]')
+until_true "the fake agent got its task" 120 output_has "hello"
+say "ok: session $S, agent $A (the fake claude) got its task"
+
+# A stream stays open: read it for 5 s (curl then ends with "timed out", which is expected).
+replay=$(curl -s -N --max-time 5 -H "Authorization: Bearer $TOKEN" "$base/api/v1/sessions/$S/events/sse?offset=0" || true)
+echo "$replay" | grep -q '^event: session.created' || fail "SSE replay from offset 0 lacks session.created: $replay"
+say "ok: SSE replay from offset 0 ($(echo "$replay" | grep -c '^id:') events)"
+
+api POST "/sessions/$S/messages" '{"message":"tool Grep TODO src","mode":"on-idle"}' >/dev/null
+until_true "the tool call shows" 60 output_has "Grep"
+say "ok: an on-idle message ran a tool"
+
+api POST "/sessions/$S/messages" '{"message":"ask-permission Bash rm -rf build"}' >/dev/null
+pending() { api GET "/permissions?status=pending" | json "[p['requestId'] for p in d['permissions'] if p['agentId'] == '$A'][0]" 2>/dev/null; }
+until_true "the permission request is pending" 60 pending
+R=$(pending)
+api POST "/agents/$A/permissions/$R/approve" '{"reason":"smoke"}' >/dev/null
+until_true "the agent took the approval" 60 output_has "Permission granted: Bash rm -rf build"
+say "ok: permission $R approved, the agent went on"
+
+# Usage: a terminal CLI that prints its token counts (aider's style; Claude Code's TUI shows none).
+C=$(api POST /sessions '{"cli":"aider","task":"tokens 1200 340"}' | json 'd["sessionId"]')
+costed() { [ "$(api GET "/costs?session=$C" | json 'd["total"]["inputTokens"]' 2>/dev/null)" -ge 1200 ] 2>/dev/null; }
+until_true "the usage is costed" 60 costed
+say "ok: costs of session $C: $(api GET "/costs?session=$C" | json 'd["total"]')"
+
+# The README's operator line, inside the network.
+listed=$("${compose[@]}" exec -T gateway relayctl --nats nats://nats:4222 sessions list 2>&1) || fail "relayctl in the gateway container: $listed"
+echo "$listed" | grep -qF "$S" || fail "relayctl sessions list inside the network does not list $S: $listed"
+say "ok: relayctl sessions list inside the network lists the session"
+
+curl -sS --fail "$base/" | grep -qi '<title>relay-mesh' || fail "the console page is not served at /"
+curl -sS --fail -o /dev/null "$base/console/app.js" || fail "the console's script is not served"
+say "ok: the console is served at $base/"
+
+# ---- kill -9 a service mid-conversation ---------------------------------------------------------
+
+n=30
+for i in $(seq 1 $n); do
+  api POST "/sessions/$S/messages" "{\"message\":\"smoke message $i.\",\"mode\":\"on-idle\"}" >/dev/null
+  if [ "$i" = 10 ]; then
+    runner=$(container delivery-runner)
+    $engine kill -s KILL "$runner" >/dev/null
+    say "killed the delivery-runner container (kill -9) after message 10 of $n"
+  fi
+done
+# Its restart policy brings it back; start it if the engine did not.
+sleep 2
+"${compose[@]}" start delivery-runner >/dev/null 2>&1 || true
+until_true "delivery-runner healthy again" 120 healthy delivery-runner
+all_in() {
+  local out
+  out=$(api GET "/agents/$A/output?limit=1000")
+  for i in $(seq 1 $n); do
+    echo "$out" | grep -qF "Received: smoke message $i." || return 1
+  done
+}
+until_true "every message after the kill reached the agent" 180 all_in
+out=$(api GET "/agents/$A/output?limit=1000")
+lost=0
+dup=0
+for i in $(seq 1 $n); do
+  c=$(echo "$out" | grep -oF "Received: smoke message $i." | wc -l)
+  [ "$c" -eq 0 ] && lost=$((lost + 1))
+  [ "$c" -gt 1 ] && dup=$((dup + c - 1))
+done
+say "restart check: $n messages, runner killed after 10: lost $lost, duplicated $dup"
+[ "$lost" = 0 ] && [ "$dup" = 0 ] || fail "the kill lost or repeated messages"
+
+traces=$($engine logs "$(container otel-collector)" 2>&1 | grep -o 'otlp-sink: [0-9]* exports ([0-9]* bytes)' | tail -1 || true)
+[ -n "$traces" ] && say "ok: the services' traces reach the collector stand-in: $traces"
+
+# ---- down ---------------------------------------------------------------------------------------
+
+trap - EXIT
+d0=$(date +%s)
+down
+if [ "${RELAY_SMOKE_KEEP:-0}" != 1 ]; then
+  left=$($engine ps -a -q --filter "label=com.docker.compose.project=$project" | wc -l)
+  vols=$($engine volume ls -q | grep -c "^${project}_" || true)
+  [ "$left" = 0 ] && [ "$vols" = 0 ] || fail "down -v left $left containers and $vols volumes"
+  say "torn down with its volumes in $(($(date +%s) - d0))s"
+fi
+say "passed: build ${build_s}s, all healthy ${healthy_s}s after up, quick start, kill -9 of the runner (lost 0, duplicated 0)"
