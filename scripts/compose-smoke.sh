@@ -35,12 +35,13 @@ else
     say "installing Debian's podman and runc"
     (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq podman runc) >/dev/null
   fi
-  conf=/etc/containers/containers.conf
-  if ! grep -qs '^cgroup_manager *= *"cgroupfs"' "$conf"; then
-    # crun cannot set RLIMIT_NPROC here and systemd cgroups are absent (notes/containers.md).
+  conf=/etc/containers/containers.conf.d/relay-mesh.conf
+  if [ ! -f "$conf" ]; then
+    # crun cannot set RLIMIT_NPROC here and systemd cgroups are absent (notes/containers.md). A
+    # drop-in of our own, so the machine's containers.conf is left as it is.
     say "configuring podman for this machine in $conf (runc, cgroupfs, lowered ulimits)"
-    mkdir -p /etc/containers
-    cat >>"$conf" <<'EOF'
+    mkdir -p "$(dirname "$conf")"
+    cat >"$conf" <<'EOF'
 # relay-mesh compose-smoke: what podman needs on this machine kind (no systemd, no RLIMIT_NPROC)
 [containers]
 default_ulimits = ["nofile=4096:8192", "nproc=4096:8192"]
