@@ -16,8 +16,9 @@ use crate::HarnessSettings;
 use relay_contracts::capabilities::{AgUiCapabilities, AgentSessionCapabilities, AgentSessionEventType};
 use serde_json::{Map, Value, json};
 
-/// The relay tools a CLI is given as an MCP server (`relay_tools`).
-const RELAY_TOOLS: &[&str] = &[
+/// The relay tools a CLI is given as an MCP server (`relay_tools`): the tools `relay-mcp` lists
+/// (its test checks the two agree; they live in its binary, out of this library's reach).
+pub const RELAY_TOOLS: &[&str] = &[
     "relay_send",
     "relay_reply",
     "relay_inbox",

@@ -93,17 +93,9 @@ fn card_of(agent: &Agent, url: String) -> Value {
         "tags": [agent.adapter_name.clone()],
     })];
     // What its AG-UI document says it does (a spawned CLI's harness derives it from its path).
-    let agui = agent.agent_capabilities.as_ref();
-    let says =
-        |category: fn(&relay_contracts::capabilities::AgUiCapabilities) -> Option<&serde_json::Map<String, Value>>,
-         key: &str| {
-            agui.and_then(category)
-                .and_then(|c| c.get(key))
-                .and_then(Value::as_bool)
-                == Some(true)
-        };
-    if says(|c| c.execution.as_ref(), "codeExecution") {
-        let approvals = if says(|c| c.human_in_the_loop.as_ref(), "approvals") {
+    let agui = serde_json::to_value(&agent.agent_capabilities).unwrap_or_default();
+    if agui["execution"]["codeExecution"] == true {
+        let approvals = if agui["humanInTheLoop"]["approvals"] == true {
             "; a command that needs approval waits for an operator's decision"
         } else {
             ""
@@ -115,7 +107,7 @@ fn card_of(agent: &Agent, url: String) -> Value {
             "tags": [agent.adapter_name.clone(), "coding"],
         }));
     }
-    if says(|c| c.multi_agent.as_ref(), "delegation") {
+    if agui["multiAgent"]["delegation"] == true {
         skills.push(json!({
             "id": "delegate",
             "name": "Delegate",
@@ -124,12 +116,7 @@ fn card_of(agent: &Agent, url: String) -> Value {
         }));
     }
     // The AG-UI document's tools (the actions it exposes), as skills.
-    let tools = agent
-        .agent_capabilities
-        .as_ref()
-        .and_then(|c| c.tools.as_ref())
-        .and_then(|t| t.get("items"))
-        .and_then(Value::as_array);
+    let tools = agui["tools"]["items"].as_array();
     for tool in tools.into_iter().flatten() {
         let Some(id) = tool.get("name").and_then(Value::as_str) else {
             continue;

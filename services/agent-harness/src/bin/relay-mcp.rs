@@ -272,3 +272,21 @@ async fn main() -> std::process::ExitCode {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    /// The harness declares the relay tools a CLI was given (AG-UI `custom.relayMesh.relayTools`,
+    /// discovery.rs): exactly the tools this server lists.
+    #[test]
+    fn the_tools_listed_are_the_relay_tools_the_harness_declares() {
+        let mut listed: Vec<String> = super::RelayTools::tool_router()
+            .list_all()
+            .into_iter()
+            .map(|t| t.name.to_string())
+            .collect();
+        listed.sort();
+        let mut declared = agent_harness::discovery::RELAY_TOOLS.to_vec();
+        declared.sort();
+        assert_eq!(listed, declared);
+    }
+}
