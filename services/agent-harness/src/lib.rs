@@ -8,6 +8,7 @@
 
 pub mod containment;
 pub mod discovery;
+pub mod homes;
 pub mod parse;
 mod prompts;
 pub mod relay;
@@ -45,6 +46,10 @@ pub struct HarnessSettings {
     /// The adapter name the agent is attached as (default: `cli`).
     pub adapter: Option<String>,
     pub cwd: Option<String>,
+    /// A CLI home the harness prepares (homes.rs: onboarding done, the cwd trusted, telemetry
+    /// off) and runs the CLI with (`HOME`, Codex's `CODEX_HOME`); unset: the CLI uses the
+    /// harness's own `HOME` as it is. The spawner sets it from `spawner.agents.<cli>.home`.
+    pub home: Option<String>,
     /// How to talk to the CLI: pty, claude-stream-json, codex-app-server or acp.
     pub protocol: String,
     /// Bind to this agent again instead of attaching a new one (a restart after a crash).
@@ -98,6 +103,7 @@ impl Default for HarnessSettings {
             cli: "generic".into(),
             adapter: None,
             cwd: None,
+            home: None,
             protocol: "pty".into(),
             agent_id: None,
             handle: None,

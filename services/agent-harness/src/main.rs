@@ -1,4 +1,4 @@
-//! `agent-harness [--session ID] [--cli claude|codex|gemini|generic] [--adapter NAME] [--cwd DIR] [--protocol P] [--agent-id ID --resume CLI_SESSION] [--delegate] [--capabilities JSON] [--spawned-by AGENT] [--placement JSON] [--actions FILE] [--sandbox none|bwrap [--sandbox-hide PATH]…] [--stop-with-stdin] -- COMMAND [ARGS…]`
+//! `agent-harness [--session ID] [--cli claude|codex|gemini|generic] [--adapter NAME] [--cwd DIR] [--home DIR] [--protocol P] [--agent-id ID --resume CLI_SESSION] [--delegate] [--capabilities JSON] [--spawned-by AGENT] [--placement JSON] [--actions FILE] [--sandbox none|bwrap [--sandbox-hide PATH]…] [--stop-with-stdin] -- COMMAND [ARGS…]`
 //!
 //! Runs COMMAND under a PTY as one agent session of relay session ID: attaches it with its
 //! capabilities, types delivered messages into it, turns its output into events, and answers
@@ -39,6 +39,7 @@ fn apply_args(h: &mut HarnessSettings, mut args: impl Iterator<Item = String>) -
             "--cli" => h.cli = value("--cli")?,
             "--adapter" => h.adapter = Some(value("--adapter")?),
             "--cwd" => h.cwd = Some(value("--cwd")?),
+            "--home" => h.home = Some(value("--home")?),
             "--protocol" => h.protocol = value("--protocol")?,
             "--agent-id" => h.agent_id = Some(value("--agent-id")?),
             "--handle" => h.handle = Some(value("--handle")?),
@@ -61,7 +62,7 @@ fn apply_args(h: &mut HarnessSettings, mut args: impl Iterator<Item = String>) -
             }
             other => {
                 return Err(format!(
-                    "unknown argument {other}; usage: agent-harness [--session ID] [--cli NAME] [--adapter NAME] [--cwd DIR] [--protocol pty|claude-stream-json|codex-app-server|acp] [--agent-id ID --resume CLI_SESSION] [--delegate] [--capabilities JSON] [--spawned-by AGENT] [--placement JSON] [--actions FILE] [--sandbox none|bwrap [--sandbox-hide PATH]…] [--stop-with-stdin] -- COMMAND [ARGS…]"
+                    "unknown argument {other}; usage: agent-harness [--session ID] [--cli NAME] [--adapter NAME] [--cwd DIR] [--home DIR] [--protocol pty|claude-stream-json|codex-app-server|acp] [--agent-id ID --resume CLI_SESSION] [--delegate] [--capabilities JSON] [--spawned-by AGENT] [--placement JSON] [--actions FILE] [--sandbox none|bwrap [--sandbox-hide PATH]…] [--stop-with-stdin] -- COMMAND [ARGS…]"
                 ));
             }
         }

@@ -44,6 +44,11 @@ pub struct PatternSet {
     /// Code's `⏵⏵ auto mode on`). A tool that runs while it shows, with no menu seen for it,
     /// is a bypass: `permission.bypassed`, and the agent is blocked.
     pub unasked: Option<String>,
+    /// Screen, until the CLI first shows its ready prompt: a screen only a person can answer
+    /// (folder trust, sign-in); the named group `reason` (or the whole match) says what it asks.
+    /// The agent is reported `blocked` with the screen (`status.blocked`) instead of waiting at
+    /// `starting`; a person answers it with `agent.input`, or a prepared home avoids it.
+    pub blocked: Option<String>,
     /// Keys that approve the permission menu once.
     pub approve: Option<String>,
     /// Keys that deny it (they must never select an approving option).
@@ -142,6 +147,11 @@ impl PatternSet {
                 // the footer of a mode that runs tools unasked (Claude Code 2.1.332 starts in
                 // auto mode unless told `--permission-mode default`)
                 unasked: p(r"(?m)^\s*⏵⏵ (?:auto mode|bypass permissions|accept edits) on"),
+                // "Accessing workspace: … ❯ 1. Yes, I trust this folder" (2.1.197), the older
+                // trust question, the sign-in choice of a home with no key or login
+                blocked: p(
+                    r"(?P<reason>Yes, I trust this folder|Do you trust the files in this folder\?|Select login method)",
+                ),
                 // "1. Yes" acts at once; Esc denies ("3. No" would too, but Esc never lands in
                 // the input box should the menu be gone)
                 approve: p("1"),
@@ -175,6 +185,11 @@ impl PatternSet {
                 command: p(r"^•\s+Ran\s+(.+?)\s*$"),
                 ignore: p(r"^\s*⚠|default · /|^\s*Press enter to confirm|^\s*← for agents|^› |esc to interrupt\)"),
                 unasked: None,
+                // a home with no provider and no login: "Welcome to Codex" … "1. Sign in with
+                // ChatGPT"; an older model's migration notice: "Meet GPT-6 Sol" … "1. Try new model"
+                blocked: p(
+                    r"(?P<reason>Sign in with ChatGPT|Do you trust the contents of this directory\?|Try new model)",
+                ),
                 // "1. Yes, proceed (y)"; Esc is "No, and tell Codex what to do differently"
                 approve: p("y"),
                 deny: p("\u{1b}"),
@@ -209,6 +224,11 @@ impl PatternSet {
                     r"^\s*workspace \(/directory\)|^\s*Shift\+Tab|^\s*> |\(esc to cancel,|^\s*\? for shortcuts|^─{8,}$",
                 ),
                 unasked: None,
+                // the folder-trust dialog of a new cwd; "Get started … How would you like to
+                // authenticate for this project?" in a home with no auth chosen
+                blocked: p(
+                    r"(?P<reason>Do you trust the files in this folder\?|How would you like to authenticate for this project\?)",
+                ),
                 // "● 1. Allow once" acts at once; Esc is "3. No, suggest changes (esc)"
                 approve: p("1"),
                 deny: p("\u{1b}"),
@@ -256,6 +276,7 @@ impl PatternSet {
             command: pick(&overrides.command, self.command),
             ignore: pick(&overrides.ignore, self.ignore),
             unasked: pick(&overrides.unasked, self.unasked),
+            blocked: pick(&overrides.blocked, self.blocked),
             approve: pick(&overrides.approve, self.approve),
             deny: pick(&overrides.deny, self.deny),
             answer: pick(&overrides.answer, self.answer),
@@ -328,6 +349,12 @@ pub enum Detected {
     MenuClosed,
     /// Whether the screen says the CLI runs tools without asking (reported when it changes).
     Unasked(bool),
+    /// Before its first ready prompt, the CLI shows a screen only a person can answer (the
+    /// `blocked` pattern; reported once per showing): what it asks, and the whole screen.
+    Blocked {
+        reason: String,
+        screen: String,
+    },
     /// The whole screen, when what it shows changed meaning (idle, a menu): `terminal.screen`.
     Screen(String),
 }

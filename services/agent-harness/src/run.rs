@@ -168,9 +168,19 @@ pub async fn run(nats: async_nats::Client, h: HarnessSettings) -> Result<u32, Ha
         env = given.env;
         _written = given.written;
     }
+    // A home of its own, prepared so the CLI starts with no one at its terminal.
+    if let Some(home) = &h.home {
+        let cwd = match &h.cwd {
+            Some(cwd) => std::path::PathBuf::from(cwd),
+            None => std::env::current_dir()?,
+        };
+        let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
+        let prepared = crate::homes::prepare(&h.cli, std::path::Path::new(home), &cwd, &var);
+        env.extend(prepared.map_err(HarnessError::Invalid)?);
+    }
     // In the sandbox (spawner.sandbox) the CLI reaches only its cwd, home and socket.
     let sandbox = crate::sandbox::Sandbox::parse(&h.sandbox, "harness.sandbox").map_err(HarnessError::Invalid)?;
-    let jail = || jail(&h, &socket, program, protocol != Protocol::Pty);
+    let jail = || jail(&h, &socket, program, &env, protocol != Protocol::Pty);
     let (program, args) = crate::sandbox::wrap(sandbox, jail, program, args).map_err(HarnessError::Invalid)?;
     let (program, args) = (&program, &args[..]);
     if protocol == Protocol::Pty {
@@ -210,7 +220,10 @@ pub async fn run(nats: async_nats::Client, h: HarnessSettings) -> Result<u32, Ha
                 .cwd
                 .clone()
                 .or_else(|| std::env::current_dir().ok().map(|d| d.display().to_string()));
-            tokio::spawn(announce_codex_thread(cwd.unwrap_or_default(), agent.pid));
+            let codex_home = var_of(&env, "CODEX_HOME")
+                .map(std::path::PathBuf::from)
+                .or_else(|| var_of(&env, "HOME").map(|h| std::path::PathBuf::from(h).join(".codex")));
+            tokio::spawn(announce_codex_thread(codex_home, cwd.unwrap_or_default(), agent.pid));
         }
         let resumable = cli_session.map(|id| (id, agent.pid));
         serve_relay_tools(listener, &nats, &agent, agent.pid);
@@ -248,6 +261,7 @@ fn jail(
     h: &HarnessSettings,
     socket: &std::path::Path,
     program: &str,
+    env: &[(String, String)],
     piped: bool,
 ) -> Result<crate::sandbox::Jail, String> {
     let cwd = match &h.cwd {
@@ -258,7 +272,7 @@ fn jail(
     let socket_dir = socket.parent().ok_or("the tools socket has no directory")?;
     Ok(crate::sandbox::Jail {
         cwd,
-        homes: crate::sandbox::homes(),
+        homes: crate::sandbox::homes(env),
         socket_dir: socket_dir
             .canonicalize()
             .map_err(|e| format!("{}: {e}", socket_dir.display()))?,
@@ -311,13 +325,10 @@ pub(crate) fn announce_resumable(cli_session: &str, pid: Option<u32>) {
 }
 
 /// Prints the `agent session resumable` line for a Codex TUI once its thread shows up in
-/// `$CODEX_HOME/sessions` (a rollout file started here in `cwd`), so the spawner can restart a
+/// `<home>/sessions` (`$CODEX_HOME`; a rollout file started here in `cwd`), so the spawner can restart a
 /// killed harness with `codex resume <thread>`.
-async fn announce_codex_thread(cwd: String, pid: Option<u32>) {
+async fn announce_codex_thread(home: Option<std::path::PathBuf>, cwd: String, pid: Option<u32>) {
     let since = std::time::SystemTime::now();
-    let home = std::env::var_os("CODEX_HOME")
-        .map(std::path::PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| std::path::PathBuf::from(h).join(".codex")));
     let Some(sessions) = home.map(|h| h.join("sessions")) else {
         return;
     };
@@ -649,4 +660,14 @@ async fn route_decisions(
             .publish_with_headers(reply, headers, serde_json::to_vec(&err).unwrap_or_default().into())
             .await;
     }
+}
+
+/// `name` as the CLI sees it: set for it by the harness, else inherited from the harness.
+fn var_of(env: &[(String, String)], name: &str) -> Option<String> {
+    env.iter()
+        .rev()
+        .find(|(k, _)| k == name)
+        .map(|(_, v)| v.clone())
+        .or_else(|| std::env::var(name).ok())
+        .filter(|v| !v.is_empty())
 }

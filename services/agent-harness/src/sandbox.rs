@@ -133,12 +133,16 @@ pub fn bwrap_args(jail: &Jail) -> Vec<String> {
     args
 }
 
-/// The CLI's home directories, from this process's environment (which the CLI inherits):
-/// those that exist, never `/`.
-pub fn homes() -> Vec<PathBuf> {
+/// The CLI's home directories, from the environment it gets (`env`, set for it, over this
+/// process's, which it inherits): those that exist, never `/`.
+pub fn homes(env: &[(String, String)]) -> Vec<PathBuf> {
+    let var = |name: &str| {
+        let set = env.iter().rev().find(|(k, _)| k == name).map(|(_, v)| v.into());
+        set.or_else(|| std::env::var_os(name)).filter(|v| !v.is_empty())
+    };
     let mut homes: Vec<PathBuf> = HOMES
         .iter()
-        .filter_map(|name| std::env::var_os(name).filter(|v| !v.is_empty()))
+        .filter_map(|name| var(name))
         .filter_map(|dir| PathBuf::from(dir).canonicalize().ok())
         .filter(|dir| dir.is_dir() && dir.parent().is_some())
         .collect();

@@ -39,6 +39,7 @@ struct Patterns {
     command: Option<Regex>,
     ignore: Option<Regex>,
     unasked: Option<Regex>,
+    blocked: Option<Regex>,
     resume_loaded: Option<regex::bytes::Regex>,
 }
 
@@ -56,6 +57,11 @@ pub struct Screen {
     unread_typing: Option<std::time::Instant>,
     /// The screen said the CLI runs tools without asking, at the last settle.
     unasked: bool,
+    /// The CLI has shown its ready prompt once: from then on no screen is taken as `blocked`
+    /// (its output may quote one).
+    was_ready: bool,
+    /// A `blocked` screen shows (reported once).
+    blocked: bool,
     open_tool: Option<String>,
     /// Resumed, and the `resumeLoaded` output not seen yet.
     awaiting_resume: bool,
@@ -86,6 +92,7 @@ impl Screen {
             command: compile("command", &set.command)?,
             ignore: compile("ignore", &set.ignore)?,
             unasked: compile("unasked", &set.unasked)?,
+            blocked: compile("blocked", &set.blocked)?,
             resume_loaded: match set.resume_loaded.as_deref().filter(|s| !s.is_empty()) {
                 Some(re) => Some(regex::bytes::Regex::new(re).map_err(|e| format!("patterns.resumeLoaded: {e}"))?),
                 None => None,
@@ -110,6 +117,8 @@ impl Screen {
             typed: false,
             unread_typing: None,
             unasked: false,
+            was_ready: false,
+            blocked: false,
             open_tool: None,
             awaiting_resume: false,
             tail: Vec::new(),
@@ -307,6 +316,25 @@ impl Screen {
             out.insert(0, Detected::Unasked(unasked));
         }
 
+        // A screen only a person can answer, before the CLI was ever ready: reported, and
+        // nothing is idle or a menu while it shows.
+        let blocked = self.p.blocked.as_ref().filter(|_| !self.was_ready).and_then(|re| {
+            let c = re.captures(&text)?;
+            Some(c.name("reason").or_else(|| c.get(0))?.as_str().trim().to_string())
+        });
+        match blocked {
+            Some(reason) => {
+                if !self.blocked {
+                    self.blocked = true;
+                    out.push(Detected::Screen(text.clone()));
+                    out.push(Detected::Blocked { reason, screen: text });
+                }
+                self.idle = false;
+                return out;
+            }
+            None => self.blocked = false,
+        }
+
         // Menus are looked for with the typed messages' echoes blanked out; what a menu asks is
         // read on the screen as it is, where it matches there the same way.
         let menus = self.without_echoes(&text);
@@ -355,6 +383,7 @@ impl Screen {
             self.idle = false;
         } else if !self.idle && !self.typed && quiet >= if self.awaiting_resume { RESUME_QUIET } else { IDLE_QUIET } {
             self.idle = true;
+            self.was_ready = true;
             // Loaded or not, the session resumed: later prompts need only the usual quiet.
             self.awaiting_resume = false;
             out.push(Detected::Screen(text));
@@ -743,6 +772,91 @@ mod tests {
             let keys = crate::parse::Keys::from(&PatternSet::builtin(cli));
             assert_eq!(keys.answer("Blue", options), "2", "{cli}: the option's digit");
         }
+    }
+
+    /// The screens the real CLIs show in a new cwd or a home with no auth (captured under tmux
+    /// from Claude Code 2.1.197, Codex 0.171.0 and Gemini CLI 0.61.0).
+    #[test]
+    fn a_folder_trust_or_sign_in_screen_before_the_first_prompt_is_blocked_and_reported_once() {
+        let claude = [
+            "─────────────────────────────────",
+            " Accessing workspace:",
+            "",
+            " /tmp/scr/w-claude",
+            "",
+            " Quick safety check: Is this a project you created or one you trust? (Like your own code, a well-known open source",
+            " Claude Code'll be able to read, edit, and execute files here.",
+            "",
+            " ❯ 1. Yes, I trust this folder",
+            "   2. No, exit",
+            "",
+            " Enter to confirm · Esc to cancel",
+        ];
+        let gemini = [
+            " ╭──────────────────────────────────────────╮",
+            " │                                          │",
+            " │ Do you trust the files in this folder?   │",
+            " │                                          │",
+            " │ ● 1. Trust folder (w-gemini)             │",
+            " │   2. Trust parent folder (scr)           │",
+            " │   3. Don't trust                         │",
+            " ╰──────────────────────────────────────────╯",
+        ];
+        let gemini_auth = [
+            "│ ? Get started                                                    │",
+            "│   How would you like to authenticate for this project?           │",
+            "│     1. Sign in with Google                                       │",
+            "│   ● 2. Use Gemini API Key                                        │",
+        ];
+        let codex = [
+            "  Welcome to Codex, OpenAI's command-line coding agent",
+            "  Choose how you want to use Codex.",
+            "> 1. Sign in with ChatGPT",
+            "     Usage included with Plus, Pro, Business, and Enterprise plans",
+            "  Press enter to continue",
+        ];
+        let codex_model = [
+            "  Meet GPT-6 Sol",
+            "  Our latest Sol is more intelligent and more efficient so your usage limits go further.",
+            "› 1. Try new model",
+            "  2. Use existing model",
+            "  enter/esc confirm · ^c quit",
+        ];
+        for (cli, rows, reason) in [
+            ("codex", &codex_model[..], "Try new model"),
+            ("claude", &claude[..], "Yes, I trust this folder"),
+            ("gemini", &gemini[..], "Do you trust the files in this folder?"),
+            (
+                "gemini",
+                &gemini_auth[..],
+                "How would you like to authenticate for this project?",
+            ),
+            ("codex", &codex[..], "Sign in with ChatGPT"),
+        ] {
+            let mut s = Screen::new(&PatternSet::builtin(cli), 50, 200).unwrap();
+            s.feed(rows.join("\r\n").as_bytes());
+            let found = prompts(s.settle(IDLE_QUIET));
+            let [Detected::Blocked { reason: got, screen }] = &found[..] else {
+                panic!("{cli}: {found:?}")
+            };
+            assert_eq!(got, reason, "{cli}");
+            assert!(screen.contains(reason), "{cli}: the screen goes with it");
+            s.feed(b" ");
+            assert_eq!(prompts(s.settle(IDLE_QUIET)), vec![], "{cli}: reported once");
+        }
+    }
+
+    #[test]
+    fn a_trust_question_in_the_output_of_a_cli_that_was_ready_is_not_blocked() {
+        let mut s = Screen::new(&PatternSet::builtin("claude"), 50, 200).unwrap();
+        s.feed(CLAUDE_IDLE.join("\r\n").as_bytes());
+        assert_eq!(prompts(s.settle(IDLE_QUIET)), vec![Detected::Idle]);
+        s.feed(b"\x1b[2J\x1b[H\xe2\x97\x8f It asks: Do you trust the files in this folder?\r\n");
+        let found = s.settle(IDLE_QUIET);
+        assert!(
+            !found.iter().any(|d| matches!(d, Detected::Blocked { .. })),
+            "{found:?}"
+        );
     }
 
     #[test]

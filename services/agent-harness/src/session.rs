@@ -631,6 +631,17 @@ impl PtyAgent {
                     self.type_and_report(due);
                     self.wake.notify_one();
                 }
+                Detected::Blocked { reason, screen } => {
+                    tracing::warn!(reason, "the CLI shows a screen only a person can answer");
+                    ev.status(AgentStatus::Blocked);
+                    ev.emit(
+                        "status.blocked",
+                        json!({
+                            "reason": format!("the CLI asks what the harness cannot answer ({reason}): answer it with the agent's terminal input, or give it a prepared home (spawner.agents.<cli>.home)"),
+                            "screen": screen,
+                        }),
+                    );
+                }
                 Detected::Unasked(unasked) => {
                     if unasked {
                         tracing::warn!("the CLI shows a mode in which it runs tools without asking");

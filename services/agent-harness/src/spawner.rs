@@ -97,6 +97,12 @@ pub struct AgentCommand {
     pub capabilities: Option<serde_json::Map<String, serde_json::Value>>,
     /// `none` or `bwrap`: this kind's sandbox; unset: `spawner.sandbox`.
     pub sandbox: Option<String>,
+    /// The CLI's home, which the harness prepares before each start (onboarding done, the
+    /// agent's cwd trusted, telemetry off, API-key auth from the environment: homes.rs) and runs
+    /// the CLI with. `{data_dir}`, `{workspace}`, `{cli}` and `{agent}` (the agent's handle, else
+    /// a new id) are replaced: `"{data_dir}/homes/{workspace}/{cli}"` is one home per workspace
+    /// and kind, kept across restarts (resumes work). Unset: the spawner's own `HOME`, as is.
+    pub home: Option<String>,
 }
 
 impl AgentCommand {
@@ -110,6 +116,7 @@ impl AgentCommand {
             actions: None,
             capabilities: None,
             sandbox: None,
+            home: None,
         }
     }
 }
@@ -168,6 +175,7 @@ impl SpawnerSettings {
                 actions: None,
                 capabilities: None,
                 sandbox: None,
+                home: None,
             });
         }
         self.agents.get(cli).filter(|a| !a.command.is_empty()).cloned()
@@ -529,11 +537,16 @@ async fn start_here(
             s.settings.max_agents
         ))
     })?;
+    let home = agent
+        .home
+        .as_deref()
+        .map(|template| agent_home(template, &data_dir, &workspace, &req));
     let run = Run {
         req: req.clone(),
         agent,
         workspace,
         spawned_by,
+        home,
     };
     let timeout = Duration::from_millis(s.settings.attach_timeout_ms);
     // A re-homed agent's harness binds to it again, in a new CLI session.
@@ -624,6 +637,23 @@ struct Run {
     workspace: String,
     /// The lead whose harness asked for it.
     spawned_by: Option<String>,
+    /// The CLI's home (`spawner.agents.<cli>.home`, resolved once: a restart uses it again).
+    home: Option<String>,
+}
+
+/// `spawner.agents.<cli>.home` for one spawn: its placeholders replaced.
+fn agent_home(template: &str, data_dir: &std::path::Path, workspace: &str, req: &SpawnRequest) -> String {
+    // Only a valid handle names a directory (no `/`, no `..`); anything else gets a new id.
+    let agent = req
+        .agent_name
+        .as_deref()
+        .and_then(relay_contracts::session::handle_of)
+        .unwrap_or_else(|| uuid::Uuid::new_v4().simple().to_string());
+    template
+        .replace("{data_dir}", &data_dir.to_string_lossy())
+        .replace("{workspace}", workspace)
+        .replace("{cli}", &req.cli)
+        .replace("{agent}", &agent)
 }
 
 /// A harness that attached its agent.
@@ -679,6 +709,9 @@ async fn start_harness(s: &Spawner, run: &Run, resume: Option<&Resume>) -> Resul
     ]);
     if let Some(cwd) = &req.cwd {
         cmd.args(["--cwd", cwd]);
+    }
+    if let Some(home) = &run.home {
+        cmd.args(["--home", home]);
     }
     if let Some(actions) = &run.agent.actions {
         cmd.arg("--actions").arg(actions);
@@ -933,6 +966,29 @@ fn attach_outcome(line: &str) -> Option<Result<String, WireError>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_agents_home_replaces_the_placeholders_and_never_takes_a_path_from_the_handle() {
+        let req = |name: Option<&str>| SpawnRequest {
+            agent_name: name.map(String::from),
+            ..serde_json::from_value(serde_json::json!({"sessionId": "s1", "cli": "claude"})).unwrap()
+        };
+        let data = std::path::Path::new("/d");
+        let template = "{data_dir}/homes/{workspace}/{cli}/{agent}";
+        assert_eq!(
+            agent_home(template, data, "w1", &req(Some("@Bob"))),
+            "/d/homes/w1/claude/bob"
+        );
+        let escaped = agent_home(template, data, "w1", &req(Some("../../etc")));
+        assert!(
+            escaped.starts_with("/d/homes/w1/claude/") && !escaped.contains(".."),
+            "{escaped}"
+        );
+        assert_eq!(
+            agent_home("{data_dir}/homes/{workspace}/{cli}", data, "w1", &req(None)),
+            "/d/homes/w1/claude"
+        );
+    }
 
     #[test]
     fn the_attach_line_gives_the_agent_id_or_the_refusal_and_log_lines_do_not() {

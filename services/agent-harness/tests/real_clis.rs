@@ -24,6 +24,10 @@ enum Cli {
     GeminiTui,
     /// Claude Code's TUI in a mode that runs edits without asking (`--permission-mode acceptEdits`).
     ClaudeTuiEdits,
+    /// The TUIs in a home the harness prepared itself (`home`), given only a key and a base URL.
+    ClaudeHome,
+    CodexHome,
+    GeminiHome,
 }
 
 impl Cli {
@@ -36,6 +40,9 @@ impl Cli {
             Cli::CodexTui => "codex-tui",
             Cli::GeminiTui => "gemini-tui",
             Cli::ClaudeTuiEdits => "claude-tui-edits",
+            Cli::ClaudeHome => "claude-home",
+            Cli::CodexHome => "codex-home",
+            Cli::GeminiHome => "gemini-home",
         }
     }
 
@@ -184,6 +191,53 @@ async fn world(script: Script) -> World {
     toml += &agent_entry("claude-tui-edits", &claude_tui_edits, "pty", "claude", &claude_env);
     toml += &agent_entry("codex-tui", &[bin(clis::codex_bin())], "pty", "codex", &codex_env);
     toml += &agent_entry("gemini-tui", &[bin(clis::gemini_bin())], "pty", "gemini", &gemini_env);
+    // The TUIs as a user configures them: a key and a base URL, and a home per workspace and
+    // kind that the harness prepares (nothing of the test helpers' homes above).
+    let home = "home = \"{data_dir}/homes/{workspace}/{cli}\"\n";
+    let keyed = |name: &str, command: &[String], patterns: &str, env: &[(&str, String)]| {
+        let env: Vec<(String, String)> = env.iter().map(|(k, v)| (k.to_string(), v.clone())).collect();
+        agent_entry(name, command, "pty", patterns, &env).replacen(
+            &format!("[spawner.agents.{name}.env]"),
+            &format!("{home}[spawner.agents.{name}.env]"),
+            1,
+        )
+    };
+    toml += &keyed(
+        "claude-home",
+        &claude_tui,
+        "claude",
+        &[
+            ("ANTHROPIC_API_KEY", clis::FAKE_ANTHROPIC_KEY.into()),
+            ("ANTHROPIC_BASE_URL", url.clone()),
+        ],
+    );
+    // The fake speaks gpt-5.5's tools, not the default model's code mode; that model's
+    // migration notice (a screen of its own) counts as seen.
+    let codex_gpt55 = [
+        bin(clis::codex_bin()),
+        "-m".into(),
+        "gpt-5.5".into(),
+        "-c".into(),
+        r#"notice.model_migrations={"gpt-5.5"="gpt-6-sol"}"#.into(),
+    ];
+    toml += &keyed(
+        "codex-home",
+        &codex_gpt55,
+        "codex",
+        &[
+            ("OPENAI_API_KEY", clis::FAKE_OPENAI_KEY.into()),
+            ("OPENAI_BASE_URL", format!("{url}/v1")),
+        ],
+    );
+    toml += &keyed(
+        "gemini-home",
+        &[bin(clis::gemini_bin())],
+        "gemini",
+        &[
+            ("GEMINI_API_KEY", clis::FAKE_GEMINI_KEY.into()),
+            ("GOOGLE_GEMINI_BASE_URL", url.clone()),
+        ],
+    );
     let config = scratch.join("spawner.toml");
     std::fs::write(&config, toml).unwrap();
 
@@ -1245,6 +1299,72 @@ async fn claude_tui_a_tool_run_with_no_permission_request_is_reported_bypassed_a
     let delivery = sent["deliveryIds"][0].as_str().expect("one delivery").to_string();
     wait_for(|| async { (w.delivery_status(&delivery).await == "failed").then_some(()) }).await;
     assert!(!w.model.user_texts().iter().any(|t| t.contains("SECOND message")));
+}
+
+/// A new cwd behind Claude Code's folder-trust dialog: the agent is `blocked` with the screen
+/// (not `starting` for good), a message waits instead of answering the dialog, and a person's
+/// Enter over REST trusts the folder, after which the message goes in.
+#[tokio::test]
+async fn claude_tui_in_a_cwd_it_does_not_trust_is_blocked_with_the_screen_until_a_person_answers() {
+    let w = world(Script::new()).await;
+    // No cwd: the workspace's own directory, which the test home does not trust.
+    let body = json!({ "cli": Cli::ClaudeTui.name() });
+    let v = w.ok(reqwest::Method::POST, "/sessions", Some(body)).await;
+    let (session, agent) = (v["sessionId"].as_str().unwrap(), v["agentId"].as_str().unwrap());
+    let blocked = w
+        .wait_long(agent, || async { w.events(agent, "status.blocked").await.pop() })
+        .await;
+    let screen = blocked["payload"]["screen"].as_str().unwrap_or_default();
+    assert!(
+        screen.contains("Yes, I trust this folder"),
+        "the screen goes with it: {blocked}"
+    );
+    assert!(
+        blocked["payload"]["reason"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("home"),
+        "it says what to do: {blocked}"
+    );
+    w.wait_long(agent, || async {
+        let v = w.ok(reqwest::Method::GET, &format!("/agents/{agent}"), None).await;
+        (v["reportedStatus"] == "blocked").then_some(())
+    })
+    .await;
+
+    w.ok(
+        reqwest::Method::POST,
+        &format!("/sessions/{session}/messages"),
+        Some(json!({ "message": "HELLO after trust", "mode": "on-idle" })),
+    )
+    .await;
+    let input = json!({ "data": "\r" });
+    w.ok(reqwest::Method::POST, &format!("/agents/{agent}/input"), Some(input))
+        .await;
+    w.wait_long(agent, || async {
+        w.model
+            .user_texts()
+            .iter()
+            .any(|t| t.contains("HELLO after trust"))
+            .then_some(())
+    })
+    .await;
+    w.idle_times(agent, 2).await;
+}
+
+#[tokio::test]
+async fn claude_tui_in_a_home_the_harness_prepared_starts_in_a_new_cwd_and_runs_an_approved_command() {
+    approved_command_runs_is_costed_and_the_agent_goes_idle(Cli::ClaudeHome).await;
+}
+
+#[tokio::test]
+async fn codex_tui_in_a_home_the_harness_prepared_starts_in_a_new_cwd_and_runs_an_approved_command() {
+    approved_command_runs_is_costed_and_the_agent_goes_idle(Cli::CodexHome).await;
+}
+
+#[tokio::test]
+async fn gemini_tui_in_a_home_the_harness_prepared_starts_in_a_new_cwd_and_runs_an_approved_command() {
+    approved_command_runs_is_costed_and_the_agent_goes_idle(Cli::GeminiHome).await;
 }
 
 /// A message with several lines reaches the model as written.
