@@ -2,7 +2,7 @@
 CARGO ?= cargo
 export CARGO_TERM_COLOR ?= never
 
-.PHONY: soak test build services agent-clis test-latest-clis console-deps interop-deps pg-proxy sandbox sdks run up bench chaos chaos-cluster chaos-failover fmt lint clean-test-dbs openapi fuzz fuzz-random compose-check compose-smoke deploy-check
+.PHONY: soak test test-guide build services agent-clis test-latest-clis console-deps interop-deps pg-proxy sandbox sdks run up bench chaos chaos-cluster chaos-failover fmt lint clean-test-dbs openapi fuzz fuzz-random compose-check compose-smoke deploy-check
 
 ## Start NATS and Postgres if needed, install the pinned agent CLIs, the console's browser
 ## (Debian's chromium, playwright-core), HAProxy and bubblewrap if missing, then build and run
@@ -10,6 +10,13 @@ export CARGO_TERM_COLOR ?= never
 test: services agent-clis console-deps interop-deps pg-proxy sandbox
 	$(CARGO) build --workspace --all-targets
 	$(CARGO) test --workspace --no-fail-fast
+	./scripts/test-guide.sh
+
+## The README's "Run your own agents" as written: `make up` with the pinned real CLIs against the
+## scripted model server, a task, its permission approved, its cost (needs 8080 and 4322 free).
+test-guide: services agent-clis
+	$(CARGO) build --workspace --bins
+	./scripts/test-guide.sh
 
 build:
 	$(CARGO) build --workspace

@@ -21,6 +21,27 @@ else
 fi
 echo "compose-check: ${compose[*]} -f docker-compose.yml config --quiet"
 "${compose[@]}" -f docker-compose.yml config --quiet
+echo "compose-check: ${compose[*]} -f docker-compose.yml -f deploy/compose/agents.yml config --quiet"
+"${compose[@]}" -f docker-compose.yml -f deploy/compose/agents.yml config --quiet
+
+# The agents image's spawner without keys refuses, naming them; with one, that CLI runs for real
+# (a stand-in program on PATH) and the others are the fake.
+echo "compose-check: deploy/compose/agents-spawner.sh and scripts/agents-config.sh"
+shim=$(mktemp -d); trap 'rm -rf "$shim"' EXIT
+ln -s "$PWD/scripts/agents-config.sh" "$shim/agents-config"
+for cli in claude codex gemini; do printf '#!/bin/sh\n' > "$shim/$cli"; chmod +x "$shim/$cli"; done
+if out=$(env -i PATH="$shim:/usr/bin:/bin" ANTHROPIC_API_KEY= bash deploy/compose/agents-spawner.sh 2>&1); then
+  echo "  FAIL agents-spawner started without keys"; exit 1
+fi
+for key in ANTHROPIC_API_KEY OPENAI_API_KEY GEMINI_API_KEY; do
+  case "$out" in *"$key"*) ;; *) echo "  FAIL the refusal does not name $key: $out"; exit 1 ;; esac
+done
+echo "  ok  without keys agents-spawner refuses, naming ANTHROPIC_API_KEY OPENAI_API_KEY GEMINI_API_KEY"
+config=$(env -i PATH="$shim:/usr/bin:/bin" RELAY_AGENTS_NEED_KEYS=1 OPENAI_API_KEY=sk-x "$shim/agents-config" 2>/dev/null)
+grep -q "^command = \[\"$shim/codex\"\]" <<<"$config" && grep -q '^claude = \["fake-agent"' <<<"$config" \
+  && grep -q '^gemini = \["fake-agent"' <<<"$config" && grep -q '^home = "{data_dir}/homes/{workspace}/codex"' <<<"$config" \
+  || { echo "  FAIL with OPENAI_API_KEY alone, codex is not the only real CLI: $config"; exit 1; }
+echo "  ok  with OPENAI_API_KEY alone codex runs for real in a prepared home, claude and gemini the fake"
 
 # PyYAML and tomllib (3.11+): the pyenv python or Debian's (docker-compose brings python3-yaml).
 py=python3

@@ -1,10 +1,18 @@
 #!/usr/bin/env bash
 # The compose cluster (docker-compose.yml) without Docker: against the local Postgres (database
 # `relay`), runs `relayctl migrate` once, then every service from target/debug with
-# RELAY_DATABASE__MIGRATE=false until Ctrl-C. agent-spawner reads deploy/compose/spawner.toml, so
-# agents are the scripted fake-agent, or the spawner config of yours RELAY_SPAWNER_CONFIG names
-# (e.g. one with `[spawner.agents.claude] command = ["claude"]` for your Claude Code). Traces are exported only when RELAY_TELEMETRY__OTLP_ENDPOINT
-# is set. Needs `cargo build --workspace --bins`.
+# RELAY_DATABASE__MIGRATE=false until Ctrl-C. Traces are exported only when
+# RELAY_TELEMETRY__OTLP_ENDPOINT is set. Needs `cargo build --workspace --bins`.
+#
+# Agents: the real Claude Code, Codex and Gemini CLI where they are installed — in
+# $RELAY_AGENT_CLIS (a directory of programs, or scripts/install-agent-clis.sh's installs) or on
+# PATH — on their structured paths (`cli` claude, codex, gemini), every other `cli` (the -tui
+# ones, aider, goose) and a CLI not found as the scripted fake-agent; it says which at start.
+# A CLI whose key is set (ANTHROPIC_API_KEY, OPENAI_API_KEY, GEMINI_API_KEY; base URLs from
+# ANTHROPIC_BASE_URL, OPENAI_BASE_URL, GOOGLE_GEMINI_BASE_URL) runs in a home the harness
+# prepares per workspace (<data_dir>/homes/<workspace>/<cli>); without a key, in your own HOME
+# with its login. RELAY_FAKE_AGENTS=1: the fake for everything (deploy/compose/spawner.toml).
+# RELAY_SPAWNER_CONFIG=my-spawner.toml: your own spawner config instead of either.
 #
 # Auth is on: the first run writes NATS identities into .relay/auth (`relayctl auth init`), and a
 # private nats-server with them listens on 127.0.0.1:${RELAY_RUN_NATS_PORT:-4322}; each service
@@ -17,7 +25,15 @@ for b in relayctl agent-harness fake-agent "${services[@]}"; do
   [ -x "$bin/$b" ] || { echo "run-local: $bin/$b is missing: cargo build --workspace --bins" >&2; exit 1; }
 done
 export PATH="$bin:$PATH"    # spawner.toml runs a bare `fake-agent`
-spawner_config="${RELAY_SPAWNER_CONFIG:-$PWD/deploy/compose/spawner.toml}"
+mkdir -p .relay
+if [ -n "${RELAY_SPAWNER_CONFIG:-}" ]; then
+  spawner_config="$RELAY_SPAWNER_CONFIG"
+elif [ "${RELAY_FAKE_AGENTS:-0}" = 1 ]; then
+  spawner_config="$PWD/deploy/compose/spawner.toml"
+else
+  spawner_config="$PWD/.relay/spawner.toml"
+  ./scripts/agents-config.sh > "$spawner_config"
+fi
 [ -r "$spawner_config" ] || { echo "run-local: cannot read the spawner config $spawner_config" >&2; exit 1; }
 spawner_config="$(cd "$(dirname "$spawner_config")" && pwd)/$(basename "$spawner_config")"
 echo "run-local: agent-spawner config: $spawner_config"
@@ -58,7 +74,7 @@ ctl=(env)
 [ "${RELAY_AUTH:-on}" = off ] || ctl=(env "RELAY_NATS__CREDS_FILE=$auth/admin.creds")
 token=""
 for _ in $(seq 1 120); do
-  token=$("${ctl[@]}" "$bin/relayctl" keys create "make-run" --role admin 2>/dev/null) && break
+  token=$("${ctl[@]}" "$bin/relayctl" keys create "make-run" --role admin 2>/dev/null) && [ -n "$token" ] && break
   sleep 0.5   # the registry is still starting
 done
 [ -n "$token" ] || { echo "run-local: could not create an admin key (is session-registry up?)" >&2; exit 1; }

@@ -353,8 +353,15 @@ async fn keys(c: &Client, cmd: Keys, as_json: bool) -> Result<()> {
             if as_json {
                 return print_json(&created);
             }
-            table(&HEADERS, &[row(&created.key)]);
-            eprintln!("relayctl: the token is shown this once; the mesh keeps only its digest");
+            // The token alone on stdout: `TOKEN=$(relayctl keys create …)` takes it as it is.
+            let k = &created.key;
+            eprintln!(
+                "relayctl: key {} of workspace {}, role {}, named {}; its token (on stdout) is shown this once, the mesh keeps only its digest",
+                k.key_id,
+                k.workspace,
+                k.role.as_str(),
+                k.name
+            );
             println!("{}", created.token);
         }
         Keys::List { workspace, all } => {
