@@ -358,9 +358,10 @@ impl World {
         v["status"].as_str().unwrap_or_default().to_string()
     }
 
-    /// The agent's one pending permission request, once it shows.
+    /// The agent's one pending permission request, once it shows (a CLI's first start in a
+    /// fresh home can take a while on a loaded machine; a timeout shows the last screen).
     async fn pending_permission(&self, agent: &str) -> Value {
-        wait_for(|| async {
+        self.wait_long(agent, || async {
             let v = self
                 .ok(reqwest::Method::GET, &format!("/agents/{agent}/permissions"), None)
                 .await;
@@ -393,7 +394,10 @@ impl World {
     /// Waits until the agent has reported `idle` at least `n` times. (A terminal agent reports
     /// idle once before its first message, when the CLI first shows its ready prompt.)
     async fn idle_times(&self, agent: &str, n: usize) {
-        wait_for(|| async { (self.status_count(agent, "idle").await >= n).then_some(()) }).await;
+        self.wait_long(agent, || async {
+            (self.status_count(agent, "idle").await >= n).then_some(())
+        })
+        .await;
     }
 
     /// The agent's idle count once it is blocked on a permission prompt: every earlier status
