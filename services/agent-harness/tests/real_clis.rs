@@ -1342,9 +1342,29 @@ async fn claude_tui_in_a_cwd_it_does_not_trust_is_blocked_with_the_screen_until_
         Some(json!({ "message": "HELLO after trust", "mode": "on-idle" })),
     )
     .await;
-    let input = json!({ "data": "\r" });
-    w.ok(reqwest::Method::POST, &format!("/agents/{agent}/input"), Some(input))
-        .await;
+    // As a person reading that screen would: the cursor (❯) to "Yes, I trust this folder", then
+    // Enter. 2.1.197 lists it first; 2.1.332 puts "No, exit" first and highlights it.
+    let rows: Vec<&str> = screen.lines().collect();
+    let cursor = rows
+        .iter()
+        .position(|r| r.trim_start().starts_with('❯'))
+        .expect("a cursor row");
+    let yes = rows
+        .iter()
+        .position(|r| r.contains("Yes, I trust this folder"))
+        .expect("the trust option");
+    let moves = if yes >= cursor {
+        "\x1b[B".repeat(yes - cursor)
+    } else {
+        "\x1b[A".repeat(cursor - yes)
+    };
+    // Two writes, as two key presses reach a terminal: an Enter in the arrows' write could be
+    // read before the cursor moved.
+    for keys in [moves, "\r".to_string()].into_iter().filter(|k| !k.is_empty()) {
+        let input = json!({ "data": keys });
+        w.ok(reqwest::Method::POST, &format!("/agents/{agent}/input"), Some(input))
+            .await;
+    }
     w.wait_long(agent, || async {
         w.model
             .user_texts()
