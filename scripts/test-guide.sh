@@ -69,13 +69,19 @@ grep '^agents: ' "$scratch/up.log"
 grep -q '^agents: claude → .*claude (claude-stream-json; key from ANTHROPIC_API_KEY' "$scratch/up.log" \
   || { echo "test-guide: make up did not say it runs the real claude" >&2; exit 1; }
 
-echo "test-guide: the second block"
-if ! timeout 300 bash -euo pipefail "$scratch/block2.sh" > "$scratch/second.log" 2>&1; then
-  cat "$scratch/second.log"; tail -40 "$scratch/up.log"
-  echo "test-guide: the guide's second block failed" >&2; exit 1
-fi
-cat "$scratch/second.log"
-[ "$(tail -n1 "$scratch/second.log")" = hi ] || { echo "test-guide: hello.txt does not say hi" >&2; exit 1; }
-grep -q '"command":"echo hi > hello.txt"' "$scratch/second.log" \
-  || { echo "test-guide: the permission request did not name the command" >&2; exit 1; }
+# The second block as written, then with `"cli":"gemini"` for its "goes the same way". (Codex's
+# default model speaks a tool protocol the fake model does not; tests/real_clis.rs covers it.)
+for cli in claude gemini; do
+  echo "test-guide: the second block with \"cli\":\"$cli\""
+  rm -f "$XDG_DATA_HOME/relay-mesh/workspaces/default/hello.txt"
+  sed "s/\"cli\":\"claude\"/\"cli\":\"$cli\"/" "$scratch/block2.sh" > "$scratch/second.sh"
+  if ! timeout 300 bash -euo pipefail "$scratch/second.sh" > "$scratch/second.log" 2>&1; then
+    cat "$scratch/second.log"; tail -40 "$scratch/up.log"
+    echo "test-guide: the guide's second block failed for $cli" >&2; exit 1
+  fi
+  cat "$scratch/second.log"
+  [ "$(tail -n1 "$scratch/second.log")" = hi ] || { echo "test-guide: $cli: hello.txt does not say hi" >&2; exit 1; }
+  grep -q '"command":"echo hi > hello.txt"' "$scratch/second.log" \
+    || { echo "test-guide: $cli: the permission request did not name the command" >&2; exit 1; }
+done
 echo "test-guide: passed"
