@@ -49,14 +49,16 @@ build() { # name containerfile context
   podman build --quiet --label relay-mesh.stand-in="$2" -t "$1" -f "$2" "$3" >/dev/null
 }
 
-# Images named by the compose file and the Dockerfile (ARG defaults resolved), minus our own.
+# Images named by the compose file and the Dockerfile (ARG defaults resolved), minus our own
+# and the Dockerfile's own stages (`FROM runtime AS agents`).
 images() {
-  local rust_version
+  local rust_version stages
   rust_version=$(sed -n 's/^ARG RUST_VERSION=//p' Dockerfile)
+  stages=$(sed -n 's/^FROM .* AS \([^ ]*\).*/\1/p' Dockerfile)
   {
     sed -n 's/^ *image: *\([^ #]*\).*/\1/p' docker-compose.yml
     sed -n 's/^FROM \([^ ]*\).*/\1/p' Dockerfile | sed "s/\${RUST_VERSION}/$rust_version/"
-  } | grep -v -e '^relay-mesh:' -e '^chef$' -e '^planner$' -e '^builder$' | sort -u
+  } | grep -v -e '^relay-mesh:' | grep -vxF -e "$stages" | sort -u
 }
 
 stand_ins=()
