@@ -79,9 +79,26 @@ for b in sorted(image_bins):
     check(b in workspace_bins, f"copied binary {b} is built by the workspace", "no [[bin]], src/main.rs or src/bin/*.rs")
 for b in sorted(workspace_bins - image_bins):
     print(f"  note: workspace binary {b} is not in the image")
-ignored = [l.strip().rstrip("/") for l in open(".dockerignore") if l.strip() and not l.startswith("#")]
-for needed in ["Cargo.toml", "Cargo.lock", "services", "crates", "migrations", "proto"]:
-    hit = [p for p in ignored if fnmatch.fnmatch(needed, p.removeprefix("**/"))]
+# What the build context holds: .dockerignore's patterns in order, the last that matches a path
+# (or a directory above it) wins, `!` taking it back in.
+rules = [l.strip() for l in open(".dockerignore") if l.strip() and not l.startswith("#")]
+def ignored_by(path):
+    verdict = None
+    for rule in rules:
+        keep = rule.startswith("!")
+        pattern = rule.removeprefix("!").rstrip("/").removeprefix("**/")
+        parts = path.split("/")
+        if any(fnmatch.fnmatch("/".join(parts[:i]), pattern) for i in range(1, len(parts) + 1)):
+            verdict = None if keep else rule
+    return verdict
+# Every source of a COPY from the context (not --from a stage), in every stage.
+sources = []
+for line in re.sub(r"\\\n", " ", dockerfile).splitlines():
+    words = line.split()
+    if words[:1] == ["COPY"] and not any(w.startswith("--from") for w in words):
+        sources += [w for w in words[1:-1] if not w.startswith("--") and w != "."]
+for needed in sorted(set(sources)):
+    hit = ignored_by(needed)
     check(not hit and os.path.exists(needed), f"build context has {needed}", f"excluded by .dockerignore {hit}" if hit else "missing")
 
 print("compose-check: docker-compose.yml")
