@@ -170,12 +170,8 @@ pub async fn run(nats: async_nats::Client, h: HarnessSettings) -> Result<u32, Ha
     }
     // A home of its own, prepared so the CLI starts with no one at its terminal.
     if let Some(home) = &h.home {
-        let cwd = match &h.cwd {
-            Some(cwd) => std::path::PathBuf::from(cwd),
-            None => std::env::current_dir()?,
-        };
         let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
-        let prepared = crate::homes::prepare(&h.cli, std::path::Path::new(home), &cwd, &var);
+        let prepared = crate::homes::prepare(&h.cli, std::path::Path::new(home), &cli_cwd(&h)?, &var);
         env.extend(prepared.map_err(HarnessError::Invalid)?);
     }
     // In the sandbox (spawner.sandbox) the CLI reaches only its cwd, home and socket.
@@ -216,23 +212,17 @@ pub async fn run(nats: async_nats::Client, h: HarnessSettings) -> Result<u32, Ha
         let caps = capabilities(patterns.observes_usage());
         if cli_session.is_none() && h.cli == "codex" && h.cli_session.is_none() {
             // Codex names its own thread: found in its session files once it writes them.
-            let cwd = h
-                .cwd
-                .clone()
-                .or_else(|| std::env::current_dir().ok().map(|d| d.display().to_string()));
-            let codex_home = var_of(&env, "CODEX_HOME")
+            let cwd = cli_cwd(&h).ok().map(|d| d.display().to_string());
+            let codex_home = cli_var(&env, "CODEX_HOME")
                 .map(std::path::PathBuf::from)
-                .or_else(|| var_of(&env, "HOME").map(|h| std::path::PathBuf::from(h).join(".codex")));
+                .or_else(|| cli_var(&env, "HOME").map(|h| std::path::PathBuf::from(h).join(".codex")));
             tokio::spawn(announce_codex_thread(codex_home, cwd.unwrap_or_default(), agent.pid));
         }
         let resumable = cli_session.map(|id| (id, agent.pid));
         serve_relay_tools(listener, &nats, &agent, agent.pid);
         return drive(nats, h, agent, pump, prompts, caps, resumable).await;
     }
-    let cwd = match &h.cwd {
-        Some(cwd) => cwd.clone(),
-        None => std::env::current_dir()?.to_string_lossy().into_owned(),
-    };
+    let cwd = cli_cwd(&h)?.to_string_lossy().into_owned();
     // Gemini CLI over ACP: usage from its log of every request (beside the tools socket).
     let usage_feed =
         (protocol == Protocol::Acp && h.cli == "gemini").then(|| socket.with_file_name("gemini-usage.fifo"));
@@ -264,10 +254,7 @@ fn jail(
     env: &[(String, String)],
     piped: bool,
 ) -> Result<crate::sandbox::Jail, String> {
-    let cwd = match &h.cwd {
-        Some(cwd) => std::path::PathBuf::from(cwd),
-        None => std::env::current_dir().map_err(|e| format!("no working directory: {e}"))?,
-    };
+    let cwd = cli_cwd(h).map_err(|e| format!("no working directory: {e}"))?;
     let cwd = cwd.canonicalize().map_err(|e| format!("cwd {}: {e}", cwd.display()))?;
     let socket_dir = socket.parent().ok_or("the tools socket has no directory")?;
     Ok(crate::sandbox::Jail {
@@ -662,12 +649,17 @@ async fn route_decisions(
     }
 }
 
-/// `name` as the CLI sees it: set for it by the harness, else inherited from the harness.
-fn var_of(env: &[(String, String)], name: &str) -> Option<String> {
-    env.iter()
-        .rev()
-        .find(|(k, _)| k == name)
-        .map(|(_, v)| v.clone())
-        .or_else(|| std::env::var(name).ok())
-        .filter(|v| !v.is_empty())
+/// The CLI's working directory: `cwd`, else the harness's own.
+fn cli_cwd(h: &HarnessSettings) -> std::io::Result<std::path::PathBuf> {
+    match &h.cwd {
+        Some(cwd) => Ok(cwd.into()),
+        None => std::env::current_dir(),
+    }
+}
+
+/// `name` as the CLI sees it: set for it by the harness (`env`, the last setting winning), else
+/// inherited from the harness; empty is unset.
+pub(crate) fn cli_var(env: &[(String, String)], name: &str) -> Option<std::ffi::OsString> {
+    let set = env.iter().rev().find(|(k, _)| k == name).map(|(_, v)| v.into());
+    set.or_else(|| std::env::var_os(name)).filter(|v| !v.is_empty())
 }

@@ -136,13 +136,9 @@ pub fn bwrap_args(jail: &Jail) -> Vec<String> {
 /// The CLI's home directories, from the environment it gets (`env`, set for it, over this
 /// process's, which it inherits): those that exist, never `/`.
 pub fn homes(env: &[(String, String)]) -> Vec<PathBuf> {
-    let var = |name: &str| {
-        let set = env.iter().rev().find(|(k, _)| k == name).map(|(_, v)| v.into());
-        set.or_else(|| std::env::var_os(name)).filter(|v| !v.is_empty())
-    };
     let mut homes: Vec<PathBuf> = HOMES
         .iter()
-        .filter_map(|name| var(name))
+        .filter_map(|name| crate::run::cli_var(env, name))
         .filter_map(|dir| PathBuf::from(dir).canonicalize().ok())
         .filter(|dir| dir.is_dir() && dir.parent().is_some())
         .collect();
