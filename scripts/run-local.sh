@@ -78,7 +78,7 @@ for _ in $(seq 1 120); do
   sleep 0.5   # the registry is still starting
 done
 [ -n "$token" ] || { echo "run-local: could not create an admin key (is session-registry up?)" >&2; exit 1; }
-mkdir -p .relay && printf '%s\n' "$token" > .relay/admin-token && chmod 600 .relay/admin-token
+printf '%s\n' "$token" > .relay/admin-token && chmod 600 .relay/admin-token
 echo "run-local: admin key of workspace default (also in .relay/admin-token): $token"
 echo "run-local: gateway at http://${RELAY_GATEWAY__LISTEN:-127.0.0.1:8080}: curl -H \"Authorization: Bearer $token\" …  (Ctrl-C stops everything)"
 wait -n
