@@ -158,6 +158,11 @@ impl FakeModel {
         texts
     }
 
+    /// Whether a user-typed text the model was sent contains `needle`.
+    pub fn heard(&self, needle: &str) -> bool {
+        self.user_texts().iter().any(|t| t.contains(needle))
+    }
+
     /// Replaces the rules; requests already being answered keep the old ones.
     pub fn set_script(&self, script: Script) {
         *lock(&self.shared.script) = script;

@@ -259,6 +259,10 @@ mod tests {
         dir
     }
 
+    fn json_file(path: &Path) -> Value {
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+    }
+
     fn keys(pairs: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<String> {
         move |name| pairs.iter().find(|(k, _)| *k == name).map(|(_, v)| v.to_string())
     }
@@ -280,7 +284,7 @@ mod tests {
             &keys(&[("ANTHROPIC_API_KEY", "sk-ant-0123456789abcdefghijKLMNOPQRSTUVWXYZ")]),
         )
         .unwrap();
-        let state: Value = serde_json::from_str(&std::fs::read_to_string(home.join(".claude.json")).unwrap()).unwrap();
+        let state: Value = json_file(&home.join(".claude.json"));
         assert_eq!(state["oauthAccount"]["email"], "a@b", "a login is kept");
         assert_eq!(state["theme"], "light", "a setting is kept");
         assert_eq!(state["projects"]["/other"]["x"], 1);
@@ -302,7 +306,7 @@ mod tests {
             &keys(&[("ANTHROPIC_API_KEY", "sk-ant-0123456789abcdefghijKLMNOPQRSTUVWXYZ")]),
         )
         .unwrap();
-        let again: Value = serde_json::from_str(&std::fs::read_to_string(home.join(".claude.json")).unwrap()).unwrap();
+        let again: Value = json_file(&home.join(".claude.json"));
         assert_eq!(again, state);
     }
 
@@ -355,12 +359,10 @@ mod tests {
     fn a_gemini_home_trusts_the_cwd_and_uses_the_api_key() {
         let home = scratch("gemini");
         prepare("gemini", &home, &home, &keys(&[("GEMINI_API_KEY", "k")])).unwrap();
-        let settings: Value =
-            serde_json::from_str(&std::fs::read_to_string(home.join(".gemini/settings.json")).unwrap()).unwrap();
+        let settings: Value = json_file(&home.join(".gemini/settings.json"));
         assert_eq!(settings["security"]["auth"]["selectedType"], "gemini-api-key");
         assert_eq!(settings["telemetry"]["enabled"], false);
-        let trusted: Value =
-            serde_json::from_str(&std::fs::read_to_string(home.join(".gemini/trustedFolders.json")).unwrap()).unwrap();
+        let trusted: Value = json_file(&home.join(".gemini/trustedFolders.json"));
         let real = home.canonicalize().unwrap().display().to_string();
         assert_eq!(trusted[&real], "TRUST_FOLDER");
     }

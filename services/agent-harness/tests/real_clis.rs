@@ -503,7 +503,7 @@ async fn agents_talk_through_the_relay_tools(cli: Cli) {
     let (_, alpha) = w.spawn_as(cli, "alpha", "RELAYSEND now").await;
     // A cold CLI start under load is most of the wait: first the model gets alpha's turn...
     wait_for(|| async {
-        let asked = w.model.user_texts().iter().any(|t| t.contains("RELAYSEND"));
+        let asked = w.model.heard("RELAYSEND");
         asked.then_some(())
     })
     .await;
@@ -588,7 +588,7 @@ async fn agents_talk_through_the_relay_tools(cli: Cli) {
     });
     assert!(read, "the model got the note as relay_inbox's result");
     assert!(
-        !w.model.user_texts().iter().any(|t| t.contains("NOTEFORGAMMA")),
+        !w.model.heard("NOTEFORGAMMA"),
         "the note was read with relay_inbox, not typed in: {:?}",
         w.model.user_texts()
     );
@@ -942,14 +942,7 @@ async fn approved_command_runs_is_costed_and_the_agent_goes_idle(cli: Cli) {
         Some(json!({ "message": "SECOND message", "mode": "on-idle" })),
     )
     .await;
-    wait_for(|| async {
-        w.model
-            .user_texts()
-            .iter()
-            .any(|t| t.contains("SECOND message"))
-            .then_some(())
-    })
-    .await;
+    wait_for(|| async { w.model.heard("SECOND message").then_some(()) }).await;
     w.idle_times(&agent, 2).await;
     if cli.observes_usage() {
         let costs = w.costs(&session, 1610).await;
@@ -1117,7 +1110,7 @@ async fn message_sent_while_the_menu_is_open_waits_for_the_deny(cli: Cli) {
     )
     .await;
     w.wait_long(&agent, || async {
-        let seen = w.model.user_texts().iter().any(|t| t.contains("thanks, carry on"));
+        let seen = w.model.heard("thanks, carry on");
         seen.then_some(())
     })
     .await;
@@ -1195,10 +1188,8 @@ async fn message_sent_while_a_permission_request_is_pending_waits_for_the_deny(c
         "not delivered before the decision"
     );
 
-    w.wait_long(&agent, || async {
-        w.model.user_texts().iter().any(|t| t.contains(MESSAGE)).then_some(())
-    })
-    .await;
+    w.wait_long(&agent, || async { w.model.heard(MESSAGE).then_some(()) })
+        .await;
     wait_for(|| async { (w.delivery_status(&delivery).await == "delivered").then_some(()) }).await;
     w.idle_times(&agent, idles + 1).await;
     w.wait_long(&agent, || async {
@@ -1302,7 +1293,7 @@ async fn claude_tui_a_tool_run_with_no_permission_request_is_reported_bypassed_a
         .await;
     let delivery = sent["deliveryIds"][0].as_str().expect("one delivery").to_string();
     wait_for(|| async { (w.delivery_status(&delivery).await == "failed").then_some(()) }).await;
-    assert!(!w.model.user_texts().iter().any(|t| t.contains("SECOND message")));
+    assert!(!w.model.heard("SECOND message"));
 }
 
 /// A new cwd behind Claude Code's folder-trust dialog: the agent is `blocked` with the screen
@@ -1365,14 +1356,8 @@ async fn claude_tui_in_a_cwd_it_does_not_trust_is_blocked_with_the_screen_until_
         w.ok(reqwest::Method::POST, &format!("/agents/{agent}/input"), Some(input))
             .await;
     }
-    w.wait_long(agent, || async {
-        w.model
-            .user_texts()
-            .iter()
-            .any(|t| t.contains("HELLO after trust"))
-            .then_some(())
-    })
-    .await;
+    w.wait_long(agent, || async { w.model.heard("HELLO after trust").then_some(()) })
+        .await;
     w.idle_times(agent, 2).await;
 }
 
@@ -1473,14 +1458,7 @@ async fn killed_harness_resumes_the_cli_session(cli: Cli) {
         .on("AFTER", [Step::text("It was BANANA.").usage(100, 10)]);
     let w = world(script).await;
     let (session, agent) = w.spawn(cli, "REMEMBER the word BANANA").await;
-    wait_for(|| async {
-        w.model
-            .user_texts()
-            .iter()
-            .any(|t| t.contains("REMEMBER"))
-            .then_some(())
-    })
-    .await;
+    wait_for(|| async { w.model.heard("REMEMBER").then_some(()) }).await;
     w.idle_times(&agent, cli.idles_before_first_turn() + 1).await;
     let harness = harness_pid(&session).expect("the harness runs");
     // SAFETY: SIGKILL to the harness process this test's spawner started.
@@ -1496,7 +1474,7 @@ async fn killed_harness_resumes_the_cli_session(cli: Cli) {
     )
     .await;
     w.wait_long(&agent, || async {
-        let seen = w.model.user_texts().iter().any(|t| t.contains("AFTER the crash"));
+        let seen = w.model.heard("AFTER the crash");
         seen.then_some(())
     })
     .await;
