@@ -121,7 +121,8 @@ where
     outbox::keep_forwarded(std::time::Duration::from_millis(common.database.outbox_keep_ms));
     let nats = connect_nats(&common.nats, name).await?;
     health::serve(common.telemetry.health_listen.as_deref(), nats.clone()).await?;
-    let host = serve(own, db, nats).await?;
+    let mut host = serve(own, db, nats).await?;
+    host.open().await?;
     tracing::info!(service = name, "serving");
     host.run_until_shutdown(std::time::Duration::from_secs(10)).await;
     Ok(())

@@ -35,13 +35,35 @@ pub enum ServiceError {
 
 pub struct ServiceHost<S> {
     client: Client,
-    service: async_nats::service::Service,
+    about: About,
+    /// The micro service, once [`ServiceHost::open`] registered it.
+    service: Option<async_nats::service::Service>,
+    /// Endpoints declared before [`ServiceHost::open`], added there in one go.
+    pending: Vec<Pending>,
     state: S,
     inflight: Arc<Semaphore>,
     readers: Vec<tokio::task::JoinHandle<()>>,
     /// Background work to wind down on shutdown ([`ServiceHost::on_shutdown`]).
     drains: Vec<futures::future::BoxFuture<'static, ()>>,
 }
+
+struct About {
+    name: String,
+    version: String,
+    description: String,
+}
+
+/// An endpoint to add: its name, its subject and what reads its requests.
+struct Pending {
+    name: String,
+    subject: String,
+    read: Box<dyn FnOnce(async_nats::service::endpoint::Endpoint) -> tokio::task::JoinHandle<()> + Send>,
+}
+
+/// The metadata key of a service's `$SRV.PING`/`INFO` replies that gives how many endpoints it
+/// serves: an instance whose `INFO` lists that many serves every subject it will (it answers
+/// `PING` from the moment it registers, before its endpoints are added).
+pub const ENDPOINTS_METADATA: &str = "endpoints";
 
 /// A handler of `R`: `async fn(state, context, R::Request) -> Result<R::Response, E>`.
 pub trait Handler<R: Rpc, S>: Clone + Send + Sync + 'static {
@@ -73,8 +95,8 @@ where
 }
 
 impl<S: Clone + Send + Sync + 'static> ServiceHost<S> {
-    /// Registers `name` as a NATS micro service whose handlers share `state`; `nats micro ls`
-    /// lists it from here on.
+    /// A micro service `name` whose handlers share `state`. It registers (and `nats micro ls`
+    /// lists it) at [`ServiceHost::open`], with every endpoint declared by then.
     pub async fn start(
         client: Client,
         name: &str,
@@ -82,20 +104,62 @@ impl<S: Clone + Send + Sync + 'static> ServiceHost<S> {
         description: &str,
         state: S,
     ) -> Result<Self, ServiceError> {
-        let service = client
-            .service_builder()
-            .description(description)
-            .start(name, version)
-            .await
-            .map_err(|e| ServiceError::Register(e.to_string()))?;
         Ok(ServiceHost {
             client,
-            service,
+            about: About {
+                name: name.to_string(),
+                version: version.to_string(),
+                description: description.to_string(),
+            },
+            service: None,
+            pending: Vec::new(),
             state,
             inflight: Arc::new(Semaphore::new(MAX_IN_FLIGHT as usize)),
             readers: Vec::new(),
             drains: Vec::new(),
         })
+    }
+
+    /// Registers the micro service and adds the endpoints declared so far, one after the other
+    /// with nothing in between. Its `PING`/`INFO` metadata says how many ([`ENDPOINTS_METADATA`]),
+    /// so whoever waits for it can tell "registered" from "serving everything". Endpoints
+    /// declared later are added at once.
+    pub async fn open(&mut self) -> Result<(), ServiceError> {
+        if self.service.is_some() {
+            return Ok(());
+        }
+        let metadata = [(ENDPOINTS_METADATA.to_string(), self.pending.len().to_string())].into();
+        let service = self
+            .client
+            .service_builder()
+            .description(&self.about.description)
+            .metadata(metadata)
+            .start(&self.about.name, &self.about.version)
+            .await
+            .map_err(|e| ServiceError::Register(e.to_string()))?;
+        self.service = Some(service);
+        for pending in std::mem::take(&mut self.pending) {
+            self.add(pending).await?;
+        }
+        Ok(())
+    }
+
+    async fn add(&mut self, pending: Pending) -> Result<(), ServiceError> {
+        let Some(service) = &self.service else {
+            self.pending.push(pending);
+            return Ok(());
+        };
+        let requests = service
+            .endpoint_builder()
+            .name(&pending.name)
+            .add(pending.subject.clone())
+            .await
+            .map_err(|e| ServiceError::Endpoint {
+                subject: pending.subject,
+                reason: e.to_string(),
+            })?;
+        self.readers.push((pending.read)(requests));
+        Ok(())
     }
 
     /// Runs `drain` on shutdown, beside the requests in flight and within the same grace: how a
@@ -163,48 +227,51 @@ impl<S: Clone + Send + Sync + 'static> ServiceHost<S> {
         subject: String,
         handler: H,
     ) -> Result<(), ServiceError> {
-        let mut requests = self
-            .service
-            .endpoint_builder()
-            .name(name)
-            .add(subject.clone())
-            .await
-            .map_err(|e| ServiceError::Endpoint {
-                subject: subject.clone(),
-                reason: e.to_string(),
-            })?;
         let inflight = self.inflight.clone();
         let state = self.state.clone();
         let max_payload = self.client.server_info().max_payload;
         let client = self.client.clone();
-        self.readers.push(tokio::spawn(async move {
-            while let Some(request) = requests.next().await {
-                // At the limit, a request is refused at once: waiting for a permit would leave
-                // it in the subscription's buffer, and a full buffer drops requests unanswered.
-                let permit = match inflight.clone().try_acquire_owned() {
-                    Ok(permit) => permit,
-                    Err(tokio::sync::TryAcquireError::NoPermits) => {
-                        tokio::spawn(refuse_overloaded(request, R::SUBJECT));
-                        continue;
-                    }
-                    Err(tokio::sync::TryAcquireError::Closed) => break,
-                };
-                let (state, handler, client) = (state.clone(), handler.clone(), client.clone());
-                tokio::spawn(async move {
-                    serve_one::<R, _, _>(request, state, handler, &client, max_payload).await;
-                    drop(permit);
-                });
-            }
-        }));
-        Ok(())
+        let read = move |mut requests: async_nats::service::endpoint::Endpoint| {
+            tokio::spawn(async move {
+                while let Some(request) = requests.next().await {
+                    // At the limit, a request is refused at once: waiting for a permit would leave
+                    // it in the subscription's buffer, and a full buffer drops requests unanswered.
+                    let permit = match inflight.clone().try_acquire_owned() {
+                        Ok(permit) => permit,
+                        Err(tokio::sync::TryAcquireError::NoPermits) => {
+                            tokio::spawn(refuse_overloaded(request, R::SUBJECT));
+                            continue;
+                        }
+                        Err(tokio::sync::TryAcquireError::Closed) => break,
+                    };
+                    let (state, handler, client) = (state.clone(), handler.clone(), client.clone());
+                    tokio::spawn(async move {
+                        serve_one::<R, _, _>(request, state, handler, &client, max_payload).await;
+                        drop(permit);
+                    });
+                }
+            })
+        };
+        self.add(Pending {
+            name: name.to_string(),
+            subject,
+            read: Box::new(read),
+        })
+        .await
     }
 
     /// Serves until SIGINT or SIGTERM, then stops taking requests and lets those in flight
     /// finish (up to `grace`) so no caller that was accepted goes unanswered.
-    pub async fn run_until_shutdown(self, grace: Duration) {
+    pub async fn run_until_shutdown(mut self, grace: Duration) {
+        if let Err(e) = self.open().await {
+            tracing::error!(error = %e, "cannot register the micro service");
+            return;
+        }
         shutdown_signal().await;
         tracing::info!("shutting down: no new requests, finishing those in flight");
-        if let Err(e) = self.service.stop().await {
+        if let Some(service) = self.service.take()
+            && let Err(e) = service.stop().await
+        {
             tracing::warn!(error = %e, "stopping the micro service");
         }
         for r in &self.readers {

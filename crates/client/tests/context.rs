@@ -74,6 +74,7 @@ async fn a_handler_is_told_its_caller_and_workspace_and_its_own_calls_carry_the_
         .unwrap();
     host.serve::<Outer>(outer).await.unwrap();
     host.serve::<Inner>(inner).await.unwrap();
+    host.open().await.unwrap();
 
     let operator = RequestContext::new(Caller::Operator("k1".into()), "w1");
     let seen = relay_bus::context::act_as(
@@ -115,4 +116,43 @@ async fn services_send_their_own_identity_on_the_wire() {
     let headers = msg.headers.expect("headers");
     assert_eq!(headers.get(CALLER_HEADER).unwrap().as_str(), "service:session-registry");
     assert_eq!(headers.get(WORKSPACE_HEADER).unwrap().as_str(), "default");
+}
+
+/// A caller that waits for a service must not find it before its endpoints: the micro service
+/// registers (and answers `$SRV.PING`) only at `open`, with every endpoint declared by then, and
+/// says how many, so an instance counted serving answers on every subject at once (a registry
+/// that answered PING before its 70 endpoints were added let a test's first call fail with
+/// "no service answers").
+#[tokio::test]
+async fn a_service_counts_as_serving_only_once_every_endpoint_it_declared_answers() {
+    let nats_server = relay_testkit::Nats::start().await;
+    let nats = nats_server.client().await;
+    let mut host = ServiceHost::start(nats.clone(), "ready-test", "0.0.0", "test", nats.clone())
+        .await
+        .unwrap();
+    host.serve::<Outer>(outer).await.unwrap();
+    host.serve::<Inner>(inner).await.unwrap();
+    assert!(
+        relay_testkit::micro_replies(&nats, "PING", "ready-test", 0)
+            .await
+            .is_empty(),
+        "declared but not open: nobody is told it is there"
+    );
+    let unserved = nats.request(Inner::SUBJECT, "{}".into()).await;
+    assert!(unserved.is_err(), "no endpoint before open");
+
+    host.open().await.unwrap();
+    let ids = relay_testkit::instances(&nats, "ready-test", 1).await;
+    assert_eq!(ids.len(), 1, "open: counted serving");
+    // Both subjects answer at once, the last one declared too.
+    relay_bus::client::call::<Inner>(&nats, &Empty {}, Duration::from_secs(1))
+        .await
+        .unwrap();
+    let info = relay_testkit::micro_replies(&nats, "INFO", "ready-test", 1).await;
+    assert_eq!(
+        info[0]["metadata"][relay_bus::service::ENDPOINTS_METADATA],
+        "2",
+        "{info:?}"
+    );
+    assert_eq!(info[0]["endpoints"].as_array().map(Vec::len), Some(2), "{info:?}");
 }

@@ -918,7 +918,7 @@ pub async fn wait_for_within<T, F: std::future::Future<Output = Option<T>>>(
     }
 }
 
-/// Waits until `n` instances of micro service `name` answer `$SRV.PING`.
+/// Waits until `n` instances of micro service `name` serve every endpoint ([`instances`]).
 pub async fn wait_for_instances(client: &async_nats::Client, name: &str, n: usize) {
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
@@ -928,7 +928,7 @@ pub async fn wait_for_instances(client: &async_nats::Client, name: &str, n: usiz
         }
         assert!(
             Instant::now() < deadline,
-            "only {found} of {n} {name} instances answered $SRV.PING"
+            "only {found} of {n} {name} instances serve all their endpoints ($SRV.INFO)"
         );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
@@ -1000,14 +1000,26 @@ pub async fn wait_until_unserved(client: &async_nats::Client, subject: &str) {
     .await
 }
 
-/// Ids of the instances of `name` answering `$SRV.PING` (waiting for up to `expect`).
+/// Ids of the instances of `name` that serve every endpoint they will (waiting for up to
+/// `expect`): their `$SRV.INFO` lists as many endpoints as their metadata announces. An
+/// instance answers `$SRV.PING` as soon as it registers, before its endpoints are added, so a
+/// `PING` alone would let a caller in too early.
 pub async fn instances(client: &async_nats::Client, name: &str, expect: usize) -> HashSet<String> {
     // Short: callers poll this while services start.
-    micro_replies_within(client, "PING", name, expect, Duration::from_millis(300))
+    micro_replies_within(client, "INFO", name, expect, Duration::from_millis(300))
         .await
         .into_iter()
+        .filter(serves_all_endpoints)
         .filter_map(|v| v["id"].as_str().map(String::from))
         .collect()
+}
+
+fn serves_all_endpoints(info: &serde_json::Value) -> bool {
+    let listed = info["endpoints"].as_array().map_or(0, Vec::len);
+    let announced = info["metadata"][relay_bus::service::ENDPOINTS_METADATA]
+        .as_str()
+        .and_then(|n| n.parse::<usize>().ok());
+    announced.is_some_and(|n| listed >= n)
 }
 
 /// A typed request, as another service would make it.

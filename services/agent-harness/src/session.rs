@@ -66,6 +66,10 @@ struct State {
     menu: Option<Menu>,
     /// Menus seen so far (their ids).
     menus: u64,
+    /// A permission menu was denied and its turn not yet over: nothing is typed before the
+    /// CLI's ready prompt is back (Gemini CLI queues a prompt typed while it cancels the call,
+    /// and may never run it).
+    cancelling: bool,
     /// What the input task types, in order (messages handed to it, a person's keys); it waits
     /// while a menu shows.
     typing: VecDeque<Input>,
@@ -361,7 +365,9 @@ impl PtyAgent {
             let mut retry_at = None;
             {
                 let mut st = self.state.lock().expect("state lock");
-                if !st.typing.is_empty() && st.menu.is_none() {
+                // A person's keys go in while a denied call is cancelled; a message waits.
+                let waits = st.cancelling && matches!(st.typing.front(), Some(Input::Message { .. }));
+                if !st.typing.is_empty() && st.menu.is_none() && !waits {
                     let screen = self.screen.lock().expect("screen lock");
                     let unread = screen.unread_typing().map(|at| at + READ_AFTER_TYPING);
                     match unread.filter(|until| *until > std::time::Instant::now()) {
@@ -599,6 +605,7 @@ impl PtyAgent {
                         let mut st = self.state.lock().expect("state lock");
                         st.idle = true;
                         st.menu = None;
+                        st.cancelling = false;
                         // The turn is over: a call whose completion never showed ends with it,
                         // and that was the tool-call boundary its waiting messages wanted.
                         let call = std::mem::take(&mut st.call);
@@ -622,11 +629,16 @@ impl PtyAgent {
                     self.wake.notify_one();
                 }
                 Detected::MenuClosed => {
-                    // Gone from the screen (answered): what waited for it is typed now.
+                    // Gone from the screen (answered): what waited for it is typed now, or after
+                    // a deny once the ready prompt is back.
                     let due = {
                         let mut st = self.state.lock().expect("state lock");
                         st.menu = None;
-                        st.after_prompt.drain(..).collect()
+                        if st.cancelling {
+                            Vec::new()
+                        } else {
+                            st.after_prompt.drain(..).collect()
+                        }
                     };
                     self.type_and_report(due);
                     self.wake.notify_one();
@@ -812,7 +824,8 @@ impl PtyAgent {
     async fn ask_permission(self: Arc<Self>, menu: u64, ask: Ask) {
         let Some(ev) = self.events() else { return };
         let decision = self.prompts.permission(&ev, ask).await;
-        let keys = if decision == Decision::Approved {
+        let denied = decision != Decision::Approved;
+        let keys = if !denied {
             self.keys.approve.clone()
         } else {
             // What the call would have done never happens: not reported.
@@ -821,19 +834,20 @@ impl PtyAgent {
             st.call.did.clear();
             self.keys.deny.clone()
         };
-        self.answer_menu(menu, &keys);
+        self.answer_menu(menu, &keys, denied);
     }
 
     async fn ask_question(self: Arc<Self>, menu: u64, question: String, options: Vec<String>) {
         let Some(ev) = self.events() else { return };
         let answer = self.prompts.question(&ev, question, options.clone()).await;
         let keys = self.keys.answer(&answer, &options);
-        self.answer_menu(menu, &keys);
+        self.answer_menu(menu, &keys, false);
     }
 
     /// Types the decision into its menu, if that menu still shows and was not answered yet.
-    /// What waited for the menu goes once the screen shows it gone.
-    fn answer_menu(&self, menu: u64, keys: &str) {
+    /// What waited for the menu goes once the screen shows it gone (`denies`: once the CLI's
+    /// ready prompt is back).
+    fn answer_menu(&self, menu: u64, keys: &str, denies: bool) {
         {
             let mut st = self.state.lock().expect("state lock");
             match &mut st.menu {
@@ -843,8 +857,9 @@ impl PtyAgent {
                     return;
                 }
             }
-            if let Err(e) = self.type_keys(keys) {
-                tracing::error!(error = %e, "cannot type the answer to the menu");
+            match self.type_keys(keys) {
+                Ok(()) => st.cancelling = denies,
+                Err(e) => tracing::error!(error = %e, "cannot type the answer to the menu"),
             }
             if st.bypassed {
                 return;
@@ -891,7 +906,7 @@ impl AgentSession for PtyAgent {
             };
         }
         // Before the CLI first shows its ready prompt, typing would be lost: wait for it.
-        let prompt_open = st.menu.is_some() || !st.ready;
+        let prompt_open = st.menu.is_some() || st.cancelling || !st.ready;
         let idle = st.idle;
         let hold = match ctx.mode {
             DeliveryMode::NextToolCall => Some(&mut st.next_tool_call),

@@ -426,6 +426,7 @@ pub async fn serve(spawner: Spawner) -> Result<ServiceHost<Spawner>, ServiceErro
     host.serve::<rpc::AgentSpawn>(spawn).await?;
     let own = rpc::instance_subject(<rpc::AgentSpawnOn as relay_contracts::Rpc>::SUBJECT, &spawner.host.id);
     host.serve_on::<rpc::AgentSpawnOn>(own, spawn_on).await?;
+    host.open().await?;
     tracing::info!(host = spawner.host.id, labels = ?spawner.host.labels, "agent host registered");
     Ok(host)
 }
