@@ -2,7 +2,7 @@
 CARGO ?= cargo
 export CARGO_TERM_COLOR ?= never
 
-.PHONY: soak test test-guide build services agent-clis test-latest-clis console-deps interop-deps pg-proxy sandbox sdks run up bench chaos chaos-cluster chaos-failover fmt lint clean-test-dbs openapi fuzz fuzz-random compose-check compose-smoke deploy-check
+.PHONY: soak test test-guide build services agent-clis test-latest-clis console-deps interop-deps pg-proxy sandbox sdks run up bench chaos chaos-cluster chaos-failover fmt lint clean-test-dbs openapi fuzz fuzz-random compose-check compose-smoke compose-smoke-agents deploy-check
 
 ## Start NATS and Postgres if needed, install the pinned agent CLIs, the console's browser
 ## (Debian's chromium, playwright-core), HAProxy and bubblewrap if missing, then build and run
@@ -81,6 +81,12 @@ compose-check:
 ## of CI's time budget on two cores.
 compose-smoke:
 	./scripts/compose-smoke.sh
+
+## The agents override (deploy/compose/agents.yml) under compose, its real CLIs pointed at the
+## scripted model server: each CLI a command approved, one denied, costed; homes kept over a
+## restart. Not in CI, for the same reason.
+compose-smoke-agents:
+	./scripts/compose-smoke.sh --agents
 
 ## Offline checks of deploy/ (NATS configs, Kubernetes manifests; needs kubectl).
 deploy-check:

@@ -46,6 +46,8 @@ use std::time::Duration;
 use agent_harness::parse::fake::{self, Choice, FileOp, Style};
 
 const USAGE: &str = "usage: fake-agent [resume ID] [--style claude|codex|gemini|generic] [--log FILE] [--think-ms N] [--session-id ID] [--resume ID] [--permission-mode MODE]";
+/// How long the gemini style takes to cancel a denied call (see `drop_input_for`).
+const GEMINI_CANCEL: Duration = Duration::from_millis(1000);
 
 fn main() -> ExitCode {
     let mut agent = match Agent::from_args(std::env::args().skip(1)) {
@@ -452,6 +454,11 @@ impl Agent {
                     None => false,
                 };
                 self.say_all(if granted { &ran } else { &cancelled })?;
+                if !granted && style == Style::Gemini {
+                    // Gemini CLI cancels the denied call for a while with no prompt showing, and
+                    // a prompt typed meanwhile is queued and never run: dropped here.
+                    self.drop_input_for(GEMINI_CANCEL)?;
+                }
                 let verdict = if granted { "granted" } else { "denied" };
                 self.say(&format!("Permission {verdict}: {tool} {args}"))?;
             }
@@ -540,6 +547,22 @@ impl Agent {
 
     /// Works for `d`, or until Escape or Ctrl-C comes, as the TUIs take an interrupt; other
     /// input waits for afterwards. Whether it was interrupted.
+    /// Reads and drops whatever is typed for `d`.
+    fn drop_input_for(&mut self, d: Duration) -> io::Result<()> {
+        let end = std::time::Instant::now() + d;
+        loop {
+            let left = end.saturating_duration_since(std::time::Instant::now());
+            if left.is_zero() || !input_within(left) {
+                self.pending.clear();
+                return Ok(());
+            }
+            let mut buf = [0u8; 4096];
+            if io::stdin().read(&mut buf)? == 0 {
+                return Ok(());
+            }
+        }
+    }
+
     fn work(&mut self, d: Duration) -> io::Result<bool> {
         let end = std::time::Instant::now() + d;
         loop {
