@@ -508,6 +508,39 @@ impl Postgres {
         pg
     }
 
+    /// Waits until this standby has replayed all that `primary` has written so far: with
+    /// asynchronous replication a commit is acknowledged before the standby has it, so a test
+    /// that stops the standby right after a write must first wait for it here.
+    pub async fn wait_replayed(&self, primary: &Postgres) {
+        use sqlx::Connection;
+        let mut p = sqlx::PgConnection::connect(&primary.admin_url)
+            .await
+            .expect("connect to the primary");
+        let written: String = sqlx::query_scalar("SELECT pg_current_wal_lsn()::text")
+            .fetch_one(&mut p)
+            .await
+            .expect("the primary's WAL position");
+        let mut standby = sqlx::PgConnection::connect(&self.admin_url)
+            .await
+            .expect("connect to the standby");
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let replayed: bool = sqlx::query_scalar("SELECT coalesce(pg_last_wal_replay_lsn() >= $1::pg_lsn, false)")
+                .bind(&written)
+                .fetch_one(&mut standby)
+                .await
+                .expect("the standby's replay position");
+            if replayed {
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the standby did not replay up to {written} in 30 s"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
     /// `pg_ctl promote`: the standby leaves recovery and takes writes, as in a failover.
     pub async fn promote(&self) {
         let ok = Command::from(self.pg_ctl(&["-w", "promote"])).status().await;

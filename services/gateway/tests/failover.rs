@@ -142,7 +142,9 @@ impl Failover {
 async fn after_an_asynchronous_failover_lost_acknowledged_events_a_resuming_sse_client_still_gets_every_new_one() {
     let mut f = Failover::start(false).await;
     f.append("before", 5, Duration::from_secs(10)).await.unwrap();
-    // The standby goes away; what the primary acknowledges now is on the primary alone.
+    // Replicated, then the standby goes away: what the primary acknowledges now is on the
+    // primary alone.
+    f.standby.wait_replayed(&f.primary).await;
     f.standby.stop().await;
     let unreplicated = f.append("unreplicated", 5, Duration::from_secs(10)).await.unwrap();
     let seen = f.sse_until(None, "unreplicated-4").await;
