@@ -9,6 +9,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
+# Where cargo built the binaries (CARGO_TARGET_DIR, relative to here, or ./target).
+BIN="$(realpath -m "${CARGO_TARGET_DIR:-target}")/debug"
 EXAMPLES="${FUZZ_EXAMPLES:-40}"
 # CI runs one fixed seed so that it is deterministic; `make fuzz-random` picks a fresh one.
 SEED="${FUZZ_SEED:-1}"
@@ -38,7 +40,7 @@ echo "validating docs/api/openapi.json"
 nats_port=$(free_port)
 http_port=$(free_port)
 # NATS with auth on, as everywhere: each service connects with its own identity.
-./target/debug/relayctl auth init "$work/auth" >/dev/null
+"$BIN"/relayctl auth init "$work/auth" >/dev/null
 printf 'listen: "127.0.0.1:%s"\njetstream { store_dir: "%s" }\ninclude "auth/nats-auth.conf"\n' \
   "$nats_port" "$work/js" > "$work/nats.conf"
 nats-server -c "$work/nats.conf" >"$work/nats.log" 2>&1 &
@@ -54,7 +56,7 @@ unset RELAY_CONFIG
 # may reach past loopback.
 export RELAY_WEBHOOKS__ENABLED=false RELAY_SCHEDULES__ENABLED=false
 for svc in session-registry event-ingest delivery-runner permission-manager cost-aggregator automation gateway; do
-  RELAY_NATS__CREDS_FILE="$work/auth/$svc.creds" "./target/debug/$svc" >"$work/$svc.log" 2>&1 &
+  RELAY_NATS__CREDS_FILE="$work/auth/$svc.creds" "$BIN/$svc" >"$work/$svc.log" 2>&1 &
   pids+=($!)
 done
 # An agent-spawner that knows one agent, the fake one: any other `cli` the fuzzer makes up is the
@@ -63,13 +65,13 @@ cat >"$work/spawner.toml" <<TOML
 [spawner]
 max_agents = 64
 [spawner.agents.fake]
-command = ["$ROOT/target/debug/fake-agent", "--style", "generic"]
+command = ["$BIN/fake-agent", "--style", "generic"]
 protocol = "pty"
 patterns = "generic"
 TOML
 RELAY_CONFIG="$work/spawner.toml" RELAY_NATS__CREDS_FILE="$work/auth/agent-spawner.creds" \
   RELAY_SPAWNER__HARNESS_SIGNER="$work/auth/harness-signer.nk" \
-  ./target/debug/agent-spawner >"$work/agent-spawner.log" 2>&1 &
+  "$BIN"/agent-spawner >"$work/agent-spawner.log" 2>&1 &
 pids+=($!)
 
 base="http://127.0.0.1:$http_port"

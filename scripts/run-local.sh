@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The compose cluster (docker-compose.yml) without Docker: against the local Postgres (database
-# `relay`), runs `relayctl migrate` once, then every service from target/debug with
+# `relay`), runs `relayctl migrate` once, then every service from target/debug (or $CARGO_TARGET_DIR/debug) with
 # RELAY_DATABASE__MIGRATE=false until Ctrl-C. Traces are exported only when
 # RELAY_TELEMETRY__OTLP_ENDPOINT is set. Needs `cargo build --workspace --bins`.
 #
@@ -19,7 +19,8 @@
 # connects with its own .creds. RELAY_AUTH=off uses the machine's NATS (RELAY_NATS__URL) as is.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bin="$PWD/target/debug"
+# Where cargo built them (CARGO_TARGET_DIR, relative to here, or ./target).
+bin="$(realpath -m "${CARGO_TARGET_DIR:-target}")/debug"
 services=(session-registry event-ingest delivery-runner permission-manager cost-aggregator automation agent-spawner gateway)
 for b in relayctl agent-harness fake-agent "${services[@]}"; do
   [ -x "$bin/$b" ] || { echo "run-local: $bin/$b is missing: cargo build --workspace --bins" >&2; exit 1; }

@@ -2,7 +2,7 @@
 # The README's "Run your own agents", run as written: its first block (but the `npm install`
 # line: the pinned installs of scripts/install-agent-clis.sh stand in, through RELAY_AGENT_CLIS)
 # with `make up` in the background, then its second block, which must succeed, and the file it
-# says the agent made. The vendors are the scripted model server (target/debug/fake-model) at
+# says the agent made. The vendors are the scripted model server (fake-model, from CARGO_TARGET_DIR or target/) at
 # ANTHROPIC_BASE_URL, OPENAI_BASE_URL and GOOGLE_GEMINI_BASE_URL; the keys are the guide's
 # placeholders (the fake takes any). Its own database and data directory; the gateway on the
 # guide's 127.0.0.1:8080 and `make run`'s NATS port, both of which must be free.
@@ -47,7 +47,7 @@ cat > "$scratch/script.json" <<'JSON'
   {"text": "Created hello.txt. DONE.", "usage": {"input": 1300, "output": 12}}]}]}
 JSON
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-target/debug/fake-model --listen "127.0.0.1:$port" --script "$scratch/script.json" > "$scratch/model.log" 2>&1 &
+"$(realpath -m "${CARGO_TARGET_DIR:-target}")/debug/fake-model" --listen "127.0.0.1:$port" --script "$scratch/script.json" > "$scratch/model.log" 2>&1 &
 model_pid=$!
 export ANTHROPIC_BASE_URL="http://127.0.0.1:$port" OPENAI_BASE_URL="http://127.0.0.1:$port/v1" GOOGLE_GEMINI_BASE_URL="http://127.0.0.1:$port"
 export XDG_DATA_HOME="$scratch/data" RELAY_DATABASE__URL="postgres://postgres@127.0.0.1:5432/$db"
