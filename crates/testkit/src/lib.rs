@@ -644,7 +644,9 @@ impl Drop for Postgres {
 /// Patroni cluster, a managed database's endpoint): Debian's HAProxy in TCP mode over the given
 /// servers, each checked every 200 ms with `SELECT pg_is_in_recovery()`; only a server that
 /// answers `f` (a primary) takes connections, and the connections of a server that stops being
-/// one are cut. Stopped on drop.
+/// one (two checks in a row, each given 2 s) are cut. One slow check on a loaded machine (a
+/// psql that took over 200 ms to start) is not a failover: it cut a migration mid-way once.
+/// Stopped on drop.
 pub struct PrimaryProxy {
     pub port: u16,
     /// `postgres://postgres@127.0.0.1:<port>/postgres`, for [`Database::create_on`].
@@ -678,9 +680,9 @@ impl PrimaryProxy {
             .collect();
         let conf = format!(
             "global\n  external-check\n  insecure-fork-wanted\n  stats socket {}/admin.sock\n\
-             defaults\n  mode tcp\n  timeout connect 1s\n  timeout client 1h\n  timeout server 1h\n\
+             defaults\n  mode tcp\n  timeout connect 1s\n  timeout client 1h\n  timeout server 1h\n  timeout check 2s\n\
              listen postgres\n  bind 127.0.0.1:{port}\n  option external-check\n  external-check command {}\n\
-             \x20 default-server inter 200ms fall 1 rise 1 on-marked-down shutdown-sessions\n{servers}",
+             \x20 default-server inter 200ms fall 2 rise 1 on-marked-down shutdown-sessions\n{servers}",
             dir.display(),
             check.display()
         );
