@@ -57,13 +57,24 @@ for cli in ("claude", "codex", "gemini"):
         {"text": "Not removed: the command was denied. DONE.", "usage": {"input": 1500, "output": 10}}]})
 json.dump({"rules": rules}, open(sys.argv[1], "w"))
 PY
-  chmod 644 "$scratch/model/script.json"
+  # fake-model listens on loopback only (a scripted server that asks for shell commands is never
+  # exposed): inside its container, Node (in the agents image) forwards the network's port to it.
+  cat >"$scratch/model/forward.js" <<'JS'
+const net = require("net");
+net.createServer((c) => {
+  const u = net.connect(8766, "127.0.0.1");
+  c.on("error", () => u.destroy());
+  u.on("error", () => c.destroy());
+  c.pipe(u).pipe(c);
+}).listen(8765, "0.0.0.0");
+JS
+  chmod 644 "$scratch/model/script.json" "$scratch/model/forward.js"
   # What the smoke adds to what a user runs: the model server the CLIs are pointed at.
   cat >"$scratch/model.yml" <<EOF
 services:
   fake-model:
     image: relay-mesh-agents:local
-    command: ["fake-model", "--listen", "0.0.0.0:8765", "--script", "/model/script.json"]
+    command: ["sh", "-c", "fake-model --listen 127.0.0.1:8766 --script /model/script.json & exec node /model/forward.js"]
     volumes: ["$scratch/model:/model:ro"]
     healthcheck:
       test: ["CMD", "curl", "-s", "-o", "/dev/null", "http://127.0.0.1:8765/"]
@@ -253,7 +264,7 @@ agents_quick_start() {
     S=$(echo "$created" | json 'd["sessionId"]')
     A=$(echo "$created" | json 'd["agentId"]')
     until_true "$cli: its permission request" 180 pending
-    permission=$(api GET "/permissions?status=pending" | json "[p for p in d['permissions'] if p['agentId'] == '$A'][0]")
+    permission=$(api GET "/permissions?status=pending" | json "json.dumps([p for p in d['permissions'] if p['agentId'] == '$A'][0])")
     command=$(echo "$permission" | json 'd.get("command") or ""')
     [ "$command" = "echo hi > hello-$cli.txt" ] || fail "$cli: the permission request names '$command': $permission"
     api POST "/agents/$A/permissions/$(pending)/approve" '{"reason":"smoke"}' >/dev/null
@@ -269,8 +280,11 @@ agents_quick_start() {
     costed_all() { [ "$(api GET "/costs?session=$S" | json 'd["total"]["inputTokens"]' 2>/dev/null)" -ge 5400 ] 2>/dev/null; }
     until_true "$cli: the four model turns costed" 120 costed_all
     [ -f "$scratch/project/hello-$cli.txt" ] || fail "$cli: the denied 'rm hello-$cli.txt' ran"
+    # Exactly what the model server reported for the session's four answers, nothing twice.
     total=$(api GET "/costs?session=$S" | json 'd["total"]')
-    say "ok: $cli: '$command' denied and never ran; costs $total"
+    tokens=$(api GET "/costs?session=$S" | json '(d["total"]["inputTokens"], d["total"]["outputTokens"])')
+    [ "$tokens" = "(5400, 92)" ] || fail "$cli: costed $total, where the model server reported 5400 input and 92 output tokens"
+    say "ok: $cli: '$command' denied and never ran; costed as the model server reported: $total"
   done
 
   # The CLI homes live in the agent-homes volume: a restarted spawner finds them as they were.
