@@ -22,7 +22,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 agents=0
-[ "${1:-}" = --agents ] && agents=1
+case "${1:-}" in
+  "") ;;
+  --agents) agents=1 ;;
+  *) echo "usage: $0 [--agents]" >&2; exit 64 ;;
+esac
 project=relay-smoke
 [ "$agents" = 1 ] && project=relay-smoke-agents
 cache="${RELAY_CACHE:-$HOME/.cache/relay-mesh}"
@@ -40,6 +44,7 @@ json() { python3 -c "import json, sys; d = json.load(sys.stdin); print($1)"; }
 files=(-f docker-compose.yml)
 if [ "$agents" = 1 ]; then
   scratch=$(mktemp -d /tmp/relay-smoke-agents.XXXXXX)
+  trap 'rm -rf "$scratch"' EXIT # until the cluster's own trap (down) takes over
   mkdir -p "$scratch/model" "$scratch/project"
   # The containers run as `relay` (uid 10001): the project folder is theirs to write in.
   chmod 755 "$scratch" "$scratch/model"
@@ -177,8 +182,8 @@ trap down EXIT
 b0=$(date +%s)
 images=relay-mesh:local
 [ "$agents" = 1 ] && images="relay-mesh:local and relay-mesh-agents:local"
-if [ "${RELAY_SMOKE_BUILD:-1}" = 0 ] && $engine image exists relay-mesh:local 2>/dev/null \
-  && { [ "$agents" = 0 ] || $engine image exists relay-mesh-agents:local; }; then
+if [ "${RELAY_SMOKE_BUILD:-1}" = 0 ] && $engine image inspect relay-mesh:local >/dev/null 2>&1 \
+  && { [ "$agents" = 0 ] || $engine image inspect relay-mesh-agents:local >/dev/null 2>&1; }; then
   say "RELAY_SMOKE_BUILD=0: $images, built before, used as they are"
 else
   say "building $images from the Dockerfile (${compose[*]} build)"

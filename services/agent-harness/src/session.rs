@@ -365,7 +365,8 @@ impl PtyAgent {
             let mut retry_at = None;
             {
                 let mut st = self.state.lock().expect("state lock");
-                // A person's keys go in while a denied call is cancelled; a message waits.
+                // While a denied call is cancelled a message waits (and what is queued behind
+                // it); a person's keys at the head of the queue go in.
                 let waits = st.cancelling && matches!(st.typing.front(), Some(Input::Message { .. }));
                 if !st.typing.is_empty() && st.menu.is_none() && !waits {
                     let screen = self.screen.lock().expect("screen lock");
@@ -858,7 +859,8 @@ impl PtyAgent {
                 }
             }
             match self.type_keys(keys) {
-                Ok(()) => st.cancelling = denies,
+                // A later answer in the same turn (a question) does not end a deny's cancel.
+                Ok(()) => st.cancelling |= denies,
                 Err(e) => tracing::error!(error = %e, "cannot type the answer to the menu"),
             }
             if st.bypassed {

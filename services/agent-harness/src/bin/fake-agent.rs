@@ -545,8 +545,6 @@ impl Agent {
         Ok(answer)
     }
 
-    /// Works for `d`, or until Escape or Ctrl-C comes, as the TUIs take an interrupt; other
-    /// input waits for afterwards. Whether it was interrupted.
     /// Reads and drops whatever is typed for `d`.
     fn drop_input_for(&mut self, d: Duration) -> io::Result<()> {
         let end = std::time::Instant::now() + d;
@@ -563,6 +561,8 @@ impl Agent {
         }
     }
 
+    /// Works for `d`, or until Escape or Ctrl-C comes, as the TUIs take an interrupt; other
+    /// input waits for afterwards. Whether it was interrupted.
     fn work(&mut self, d: Duration) -> io::Result<bool> {
         let end = std::time::Instant::now() + d;
         loop {
