@@ -520,25 +520,21 @@ impl Postgres {
             .fetch_one(&mut p)
             .await
             .expect("the primary's WAL position");
-        let mut standby = sqlx::PgConnection::connect(&self.admin_url)
-            .await
-            .expect("connect to the standby");
-        let deadline = Instant::now() + Duration::from_secs(30);
-        loop {
-            let replayed: bool = sqlx::query_scalar("SELECT coalesce(pg_last_wal_replay_lsn() >= $1::pg_lsn, false)")
-                .bind(&written)
-                .fetch_one(&mut standby)
-                .await
-                .expect("the standby's replay position");
-            if replayed {
-                return;
+        let standby = self.admin_url.clone();
+        wait_for_within(Duration::from_secs(30), || {
+            let (standby, written) = (standby.clone(), written.clone());
+            async move {
+                let mut c = sqlx::PgConnection::connect(&standby).await.ok()?;
+                let replayed: bool =
+                    sqlx::query_scalar("SELECT coalesce(pg_last_wal_replay_lsn() >= $1::pg_lsn, false)")
+                        .bind(&written)
+                        .fetch_one(&mut c)
+                        .await
+                        .ok()?;
+                replayed.then_some(())
             }
-            assert!(
-                Instant::now() < deadline,
-                "the standby did not replay up to {written} in 30 s"
-            );
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+        })
+        .await;
     }
 
     /// `pg_ctl promote`: the standby leaves recovery and takes writes, as in a failover.
