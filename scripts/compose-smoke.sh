@@ -6,7 +6,7 @@
 # what was lost or repeated, then tears everything down with its volumes.
 #
 # Docker with compose where it runs; else podman with podman-compose (PyPI), configured for
-# this machine kind (../shared/notes/containers.md), and local stand-ins for images no
+# this machine kind (docs/design/notes/containers.md), and local stand-ins for images no
 # registry serves (scripts/compose-stand-ins.sh; it says which). The compose file and the
 # Dockerfile are used as they are. Host ports are free ones, so it runs beside a local NATS and
 # Postgres. RELAY_SMOKE_KEEP=1 leaves the cluster up; RELAY_SMOKE_BUILD=0 uses the images built

@@ -540,7 +540,7 @@ pub fn validate(event: &NewEvent) -> Result<bool, String> {
     Ok(true)
 }
 
-/// The catalogue as the Markdown table the README carries (a test keeps the two identical).
+/// The catalogue as the Markdown table docs/reference/subjects.md carries (a test keeps the two identical).
 pub fn catalogue_markdown() -> String {
     let mut out = String::from("| type | live subject | from | required payload fields |\n| --- | --- | --- | --- |\n");
     for e in CATALOGUE {

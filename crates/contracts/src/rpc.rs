@@ -8,7 +8,7 @@
 //!   whose request or reply type is not the contract's does not compile;
 //! - `relay-client` has one typed method per subject (`session_fork`), generated;
 //! - the gateway's gRPC bridge and the proto drift test read [`ALL`] (`grpc`);
-//! - the README subject tables are generated from [`ALL`] and the request/reply schemas (a test
+//! - the docs' subject tables and services diagram are generated from [`ALL`] and the request/reply schemas (a test
 //!   fails when they drift).
 //!
 //! To find the handler of a subject, grep its type name (`SessionFork`): the hits are this
@@ -613,7 +613,7 @@ macro_rules! declare {
         )*];
 
         /// The request and reply schemas of every declaration, with the schemas they refer to,
-        /// for the README tables.
+        /// for the docs' tables.
         #[cfg(feature = "openapi")]
         pub fn schemas() -> Vec<(RpcInfo, docs::Schemas, docs::Schemas)> {
             let schemas = vec![$((docs::Schemas::of::<$req>(), docs::Schemas::of::<$resp>())),*];

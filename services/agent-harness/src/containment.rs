@@ -9,7 +9,7 @@
 //!   ([`confine_cwd`]).
 //!
 //! None of this separates agents that run as one Unix user from each other's files: see the
-//! README, Security.
+//! docs/security.md.
 
 use std::path::{Path, PathBuf};
 

@@ -6,7 +6,7 @@
 //! credentials and signer, and the workspaces' directories (its own cwd aside), are hidden; it
 //! sees only its own processes (a PID namespace) and terminals (its own /dev), and holds no
 //! capability, root or not. The network is the host's: the CLI must reach its model's API.
-//! What this does not stop: README, Security.
+//! What this does not stop: docs/security.md.
 
 use std::path::{Path, PathBuf};
 

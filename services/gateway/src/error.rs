@@ -159,7 +159,7 @@ pub mod jsonrpc {
     pub const UNSUPPORTED_OPERATION: i64 = -32004;
 }
 
-/// The error table (README "Error codes"). The HTTP status is the code's own
+/// The error table (docs/reference/subjects.md, "Error codes"). The HTTP status is the code's own
 /// ([`ErrorCode::status`], what the bus's service-error header says too).
 pub fn row(code: ErrorCode) -> Row {
     use tonic::Code as G;

@@ -24,7 +24,7 @@
 //! - With no key and a revoked key, every route of the three protocols answers 401.
 //!
 //! The HTTP routes of the protocols are not in the OpenAPI document (`/api/v1/openapi.json`
-//! lists none of them), so [`ROUTES`] names them, as README's "Standard protocols" table does;
+//! lists none of them), so [`ROUTES`] names them, as docs/guides/protocols.md's table does;
 //! the test checks each answers B's own admin, so a route that moves fails here first.
 //!
 //! Every finding is collected and each test fails once at the end with the whole list

@@ -47,7 +47,7 @@ async fn the_console_signs_in_follows_a_session_live_and_decides_in_the_inbox_in
         .env("VIEWER_KEY", &keys[1])
         .env("PLAYWRIGHT", &modules)
         .env("CHROMIUM", &chromium)
-        // `RELAY_CONSOLE_SCREENSHOTS=docs/console` refreshes the README's pictures.
+        // `RELAY_CONSOLE_SCREENSHOTS=docs/console` refreshes the docs' pictures.
         .env(
             "SCREENSHOTS",
             std::env::var("RELAY_CONSOLE_SCREENSHOTS").unwrap_or_default(),

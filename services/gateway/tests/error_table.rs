@@ -1,4 +1,4 @@
-//! One error table on every surface (README "Error codes"): the same faults — an unknown id,
+//! One error table on every surface (docs/reference/subjects.md, "Error codes"): the same faults — an unknown id,
 //! another workspace's id, a viewer changing something, an invalid request, a conflict (a live
 //! session archived, a send to a closed session, a taken handle) — driven through REST,
 //! gRPC (the generated relay-proto client), MCP (the MCP Python SDK), A2A (the A2A Python SDK)
@@ -21,7 +21,7 @@ use tonic::transport::Channel;
 
 const ROOT: &str = "error-table-root-token";
 
-/// The table, as README "Error codes" states it, for the codes the faults give.
+/// The table, as docs/reference/subjects.md "Error codes" states it, for the codes the faults give.
 struct Row {
     code: &'static str,
     http: u16,

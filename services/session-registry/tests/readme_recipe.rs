@@ -1,6 +1,6 @@
-//! The README's recipe for sending a relay message as an agent with the nats CLI
+//! The messaging guide's recipe (docs/guides/messaging.md) for sending a relay message as an agent with the nats CLI
 //! (`nats --creds … --inbox-prefix … req harness.default.<agentId>.message.send '{…}'`), taken
-//! from the README and run as written against a registry with auth on, twice (a retry after a
+//! from the guide and run as written against a registry with auth on, twice (a retry after a
 //! lost reply): it is answered, and the retry answers what the first stored instead of sending
 //! again.
 //!
@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 use std::sync::Arc;
 use std::time::Duration;
 
-const README: &str = include_str!("../../../README.md");
+const GUIDE: &str = include_str!("../../../docs/guides/messaging.md");
 
 struct Quiet;
 
@@ -54,12 +54,12 @@ fn shell_words(line: &str) -> Vec<String> {
     words
 }
 
-/// The README's line, its placeholder filled in.
+/// The guide's line, its placeholder filled in.
 fn recipe(agent: &str) -> Vec<String> {
-    let line = README
+    let line = GUIDE
         .lines()
         .find(|l| l.starts_with("nats ") && l.contains("harness.default.<agentId>.message.send"))
-        .expect("the README's nats recipe for sending as an agent");
+        .expect("the messaging guide's nats recipe for sending as an agent");
     shell_words(&line.replace("<agentId>", agent))
 }
 
@@ -131,7 +131,7 @@ async fn run(words: &[String], creds: &std::path::Path, url: &str) -> Value {
 }
 
 #[tokio::test]
-async fn the_readmes_nats_recipe_sends_as_the_agent_and_its_retry_sends_nothing_again() {
+async fn the_guides_nats_recipe_sends_as_the_agent_and_its_retry_sends_nothing_again() {
     let m = common::start(1).await;
     let session = common::create(&m).await;
 
@@ -199,7 +199,7 @@ async fn the_readmes_nats_recipe_sends_as_the_agent_and_its_retry_sends_nothing_
     let message = m.ok("message.get", json!({"messageId": first["messageId"]})).await;
     assert_eq!(message["from"]["id"], agent.as_str(), "sent as the agent: {message}");
 
-    // Why the prefix: without it (the README's recipe before), the message is sent and stored,
+    // Why the prefix: without it (the recipe before), the message is sent and stored,
     // but the reply cannot reach a harness identity, and the caller gets no answer.
     let req = words.iter().position(|w| w == "req").unwrap();
     let mut other = payload.clone();

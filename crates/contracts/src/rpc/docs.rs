@@ -1,4 +1,4 @@
-//! The README's subject tables, generated from the declarations and the request and reply
+//! The docs' subject tables and services diagram, generated from the declarations and the request and reply
 //! schemas, so the documentation says what the API really accepts.
 
 use super::{ALL, RpcInfo};
@@ -99,7 +99,7 @@ fn callers(r: &RpcInfo) -> String {
     r.roles.iter().map(|role| role.as_str()).collect::<Vec<_>>().join(", ")
 }
 
-/// The Markdown table of every subject `service` answers, as the README carries it between
+/// The Markdown table of every subject `service` answers, as the docs carry it (in the guide of its concern) between
 /// `<!-- subjects:<service> -->` and `<!-- /subjects -->`.
 pub fn markdown_table(service: &str) -> String {
     let mut out = String::from(
@@ -128,5 +128,40 @@ pub fn services() -> Vec<&'static str> {
             out.push(r.service);
         }
     }
+    out
+}
+
+/// The services and the subjects each answers, as `docs/architecture.md` carries it between
+/// `<!-- services -->` and `<!-- /services -->`: a diagram of who calls whom over NATS, then a
+/// table with each service's subject count by namespace (the part before the first dot).
+pub fn services_markdown() -> String {
+    let namespaces = |service: &str| {
+        let mut out: Vec<(&'static str, usize)> = Vec::new();
+        for r in ALL.iter().filter(|r| r.service == service) {
+            let ns = r.subject.split('.').next().unwrap_or(r.subject);
+            match out.iter_mut().find(|(n, _)| *n == ns) {
+                Some((_, count)) => *count += 1,
+                None => out.push((ns, 1)),
+            }
+        }
+        out
+    };
+    let node = |service: &str| service.replace('-', "_");
+    let mut out = String::from(
+        "```mermaid\nflowchart LR\n  web[\"web apps, SDKs, A2A / AG-UI / MCP clients\"] -->|REST, SSE, gRPC| gateway\n  \
+         ops[\"relayctl, nats CLI\"] --> nats\n  gateway --> nats((NATS))\n  harness[\"agent harnesses\"] --> nats\n",
+    );
+    for service in services() {
+        let names: Vec<String> = namespaces(service).iter().map(|(n, _)| format!("{n}.*")).collect();
+        out += &format!("  nats --> {}[\"{service}<br/>{}\"]\n", node(service), names.join(" "));
+        out += &format!("  {} --> pg[(PostgreSQL)]\n", node(service));
+    }
+    out += "```\n\n| Service | Subjects | By namespace |\n| --- | --- | --- |\n";
+    for service in services() {
+        let by: Vec<String> = namespaces(service).iter().map(|(n, c)| format!("`{n}` {c}")).collect();
+        let total = ALL.iter().filter(|r| r.service == service).count();
+        out += &format!("| {service} | {total} | {} |\n", by.join(", "));
+    }
+    out += &format!("| **all** | **{}** | |\n", ALL.len());
     out
 }
