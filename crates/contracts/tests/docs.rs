@@ -14,9 +14,22 @@ fn read(path: &Path) -> String {
 
 /// The files git tracks, relative to the root (untracked build output is not the tree).
 fn tracked() -> Vec<String> {
-    let out = Command::new("git").args(["ls-files", "-z"]).current_dir(ROOT).output().expect("git");
-    assert!(out.status.success(), "git ls-files: {}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8(out.stdout).unwrap().split('\0').filter(|s| !s.is_empty()).map(String::from).collect()
+    let out = Command::new("git")
+        .args(["ls-files", "-z"])
+        .current_dir(ROOT)
+        .output()
+        .expect("git");
+    assert!(
+        out.status.success(),
+        "git ls-files: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .split('\0')
+        .filter(|s| !s.is_empty())
+        .map(String::from)
+        .collect()
 }
 
 /// The names directly under `dir` ("" for the root) among the tracked files; a folder ends in `/`.
@@ -62,14 +75,23 @@ fn map() -> (BTreeSet<String>, Vec<(String, BTreeSet<String>)>) {
 fn the_readmes_map_names_every_top_level_entry_and_every_crate_service_and_doc() {
     let files = tracked();
     let (top, nested) = map();
-    assert_eq!(top, children(&files, ""), "README's map and the tree's top level differ");
+    assert_eq!(
+        top,
+        children(&files, ""),
+        "README's map and the tree's top level differ"
+    );
     for (folder, entries) in nested.iter().filter(|(_, e)| !e.is_empty()) {
-        let actual: BTreeSet<String> =
-            children(&files, folder).into_iter().map(|c| c.trim_end_matches('/').to_string()).collect();
+        let actual: BTreeSet<String> = children(&files, folder)
+            .into_iter()
+            .map(|c| c.trim_end_matches('/').to_string())
+            .collect();
         assert_eq!(entries, &actual, "README's map and the tree differ under {folder}");
     }
     for folder in ["crates/", "services/", "docs/"] {
-        assert!(nested.iter().any(|(f, e)| f == folder && !e.is_empty()), "the map lists what is in {folder}");
+        assert!(
+            nested.iter().any(|(f, e)| f == folder && !e.is_empty()),
+            "the map lists what is in {folder}"
+        );
     }
 }
 
@@ -147,7 +169,11 @@ fn every_relative_link_in_the_readme_and_docs_reaches_a_file_and_heading_that_ex
                 continue;
             }
             let (file, fragment) = link.split_once('#').unwrap_or((&link, ""));
-            let target = if file.is_empty() { page.clone() } else { page.parent().unwrap().join(file) };
+            let target = if file.is_empty() {
+                page.clone()
+            } else {
+                page.parent().unwrap().join(file)
+            };
             if !target.exists() {
                 broken.push(format!("{}: {link} (no such file)", page.display()));
             } else if !fragment.is_empty()
@@ -166,7 +192,10 @@ fn every_seed_the_code_cites_is_in_docs_design() {
     let files = tracked();
     let seeds = children(&files, "docs/design/seeds/");
     let mut cited = BTreeSet::new();
-    for file in files.iter().filter(|f| f.ends_with(".rs") || f.ends_with(".toml") || f.ends_with(".md")) {
+    for file in files
+        .iter()
+        .filter(|f| f.ends_with(".rs") || f.ends_with(".toml") || f.ends_with(".md"))
+    {
         let text = read(&Path::new(ROOT).join(file)).to_lowercase();
         for (at, _) in text.match_indices("seed ") {
             let number: String = text[at + 5..].chars().take(3).collect();

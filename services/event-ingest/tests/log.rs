@@ -381,7 +381,8 @@ async fn pages_larger_than_a_nats_message_are_cut_and_continue_where_they_stoppe
 
 #[test]
 fn the_reference_event_catalogue_is_the_one_in_the_contracts() {
-    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/reference/subjects.md")).unwrap();
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/reference/subjects.md")).unwrap();
     let table = relay_contracts::events::catalogue_markdown();
     assert!(
         readme.contains(&table),

@@ -47,9 +47,19 @@ fn regenerated() -> Vec<(PathBuf, String, String)> {
         .collect();
     let mut blocks: Vec<(String, &str, String)> = docs::services()
         .into_iter()
-        .map(|s| (format!("<!-- subjects:{s} -->\n"), "<!-- /subjects -->", docs::markdown_table(s)))
+        .map(|s| {
+            (
+                format!("<!-- subjects:{s} -->\n"),
+                "<!-- /subjects -->",
+                docs::markdown_table(s),
+            )
+        })
         .collect();
-    blocks.push(("<!-- services -->\n".into(), "<!-- /services -->", docs::services_markdown()));
+    blocks.push((
+        "<!-- services -->\n".into(),
+        "<!-- /services -->",
+        docs::services_markdown(),
+    ));
     for (open, close, body) in &blocks {
         let homes: Vec<&Path> = pages
             .iter_mut()
@@ -62,7 +72,10 @@ fn regenerated() -> Vec<(PathBuf, String, String)> {
 
 #[test]
 fn the_docs_subject_tables_and_services_diagram_are_generated_from_the_declarations() {
-    let stale: Vec<_> = regenerated().into_iter().filter(|(_, text, fresh)| text != fresh).collect();
+    let stale: Vec<_> = regenerated()
+        .into_iter()
+        .filter(|(_, text, fresh)| text != fresh)
+        .collect();
     if std::env::var_os("RELAY_UPDATE_README").is_some() {
         for (path, _, fresh) in &stale {
             std::fs::write(path, fresh).unwrap();

@@ -424,7 +424,8 @@ async fn a_replica_killed_mid_load_loses_and_duplicates_nothing() {
 
 #[test]
 fn the_reference_subject_table_lists_exactly_the_served_subjects() {
-    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/reference/subjects.md")).unwrap();
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/reference/subjects.md")).unwrap();
     // Only the registry's own section: the event catalogue elsewhere names session.* events.
     let section = readme
         .split("## Session registry subjects")
@@ -447,7 +448,10 @@ fn the_reference_subject_table_lists_exactly_the_served_subjects() {
         .map(String::from)
         .collect();
     let served: BTreeSet<String> = subjects().iter().map(|s| s.to_string()).collect();
-    assert_eq!(documented, served, "docs/reference/subjects.md's subject table and the registry disagree");
+    assert_eq!(
+        documented, served,
+        "docs/reference/subjects.md's subject table and the registry disagree"
+    );
 }
 
 #[tokio::test]
