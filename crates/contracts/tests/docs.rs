@@ -58,9 +58,9 @@ fn map() -> (BTreeSet<String>, Vec<(String, BTreeSet<String>)>) {
     let mut nested: Vec<(String, BTreeSet<String>)> = Vec::new();
     for line in block.lines().filter(|l| !l.trim().is_empty()) {
         let name = line.split_whitespace().next().unwrap().to_string();
-        if let Some(inner) = line.strip_prefix("  ") {
+        if line.starts_with("  ") {
             let (_, entries) = nested.last_mut().expect("an indented line under a folder");
-            entries.insert(inner.split_whitespace().next().unwrap().to_string());
+            entries.insert(name);
         } else {
             if name.ends_with('/') {
                 nested.push((name.clone(), BTreeSet::new()));
@@ -123,32 +123,29 @@ fn anchor(heading: &str) -> String {
         .collect()
 }
 
-fn anchors(text: &str) -> BTreeSet<String> {
+/// The lines of a page outside its fenced code blocks (and not the fences themselves).
+fn unfenced(text: &str) -> impl Iterator<Item = &str> {
     let mut fenced = false;
-    let mut out = BTreeSet::new();
-    for line in text.lines() {
+    text.lines().filter(move |line| {
         if line.starts_with("```") {
             fenced = !fenced;
-        } else if !fenced && line.starts_with('#') {
-            out.insert(anchor(line.trim_start_matches('#')));
+            return false;
         }
-    }
-    out
+        !fenced
+    })
+}
+
+fn anchors(text: &str) -> BTreeSet<String> {
+    unfenced(text)
+        .filter(|line| line.starts_with('#'))
+        .map(|line| anchor(line.trim_start_matches('#')))
+        .collect()
 }
 
 /// The `](target)` links of a page outside code blocks.
 fn links(text: &str) -> Vec<String> {
-    let mut fenced = false;
     let mut out = Vec::new();
-    for line in text.lines() {
-        if line.starts_with("```") {
-            fenced = !fenced;
-            continue;
-        }
-        if fenced {
-            continue;
-        }
-        let mut rest = line;
+    for mut rest in unfenced(text) {
         while let Some(at) = rest.find("](") {
             rest = &rest[at + 2..];
             if let Some(end) = rest.find(')') {

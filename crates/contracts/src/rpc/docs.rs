@@ -135,31 +135,34 @@ pub fn services() -> Vec<&'static str> {
 /// `<!-- services -->` and `<!-- /services -->`: a diagram of who calls whom over NATS, then a
 /// table with each service's subject count by namespace (the part before the first dot).
 pub fn services_markdown() -> String {
-    let namespaces = |service: &str| {
-        let mut out: Vec<(&'static str, usize)> = Vec::new();
-        for r in ALL.iter().filter(|r| r.service == service) {
-            let ns = r.subject.split('.').next().unwrap_or(r.subject);
-            match out.iter_mut().find(|(n, _)| *n == ns) {
-                Some((_, count)) => *count += 1,
-                None => out.push((ns, 1)),
-            }
+    // Each service with its namespaces and their subject counts, in declaration order.
+    let mut services: Vec<(&'static str, Vec<(&'static str, usize)>)> = Vec::new();
+    for r in ALL {
+        let ns = r.subject.split('.').next().unwrap_or(r.subject);
+        let at = services.iter().position(|(s, _)| *s == r.service).unwrap_or_else(|| {
+            services.push((r.service, Vec::new()));
+            services.len() - 1
+        });
+        let namespaces = &mut services[at].1;
+        match namespaces.iter_mut().find(|(n, _)| *n == ns) {
+            Some((_, count)) => *count += 1,
+            None => namespaces.push((ns, 1)),
         }
-        out
-    };
-    let node = |service: &str| service.replace('-', "_");
+    }
     let mut out = String::from(
         "```mermaid\nflowchart LR\n  web[\"web apps, SDKs, A2A / AG-UI / MCP clients\"] -->|REST, SSE, gRPC| gateway\n  \
          ops[\"relayctl, nats CLI\"] --> nats\n  gateway --> nats((NATS))\n  harness[\"agent harnesses\"] --> nats\n",
     );
-    for service in services() {
-        let names: Vec<String> = namespaces(service).iter().map(|(n, _)| format!("{n}.*")).collect();
-        out += &format!("  nats --> {}[\"{service}<br/>{}\"]\n", node(service), names.join(" "));
-        out += &format!("  {} --> pg[(PostgreSQL)]\n", node(service));
+    for (service, namespaces) in &services {
+        let node = service.replace('-', "_");
+        let names: Vec<String> = namespaces.iter().map(|(n, _)| format!("{n}.*")).collect();
+        out += &format!("  nats --> {node}[\"{service}<br/>{}\"]\n", names.join(" "));
+        out += &format!("  {node} --> pg[(PostgreSQL)]\n");
     }
     out += "```\n\n| Service | Subjects | By namespace |\n| --- | --- | --- |\n";
-    for service in services() {
-        let by: Vec<String> = namespaces(service).iter().map(|(n, c)| format!("`{n}` {c}")).collect();
-        let total = ALL.iter().filter(|r| r.service == service).count();
+    for (service, namespaces) in &services {
+        let by: Vec<String> = namespaces.iter().map(|(n, c)| format!("`{n}` {c}")).collect();
+        let total: usize = namespaces.iter().map(|(_, c)| c).sum();
         out += &format!("| {service} | {total} | {} |\n", by.join(", "));
     }
     out += &format!("| **all** | **{}** | |\n", ALL.len());
