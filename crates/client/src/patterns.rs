@@ -11,10 +11,12 @@
 use crate::{Client, Error, EventStream, Result};
 use futures::StreamExt;
 use relay_contracts::capabilities::DeliveryMode;
-use relay_contracts::delivery::{AgentStatus, ReleaseRequest, SpawnRequest, StopAgentRequest};
+use relay_contracts::delivery::{ReleaseRequest, StopAgentRequest};
 use relay_contracts::events::SinceRequest;
+use relay_contracts::hosts::SpawnRequest;
 use relay_contracts::messaging::{MessageRef, SendRequest, To};
 use relay_contracts::rpc;
+use relay_contracts::session::AgentStatus;
 use relay_contracts::session::{AgentGetRequest, CreateRequest};
 use std::time::{Duration, Instant};
 use tokio::sync::watch;

@@ -72,7 +72,7 @@ async fn typed_calls_return_contract_types_and_errors_keep_their_wire_code() {
     // subscriber and sit out the 35 s spawn timeout.)
     mesh.spawner.kill9().await;
     relay_testkit::wait_until_unserved(c.nats(), "agent.spawn").await;
-    let spawn = relay_client::contracts::delivery::SpawnRequest {
+    let spawn = relay_client::contracts::hosts::SpawnRequest {
         session_id: created.session_id,
         agent_name: None,
         cli: "claude".into(),

@@ -3,8 +3,34 @@
 //! handler. With auth on only the mesh's own identities may publish on plain subjects, so their
 //! headers are trusted; a harness is known by the subject it calls on ([`RequestContext::agent`]).
 
-use crate::rpc::Role;
 use std::fmt;
+
+/// Who may call a subject: the source of every identity's NATS permissions ([`crate::access`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Role {
+    /// A person (or their tool) with an operator key: steers sessions and decides permissions.
+    Operator,
+    /// A person who may only look.
+    Viewer,
+    /// A relay-mesh service calling another.
+    Service,
+    /// An agent harness, for its one agent.
+    Harness,
+    /// A person with an admin key: keys, workspaces, policies, budgets (and all an operator may).
+    Admin,
+}
+
+impl Role {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Operator => "operator",
+            Role::Viewer => "viewer",
+            Role::Service => "service",
+            Role::Harness => "harness",
+            Role::Admin => "admin",
+        }
+    }
+}
 
 /// Header carrying the caller: `admin:<keyId>`, `operator:<keyId>`, `viewer:<keyId>`, `service:<name>`,
 /// `agent:<agentId>` (a harness; `agent` alone before it attached) or `anonymous`.

@@ -215,40 +215,6 @@ pub struct DeliveryEvent {
     pub retryable: Option<bool>,
 }
 
-/// Seed 000 AgentStatus: reported through events; `on-idle` deliveries wait for a safe one.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[serde(rename_all = "lowercase")]
-pub enum AgentStatus {
-    Starting,
-    Active,
-    Idle,
-    Waiting,
-    Blocked,
-    Paused,
-    Releasing,
-    Released,
-    Offline,
-    Failed,
-}
-
-impl AgentStatus {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            AgentStatus::Starting => "starting",
-            AgentStatus::Active => "active",
-            AgentStatus::Idle => "idle",
-            AgentStatus::Waiting => "waiting",
-            AgentStatus::Blocked => "blocked",
-            AgentStatus::Paused => "paused",
-            AgentStatus::Releasing => "releasing",
-            AgentStatus::Released => "released",
-            AgentStatus::Offline => "offline",
-            AgentStatus::Failed => "failed",
-        }
-    }
-}
-
 /// `agent.pause` / `agent.resume`: names one agent session.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
@@ -317,35 +283,6 @@ pub struct ReleaseRequest {
 #[serde(rename_all = "camelCase")]
 pub struct ReleaseResponse {
     pub released: bool,
-}
-
-/// `agent.spawn`: run an agent CLI under a harness attached to `sessionId` (seed 003 §2.3
-/// `POST /api/v1/sessions` with `cli`).
-#[skip_serializing_none]
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[serde(rename_all = "camelCase")]
-pub struct SpawnRequest {
-    pub session_id: String,
-    pub agent_name: Option<String>,
-    /// An agent the spawner is configured with: `claude`, `codex`, `gemini` (structured
-    /// protocols), `claude-tui`, `codex-tui`, `gemini-tui` (terminal), `aider`, `goose`, ….
-    pub cli: String,
-    /// The first prompt, delivered once the agent is attached.
-    pub task: Option<String>,
-    pub cwd: Option<String>,
-    /// Which hosts may run it; none: any host that runs `cli`, the least loaded first.
-    pub placement: Option<crate::hosts::Placement>,
-}
-
-#[skip_serializing_none]
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[serde(rename_all = "camelCase")]
-pub struct SpawnResponse {
-    pub agent_id: String,
-    /// The host it runs on.
-    pub host_id: Option<String>,
 }
 
 /// `delivery.handoff`: what the registry hands the delivery runner, in the registry's commit

@@ -127,7 +127,7 @@ pub struct HostList {
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct PlacedSpawn {
-    pub spawn: crate::delivery::SpawnRequest,
+    pub spawn: SpawnRequest,
     /// The lead that asked, already checked by the spawner that placed it.
     pub spawned_by: Option<String>,
     /// A lost host's agent the registry moved here: its harness binds to this agent again
@@ -182,4 +182,33 @@ impl Placement {
             .collect();
         (!missing.is_empty()).then(|| missing.join(", "))
     }
+}
+
+/// `agent.spawn`: run an agent CLI under a harness attached to `sessionId` (seed 003 §2.3
+/// `POST /api/v1/sessions` with `cli`).
+#[skip_serializing_none]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct SpawnRequest {
+    pub session_id: String,
+    pub agent_name: Option<String>,
+    /// An agent the spawner is configured with: `claude`, `codex`, `gemini` (structured
+    /// protocols), `claude-tui`, `codex-tui`, `gemini-tui` (terminal), `aider`, `goose`, ….
+    pub cli: String,
+    /// The first prompt, delivered once the agent is attached.
+    pub task: Option<String>,
+    pub cwd: Option<String>,
+    /// Which hosts may run it; none: any host that runs `cli`, the least loaded first.
+    pub placement: Option<Placement>,
+}
+
+#[skip_serializing_none]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct SpawnResponse {
+    pub agent_id: String,
+    /// The host it runs on.
+    pub host_id: Option<String>,
 }

@@ -16,32 +16,7 @@
 
 use serde::{Serialize, de::DeserializeOwned};
 
-/// Who may call a subject: the source of every identity's NATS permissions ([`crate::access`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Role {
-    /// A person (or their tool) with an operator key: steers sessions and decides permissions.
-    Operator,
-    /// A person who may only look.
-    Viewer,
-    /// A relay-mesh service calling another.
-    Service,
-    /// An agent harness, for its one agent.
-    Harness,
-    /// A person with an admin key: keys, workspaces, policies, budgets (and all an operator may).
-    Admin,
-}
-
-impl Role {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Role::Operator => "operator",
-            Role::Viewer => "viewer",
-            Role::Service => "service",
-            Role::Harness => "harness",
-            Role::Admin => "admin",
-        }
-    }
-}
+pub use crate::context::Role;
 
 /// Reads: anyone who may look.
 pub const READ: &[Role] = &[Role::Viewer, Role::Operator, Role::Service];
@@ -467,12 +442,12 @@ macro_rules! with_rpcs {
             /// workers into its own session when its agent declares AG-UI
             /// `multiAgent.delegation` (a lead delegating); they are `spawnedBy` it.
             AgentSpawn agent_spawn = "agent.spawn", AGENT_SPAWNER, SEND, workspace,
-                delivery::SpawnRequest => delivery::SpawnResponse, timeout(35);
+                hosts::SpawnRequest => hosts::SpawnResponse, timeout(35);
             /// A spawn placed on one host by the spawner that took `agent.spawn`, or a lost
             /// host's agent the registry re-homed (`rehome`): served by that host's spawner at
             /// `agent.spawnOn.<hostId>`.
             AgentSpawnOn agent_spawn_on = "agent.spawnOn", AGENT_SPAWNER, SERVICE, workspace,
-                hosts::PlacedSpawn => delivery::SpawnResponse, timeout(35);
+                hosts::PlacedSpawn => hosts::SpawnResponse, timeout(35);
 
             // ---- permissions and questions ------------------------------------------------
             /// A harness asks whether its agent may use a tool; answers the decision (`approved`,

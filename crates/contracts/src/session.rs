@@ -234,7 +234,7 @@ pub struct Agent {
     /// Relay extension: the status the agent session last reported (seed 000 `status.changed`
     /// or `status.<state>` in the event log: `waiting` on a person, `blocked`, `idle`, …);
     /// absent until it reports one. `status` is the registry's record of it (seed 002).
-    pub reported_status: Option<crate::delivery::AgentStatus>,
+    pub reported_status: Option<AgentStatus>,
     /// Relay extension: when it reported `reportedStatus` (Unix ms, the event's `ts`).
     pub reported_status_at: Option<i64>,
 }
@@ -1664,4 +1664,38 @@ pub struct CancelTurnResponse {
     pub idle: Vec<String>,
     /// Agents whose harness did not answer (not running, or gone).
     pub unreachable: Vec<String>,
+}
+
+/// Seed 000 AgentStatus: reported through events; `on-idle` deliveries wait for a safe one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "lowercase")]
+pub enum AgentStatus {
+    Starting,
+    Active,
+    Idle,
+    Waiting,
+    Blocked,
+    Paused,
+    Releasing,
+    Released,
+    Offline,
+    Failed,
+}
+
+impl AgentStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AgentStatus::Starting => "starting",
+            AgentStatus::Active => "active",
+            AgentStatus::Idle => "idle",
+            AgentStatus::Waiting => "waiting",
+            AgentStatus::Blocked => "blocked",
+            AgentStatus::Paused => "paused",
+            AgentStatus::Releasing => "releasing",
+            AgentStatus::Released => "released",
+            AgentStatus::Offline => "offline",
+            AgentStatus::Failed => "failed",
+        }
+    }
 }

@@ -4,8 +4,8 @@
 //! One task sends them in emission order, batching whatever is queued; while the log cannot be
 //! reached it retries with backoff and loses nothing.
 
-use relay_contracts::delivery::AgentStatus;
 use relay_contracts::events::{AppendRequest, NewEvent};
+use relay_contracts::session::AgentStatus;
 use serde_json::{Value, json};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

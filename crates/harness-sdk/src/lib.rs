@@ -14,7 +14,7 @@ use futures::StreamExt;
 use relay_contracts::actions::{ActionAnswer, ActionCall};
 use relay_contracts::capabilities::AgentSessionCapabilities;
 use relay_contracts::delivery::*;
-use relay_contracts::session::{self, AgentSelection, AttachRequest, CreateRequest, Message};
+use relay_contracts::session::{self, AgentSelection, AgentStatus, AttachRequest, CreateRequest, Message};
 use relay_contracts::{ErrorCode, WireError, rpc};
 use serde_json::json;
 use std::collections::{HashMap, VecDeque};

@@ -547,7 +547,7 @@ fn agent() -> Agent {
         host_id: some("host-1"),
         offline_since: Some(1_700_000_000_002),
         placement: Some(placement()),
-        reported_status: Some(relay_contracts::delivery::AgentStatus::Waiting),
+        reported_status: Some(relay_contracts::session::AgentStatus::Waiting),
         reported_status_at: Some(1_700_000_000_003),
     }
 }

@@ -5,9 +5,9 @@
 //! The harness picks the id and listens for it before asking, so a decision can never outrun
 //! the reply that says it is pending.
 
-use relay_contracts::delivery::AgentStatus;
 use relay_contracts::permission::*;
 use relay_contracts::rpc;
+use relay_contracts::session::AgentStatus;
 use relay_harness::EventSink;
 use serde_json::json;
 use std::collections::HashMap;

@@ -24,6 +24,7 @@ use relay_contracts::actions::{ActionAnswer, ActionCall};
 use relay_contracts::capabilities::DeliveryMode;
 use relay_contracts::delivery::*;
 use relay_contracts::permission::Decision;
+use relay_contracts::session::AgentStatus;
 use relay_contracts::session::Message;
 use relay_contracts::{ErrorCode, WireError};
 use relay_harness::{AgentSession, EventSink, receipt};

@@ -19,7 +19,7 @@ use crate::Automation;
 use crate::error::Result;
 use crate::schedules::{next_after, parse_cron, parse_zone};
 use relay_contracts::automation::ScheduleAction;
-use relay_contracts::delivery::SpawnRequest;
+use relay_contracts::hosts::SpawnRequest;
 use relay_contracts::messaging::SendRequest;
 use relay_contracts::session::{AgentTargets, CreateRequest, DeliveryRequest, SendMessageRequest};
 use relay_contracts::{Caller, ErrorCode, RequestContext, WireError, rpc};

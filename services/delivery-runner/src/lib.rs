@@ -34,6 +34,7 @@ use relay_bus::settings::{DatabaseSettings, NatsSettings, TelemetrySettings};
 use relay_contracts::capabilities::DeliveryMode;
 use relay_contracts::delivery::*;
 use relay_contracts::rpc;
+use relay_contracts::session::AgentStatus;
 use relay_contracts::{RequestContext, WireError};
 use serde::{Deserialize, Serialize};
 use settle::{Outcome, Settler};
@@ -398,8 +399,8 @@ pub async fn report(runner: Runner, ctx: RequestContext, req: Receipt) -> Result
     }
 }
 
-fn delivery_ref(d: &Delivery) -> settle::DeliveryKey {
-    settle::DeliveryKey {
+fn delivery_ref(d: &Delivery) -> store::DeliveryKey {
+    store::DeliveryKey {
         delivery_id: d.delivery_id.clone(),
         message_id: d.message_id.clone(),
         session_id: d.session_id.clone(),

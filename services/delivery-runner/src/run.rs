@@ -21,7 +21,8 @@
 //! agent's later ones.
 
 use crate::Runner;
-use crate::settle::{DeliveryKey, Outcome};
+use crate::settle::Outcome;
+use crate::store::DeliveryKey;
 use futures::FutureExt;
 use relay_bus::db::TextEnum;
 use relay_contracts::capabilities::{AgentSessionCapabilities, AttachmentKind, DeliveryMode};

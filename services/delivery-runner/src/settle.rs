@@ -5,24 +5,13 @@
 //! the events are published live on `delivery.<kind>` and the forwarder appends them to the
 //! event log. Submitters wait for the commit, so a worker never walks past an unsaved receipt.
 
-use crate::store::{COLUMNS, DeliveryRow};
+use crate::store::{COLUMNS, DeliveryKey, DeliveryRow};
 use crate::{DeliveryError, RunnerSettings};
 use relay_contracts::capabilities::DeliveryMode;
 use relay_contracts::delivery::*;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use tokio::sync::{Notify, mpsc, oneshot};
-
-/// Which delivery an outcome is about, and which attempt produced it.
-#[derive(Debug, Clone)]
-pub struct DeliveryKey {
-    pub delivery_id: String,
-    pub message_id: String,
-    pub session_id: String,
-    pub agent_id: String,
-    pub mode: DeliveryMode,
-    pub attempts: i64,
-}
 
 /// The new state of one delivery and the event that reports it.
 #[derive(Debug, Clone)]

@@ -2,7 +2,6 @@
 //! run.rs and settle.rs, next to the logic they serve.)
 
 use crate::error::{DeliveryError, Result};
-use crate::settle::DeliveryKey;
 use relay_bus::db::TextEnum;
 use relay_contracts::capabilities::DeliveryMode;
 use relay_contracts::delivery::*;
@@ -128,4 +127,15 @@ pub async fn wake_agent<'e, E: sqlx::PgExecutor<'e>>(db: E, agent_id: &str) -> s
         .execute(db)
         .await?;
     Ok(())
+}
+
+/// Which delivery an outcome is about, and which attempt produced it.
+#[derive(Debug, Clone)]
+pub struct DeliveryKey {
+    pub delivery_id: String,
+    pub message_id: String,
+    pub session_id: String,
+    pub agent_id: String,
+    pub mode: DeliveryMode,
+    pub attempts: i64,
 }

@@ -17,11 +17,11 @@ use relay_contracts::cost::{
 };
 use relay_contracts::delivery::{
     AgentHold, AgentRef, CancelDeliveryRequest, Delivery, DeliveryRef, FlushRequest, FlushResponse, InputRequest,
-    InputResponse, InterruptRequest, ListDeliveriesRequest, ListDeliveriesResponse, SpawnRequest, StopAgentRequest,
+    InputResponse, InterruptRequest, ListDeliveriesRequest, ListDeliveriesResponse, StopAgentRequest,
     StopAgentResponse, TurnState,
 };
 use relay_contracts::events::{QueryRequest, QueryResponse};
-use relay_contracts::hosts::{HostList, HostListRequest};
+use relay_contracts::hosts::{HostList, HostListRequest, SpawnRequest};
 use relay_contracts::keys::{ApiKey, CreateKeyRequest, CreatedKey, KeyList, KeyRef, ListKeysRequest};
 use relay_contracts::permission::{
     AnswerRequest, AnswerResponse, DecideRequest, DecideResponse, GetPermissionRequest, GetQuestionRequest,

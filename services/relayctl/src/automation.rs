@@ -1,21 +1,15 @@
 //! `relayctl webhooks …` and `relayctl schedules …`: the automation service's subjects, as an
 //! admin (webhooks) or an operator (schedules) named `relayctl`, in `--workspace`.
 
-use crate::commands::{Result, print_json};
+use crate::bus::as_admin;
+use crate::error::{Result, parse};
+use crate::output::print_json;
 use crate::output::{table, time};
 use clap::Subcommand;
 use relay_client::Client;
 use relay_contracts::automation::*;
-use relay_contracts::{Caller, RequestContext};
-use std::future::Future;
 
 const WORKSPACE: &str = relay_contracts::context::DEFAULT_WORKSPACE;
-
-/// Runs `call` as `admin:relayctl` in `workspace`: relayctl holds the admin identity.
-pub(crate) async fn as_admin<T>(workspace: &str, call: impl Future<Output = T>) -> T {
-    let ctx = RequestContext::new(Caller::Admin("relayctl".into()), workspace);
-    relay_bus::context::act_as(ctx, call).await
-}
 
 #[derive(Subcommand)]
 pub(crate) enum Webhooks {
@@ -130,7 +124,7 @@ pub(crate) async fn webhooks(c: &Client, cmd: Webhooks, as_json: bool) -> Result
             limit,
             workspace,
         } => {
-            let status = status.map(|s| crate::commands::parse("status", &s)).transpose()?;
+            let status = status.map(|s| parse("status", &s)).transpose()?;
             let req = WebhookDeliveriesRequest {
                 webhook_id: id,
                 status,
@@ -243,7 +237,7 @@ pub(crate) enum Schedules {
 }
 
 pub(crate) async fn schedules(c: &Client, cmd: Schedules, as_json: bool) -> Result<()> {
-    use crate::messaging::as_operator;
+    use crate::bus::as_operator;
     let schedule = match cmd {
         Schedules::Create {
             session,

@@ -1,6 +1,8 @@
 //! What each command does: one bus call (or a few), then output.
 
-use crate::output::{self, json, opt, table, time, wire};
+use crate::bus::start_seq;
+use crate::error::{CtlError, Result, parse};
+use crate::output::{self, json, opt, print_json, table, time, wire};
 use crate::{
     Agents, Auth, Cli, Command, CostArgs, Deliveries, Events, Keys, Permissions, Questions, Sessions, TailArgs, Tls,
     Workspaces,
@@ -12,53 +14,12 @@ use relay_contracts::{cost, delivery, events, permission, session};
 use serde::{Deserialize, Serialize};
 use std::time::{Duration, Instant};
 
-#[derive(Debug, thiserror::Error)]
-pub enum CtlError {
-    #[error("{0}")]
-    Client(#[from] relay_client::Error),
-    #[error("{0}")]
-    Settings(#[from] relay_bus::settings::SettingsError),
-    #[error("{0}")]
-    Database(#[from] relay_bus::db::DbError),
-    #[error("{0}")]
-    Invalid(String),
-    #[error("{0}")]
-    Failed(String),
-}
-
-impl CtlError {
-    /// 2 for a bad command line, 3 for something that does not exist, 1 otherwise.
-    pub fn exit_code(&self) -> u8 {
-        use relay_contracts::ErrorCode;
-        match self {
-            CtlError::Invalid(_) => 2,
-            CtlError::Client(e) if e.code() == Some(ErrorCode::InvalidRequest) => 2,
-            CtlError::Client(e) if e.code() == Some(ErrorCode::NotFound) => 3,
-            _ => 1,
-        }
-    }
-}
-
-pub(crate) type Result<T> = std::result::Result<T, CtlError>;
-
-/// `--json`: the reply as it came.
-pub(crate) fn print_json<T: serde::Serialize>(value: &T) -> Result<()> {
-    json(value);
-    Ok(())
-}
-
 /// The part of the mesh's configuration relayctl reads (RELAY_CONFIG, RELAY_* env).
 #[derive(Debug, Default, Serialize, Deserialize)]
 #[serde(default)]
 struct Settings {
     nats: NatsSettings,
     database: DatabaseSettings,
-}
-
-/// A contract enum from its wire spelling (`pending`, `active`, …), or a clear error.
-pub(crate) fn parse<T: serde::de::DeserializeOwned>(what: &str, value: &str) -> Result<T> {
-    serde_json::from_value(serde_json::Value::String(value.into()))
-        .map_err(|_| CtlError::Invalid(format!("{what} {value:?} is not one of the known values")))
 }
 
 pub async fn run(cli: Cli) -> Result<()> {
@@ -512,22 +473,6 @@ async fn sessions(c: &Client, cmd: Sessions, as_json: bool) -> Result<()> {
         }
     }
     Ok(())
-}
-
-/// Where following the log starts: after `--from-seq`, or at the head (live only).
-pub(crate) async fn start_seq(c: &Client, from_seq: Option<i64>) -> Result<i64> {
-    match from_seq {
-        Some(seq) if seq < 0 => Err(CtlError::Invalid("--from-seq must not be negative".into())),
-        Some(seq) => Ok(seq),
-        None => Ok(c
-            .event_since(&events::SinceRequest {
-                seq: 0,
-                limit: Some(1),
-                ..Default::default()
-            })
-            .await?
-            .head_seq),
-    }
 }
 
 /// Replays from `--from-seq` (with progress on stderr), then follows until Ctrl-C.

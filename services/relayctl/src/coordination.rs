@@ -2,9 +2,9 @@
 //! together, from the operator's terminal, in the workspace named (actions as
 //! `admin:relayctl`, consensus as `operator:relayctl`).
 
-use crate::automation::as_admin;
-use crate::commands::{CtlError, Result, print_json};
-use crate::messaging::as_operator;
+use crate::bus::{as_admin, as_operator};
+use crate::error::{CtlError, Result, parse};
+use crate::output::print_json;
 use crate::output::{table, time};
 use clap::Subcommand;
 use relay_client::Client;
@@ -238,7 +238,7 @@ pub(crate) async fn consensus(c: &Client, cmd: Consensus, as_json: bool) -> Resu
             limit,
             workspace,
         } => {
-            let status = status.map(|s| crate::commands::parse("status", &s)).transpose()?;
+            let status = status.map(|s| parse("status", &s)).transpose()?;
             let req = ListProposalsRequest {
                 status,
                 limit: Some(limit),

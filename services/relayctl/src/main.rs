@@ -1,8 +1,10 @@
 //! `relayctl`: the operator's view of a running mesh, over NATS like any other client.
 
 mod automation;
+mod bus;
 mod commands;
 mod coordination;
+mod error;
 mod messaging;
 mod output;
 

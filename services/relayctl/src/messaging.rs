@@ -1,13 +1,14 @@
 //! `relayctl send`, `channels` and `tail`: relay messaging from the operator's terminal. Sends
 //! go as `operator:relayctl` in the workspace named (the sender is who calls, never a flag).
 
-use crate::commands::{CtlError, Result, parse, print_json};
+use crate::bus::as_operator;
+use crate::error::{CtlError, Result, parse};
+use crate::output::print_json;
 use crate::output::{table, time};
 use clap::{Args, Subcommand};
 use relay_client::Client;
+use relay_contracts::events;
 use relay_contracts::messaging::*;
-use relay_contracts::{Caller, RequestContext, events};
-use std::future::Future;
 use std::time::Duration;
 
 #[derive(Args)]
@@ -82,12 +83,6 @@ pub(crate) struct TailMessages {
     /// Stop after this many messages.
     #[arg(long)]
     count: Option<u64>,
-}
-
-/// Runs `call` as relayctl, a person at the operator's terminal, in `workspace`.
-pub(crate) async fn as_operator<T>(workspace: &str, call: impl Future<Output = T>) -> T {
-    let ctx = RequestContext::new(Caller::Operator("relayctl".into()), workspace);
-    relay_bus::context::act_as(ctx, call).await
 }
 
 pub(crate) async fn send(c: &Client, args: SendArgs, as_json: bool) -> Result<()> {
@@ -245,7 +240,7 @@ pub(crate) async fn tail(c: &Client, args: TailMessages, as_json: bool) -> Resul
         t if t.starts_with('@') => (None, Some(t.to_ascii_lowercase())),
         t => return Err(CtlError::Invalid(format!("{t:?}: tail #channel, @handle or all"))),
     };
-    let start = crate::commands::start_seq(c, args.from_seq).await?;
+    let start = crate::bus::start_seq(c, args.from_seq).await?;
     let mut events = c
         .follow(events::SinceRequest {
             seq: start,

@@ -1,6 +1,13 @@
 //! Plain-text output: aligned tables, short times, one line per event.
 
+use crate::error::Result;
 use relay_contracts::events::Event;
+
+/// `--json`: the reply as it came.
+pub fn print_json<T: serde::Serialize>(value: &T) -> Result<()> {
+    json(value);
+    Ok(())
+}
 
 /// Prints rows under headers, each column as wide as its widest cell.
 pub fn table(headers: &[&str], rows: &[Vec<String>]) {

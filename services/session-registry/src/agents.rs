@@ -6,7 +6,7 @@ use crate::messages::{self, Post};
 use crate::store::{self, Change, new_id, now_ms};
 use relay_contracts::RequestContext;
 use relay_contracts::capabilities::{AgUiCapabilities, AgentSessionCapabilities, LifecycleOp};
-use relay_contracts::delivery::AgentStatus;
+use relay_contracts::session::AgentStatus;
 use relay_contracts::session::{events::*, *};
 use serde_json::json;
 

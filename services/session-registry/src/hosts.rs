@@ -375,7 +375,7 @@ pub async fn sweep(reg: &Registry) -> Result<()> {
 /// agent fails as if `on_lost` were `fail` (named lost with its old host `from`). Its
 /// deliveries stay held until the new host's heartbeat reports it.
 async fn rehome(reg: Registry, agent: Agent, from: String, to: String) {
-    use relay_contracts::delivery::{SpawnRequest, SpawnResponse};
+    use relay_contracts::hosts::{SpawnRequest, SpawnResponse};
     let agent_id = agent.agent_id.clone();
     let placed = PlacedSpawn {
         spawn: SpawnRequest {

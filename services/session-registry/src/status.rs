@@ -4,8 +4,8 @@
 //! listings show it (`reportedStatus`) and filter by it (`agent.list {status: "waiting"}`).
 
 use relay_bus::follow::{FollowError, Follower};
-use relay_contracts::delivery::AgentStatus;
 use relay_contracts::events::Event;
+use relay_contracts::session::AgentStatus;
 use serde_json::json;
 use sqlx::PgPool;
 use std::sync::Arc;

@@ -17,6 +17,7 @@ use relay_contracts::actions::{ActionAnswer, ActionCall};
 use relay_contracts::capabilities::*;
 use relay_contracts::delivery::*;
 use relay_contracts::permission::Decision;
+use relay_contracts::session::AgentStatus;
 use relay_contracts::session::Message;
 use relay_harness::{AgentSession, EventSink, receipt};
 use serde::{Deserialize, Serialize};
