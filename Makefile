@@ -2,7 +2,7 @@
 CARGO ?= cargo
 export CARGO_TERM_COLOR ?= never
 
-.PHONY: soak test test-guide build services agent-clis test-latest-clis console-deps interop-deps pg-proxy sandbox sdks run up bench chaos chaos-cluster chaos-failover fmt lint clean-test-dbs openapi fuzz fuzz-random compose-check compose-smoke compose-smoke-agents deploy-check
+.PHONY: modules soak test test-guide build services agent-clis test-latest-clis console-deps interop-deps pg-proxy sandbox sdks run up bench chaos chaos-cluster chaos-failover fmt lint clean-test-dbs openapi fuzz fuzz-random compose-check compose-smoke compose-smoke-agents deploy-check
 
 ## Start NATS and Postgres if needed, install the pinned agent CLIs, the console's browser
 ## (Debian's chromium, playwright-core), HAProxy and bubblewrap if missing, then build and run
@@ -154,6 +154,10 @@ fuzz-random: services
 
 fmt:
 	$(CARGO) fmt --all
+
+## Every crate's graph of top-level modules (what each uses), checked for cycles.
+modules:
+	$(CARGO) test -p relay-contracts --test modules -- --nocapture
 
 lint:
 	$(CARGO) fmt --all -- --check

@@ -22,7 +22,11 @@ fn known() -> &'static Mutex<HashMap<String, String>> {
 /// The session `agent_id` is bound to; `None` for an agent the registry does not know yet (a
 /// harness before it attached).
 pub async fn session_of(nats: &async_nats::Client, agent_id: &str) -> Result<Option<String>, WireError> {
-    if let Some(s) = known().lock().unwrap_or_else(|e| e.into_inner()).get(agent_id) {
+    if let Some(s) = known()
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .get(agent_id)
+    {
         return Ok(Some(s.clone()));
     }
     let req = AgentGetRequest {
@@ -30,7 +34,7 @@ pub async fn session_of(nats: &async_nats::Client, agent_id: &str) -> Result<Opt
     };
     match crate::client::call::<rpc::AgentGet>(nats, &req, Duration::from_secs(5)).await {
         Ok(agent) => {
-            let mut known = known().lock().unwrap_or_else(|e| e.into_inner());
+            let mut known = known().lock().unwrap_or_else(std::sync::PoisonError::into_inner);
             if known.len() >= MAX_KNOWN {
                 known.clear();
             }

@@ -74,7 +74,7 @@ pub async fn request_bytes(
                     .headers
                     .as_ref()
                     .and_then(|h| h.get(NATS_SERVICE_ERROR))
-                    .map(|v| v.to_string())
+                    .map(std::string::ToString::to_string)
                     .unwrap_or_default();
                 WireError::new(code_from_status(status.as_str()), text)
             }),

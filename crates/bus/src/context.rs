@@ -22,20 +22,24 @@ tokio::task_local! {
 
 /// Names this process as the caller of its calls (a harness names its agent once attached).
 pub fn set_identity(caller: Caller) {
-    *IDENTITY.write().unwrap_or_else(|e| e.into_inner()) = Some(caller);
+    *IDENTITY.write().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(caller);
 }
 
 /// This process is the harness of `agent_id` in `workspace`, by its credentials: it calls as
 /// that agent, on the harness form of each subject (`harness.<workspace>.<agentId>.<subject>`),
 /// the only subjects its NATS identity may publish on.
 pub fn set_harness(workspace: &str, agent_id: &str) {
-    *HARNESS.write().unwrap_or_else(|e| e.into_inner()) = Some((workspace.to_string(), agent_id.to_string()));
+    *HARNESS.write().unwrap_or_else(std::sync::PoisonError::into_inner) =
+        Some((workspace.to_string(), agent_id.to_string()));
     set_identity(Caller::Agent(Some(agent_id.to_string())));
 }
 
 /// (workspace, agentId) of this process, if it is a harness with its own identity.
 pub fn harness() -> Option<(String, String)> {
-    HARNESS.read().unwrap_or_else(|e| e.into_inner()).clone()
+    HARNESS
+        .read()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .clone()
 }
 
 /// The subject a call to `subject` goes out on from this process.
@@ -50,14 +54,14 @@ pub fn outgoing_subject(subject: &str) -> String {
 pub fn set_default_identity(caller: Caller) {
     IDENTITY
         .write()
-        .unwrap_or_else(|e| e.into_inner())
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
         .get_or_insert(caller);
 }
 
 pub fn identity() -> Caller {
     IDENTITY
         .read()
-        .unwrap_or_else(|e| e.into_inner())
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
         .clone()
         .unwrap_or_default()
 }
@@ -89,6 +93,6 @@ pub(crate) fn inject(headers: &mut HeaderMap) {
 }
 
 pub(crate) fn extract(headers: Option<&HeaderMap>) -> RequestContext {
-    let get = |name: &str| headers.and_then(|h| h.get(name)).map(|v| v.as_str());
+    let get = |name: &str| headers.and_then(|h| h.get(name)).map(async_nats::HeaderValue::as_str);
     RequestContext::from_headers(get(CALLER_HEADER), get(WORKSPACE_HEADER), get(ORIGIN_HEADER))
 }

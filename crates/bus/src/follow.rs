@@ -56,7 +56,7 @@ impl Follower {
         .await?;
         let req = SinceRequest {
             seq: cursor,
-            types: (!self.types.is_empty()).then(|| self.types.iter().map(|t| t.to_string()).collect()),
+            types: (!self.types.is_empty()).then(|| self.types.iter().map(std::string::ToString::to_string).collect()),
             agents: None,
             session_ids: None,
             limit: Some(limit),

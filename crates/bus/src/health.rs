@@ -22,9 +22,9 @@ pub async fn serve(listen: Option<&str>, nats: async_nats::Client) -> std::io::R
             tokio::spawn(async move {
                 // A probe's request fits in one read; anything else is not a probe.
                 let mut buf = [0u8; 1024];
-                let n = match tokio::time::timeout(std::time::Duration::from_secs(5), tcp.read(&mut buf)).await {
-                    Ok(Ok(n)) => n,
-                    _ => return,
+                let Ok(Ok(n)) = tokio::time::timeout(std::time::Duration::from_secs(5), tcp.read(&mut buf)).await
+                else {
+                    return;
                 };
                 let reply = answer(&buf[..n], nats.connection_state());
                 let _ = tcp.write_all(reply.as_bytes()).await;

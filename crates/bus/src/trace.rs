@@ -16,7 +16,7 @@ struct HeaderExtractor<'a>(&'a HeaderMap);
 
 impl Extractor for HeaderExtractor<'_> {
     fn get(&self, key: &str) -> Option<&str> {
-        self.0.get(key).map(|v| v.as_str())
+        self.0.get(key).map(async_nats::HeaderValue::as_str)
     }
 
     fn keys(&self) -> Vec<&str> {

@@ -849,6 +849,7 @@ async fn failover_run(synchronous: bool) -> (Value, Vec<Count>, Load) {
 /// p99 of message sends, and prints how each changed between the end of the first two windows
 /// and the end of the run: what stays flat and what still grows. Figures only, no asserts on
 /// them; bench/results/soak.json.
+#[allow(unsafe_code)] // std::env::set_var for the services it starts: see the SAFETY note.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "runs for an hour by default: make soak"]
 async fn soak_at_steady_load_table_sizes_memory_and_latency_over_time() {
@@ -1310,7 +1311,7 @@ async fn count_webhooks(events: &[Value], receiver: &WebhookReceiver) -> Count {
         let id = p["id"].as_str().unwrap().to_string();
         ids_per_seq.entry(p["seq"].as_i64().unwrap()).or_default().insert(id);
     }
-    let distinct: usize = ids_per_seq.values().map(|ids| ids.len()).sum();
+    let distinct: usize = ids_per_seq.values().map(std::collections::HashSet::len).sum();
     println!(
         "webhook posts answered: {answered}, under {distinct} webhook-ids (repeats a receiver drops by id: {})",
         answered - distinct

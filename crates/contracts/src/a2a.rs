@@ -263,8 +263,7 @@ impl TaskFold {
                 let what = p
                     .get("description")
                     .and_then(Value::as_str)
-                    .map(String::from)
-                    .unwrap_or_else(|| str_of("tool"));
+                    .map_or_else(|| str_of("tool"), String::from);
                 let text = format!("permission requested: {what} (answer approve or deny)");
                 self.set(TaskState::InputRequired, Some(text))
             }

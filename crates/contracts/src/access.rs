@@ -232,15 +232,20 @@ pub fn permissions(identity: &str) -> Option<Permissions> {
             .iter()
             .filter(|r| person_may_call(r))
             .map(|r| r.subject.to_string())
-            .chain(GATEWAY_CALLS.iter().map(|s| s.to_string()))
+            .chain(GATEWAY_CALLS.iter().map(std::string::ToString::to_string))
             .collect();
         p.subscribe_allow
             .extend([COMMITTED.to_string(), crate::keys::KEY_REVOKED.to_string()]);
         return Some(p);
     }
     let access = SERVICES.iter().find(|s| s.name == identity)?;
-    p.publish_allow
-        .extend(access.calls.iter().chain(access.emits).map(|s| s.to_string()));
+    p.publish_allow.extend(
+        access
+            .calls
+            .iter()
+            .chain(access.emits)
+            .map(std::string::ToString::to_string),
+    );
     // Request subjects under an emitted wildcard stay closed: a service calls only what it
     // lists (never itself, never another's admin subjects).
     for r in ALL {
@@ -258,7 +263,8 @@ pub fn permissions(identity: &str) -> Option<Permissions> {
                 .push(format!("{} {QUEUE_GROUP}", harness_wildcard(r.subject)));
         }
     }
-    p.subscribe_allow.extend(access.follows.iter().map(|s| s.to_string()));
+    p.subscribe_allow
+        .extend(access.follows.iter().map(std::string::ToString::to_string));
     Some(p)
 }
 

@@ -173,7 +173,7 @@ pub(crate) fn fill(schema: &Value) -> Value {
                 .collect();
             Value::Object(filled)
         }
-        "array" => json!([schema.get("items").map(fill).unwrap_or(Value::Null)]),
+        "array" => json!([schema.get("items").map_or(Value::Null, fill)]),
         "string" => json!("x"),
         "integer" => schema
             .get("minimum")

@@ -184,7 +184,7 @@ impl Drop for FakeModel {
 
 /// A poisoned lock only means a panic elsewhere; the data is still usable.
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// What an API module made of a request.
@@ -257,8 +257,7 @@ async fn handle(
         method: method.to_string(),
         path: uri
             .path_and_query()
-            .map(|p| p.to_string())
-            .unwrap_or_else(|| path.to_string()),
+            .map_or_else(|| path.to_string(), std::string::ToString::to_string),
         body,
         main: outcome.main,
         user_text: outcome.user_text,

@@ -301,7 +301,7 @@ async fn unknown_routes_and_bad_bodies_get_json_errors_and_are_recorded() {
     );
     assert_eq!(recorded[2].body, json!("{not json"));
     assert!(recorded[2].headers.contains(&("x-api-key".into(), "<redacted>".into())));
-    assert!(!format!("{:?}", recorded).contains("secret-key"));
+    assert!(!format!("{recorded:?}").contains("secret-key"));
 }
 
 #[tokio::test]

@@ -132,7 +132,9 @@ static DELIVERY_TRACES: std::sync::LazyLock<Mutex<Traces>> = std::sync::LazyLock
 /// Keeps the trace a delivery came in (its span's `traceparent`), for the work it causes later.
 pub(crate) fn remember_delivery_trace(delivery_id: &str, traceparent: Option<String>) {
     let Some(tp) = traceparent else { return };
-    let mut kept = DELIVERY_TRACES.lock().unwrap_or_else(|e| e.into_inner());
+    let mut kept = DELIVERY_TRACES
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     let (map, order) = &mut *kept;
     if map.insert(delivery_id.to_string(), tp).is_none() {
         order.push_back(delivery_id.to_string());
@@ -146,7 +148,9 @@ pub(crate) fn remember_delivery_trace(delivery_id: &str, traceparent: Option<Str
 
 /// The trace delivery `delivery_id` came in: its report and the turn it starts belong to it.
 pub fn delivery_trace(delivery_id: &str) -> Option<String> {
-    let kept = DELIVERY_TRACES.lock().unwrap_or_else(|e| e.into_inner());
+    let kept = DELIVERY_TRACES
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     kept.0.get(delivery_id).cloned()
 }
 

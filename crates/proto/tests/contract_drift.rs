@@ -449,11 +449,10 @@ const RENAMED: &[(&str, &str)] = &[
 /// The proto message of a declared request or reply type (`session :: ForkRequest`).
 fn proto_message(rust_type: &str) -> String {
     let rust_type = rust_type.replace(' ', "");
-    RENAMED
-        .iter()
-        .find(|(rust, _)| *rust == rust_type)
-        .map(|(_, proto)| proto.to_string())
-        .unwrap_or_else(|| rust_type.rsplit("::").next().unwrap().to_string())
+    RENAMED.iter().find(|(rust, _)| *rust == rust_type).map_or_else(
+        || rust_type.rsplit("::").next().unwrap().to_string(),
+        |(_, proto)| proto.to_string(),
+    )
 }
 
 /// The live subject of every committed event, which `EventService.Subscribe` follows.
@@ -862,7 +861,11 @@ fn map_entry<'a>(
         return None;
     }
     let entry = messages.get(field.type_name())?;
-    entry.options.as_ref().is_some_and(|o| o.map_entry()).then_some(*entry)
+    entry
+        .options
+        .as_ref()
+        .is_some_and(prost_types::MessageOptions::map_entry)
+        .then_some(*entry)
 }
 
 /// Every disagreement between the contracts and the descriptor set, one line each.
@@ -883,7 +886,7 @@ fn drift(contracts: &[Contract], fds: &FileDescriptorSet) -> BTreeSet<String> {
         .map(|(name, _)| format!(".{PACKAGE}.{name}"))
         .collect();
     for (full_name, msg) in &messages {
-        let is_map_entry = msg.options.as_ref().is_some_and(|o| o.map_entry());
+        let is_map_entry = msg.options.as_ref().is_some_and(prost_types::MessageOptions::map_entry);
         if !is_map_entry && !paired.contains(full_name) && !unpaired.contains(full_name) {
             problems.insert(format!(
                 "{}: proto message with no Rust contract paired in this test",

@@ -1103,9 +1103,10 @@ pub fn console_browser() -> (String, PathBuf) {
         Path::new(&chromium).exists(),
         "{chromium} is missing: run `make console-deps`"
     );
-    let cache = std::env::var_os("RELAY_CONSOLE_E2E")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(std::env::var("HOME").unwrap()).join(".cache/relay-mesh/console-e2e"));
+    let cache = std::env::var_os("RELAY_CONSOLE_E2E").map_or_else(
+        || PathBuf::from(std::env::var("HOME").unwrap()).join(".cache/relay-mesh/console-e2e"),
+        PathBuf::from,
+    );
     let dir = cache.join("playwright-core-1.65.1");
     assert!(
         dir.join(".installed").exists(),

@@ -147,7 +147,7 @@ async fn main() {
             v["p50Ms"].as_f64().unwrap_or_default(),
             v["p99Ms"].as_f64().unwrap_or_default(),
             v["maxMs"].as_f64().unwrap_or_default(),
-            v.get("hosts").map(|h| h.to_string()).unwrap_or_default()
+            v.get("hosts").map(std::string::ToString::to_string).unwrap_or_default()
         )
     };
     line("raw NATS request (baseline)", &doc["rawNatsRequest"]);

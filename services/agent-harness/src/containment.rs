@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 
 /// The one `RELAY_*` variable a CLI may see: the trace its spawn belongs to (no secret; the
 /// harness reads it after start-up).
-const KEPT: &[&str] = &[crate::spawner::TRACEPARENT_ENV];
+const KEPT: &[&str] = &[crate::handover::TRACEPARENT_ENV];
 
 /// Takes every `RELAY_*` variable but the trace context out of this process's environment (the
 /// NATS credentials or their file, the database URL, tokens, the config file's path), so the
@@ -24,6 +24,7 @@ const KEPT: &[&str] = &[crate::spawner::TRACEPARENT_ENV];
 /// (which keeps the environment it was started with) or memory.
 ///
 /// Call it once, after the settings are read and before any thread starts.
+#[allow(unsafe_code)] // std::env::remove_var: see the SAFETY note.
 pub fn keep_credentials_to_this_process() {
     let names: Vec<_> = std::env::vars_os()
         .filter_map(|(name, _)| name.into_string().ok())

@@ -170,7 +170,7 @@ mod tests {
     #[test]
     fn a_generic_pty_cli_claims_no_approvals_no_resume_and_no_relay_tools() {
         let h = settings("generic", "pty");
-        let doc = serde_json::to_value(declared(&h, &crate::run::capabilities(false)).unwrap()).unwrap();
+        let doc = serde_json::to_value(declared(&h, &crate::driver::capabilities(false)).unwrap()).unwrap();
         assert_eq!(doc["humanInTheLoop"]["approvals"], false, "{doc}");
         assert_eq!(doc["state"]["persistentState"], false, "{doc}");
         assert_eq!(doc["execution"]["codeExecution"], false, "{doc}");
@@ -201,9 +201,9 @@ mod tests {
     fn additions_that_are_not_an_object_of_categories_are_refused_by_name() {
         let mut h = settings("claude", "pty");
         h.capabilities = Some("[1]".into());
-        let err = declared(&h, &crate::run::capabilities(true)).unwrap_err();
+        let err = declared(&h, &crate::driver::capabilities(true)).unwrap_err();
         assert!(err.contains("capabilities"), "{err}");
         h.capabilities = Some(r#"{"tools": 3}"#.into());
-        assert!(declared(&h, &crate::run::capabilities(true)).is_err());
+        assert!(declared(&h, &crate::driver::capabilities(true)).is_err());
     }
 }

@@ -3,11 +3,19 @@
 //! - parse.rs: per-CLI output patterns (seed 003 §1.6, §6.3) and the fake agent's formats;
 //! - session.rs: the PTY agent as a seed-001 `AgentSession` (typing messages at their
 //!   boundary, permission prompts and questions);
-//! - run.rs: attach, route decisions, pump output, exit;
+//! - driver.rs: what each driver implements and shares (the `Driver` trait, capabilities),
+//!   importing nothing of run.rs;
+//! - run.rs: the orchestrator: attach, route decisions, pump output, exit;
+//! - handover.rs: what a harness and its spawner tell each other; env.rs: a CLI's environment;
+//! - error.rs: the one error type, mapped once to the wire;
 //! - spawner.rs: the `agent-spawner` binary's `agent.spawn`, one harness process per agent.
 
 pub mod containment;
 pub mod discovery;
+mod driver;
+mod env;
+mod error;
+mod handover;
 pub mod homes;
 pub mod parse;
 mod prompts;
@@ -20,7 +28,9 @@ mod socket_dir;
 pub mod spawner;
 pub mod structured;
 
-pub use run::{HarnessError, capabilities, run};
+pub use driver::capabilities;
+pub use error::HarnessError;
+pub use run::run;
 
 use relay_bus::settings::{NatsSettings, TelemetrySettings};
 use serde::{Deserialize, Serialize};

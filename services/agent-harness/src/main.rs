@@ -7,10 +7,11 @@
 //! the agent session in the registry before exiting.
 
 use agent_harness::{HarnessSettings, Settings};
+use clap::Parser;
 
 fn main() -> Result<(), relay_bus::BoxError> {
     let mut settings: Settings = relay_bus::settings::load()?;
-    apply_args(&mut settings.harness, std::env::args().skip(1))?;
+    Args::parse().apply(&mut settings.harness)?;
     // The bus credentials stay here: read above, then gone from the environment every child
     // (the CLI, its tools' commands) inherits, and this process's memory and /proc files
     // closed to other processes of the same user.
@@ -31,46 +32,104 @@ async fn run(settings: Settings) -> Result<(), relay_bus::BoxError> {
 }
 
 /// Command-line flags override the configuration; everything after `--` is the command.
-fn apply_args(h: &mut HarnessSettings, mut args: impl Iterator<Item = String>) -> Result<(), String> {
-    while let Some(arg) = args.next() {
-        let mut value = |name: &str| args.next().ok_or_else(|| format!("{name} needs a value"));
-        match arg.as_str() {
-            "--session" => h.session_id = Some(value("--session")?),
-            "--cli" => h.cli = value("--cli")?,
-            "--adapter" => h.adapter = Some(value("--adapter")?),
-            "--cwd" => h.cwd = Some(value("--cwd")?),
-            "--home" => h.home = Some(value("--home")?),
-            "--protocol" => h.protocol = value("--protocol")?,
-            "--agent-id" => h.agent_id = Some(value("--agent-id")?),
-            "--handle" => h.handle = Some(value("--handle")?),
-            "--resume" => h.cli_session = Some(value("--resume")?),
-            "--stop-with-stdin" => h.stop_with_stdin = true,
-            "--delegate" => h.delegate = true,
-            "--capabilities" => h.capabilities = Some(value("--capabilities")?),
-            "--spawned-by" => h.spawned_by = Some(value("--spawned-by")?),
-            "--placement" => {
-                let json = value("--placement")?;
-                let placement = serde_json::from_str(&json).map_err(|e| format!("--placement {json}: {e}"))?;
-                h.placement = Some(placement);
+#[derive(Parser)]
+#[command(
+    name = "agent-harness",
+    version,
+    about = "Runs COMMAND under a PTY (or a structured protocol) as one agent session of the relay."
+)]
+struct Args {
+    /// The relay session to attach to (created when missing).
+    #[arg(long = "session", value_name = "ID")]
+    session_id: Option<String>,
+    /// Which output patterns to use: claude, codex, gemini or generic.
+    #[arg(long, value_name = "NAME")]
+    cli: Option<String>,
+    /// The adapter name the agent is attached as (default: the cli).
+    #[arg(long, value_name = "NAME")]
+    adapter: Option<String>,
+    #[arg(long, value_name = "DIR")]
+    cwd: Option<String>,
+    /// A CLI home the harness prepares and runs the CLI with.
+    #[arg(long, value_name = "DIR")]
+    home: Option<String>,
+    /// pty, claude-stream-json, codex-app-server or acp.
+    #[arg(long, value_name = "P")]
+    protocol: Option<String>,
+    /// Bind to this agent again instead of attaching a new one (with --resume).
+    #[arg(long, value_name = "ID")]
+    agent_id: Option<String>,
+    #[arg(long, value_name = "HANDLE")]
+    handle: Option<String>,
+    /// The CLI's own session to continue.
+    #[arg(long = "resume", value_name = "CLI_SESSION")]
+    cli_session: Option<String>,
+    /// Stop (as on SIGTERM) when standard input closes.
+    #[arg(long)]
+    stop_with_stdin: bool,
+    /// The agent may spawn and stop workers in its session.
+    #[arg(long)]
+    delegate: bool,
+    /// AG-UI capability additions, a JSON object.
+    #[arg(long, value_name = "JSON")]
+    capabilities: Option<String>,
+    /// The lead agent whose `agent.spawn` started this one.
+    #[arg(long, value_name = "AGENT")]
+    spawned_by: Option<String>,
+    /// The placement its spawner placed it with, as JSON.
+    #[arg(long, value_name = "JSON", value_parser = placement)]
+    placement: Option<relay_contracts::hosts::Placement>,
+    /// A JSON file of the actions this agent exposes.
+    #[arg(long, value_name = "FILE")]
+    actions: Option<String>,
+    /// none (default) or bwrap.
+    #[arg(long, value_name = "none|bwrap")]
+    sandbox: Option<String>,
+    /// What the sandbox hides besides /tmp and the other agents' sockets (repeated).
+    #[arg(long = "sandbox-hide", value_name = "PATH")]
+    sandbox_hide: Vec<String>,
+    /// The command and its arguments (else `harness.command` in the configuration).
+    #[arg(last = true, value_name = "COMMAND")]
+    command: Vec<String>,
+}
+
+fn placement(json: &str) -> Result<relay_contracts::hosts::Placement, String> {
+    serde_json::from_str(json).map_err(|e| format!("{json}: {e}"))
+}
+
+impl Args {
+    fn apply(self, h: &mut HarnessSettings) -> Result<(), String> {
+        let set = |field: &mut Option<String>, value: Option<String>| {
+            if value.is_some() {
+                *field = value;
             }
-            "--actions" => h.actions = Some(value("--actions")?),
-            "--sandbox" => h.sandbox = value("--sandbox")?,
-            "--sandbox-hide" => h.sandbox_hide.push(value("--sandbox-hide")?),
-            "--" => {
-                h.command = args.collect();
-                break;
-            }
-            other => {
-                return Err(format!(
-                    "unknown argument {other}; usage: agent-harness [--session ID] [--cli NAME] [--adapter NAME] [--cwd DIR] [--home DIR] [--protocol pty|claude-stream-json|codex-app-server|acp] [--agent-id ID --resume CLI_SESSION] [--delegate] [--capabilities JSON] [--spawned-by AGENT] [--placement JSON] [--actions FILE] [--sandbox none|bwrap [--sandbox-hide PATH]…] [--stop-with-stdin] -- COMMAND [ARGS…]"
-                ));
-            }
+        };
+        set(&mut h.session_id, self.session_id);
+        set(&mut h.adapter, self.adapter);
+        set(&mut h.cwd, self.cwd);
+        set(&mut h.home, self.home);
+        set(&mut h.agent_id, self.agent_id);
+        set(&mut h.handle, self.handle);
+        set(&mut h.cli_session, self.cli_session);
+        set(&mut h.capabilities, self.capabilities);
+        set(&mut h.spawned_by, self.spawned_by);
+        set(&mut h.actions, self.actions);
+        h.cli = self.cli.unwrap_or(std::mem::take(&mut h.cli));
+        h.protocol = self.protocol.unwrap_or(std::mem::take(&mut h.protocol));
+        h.sandbox = self.sandbox.unwrap_or(std::mem::take(&mut h.sandbox));
+        h.placement = self.placement.or(h.placement.take());
+        h.sandbox_hide.extend(self.sandbox_hide);
+        h.stop_with_stdin |= self.stop_with_stdin;
+        h.delegate |= self.delegate;
+        if !self.command.is_empty() {
+            h.command = self.command;
         }
+        if h.command.is_empty() {
+            return Err(
+                "no command to run: agent-harness … -- COMMAND [ARGS…] (or harness.command in the configuration)"
+                    .into(),
+            );
+        }
+        Ok(())
     }
-    if h.command.is_empty() {
-        return Err(
-            "no command to run: agent-harness … -- COMMAND [ARGS…] (or harness.command in the configuration)".into(),
-        );
-    }
-    Ok(())
 }

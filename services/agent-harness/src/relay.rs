@@ -584,8 +584,7 @@ async fn call_tool(
                         a.name,
                         a.description
                             .as_deref()
-                            .map(|d| format!(" — {d};"))
-                            .unwrap_or_else(|| ";".into()),
+                            .map_or_else(|| ";".into(), |d| format!(" — {d};")),
                         a.input_schema
                     )
                 })
@@ -776,18 +775,10 @@ pub fn cli_setup(cli: &str, bridge: &Path, socket: &Path) -> CliSetup {
 /// The home directory of the user this process runs as (from the password database, not
 /// `$HOME`, which a CLI's environment may point into a scratch directory).
 fn own_home() -> std::io::Result<PathBuf> {
-    let mut buf = vec![0 as libc::c_char; 16 * 1024];
-    // SAFETY: getpwuid_r writes only into `pwd` and `buf` (whose length it is given) and sets
-    // `found` to null or to `&pwd`; `pw_dir` then points into `buf`, which outlives its use.
-    unsafe {
-        let mut pwd: libc::passwd = std::mem::zeroed();
-        let mut found: *mut libc::passwd = std::ptr::null_mut();
-        let rc = libc::getpwuid_r(libc::getuid(), &mut pwd, buf.as_mut_ptr(), buf.len(), &mut found);
-        if rc != 0 || found.is_null() || pwd.pw_dir.is_null() {
-            return Err(std::io::Error::other("no home directory in the password database"));
-        }
-        let dir = std::ffi::CStr::from_ptr(pwd.pw_dir).to_string_lossy().into_owned();
-        Ok(PathBuf::from(dir))
+    match nix::unistd::User::from_uid(nix::unistd::getuid()) {
+        Ok(Some(user)) if !user.dir.as_os_str().is_empty() => Ok(user.dir),
+        Ok(_) => Err(std::io::Error::other("no home directory in the password database")),
+        Err(e) => Err(std::io::Error::from(e)),
     }
 }
 

@@ -1,6 +1,10 @@
 //! Wires one PTY agent to the bus: attach, decisions, output, exit.
 
 use crate::HarnessSettings;
+use crate::driver::{Driver, capabilities};
+use crate::env::cli_var;
+use crate::error::HarnessError;
+use crate::handover::{ATTACH_REFUSED, announce_resumable};
 use crate::parse::{Keys, PatternSet};
 use crate::prompts::Prompts;
 use crate::screen::Screen;
@@ -10,83 +14,14 @@ use futures::StreamExt;
 use futures::future::BoxFuture;
 use relay_contracts::actions::{ActionSpec, ExposeRequest};
 use relay_contracts::capabilities::*;
-use relay_contracts::delivery::{Receipt, ReceiptStatus};
 use relay_contracts::permission::{Decision, PermissionDecision, QuestionAnswer};
 use relay_contracts::rpc;
 use relay_contracts::session::AgentSelection;
 use relay_contracts::session::AgentStatus;
 use relay_contracts::{ErrorCode, WireError};
-use relay_harness::{AgentSession, AttachOptions, Binding, EventSink};
+use relay_harness::{AttachOptions, Binding};
 use std::sync::Arc;
 use tracing::Instrument;
-
-/// What a PTY agent can do: every delivery mode (boundary modes queued in the harness and
-/// reported when typed), text only, release; usage only when the CLI shows it on its screen.
-pub fn capabilities(observes_usage: bool) -> AgentSessionCapabilities {
-    use AgentSessionEventType::*;
-    let mut emits = vec![
-        StatusChanged,
-        ToolCalled,
-        ToolCompleted,
-        MessageReceived,
-        FileChanged,
-        TerminalOutput,
-        TerminalScreen,
-        SessionStarted,
-        SessionReleased,
-    ];
-    if observes_usage {
-        emits.push(UsageUpdated);
-    }
-    let modes = vec![
-        DeliveryMode::Immediate,
-        DeliveryMode::NextMessage,
-        DeliveryMode::NextToolCall,
-        DeliveryMode::OnIdle,
-        DeliveryMode::Manual,
-    ];
-    text_agent(modes, emits)
-}
-
-/// A harness-run agent: text messages, the given modes (queued in the harness, reported when
-/// surfaced) and events, release.
-pub(crate) fn text_agent(modes: Vec<DeliveryMode>, emits: Vec<AgentSessionEventType>) -> AgentSessionCapabilities {
-    AgentSessionCapabilities {
-        messaging: MessagingCapabilities {
-            receive: true,
-            // Through the relay tools (MCP) or the output convention.
-            send: Some(true),
-            attachments: Some(vec![AttachmentKind::Text]),
-        },
-        delivery: DeliveryCapabilities {
-            modes,
-            queue: Some(true),
-        },
-        events: EventCapabilities { emits },
-        // Through the relay tools (`relay_invoke`).
-        actions: Some(ActionCapabilities {
-            invoke: Some(true),
-            expose: None,
-        }),
-        lifecycle: LifecycleCapabilities {
-            release: true,
-            pause: None,
-            resume: None,
-            fork: None,
-            snapshot: None,
-        },
-    }
-}
-
-/// The receipt for a delivery the agent already has: the runner asked again (after a crash
-/// or a lost receipt) and must not get a second copy surfaced.
-pub(crate) fn handed_receipt(handed: &std::collections::HashMap<String, bool>, id: &str) -> Option<Receipt> {
-    let status = match handed.get(id)? {
-        true => ReceiptStatus::Delivered,
-        false => ReceiptStatus::Accepted,
-    };
-    Some(relay_harness::receipt(status, id))
-}
 
 /// The actions of `--actions FILE`.
 fn load_actions(path: &str) -> Result<Vec<ActionSpec>, HarnessError> {
@@ -96,55 +31,6 @@ fn load_actions(path: &str) -> Result<Vec<ActionSpec>, HarnessError> {
             "--actions {path}: not a list of actions ({e}); each is {{name, description?, inputSchema, availableTo?}}"
         ))
     })
-}
-
-#[derive(Debug, thiserror::Error)]
-pub enum HarnessError {
-    #[error("patterns: {0}")]
-    Patterns(String),
-    #[error("cannot start the command: {0}")]
-    Spawn(#[from] std::io::Error),
-    #[error("{0}")]
-    Bus(#[from] relay_contracts::WireError),
-    /// `agent.spawn` asked for something this spawner cannot do (a bad cwd).
-    #[error("{0}")]
-    Invalid(String),
-    /// `agent.spawn` named a cli this spawner has no command for.
-    #[error("{0}")]
-    UnknownCli(String),
-    /// The spawner is running as many agents as it may.
-    #[error("{0}")]
-    Busy(String),
-    /// The agent's harness did not come up or did not attach.
-    #[error("{0}")]
-    NotStarted(String),
-    /// A harness asked for what its agent may not do (spawn without delegating).
-    #[error("{0}")]
-    Forbidden(String),
-}
-
-impl From<HarnessError> for WireError {
-    fn from(e: HarnessError) -> Self {
-        match e {
-            HarnessError::Bus(w) => w,
-            HarnessError::Invalid(m) | HarnessError::Patterns(m) => WireError::new(ErrorCode::InvalidRequest, m),
-            HarnessError::UnknownCli(m) => WireError::new(ErrorCode::NotFound, m),
-            HarnessError::Busy(m) | HarnessError::NotStarted(m) => WireError::new(ErrorCode::Unavailable, m),
-            HarnessError::Forbidden(m) => WireError::new(ErrorCode::Forbidden, m),
-            e @ HarnessError::Spawn(_) => WireError::new(ErrorCode::Internal, e.to_string()),
-        }
-    }
-}
-
-/// The line a harness prints when the registry refused to attach its agent, with the error.
-pub const ATTACH_REFUSED: &str = "agent session not attached";
-
-/// What the run loop needs of an agent, whatever drives it (implemented beside each driver).
-pub(crate) trait Driver: AgentSession + crate::relay::Inbox {
-    fn relay(&self) -> Arc<crate::relay::Relay>;
-    fn set_events(self: &Arc<Self>, events: EventSink);
-    fn kill(&self);
-    fn is_releasing(&self) -> bool;
 }
 
 /// Runs until the command exits or the session is released; returns the command's exit code.
@@ -303,15 +189,6 @@ fn serve_relay_tools<A: Driver>(
     crate::relay::serve(listener, nats.clone(), agent.relay(), inbox, cli_pid)
 }
 
-/// Tells the spawner (on stdout) which CLI session to resume, and which process to clear away
-/// first, should this harness be killed.
-pub(crate) fn announce_resumable(cli_session: &str, pid: Option<u32>) {
-    println!(
-        "{}",
-        serde_json::json!({ "message": "agent session resumable", "cliSession": cli_session, "cliPid": pid })
-    );
-}
-
 /// Prints the `agent session resumable` line for a Codex TUI once its thread shows up in
 /// `<home>/sessions` (`$CODEX_HOME`; a rollout file started here in `cwd`), so the spawner can restart a
 /// killed harness with `codex resume <thread>`.
@@ -467,7 +344,7 @@ async fn drive<A: Driver>(
         placement: h.placement.clone(),
     };
     // Attaching is part of the spawn request's trace, when a spawner started this harness.
-    let traceparent = std::env::var(crate::spawner::TRACEPARENT_ENV).ok();
+    let traceparent = std::env::var(crate::handover::TRACEPARENT_ENV).ok();
     let span = relay_bus::trace::continuing("attach", traceparent.as_deref());
     let binding = match Binding::attach(nats.clone(), opts, agent.clone())
         .instrument(span)
@@ -656,11 +533,4 @@ fn cli_cwd(h: &HarnessSettings) -> std::io::Result<std::path::PathBuf> {
         Some(cwd) => Ok(cwd.into()),
         None => std::env::current_dir(),
     }
-}
-
-/// `name` as the CLI sees it: set for it by the harness (`env`, the last setting winning), else
-/// inherited from the harness; empty is unset.
-pub(crate) fn cli_var(env: &[(String, String)], name: &str) -> Option<std::ffi::OsString> {
-    let set = env.iter().rev().find(|(k, _)| k == name).map(|(_, v)| v.into());
-    set.or_else(|| std::env::var_os(name)).filter(|v| !v.is_empty())
 }

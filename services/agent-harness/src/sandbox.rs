@@ -35,7 +35,7 @@ impl Sandbox {
 
     /// Whether this host can run agents so; the error names `setting`.
     pub fn check(self, setting: &str) -> Result<(), String> {
-        if self == Sandbox::Bwrap && !crate::spawner::runnable(BWRAP) {
+        if self == Sandbox::Bwrap && !crate::env::runnable(BWRAP) {
             return Err(format!(
                 "{setting} = \"bwrap\" but bubblewrap ({BWRAP}) is not installed on this host (Debian, Ubuntu: apt-get install bubblewrap)"
             ));
@@ -138,7 +138,7 @@ pub fn bwrap_args(jail: &Jail) -> Vec<String> {
 pub fn homes(env: &[(String, String)]) -> Vec<PathBuf> {
     let mut homes: Vec<PathBuf> = HOMES
         .iter()
-        .filter_map(|name| crate::run::cli_var(env, name))
+        .filter_map(|name| crate::env::cli_var(env, name))
         .filter_map(|dir| PathBuf::from(dir).canonicalize().ok())
         .filter(|dir| dir.is_dir() && dir.parent().is_some())
         .collect();
@@ -277,7 +277,7 @@ mod tests {
         let args = vec!["--style".to_string(), "claude".to_string()];
         let plain = wrap(Sandbox::None, || unreachable!(), "fake", args.clone()).unwrap();
         assert_eq!(plain, ("fake".to_string(), args.clone()));
-        if crate::spawner::runnable(BWRAP) {
+        if crate::env::runnable(BWRAP) {
             let (program, wrapped) = wrap(Sandbox::Bwrap, || Ok(jail.clone()), "fake", args).unwrap();
             assert_eq!(program, BWRAP);
             assert_eq!(wrapped[..expected.len()], expected);

@@ -15,9 +15,9 @@
 //! a denied call. A tool that runs while the screen says the CLI does not ask, with no menu
 //! seen for it, is `permission.bypassed` and the agent stays blocked.
 
+use crate::driver::Driver;
 use crate::parse::{Detected, Keys};
 use crate::prompts::{Ask, Prompts};
-use crate::run::Driver;
 use crate::screen::Screen;
 use nix::sys::signal::Signal;
 use relay_contracts::actions::{ActionAnswer, ActionCall};
@@ -274,7 +274,7 @@ impl PtyAgent {
                 let _ = nix::sys::signal::killpg(pid, Signal::SIGKILL);
             }
             exited_too.store(true, std::sync::atomic::Ordering::SeqCst);
-            let code = child.wait().map(|s| s.exit_code()).unwrap_or(1);
+            let code = child.wait().map_or(1, |s| s.exit_code());
             let _ = exit_tx.send(code);
         });
         let agent = Arc::new(PtyAgent {
@@ -896,7 +896,7 @@ impl AgentSession for PtyAgent {
         if st.holds(&ctx.id) {
             return accepted;
         }
-        if let Some(r) = crate::run::handed_receipt(&st.handed, &ctx.id) {
+        if let Some(r) = crate::driver::handed_receipt(&st.handed, &ctx.id) {
             return r;
         }
         if st.bypassed {

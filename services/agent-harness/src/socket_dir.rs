@@ -14,9 +14,7 @@ const UNOWNED_GRACE: Duration = Duration::from_secs(60);
 
 /// Where the socket directories live.
 pub fn base() -> PathBuf {
-    std::env::var_os("XDG_RUNTIME_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(std::env::temp_dir)
+    std::env::var_os("XDG_RUNTIME_DIR").map_or_else(std::env::temp_dir, PathBuf::from)
 }
 
 /// This harness's socket directory; dropping it removes the directory and what is in it.
@@ -78,16 +76,17 @@ fn owner_pid(rest: &str) -> Option<u32> {
 }
 
 fn alive(pid: u32) -> bool {
-    // kill(2) with signal 0 only checks that the process exists (EPERM: it does, not ours).
-    // SAFETY: no signal is sent.
-    let rc = unsafe { libc::kill(pid as libc::pid_t, 0) };
-    rc == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+    // With no signal kill(2) only checks that the process exists (EPERM: it does, not ours).
+    let Ok(pid) = i32::try_from(pid) else { return false };
+    match nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None) {
+        Ok(()) | Err(nix::errno::Errno::EPERM) => true,
+        Err(_) => false,
+    }
 }
 
 fn owned_by_us(meta: &std::fs::Metadata) -> bool {
     use std::os::unix::fs::MetadataExt;
-    // SAFETY: getuid cannot fail.
-    meta.uid() == unsafe { libc::getuid() }
+    meta.uid() == nix::unistd::getuid().as_raw()
 }
 
 /// A directory of an older harness (no pid in its name): gone once nobody listens on its socket.

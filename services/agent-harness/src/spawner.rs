@@ -11,7 +11,9 @@
 //! (`host.place`: the least-loaded host that runs the cli and fits the placement) and starts it
 //! itself or hands it to that host's spawner on `agent.spawnOn.<hostId>`.
 
-use crate::HarnessError;
+use crate::env::runnable;
+use crate::error::HarnessError;
+use crate::handover::TRACEPARENT_ENV;
 use crate::sandbox::Sandbox;
 use relay_bus::identity::HarnessSigner;
 use relay_bus::service::{ServiceError, ServiceHost};
@@ -108,7 +110,7 @@ pub struct AgentCommand {
 impl AgentCommand {
     fn new(command: &[&str], protocol: &str, patterns: &str) -> AgentCommand {
         AgentCommand {
-            command: command.iter().map(|s| s.to_string()).collect(),
+            command: command.iter().map(std::string::ToString::to_string).collect(),
             protocol: protocol.into(),
             patterns: patterns.into(),
             env: BTreeMap::new(),
@@ -350,26 +352,17 @@ impl Spawner {
     }
 
     fn running(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, Arc<Stop>>> {
-        self.host.running.lock().unwrap_or_else(|e| e.into_inner())
+        self.host
+            .running
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
-}
-
-/// `program` is a file here: a path, or a name found on PATH.
-pub(crate) fn runnable(program: &str) -> bool {
-    if program.contains('/') {
-        return std::path::Path::new(program).is_file();
-    }
-    std::env::var_os("PATH").is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join(program).is_file()))
 }
 
 /// The machine's hostname.
 fn hostname() -> String {
-    let mut buf = [0u8; 256];
-    // SAFETY: gethostname(2) writes at most buf.len() bytes into buf.
-    let ok = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) } == 0;
-    let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
-    match std::str::from_utf8(&buf[..end]) {
-        Ok(name) if ok && !name.is_empty() => name.to_string(),
+    match nix::unistd::gethostname().map(std::ffi::OsString::into_string) {
+        Ok(Ok(name)) if !name.is_empty() => name,
         _ => "localhost".into(),
     }
 }
@@ -433,9 +426,6 @@ pub async fn serve(spawner: Spawner) -> Result<ServiceHost<Spawner>, ServiceErro
 
 /// How long a registry lookup may take.
 const CALL_TIMEOUT: Duration = Duration::from_secs(10);
-
-/// How a spawner hands its request's trace context to the harness it starts.
-pub const TRACEPARENT_ENV: &str = "RELAY_TRACEPARENT";
 
 /// `agent.spawn`: checks a lead's right to spawn, has the registry place the agent, then
 /// starts it here or hands it to the chosen host's spawner.
@@ -937,17 +927,28 @@ fn abandoned(stop: &Stop) -> bool {
 
 /// SIGKILL to a process group, if it still exists.
 fn kill_group(pgid: u32) {
-    // SAFETY: kill(2) on a process group this spawner's harness created; no memory is touched.
-    unsafe {
-        libc::kill(-(pgid as i32), libc::SIGKILL);
+    // A process group this spawner's harness created.
+    if let Some(pgid) = pid(pgid) {
+        let _ = nix::sys::signal::killpg(pgid, nix::sys::signal::Signal::SIGKILL);
     }
+}
+
+/// A child's pid as nix takes it; none for 0 (to kill(2), this process's own group) or one out
+/// of range.
+fn pid(raw: u32) -> Option<nix::unistd::Pid> {
+    i32::try_from(raw)
+        .ok()
+        .filter(|p| *p > 0)
+        .map(nix::unistd::Pid::from_raw)
 }
 
 /// Waits (polling) until `pid` no longer exists, at most `limit`.
 async fn wait_gone(pid: u32, limit: Duration) {
     let deadline = tokio::time::Instant::now() + limit;
-    // SAFETY: kill(2) with signal 0 only checks that the process exists.
-    while unsafe { libc::kill(pid as i32, 0) } == 0 && tokio::time::Instant::now() < deadline {
+    // No signal: kill(2) only checks that the process exists.
+    while self::pid(pid).is_some_and(|p| nix::sys::signal::kill(p, None).is_ok())
+        && tokio::time::Instant::now() < deadline
+    {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
@@ -956,7 +957,7 @@ async fn wait_gone(pid: u32, limit: Duration) {
 /// from its `agent session not attached` line.
 fn attach_outcome(line: &str) -> Option<Result<String, WireError>> {
     let v: serde_json::Value = serde_json::from_str(line).ok()?;
-    if v["message"] == crate::run::ATTACH_REFUSED {
+    if v["message"] == crate::handover::ATTACH_REFUSED {
         return serde_json::from_value(v["error"].clone()).ok().map(Err);
     }
     (v["message"] == "agent session attached")
@@ -996,7 +997,7 @@ mod tests {
         let line = r#"{"message":"agent session attached","agentId":"a-1","sessionId":"s"}"#;
         assert_eq!(attach_outcome(line), Some(Ok("a-1".to_string())));
         let refused = WireError::new(relay_contracts::ErrorCode::Conflict, "handle @bob is taken");
-        let line = serde_json::json!({"message": crate::run::ATTACH_REFUSED, "error": refused}).to_string();
+        let line = serde_json::json!({"message": crate::handover::ATTACH_REFUSED, "error": refused}).to_string();
         assert_eq!(attach_outcome(&line), Some(Err(refused)));
         assert_eq!(attach_outcome(r#"{"message":"starting","agentId":"a-1"}"#), None);
         assert_eq!(attach_outcome("Welcome to claude"), None);

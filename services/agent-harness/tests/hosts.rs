@@ -146,12 +146,10 @@ fn pids_with(needle: &str) -> Vec<i32> {
     .collect()
 }
 
-fn signal(pids: &[i32], sig: i32) {
+/// kill(2) on processes this test started.
+fn signal(pids: &[i32], sig: nix::sys::signal::Signal) {
     for pid in pids {
-        // SAFETY: kill(2) on processes this test started; no memory is touched.
-        unsafe {
-            libc::kill(*pid, sig);
-        }
+        let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(*pid), sig);
     }
 }
 
@@ -260,7 +258,7 @@ async fn a_silent_host_has_its_agents_offline_with_deliveries_held_then_lost_and
         .chain(pids_with(&format!("--session\0{session}")))
         .collect();
     assert_eq!(frozen.len(), 2, "the spawner and one harness: {frozen:?}");
-    signal(&frozen, libc::SIGSTOP);
+    signal(&frozen, nix::sys::signal::Signal::SIGSTOP);
     wait_for(|| async { (mesh.host("beta").await["status"] == "offline").then_some(()) }).await;
     assert!(mesh.agent(&agent).await["offlineSince"].is_i64());
     mesh.wait_event(&session, "session.agent.offline").await;
@@ -269,7 +267,7 @@ async fn a_silent_host_has_its_agents_offline_with_deliveries_held_then_lost_and
     // A message for it waits; once beta is back it is delivered, attempted once.
     let held = mesh.send(&session, &agent, "while you were away").await;
     wait_for(|| async { (mesh.delivery(&held).await["status"] == "pending").then_some(()) }).await;
-    signal(&frozen, libc::SIGCONT);
+    signal(&frozen, nix::sys::signal::Signal::SIGCONT);
     wait_for(|| async { (mesh.delivery(&held).await["status"] == "delivered").then_some(()) }).await;
     let d = mesh.delivery(&held).await;
     assert_eq!(d["attempts"], 1, "held, not tried against the silent host: {d}");
@@ -278,7 +276,7 @@ async fn a_silent_host_has_its_agents_offline_with_deliveries_held_then_lost_and
 
     // Frozen past hosts.lost_after_ms: the agent is ended and what waited for it fails, naming
     // the host; nothing is silently dropped.
-    signal(&frozen, libc::SIGSTOP);
+    signal(&frozen, nix::sys::signal::Signal::SIGSTOP);
     wait_for(|| async { (mesh.host("beta").await["status"] == "offline").then_some(()) }).await;
     let lost = mesh.send(&session, &agent, "too late").await;
     wait_for(|| async { (mesh.host("beta").await["status"] == "lost").then_some(()) }).await;
@@ -295,7 +293,7 @@ async fn a_silent_host_has_its_agents_offline_with_deliveries_held_then_lost_and
 
     // Beta comes back: its spawner is told the agent was ended and stops its harness, so the
     // agent never runs twice.
-    signal(&frozen, libc::SIGCONT);
+    signal(&frozen, nix::sys::signal::Signal::SIGCONT);
     wait_for(|| async { (mesh.host("beta").await["status"] == "online").then_some(()) }).await;
     wait_for(|| async { pids_with(&format!("--session\0{session}")).is_empty().then_some(()) }).await;
     wait_for(|| async { (mesh.host("beta").await["agents"] == json!([])).then_some(()) }).await;
@@ -325,7 +323,7 @@ async fn a_lost_hosts_agents_are_rehomed_onto_a_host_that_fits_and_the_stale_har
         .into_iter()
         .chain(harnesses.clone())
         .collect();
-    signal(&frozen, libc::SIGSTOP);
+    signal(&frozen, nix::sys::signal::Signal::SIGSTOP);
     wait_for(|| async { (mesh.host("alpha").await["status"] == "offline").then_some(()) }).await;
     let held = mesh.send(&session, free, "while alpha was away").await;
     let stuck = mesh.send(&session, pinned, "only alpha fits").await;
@@ -362,7 +360,7 @@ async fn a_lost_hosts_agents_are_rehomed_onto_a_host_that_fits_and_the_stale_har
 
     // Alpha returns: both stale harnesses go (one abandoned, one stopped); the moved agent
     // stays attached on beta and takes the next message once.
-    signal(&frozen, libc::SIGCONT);
+    signal(&frozen, nix::sys::signal::Signal::SIGCONT);
     wait_for(|| async { (mesh.host("alpha").await["status"] == "online").then_some(()) }).await;
     wait_for(|| async {
         let alive = harnesses

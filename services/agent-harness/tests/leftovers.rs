@@ -229,8 +229,8 @@ async fn the_spawner_sweeps_the_socket_directories_killed_harnesses_left() {
         .unwrap()
         .parse()
         .unwrap();
-    // SAFETY: a harness this test had the spawner start.
-    assert_eq!(unsafe { libc::kill(pid, libc::SIGKILL) }, 0);
+    // A harness this test had the spawner start.
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), nix::sys::signal::Signal::SIGKILL).expect("killed");
     wait_for(|| async { (!exists(&spawned)).then_some(()) }).await;
 }
 

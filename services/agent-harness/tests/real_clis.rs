@@ -1461,10 +1461,9 @@ async fn killed_harness_resumes_the_cli_session(cli: Cli) {
     wait_for(|| async { w.model.heard("REMEMBER").then_some(()) }).await;
     w.idle_times(&agent, cli.idles_before_first_turn() + 1).await;
     let harness = harness_pid(&session).expect("the harness runs");
-    // SAFETY: SIGKILL to the harness process this test's spawner started.
-    unsafe {
-        libc::kill(harness as i32, libc::SIGKILL);
-    }
+    // The harness process this test's spawner started.
+    let pid = nix::unistd::Pid::from_raw(harness as i32);
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGKILL).expect("the harness is killed");
     // A message sent while no harness serves the agent waits in the runner and is delivered
     // to the restarted one.
     w.ok(

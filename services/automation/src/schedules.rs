@@ -282,7 +282,7 @@ pub async fn list(a: Automation, ctx: RequestContext, req: ListSchedulesRequest)
          ORDER BY s.created_at, s.schedule_id"
     )))
     .bind(&ctx.workspace)
-    .bind(req.status.map(|s| s.as_str()))
+    .bind(req.status.map(relay_contracts::automation::ScheduleStatus::as_str))
     .fetch_all(&a.db)
     .await?;
     Ok(ScheduleList {

@@ -46,7 +46,12 @@ fn from_row(r: Row) -> Webhook {
 const MAX_EVENT_TYPES: usize = 100;
 
 fn check_events(events: Option<Vec<String>>) -> Result<Vec<String>> {
-    let events = events.unwrap_or_else(|| DEFAULT_WEBHOOK_EVENTS.iter().map(|s| s.to_string()).collect());
+    let events = events.unwrap_or_else(|| {
+        DEFAULT_WEBHOOK_EVENTS
+            .iter()
+            .map(std::string::ToString::to_string)
+            .collect()
+    });
     if events.is_empty() || events.len() > MAX_EVENT_TYPES {
         return Err(AutomationError::Invalid(format!(
             "events: 1 to {MAX_EVENT_TYPES} event types, or [\"*\"] for all"
@@ -298,7 +303,10 @@ pub async fn deliveries(
          ORDER BY d.created_at DESC, d.event_seq DESC LIMIT $3"
     )))
     .bind(&req.webhook_id)
-    .bind(req.status.map(|s| s.as_str()))
+    .bind(
+        req.status
+            .map(relay_contracts::automation::WebhookDeliveryStatus::as_str),
+    )
     .bind(limit)
     .fetch_all(&a.db)
     .await?;

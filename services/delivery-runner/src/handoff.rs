@@ -334,5 +334,5 @@ fn urgency(message: &relay_contracts::session::Message) -> (i16, Option<i64>) {
     let deadline = deadline
         .and_then(|d| chrono::DateTime::parse_from_rfc3339(d).ok())
         .map(|t| t.timestamp_millis());
-    (priority.map_or(1, |p| p.rank()), deadline)
+    (priority.map_or(1, relay_contracts::messaging::Priority::rank), deadline)
 }

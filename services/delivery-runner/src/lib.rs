@@ -246,7 +246,7 @@ pub async fn list(runner: Runner, ctx: RequestContext, req: ListDeliveriesReques
     .bind(&req.session_id)
     .bind(&req.agent_id)
     .bind(&req.message_id)
-    .bind(req.status.map(|s| s.as_str()))
+    .bind(req.status.map(relay_contracts::delivery::DeliveryStatus::as_str))
     .bind(limit)
     .bind(ctx.scope())
     .fetch_all(&runner.db)

@@ -7,7 +7,6 @@
 
 use crate::store::{COLUMNS, DeliveryKey, DeliveryRow};
 use crate::{DeliveryError, RunnerSettings};
-use relay_contracts::capabilities::DeliveryMode;
 use relay_contracts::delivery::*;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;

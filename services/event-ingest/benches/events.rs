@@ -157,7 +157,7 @@ async fn main() {
         "benchmark": "events",
         "command": "make bench",
         "measuredAt": relay_bus::now_ms(),
-        "machine": { "cpus": std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0), "os": std::env::consts::OS },
+        "machine": { "cpus": std::thread::available_parallelism().map_or(0, std::num::NonZero::get), "os": std::env::consts::OS },
         "setup": format!("private nats-server and a fresh Postgres database on loopback; one event-ingest release process; {n} tool.called events (~150 B payload) over 64 sessions; COPY into a table LIKE events INCLUDING ALL (same indexes)"),
         "results": [
             { "case": "event.append batched", "appenders": APPENDERS, "batch": BATCH, "events": n, "seconds": append_secs, "eventsPerSec": append_rate.round(), "rounds": rounds.iter().map(|r| r.round()).collect::<Vec<_>>() },

@@ -83,8 +83,14 @@ impl Default for RedactionSettings {
     fn default() -> Self {
         RedactionSettings {
             enabled: true,
-            patterns: redact::DEFAULT_PATTERNS.iter().map(|s| s.to_string()).collect(),
-            types: redact::DEFAULT_TYPES.iter().map(|s| s.to_string()).collect(),
+            patterns: redact::DEFAULT_PATTERNS
+                .iter()
+                .map(std::string::ToString::to_string)
+                .collect(),
+            types: redact::DEFAULT_TYPES
+                .iter()
+                .map(std::string::ToString::to_string)
+                .collect(),
         }
     }
 }

@@ -72,7 +72,7 @@ impl Owners {
                 };
                 return Err(IngestError::NotFound(format!("{what} {id} not found")));
             }
-            let mut known = self.known.lock().unwrap_or_else(|e| e.into_inner());
+            let mut known = self.known.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
             if known.len() >= MAX_KNOWN {
                 known.clear();
             }
@@ -84,7 +84,7 @@ impl Owners {
     fn is_known(&self, workspace: &str, id: &str) -> bool {
         self.known
             .lock()
-            .unwrap_or_else(|e| e.into_inner())
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
             .contains(&(workspace.to_string(), id.to_string()))
     }
 

@@ -68,8 +68,8 @@ mod tests {
     use serde_json::json;
 
     fn defaults() -> Redactor {
-        let p: Vec<String> = DEFAULT_PATTERNS.iter().map(|s| s.to_string()).collect();
-        let t: Vec<String> = DEFAULT_TYPES.iter().map(|s| s.to_string()).collect();
+        let p: Vec<String> = DEFAULT_PATTERNS.iter().map(std::string::ToString::to_string).collect();
+        let t: Vec<String> = DEFAULT_TYPES.iter().map(std::string::ToString::to_string).collect();
         Redactor::new(&p, &t).unwrap()
     }
 

@@ -297,7 +297,7 @@ async fn main() {
         "benchmark": "console",
         "command": "make bench (cargo bench -p gateway --bench console)",
         "measuredAt": relay_bus::now_ms(),
-        "machine": { "cpus": std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0), "os": std::env::consts::OS },
+        "machine": { "cpus": std::thread::available_parallelism().map_or(0, std::num::NonZero::get), "os": std::env::consts::OS },
         "setup": format!("Debian chromium, headless, 1280x800, driven by playwright-core; private nats-server and a fresh Postgres database on loopback; release-built session-registry, event-ingest and gateway; the session page follows a session with {HISTORY} events of history while {EVENTS} more are appended at {RATE}/s, one per event.append request"),
         "firstPaintMs": {
             "runs": fp["sessionPage"].as_array().unwrap().len(),

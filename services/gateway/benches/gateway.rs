@@ -44,19 +44,13 @@ fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
 /// Raises this process's open-file limit to its hard limit: 10,000 SSE clients are 10,000
 /// sockets here, and the gateway (spawned from here, so it inherits the limit) holds as many.
 fn raise_nofile() -> u64 {
-    let mut lim = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: plain syscalls on a local struct.
-    unsafe {
-        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) == 0 && lim.rlim_cur < lim.rlim_max {
-            lim.rlim_cur = lim.rlim_max;
-            libc::setrlimit(libc::RLIMIT_NOFILE, &lim);
-        }
-        libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim);
+    use nix::sys::resource::{Resource, getrlimit, setrlimit};
+    if let Ok((soft, hard)) = getrlimit(Resource::RLIMIT_NOFILE)
+        && soft < hard
+    {
+        let _ = setrlimit(Resource::RLIMIT_NOFILE, hard, hard);
     }
-    lim.rlim_cur
+    getrlimit(Resource::RLIMIT_NOFILE).map_or(0, |(soft, _)| soft)
 }
 
 /// The gateway's own pid when it runs under a wrapper (the wrapper's last descendant).
@@ -487,7 +481,7 @@ async fn finish(
 ) -> Fanout {
     // Grace for the tail: clients stop once they have everything, or after 15 s.
     let deadline = Instant::now() + Duration::from_secs(15);
-    while Instant::now() < deadline && !tasks.iter().all(|t| t.is_finished()) {
+    while Instant::now() < deadline && !tasks.iter().all(tokio::task::JoinHandle::is_finished) {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     stop.send_replace(true);
@@ -820,7 +814,7 @@ async fn main() {
         "foreign"
     );
     for f in &fanouts {
-        let count = |c: Option<f64>| c.map(|c| c.to_string()).unwrap_or_else(|| "-".into());
+        let count = |c: Option<f64>| c.map_or_else(|| "-".into(), |c| c.to_string());
         println!(
             "{:<26} {:>7} {:>7} {:>11} {:>11} {:>9.2} {:>9.2} {:>9.2} {:>10} {:>9} {:>9} {:>7}",
             f.case,
@@ -831,7 +825,7 @@ async fn main() {
             f.lag_p50_us as f64 / 1000.0,
             f.lag_p99_us as f64 / 1000.0,
             f.lag_max_us as f64 / 1000.0,
-            f.kib_per_conn.map(|k| format!("{k:.1}")).unwrap_or_else(|| "-".into()),
+            f.kib_per_conn.map_or_else(|| "-".into(), |k| format!("{k:.1}")),
             count(f.catch_ups),
             count(f.gap_fills),
             f.foreign,
@@ -863,7 +857,7 @@ async fn main() {
         "benchmark": "gateway",
         "command": "make bench",
         "measuredAt": relay_bus::now_ms(),
-        "machine": { "cpus": std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0), "os": std::env::consts::OS },
+        "machine": { "cpus": std::thread::available_parallelism().map_or(0, std::num::NonZero::get), "os": std::env::consts::OS },
         "setup": "private nats-server and a fresh Postgres database on loopback; release-built session-registry, event-ingest and gateway, each its own process; the bench process runs every client (SSE readers, NATS subscribers, HTTP callers) on the same two cores; fan-out with NATS auth on (the default), REST with auth on and, on a second mesh, off, in alternating rounds (on, off, on, off; each case's best round)",
         "fanout": fanouts.iter().map(Fanout::json).collect::<Vec<_>>(),
         "rest": rests.iter().map(|(auth, r)| json!({

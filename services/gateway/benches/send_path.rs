@@ -179,8 +179,7 @@ impl Mesh {
         };
         let id = reply["deliveryIds"][0]
             .as_str()
-            .map(String::from)
-            .unwrap_or_else(|| panic!("no delivery id: {reply}"));
+            .map_or_else(|| panic!("no delivery id: {reply}"), String::from);
         (id, started.elapsed().as_micros() as u64)
     }
 

@@ -84,8 +84,7 @@ fn card_of(agent: &Agent, url: String) -> Value {
     let name = agent
         .handle
         .clone()
-        .map(|h| format!("@{h}"))
-        .unwrap_or_else(|| agent.agent_id.clone());
+        .map_or_else(|| agent.agent_id.clone(), |h| format!("@{h}"));
     let mut skills = vec![json!({
         "id": "chat",
         "name": "Chat",

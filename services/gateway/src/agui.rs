@@ -271,17 +271,16 @@ impl Turn {
             "terminal.screen" => self.screen = Some(str_of("text")),
             "permission.requested" => {
                 let id = str_of("requestId");
-                let message = p
-                    .get("description")
-                    .and_then(Value::as_str)
-                    .map(String::from)
-                    .unwrap_or_else(|| {
+                let message = p.get("description").and_then(Value::as_str).map_or_else(
+                    || {
                         format!(
                             "{} wants to run {}",
                             e.agent_name.as_deref().unwrap_or("the agent"),
                             str_of("tool")
                         )
-                    });
+                    },
+                    String::from,
+                );
                 let interrupt = json!({
                     "id": format!("{PERMISSION}{id}"),
                     "reason": "tool_approval",

@@ -158,7 +158,7 @@ impl Keys {
     fn forget(&self, key_id: &str) {
         self.cache
             .lock()
-            .unwrap_or_else(|e| e.into_inner())
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
             .retain(|_, (p, _)| p.key_id.as_deref() != Some(key_id));
         let _ = self.revoked.send(key_id.to_string());
     }
@@ -230,7 +230,7 @@ async fn verify(state: &AppState, token: &str) -> Result<Principal, ApiError> {
         .keys
         .cache
         .lock()
-        .unwrap_or_else(|e| e.into_inner())
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
         .get(&digest)
         .filter(|(_, at)| at.elapsed() < KEY_CACHE_TTL)
         .map(|(p, _)| p.clone());
@@ -241,7 +241,11 @@ async fn verify(state: &AppState, token: &str) -> Result<Principal, ApiError> {
     match relay_bus::client::call::<rpc::KeyVerify>(&state.nats, &req, state.timeout()).await {
         Ok(key) => {
             let p = Principal::of_key(&key);
-            let mut cache = state.keys.cache.lock().unwrap_or_else(|e| e.into_inner());
+            let mut cache = state
+                .keys
+                .cache
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
             if cache.len() > 100_000 {
                 cache.retain(|_, (_, at)| at.elapsed() < KEY_CACHE_TTL);
             }

@@ -306,7 +306,7 @@ fn status_of(e: WireError) -> Status {
 
 fn status_with(code: Code, e: WireError) -> Status {
     let wire_code = e.code().as_str();
-    let details = e.error.details.as_ref().map(|d| d.to_string());
+    let details = e.error.details.as_ref().map(std::string::ToString::to_string);
     let mut status = Status::new(code, e.error.message);
     let metadata = status.metadata_mut();
     if let Ok(v) = wire_code.parse() {

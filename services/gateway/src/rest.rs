@@ -446,7 +446,12 @@ pub(crate) async fn create_session(
     if req.task.is_some() && req.cli.is_none() {
         return Err(ApiError::Invalid("task needs a cli to run it".into()));
     }
-    if let Some(problems) = req.placement.as_ref().map(|p| p.problems()).filter(|p| !p.is_empty()) {
+    if let Some(problems) = req
+        .placement
+        .as_ref()
+        .map(relay_contracts::hosts::Placement::problems)
+        .filter(|p| !p.is_empty())
+    {
         return Err(ApiError::Invalid(problems.join("; ")));
     }
     if let Some(agent) = &req.agent

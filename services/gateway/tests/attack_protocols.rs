@@ -350,7 +350,7 @@ impl Outcome {
 
 impl fmt::Display for Outcome {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let status = self.status.map(|s| s.to_string()).unwrap_or_else(|| "-".into());
+        let status = self.status.map_or_else(|| "-".into(), |s| s.to_string());
         write!(f, "HTTP {status} {}", self.kind)?;
         if let Some(c) = &self.code {
             write!(f, " {c}")?;

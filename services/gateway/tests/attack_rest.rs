@@ -144,7 +144,7 @@ fn operations(doc: &Value) -> Vec<Op> {
                 .collect();
             let body = op["requestBody"]["content"]["application/json"]["schema"].clone();
             let secured = match op.get("security").and_then(Value::as_array) {
-                Some(s) => !s.is_empty() && !s.iter().any(|r| r.as_object().is_some_and(|o| o.is_empty())),
+                Some(s) => !s.is_empty() && !s.iter().any(|r| r.as_object().is_some_and(serde_json::Map::is_empty)),
                 None => default_secured,
             };
             ops.push(Op {

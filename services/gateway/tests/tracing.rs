@@ -166,7 +166,7 @@ async fn a_rest_call_is_one_trace_across_the_services_it_touches() {
         .headers
         .as_ref()
         .and_then(|h| h.get("traceparent"))
-        .map(|v| v.to_string());
+        .map(std::string::ToString::to_string);
     assert!(
         carried.as_deref().is_some_and(|tp| tp.contains(&trace_id)),
         "event.committed.session.created carries {carried:?}, not the trace {trace_id}"

@@ -31,7 +31,7 @@ pub struct PolicyRule {
 fn rule(name: &str, tools: &[&str], command: Option<&str>, action: Action, risk: Risk) -> PolicyRule {
     PolicyRule {
         name: name.into(),
-        tools: tools.iter().map(|t| t.to_string()).collect(),
+        tools: tools.iter().map(std::string::ToString::to_string).collect(),
         command: command.map(String::from),
         file_path: None,
         action,

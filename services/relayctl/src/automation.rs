@@ -333,7 +333,7 @@ pub(crate) async fn schedules(c: &Client, cmd: Schedules, as_json: bool) -> Resu
         "{} {} next {} ({} runs)",
         schedule.schedule_id,
         schedule.status.as_str(),
-        schedule.next_run_at.map(time).unwrap_or_else(|| "-".into()),
+        schedule.next_run_at.map_or_else(|| "-".into(), time),
         schedule.runs
     );
     Ok(())

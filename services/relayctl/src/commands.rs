@@ -225,8 +225,7 @@ async fn agents(c: &Client, cmd: Agents, as_json: bool) -> Result<()> {
             a.agent_id.clone(),
             // What it last reported (waiting, blocked, …), else the registry's record.
             a.reported_status
-                .map(|s| s.as_str().to_string())
-                .unwrap_or_else(|| format!("{:?}", a.status).to_lowercase()),
+                .map_or_else(|| format!("{:?}", a.status).to_lowercase(), |s| s.as_str().to_string()),
             a.adapter_name.clone(),
             a.session_id.clone(),
             time(a.last_activity_at),

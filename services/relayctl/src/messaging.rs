@@ -128,7 +128,7 @@ fn message_rows(messages: &[RelayMessage]) -> Vec<Vec<String>> {
             vec![
                 time(m.created_at),
                 m.from.display(),
-                m.thread_id.as_deref().map(|_| "↳").unwrap_or("").to_string(),
+                m.thread_id.as_deref().map_or("", |_| "↳").to_string(),
                 m.text.replace('\n', " "),
                 m.message_id.clone(),
             ]

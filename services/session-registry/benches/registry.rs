@@ -239,7 +239,7 @@ fn report(cases: &[(bool, Case)]) {
         "benchmark": "registry",
         "command": "make bench",
         "measuredAt": relay_bus::now_ms(),
-        "machine": { "cpus": std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0), "os": std::env::consts::OS },
+        "machine": { "cpus": std::thread::available_parallelism().map_or(0, std::num::NonZero::get), "os": std::env::consts::OS },
         "setup": "private nats-server and a fresh Postgres database on loopback; registry release build in its own process; closed-loop callers on one NATS connection; echo responder on a second connection of the bench process; every case with NATS auth on (JWT identities and subject permissions; callers as admin, the registry as itself) and off",
         "results": results,
         "authCost": cost,

@@ -23,7 +23,7 @@ pub async fn observe(reg: Registry, _ctx: RequestContext, req: ObserveClientRequ
     let observed_at = now_ms();
     let observation = json!({
         "clientId": req.client_id, "kind": req.kind, "observedAt": observed_at,
-        "payload": req.payload.map(Value::Object).unwrap_or_else(|| json!({})), "source": req.source,
+        "payload": req.payload.map_or_else(|| json!({}), Value::Object), "source": req.source,
     });
     let previous = s.client_account_id.clone();
     let changed = previous.as_deref() != Some(req.client_account_id.as_str());

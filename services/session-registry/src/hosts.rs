@@ -201,7 +201,7 @@ async fn choose(conn: &mut sqlx::PgConnection, cli: &str, placement: &Placement)
     let mut best: Option<&Host> = None;
     for h in &hosts {
         let misfit = if !h.clis.iter().any(|c| c == cli) {
-            Some(format!("does not run {}", cli))
+            Some(format!("does not run {cli}"))
         } else if let Some(m) = placement.misfit(h) {
             Some(m)
         } else if h.status != "online" {

@@ -440,7 +440,7 @@ pub async fn fork(reg: Registry, ctx: RequestContext, req: ForkRequest) -> Resul
             .clone()
             .unwrap_or_else(|| source.session_id.clone()),
     );
-    child.branch_kind = Some(req.branch_kind.map(Into::into).unwrap_or(BranchKind::Fork));
+    child.branch_kind = Some(req.branch_kind.map_or(BranchKind::Fork, Into::into));
     child.fork_point_message_id = fork_point.clone();
     child.fork_transforms = req.transforms;
     child.title = req.name.or(source.title.clone());

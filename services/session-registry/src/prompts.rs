@@ -100,7 +100,7 @@ pub async fn list(reg: Registry, ctx: RequestContext, req: ListPromptsRequest) -
          ORDER BY kind, prompt_id LIMIT 10000"
     )))
     .bind(&ctx.workspace)
-    .bind(req.kind.map(|k| k.as_str()))
+    .bind(req.kind.map(relay_contracts::prompts::PromptKind::as_str))
     .fetch_all(&reg.db)
     .await?;
     Ok(PromptList {

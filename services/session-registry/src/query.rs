@@ -31,7 +31,11 @@ fn page(reg: &Registry, limit: Option<i64>, offset: Option<i64>) -> Result<(i64,
 
 pub async fn list(reg: Registry, ctx: RequestContext, req: ListRequest) -> Result<ListResponse> {
     let (limit, offset) = page(&reg, req.limit, req.offset)?;
-    let status = req.status.unwrap_or_default().status().map(|s| s.as_str());
+    let status = req
+        .status
+        .unwrap_or_default()
+        .status()
+        .map(relay_contracts::session::SessionStatus::as_str);
     let mut conn = reg.db.acquire().await?;
     let rows: Vec<(String, i64)> = sqlx::query_as(
         "SELECT session_id, count(*) OVER () FROM registry_sessions
@@ -151,7 +155,11 @@ pub async fn search(reg: Registry, ctx: RequestContext, req: SearchRequest) -> R
         return Err(RegistryError::Invalid("query must not be empty".into()));
     }
     let (limit, offset) = page(&reg, req.limit.or(Some(20)), req.offset)?;
-    let status = req.status.unwrap_or_default().status().map(|s| s.as_str());
+    let status = req
+        .status
+        .unwrap_or_default()
+        .status()
+        .map(relay_contracts::session::SessionStatus::as_str);
     let mut conn = reg.db.acquire().await?;
     let rows: Vec<(String, i64)> = sqlx::query_as(
         "WITH q AS (SELECT websearch_to_tsquery('english', $1) AS q),

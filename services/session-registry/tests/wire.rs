@@ -64,7 +64,9 @@ async fn every_subject_answers_garbage_with_invalid_request_and_micro_error_head
                 .as_ref()
                 .unwrap_or_else(|| panic!("{subject}: no error headers"));
             assert_eq!(
-                headers.get("Nats-Service-Error-Code").map(|v| v.as_str()),
+                headers
+                    .get("Nats-Service-Error-Code")
+                    .map(async_nats::HeaderValue::as_str),
                 Some("400"),
                 "{subject}"
             );
@@ -447,7 +449,7 @@ fn the_reference_subject_table_lists_exactly_the_served_subjects() {
         })
         .map(String::from)
         .collect();
-    let served: BTreeSet<String> = subjects().iter().map(|s| s.to_string()).collect();
+    let served: BTreeSet<String> = subjects().iter().map(std::string::ToString::to_string).collect();
     assert_eq!(
         documented, served,
         "docs/reference/subjects.md's subject table and the registry disagree"

@@ -37,6 +37,7 @@
 //!   <message>                   prints "Received: <message>" and appends it to the --log
 //!                               file, one line per message (newlines written as `\n`)
 
+use nix::sys::termios;
 use std::fs::{File, OpenOptions};
 use std::io::{self, Read, Write};
 use std::process::ExitCode;
@@ -70,33 +71,24 @@ fn main() -> ExitCode {
 }
 
 /// The terminal in raw mode while the agent runs (as a TUI keeps it), restored on drop.
-struct RawMode(libc::termios);
+struct RawMode(termios::Termios);
 
 impl RawMode {
+    /// None when stdin is no terminal.
     fn enable() -> Option<RawMode> {
-        // SAFETY: tcgetattr/tcsetattr on stdin with a termios we own; fails harmlessly when
-        // stdin is no terminal.
-        unsafe {
-            let mut t: libc::termios = std::mem::zeroed();
-            if libc::tcgetattr(0, &mut t) != 0 {
-                return None;
-            }
-            let saved = t;
-            libc::cfmakeraw(&mut t);
-            // Keep output post-processing: "\n" still starts a new row at column 0.
-            t.c_oflag |= libc::OPOST | libc::ONLCR;
-            libc::tcsetattr(0, libc::TCSANOW, &t);
-            Some(RawMode(saved))
-        }
+        let saved = termios::tcgetattr(io::stdin()).ok()?;
+        let mut t = saved.clone();
+        termios::cfmakeraw(&mut t);
+        // Keep output post-processing: "\n" still starts a new row at column 0.
+        t.output_flags |= termios::OutputFlags::OPOST | termios::OutputFlags::ONLCR;
+        let _ = termios::tcsetattr(io::stdin(), termios::SetArg::TCSANOW, &t);
+        Some(RawMode(saved))
     }
 }
 
 impl Drop for RawMode {
     fn drop(&mut self) {
-        // SAFETY: restores the attributes read in enable().
-        unsafe {
-            libc::tcsetattr(0, libc::TCSANOW, &self.0);
-        }
+        let _ = termios::tcsetattr(io::stdin(), termios::SetArg::TCSANOW, &self.0);
     }
 }
 
@@ -677,13 +669,12 @@ impl Agent {
 
 /// Whether stdin has input within `wait`.
 fn input_within(wait: Duration) -> bool {
-    let mut fd = libc::pollfd {
-        fd: 0,
-        events: libc::POLLIN,
-        revents: 0,
-    };
-    // SAFETY: poll(2) on one pollfd we own.
-    unsafe { libc::poll(&mut fd, 1, wait.as_millis() as i32) > 0 }
+    use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+    use std::os::fd::AsFd;
+    let stdin = io::stdin();
+    let mut fds = [PollFd::new(stdin.as_fd(), PollFlags::POLLIN)];
+    let timeout = PollTimeout::try_from(wait).unwrap_or(PollTimeout::MAX);
+    poll(&mut fds, timeout).is_ok_and(|n| n > 0)
 }
 
 enum Answer {

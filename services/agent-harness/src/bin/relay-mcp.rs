@@ -219,37 +219,47 @@ impl ServerHandler for RelayTools {
     }
 }
 
+/// `relay-mcp --socket PATH [--call TOOL [ARGS_JSON]]`
+#[derive(clap::Parser)]
+#[command(
+    name = "relay-mcp",
+    version,
+    about = "The relay tools as an MCP stdio server for the agent CLI its harness started."
+)]
+struct Args {
+    /// The harness's relay tools socket.
+    #[arg(long, value_name = "PATH")]
+    socket: PathBuf,
+    /// Calls TOOL once with ARGS_JSON (default `{}`) and prints the answer, instead of serving MCP.
+    #[arg(long, value_name = "TOOL")]
+    call: Option<String>,
+    /// The arguments of `--call`, a JSON object.
+    #[arg(requires = "call", value_name = "ARGS_JSON", value_parser = json_value)]
+    args: Option<serde_json::Value>,
+}
+
+fn json_value(s: &str) -> Result<serde_json::Value, String> {
+    serde_json::from_str(s).map_err(|e| e.to_string())
+}
+
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> std::process::ExitCode {
-    let mut args = std::env::args().skip(1);
-    let usage = || {
-        eprintln!("usage: relay-mcp --socket PATH [--call TOOL [ARGS_JSON]]");
-        std::process::ExitCode::from(2)
-    };
-    let socket = match (args.next().as_deref(), args.next()) {
-        (Some("--socket"), Some(path)) => PathBuf::from(path),
-        _ => return usage(),
-    };
-    match (args.next().as_deref(), args.next(), args.next()) {
-        (None, ..) => {}
-        (Some("--call"), Some(tool), json) => {
-            let args = match json.as_deref().map(serde_json::from_str).transpose() {
-                Ok(args) => args.unwrap_or_else(|| json!({})),
-                Err(e) => {
-                    eprintln!("relay-mcp: ARGS_JSON: {e}");
-                    return usage();
-                }
-            };
-            let answer = ask(&socket, &ToolCall { tool, args }).await;
-            println!("{}", answer.text);
-            return if answer.ok {
-                std::process::ExitCode::SUCCESS
-            } else {
-                std::process::ExitCode::FAILURE
-            };
-        }
-        _ => return usage(),
+    use clap::Parser;
+    let args = Args::parse();
+    if let Some(tool) = args.call {
+        let call = ToolCall {
+            tool,
+            args: args.args.unwrap_or_else(|| json!({})),
+        };
+        let answer = ask(&args.socket, &call).await;
+        println!("{}", answer.text);
+        return if answer.ok {
+            std::process::ExitCode::SUCCESS
+        } else {
+            std::process::ExitCode::FAILURE
+        };
     }
+    let socket = args.socket;
     // The harness holds its CLI's first message for the tools' listing only once it knows the
     // CLI started this bridge.
     let started = ToolCall {

@@ -23,9 +23,7 @@ const ASK_USER: &str = "AskUserQuestion";
 impl Codec for Claude {
     fn args(&mut self, resume: Option<&str>) -> Vec<String> {
         // The session id is ours (new) or the one to continue, so a restart can resume it.
-        self.session_id = resume
-            .map(String::from)
-            .unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
+        self.session_id = resume.map_or_else(|| uuid::Uuid::new_v4().to_string(), String::from);
         let mut args: Vec<String> = [
             "-p",
             "--input-format",
@@ -39,7 +37,7 @@ impl Codec for Claude {
             "--replay-user-messages",
         ]
         .iter()
-        .map(|s| s.to_string())
+        .map(std::string::ToString::to_string)
         .collect();
         let flag = if resume.is_some() { "--resume" } else { "--session-id" };
         args.extend([flag.to_string(), self.session_id.clone()]);
@@ -269,8 +267,7 @@ fn result(line: &Value) -> Vec<Seen> {
     let error = (line["is_error"] == true || line["subtype"] != "success").then(|| {
         line["result"]
             .as_str()
-            .map(String::from)
-            .unwrap_or_else(|| format!("the turn ended with {}", line["subtype"]))
+            .map_or_else(|| format!("the turn ended with {}", line["subtype"]), String::from)
     });
     vec![
         Seen::Usage(Usage {

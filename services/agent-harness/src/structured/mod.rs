@@ -11,8 +11,8 @@ mod acp;
 mod claude;
 mod codex;
 
+use crate::driver::Driver;
 use crate::prompts::{Ask, Prompts};
-use crate::run::Driver;
 use relay_contracts::actions::{ActionAnswer, ActionCall};
 use relay_contracts::capabilities::*;
 use relay_contracts::delivery::*;
@@ -211,7 +211,7 @@ pub fn capabilities() -> AgentSessionCapabilities {
         SessionStarted,
         SessionReleased,
     ];
-    crate::run::text_agent(modes, emits)
+    crate::driver::text_agent(modes, emits)
 }
 
 /// The labels of a question's options (`[{label, description}]`), as Claude and Codex send them.
@@ -275,12 +275,7 @@ pub fn gemini_usage_env(feed: &std::path::Path) -> Vec<(String, String)> {
 /// Creates the FIFO at `path` and opens it for reading; opened read-write, so it neither
 /// blocks nor ends while the CLI has not opened it yet or reopens it.
 fn open_feed(path: &std::path::Path) -> std::io::Result<tokio::net::unix::pipe::Receiver> {
-    use std::os::unix::ffi::OsStrExt;
-    let c = std::ffi::CString::new(path.as_os_str().as_bytes()).map_err(std::io::Error::other)?;
-    // SAFETY: mkfifo(3) with a NUL-terminated path we own; no memory is shared.
-    if unsafe { libc::mkfifo(c.as_ptr(), 0o600) } != 0 {
-        return Err(std::io::Error::last_os_error());
-    }
+    nix::unistd::mkfifo(path, nix::sys::stat::Mode::S_IRUSR | nix::sys::stat::Mode::S_IWUSR)?;
     tokio::net::unix::pipe::OpenOptions::new()
         .read_write(true)
         .open_receiver(path)
@@ -432,7 +427,7 @@ impl StructuredAgent {
         match seen {
             Seen::Write(_) => {}
             Seen::Ready { cli_session } => {
-                crate::run::announce_resumable(&cli_session, self.pid);
+                crate::handover::announce_resumable(&cli_session, self.pid);
                 self.state.lock().expect("state lock").ready = true;
                 self.next_turn(&ev);
             }
@@ -581,7 +576,7 @@ impl AgentSession for StructuredAgent {
         if st.holds(&ctx.id) {
             return accepted;
         }
-        if let Some(r) = crate::run::handed_receipt(&st.handed, &ctx.id) {
+        if let Some(r) = crate::driver::handed_receipt(&st.handed, &ctx.id) {
             return r;
         }
         let held = Held {
@@ -721,9 +716,11 @@ impl Driver for StructuredAgent {
     /// it exit. Its transcript is written as it goes, so a stop between turns loses nothing.
     fn kill(&self) {
         if let Some(pid) = self.pid {
-            // SAFETY: kill(2) on the process group of our own child; no memory is touched.
-            unsafe {
-                libc::kill(-(pid as i32), libc::SIGTERM);
+            // The process group of our own child.
+            if let Ok(pid) = i32::try_from(pid)
+                && pid > 0
+            {
+                let _ = nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pid), nix::sys::signal::Signal::SIGTERM);
             }
         }
     }

@@ -1,0 +1,16 @@
+//! The environment a CLI runs in: what it inherits, and what is on its PATH.
+
+/// `name` as the CLI sees it: set for it by the harness (`env`, the last setting winning), else
+/// inherited from the harness; empty is unset.
+pub(crate) fn cli_var(env: &[(String, String)], name: &str) -> Option<std::ffi::OsString> {
+    let set = env.iter().rev().find(|(k, _)| k == name).map(|(_, v)| v.into());
+    set.or_else(|| std::env::var_os(name)).filter(|v| !v.is_empty())
+}
+
+/// `program` is a file here: a path, or a name found on PATH.
+pub(crate) fn runnable(program: &str) -> bool {
+    if program.contains('/') {
+        return std::path::Path::new(program).is_file();
+    }
+    std::env::var_os("PATH").is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join(program).is_file()))
+}
