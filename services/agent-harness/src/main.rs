@@ -10,8 +10,10 @@ use agent_harness::{HarnessSettings, Settings};
 use clap::Parser;
 
 fn main() -> Result<(), relay_bus::BoxError> {
+    // First, so that --help and --version answer without a configuration.
+    let args = Args::parse();
     let mut settings: Settings = relay_bus::settings::load()?;
-    Args::parse().apply(&mut settings.harness)?;
+    args.apply(&mut settings.harness)?;
     // The bus credentials stay here: read above, then gone from the environment every child
     // (the CLI, its tools' commands) inherits, and this process's memory and /proc files
     // closed to other processes of the same user.
@@ -36,33 +38,35 @@ async fn run(settings: Settings) -> Result<(), relay_bus::BoxError> {
 #[command(
     name = "agent-harness",
     version,
+    // As before clap: a repeated flag's last value wins.
+    args_override_self = true,
     about = "Runs COMMAND under a PTY (or a structured protocol) as one agent session of the relay."
 )]
 struct Args {
     /// The relay session to attach to (created when missing).
-    #[arg(long = "session", value_name = "ID")]
+    #[arg(long = "session", value_name = "ID", allow_hyphen_values = true)]
     session_id: Option<String>,
     /// Which output patterns to use: claude, codex, gemini or generic.
-    #[arg(long, value_name = "NAME")]
+    #[arg(long, value_name = "NAME", allow_hyphen_values = true)]
     cli: Option<String>,
     /// The adapter name the agent is attached as (default: the cli).
-    #[arg(long, value_name = "NAME")]
+    #[arg(long, value_name = "NAME", allow_hyphen_values = true)]
     adapter: Option<String>,
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", allow_hyphen_values = true)]
     cwd: Option<String>,
     /// A CLI home the harness prepares and runs the CLI with.
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", allow_hyphen_values = true)]
     home: Option<String>,
     /// pty, claude-stream-json, codex-app-server or acp.
-    #[arg(long, value_name = "P")]
+    #[arg(long, value_name = "P", allow_hyphen_values = true)]
     protocol: Option<String>,
     /// Bind to this agent again instead of attaching a new one (with --resume).
-    #[arg(long, value_name = "ID")]
+    #[arg(long, value_name = "ID", allow_hyphen_values = true)]
     agent_id: Option<String>,
-    #[arg(long, value_name = "HANDLE")]
+    #[arg(long, value_name = "HANDLE", allow_hyphen_values = true)]
     handle: Option<String>,
     /// The CLI's own session to continue.
-    #[arg(long = "resume", value_name = "CLI_SESSION")]
+    #[arg(long = "resume", value_name = "CLI_SESSION", allow_hyphen_values = true)]
     cli_session: Option<String>,
     /// Stop (as on SIGTERM) when standard input closes.
     #[arg(long)]
@@ -71,22 +75,22 @@ struct Args {
     #[arg(long)]
     delegate: bool,
     /// AG-UI capability additions, a JSON object.
-    #[arg(long, value_name = "JSON")]
+    #[arg(long, value_name = "JSON", allow_hyphen_values = true)]
     capabilities: Option<String>,
     /// The lead agent whose `agent.spawn` started this one.
-    #[arg(long, value_name = "AGENT")]
+    #[arg(long, value_name = "AGENT", allow_hyphen_values = true)]
     spawned_by: Option<String>,
     /// The placement its spawner placed it with, as JSON.
-    #[arg(long, value_name = "JSON", value_parser = placement)]
+    #[arg(long, value_name = "JSON", value_parser = placement, allow_hyphen_values = true)]
     placement: Option<relay_contracts::hosts::Placement>,
     /// A JSON file of the actions this agent exposes.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", allow_hyphen_values = true)]
     actions: Option<String>,
     /// none (default) or bwrap.
-    #[arg(long, value_name = "none|bwrap")]
+    #[arg(long, value_name = "none|bwrap", allow_hyphen_values = true)]
     sandbox: Option<String>,
     /// What the sandbox hides besides /tmp and the other agents' sockets (repeated).
-    #[arg(long = "sandbox-hide", value_name = "PATH")]
+    #[arg(long = "sandbox-hide", value_name = "PATH", allow_hyphen_values = true)]
     sandbox_hide: Vec<String>,
     /// The command and its arguments (else `harness.command` in the configuration).
     #[arg(last = true, value_name = "COMMAND")]
@@ -94,7 +98,7 @@ struct Args {
 }
 
 fn placement(json: &str) -> Result<relay_contracts::hosts::Placement, String> {
-    serde_json::from_str(json).map_err(|e| format!("{json}: {e}"))
+    serde_json::from_str(json).map_err(|e| e.to_string())
 }
 
 impl Args {

@@ -16,7 +16,8 @@
 //! nothing and repeating nothing.
 
 use crate::error::{jsonrpc, row};
-use crate::rest::{Path, call};
+use crate::extract::Path;
+use crate::ops::call;
 use crate::sse::{Filter, Live, Start, follow};
 use crate::{ApiError, AppState};
 use axum::body::Bytes;
@@ -691,7 +692,7 @@ impl A2a {
                     )
                 });
                 let reason = Some("answered over A2A".into());
-                crate::rest::decide_permission(&self.s, id.clone(), approved, reason).await?;
+                crate::ops::decide_permission(&self.s, id.clone(), approved, reason).await?;
             }
             Pending::Question(id) => {
                 let req = AnswerRequest {

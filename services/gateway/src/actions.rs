@@ -2,7 +2,9 @@
 //! consensus (questions put to agents, who vote).
 
 use crate::AppState;
-use crate::rest::{Json, Path, Query, Reason, Reply, call, optional_body, parse};
+use crate::extract::{Json, Path, Query, Reply, optional_body, parse};
+use crate::ops::call;
+use crate::rest::Reason;
 use axum::extract::State;
 use bytes::Bytes;
 use relay_contracts::WireError;

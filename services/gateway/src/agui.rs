@@ -10,7 +10,8 @@
 //! when the agent is idle again, and fails (`RUN_ERROR`) when its delivery fails, the agent goes
 //! away, or `gateway.run_timeout_ms` passes.
 
-use crate::rest::{Path, call};
+use crate::extract::Path;
+use crate::ops::call;
 use crate::sse::{Filter, Live, Start, follow};
 use crate::{ApiError, AppState};
 use axum::body::Bytes;
@@ -118,7 +119,7 @@ async fn answer(s: &AppState, entry: &ResumeEntry) -> Result<(), ApiError> {
     if let Some(request_id) = entry.interrupt_id.strip_prefix(PERMISSION) {
         let approved = resolved && entry.payload.get("approved").and_then(Value::as_bool).unwrap_or(true);
         let reason = entry.payload.get("reason").and_then(Value::as_str).map(String::from);
-        crate::rest::decide_permission(s, request_id.into(), approved, reason).await?;
+        crate::ops::decide_permission(s, request_id.into(), approved, reason).await?;
         return Ok(());
     }
     if let Some(question_id) = entry.interrupt_id.strip_prefix(QUESTION) {

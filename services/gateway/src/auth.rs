@@ -208,7 +208,7 @@ fn bearer(headers: &HeaderMap) -> Option<&str> {
 pub async fn authenticate(state: &AppState, headers: &HeaderMap) -> Result<Principal, ApiError> {
     let keys = &state.keys;
     // The console's sign-in cookie stands for the header (see `console`).
-    let cookie = crate::console::cookie(headers, crate::console::KEY_COOKIE);
+    let cookie = crate::cookies::cookie(headers, crate::cookies::KEY_COOKIE);
     let Some(presented) = bearer(headers).or(cookie.as_deref()) else {
         return match keys.open {
             true => Ok(Principal::shared(OPEN)),
@@ -260,7 +260,7 @@ async fn verify(state: &AppState, token: &str) -> Result<Principal, ApiError> {
 /// Lets an authorised request through (its bus calls made as its caller, the principal in its
 /// extensions); 401, or 429 over its rate.
 pub async fn require_bearer(State(state): State<AppState>, mut request: Request, next: Next) -> Response {
-    if let Err(e) = crate::console::check_csrf(request.method(), request.headers()) {
+    if let Err(e) = crate::cookies::check_csrf(request.method(), request.headers()) {
         return e.into_response();
     }
     match admit(&state, request.headers(), origin(&state, &request)).await {

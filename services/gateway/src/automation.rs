@@ -2,7 +2,8 @@
 //! and schedules (messages and sessions at a time or on a cron expression).
 
 use crate::AppState;
-use crate::rest::{Json, Path, Query, Reply, call, parse};
+use crate::extract::{Json, Path, Query, Reply, parse};
+use crate::ops::call;
 use axum::extract::State;
 use axum::http::StatusCode;
 use bytes::Bytes;

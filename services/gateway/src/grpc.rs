@@ -144,7 +144,7 @@ async fn report_health(reporter: tonic_health::server::HealthReporter, nats: asy
 
 async fn require_token(State(state): State<AppState>, request: Request, next: Next) -> Response {
     // Every rpc is a POST: the console's cookie without its CSRF token is refused as over REST.
-    if let Err(e) = crate::console::check_csrf(request.method(), request.headers()) {
+    if let Err(e) = crate::cookies::check_csrf(request.method(), request.headers()) {
         return status_of_api(&e).into_http::<axum::body::Body>();
     }
     let origin = crate::auth::origin(&state, &request);

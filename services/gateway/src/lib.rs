@@ -10,13 +10,17 @@ pub mod agui;
 pub mod auth;
 pub mod automation;
 pub mod console;
+mod cookies;
 pub mod error;
+mod extract;
 pub mod grpc;
 pub mod mcp;
 pub mod messaging;
 pub mod metrics;
 pub mod openapi;
+mod ops;
 pub mod rest;
+mod router;
 pub mod serve;
 pub mod session_context;
 pub mod sse;
@@ -201,7 +205,7 @@ impl AppState {
 
 /// The whole HTTP surface: `/api/v1` (behind auth), health and metrics (open).
 pub fn router(state: AppState) -> Router {
-    rest::router(state)
+    router::router(state)
 }
 
 /// A pool that does not connect until asked, so the gateway starts (and answers `/healthz`)

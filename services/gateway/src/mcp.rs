@@ -7,8 +7,8 @@
 //! extensions and rmcp hands each tool with the HTTP request parts.
 
 use crate::auth::Principal;
-use crate::rest::call;
-use crate::rest::{Json, Path, Query};
+use crate::extract::{Json, Path, Query};
+use crate::ops::call;
 use crate::{ApiError, AppState};
 use axum::body::Bytes;
 use axum::extract::State;
@@ -245,7 +245,7 @@ impl Tools {
                 return Err(ApiError::Invalid("after must be a seq, 0 or more".into()));
             }
             // An unknown session (or another workspace's) is not found, not an empty page.
-            crate::rest::find_session(&s, a.session_id.clone()).await?;
+            crate::ops::find_session(&s, a.session_id.clone()).await?;
             let query = crate::rest::EventsQuery {
                 session_id: Some(a.session_id),
                 cursor: a.after,
@@ -307,7 +307,7 @@ impl Tools {
                 "deny" => false,
                 other => return Err(ApiError::Invalid(format!("decision {other:?}: approve or deny"))),
             };
-            crate::rest::decide_permission(&s, a.request_id, approved, a.reason).await
+            crate::ops::decide_permission(&s, a.request_id, approved, a.reason).await
         })
         .await
     }

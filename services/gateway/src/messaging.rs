@@ -1,7 +1,8 @@
 //! REST for relay messaging: `POST /messages` and the channels. The sender is the key the
 //! request authenticated with; a body that names one (`from`) is refused like any unknown field.
 
-use crate::rest::{Json, Path, Query, Reply, call, parse};
+use crate::extract::{Json, Path, Query, Reply, parse};
+use crate::ops::call;
 use crate::{ApiError, AppState};
 use axum::extract::State;
 use axum::http::StatusCode;

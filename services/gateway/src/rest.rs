@@ -3,12 +3,11 @@
 //!
 //! An agent's `:name` in a path is its agent id (the id a harness is attached under).
 
-use crate::{ApiError, AppState, auth, metrics, sse};
-use axum::extract::{FromRequest, FromRequestParts, State};
+use crate::extract::{AgentName, Json, Path, Query, Reply, optional_body, parse};
+use crate::ops::{call, find_session};
+use crate::{ApiError, AppState, auth};
+use axum::extract::State;
 use axum::http::StatusCode;
-use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
-use axum::{Router, middleware};
 use bytes::Bytes;
 use relay_contracts::WireError;
 use relay_contracts::capabilities::{AgentSessionCapabilities, DeliveryMode};
@@ -29,360 +28,16 @@ use relay_contracts::permission::{
 };
 use relay_contracts::session::{
     Agent, AgentGetRequest, AgentListRequest, AgentListResponse, ApprovalPolicy, CancelTurnRequest, CancelTurnResponse,
-    CapabilitiesResponse, CloseRequest, CreateRequest, DeliveryRequest, ForkKind, ForkRequest, GetResponse,
-    ListRequest, ListResponse, MessagesRequest, MessagesResponse, PurgeResponse, SendMessageRequest,
-    SendMessageResponse, Session, SessionIdResponse, SessionRef, SuccessResponse, TurnsResponse, UpdateRequest,
-    handle_of,
+    CapabilitiesResponse, CloseRequest, CreateRequest, DeliveryRequest, ForkKind, ForkRequest, ListRequest,
+    ListResponse, MessagesRequest, MessagesResponse, PurgeResponse, SendMessageRequest, SendMessageResponse, Session,
+    SessionIdResponse, SessionRef, SuccessResponse, TurnsResponse, UpdateRequest, handle_of,
 };
 use relay_contracts::workspace::{
     CreateWorkspaceRequest, DeliveryPolicy, ListWorkspacesRequest, SetDeliveryPolicyRequest, Workspace,
     WorkspaceDeleted, WorkspaceList, WorkspaceRef,
 };
 use relay_contracts::{Rpc, rpc};
-use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
-use tower_http::cors::{AllowOrigin, Any, CorsLayer};
-
-/// A JSON body; any failure is our JSON error (400, or 413 over the body limit).
-pub struct Json<T>(pub T);
-
-impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for Json<T> {
-    type Rejection = ApiError;
-
-    async fn from_request(req: axum::extract::Request, state: &S) -> Result<Self, ApiError> {
-        let body = Bytes::from_request(req, state).await.map_err(|e| {
-            if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
-                ApiError::TooLarge
-            } else {
-                ApiError::Invalid(e.body_text())
-            }
-        })?;
-        parse(&body).map(Json)
-    }
-}
-
-/// Decodes a body, refusing NUL in strings: Postgres cannot store it, and the services behind
-/// would answer `internal` instead of saying what is wrong.
-pub(crate) fn parse<T: DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
-    if has_nul_escape(body) {
-        return Err(ApiError::Invalid("strings may not contain NUL (\\u0000)".into()));
-    }
-    // serde reads a struct from an array too (`[null]` as `{reason: null}`); every body is an object.
-    if body.trim_ascii_start().first() == Some(&b'[') {
-        return Err(ApiError::Invalid("the body must be a JSON object, not an array".into()));
-    }
-    serde_json::from_slice(body).map_err(|e| ApiError::Invalid(format!("invalid JSON body: {e}")))
-}
-
-/// Whether JSON text holds a `\u0000` escape (an odd run of backslashes before `u0000`).
-fn has_nul_escape(body: &[u8]) -> bool {
-    body.windows(5)
-        .enumerate()
-        .any(|(i, w)| w == b"u0000" && body[..i].iter().rev().take_while(|b| **b == b'\\').count() % 2 == 1)
-}
-
-/// Sheds load: with `gateway.max_in_flight` API requests being handled, another is refused at
-/// once (503, Retry-After) instead of queued; a queue would only make every caller wait past its
-/// timeout and hold its memory meanwhile. A stream's permit goes once its response starts. Only
-/// CORS is outside it, so that a refusal costs less than serving would (no span, no metrics but
-/// the shed count, no routing): under ten times the load, refusals must not take the CPU the
-/// requests being served need.
-async fn shed(State(s): State<AppState>, request: axum::extract::Request, next: middleware::Next) -> Response {
-    if !request.uri().path().starts_with("/api/v1/") {
-        return next.run(request).await;
-    }
-    let Ok(_permit) = s.in_flight.clone().try_acquire_owned() else {
-        s.metrics.shed.inc();
-        let limit = s.settings.max_in_flight;
-        return ApiError::Busy(format!(
-            "the gateway is handling its limit of {limit} requests (gateway.max_in_flight); retry after 1 s"
-        ))
-        .into_response();
-    };
-    next.run(request).await
-}
-
-/// Refuses a NUL (`%00`) anywhere in the path or query, for the same reason as [`parse`].
-async fn refuse_nul(request: axum::extract::Request, next: middleware::Next) -> Response {
-    let uri = request.uri().to_string();
-    if uri.contains("%00") {
-        return ApiError::Invalid("the URL may not contain NUL (%00)".into()).into_response();
-    }
-    next.run(request).await
-}
-
-impl<T: Serialize> IntoResponse for Json<T> {
-    fn into_response(self) -> Response {
-        axum::Json(self.0).into_response()
-    }
-}
-
-#[derive(FromRequestParts)]
-#[from_request(via(axum::extract::Query), rejection(ApiError))]
-pub struct Query<T>(pub T);
-
-#[derive(FromRequestParts)]
-#[from_request(via(axum::extract::Path), rejection(ApiError))]
-pub struct Path<T>(pub T);
-
-pub(crate) type Reply<T> = Result<Json<T>, ApiError>;
-
-pub(crate) async fn call<R: Rpc>(s: &AppState, req: &R::Request) -> Result<R::Response, ApiError> {
-    crate::auth::check_role(R::SUBJECT)?;
-    Ok(relay_bus::client::call::<R>(&s.nats, req, s.timeout()).await?)
-}
-
-/// A body that may be left out entirely (`POST …/approve` with no reason).
-/// The one rule: no bytes, only whitespace, or the JSON `null` is no body; anything else must
-/// be the JSON object.
-pub(crate) fn optional_body<T: DeserializeOwned + Default>(body: &Bytes) -> Result<T, ApiError> {
-    if body.trim_ascii().is_empty() || body.trim_ascii() == b"null" {
-        return Ok(T::default());
-    }
-    parse(body)
-}
-
-pub fn router(state: AppState) -> Router {
-    let api = Router::new()
-        .route("/sessions", post(create_session).get(list_sessions))
-        .route("/sessions/search", get(search_sessions))
-        .route("/sessions/counts", get(session_counts))
-        .route("/permissions", get(all_permissions))
-        .route("/questions", get(all_questions))
-        .route(
-            "/sessions/{id}",
-            get(get_session).patch(update_session).delete(end_session),
-        )
-        .route("/sessions/{id}/messages", post(send_message))
-        .route("/sessions/{id}/close", post(close_session))
-        .route("/sessions/{id}/resume", post(resume_session))
-        .route("/sessions/{id}/archive", post(archive_session))
-        .route("/sessions/{id}/purge", post(purge_session))
-        .route("/sessions/{id}/fork", post(fork_session))
-        .route("/sessions/{id}/interrupt", post(interrupt_session))
-        .route("/sessions/{id}/turns", get(list_turns))
-        .route("/sessions/{id}/turns/{turn_id}/cancel", post(cancel_turn))
-        .route("/sessions/{id}/events/sse", get(sse::session_events))
-        .route("/sessions/{id}/context-window", get(context_window))
-        .route("/agents", get(list_agents))
-        .route("/agents/{name}", get(get_agent))
-        .route("/agents/{name}/capabilities", get(agent_capabilities))
-        .route("/agents/{name}/output", get(agent_output))
-        .route("/agents/{name}/permissions", get(list_permissions))
-        .route("/agents/{name}/permissions/{request_id}/approve", post(approve))
-        .route("/agents/{name}/permissions/{request_id}/deny", post(deny))
-        .route("/agents/{name}/questions", get(list_questions))
-        .route("/agents/{name}/questions/{question_id}/answer", post(answer))
-        .route("/agents/{name}/pause", post(pause))
-        .route("/agents/{name}/resume", post(resume))
-        .route("/agents/{name}/stop", post(stop))
-        .route("/agents/{name}/input", post(input))
-        .route("/agents/{name}/interrupt", post(interrupt_agent))
-        .route("/agents/{name}/flush", post(flush))
-        .route("/agents/{name}/events/sse", get(sse::agent_events))
-        .route("/agents/{name}/agui", post(crate::agui::run))
-        .route("/a2a", post(crate::a2a::workspace_rpc))
-        .route("/a2a/.well-known/agent-card.json", get(crate::a2a::workspace_card))
-        .route("/a2a/agents/{name}", post(crate::a2a::agent_rpc))
-        .route(
-            "/a2a/agents/{name}/.well-known/agent-card.json",
-            get(crate::a2a::agent_card),
-        )
-        .route("/actions", get(crate::actions::list))
-        .route("/actions/invoke", post(crate::actions::invoke))
-        .route(
-            "/consensus",
-            post(crate::actions::propose).get(crate::actions::list_proposals),
-        )
-        .route("/consensus/{id}", get(crate::actions::get_proposal))
-        .route("/sessions/{id}/compress", post(crate::session_context::compress))
-        .route(
-            "/sessions/{id}/request-compression",
-            post(crate::session_context::request_compression),
-        )
-        .route(
-            "/sessions/{id}/system-prompt",
-            get(crate::session_context::system_prompt),
-        )
-        .route("/sessions/{id}/client", post(crate::session_context::observe_client))
-        .route(
-            "/sessions/{id}/agents/{agent_id}/swap",
-            post(crate::session_context::swap_agent),
-        )
-        .route("/personas", get(crate::session_context::list_personas))
-        .route(
-            "/personas/{id}",
-            get(crate::session_context::get_persona)
-                .put(crate::session_context::put_persona)
-                .delete(crate::session_context::delete_persona),
-        )
-        .route("/profiles", get(crate::session_context::list_profiles))
-        .route(
-            "/profiles/{id}",
-            get(crate::session_context::get_profile)
-                .put(crate::session_context::put_profile)
-                .delete(crate::session_context::delete_profile),
-        )
-        .route(
-            "/webhooks",
-            post(crate::automation::create_webhook).get(crate::automation::list_webhooks),
-        )
-        .route(
-            "/webhooks/{id}",
-            get(crate::automation::get_webhook)
-                .patch(crate::automation::update_webhook)
-                .delete(crate::automation::delete_webhook),
-        )
-        .route("/webhooks/{id}/deliveries", get(crate::automation::webhook_deliveries))
-        .route(
-            "/webhooks/{id}/deliveries/{delivery_id}/replay",
-            post(crate::automation::replay),
-        )
-        .route(
-            "/schedules",
-            post(crate::automation::create_schedule).get(crate::automation::list_schedules),
-        )
-        .route(
-            "/schedules/{id}",
-            get(crate::automation::get_schedule).delete(crate::automation::delete_schedule),
-        )
-        .route("/schedules/{id}/pause", post(crate::automation::pause_schedule))
-        .route("/schedules/{id}/resume", post(crate::automation::resume_schedule))
-        .route("/schedules/{id}/runs", get(crate::automation::schedule_runs))
-        .route("/consensus/{id}/cancel", post(crate::actions::cancel_proposal))
-        .route("/messages", post(crate::messaging::send).get(crate::messaging::search))
-        .route("/messages/{id}", get(crate::messaging::get))
-        .route("/messages/{id}/thread", get(crate::messaging::thread))
-        .route(
-            "/channels",
-            post(crate::messaging::create_channel).get(crate::messaging::list_channels),
-        )
-        .route("/channels/{name}/members", get(crate::messaging::members))
-        .route("/channels/{name}/join", post(crate::messaging::join))
-        .route("/channels/{name}/leave", post(crate::messaging::leave))
-        .route("/channels/{name}/history", get(crate::messaging::history))
-        .route("/channels/{name}/events/sse", get(sse::channel_events))
-        .route("/deliveries", get(list_deliveries))
-        .route("/deliveries/{id}", get(get_delivery))
-        .route("/deliveries/{id}/retry", post(retry_delivery))
-        .route("/deliveries/{id}/cancel", post(cancel_delivery))
-        .route("/events", get(query_events))
-        .route("/events/sse", get(sse::all_events))
-        .route("/costs", get(costs))
-        .route("/costs/budgets", get(budgets))
-        .route("/hosts", get(hosts))
-        .route("/workspaces", post(create_workspace).get(list_workspaces))
-        .route("/workspaces/{name}", get(get_workspace).delete(delete_workspace))
-        .route(
-            "/workspaces/{name}/delivery-policy",
-            axum::routing::put(set_delivery_policy),
-        )
-        .route("/audit", get(audit))
-        .route("/keys", post(create_key).get(list_keys))
-        .route("/keys/{id}", axum::routing::delete(revoke_key))
-        .route("/openapi.json", get(openapi))
-        .route_service("/mcp", crate::mcp::service(state.clone()))
-        .fallback(not_found)
-        .route_layer(middleware::from_fn_with_state(
-            state.clone(),
-            crate::openapi::refuse_undeclared_bodies,
-        ))
-        .route_layer(middleware::from_fn(refuse_nul))
-        .route_layer(middleware::from_fn_with_state(state.clone(), auth::require_bearer));
-
-    let mut app = Router::new()
-        .nest("/api/v1", api)
-        .merge(crate::console::router())
-        .route("/healthz", get(healthz))
-        .route("/readyz", get(readyz))
-        .route("/metrics", get(metrics::serve))
-        .merge(crate::grpc::router(state.clone()))
-        .layer(middleware::from_fn_with_state(state.clone(), metrics::track))
-        .layer(middleware::from_fn(crate::error::json_errors))
-        .layer(middleware::from_fn(crate::trace::http_span))
-        .layer(axum::extract::DefaultBodyLimit::max(state.settings.body_limit_bytes))
-        .layer(middleware::from_fn_with_state(state.clone(), shed));
-    // Outside the shedder: a browser must read a refusal as one, not as a CORS failure.
-    if let Some(cors) = cors(&state.settings.cors_origins) {
-        app = app.layer(cors);
-    }
-    app.with_state(state)
-}
-
-fn cors(origins: &[String]) -> Option<CorsLayer> {
-    if origins.is_empty() {
-        return None;
-    }
-    let allow = if origins.iter().any(|o| o == "*") {
-        AllowOrigin::any()
-    } else {
-        AllowOrigin::list(origins.iter().filter_map(|o| o.parse().ok()))
-    };
-    Some(
-        CorsLayer::new()
-            .allow_origin(allow)
-            .allow_methods(Any)
-            .allow_headers(Any)
-            .expose_headers(Any),
-    )
-}
-
-async fn openapi() -> Response {
-    (
-        [(axum::http::header::CONTENT_TYPE, "application/json")],
-        crate::openapi::json(),
-    )
-        .into_response()
-}
-
-async fn not_found() -> ApiError {
-    ApiError::NotFound("no such route".into())
-}
-
-// ---------------------------------------------------------------------------------------------
-// Health
-
-#[derive(Serialize)]
-struct Health {
-    status: &'static str,
-    nats: &'static str,
-    postgres: &'static str,
-    /// `keys`, or `open` when callers without a key are served as an admin (`gateway.open`).
-    auth: &'static str,
-}
-
-async fn healthz() -> Json<serde_json::Value> {
-    Json(serde_json::json!({ "status": "ok" }))
-}
-
-/// Ready when NATS answers and Postgres answers and takes writes (a standby does not); 503
-/// says which one is not.
-async fn readyz(State(s): State<AppState>) -> Response {
-    let nats_ok =
-        matches!(s.nats.connection_state(), async_nats::connection::State::Connected) && s.nats.flush().await.is_ok();
-    // A standby answers, but it is not the database: every write would fail.
-    let writable = match s.db.acquire().await {
-        Ok(mut conn) => relay_bus::db::is_writable(&mut conn).await.ok(),
-        Err(_) => None,
-    };
-    let pg_ok = writable == Some(true);
-    let body = Health {
-        status: if nats_ok && pg_ok { "ready" } else { "unavailable" },
-        nats: if nats_ok { "ok" } else { "unreachable" },
-        postgres: match writable {
-            Some(true) => "ok",
-            Some(false) => "read-only",
-            None => "unreachable",
-        },
-        auth: if s.keys.open { "open" } else { "keys" },
-    };
-    let status = if nats_ok && pg_ok {
-        StatusCode::OK
-    } else {
-        StatusCode::SERVICE_UNAVAILABLE
-    };
-    (status, axum::Json(body)).into_response()
-}
 
 // ---------------------------------------------------------------------------------------------
 // Sessions
@@ -517,7 +172,7 @@ pub(crate) async fn create_session(
 }
 
 #[utoipa::path(get, path = "/sessions", tag = "sessions", params(ListRequest), responses((status = 200, body = ListResponse), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
-async fn list_sessions(State(s): State<AppState>, Query(q): Query<ListRequest>) -> Reply<ListResponse> {
+pub(crate) async fn list_sessions(State(s): State<AppState>, Query(q): Query<ListRequest>) -> Reply<ListResponse> {
     Ok(Json(call::<rpc::SessionList>(&s, &q).await?))
 }
 
@@ -538,7 +193,7 @@ pub struct SearchQuery {
 }
 
 #[utoipa::path(get, path = "/sessions/search", tag = "sessions", params(SearchQuery), responses((status = 200, description = "Matching sessions with a preview of what matched", body = ListResponse), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
-async fn search_sessions(State(s): State<AppState>, Query(q): Query<SearchQuery>) -> Reply<ListResponse> {
+pub(crate) async fn search_sessions(State(s): State<AppState>, Query(q): Query<SearchQuery>) -> Reply<ListResponse> {
     if q.q.trim().is_empty() || q.q.chars().count() > 1000 {
         return Err(ApiError::Invalid("q: 1 to 1000 characters, not blank".into()));
     }
@@ -553,19 +208,13 @@ async fn search_sessions(State(s): State<AppState>, Query(q): Query<SearchQuery>
 }
 
 #[utoipa::path(get, path = "/sessions/counts", tag = "sessions", responses((status = 200, description = "How many sessions are in each status", body = relay_contracts::session::StatusCounts), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
-async fn session_counts(State(s): State<AppState>) -> Reply<relay_contracts::session::StatusCounts> {
+pub(crate) async fn session_counts(State(s): State<AppState>) -> Reply<relay_contracts::session::StatusCounts> {
     let req = relay_contracts::session::StatusCountsRequest {};
     Ok(Json(call::<rpc::SessionGetStatusCounts>(&s, &req).await?))
 }
 
-pub(crate) async fn find_session(s: &AppState, id: String) -> Result<Session, ApiError> {
-    let r: GetResponse = call::<rpc::SessionGet>(s, &SessionRef { session_id: id.clone() }).await?;
-    r.session
-        .ok_or_else(|| ApiError::NotFound(format!("session {id} not found")))
-}
-
 #[utoipa::path(get, path = "/sessions/{id}", tag = "sessions", params(("id" = String, Path, description = "Session id")), responses((status = 200, body = Session), (status = 404, description = "Not found", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
-async fn get_session(State(s): State<AppState>, Path(id): Path<String>) -> Reply<Session> {
+pub(crate) async fn get_session(State(s): State<AppState>, Path(id): Path<String>) -> Reply<Session> {
     Ok(Json(find_session(&s, id).await?))
 }
 
@@ -588,7 +237,7 @@ pub struct Ended {
 /// closes it. The ended session stays readable (`GET` answers it with status `closed`); purging
 /// deletes it.
 #[utoipa::path(delete, path = "/sessions/{id}", tag = "sessions", params(("id" = String, Path, description = "Session id")), responses((status = 200, body = Ended), (status = 404, description = "Not found", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
-async fn end_session(State(s): State<AppState>, Path(id): Path<String>) -> Reply<Ended> {
+pub(crate) async fn end_session(State(s): State<AppState>, Path(id): Path<String>) -> Reply<Ended> {
     // Routes that look something up first check the role of what they will change up front:
     // a viewer learns nothing from a 404 it may not act on anyway.
     auth::check_role(rpc::SessionClose::SUBJECT)?;
@@ -720,28 +369,32 @@ pub struct Reason {
 }
 
 #[utoipa::path(post, path = "/sessions/{id}/close", tag = "sessions", params(("id" = String, Path, description = "Session id")), request_body(content = Option<Reason>), responses((status = 200, body = SuccessResponse), (status = 404, description = "Not found", body = WireError), (status = 409, description = "Conflicts with the current state", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
-async fn close_session(State(s): State<AppState>, Path(id): Path<String>, body: Bytes) -> Reply<SuccessResponse> {
+pub(crate) async fn close_session(
+    State(s): State<AppState>,
+    Path(id): Path<String>,
+    body: Bytes,
+) -> Reply<SuccessResponse> {
     let Reason { reason } = optional_body(&body)?;
     let req = CloseRequest { session_id: id, reason };
     Ok(Json(call::<rpc::SessionClose>(&s, &req).await?))
 }
 
 #[utoipa::path(post, path = "/sessions/{id}/resume", tag = "sessions", params(("id" = String, Path, description = "Session id")), responses((status = 200, body = SuccessResponse), (status = 404, description = "Not found", body = WireError), (status = 409, description = "Conflicts with the current state", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
-async fn resume_session(State(s): State<AppState>, Path(id): Path<String>) -> Reply<SuccessResponse> {
+pub(crate) async fn resume_session(State(s): State<AppState>, Path(id): Path<String>) -> Reply<SuccessResponse> {
     Ok(Json(
         call::<rpc::SessionResume>(&s, &SessionRef { session_id: id }).await?,
     ))
 }
 
 #[utoipa::path(post, path = "/sessions/{id}/archive", tag = "sessions", params(("id" = String, Path, description = "Session id")), responses((status = 200, body = SuccessResponse), (status = 404, description = "Not found", body = WireError), (status = 409, description = "Conflicts with the current state", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
-async fn archive_session(State(s): State<AppState>, Path(id): Path<String>) -> Reply<SuccessResponse> {
+pub(crate) async fn archive_session(State(s): State<AppState>, Path(id): Path<String>) -> Reply<SuccessResponse> {
     Ok(Json(
         call::<rpc::SessionArchive>(&s, &SessionRef { session_id: id }).await?,
     ))
 }
 
 #[utoipa::path(post, path = "/sessions/{id}/purge", tag = "sessions", params(("id" = String, Path, description = "Session id")), responses((status = 200, body = PurgeResponse), (status = 404, description = "Not found", body = WireError), (status = 409, description = "Conflicts with the current state", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
-async fn purge_session(State(s): State<AppState>, Path(id): Path<String>) -> Reply<PurgeResponse> {
+pub(crate) async fn purge_session(State(s): State<AppState>, Path(id): Path<String>) -> Reply<PurgeResponse> {
     Ok(Json(
         call::<rpc::SessionPurge>(&s, &SessionRef { session_id: id }).await?,
     ))
@@ -763,7 +416,11 @@ pub struct SessionPatch {
 }
 
 #[utoipa::path(patch, path = "/sessions/{id}", tag = "sessions", params(("id" = String, Path, description = "Session id")), request_body(content = SessionPatch, description = "The fields to change."), responses((status = 200, body = SuccessResponse), (status = 404, description = "Not found", body = WireError), (status = 409, description = "Conflicts with the current state", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 403, description = "The key's role may not do this", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
-async fn update_session(State(s): State<AppState>, Path(id): Path<String>, body: Bytes) -> Reply<SuccessResponse> {
+pub(crate) async fn update_session(
+    State(s): State<AppState>,
+    Path(id): Path<String>,
+    body: Bytes,
+) -> Reply<SuccessResponse> {
     // A PATCH without a body changes nothing by mistake: it is refused, as its schema says.
     let mut fields: serde_json::Map<String, serde_json::Value> = parse(&body)?;
     if fields.contains_key("sessionId") {
@@ -784,7 +441,7 @@ pub struct Fork {
 }
 
 #[utoipa::path(post, path = "/sessions/{id}/fork", tag = "sessions", params(("id" = String, Path, description = "Session id")), request_body(content = Option<Fork>), responses((status = 201, body = SessionIdResponse), (status = 404, description = "Not found", body = WireError), (status = 409, description = "Conflicts with the current state", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
-async fn fork_session(
+pub(crate) async fn fork_session(
     State(s): State<AppState>,
     Path(id): Path<String>,
     body: Bytes,
@@ -837,7 +494,7 @@ pending_query!(PermissionsQuery, "^(pending|approved|denied|all)$");
 pending_query!(QuestionsQuery, "^(pending|answered|expired|all)$");
 
 #[utoipa::path(get, path = "/agents/{name}/permissions", tag = "permissions", params(("name" = String, Path, description = "Agent id"), PermissionsQuery), responses((status = 200, body = PermissionList), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
-async fn list_permissions(
+pub(crate) async fn list_permissions(
     State(s): State<AppState>,
     AgentName(name): AgentName,
     Query(q): Query<PermissionsQuery>,
@@ -846,34 +503,21 @@ async fn list_permissions(
 }
 
 #[utoipa::path(get, path = "/permissions", tag = "permissions", params(PermissionsQuery), responses((status = 200, description = "Every agent's permission requests in the key's workspace (the operators' inbox), newest first", body = PermissionList), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
-async fn all_permissions(State(s): State<AppState>, Query(q): Query<PermissionsQuery>) -> Reply<PermissionList> {
+pub(crate) async fn all_permissions(
+    State(s): State<AppState>,
+    Query(q): Query<PermissionsQuery>,
+) -> Reply<PermissionList> {
     Ok(Json(call::<rpc::PermissionList>(&s, &q.for_agent(None)).await?))
 }
 
 #[utoipa::path(get, path = "/questions", tag = "questions", params(QuestionsQuery), responses((status = 200, description = "Every agent's questions in the key's workspace, newest first", body = QuestionList), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
-async fn all_questions(State(s): State<AppState>, Query(q): Query<QuestionsQuery>) -> Reply<QuestionList> {
+pub(crate) async fn all_questions(State(s): State<AppState>, Query(q): Query<QuestionsQuery>) -> Reply<QuestionList> {
     Ok(Json(call::<rpc::QuestionList>(&s, &q.for_agent(None)).await?))
-}
-
-/// A person's decision on a permission request, as the caller (what the MCP tool, the AG-UI
-/// resume and an A2A answer make).
-pub(crate) async fn decide_permission(
-    s: &AppState,
-    request_id: String,
-    approved: bool,
-    reason: Option<String>,
-) -> Result<DecideResponse, ApiError> {
-    let req = DecideRequest { request_id, reason };
-    if approved {
-        call::<rpc::PermissionApprove>(s, &req).await
-    } else {
-        call::<rpc::PermissionDeny>(s, &req).await
-    }
 }
 
 /// A request id under another agent's path is not found, so one agent's URL space cannot
 /// decide another's requests.
-async fn decide<R: Rpc<Request = DecideRequest, Response = DecideResponse>>(
+pub(crate) async fn decide<R: Rpc<Request = DecideRequest, Response = DecideResponse>>(
     s: &AppState,
     name: String,
     request_id: String,
@@ -897,7 +541,7 @@ async fn decide<R: Rpc<Request = DecideRequest, Response = DecideResponse>>(
 }
 
 #[utoipa::path(post, path = "/agents/{name}/permissions/{request_id}/approve", tag = "permissions", params(("name" = String, Path, description = "Agent id"), ("request_id" = String, Path)), request_body(content = Option<Reason>), responses((status = 200, body = DecideResponse), (status = 404, description = "Not found", body = WireError), (status = 409, description = "Conflicts with the current state", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
-async fn approve(
+pub(crate) async fn approve(
     State(s): State<AppState>,
     AgentName(name): AgentName,
     Path((_, id)): Path<(String, String)>,
@@ -907,7 +551,7 @@ async fn approve(
 }
 
 #[utoipa::path(post, path = "/agents/{name}/permissions/{request_id}/deny", tag = "permissions", params(("name" = String, Path, description = "Agent id"), ("request_id" = String, Path)), request_body(content = Option<Reason>), responses((status = 200, body = DecideResponse), (status = 404, description = "Not found", body = WireError), (status = 409, description = "Conflicts with the current state", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
-async fn deny(
+pub(crate) async fn deny(
     State(s): State<AppState>,
     AgentName(name): AgentName,
     Path((_, id)): Path<(String, String)>,
@@ -917,7 +561,7 @@ async fn deny(
 }
 
 #[utoipa::path(get, path = "/agents/{name}/questions", tag = "questions", params(("name" = String, Path, description = "Agent id"), QuestionsQuery), responses((status = 200, body = QuestionList), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
-async fn list_questions(
+pub(crate) async fn list_questions(
     State(s): State<AppState>,
     AgentName(name): AgentName,
     Query(q): Query<QuestionsQuery>,
@@ -932,7 +576,7 @@ pub struct Answer {
 }
 
 #[utoipa::path(post, path = "/agents/{name}/questions/{question_id}/answer", tag = "questions", params(("name" = String, Path, description = "Agent id"), ("question_id" = String, Path)), request_body = Answer, responses((status = 200, body = AnswerResponse), (status = 404, description = "Not found", body = WireError), (status = 409, description = "Conflicts with the current state", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
-async fn answer(
+pub(crate) async fn answer(
     State(s): State<AppState>,
     AgentName(name): AgentName,
     Path((_, question_id)): Path<(String, String)>,
@@ -961,40 +605,24 @@ async fn answer(
 // ---------------------------------------------------------------------------------------------
 // Agents: the directory, and `{name}` resolved
 
-/// The `{name}` of an agent route as an agent id: a handle (`@bob` or `bob`, a live agent of
-/// the caller's workspace) or an agent id. Handles are shorter than the ids the mesh makes, so
-/// a name is never both; a short name that is no handle is taken as an id, as before handles.
-pub struct AgentName(pub String);
-
-impl axum::extract::FromRequestParts<AppState> for AgentName {
-    type Rejection = ApiError;
-
-    async fn from_request_parts(parts: &mut axum::http::request::Parts, s: &AppState) -> Result<Self, ApiError> {
-        let Path(params) = Path::<std::collections::HashMap<String, String>>::from_request_parts(parts, s).await?;
-        let name = params.get("name").cloned().unwrap_or_default();
-        if handle_of(&name).is_none() {
-            return Ok(AgentName(name));
-        }
-        match call::<rpc::AgentGet>(s, &AgentGetRequest { agent: name.clone() }).await {
-            Ok(agent) => Ok(AgentName(agent.agent_id)),
-            Err(e) if !name.starts_with('@') && e.is_not_found() => Ok(AgentName(name)),
-            Err(e) => Err(e),
-        }
-    }
-}
-
 #[utoipa::path(get, path = "/agents", tag = "agents", params(AgentListRequest), responses((status = 200, body = AgentListResponse), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
-async fn list_agents(State(s): State<AppState>, Query(q): Query<AgentListRequest>) -> Reply<AgentListResponse> {
+pub(crate) async fn list_agents(
+    State(s): State<AppState>,
+    Query(q): Query<AgentListRequest>,
+) -> Reply<AgentListResponse> {
     Ok(Json(call::<rpc::AgentList>(&s, &q).await?))
 }
 
 #[utoipa::path(get, path = "/agents/{name}", tag = "agents", params(("name" = String, Path, description = "Agent id or handle (`@bob` or `bob`)")), responses((status = 200, body = Agent), (status = 404, description = "Not found", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
-async fn get_agent(State(s): State<AppState>, Path(name): Path<String>) -> Reply<Agent> {
+pub(crate) async fn get_agent(State(s): State<AppState>, Path(name): Path<String>) -> Reply<Agent> {
     Ok(Json(call::<rpc::AgentGet>(&s, &AgentGetRequest { agent: name }).await?))
 }
 
 #[utoipa::path(get, path = "/agents/{name}/capabilities", tag = "agents", params(("name" = String, Path, description = "Agent id or handle")), responses((status = 200, body = CapabilitiesResponse), (status = 404, description = "Not found", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
-async fn agent_capabilities(State(s): State<AppState>, Path(name): Path<String>) -> Reply<CapabilitiesResponse> {
+pub(crate) async fn agent_capabilities(
+    State(s): State<AppState>,
+    Path(name): Path<String>,
+) -> Reply<CapabilitiesResponse> {
     // From the directory, which viewers may read too.
     let agent = call::<rpc::AgentGet>(&s, &AgentGetRequest { agent: name }).await?;
     Ok(Json(CapabilitiesResponse {
@@ -1009,17 +637,21 @@ async fn agent_capabilities(State(s): State<AppState>, Path(name): Path<String>)
 // Agent control
 
 #[utoipa::path(post, path = "/agents/{name}/pause", tag = "agents", params(("name" = String, Path, description = "Agent id")), responses((status = 200, body = AgentHold), (status = 404, description = "Not found", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
-async fn pause(State(s): State<AppState>, AgentName(name): AgentName) -> Reply<AgentHold> {
+pub(crate) async fn pause(State(s): State<AppState>, AgentName(name): AgentName) -> Reply<AgentHold> {
     Ok(Json(call::<rpc::AgentPause>(&s, &AgentRef { agent_id: name }).await?))
 }
 
 #[utoipa::path(post, path = "/agents/{name}/resume", tag = "agents", params(("name" = String, Path, description = "Agent id")), responses((status = 200, body = AgentHold), (status = 404, description = "Not found", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
-async fn resume(State(s): State<AppState>, AgentName(name): AgentName) -> Reply<AgentHold> {
+pub(crate) async fn resume(State(s): State<AppState>, AgentName(name): AgentName) -> Reply<AgentHold> {
     Ok(Json(call::<rpc::AgentResume>(&s, &AgentRef { agent_id: name }).await?))
 }
 
 #[utoipa::path(post, path = "/agents/{name}/stop", tag = "agents", params(("name" = String, Path, description = "Agent id")), request_body(content = Option<Reason>), responses((status = 200, body = StopAgentResponse), (status = 404, description = "Not found", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
-async fn stop(State(s): State<AppState>, AgentName(name): AgentName, body: Bytes) -> Reply<StopAgentResponse> {
+pub(crate) async fn stop(
+    State(s): State<AppState>,
+    AgentName(name): AgentName,
+    body: Bytes,
+) -> Reply<StopAgentResponse> {
     let Reason { reason } = optional_body(&body)?;
     let req = StopAgentRequest { agent_id: name, reason };
     Ok(Json(call::<rpc::AgentStop>(&s, &req).await?))
@@ -1033,7 +665,11 @@ pub struct Input {
 }
 
 #[utoipa::path(post, path = "/agents/{name}/input", tag = "agents", params(("name" = String, Path, description = "Agent id")), request_body = Input, responses((status = 200, body = InputResponse), (status = 404, description = "Not found", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
-async fn input(State(s): State<AppState>, AgentName(name): AgentName, Json(i): Json<Input>) -> Reply<InputResponse> {
+pub(crate) async fn input(
+    State(s): State<AppState>,
+    AgentName(name): AgentName,
+    Json(i): Json<Input>,
+) -> Reply<InputResponse> {
     let req = InputRequest {
         agent_id: name,
         data: i.data,
@@ -1042,14 +678,18 @@ async fn input(State(s): State<AppState>, AgentName(name): AgentName, Json(i): J
 }
 
 #[utoipa::path(post, path = "/agents/{name}/interrupt", tag = "agents", params(("name" = String, Path, description = "Agent id or handle")), request_body(content = Option<Reason>), responses((status = 200, description = "`busy`: there was a turn to interrupt", body = TurnState), (status = 404, description = "Not found", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "The harness cannot be reached", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
-async fn interrupt_agent(State(s): State<AppState>, AgentName(name): AgentName, body: Bytes) -> Reply<TurnState> {
+pub(crate) async fn interrupt_agent(
+    State(s): State<AppState>,
+    AgentName(name): AgentName,
+    body: Bytes,
+) -> Reply<TurnState> {
     let Reason { reason } = optional_body(&body)?;
     let req = InterruptRequest { agent_id: name, reason };
     Ok(Json(call::<rpc::AgentInterrupt>(&s, &req).await?))
 }
 
 #[utoipa::path(post, path = "/sessions/{id}/turns/{turnId}/cancel", tag = "sessions", params(("id" = String, Path, description = "Session id"), ("turnId" = String, Path, description = "Turn id")), request_body(content = Option<Reason>), responses((status = 200, body = CancelTurnResponse), (status = 404, description = "Not found", body = WireError), (status = 409, description = "The turn is not running", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
-async fn cancel_turn(
+pub(crate) async fn cancel_turn(
     State(s): State<AppState>,
     Path((id, turn_id)): Path<(String, String)>,
     body: Bytes,
@@ -1064,7 +704,7 @@ async fn cancel_turn(
 }
 
 #[utoipa::path(get, path = "/sessions/{id}/turns", tag = "sessions", params(("id" = String, Path, description = "Session id")), responses((status = 200, body = TurnsResponse), (status = 404, description = "Not found", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
-async fn list_turns(State(s): State<AppState>, Path(id): Path<String>) -> Reply<TurnsResponse> {
+pub(crate) async fn list_turns(State(s): State<AppState>, Path(id): Path<String>) -> Reply<TurnsResponse> {
     Ok(Json(
         call::<rpc::SessionTurns>(&s, &SessionRef { session_id: id }).await?,
     ))
@@ -1072,7 +712,7 @@ async fn list_turns(State(s): State<AppState>, Path(id): Path<String>) -> Reply<
 
 /// "Interrupt the agents now": cancels the session's running turn.
 #[utoipa::path(post, path = "/sessions/{id}/interrupt", tag = "sessions", params(("id" = String, Path, description = "Session id")), request_body(content = Option<Reason>), responses((status = 200, body = CancelTurnResponse), (status = 404, description = "Not found", body = WireError), (status = 409, description = "No turn is running", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
-async fn interrupt_session(
+pub(crate) async fn interrupt_session(
     State(s): State<AppState>,
     Path(id): Path<String>,
     body: Bytes,
@@ -1093,7 +733,7 @@ pub struct Flush {
 }
 
 #[utoipa::path(post, path = "/agents/{name}/flush", tag = "deliveries", params(("name" = String, Path, description = "Agent id")), request_body(content = Option<Flush>), responses((status = 200, body = FlushResponse), (status = 404, description = "Not found", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
-async fn flush(State(s): State<AppState>, AgentName(name): AgentName, body: Bytes) -> Reply<FlushResponse> {
+pub(crate) async fn flush(State(s): State<AppState>, AgentName(name): AgentName, body: Bytes) -> Reply<FlushResponse> {
     let Flush { mode } = optional_body(&body)?;
     let req = FlushRequest { agent_id: name, mode };
     Ok(Json(call::<rpc::DeliveryFlush>(&s, &req).await?))
@@ -1103,7 +743,7 @@ async fn flush(State(s): State<AppState>, AgentName(name): AgentName, body: Byte
 // Deliveries, events, costs
 
 #[utoipa::path(get, path = "/deliveries", tag = "deliveries", params(ListDeliveriesRequest), responses((status = 200, body = ListDeliveriesResponse), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
-async fn list_deliveries(
+pub(crate) async fn list_deliveries(
     State(s): State<AppState>,
     Query(q): Query<ListDeliveriesRequest>,
 ) -> Reply<ListDeliveriesResponse> {
@@ -1111,21 +751,21 @@ async fn list_deliveries(
 }
 
 #[utoipa::path(get, path = "/deliveries/{id}", tag = "deliveries", params(("id" = String, Path, description = "Delivery id")), responses((status = 200, body = Delivery), (status = 404, description = "Not found", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
-async fn get_delivery(State(s): State<AppState>, Path(id): Path<String>) -> Reply<Delivery> {
+pub(crate) async fn get_delivery(State(s): State<AppState>, Path(id): Path<String>) -> Reply<Delivery> {
     Ok(Json(
         call::<rpc::DeliveryGet>(&s, &DeliveryRef { delivery_id: id }).await?,
     ))
 }
 
 #[utoipa::path(post, path = "/deliveries/{id}/retry", tag = "deliveries", params(("id" = String, Path, description = "Delivery id")), responses((status = 200, body = Delivery), (status = 404, description = "Not found", body = WireError), (status = 409, description = "Conflicts with the current state", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
-async fn retry_delivery(State(s): State<AppState>, Path(id): Path<String>) -> Reply<Delivery> {
+pub(crate) async fn retry_delivery(State(s): State<AppState>, Path(id): Path<String>) -> Reply<Delivery> {
     Ok(Json(
         call::<rpc::DeliveryRetry>(&s, &DeliveryRef { delivery_id: id }).await?,
     ))
 }
 
 #[utoipa::path(post, path = "/deliveries/{id}/cancel", tag = "deliveries", params(("id" = String, Path, description = "Delivery id")), request_body(content = Option<Reason>), responses((status = 200, body = Delivery), (status = 404, description = "Not found", body = WireError), (status = 409, description = "Conflicts with the current state", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
-async fn cancel_delivery(State(s): State<AppState>, Path(id): Path<String>, body: Bytes) -> Reply<Delivery> {
+pub(crate) async fn cancel_delivery(State(s): State<AppState>, Path(id): Path<String>, body: Bytes) -> Reply<Delivery> {
     let Reason { reason } = optional_body(&body)?;
     let req = CancelDeliveryRequest {
         delivery_id: id,
@@ -1223,7 +863,7 @@ pub(crate) async fn agent_output(
 /// The id the log keeps an agent's events under: a handle (`@bob` or `bob`) is resolved among
 /// the caller's workspace's live agents (`not_found` otherwise, never an empty page); anything
 /// longer than a handle is an id already.
-async fn agent_id_of(s: &AppState, name: String) -> Result<String, ApiError> {
+pub(crate) async fn agent_id_of(s: &AppState, name: String) -> Result<String, ApiError> {
     if handle_of(&name).is_none() {
         return Ok(name);
     }
@@ -1257,36 +897,39 @@ pub(crate) async fn query_events(State(s): State<AppState>, Query(q): Query<Even
 }
 
 #[utoipa::path(get, path = "/costs", tag = "costs", params(ReportRequest), responses((status = 200, body = Report), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
-async fn costs(State(s): State<AppState>, Query(q): Query<ReportRequest>) -> Reply<Report> {
+pub(crate) async fn costs(State(s): State<AppState>, Query(q): Query<ReportRequest>) -> Reply<Report> {
     Ok(Json(call::<rpc::CostReport>(&s, &q).await?))
 }
 
 #[utoipa::path(get, path = "/costs/budgets", tag = "costs", responses((status = 200, body = BudgetsResponse), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
-async fn budgets(State(s): State<AppState>) -> Reply<BudgetsResponse> {
+pub(crate) async fn budgets(State(s): State<AppState>) -> Reply<BudgetsResponse> {
     Ok(Json(call::<rpc::CostBudgets>(&s, &BudgetsRequest {}).await?))
 }
 
 /// The agent hosts (one per agent-spawner): labels, capacity, load, status.
 #[utoipa::path(get, path = "/hosts", tag = "agents", params(HostListRequest), responses((status = 200, body = HostList), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
-async fn hosts(State(s): State<AppState>, Query(q): Query<HostListRequest>) -> Reply<HostList> {
+pub(crate) async fn hosts(State(s): State<AppState>, Query(q): Query<HostListRequest>) -> Reply<HostList> {
     Ok(Json(call::<rpc::HostList>(&s, &q).await?))
 }
 
 /// Seed 002 `getContextWindowState`: `state` is null until the session has reported usage.
 #[utoipa::path(get, path = "/sessions/{id}/context-window", tag = "costs", params(("id" = String, Path, description = "Session id")), responses((status = 200, body = ContextWindowResponse), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 404, description = "Not found (or in another workspace)", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
-async fn context_window(State(s): State<AppState>, Path(id): Path<String>) -> Reply<ContextWindowResponse> {
+pub(crate) async fn context_window(State(s): State<AppState>, Path(id): Path<String>) -> Reply<ContextWindowResponse> {
     let req = ContextWindowRequest { session_id: id };
     Ok(Json(call::<rpc::SessionGetContextWindowState>(&s, &req).await?))
 }
 
 #[utoipa::path(post, path = "/keys", tag = "keys", request_body = CreateKeyRequest, responses((status = 201, description = "The key and its token, shown this once", body = CreatedKey), (status = 400, description = "Invalid request", body = WireError), (status = 404, description = "No such workspace", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 403, description = "Not an admin key", body = WireError), (status = 429, description = "Over the key's rate limit (Retry-After)", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
-async fn create_key(State(s): State<AppState>, body: Bytes) -> Result<(StatusCode, Json<CreatedKey>), ApiError> {
+pub(crate) async fn create_key(
+    State(s): State<AppState>,
+    body: Bytes,
+) -> Result<(StatusCode, Json<CreatedKey>), ApiError> {
     let req: CreateKeyRequest = parse(&body)?;
     Ok((StatusCode::CREATED, Json(call::<rpc::KeyCreate>(&s, &req).await?)))
 }
 
 #[utoipa::path(get, path = "/keys", tag = "keys", params(("includeRevoked" = Option<bool>, Query, description = "Revoked keys too")), responses((status = 200, body = KeyList), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 403, description = "Not an admin key", body = WireError), (status = 429, description = "Over the key's rate limit (Retry-After)", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
-async fn list_keys(State(s): State<AppState>, Query(q): Query<KeysQuery>) -> Reply<KeyList> {
+pub(crate) async fn list_keys(State(s): State<AppState>, Query(q): Query<KeysQuery>) -> Reply<KeyList> {
     let req = ListKeysRequest {
         workspace: None,
         include_revoked: q.include_revoked,
@@ -1296,38 +939,45 @@ async fn list_keys(State(s): State<AppState>, Query(q): Query<KeysQuery>) -> Rep
 
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
-struct KeysQuery {
+pub struct KeysQuery {
     include_revoked: Option<bool>,
 }
 
 #[utoipa::path(delete, path = "/keys/{id}", tag = "keys", params(("id" = String, Path, description = "Key id")), responses((status = 200, description = "The key, revoked", body = ApiKey), (status = 400, description = "Invalid request", body = WireError), (status = 404, description = "Not found", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 403, description = "Not an admin key", body = WireError), (status = 429, description = "Over the key's rate limit (Retry-After)", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
-async fn revoke_key(State(s): State<AppState>, Path(id): Path<String>) -> Reply<ApiKey> {
+pub(crate) async fn revoke_key(State(s): State<AppState>, Path(id): Path<String>) -> Reply<ApiKey> {
     Ok(Json(call::<rpc::KeyRevoke>(&s, &KeyRef { key_id: id }).await?))
 }
 
 #[utoipa::path(post, path = "/workspaces", tag = "workspaces", request_body = CreateWorkspaceRequest, responses((status = 201, body = Workspace), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 403, description = "Not an admin key of default", body = WireError), (status = 409, description = "The workspace exists", body = WireError), (status = 429, description = "Over the key's rate limit (Retry-After)", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
-async fn create_workspace(State(s): State<AppState>, body: Bytes) -> Result<(StatusCode, Json<Workspace>), ApiError> {
+pub(crate) async fn create_workspace(
+    State(s): State<AppState>,
+    body: Bytes,
+) -> Result<(StatusCode, Json<Workspace>), ApiError> {
     let req: CreateWorkspaceRequest = parse(&body)?;
     Ok((StatusCode::CREATED, Json(call::<rpc::WorkspaceCreate>(&s, &req).await?)))
 }
 
 #[utoipa::path(get, path = "/workspaces", tag = "workspaces", responses((status = 200, body = WorkspaceList), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 403, description = "Not an admin key", body = WireError), (status = 429, description = "Over the key's rate limit (Retry-After)", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
-async fn list_workspaces(State(s): State<AppState>) -> Reply<WorkspaceList> {
+pub(crate) async fn list_workspaces(State(s): State<AppState>) -> Reply<WorkspaceList> {
     Ok(Json(call::<rpc::WorkspaceList>(&s, &ListWorkspacesRequest {}).await?))
 }
 
 #[utoipa::path(get, path = "/workspaces/{name}", tag = "workspaces", params(("name" = String, Path, description = "Workspace name")), responses((status = 200, body = Workspace), (status = 400, description = "Invalid request", body = WireError), (status = 404, description = "Not found", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 403, description = "Not an admin key", body = WireError), (status = 429, description = "Over the key's rate limit (Retry-After)", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
-async fn get_workspace(State(s): State<AppState>, Path(name): Path<String>) -> Reply<Workspace> {
+pub(crate) async fn get_workspace(State(s): State<AppState>, Path(name): Path<String>) -> Reply<Workspace> {
     Ok(Json(call::<rpc::WorkspaceGet>(&s, &WorkspaceRef { name }).await?))
 }
 
 #[utoipa::path(delete, path = "/workspaces/{name}", tag = "workspaces", params(("name" = String, Path, description = "Workspace name")), responses((status = 200, description = "Deleted: its keys revoked, not found from now on", body = WorkspaceDeleted), (status = 400, description = "Invalid request", body = WireError), (status = 404, description = "Not found", body = WireError), (status = 409, description = "It has live agents (stop them first), or it is `default`", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 403, description = "Not an admin key of default", body = WireError), (status = 429, description = "Over the key's rate limit (Retry-After)", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
-async fn delete_workspace(State(s): State<AppState>, Path(name): Path<String>) -> Reply<WorkspaceDeleted> {
+pub(crate) async fn delete_workspace(State(s): State<AppState>, Path(name): Path<String>) -> Reply<WorkspaceDeleted> {
     Ok(Json(call::<rpc::WorkspaceDelete>(&s, &WorkspaceRef { name }).await?))
 }
 
 #[utoipa::path(put, path = "/workspaces/{name}/delivery-policy", tag = "workspaces", params(("name" = String, Path, description = "Workspace name")), request_body = DeliveryPolicy, responses((status = 200, description = "The workspace with its new policy; sends from now on follow it", body = Workspace), (status = 400, description = "Invalid request", body = WireError), (status = 404, description = "Not found", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 403, description = "Not an admin key", body = WireError), (status = 429, description = "Over the key's rate limit (Retry-After)", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
-async fn set_delivery_policy(State(s): State<AppState>, Path(name): Path<String>, body: Bytes) -> Reply<Workspace> {
+pub(crate) async fn set_delivery_policy(
+    State(s): State<AppState>,
+    Path(name): Path<String>,
+    body: Bytes,
+) -> Reply<Workspace> {
     let policy: DeliveryPolicy = parse(&body)?;
     let req = SetDeliveryPolicyRequest {
         name,
@@ -1337,7 +987,7 @@ async fn set_delivery_policy(State(s): State<AppState>, Path(name): Path<String>
 }
 
 #[utoipa::path(get, path = "/audit", tag = "audit", params(relay_contracts::audit::ListAuditRequest), responses((status = 200, description = "`audit.recorded` events of the key's workspace, oldest first", body = QueryResponse), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 403, description = "Not an admin key", body = WireError), (status = 429, description = "Over the key's rate limit (Retry-After)", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
-async fn audit(
+pub(crate) async fn audit(
     State(s): State<AppState>,
     Query(q): Query<relay_contracts::audit::ListAuditRequest>,
 ) -> Reply<QueryResponse> {

@@ -3,7 +3,8 @@
 //! prompt and the workspace's personas and profiles, the client behind it, and an agent's
 //! model or working directory (a connector swap).
 
-use crate::rest::{Json, Path, Query, Reply, call, parse};
+use crate::extract::{Json, Path, Query, Reply, parse};
+use crate::ops::call;
 use crate::{ApiError, AppState};
 use axum::extract::State;
 use bytes::Bytes;

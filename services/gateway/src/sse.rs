@@ -11,8 +11,8 @@
 //! does not follow the whole log: the hub also hands each event to its session's own channel,
 //! so a client wakes only for its session's events, not for every event of every session.
 
+use crate::extract::{Path, Query};
 use crate::metrics::Metrics;
-use crate::rest::{Path, Query};
 use crate::{ApiError, AppState, GatewaySettings};
 use axum::extract::State;
 use axum::http::HeaderMap;

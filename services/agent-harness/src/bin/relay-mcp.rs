@@ -224,6 +224,7 @@ impl ServerHandler for RelayTools {
 #[command(
     name = "relay-mcp",
     version,
+    args_override_self = true,
     about = "The relay tools as an MCP stdio server for the agent CLI its harness started."
 )]
 struct Args {
