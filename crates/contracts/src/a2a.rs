@@ -74,32 +74,31 @@ impl TaskKey {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, strum::IntoStaticStr, strum::EnumIter)]
 pub enum TaskState {
     #[serde(rename = "TASK_STATE_SUBMITTED")]
+    #[strum(serialize = "TASK_STATE_SUBMITTED")]
     Submitted,
     #[serde(rename = "TASK_STATE_WORKING")]
+    #[strum(serialize = "TASK_STATE_WORKING")]
     Working,
     #[serde(rename = "TASK_STATE_INPUT_REQUIRED")]
+    #[strum(serialize = "TASK_STATE_INPUT_REQUIRED")]
     InputRequired,
     #[serde(rename = "TASK_STATE_COMPLETED")]
+    #[strum(serialize = "TASK_STATE_COMPLETED")]
     Completed,
     #[serde(rename = "TASK_STATE_FAILED")]
+    #[strum(serialize = "TASK_STATE_FAILED")]
     Failed,
     #[serde(rename = "TASK_STATE_CANCELED")]
+    #[strum(serialize = "TASK_STATE_CANCELED")]
     Canceled,
 }
 
 impl TaskState {
     pub fn as_str(self) -> &'static str {
-        match self {
-            TaskState::Submitted => "TASK_STATE_SUBMITTED",
-            TaskState::Working => "TASK_STATE_WORKING",
-            TaskState::InputRequired => "TASK_STATE_INPUT_REQUIRED",
-            TaskState::Completed => "TASK_STATE_COMPLETED",
-            TaskState::Failed => "TASK_STATE_FAILED",
-            TaskState::Canceled => "TASK_STATE_CANCELED",
-        }
+        self.into()
     }
 }
 

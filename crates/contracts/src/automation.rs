@@ -109,9 +109,10 @@ pub struct WebhookList {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ListWebhooksRequest {}
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, strum::IntoStaticStr, strum::EnumIter)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "lowercase")]
+#[strum(serialize_all = "lowercase")]
 pub enum WebhookDeliveryStatus {
     /// Waiting for its next attempt (or for its subscription to be enabled again).
     Pending,
@@ -123,11 +124,7 @@ pub enum WebhookDeliveryStatus {
 
 impl WebhookDeliveryStatus {
     pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Pending => "pending",
-            Self::Delivered => "delivered",
-            Self::Failed => "failed",
-        }
+        self.into()
     }
 }
 
@@ -295,9 +292,10 @@ pub struct CreateScheduleRequest {
     pub action: ScheduleAction,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, strum::IntoStaticStr, strum::EnumIter)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "lowercase")]
+#[strum(serialize_all = "lowercase")]
 pub enum ScheduleStatus {
     Active,
     Paused,
@@ -307,11 +305,7 @@ pub enum ScheduleStatus {
 
 impl ScheduleStatus {
     pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Active => "active",
-            Self::Paused => "paused",
-            Self::Done => "done",
-        }
+        self.into()
     }
 }
 

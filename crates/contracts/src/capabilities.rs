@@ -5,9 +5,10 @@ use serde_json::Value;
 use serde_with::skip_serializing_none;
 
 /// When a message should be surfaced to the session (seed 001).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, strum::IntoStaticStr, strum::EnumIter)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "kebab-case")]
+#[strum(serialize_all = "kebab-case")]
 pub enum DeliveryMode {
     Immediate,
     NextMessage,
@@ -18,13 +19,7 @@ pub enum DeliveryMode {
 
 impl DeliveryMode {
     pub fn as_str(self) -> &'static str {
-        match self {
-            DeliveryMode::Immediate => "immediate",
-            DeliveryMode::NextMessage => "next-message",
-            DeliveryMode::NextToolCall => "next-tool-call",
-            DeliveryMode::OnIdle => "on-idle",
-            DeliveryMode::Manual => "manual",
-        }
+        self.into()
     }
 }
 
@@ -172,24 +167,23 @@ pub struct AgentSessionCapabilities {
 }
 
 /// A lifecycle operation an agent may or may not support.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, strum::IntoStaticStr, strum::EnumIter)]
 pub enum LifecycleOp {
+    #[strum(serialize = "lifecycle.release")]
     Release,
+    #[strum(serialize = "lifecycle.pause")]
     Pause,
+    #[strum(serialize = "lifecycle.resume")]
     Resume,
+    #[strum(serialize = "lifecycle.fork")]
     Fork,
+    #[strum(serialize = "lifecycle.snapshot")]
     Snapshot,
 }
 
 impl LifecycleOp {
     pub fn as_str(self) -> &'static str {
-        match self {
-            LifecycleOp::Release => "lifecycle.release",
-            LifecycleOp::Pause => "lifecycle.pause",
-            LifecycleOp::Resume => "lifecycle.resume",
-            LifecycleOp::Fork => "lifecycle.fork",
-            LifecycleOp::Snapshot => "lifecycle.snapshot",
-        }
+        self.into()
     }
 }
 

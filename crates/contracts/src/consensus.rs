@@ -43,9 +43,10 @@ pub struct ProposeRequest {
     pub timeout_ms: Option<f64>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, strum::IntoStaticStr, strum::EnumIter)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "lowercase")]
+#[strum(serialize_all = "lowercase")]
 pub enum ProposalStatus {
     Open,
     Resolved,
@@ -55,12 +56,7 @@ pub enum ProposalStatus {
 
 impl ProposalStatus {
     pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Open => "open",
-            Self::Resolved => "resolved",
-            Self::Expired => "expired",
-            Self::Cancelled => "cancelled",
-        }
+        self.into()
     }
 }
 

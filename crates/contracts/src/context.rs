@@ -6,7 +6,8 @@
 use std::fmt;
 
 /// Who may call a subject: the source of every identity's NATS permissions ([`crate::access`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, strum::IntoStaticStr, strum::EnumIter)]
+#[strum(serialize_all = "lowercase")]
 pub enum Role {
     /// A person (or their tool) with an operator key: steers sessions and decides permissions.
     Operator,
@@ -22,13 +23,7 @@ pub enum Role {
 
 impl Role {
     pub fn as_str(self) -> &'static str {
-        match self {
-            Role::Operator => "operator",
-            Role::Viewer => "viewer",
-            Role::Service => "service",
-            Role::Harness => "harness",
-            Role::Admin => "admin",
-        }
+        self.into()
     }
 }
 

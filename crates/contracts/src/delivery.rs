@@ -10,9 +10,10 @@ use serde_json::Value;
 use serde_with::skip_serializing_none;
 
 /// created → accepted/deferred → delivered | failed; cancelled by request.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, strum::IntoStaticStr, strum::EnumIter)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "lowercase")]
+#[strum(serialize_all = "lowercase")]
 pub enum DeliveryStatus {
     Pending,
     Accepted,
@@ -24,14 +25,7 @@ pub enum DeliveryStatus {
 
 impl DeliveryStatus {
     pub fn as_str(self) -> &'static str {
-        match self {
-            DeliveryStatus::Pending => "pending",
-            DeliveryStatus::Accepted => "accepted",
-            DeliveryStatus::Deferred => "deferred",
-            DeliveryStatus::Delivered => "delivered",
-            DeliveryStatus::Failed => "failed",
-            DeliveryStatus::Cancelled => "cancelled",
-        }
+        self.into()
     }
 
     /// No further state change happens on its own.
@@ -137,9 +131,10 @@ pub struct DeliverRequest {
     pub message: crate::session::Message,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, strum::IntoStaticStr, strum::EnumIter)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "lowercase")]
+#[strum(serialize_all = "lowercase")]
 pub enum ReceiptStatus {
     Accepted,
     Delivered,
@@ -149,12 +144,7 @@ pub enum ReceiptStatus {
 
 impl ReceiptStatus {
     pub fn as_str(self) -> &'static str {
-        match self {
-            ReceiptStatus::Accepted => "accepted",
-            ReceiptStatus::Delivered => "delivered",
-            ReceiptStatus::Deferred => "deferred",
-            ReceiptStatus::Failed => "failed",
-        }
+        self.into()
     }
 }
 

@@ -5,9 +5,10 @@ use serde_json::Value;
 use std::fmt;
 
 /// The closed set of error codes every RPC may answer with.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, strum::IntoStaticStr, strum::EnumIter)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum ErrorCode {
     /// The request could not be decoded or failed validation.
     InvalidRequest,
@@ -60,18 +61,7 @@ impl ErrorCode {
     }
 
     pub fn as_str(self) -> &'static str {
-        match self {
-            ErrorCode::InvalidRequest => "invalid_request",
-            ErrorCode::NotFound => "not_found",
-            ErrorCode::Conflict => "conflict",
-            ErrorCode::CapabilityUnsupported => "capability_unsupported",
-            ErrorCode::Unauthorized => "unauthorized",
-            ErrorCode::Forbidden => "forbidden",
-            ErrorCode::RateLimited => "rate_limited",
-            ErrorCode::Unavailable => "unavailable",
-            ErrorCode::Timeout => "timeout",
-            ErrorCode::Internal => "internal",
-        }
+        self.into()
     }
 
     /// Whether a caller may retry the same request unchanged.

@@ -19,9 +19,10 @@ pub fn is_key_id(id: &str) -> bool {
 }
 
 /// What a key may do at the gateway.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, strum::IntoStaticStr, strum::EnumIter)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "lowercase")]
+#[strum(serialize_all = "lowercase")]
 pub enum KeyRole {
     /// Read and stream.
     Viewer,
@@ -33,11 +34,7 @@ pub enum KeyRole {
 
 impl KeyRole {
     pub fn as_str(self) -> &'static str {
-        match self {
-            KeyRole::Viewer => "viewer",
-            KeyRole::Operator => "operator",
-            KeyRole::Admin => "admin",
-        }
+        self.into()
     }
 }
 

@@ -36,9 +36,10 @@ pub enum To {
 }
 
 /// How urgent a message is; the harness surfaces `urgent` and `high` ones first.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, strum::IntoStaticStr, strum::EnumIter)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "lowercase")]
+#[strum(serialize_all = "lowercase")]
 pub enum Priority {
     Low,
     Normal,
@@ -48,12 +49,7 @@ pub enum Priority {
 
 impl Priority {
     pub fn as_str(self) -> &'static str {
-        match self {
-            Priority::Low => "low",
-            Priority::Normal => "normal",
-            Priority::High => "high",
-            Priority::Urgent => "urgent",
-        }
+        self.into()
     }
 
     /// The rank an agent's queue is ordered by (higher goes first).

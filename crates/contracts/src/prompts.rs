@@ -5,9 +5,10 @@
 use serde::{Deserialize, Serialize};
 use serde_with::skip_serializing_none;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, strum::IntoStaticStr, strum::EnumIter)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "lowercase")]
+#[strum(serialize_all = "lowercase")]
 pub enum PromptKind {
     /// Who the agent is (a reviewer, a planner).
     Persona,
@@ -17,10 +18,7 @@ pub enum PromptKind {
 
 impl PromptKind {
     pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Persona => "persona",
-            Self::Profile => "profile",
-        }
+        self.into()
     }
 }
 

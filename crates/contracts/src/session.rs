@@ -9,9 +9,10 @@ use serde_with::skip_serializing_none;
 // ---------------------------------------------------------------------------------------------
 // Enums
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, strum::IntoStaticStr, strum::EnumIter)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "lowercase")]
+#[strum(serialize_all = "lowercase")]
 pub enum SessionStatus {
     Active,
     Closed,
@@ -21,12 +22,7 @@ pub enum SessionStatus {
 
 impl SessionStatus {
     pub fn as_str(self) -> &'static str {
-        match self {
-            SessionStatus::Active => "active",
-            SessionStatus::Closed => "closed",
-            SessionStatus::Archived => "archived",
-            SessionStatus::Discovered => "discovered",
-        }
+        self.into()
     }
 }
 
@@ -1667,9 +1663,10 @@ pub struct CancelTurnResponse {
 }
 
 /// Seed 000 AgentStatus: reported through events; `on-idle` deliveries wait for a safe one.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, strum::IntoStaticStr, strum::EnumIter)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "lowercase")]
+#[strum(serialize_all = "lowercase")]
 pub enum AgentStatus {
     Starting,
     Active,
@@ -1685,17 +1682,6 @@ pub enum AgentStatus {
 
 impl AgentStatus {
     pub fn as_str(self) -> &'static str {
-        match self {
-            AgentStatus::Starting => "starting",
-            AgentStatus::Active => "active",
-            AgentStatus::Idle => "idle",
-            AgentStatus::Waiting => "waiting",
-            AgentStatus::Blocked => "blocked",
-            AgentStatus::Paused => "paused",
-            AgentStatus::Releasing => "releasing",
-            AgentStatus::Released => "released",
-            AgentStatus::Offline => "offline",
-            AgentStatus::Failed => "failed",
-        }
+        self.into()
     }
 }

@@ -81,8 +81,11 @@ impl Default for CostSettings {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, strum::IntoStaticStr, strum::EnumString,
+)]
 #[serde(rename_all = "lowercase")]
+#[strum(serialize_all = "lowercase")]
 pub enum Scope {
     Session,
     Agent,
@@ -90,18 +93,11 @@ pub enum Scope {
 
 impl Scope {
     pub fn as_str(self) -> &'static str {
-        match self {
-            Scope::Session => "session",
-            Scope::Agent => "agent",
-        }
+        self.into()
     }
 
     fn parse(s: &str) -> Option<Scope> {
-        match s {
-            "session" => Some(Scope::Session),
-            "agent" => Some(Scope::Agent),
-            _ => None,
-        }
+        s.parse().ok()
     }
 }
 

@@ -19,6 +19,7 @@ pub mod messaging;
 pub mod metrics;
 pub mod openapi;
 mod ops;
+pub mod responses;
 pub mod rest;
 mod router;
 pub mod serve;

@@ -5,6 +5,7 @@
 
 use crate::extract::{AgentName, Json, Path, Query, Reply, optional_body, parse};
 use crate::ops::{call, find_session};
+use crate::responses::{BadRequest, Conflict, NotAdmin, NotFound, RateLimited, Timeout, Unauthorized, Unavailable};
 use crate::{ApiError, AppState, auth};
 use axum::extract::State;
 use axum::http::StatusCode;
@@ -85,7 +86,7 @@ pub struct Created {
     pub host_id: Option<String>,
 }
 
-#[utoipa::path(post, path = "/sessions", tag = "sessions", request_body(content = Option<CreateSession>, description = "Seed 003: agent, cli, task, cwd. No body, an empty one or `null` is `{}`."), responses((status = 201, body = Created), (status = 404, description = "No agent-spawner has a command for this cli", body = WireError), (status = 409, description = "A session with this sessionId exists", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
+#[utoipa::path(post, path = "/sessions", tag = "sessions", request_body(content = Option<CreateSession>, description = "Seed 003: agent, cli, task, cwd. No body, an empty one or `null` is `{}`."), responses((status = 201, body = Created), (status = 404, description = "No agent-spawner has a command for this cli", body = WireError), (status = 409, description = "A session with this sessionId exists", body = WireError), BadRequest, Unauthorized, Unavailable, Timeout))]
 pub(crate) async fn create_session(
     State(s): State<AppState>,
     body: Bytes,
@@ -171,7 +172,7 @@ pub(crate) async fn create_session(
     }
 }
 
-#[utoipa::path(get, path = "/sessions", tag = "sessions", params(ListRequest), responses((status = 200, body = ListResponse), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
+#[utoipa::path(get, path = "/sessions", tag = "sessions", params(ListRequest), responses((status = 200, body = ListResponse), BadRequest, Unauthorized, Unavailable, Timeout))]
 pub(crate) async fn list_sessions(State(s): State<AppState>, Query(q): Query<ListRequest>) -> Reply<ListResponse> {
     Ok(Json(call::<rpc::SessionList>(&s, &q).await?))
 }
@@ -192,7 +193,7 @@ pub struct SearchQuery {
     pub offset: Option<i64>,
 }
 
-#[utoipa::path(get, path = "/sessions/search", tag = "sessions", params(SearchQuery), responses((status = 200, description = "Matching sessions with a preview of what matched", body = ListResponse), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
+#[utoipa::path(get, path = "/sessions/search", tag = "sessions", params(SearchQuery), responses((status = 200, description = "Matching sessions with a preview of what matched", body = ListResponse), BadRequest, Unauthorized, Unavailable, Timeout))]
 pub(crate) async fn search_sessions(State(s): State<AppState>, Query(q): Query<SearchQuery>) -> Reply<ListResponse> {
     if q.q.trim().is_empty() || q.q.chars().count() > 1000 {
         return Err(ApiError::Invalid("q: 1 to 1000 characters, not blank".into()));
@@ -207,13 +208,13 @@ pub(crate) async fn search_sessions(State(s): State<AppState>, Query(q): Query<S
     Ok(Json(call::<rpc::SessionSearch>(&s, &req).await?))
 }
 
-#[utoipa::path(get, path = "/sessions/counts", tag = "sessions", responses((status = 200, description = "How many sessions are in each status", body = relay_contracts::session::StatusCounts), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
+#[utoipa::path(get, path = "/sessions/counts", tag = "sessions", responses((status = 200, description = "How many sessions are in each status", body = relay_contracts::session::StatusCounts), Unauthorized, Unavailable, Timeout))]
 pub(crate) async fn session_counts(State(s): State<AppState>) -> Reply<relay_contracts::session::StatusCounts> {
     let req = relay_contracts::session::StatusCountsRequest {};
     Ok(Json(call::<rpc::SessionGetStatusCounts>(&s, &req).await?))
 }
 
-#[utoipa::path(get, path = "/sessions/{id}", tag = "sessions", params(("id" = String, Path, description = "Session id")), responses((status = 200, body = Session), (status = 404, description = "Not found", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
+#[utoipa::path(get, path = "/sessions/{id}", tag = "sessions", params(("id" = String, Path, description = "Session id")), responses((status = 200, body = Session), NotFound, BadRequest, Unauthorized, Unavailable, Timeout))]
 pub(crate) async fn get_session(State(s): State<AppState>, Path(id): Path<String>) -> Reply<Session> {
     Ok(Json(find_session(&s, id).await?))
 }
@@ -236,7 +237,7 @@ pub struct Ended {
 /// Seed 003 `DELETE /api/v1/sessions/:id` ("End session"): releases the session's agents and
 /// closes it. The ended session stays readable (`GET` answers it with status `closed`); purging
 /// deletes it.
-#[utoipa::path(delete, path = "/sessions/{id}", tag = "sessions", params(("id" = String, Path, description = "Session id")), responses((status = 200, body = Ended), (status = 404, description = "Not found", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
+#[utoipa::path(delete, path = "/sessions/{id}", tag = "sessions", params(("id" = String, Path, description = "Session id")), responses((status = 200, body = Ended), NotFound, BadRequest, Unauthorized, Unavailable, Timeout))]
 pub(crate) async fn end_session(State(s): State<AppState>, Path(id): Path<String>) -> Reply<Ended> {
     // Routes that look something up first check the role of what they will change up front:
     // a viewer learns nothing from a 404 it may not act on anyway.
@@ -329,7 +330,7 @@ pub struct Sent {
     pub schedule_id: Option<String>,
 }
 
-#[utoipa::path(post, path = "/sessions/{id}/messages", tag = "sessions", params(("id" = String, Path, description = "Session id")), request_body = SendMessage, responses((status = 200, body = Sent), (status = 404, description = "Not found", body = WireError), (status = 409, description = "Conflicts with the current state", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
+#[utoipa::path(post, path = "/sessions/{id}/messages", tag = "sessions", params(("id" = String, Path, description = "Session id")), request_body = SendMessage, responses((status = 200, body = Sent), NotFound, Conflict, BadRequest, Unauthorized, Unavailable, Timeout))]
 pub(crate) async fn send_message(
     State(s): State<AppState>,
     Path(id): Path<String>,
@@ -368,7 +369,7 @@ pub struct Reason {
     pub reason: Option<String>,
 }
 
-#[utoipa::path(post, path = "/sessions/{id}/close", tag = "sessions", params(("id" = String, Path, description = "Session id")), request_body(content = Option<Reason>), responses((status = 200, body = SuccessResponse), (status = 404, description = "Not found", body = WireError), (status = 409, description = "Conflicts with the current state", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
+#[utoipa::path(post, path = "/sessions/{id}/close", tag = "sessions", params(("id" = String, Path, description = "Session id")), request_body(content = Option<Reason>), responses((status = 200, body = SuccessResponse), NotFound, Conflict, BadRequest, Unauthorized, Unavailable, Timeout))]
 pub(crate) async fn close_session(
     State(s): State<AppState>,
     Path(id): Path<String>,
@@ -379,21 +380,21 @@ pub(crate) async fn close_session(
     Ok(Json(call::<rpc::SessionClose>(&s, &req).await?))
 }
 
-#[utoipa::path(post, path = "/sessions/{id}/resume", tag = "sessions", params(("id" = String, Path, description = "Session id")), responses((status = 200, body = SuccessResponse), (status = 404, description = "Not found", body = WireError), (status = 409, description = "Conflicts with the current state", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
+#[utoipa::path(post, path = "/sessions/{id}/resume", tag = "sessions", params(("id" = String, Path, description = "Session id")), responses((status = 200, body = SuccessResponse), NotFound, Conflict, BadRequest, Unauthorized, Unavailable, Timeout))]
 pub(crate) async fn resume_session(State(s): State<AppState>, Path(id): Path<String>) -> Reply<SuccessResponse> {
     Ok(Json(
         call::<rpc::SessionResume>(&s, &SessionRef { session_id: id }).await?,
     ))
 }
 
-#[utoipa::path(post, path = "/sessions/{id}/archive", tag = "sessions", params(("id" = String, Path, description = "Session id")), responses((status = 200, body = SuccessResponse), (status = 404, description = "Not found", body = WireError), (status = 409, description = "Conflicts with the current state", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
+#[utoipa::path(post, path = "/sessions/{id}/archive", tag = "sessions", params(("id" = String, Path, description = "Session id")), responses((status = 200, body = SuccessResponse), NotFound, Conflict, BadRequest, Unauthorized, Unavailable, Timeout))]
 pub(crate) async fn archive_session(State(s): State<AppState>, Path(id): Path<String>) -> Reply<SuccessResponse> {
     Ok(Json(
         call::<rpc::SessionArchive>(&s, &SessionRef { session_id: id }).await?,
     ))
 }
 
-#[utoipa::path(post, path = "/sessions/{id}/purge", tag = "sessions", params(("id" = String, Path, description = "Session id")), responses((status = 200, body = PurgeResponse), (status = 404, description = "Not found", body = WireError), (status = 409, description = "Conflicts with the current state", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
+#[utoipa::path(post, path = "/sessions/{id}/purge", tag = "sessions", params(("id" = String, Path, description = "Session id")), responses((status = 200, body = PurgeResponse), NotFound, Conflict, BadRequest, Unauthorized, Unavailable, Timeout))]
 pub(crate) async fn purge_session(State(s): State<AppState>, Path(id): Path<String>) -> Reply<PurgeResponse> {
     Ok(Json(
         call::<rpc::SessionPurge>(&s, &SessionRef { session_id: id }).await?,
@@ -415,7 +416,7 @@ pub struct SessionPatch {
     summary: Option<String>,
 }
 
-#[utoipa::path(patch, path = "/sessions/{id}", tag = "sessions", params(("id" = String, Path, description = "Session id")), request_body(content = SessionPatch, description = "The fields to change."), responses((status = 200, body = SuccessResponse), (status = 404, description = "Not found", body = WireError), (status = 409, description = "Conflicts with the current state", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 403, description = "The key's role may not do this", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
+#[utoipa::path(patch, path = "/sessions/{id}", tag = "sessions", params(("id" = String, Path, description = "Session id")), request_body(content = SessionPatch, description = "The fields to change."), responses((status = 200, body = SuccessResponse), NotFound, Conflict, BadRequest, Unauthorized, (status = 403, description = "The key's role may not do this", body = WireError), Unavailable, Timeout))]
 pub(crate) async fn update_session(
     State(s): State<AppState>,
     Path(id): Path<String>,
@@ -440,7 +441,7 @@ pub struct Fork {
     pub target_working_directory: Option<String>,
 }
 
-#[utoipa::path(post, path = "/sessions/{id}/fork", tag = "sessions", params(("id" = String, Path, description = "Session id")), request_body(content = Option<Fork>), responses((status = 201, body = SessionIdResponse), (status = 404, description = "Not found", body = WireError), (status = 409, description = "Conflicts with the current state", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
+#[utoipa::path(post, path = "/sessions/{id}/fork", tag = "sessions", params(("id" = String, Path, description = "Session id")), request_body(content = Option<Fork>), responses((status = 201, body = SessionIdResponse), NotFound, Conflict, BadRequest, Unauthorized, Unavailable, Timeout))]
 pub(crate) async fn fork_session(
     State(s): State<AppState>,
     Path(id): Path<String>,
@@ -493,7 +494,7 @@ macro_rules! pending_query {
 pending_query!(PermissionsQuery, "^(pending|approved|denied|all)$");
 pending_query!(QuestionsQuery, "^(pending|answered|expired|all)$");
 
-#[utoipa::path(get, path = "/agents/{name}/permissions", tag = "permissions", params(("name" = String, Path, description = "Agent id"), PermissionsQuery), responses((status = 200, body = PermissionList), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
+#[utoipa::path(get, path = "/agents/{name}/permissions", tag = "permissions", params(("name" = String, Path, description = "Agent id"), PermissionsQuery), responses((status = 200, body = PermissionList), BadRequest, Unauthorized, Unavailable, Timeout))]
 pub(crate) async fn list_permissions(
     State(s): State<AppState>,
     AgentName(name): AgentName,
@@ -502,7 +503,7 @@ pub(crate) async fn list_permissions(
     Ok(Json(call::<rpc::PermissionList>(&s, &q.for_agent(Some(name))).await?))
 }
 
-#[utoipa::path(get, path = "/permissions", tag = "permissions", params(PermissionsQuery), responses((status = 200, description = "Every agent's permission requests in the key's workspace (the operators' inbox), newest first", body = PermissionList), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
+#[utoipa::path(get, path = "/permissions", tag = "permissions", params(PermissionsQuery), responses((status = 200, description = "Every agent's permission requests in the key's workspace (the operators' inbox), newest first", body = PermissionList), BadRequest, Unauthorized, Unavailable, Timeout))]
 pub(crate) async fn all_permissions(
     State(s): State<AppState>,
     Query(q): Query<PermissionsQuery>,
@@ -510,7 +511,7 @@ pub(crate) async fn all_permissions(
     Ok(Json(call::<rpc::PermissionList>(&s, &q.for_agent(None)).await?))
 }
 
-#[utoipa::path(get, path = "/questions", tag = "questions", params(QuestionsQuery), responses((status = 200, description = "Every agent's questions in the key's workspace, newest first", body = QuestionList), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
+#[utoipa::path(get, path = "/questions", tag = "questions", params(QuestionsQuery), responses((status = 200, description = "Every agent's questions in the key's workspace, newest first", body = QuestionList), BadRequest, Unauthorized, Unavailable, Timeout))]
 pub(crate) async fn all_questions(State(s): State<AppState>, Query(q): Query<QuestionsQuery>) -> Reply<QuestionList> {
     Ok(Json(call::<rpc::QuestionList>(&s, &q.for_agent(None)).await?))
 }
@@ -540,7 +541,7 @@ pub(crate) async fn decide<R: Rpc<Request = DecideRequest, Response = DecideResp
     Ok(Json(call::<R>(s, &DecideRequest { request_id, reason }).await?))
 }
 
-#[utoipa::path(post, path = "/agents/{name}/permissions/{request_id}/approve", tag = "permissions", params(("name" = String, Path, description = "Agent id"), ("request_id" = String, Path)), request_body(content = Option<Reason>), responses((status = 200, body = DecideResponse), (status = 404, description = "Not found", body = WireError), (status = 409, description = "Conflicts with the current state", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
+#[utoipa::path(post, path = "/agents/{name}/permissions/{request_id}/approve", tag = "permissions", params(("name" = String, Path, description = "Agent id"), ("request_id" = String, Path)), request_body(content = Option<Reason>), responses((status = 200, body = DecideResponse), NotFound, Conflict, BadRequest, Unauthorized, Unavailable, Timeout))]
 pub(crate) async fn approve(
     State(s): State<AppState>,
     AgentName(name): AgentName,
@@ -550,7 +551,7 @@ pub(crate) async fn approve(
     decide::<rpc::PermissionApprove>(&s, name, id, &body).await
 }
 
-#[utoipa::path(post, path = "/agents/{name}/permissions/{request_id}/deny", tag = "permissions", params(("name" = String, Path, description = "Agent id"), ("request_id" = String, Path)), request_body(content = Option<Reason>), responses((status = 200, body = DecideResponse), (status = 404, description = "Not found", body = WireError), (status = 409, description = "Conflicts with the current state", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
+#[utoipa::path(post, path = "/agents/{name}/permissions/{request_id}/deny", tag = "permissions", params(("name" = String, Path, description = "Agent id"), ("request_id" = String, Path)), request_body(content = Option<Reason>), responses((status = 200, body = DecideResponse), NotFound, Conflict, BadRequest, Unauthorized, Unavailable, Timeout))]
 pub(crate) async fn deny(
     State(s): State<AppState>,
     AgentName(name): AgentName,
@@ -560,7 +561,7 @@ pub(crate) async fn deny(
     decide::<rpc::PermissionDeny>(&s, name, id, &body).await
 }
 
-#[utoipa::path(get, path = "/agents/{name}/questions", tag = "questions", params(("name" = String, Path, description = "Agent id"), QuestionsQuery), responses((status = 200, body = QuestionList), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
+#[utoipa::path(get, path = "/agents/{name}/questions", tag = "questions", params(("name" = String, Path, description = "Agent id"), QuestionsQuery), responses((status = 200, body = QuestionList), BadRequest, Unauthorized, Unavailable, Timeout))]
 pub(crate) async fn list_questions(
     State(s): State<AppState>,
     AgentName(name): AgentName,
@@ -575,7 +576,7 @@ pub struct Answer {
     pub answer: String,
 }
 
-#[utoipa::path(post, path = "/agents/{name}/questions/{question_id}/answer", tag = "questions", params(("name" = String, Path, description = "Agent id"), ("question_id" = String, Path)), request_body = Answer, responses((status = 200, body = AnswerResponse), (status = 404, description = "Not found", body = WireError), (status = 409, description = "Conflicts with the current state", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
+#[utoipa::path(post, path = "/agents/{name}/questions/{question_id}/answer", tag = "questions", params(("name" = String, Path, description = "Agent id"), ("question_id" = String, Path)), request_body = Answer, responses((status = 200, body = AnswerResponse), NotFound, Conflict, BadRequest, Unauthorized, Unavailable, Timeout))]
 pub(crate) async fn answer(
     State(s): State<AppState>,
     AgentName(name): AgentName,
@@ -605,7 +606,7 @@ pub(crate) async fn answer(
 // ---------------------------------------------------------------------------------------------
 // Agents: the directory, and `{name}` resolved
 
-#[utoipa::path(get, path = "/agents", tag = "agents", params(AgentListRequest), responses((status = 200, body = AgentListResponse), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
+#[utoipa::path(get, path = "/agents", tag = "agents", params(AgentListRequest), responses((status = 200, body = AgentListResponse), BadRequest, Unauthorized, Unavailable, Timeout))]
 pub(crate) async fn list_agents(
     State(s): State<AppState>,
     Query(q): Query<AgentListRequest>,
@@ -613,12 +614,12 @@ pub(crate) async fn list_agents(
     Ok(Json(call::<rpc::AgentList>(&s, &q).await?))
 }
 
-#[utoipa::path(get, path = "/agents/{name}", tag = "agents", params(("name" = String, Path, description = "Agent id or handle (`@bob` or `bob`)")), responses((status = 200, body = Agent), (status = 404, description = "Not found", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
+#[utoipa::path(get, path = "/agents/{name}", tag = "agents", params(("name" = String, Path, description = "Agent id or handle (`@bob` or `bob`)")), responses((status = 200, body = Agent), NotFound, BadRequest, Unauthorized, Unavailable, Timeout))]
 pub(crate) async fn get_agent(State(s): State<AppState>, Path(name): Path<String>) -> Reply<Agent> {
     Ok(Json(call::<rpc::AgentGet>(&s, &AgentGetRequest { agent: name }).await?))
 }
 
-#[utoipa::path(get, path = "/agents/{name}/capabilities", tag = "agents", params(("name" = String, Path, description = "Agent id or handle")), responses((status = 200, body = CapabilitiesResponse), (status = 404, description = "Not found", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
+#[utoipa::path(get, path = "/agents/{name}/capabilities", tag = "agents", params(("name" = String, Path, description = "Agent id or handle")), responses((status = 200, body = CapabilitiesResponse), NotFound, BadRequest, Unauthorized, Unavailable, Timeout))]
 pub(crate) async fn agent_capabilities(
     State(s): State<AppState>,
     Path(name): Path<String>,
@@ -636,17 +637,17 @@ pub(crate) async fn agent_capabilities(
 // ---------------------------------------------------------------------------------------------
 // Agent control
 
-#[utoipa::path(post, path = "/agents/{name}/pause", tag = "agents", params(("name" = String, Path, description = "Agent id")), responses((status = 200, body = AgentHold), (status = 404, description = "Not found", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
+#[utoipa::path(post, path = "/agents/{name}/pause", tag = "agents", params(("name" = String, Path, description = "Agent id")), responses((status = 200, body = AgentHold), NotFound, BadRequest, Unauthorized, Unavailable, Timeout))]
 pub(crate) async fn pause(State(s): State<AppState>, AgentName(name): AgentName) -> Reply<AgentHold> {
     Ok(Json(call::<rpc::AgentPause>(&s, &AgentRef { agent_id: name }).await?))
 }
 
-#[utoipa::path(post, path = "/agents/{name}/resume", tag = "agents", params(("name" = String, Path, description = "Agent id")), responses((status = 200, body = AgentHold), (status = 404, description = "Not found", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
+#[utoipa::path(post, path = "/agents/{name}/resume", tag = "agents", params(("name" = String, Path, description = "Agent id")), responses((status = 200, body = AgentHold), NotFound, BadRequest, Unauthorized, Unavailable, Timeout))]
 pub(crate) async fn resume(State(s): State<AppState>, AgentName(name): AgentName) -> Reply<AgentHold> {
     Ok(Json(call::<rpc::AgentResume>(&s, &AgentRef { agent_id: name }).await?))
 }
 
-#[utoipa::path(post, path = "/agents/{name}/stop", tag = "agents", params(("name" = String, Path, description = "Agent id")), request_body(content = Option<Reason>), responses((status = 200, body = StopAgentResponse), (status = 404, description = "Not found", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
+#[utoipa::path(post, path = "/agents/{name}/stop", tag = "agents", params(("name" = String, Path, description = "Agent id")), request_body(content = Option<Reason>), responses((status = 200, body = StopAgentResponse), NotFound, BadRequest, Unauthorized, Unavailable, Timeout))]
 pub(crate) async fn stop(
     State(s): State<AppState>,
     AgentName(name): AgentName,
@@ -664,7 +665,7 @@ pub struct Input {
     pub data: String,
 }
 
-#[utoipa::path(post, path = "/agents/{name}/input", tag = "agents", params(("name" = String, Path, description = "Agent id")), request_body = Input, responses((status = 200, body = InputResponse), (status = 404, description = "Not found", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
+#[utoipa::path(post, path = "/agents/{name}/input", tag = "agents", params(("name" = String, Path, description = "Agent id")), request_body = Input, responses((status = 200, body = InputResponse), NotFound, BadRequest, Unauthorized, Unavailable, Timeout))]
 pub(crate) async fn input(
     State(s): State<AppState>,
     AgentName(name): AgentName,
@@ -677,7 +678,7 @@ pub(crate) async fn input(
     Ok(Json(call::<rpc::AgentInput>(&s, &req).await?))
 }
 
-#[utoipa::path(post, path = "/agents/{name}/interrupt", tag = "agents", params(("name" = String, Path, description = "Agent id or handle")), request_body(content = Option<Reason>), responses((status = 200, description = "`busy`: there was a turn to interrupt", body = TurnState), (status = 404, description = "Not found", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "The harness cannot be reached", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
+#[utoipa::path(post, path = "/agents/{name}/interrupt", tag = "agents", params(("name" = String, Path, description = "Agent id or handle")), request_body(content = Option<Reason>), responses((status = 200, description = "`busy`: there was a turn to interrupt", body = TurnState), NotFound, BadRequest, Unauthorized, (status = 503, description = "The harness cannot be reached", body = WireError), Timeout))]
 pub(crate) async fn interrupt_agent(
     State(s): State<AppState>,
     AgentName(name): AgentName,
@@ -688,7 +689,7 @@ pub(crate) async fn interrupt_agent(
     Ok(Json(call::<rpc::AgentInterrupt>(&s, &req).await?))
 }
 
-#[utoipa::path(post, path = "/sessions/{id}/turns/{turnId}/cancel", tag = "sessions", params(("id" = String, Path, description = "Session id"), ("turnId" = String, Path, description = "Turn id")), request_body(content = Option<Reason>), responses((status = 200, body = CancelTurnResponse), (status = 404, description = "Not found", body = WireError), (status = 409, description = "The turn is not running", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
+#[utoipa::path(post, path = "/sessions/{id}/turns/{turnId}/cancel", tag = "sessions", params(("id" = String, Path, description = "Session id"), ("turnId" = String, Path, description = "Turn id")), request_body(content = Option<Reason>), responses((status = 200, body = CancelTurnResponse), NotFound, (status = 409, description = "The turn is not running", body = WireError), BadRequest, Unauthorized, Unavailable, Timeout))]
 pub(crate) async fn cancel_turn(
     State(s): State<AppState>,
     Path((id, turn_id)): Path<(String, String)>,
@@ -703,7 +704,7 @@ pub(crate) async fn cancel_turn(
     Ok(Json(call::<rpc::SessionTurnCancel>(&s, &req).await?))
 }
 
-#[utoipa::path(get, path = "/sessions/{id}/turns", tag = "sessions", params(("id" = String, Path, description = "Session id")), responses((status = 200, body = TurnsResponse), (status = 404, description = "Not found", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
+#[utoipa::path(get, path = "/sessions/{id}/turns", tag = "sessions", params(("id" = String, Path, description = "Session id")), responses((status = 200, body = TurnsResponse), NotFound, BadRequest, Unauthorized, Unavailable, Timeout))]
 pub(crate) async fn list_turns(State(s): State<AppState>, Path(id): Path<String>) -> Reply<TurnsResponse> {
     Ok(Json(
         call::<rpc::SessionTurns>(&s, &SessionRef { session_id: id }).await?,
@@ -711,7 +712,7 @@ pub(crate) async fn list_turns(State(s): State<AppState>, Path(id): Path<String>
 }
 
 /// "Interrupt the agents now": cancels the session's running turn.
-#[utoipa::path(post, path = "/sessions/{id}/interrupt", tag = "sessions", params(("id" = String, Path, description = "Session id")), request_body(content = Option<Reason>), responses((status = 200, body = CancelTurnResponse), (status = 404, description = "Not found", body = WireError), (status = 409, description = "No turn is running", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
+#[utoipa::path(post, path = "/sessions/{id}/interrupt", tag = "sessions", params(("id" = String, Path, description = "Session id")), request_body(content = Option<Reason>), responses((status = 200, body = CancelTurnResponse), NotFound, (status = 409, description = "No turn is running", body = WireError), BadRequest, Unauthorized, Unavailable, Timeout))]
 pub(crate) async fn interrupt_session(
     State(s): State<AppState>,
     Path(id): Path<String>,
@@ -732,7 +733,7 @@ pub struct Flush {
     pub mode: Option<DeliveryMode>,
 }
 
-#[utoipa::path(post, path = "/agents/{name}/flush", tag = "deliveries", params(("name" = String, Path, description = "Agent id")), request_body(content = Option<Flush>), responses((status = 200, body = FlushResponse), (status = 404, description = "Not found", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
+#[utoipa::path(post, path = "/agents/{name}/flush", tag = "deliveries", params(("name" = String, Path, description = "Agent id")), request_body(content = Option<Flush>), responses((status = 200, body = FlushResponse), NotFound, BadRequest, Unauthorized, Unavailable, Timeout))]
 pub(crate) async fn flush(State(s): State<AppState>, AgentName(name): AgentName, body: Bytes) -> Reply<FlushResponse> {
     let Flush { mode } = optional_body(&body)?;
     let req = FlushRequest { agent_id: name, mode };
@@ -742,7 +743,7 @@ pub(crate) async fn flush(State(s): State<AppState>, AgentName(name): AgentName,
 // ---------------------------------------------------------------------------------------------
 // Deliveries, events, costs
 
-#[utoipa::path(get, path = "/deliveries", tag = "deliveries", params(ListDeliveriesRequest), responses((status = 200, body = ListDeliveriesResponse), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
+#[utoipa::path(get, path = "/deliveries", tag = "deliveries", params(ListDeliveriesRequest), responses((status = 200, body = ListDeliveriesResponse), BadRequest, Unauthorized, Unavailable, Timeout))]
 pub(crate) async fn list_deliveries(
     State(s): State<AppState>,
     Query(q): Query<ListDeliveriesRequest>,
@@ -750,21 +751,21 @@ pub(crate) async fn list_deliveries(
     Ok(Json(call::<rpc::DeliveryList>(&s, &q).await?))
 }
 
-#[utoipa::path(get, path = "/deliveries/{id}", tag = "deliveries", params(("id" = String, Path, description = "Delivery id")), responses((status = 200, body = Delivery), (status = 404, description = "Not found", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
+#[utoipa::path(get, path = "/deliveries/{id}", tag = "deliveries", params(("id" = String, Path, description = "Delivery id")), responses((status = 200, body = Delivery), NotFound, BadRequest, Unauthorized, Unavailable, Timeout))]
 pub(crate) async fn get_delivery(State(s): State<AppState>, Path(id): Path<String>) -> Reply<Delivery> {
     Ok(Json(
         call::<rpc::DeliveryGet>(&s, &DeliveryRef { delivery_id: id }).await?,
     ))
 }
 
-#[utoipa::path(post, path = "/deliveries/{id}/retry", tag = "deliveries", params(("id" = String, Path, description = "Delivery id")), responses((status = 200, body = Delivery), (status = 404, description = "Not found", body = WireError), (status = 409, description = "Conflicts with the current state", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
+#[utoipa::path(post, path = "/deliveries/{id}/retry", tag = "deliveries", params(("id" = String, Path, description = "Delivery id")), responses((status = 200, body = Delivery), NotFound, Conflict, BadRequest, Unauthorized, Unavailable, Timeout))]
 pub(crate) async fn retry_delivery(State(s): State<AppState>, Path(id): Path<String>) -> Reply<Delivery> {
     Ok(Json(
         call::<rpc::DeliveryRetry>(&s, &DeliveryRef { delivery_id: id }).await?,
     ))
 }
 
-#[utoipa::path(post, path = "/deliveries/{id}/cancel", tag = "deliveries", params(("id" = String, Path, description = "Delivery id")), request_body(content = Option<Reason>), responses((status = 200, body = Delivery), (status = 404, description = "Not found", body = WireError), (status = 409, description = "Conflicts with the current state", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
+#[utoipa::path(post, path = "/deliveries/{id}/cancel", tag = "deliveries", params(("id" = String, Path, description = "Delivery id")), request_body(content = Option<Reason>), responses((status = 200, body = Delivery), NotFound, Conflict, BadRequest, Unauthorized, Unavailable, Timeout))]
 pub(crate) async fn cancel_delivery(State(s): State<AppState>, Path(id): Path<String>, body: Bytes) -> Reply<Delivery> {
     let Reason { reason } = optional_body(&body)?;
     let req = CancelDeliveryRequest {
@@ -821,7 +822,7 @@ pub struct OutputRow {
     pub text: String,
 }
 
-#[utoipa::path(get, path = "/agents/{name}/output", tag = "agents", params(("name" = String, Path, description = "Agent id or handle"), OutputQuery), responses((status = 200, body = AgentOutput), (status = 404, description = "Not found", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
+#[utoipa::path(get, path = "/agents/{name}/output", tag = "agents", params(("name" = String, Path, description = "Agent id or handle"), OutputQuery), responses((status = 200, body = AgentOutput), NotFound, BadRequest, Unauthorized, Unavailable, Timeout))]
 pub(crate) async fn agent_output(
     State(s): State<AppState>,
     AgentName(agent_id): AgentName,
@@ -872,7 +873,7 @@ pub(crate) async fn agent_id_of(s: &AppState, name: String) -> Result<String, Ap
         .agent_id)
 }
 
-#[utoipa::path(get, path = "/events", tag = "events", params(EventsQuery), responses((status = 200, body = QueryResponse), (status = 404, description = "No live agent of the workspace has this handle", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
+#[utoipa::path(get, path = "/events", tag = "events", params(EventsQuery), responses((status = 200, body = QueryResponse), (status = 404, description = "No live agent of the workspace has this handle", body = WireError), BadRequest, Unauthorized, Unavailable, Timeout))]
 pub(crate) async fn query_events(State(s): State<AppState>, Query(q): Query<EventsQuery>) -> Reply<QueryResponse> {
     let agent = match q.agent {
         Some(name) => Some(agent_id_of(&s, name).await?),
@@ -896,30 +897,30 @@ pub(crate) async fn query_events(State(s): State<AppState>, Query(q): Query<Even
     Ok(Json(call::<rpc::EventQuery>(&s, &req).await?))
 }
 
-#[utoipa::path(get, path = "/costs", tag = "costs", params(ReportRequest), responses((status = 200, body = Report), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
+#[utoipa::path(get, path = "/costs", tag = "costs", params(ReportRequest), responses((status = 200, body = Report), BadRequest, Unauthorized, Unavailable, Timeout))]
 pub(crate) async fn costs(State(s): State<AppState>, Query(q): Query<ReportRequest>) -> Reply<Report> {
     Ok(Json(call::<rpc::CostReport>(&s, &q).await?))
 }
 
-#[utoipa::path(get, path = "/costs/budgets", tag = "costs", responses((status = 200, body = BudgetsResponse), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
+#[utoipa::path(get, path = "/costs/budgets", tag = "costs", responses((status = 200, body = BudgetsResponse), Unauthorized, Unavailable, Timeout))]
 pub(crate) async fn budgets(State(s): State<AppState>) -> Reply<BudgetsResponse> {
     Ok(Json(call::<rpc::CostBudgets>(&s, &BudgetsRequest {}).await?))
 }
 
 /// The agent hosts (one per agent-spawner): labels, capacity, load, status.
-#[utoipa::path(get, path = "/hosts", tag = "agents", params(HostListRequest), responses((status = 200, body = HostList), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
+#[utoipa::path(get, path = "/hosts", tag = "agents", params(HostListRequest), responses((status = 200, body = HostList), BadRequest, Unauthorized, Unavailable, Timeout))]
 pub(crate) async fn hosts(State(s): State<AppState>, Query(q): Query<HostListRequest>) -> Reply<HostList> {
     Ok(Json(call::<rpc::HostList>(&s, &q).await?))
 }
 
 /// Seed 002 `getContextWindowState`: `state` is null until the session has reported usage.
-#[utoipa::path(get, path = "/sessions/{id}/context-window", tag = "costs", params(("id" = String, Path, description = "Session id")), responses((status = 200, body = ContextWindowResponse), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 404, description = "Not found (or in another workspace)", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
+#[utoipa::path(get, path = "/sessions/{id}/context-window", tag = "costs", params(("id" = String, Path, description = "Session id")), responses((status = 200, body = ContextWindowResponse), BadRequest, Unauthorized, (status = 404, description = "Not found (or in another workspace)", body = WireError), Unavailable, Timeout))]
 pub(crate) async fn context_window(State(s): State<AppState>, Path(id): Path<String>) -> Reply<ContextWindowResponse> {
     let req = ContextWindowRequest { session_id: id };
     Ok(Json(call::<rpc::SessionGetContextWindowState>(&s, &req).await?))
 }
 
-#[utoipa::path(post, path = "/keys", tag = "keys", request_body = CreateKeyRequest, responses((status = 201, description = "The key and its token, shown this once", body = CreatedKey), (status = 400, description = "Invalid request", body = WireError), (status = 404, description = "No such workspace", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 403, description = "Not an admin key", body = WireError), (status = 429, description = "Over the key's rate limit (Retry-After)", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
+#[utoipa::path(post, path = "/keys", tag = "keys", request_body = CreateKeyRequest, responses((status = 201, description = "The key and its token, shown this once", body = CreatedKey), BadRequest, (status = 404, description = "No such workspace", body = WireError), Unauthorized, NotAdmin, RateLimited, Unavailable, Timeout))]
 pub(crate) async fn create_key(
     State(s): State<AppState>,
     body: Bytes,
@@ -928,7 +929,7 @@ pub(crate) async fn create_key(
     Ok((StatusCode::CREATED, Json(call::<rpc::KeyCreate>(&s, &req).await?)))
 }
 
-#[utoipa::path(get, path = "/keys", tag = "keys", params(("includeRevoked" = Option<bool>, Query, description = "Revoked keys too")), responses((status = 200, body = KeyList), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 403, description = "Not an admin key", body = WireError), (status = 429, description = "Over the key's rate limit (Retry-After)", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
+#[utoipa::path(get, path = "/keys", tag = "keys", params(("includeRevoked" = Option<bool>, Query, description = "Revoked keys too")), responses((status = 200, body = KeyList), BadRequest, Unauthorized, NotAdmin, RateLimited, Unavailable, Timeout))]
 pub(crate) async fn list_keys(State(s): State<AppState>, Query(q): Query<KeysQuery>) -> Reply<KeyList> {
     let req = ListKeysRequest {
         workspace: None,
@@ -943,12 +944,12 @@ pub struct KeysQuery {
     include_revoked: Option<bool>,
 }
 
-#[utoipa::path(delete, path = "/keys/{id}", tag = "keys", params(("id" = String, Path, description = "Key id")), responses((status = 200, description = "The key, revoked", body = ApiKey), (status = 400, description = "Invalid request", body = WireError), (status = 404, description = "Not found", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 403, description = "Not an admin key", body = WireError), (status = 429, description = "Over the key's rate limit (Retry-After)", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
+#[utoipa::path(delete, path = "/keys/{id}", tag = "keys", params(("id" = String, Path, description = "Key id")), responses((status = 200, description = "The key, revoked", body = ApiKey), BadRequest, NotFound, Unauthorized, NotAdmin, RateLimited, Unavailable, Timeout))]
 pub(crate) async fn revoke_key(State(s): State<AppState>, Path(id): Path<String>) -> Reply<ApiKey> {
     Ok(Json(call::<rpc::KeyRevoke>(&s, &KeyRef { key_id: id }).await?))
 }
 
-#[utoipa::path(post, path = "/workspaces", tag = "workspaces", request_body = CreateWorkspaceRequest, responses((status = 201, body = Workspace), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 403, description = "Not an admin key of default", body = WireError), (status = 409, description = "The workspace exists", body = WireError), (status = 429, description = "Over the key's rate limit (Retry-After)", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
+#[utoipa::path(post, path = "/workspaces", tag = "workspaces", request_body = CreateWorkspaceRequest, responses((status = 201, body = Workspace), BadRequest, Unauthorized, (status = 403, description = "Not an admin key of default", body = WireError), (status = 409, description = "The workspace exists", body = WireError), RateLimited, Unavailable, Timeout))]
 pub(crate) async fn create_workspace(
     State(s): State<AppState>,
     body: Bytes,
@@ -957,22 +958,22 @@ pub(crate) async fn create_workspace(
     Ok((StatusCode::CREATED, Json(call::<rpc::WorkspaceCreate>(&s, &req).await?)))
 }
 
-#[utoipa::path(get, path = "/workspaces", tag = "workspaces", responses((status = 200, body = WorkspaceList), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 403, description = "Not an admin key", body = WireError), (status = 429, description = "Over the key's rate limit (Retry-After)", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
+#[utoipa::path(get, path = "/workspaces", tag = "workspaces", responses((status = 200, body = WorkspaceList), BadRequest, Unauthorized, NotAdmin, RateLimited, Unavailable, Timeout))]
 pub(crate) async fn list_workspaces(State(s): State<AppState>) -> Reply<WorkspaceList> {
     Ok(Json(call::<rpc::WorkspaceList>(&s, &ListWorkspacesRequest {}).await?))
 }
 
-#[utoipa::path(get, path = "/workspaces/{name}", tag = "workspaces", params(("name" = String, Path, description = "Workspace name")), responses((status = 200, body = Workspace), (status = 400, description = "Invalid request", body = WireError), (status = 404, description = "Not found", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 403, description = "Not an admin key", body = WireError), (status = 429, description = "Over the key's rate limit (Retry-After)", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
+#[utoipa::path(get, path = "/workspaces/{name}", tag = "workspaces", params(("name" = String, Path, description = "Workspace name")), responses((status = 200, body = Workspace), BadRequest, NotFound, Unauthorized, NotAdmin, RateLimited, Unavailable, Timeout))]
 pub(crate) async fn get_workspace(State(s): State<AppState>, Path(name): Path<String>) -> Reply<Workspace> {
     Ok(Json(call::<rpc::WorkspaceGet>(&s, &WorkspaceRef { name }).await?))
 }
 
-#[utoipa::path(delete, path = "/workspaces/{name}", tag = "workspaces", params(("name" = String, Path, description = "Workspace name")), responses((status = 200, description = "Deleted: its keys revoked, not found from now on", body = WorkspaceDeleted), (status = 400, description = "Invalid request", body = WireError), (status = 404, description = "Not found", body = WireError), (status = 409, description = "It has live agents (stop them first), or it is `default`", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 403, description = "Not an admin key of default", body = WireError), (status = 429, description = "Over the key's rate limit (Retry-After)", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
+#[utoipa::path(delete, path = "/workspaces/{name}", tag = "workspaces", params(("name" = String, Path, description = "Workspace name")), responses((status = 200, description = "Deleted: its keys revoked, not found from now on", body = WorkspaceDeleted), BadRequest, NotFound, (status = 409, description = "It has live agents (stop them first), or it is `default`", body = WireError), Unauthorized, (status = 403, description = "Not an admin key of default", body = WireError), RateLimited, Unavailable, Timeout))]
 pub(crate) async fn delete_workspace(State(s): State<AppState>, Path(name): Path<String>) -> Reply<WorkspaceDeleted> {
     Ok(Json(call::<rpc::WorkspaceDelete>(&s, &WorkspaceRef { name }).await?))
 }
 
-#[utoipa::path(put, path = "/workspaces/{name}/delivery-policy", tag = "workspaces", params(("name" = String, Path, description = "Workspace name")), request_body = DeliveryPolicy, responses((status = 200, description = "The workspace with its new policy; sends from now on follow it", body = Workspace), (status = 400, description = "Invalid request", body = WireError), (status = 404, description = "Not found", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 403, description = "Not an admin key", body = WireError), (status = 429, description = "Over the key's rate limit (Retry-After)", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
+#[utoipa::path(put, path = "/workspaces/{name}/delivery-policy", tag = "workspaces", params(("name" = String, Path, description = "Workspace name")), request_body = DeliveryPolicy, responses((status = 200, description = "The workspace with its new policy; sends from now on follow it", body = Workspace), BadRequest, NotFound, Unauthorized, NotAdmin, RateLimited, Unavailable, Timeout))]
 pub(crate) async fn set_delivery_policy(
     State(s): State<AppState>,
     Path(name): Path<String>,
@@ -986,7 +987,7 @@ pub(crate) async fn set_delivery_policy(
     Ok(Json(call::<rpc::WorkspaceSetDeliveryPolicy>(&s, &req).await?))
 }
 
-#[utoipa::path(get, path = "/audit", tag = "audit", params(relay_contracts::audit::ListAuditRequest), responses((status = 200, description = "`audit.recorded` events of the key's workspace, oldest first", body = QueryResponse), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 403, description = "Not an admin key", body = WireError), (status = 429, description = "Over the key's rate limit (Retry-After)", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
+#[utoipa::path(get, path = "/audit", tag = "audit", params(relay_contracts::audit::ListAuditRequest), responses((status = 200, description = "`audit.recorded` events of the key's workspace, oldest first", body = QueryResponse), BadRequest, Unauthorized, NotAdmin, RateLimited, Unavailable, Timeout))]
 pub(crate) async fn audit(
     State(s): State<AppState>,
     Query(q): Query<relay_contracts::audit::ListAuditRequest>,

@@ -5,6 +5,7 @@
 
 use crate::extract::{Json, Path, Query, Reply, parse};
 use crate::ops::call;
+use crate::responses::{BadRequest, NotFound, Timeout, Unauthorized, Unavailable, ViewerKey};
 use crate::{ApiError, AppState};
 use axum::extract::State;
 use bytes::Bytes;
@@ -26,7 +27,7 @@ pub struct Compress {
     pub pipeline: Vec<PipelineStep>,
 }
 
-#[utoipa::path(post, path = "/sessions/{id}/compress", tag = "sessions", params(("id" = String, Path, description = "Session id")), request_body = Compress, responses((status = 200, description = "Each live agent was asked to compact its context its CLI's way (/compact, /compress); session.compressed and session.squash are in the log", body = CompressResponse), (status = 404, description = "Not found", body = WireError), (status = 409, description = "The session is not active", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 403, description = "A viewer key", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
+#[utoipa::path(post, path = "/sessions/{id}/compress", tag = "sessions", params(("id" = String, Path, description = "Session id")), request_body = Compress, responses((status = 200, description = "Each live agent was asked to compact its context its CLI's way (/compact, /compress); session.compressed and session.squash are in the log", body = CompressResponse), NotFound, (status = 409, description = "The session is not active", body = WireError), BadRequest, Unauthorized, ViewerKey, Unavailable, Timeout))]
 pub async fn compress(
     State(s): State<AppState>,
     Path(session_id): Path<String>,
@@ -47,7 +48,7 @@ pub struct AskCompression {
     pub extension_id: Option<String>,
 }
 
-#[utoipa::path(post, path = "/sessions/{id}/request-compression", tag = "sessions", params(("id" = String, Path, description = "Session id")), request_body = AskCompression, responses((status = 200, description = "session.compressionRequested is in the log", body = SuccessResponse), (status = 404, description = "Not found", body = WireError), (status = 409, description = "The session was purged", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 403, description = "A viewer key", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
+#[utoipa::path(post, path = "/sessions/{id}/request-compression", tag = "sessions", params(("id" = String, Path, description = "Session id")), request_body = AskCompression, responses((status = 200, description = "session.compressionRequested is in the log", body = SuccessResponse), NotFound, (status = 409, description = "The session was purged", body = WireError), BadRequest, Unauthorized, ViewerKey, Unavailable, Timeout))]
 pub async fn request_compression(
     State(s): State<AppState>,
     Path(session_id): Path<String>,
@@ -80,7 +81,7 @@ pub struct PromptQuery {
     pub profile_id: Option<String>,
 }
 
-#[utoipa::path(get, path = "/sessions/{id}/system-prompt", tag = "sessions", params(("id" = String, Path, description = "Session id"), PromptQuery), responses((status = 200, description = "The profile's prompt, then the persona's", body = ResolveSystemPromptResponse), (status = 404, description = "No such session, or no such persona or profile named in the query", body = WireError), (status = 409, description = "The session was purged", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
+#[utoipa::path(get, path = "/sessions/{id}/system-prompt", tag = "sessions", params(("id" = String, Path, description = "Session id"), PromptQuery), responses((status = 200, description = "The profile's prompt, then the persona's", body = ResolveSystemPromptResponse), (status = 404, description = "No such session, or no such persona or profile named in the query", body = WireError), (status = 409, description = "The session was purged", body = WireError), BadRequest, Unauthorized, Unavailable, Timeout))]
 pub async fn system_prompt(
     State(s): State<AppState>,
     Path(session_id): Path<String>,
@@ -121,22 +122,22 @@ async fn list(s: &AppState, kind: PromptKind) -> Result<PromptList, ApiError> {
 
 macro_rules! prompt_routes {
     ($kind:expr, $base:literal, $tag:literal, $what:literal, $put:ident, $list:ident, $get:ident, $delete:ident) => {
-        #[utoipa::path(put, path = concat!($base, "/{id}"), tag = "prompts", params(("id" = String, Path, description = concat!($what, " id"), max_length = 128, pattern = "^[A-Za-z0-9_.:-]{1,128}$")), request_body = PromptBody, responses((status = 200, description = concat!("The ", $what, ", created or replaced"), body = Prompt), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 403, description = "A viewer key", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
+        #[utoipa::path(put, path = concat!($base, "/{id}"), tag = "prompts", params(("id" = String, Path, description = concat!($what, " id"), max_length = 128, pattern = "^[A-Za-z0-9_.:-]{1,128}$")), request_body = PromptBody, responses((status = 200, description = concat!("The ", $what, ", created or replaced"), body = Prompt), BadRequest, Unauthorized, ViewerKey, Unavailable, Timeout))]
         pub async fn $put(State(s): State<AppState>, Path(id): Path<String>, body: Bytes) -> Reply<Prompt> {
             Ok(Json(put(&s, $kind, id, &body).await?))
         }
 
-        #[utoipa::path(get, path = $base, tag = "prompts", responses((status = 200, description = concat!("The workspace's ", $what, "s"), body = PromptList), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
+        #[utoipa::path(get, path = $base, tag = "prompts", responses((status = 200, description = concat!("The workspace's ", $what, "s"), body = PromptList), Unauthorized, Unavailable, Timeout))]
         pub async fn $list(State(s): State<AppState>) -> Reply<PromptList> {
             Ok(Json(list(&s, $kind).await?))
         }
 
-        #[utoipa::path(get, path = concat!($base, "/{id}"), tag = "prompts", params(("id" = String, Path, description = concat!($what, " id"), max_length = 128, pattern = "^[A-Za-z0-9_.:-]{1,128}$")), responses((status = 200, body = Prompt), (status = 404, description = "Not found", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
+        #[utoipa::path(get, path = concat!($base, "/{id}"), tag = "prompts", params(("id" = String, Path, description = concat!($what, " id"), max_length = 128, pattern = "^[A-Za-z0-9_.:-]{1,128}$")), responses((status = 200, body = Prompt), NotFound, BadRequest, Unauthorized, Unavailable, Timeout))]
         pub async fn $get(State(s): State<AppState>, Path(id): Path<String>) -> Reply<Prompt> {
             Ok(Json(call::<rpc::PromptGet>(&s, &PromptRef { kind: $kind, id }).await?))
         }
 
-        #[utoipa::path(delete, path = concat!($base, "/{id}"), tag = "prompts", params(("id" = String, Path, description = concat!($what, " id"), max_length = 128, pattern = "^[A-Za-z0-9_.:-]{1,128}$")), responses((status = 200, body = PromptDeleted), (status = 404, description = "Not found", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 403, description = "A viewer key", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
+        #[utoipa::path(delete, path = concat!($base, "/{id}"), tag = "prompts", params(("id" = String, Path, description = concat!($what, " id"), max_length = 128, pattern = "^[A-Za-z0-9_.:-]{1,128}$")), responses((status = 200, body = PromptDeleted), NotFound, BadRequest, Unauthorized, ViewerKey, Unavailable, Timeout))]
         pub async fn $delete(State(s): State<AppState>, Path(id): Path<String>) -> Reply<PromptDeleted> {
             Ok(Json(call::<rpc::PromptDelete>(&s, &PromptRef { kind: $kind, id }).await?))
         }
@@ -180,7 +181,7 @@ pub struct ClientObservation {
     pub payload: Option<serde_json::Map<String, serde_json::Value>>,
 }
 
-#[utoipa::path(post, path = "/sessions/{id}/client", tag = "sessions", params(("id" = String, Path, description = "Session id")), request_body = ClientObservation, responses((status = 200, description = "Recorded; `changed` when the canonical account differs from the last one (session.clientAccount.changed)", body = ObserveClientResponse), (status = 404, description = "Not found", body = WireError), (status = 409, description = "The session was purged", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 403, description = "A viewer key", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
+#[utoipa::path(post, path = "/sessions/{id}/client", tag = "sessions", params(("id" = String, Path, description = "Session id")), request_body = ClientObservation, responses((status = 200, description = "Recorded; `changed` when the canonical account differs from the last one (session.clientAccount.changed)", body = ObserveClientResponse), NotFound, (status = 409, description = "The session was purged", body = WireError), BadRequest, Unauthorized, ViewerKey, Unavailable, Timeout))]
 pub async fn observe_client(
     State(s): State<AppState>,
     Path(session_id): Path<String>,
@@ -208,7 +209,7 @@ pub struct Swap {
     pub cwd: Option<String>,
 }
 
-#[utoipa::path(post, path = "/sessions/{id}/agents/{agentId}/swap", tag = "sessions", params(("id" = String, Path, description = "Session id"), ("agentId" = String, Path, description = "Agent id")), request_body = Swap, responses((status = 200, description = "Changed (session.connectorSwap.editRequested), or already so", body = SuccessResponse), (status = 404, description = "No such session or agent", body = WireError), (status = 409, description = "The session was purged", body = WireError), (status = 400, description = "Invalid request", body = WireError), (status = 401, description = "Missing or wrong bearer token", body = WireError), (status = 403, description = "A viewer key", body = WireError), (status = 503, description = "A service is unavailable", body = WireError), (status = 504, description = "A service did not answer in time", body = WireError)))]
+#[utoipa::path(post, path = "/sessions/{id}/agents/{agentId}/swap", tag = "sessions", params(("id" = String, Path, description = "Session id"), ("agentId" = String, Path, description = "Agent id")), request_body = Swap, responses((status = 200, description = "Changed (session.connectorSwap.editRequested), or already so", body = SuccessResponse), (status = 404, description = "No such session or agent", body = WireError), (status = 409, description = "The session was purged", body = WireError), BadRequest, Unauthorized, ViewerKey, Unavailable, Timeout))]
 pub async fn swap_agent(
     State(s): State<AppState>,
     Path((session_id, agent_id)): Path<(String, String)>,

@@ -30,8 +30,21 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
 
 /// How the harness talks to the agent CLI.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Default,
+    Serialize,
+    Deserialize,
+    strum::IntoStaticStr,
+    strum::EnumString,
+    strum::VariantNames,
+)]
 #[serde(rename_all = "kebab-case")]
+#[strum(serialize_all = "kebab-case")]
 pub enum Protocol {
     /// A terminal: output parsed by per-CLI patterns, input typed.
     #[default]
@@ -46,24 +59,13 @@ pub enum Protocol {
 
 impl Protocol {
     pub fn parse(name: &str) -> Result<Protocol, String> {
-        match name {
-            "pty" => Ok(Protocol::Pty),
-            "claude-stream-json" => Ok(Protocol::ClaudeStreamJson),
-            "codex-app-server" => Ok(Protocol::CodexAppServer),
-            "acp" => Ok(Protocol::Acp),
-            other => Err(format!(
-                "unknown protocol {other:?}; known: pty, claude-stream-json, codex-app-server, acp"
-            )),
-        }
+        use strum::VariantNames;
+        name.parse()
+            .map_err(|_| format!("unknown protocol {name:?}; known: {}", Protocol::VARIANTS.join(", ")))
     }
 
     pub fn as_str(self) -> &'static str {
-        match self {
-            Protocol::Pty => "pty",
-            Protocol::ClaudeStreamJson => "claude-stream-json",
-            Protocol::CodexAppServer => "codex-app-server",
-            Protocol::Acp => "acp",
-        }
+        self.into()
     }
 
     fn codec(self) -> Box<dyn Codec> {
