@@ -4,9 +4,10 @@
 //! caller only what its `availableTo` lets it invoke, and never a released agent's.
 
 use crate::Registry;
-use crate::agents::{self, capabilities_of, is_attached};
+use crate::agents;
 use crate::error::{RegistryError, Result};
 use crate::store::{self, Change, now_ms};
+use crate::store::{capabilities_of, is_attached};
 use relay_contracts::actions::*;
 use relay_contracts::permission::{Decision, GetPermissionRequest, PermissionDecision, PermissionRequest};
 use relay_contracts::rpc;

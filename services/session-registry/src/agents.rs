@@ -2,8 +2,8 @@
 
 use crate::Registry;
 use crate::error::{RegistryError, Result};
-use crate::messages::{self, Post};
-use crate::store::{self, Change, new_id, now_ms};
+use crate::posting::{self, Post};
+use crate::store::{self, Change, capabilities_of, is_attached, new_id, now_ms};
 use relay_contracts::RequestContext;
 use relay_contracts::capabilities::{AgUiCapabilities, AgentSessionCapabilities, LifecycleOp};
 use relay_contracts::session::AgentStatus;
@@ -29,17 +29,6 @@ pub(crate) fn require(agent: &Agent, op: LifecycleOp) -> Result<()> {
         capability: op.as_str().into(),
         reason: "the agent session did not declare it".into(),
     })
-}
-
-pub(crate) fn capabilities_of(agent: &Agent) -> AgentSessionCapabilities {
-    agent
-        .capabilities
-        .clone()
-        .unwrap_or_else(AgentSessionCapabilities::minimum)
-}
-
-pub(crate) fn is_attached(agent: &Agent) -> bool {
-    agent.status != AgentRecordStatus::Disposed
 }
 
 /// Everything needed to attach one agent.
@@ -256,7 +245,7 @@ pub async fn attach(reg: Registry, ctx: RequestContext, req: AttachRequest) -> R
     .await?;
     let (mut message_id, mut turn_id) = (None, None);
     if let Some(content) = req.initial_message {
-        let sent = messages::post(
+        let sent = posting::post(
             &mut change,
             &mut session,
             Post {

@@ -5,10 +5,10 @@
 //! `session.requestCompression` only asks: it emits `session.compressionRequested`.
 
 use crate::Registry;
-use crate::agents::is_attached;
 use crate::error::{RegistryError, Result};
 use crate::lifecycle::{check_id, check_text};
-use crate::messages::{Post, post};
+use crate::posting::{Post, post};
+use crate::store::is_attached;
 use crate::store::{self, Change};
 use relay_contracts::RequestContext;
 use relay_contracts::cost::{ContextWindowRequest, ContextWindowResponse};

@@ -4,10 +4,10 @@
 //! still open at its deadline is expired by [`sweep`].
 
 use crate::Registry;
-use crate::agents::is_attached;
 use crate::error::{RegistryError, Result};
 use crate::lifecycle::check_text;
 use crate::messaging::{addressees, caller_name};
+use crate::store::is_attached;
 use crate::store::{self, Change, new_id, now_ms};
 use relay_contracts::consensus::*;
 use relay_contracts::messaging::{SendRequest, To};

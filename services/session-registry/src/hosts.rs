@@ -4,8 +4,9 @@
 //! re-homed onto another host that fits them, their deliveries following).
 
 use crate::Registry;
-use crate::agents::{dispose, is_attached, lock_attached};
+use crate::agents::{dispose, lock_attached};
 use crate::error::{RegistryError, Result};
+use crate::store::is_attached;
 use crate::store::{Change, now_ms};
 use relay_contracts::hosts::*;
 use relay_contracts::session::events::{AgentOffline, AgentOnline};

@@ -13,6 +13,7 @@ mod keys;
 mod lifecycle;
 mod messages;
 pub mod messaging;
+mod posting;
 mod progress;
 mod prompts;
 mod query;

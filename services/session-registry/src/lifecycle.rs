@@ -4,9 +4,9 @@
 //! already in succeeds without a second event, so a retried request is harmless; every other
 //! illegal transition is a `conflict` that says what to do instead.
 
+use crate::Registry;
 use crate::error::{RegistryError, Result};
 use crate::store::{self, Change, new_id, now_ms};
-use crate::{Registry, messages};
 use relay_contracts::audit::AuditEntry;
 use relay_contracts::session::{events::*, *};
 use relay_contracts::{Caller, RequestContext};
@@ -114,7 +114,7 @@ pub async fn create(reg: Registry, _ctx: RequestContext, req: CreateRequest) -> 
         let parent = store::lock_live(change.conn(), parent_id).await?;
         session.root_session_id = Some(parent.root_session_id.unwrap_or(parent.session_id));
         if let Some(point) = &req.fork_point_message_id {
-            messages::require_in_conversation(change.conn(), parent_id, point).await?;
+            crate::posting::require_in_conversation(change.conn(), parent_id, point).await?;
         }
     } else if req.fork_point_message_id.is_some() {
         return Err(RegistryError::Invalid(
@@ -422,7 +422,7 @@ pub async fn fork(reg: Registry, ctx: RequestContext, req: ForkRequest) -> Resul
     let source = store::lock_live(change.conn(), &req.source_session_id).await?;
     let fork_point = match &req.from_message_id {
         Some(m) => {
-            messages::require_in_conversation(change.conn(), &source.session_id, m).await?;
+            crate::posting::require_in_conversation(change.conn(), &source.session_id, m).await?;
             Some(m.clone())
         }
         None => match store::last_message_id(change.conn(), &source.session_id).await? {

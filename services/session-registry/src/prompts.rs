@@ -3,10 +3,10 @@
 //! persona's (who it is).
 
 use crate::Registry;
-use crate::agents::is_attached;
 use crate::error::{RegistryError, Result};
 use crate::lifecycle::{check_id, check_text};
 use crate::store;
+use crate::store::is_attached;
 use relay_contracts::RequestContext;
 use relay_contracts::prompts::*;
 use relay_contracts::session::{Agent, AgentRole};

@@ -3,7 +3,7 @@
 use crate::Registry;
 use crate::error::{RegistryError, Result};
 use crate::lifecycle::{check_id, created_event};
-use crate::messages::conversation;
+use crate::posting::conversation;
 use crate::store::{self, Change, now_ms};
 use relay_contracts::RequestContext;
 use relay_contracts::session::*;

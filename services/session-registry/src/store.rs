@@ -1037,3 +1037,16 @@ pub async fn upsert_usage(conn: &mut PgConnection, u: &UsageRequest) -> Result<(
     .await?;
     Ok(())
 }
+
+/// What an agent record can do: its declared capabilities, else the seed's minimum.
+pub(crate) fn capabilities_of(agent: &Agent) -> relay_contracts::capabilities::AgentSessionCapabilities {
+    agent
+        .capabilities
+        .clone()
+        .unwrap_or_else(relay_contracts::capabilities::AgentSessionCapabilities::minimum)
+}
+
+/// Whether the agent is still attached (not disposed).
+pub(crate) fn is_attached(agent: &Agent) -> bool {
+    agent.status != AgentRecordStatus::Disposed
+}

@@ -8,10 +8,10 @@ pub mod channels;
 mod store;
 
 use crate::Registry;
-use crate::agents::{capabilities_of, is_attached};
 use crate::error::{RegistryError, Result};
-use crate::messages::{Post, post};
+use crate::posting::{Post, post};
 use crate::store::{self as registry, Change, new_id, now_ms};
+use crate::store::{capabilities_of, is_attached};
 use relay_contracts::capabilities::{AttachmentKind, DeliveryMode};
 use relay_contracts::messaging::*;
 use relay_contracts::session::events::{MessageExchanged, MessageReceived, MessageSent};
