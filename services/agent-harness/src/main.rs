@@ -103,21 +103,16 @@ fn placement(json: &str) -> Result<relay_contracts::hosts::Placement, String> {
 
 impl Args {
     fn apply(self, h: &mut HarnessSettings) -> Result<(), String> {
-        let set = |field: &mut Option<String>, value: Option<String>| {
-            if value.is_some() {
-                *field = value;
-            }
-        };
-        set(&mut h.session_id, self.session_id);
-        set(&mut h.adapter, self.adapter);
-        set(&mut h.cwd, self.cwd);
-        set(&mut h.home, self.home);
-        set(&mut h.agent_id, self.agent_id);
-        set(&mut h.handle, self.handle);
-        set(&mut h.cli_session, self.cli_session);
-        set(&mut h.capabilities, self.capabilities);
-        set(&mut h.spawned_by, self.spawned_by);
-        set(&mut h.actions, self.actions);
+        h.session_id = self.session_id.or(h.session_id.take());
+        h.adapter = self.adapter.or(h.adapter.take());
+        h.cwd = self.cwd.or(h.cwd.take());
+        h.home = self.home.or(h.home.take());
+        h.agent_id = self.agent_id.or(h.agent_id.take());
+        h.handle = self.handle.or(h.handle.take());
+        h.cli_session = self.cli_session.or(h.cli_session.take());
+        h.capabilities = self.capabilities.or(h.capabilities.take());
+        h.spawned_by = self.spawned_by.or(h.spawned_by.take());
+        h.actions = self.actions.or(h.actions.take());
         h.cli = self.cli.unwrap_or(std::mem::take(&mut h.cli));
         h.protocol = self.protocol.unwrap_or(std::mem::take(&mut h.protocol));
         h.sandbox = self.sandbox.unwrap_or(std::mem::take(&mut h.sandbox));

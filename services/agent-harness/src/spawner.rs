@@ -11,7 +11,7 @@
 //! (`host.place`: the least-loaded host that runs the cli and fits the placement) and starts it
 //! itself or hands it to that host's spawner on `agent.spawnOn.<hostId>`.
 
-use crate::env::runnable;
+use crate::env::{child_pid, runnable};
 use crate::error::HarnessError;
 use crate::handover::TRACEPARENT_ENV;
 use crate::sandbox::Sandbox;
@@ -928,25 +928,16 @@ fn abandoned(stop: &Stop) -> bool {
 /// SIGKILL to a process group, if it still exists.
 fn kill_group(pgid: u32) {
     // A process group this spawner's harness created.
-    if let Some(pgid) = pid(pgid) {
+    if let Some(pgid) = child_pid(pgid) {
         let _ = nix::sys::signal::killpg(pgid, nix::sys::signal::Signal::SIGKILL);
     }
-}
-
-/// A child's pid as nix takes it; none for 0 (to kill(2), this process's own group) or one out
-/// of range.
-fn pid(raw: u32) -> Option<nix::unistd::Pid> {
-    i32::try_from(raw)
-        .ok()
-        .filter(|p| *p > 0)
-        .map(nix::unistd::Pid::from_raw)
 }
 
 /// Waits (polling) until `pid` no longer exists, at most `limit`.
 async fn wait_gone(pid: u32, limit: Duration) {
     let deadline = tokio::time::Instant::now() + limit;
     // No signal: kill(2) only checks that the process exists.
-    while self::pid(pid).is_some_and(|p| nix::sys::signal::kill(p, None).is_ok())
+    while child_pid(pid).is_some_and(|p| nix::sys::signal::kill(p, None).is_ok())
         && tokio::time::Instant::now() < deadline
     {
         tokio::time::sleep(Duration::from_millis(20)).await;

@@ -719,10 +719,8 @@ impl Driver for StructuredAgent {
     fn kill(&self) {
         if let Some(pid) = self.pid {
             // The process group of our own child.
-            if let Ok(pid) = i32::try_from(pid)
-                && pid > 0
-            {
-                let _ = nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pid), nix::sys::signal::Signal::SIGTERM);
+            if let Some(pgid) = crate::env::child_pid(pid) {
+                let _ = nix::sys::signal::killpg(pgid, nix::sys::signal::Signal::SIGTERM);
             }
         }
     }
