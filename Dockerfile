@@ -49,6 +49,7 @@ COPY --from=builder \
     /app/target/release/delivery-runner \
     /app/target/release/permission-manager \
     /app/target/release/cost-aggregator \
+    /app/target/release/coordination \
     /app/target/release/automation \
     /app/target/release/gateway \
     /app/target/release/agent-spawner \
@@ -64,7 +65,7 @@ ENV RELAY_TELEMETRY__LOG_FORMAT=json
 # gateway: 8080 (set RELAY_GATEWAY__LISTEN=0.0.0.0:8080); others: RELAY_TELEMETRY__HEALTH_LISTEN.
 EXPOSE 8080 9090
 # No default service: name one, e.g. `docker run relay-mesh:local gateway`.
-CMD ["sh", "-c", "echo 'relay-mesh: give the binary to run: session-registry event-ingest delivery-runner permission-manager cost-aggregator automation gateway agent-spawner agent-harness fake-agent relayctl' >&2; exit 64"]
+CMD ["sh", "-c", "echo 'relay-mesh: give the binary to run: session-registry event-ingest delivery-runner permission-manager cost-aggregator coordination automation gateway agent-spawner agent-harness fake-agent relayctl' >&2; exit 64"]
 
 # The agent CLIs from npm, installed with Debian's npm into /opt (nothing of npm's is kept).
 FROM debian:bookworm-slim AS agent-clis

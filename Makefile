@@ -144,12 +144,12 @@ sdks:
 
 ## Validate the OpenAPI document and fuzz the running API from it with schemathesis (PyPI).
 fuzz: services
-	$(CARGO) build -p session-registry -p event-ingest -p delivery-runner -p permission-manager -p cost-aggregator -p automation -p gateway -p agent-harness -p relayctl
+	$(CARGO) build -p session-registry -p event-ingest -p delivery-runner -p permission-manager -p cost-aggregator -p coordination -p automation -p gateway -p agent-harness -p relayctl
 	./scripts/fuzz-api.sh
 
 ## The same with a fresh seed and more examples, for longer runs outside CI.
 fuzz-random: services
-	$(CARGO) build -p session-registry -p event-ingest -p delivery-runner -p permission-manager -p cost-aggregator -p automation -p gateway -p agent-harness -p relayctl
+	$(CARGO) build -p session-registry -p event-ingest -p delivery-runner -p permission-manager -p cost-aggregator -p coordination -p automation -p gateway -p agent-harness -p relayctl
 	FUZZ_SEED=$$(od -An -N4 -tu4 /dev/urandom | tr -d ' ') FUZZ_EXAMPLES=$${FUZZ_EXAMPLES:-200} ./scripts/fuzz-api.sh
 
 fmt:

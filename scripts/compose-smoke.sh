@@ -211,7 +211,7 @@ up() { # service...
 model=""
 [ "$agents" = 1 ] && model=" fake-model"
 stages=("auth-init postgres jaeger" "nats migrate otel-collector$model"
-  "session-registry event-ingest delivery-runner permission-manager cost-aggregator automation agent-spawner gateway"
+  "session-registry event-ingest delivery-runner permission-manager cost-aggregator coordination automation agent-spawner gateway"
   "admin-key")
 all=$("${compose[@]}" config --services 2>/dev/null | sort | tr '\n' ' ')
 staged=$(echo "${stages[*]}" | tr ' ' '\n' | sort | tr '\n' ' ')

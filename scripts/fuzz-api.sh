@@ -55,7 +55,7 @@ unset RELAY_CONFIG
 # Webhooks and schedules are stored but never sent: the fuzzer makes up URLs, and nothing here
 # may reach past loopback.
 export RELAY_WEBHOOKS__ENABLED=false RELAY_SCHEDULES__ENABLED=false
-for svc in session-registry event-ingest delivery-runner permission-manager cost-aggregator automation gateway; do
+for svc in session-registry event-ingest delivery-runner permission-manager cost-aggregator coordination automation gateway; do
   RELAY_NATS__CREDS_FILE="$work/auth/$svc.creds" "$BIN/$svc" >"$work/$svc.log" 2>&1 &
   pids+=($!)
 done

@@ -21,7 +21,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 # Where cargo built them (CARGO_TARGET_DIR, relative to here, or ./target).
 bin="$(realpath -m "${CARGO_TARGET_DIR:-target}")/debug"
-services=(session-registry event-ingest delivery-runner permission-manager cost-aggregator automation agent-spawner gateway)
+services=(session-registry event-ingest delivery-runner permission-manager cost-aggregator coordination automation agent-spawner gateway)
 for b in relayctl agent-harness fake-agent "${services[@]}"; do
   [ -x "$bin/$b" ] || { echo "run-local: $bin/$b is missing: cargo build --workspace --bins" >&2; exit 1; }
 done

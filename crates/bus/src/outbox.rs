@@ -169,9 +169,9 @@ async fn forward_batch(outbox: &Outbox, db: &PgPool, nats: &async_nats::Client) 
     }
     let rows: Vec<Row> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
         // Audit entries written in a service's transaction keep their own type (`audit.recorded`),
-        // and so do seed 003's relay event `message.exchanged` and seed 000's `action.*`.
+        // and so does seed 003's relay event `message.exchanged`.
         "SELECT seq, event_id, session_id,
-                CASE WHEN type LIKE 'audit.%' OR type LIKE 'action.%' OR type LIKE 'consensus.%' OR type = 'message.exchanged' THEN type ELSE $2 || type END,
+                CASE WHEN type LIKE 'audit.%' OR type = 'message.exchanged' THEN type ELSE $2 || type END,
                 ts, payload, traceparent, workspace FROM {}
          WHERE NOT forwarded ORDER BY seq LIMIT $1 FOR UPDATE",
         outbox.table

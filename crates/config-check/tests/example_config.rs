@@ -49,6 +49,7 @@ fn services() -> Vec<Service> {
         service::<permission_manager::Settings>("permission-manager"),
         service::<cost_aggregator::Settings>("cost-aggregator"),
         service::<automation::Settings>("automation"),
+        service::<coordination::Settings>("coordination"),
         service::<gateway::Settings>("gateway"),
         service::<agent_harness::Settings>("agent-harness and agent-spawner"),
     ]

@@ -97,9 +97,6 @@ const SERVICES: &[ServiceAccess] = &[
             "event.purgeSession",
             "delivery.handoff",
             "delivery.purge",
-            // Invocations are decided by the permission policies.
-            "permission.request",
-            "permission.get",
             // A message with deliverAt is held as a one-time schedule.
             "schedule.create",
             // session.compress notes the context window's tokens before.
@@ -114,22 +111,14 @@ const SERVICES: &[ServiceAccess] = &[
         ],
         emits: &[
             "session.>",
-            "action.>",
-            "consensus.>",
             crate::keys::KEY_REVOKED,
-            "agent.*.invoke",
             "agent.*.turn",
             // A lost host's agents re-homed onto another host's spawner.
             "agent.spawnOn.*",
         ],
-        // A person's decision wakes invocations waiting for it; a status event, the follower
-        // of the agents' reported status and that of the messages' progress (progress.rs),
-        // which a delivery's receipt wakes too.
-        follows: &[
-            PERMISSION_RESOLVED,
-            "event.committed.status.>",
-            "event.committed.delivery.>",
-        ],
+        // A status event wakes the follower of the agents' reported status, and a delivery's
+        // receipt that of the messages' progress (progress.rs).
+        follows: &["event.committed.status.>", "event.committed.delivery.>"],
     },
     ServiceAccess {
         name: service::EVENT_INGEST,
@@ -197,6 +186,26 @@ const SERVICES: &[ServiceAccess] = &[
         ],
         emits: &[],
         follows: &[COMMITTED],
+    },
+    ServiceAccess {
+        name: service::COORDINATION,
+        // Agents, channels and relay messages are the registry's: an invoker's and a target's
+        // record, a channel's members, an exposing agent's AG-UI tools, and the messages it
+        // sends (a proposal's question, an invocation's result). Invocations are decided by
+        // the permission policies, then sent to the exposing harness.
+        calls: &[
+            "event.append",
+            "agent.get",
+            "channel.members",
+            "session.agent.setTools",
+            "message.sendFor",
+            "message.actionResult",
+            "permission.request",
+            "permission.get",
+        ],
+        emits: &["agent.*.invoke"],
+        // A person's decision wakes invocations waiting for it.
+        follows: &[PERMISSION_RESOLVED],
     },
 ];
 

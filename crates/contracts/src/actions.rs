@@ -180,3 +180,14 @@ pub struct ListActionsRequest {
 pub struct ActionList {
     pub actions: Vec<Action>,
 }
+
+/// `session.agent.setTools`, from coordination: an agent that exposes actions lists them in
+/// its AG-UI `tools.items` (checked there: attached, `actions.expose` declared).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SetToolsRequest {
+    pub agent_id: String,
+    /// `{name, description, parameters}` per action.
+    pub items: Vec<Value>,
+}

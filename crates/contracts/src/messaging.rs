@@ -435,3 +435,38 @@ mod tests {
         assert!(!is_rfc3339("tomorrow at noon, ok"));
     }
 }
+
+/// `message.sendFor`, from coordination: a message sent for whoever asked it to be sent (a
+/// proposal's question goes out from its proposer). Only the coordination service may call it.
+#[skip_serializing_none]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SendForRequest {
+    /// The agent that asked, when an agent asked (on its own harness subject).
+    pub agent_id: Option<String>,
+    /// Who asked otherwise, as a request context names callers (`operator:<keyId>`, …).
+    pub caller: String,
+    pub message: SendRequest,
+}
+
+/// `message.actionResult`, from coordination: how an invocation ended, told to the agent that
+/// invoked it as a DM from the exposing agent (reason `action-result`), once per key.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ActionResultRequest {
+    pub from_agent_id: String,
+    pub to_agent_id: String,
+    pub text: String,
+    pub idempotency_key: String,
+}
+
+/// Whether an action result was posted: not when its recipient was released meanwhile.
+#[skip_serializing_none]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct ActionResultPosted {
+    pub message_id: Option<String>,
+}

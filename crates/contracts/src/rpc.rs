@@ -46,6 +46,7 @@ pub mod service {
     pub const COST_AGGREGATOR: &str = "cost-aggregator";
     pub const AGENT_SPAWNER: &str = "agent-spawner";
     pub const AUTOMATION: &str = "automation";
+    pub const COORDINATION: &str = "coordination";
 }
 
 /// One request/reply subject.
@@ -199,15 +200,20 @@ macro_rules! with_rpcs {
             /// One agent by id or handle; `not_found` naming it otherwise.
             AgentGet agent_get = "agent.get", SESSION_REGISTRY, LOOK, workspace,
                 session::AgentGetRequest => session::Agent;
-            // ---- actions (session registry) -----------------------------------------------
+            /// Lists an agent's exposed actions in its AG-UI `tools.items` (it must be attached
+            /// and declare `actions.expose`), for coordination's `action.expose`. Events:
+            /// `session.updated`.
+            SessionAgentSetTools session_agent_set_tools = "session.agent.setTools", SESSION_REGISTRY, SERVICE, workspace,
+                actions::SetToolsRequest => session::Agent;
+            // ---- actions (coordination) -----------------------------------------------------
             /// The calling agent's whole set of actions, replacing what it exposed before (needs
             /// `actions.expose`); each input schema is compiled, remote `$ref`s refused. The
             /// agent's AG-UI `tools.items` lists them.
-            ActionExpose action_expose = "action.expose", SESSION_REGISTRY, HARNESS, workspace,
+            ActionExpose action_expose = "action.expose", COORDINATION, HARNESS, workspace,
                 actions::ExposeRequest => actions::ActionList;
             /// The actions of the workspace's live agents that the caller may invoke
             /// (`availableTo`), by agent and name.
-            ActionList action_list = "action.list", SESSION_REGISTRY, LOOK, workspace,
+            ActionList action_list = "action.list", COORDINATION, LOOK, workspace,
                 actions::ListActionsRequest => actions::ActionList;
             /// Runs an agent's action as the caller (an agent needs `actions.invoke`): the input
             /// is checked against its schema, `availableTo` against the caller, then the
@@ -216,27 +222,27 @@ macro_rules! with_rpcs {
             /// `timeoutMs`; an agent caller also gets the result as an `action-result` message.
             /// The same `invocationId` again answers with where that invocation is. Events:
             /// `action.invoked`, `action.completed` / `action.failed` / `action.denied`.
-            ActionInvoke action_invoke = "action.invoke", SESSION_REGISTRY, SEND, workspace,
+            ActionInvoke action_invoke = "action.invoke", COORDINATION, SEND, workspace,
                 actions::InvokeRequest => actions::Invocation, timeout(40);
-            // ---- consensus (session registry) ---------------------------------------------
+            // ---- consensus (coordination) ---------------------------------------------------
             /// Puts a question with options to a channel's members or a list of agents, who are
             /// asked with a relay message and vote with `relay_vote`. Events:
             /// `consensus.proposed`.
-            ConsensusPropose consensus_propose = "consensus.propose", SESSION_REGISTRY, SEND, workspace,
+            ConsensusPropose consensus_propose = "consensus.propose", COORDINATION, SEND, workspace,
                 consensus::ProposeRequest => consensus::Proposal;
             /// The calling agent's vote (once, while open); at the quorum the proposal resolves.
             /// Events: `consensus.voted`, `consensus.resolved`.
-            ConsensusVote consensus_vote = "consensus.vote", SESSION_REGISTRY, HARNESS, workspace,
+            ConsensusVote consensus_vote = "consensus.vote", COORDINATION, HARNESS, workspace,
                 consensus::VoteRequest => consensus::Proposal;
             /// Ends an open proposal without an outcome (its proposer, an operator or a
             /// service). Events: `consensus.resolved` (cancelled).
-            ConsensusCancel consensus_cancel = "consensus.cancel", SESSION_REGISTRY, SEND, workspace,
+            ConsensusCancel consensus_cancel = "consensus.cancel", COORDINATION, SEND, workspace,
                 consensus::CancelRequest => consensus::Proposal;
             /// One proposal with its votes and tally.
-            ConsensusGet consensus_get = "consensus.get", SESSION_REGISTRY, LOOK, workspace,
+            ConsensusGet consensus_get = "consensus.get", COORDINATION, LOOK, workspace,
                 consensus::ProposalRef => consensus::Proposal;
             /// The workspace's proposals, newest first.
-            ConsensusList consensus_list = "consensus.list", SESSION_REGISTRY, LOOK, workspace,
+            ConsensusList consensus_list = "consensus.list", COORDINATION, LOOK, workspace,
                 consensus::ListProposalsRequest => consensus::ProposalList;
             // ---- relay messaging (session registry) ----------------------------------------
             /// Sends a message to `@handle` (DM), a list of handles (group DM), `#channel` or a
@@ -256,6 +262,15 @@ macro_rules! with_rpcs {
             /// Full-text search (Postgres) over the workspace's relay messages, newest first.
             MessageSearch message_search = "message.search", SESSION_REGISTRY, LOOK, workspace,
                 messaging::SearchMessagesRequest => messaging::MessagePage;
+            /// `message.send` for the agent or person that asked coordination (a proposal's
+            /// question, from its proposer), with the same checks as theirs.
+            MessageSendFor message_send_for = "message.sendFor", SESSION_REGISTRY, SERVICE, workspace,
+                messaging::SendForRequest => messaging::SendResponse;
+            /// How an invocation ended, as a DM from the exposing agent to the invoking one
+            /// (reason `action-result`), once per idempotency key; nothing when the invoker was
+            /// released. Events: `message.exchanged`.
+            MessageActionResult message_action_result = "message.actionResult", SESSION_REGISTRY, SERVICE, workspace,
+                messaging::ActionResultRequest => messaging::ActionResultPosted;
             /// Creates a channel; an agent that creates one joins it.
             ChannelCreate channel_create = "channel.create", SESSION_REGISTRY, SEND, workspace,
                 messaging::CreateChannelRequest => messaging::Channel;

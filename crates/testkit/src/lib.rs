@@ -1005,13 +1005,14 @@ async fn micro_replies_within(
     out
 }
 
-/// The five services behind the bus, by binary and micro-service name (the same here).
-pub const BUS_SERVICES: [&str; 5] = [
+/// The six services behind the bus, by binary and micro-service name (the same here).
+pub const BUS_SERVICES: [&str; 6] = [
     "session-registry",
     "event-ingest",
     "delivery-runner",
     "permission-manager",
     "cost-aggregator",
+    "coordination",
 ];
 
 /// Waits until NATS has dropped every subscriber of `subject`, after the processes serving it

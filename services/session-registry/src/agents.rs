@@ -412,6 +412,36 @@ pub(crate) async fn save_changed(
     change.emit(&session.session_id, updated).await
 }
 
+/// `session.agent.setTools`, from coordination's `action.expose`: the agent's actions in its
+/// AG-UI `tools.items`. It must be attached, in the caller's workspace, and declare
+/// `actions.expose`.
+pub async fn set_tools(
+    reg: Registry,
+    ctx: RequestContext,
+    req: relay_contracts::actions::SetToolsRequest,
+) -> Result<Agent> {
+    let mut change = Change::begin(&reg).await?;
+    if store::agent_workspace(change.conn(), &req.agent_id).await?.as_deref() != Some(ctx.workspace.as_str()) {
+        return Err(RegistryError::agent_not_found(&req.agent_id));
+    }
+    let (mut session, mut agent) = lock_attached(&mut change, &req.agent_id).await?;
+    if capabilities_of(&agent).actions.and_then(|a| a.expose) != Some(true) {
+        return Err(RegistryError::Capability {
+            agent_id: agent.agent_id.clone(),
+            capability: "actions.expose".into(),
+            reason: "the agent did not declare it".into(),
+        });
+    }
+    let mut agui = agent.agent_capabilities.clone().unwrap_or_default();
+    agui.tools
+        .get_or_insert_with(Default::default)
+        .insert("items".into(), serde_json::Value::Array(req.items));
+    agent.agent_capabilities = Some(agui);
+    save_changed(&mut change, &mut session, &mut agent, now_ms()).await?;
+    change.commit().await?;
+    Ok(agent)
+}
+
 pub async fn declare_capabilities(
     reg: Registry,
     _ctx: RequestContext,

@@ -1,11 +1,9 @@
 //! The session registry: sessions, attached agents, turns and messages, answered over NATS on
 //! the `session.<key>` subjects of seed 002, kept in Postgres.
 
-mod actions;
 mod agents;
 mod clients;
 mod compress;
-mod consensus;
 mod error;
 mod handoff;
 pub mod hosts;
@@ -154,34 +152,11 @@ impl Registry {
     }
 }
 
-/// Carries on what waits: invocations a person decided (woken at once by the decision, else
-/// found within a second), and proposals past their deadline.
+/// Checks the agent hosts' heartbeats every second.
 async fn sweep(reg: Registry) {
-    use futures::StreamExt;
-    let mut decisions = match reg.nats.subscribe(relay_contracts::access::PERMISSION_RESOLVED).await {
-        Ok(sub) => Some(sub),
-        Err(e) => {
-            tracing::warn!(error = %e, "cannot follow permission decisions; invocations wait for the sweep");
-            None
-        }
-    };
+    let mut tick = tokio::time::interval(std::time::Duration::from_millis(1000));
     loop {
-        let tick = tokio::time::sleep(std::time::Duration::from_millis(1000));
-        match decisions.as_mut() {
-            Some(sub) => {
-                tokio::select! {
-                    _ = sub.next() => {}
-                    () = tick => {}
-                }
-            }
-            None => tick.await,
-        }
-        if let Err(e) = actions::sweep(&reg).await {
-            tracing::warn!(error = %e, "cannot carry on decided invocations yet");
-        }
-        if let Err(e) = consensus::sweep(&reg).await {
-            tracing::warn!(error = %e, "cannot expire proposals yet");
-        }
+        tick.tick().await;
         if let Err(e) = hosts::sweep(&reg).await {
             tracing::warn!(error = %e, "cannot check the agent hosts' heartbeats yet");
         }
@@ -244,15 +219,11 @@ pub async fn serve(nats: async_nats::Client, reg: Registry) -> Result<ServiceHos
         .await?;
     host.serve::<rpc::AgentList>(agents::list).await?;
     host.serve::<rpc::AgentGet>(agents::get).await?;
-    host.serve::<rpc::ActionExpose>(scoped(actions::expose)).await?;
-    host.serve::<rpc::ActionList>(actions::list).await?;
-    host.serve::<rpc::ActionInvoke>(actions::invoke).await?;
-    host.serve::<rpc::ConsensusPropose>(consensus::propose).await?;
-    host.serve::<rpc::ConsensusVote>(consensus::vote).await?;
-    host.serve::<rpc::ConsensusCancel>(consensus::cancel).await?;
-    host.serve::<rpc::ConsensusGet>(consensus::get).await?;
-    host.serve::<rpc::ConsensusList>(consensus::list).await?;
+    host.serve::<rpc::SessionAgentSetTools>(agents::set_tools).await?;
     host.serve::<rpc::MessageSend>(messaging::send).await?;
+    host.serve::<rpc::MessageSendFor>(messaging::send_for).await?;
+    host.serve::<rpc::MessageActionResult>(messaging::action_result_for)
+        .await?;
     host.serve::<rpc::MessageGet>(messaging::get).await?;
     host.serve::<rpc::MessageThread>(messaging::thread).await?;
     host.serve::<rpc::MessageSearch>(messaging::search).await?;

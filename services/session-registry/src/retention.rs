@@ -2,9 +2,9 @@
 //! stored events) lives as long as the session: a session closed for
 //! `archive_closed_after_ms` with no activity since is archived, one archived for
 //! `purge_archived_after_ms` is purged, as `session.archive` and `session.purge` would (a session with live children
-//! waits for them). Relay messages (a thread whole, after its latest), finished action
-//! invocations and decided proposals, which belong to a workspace rather than a session, are
-//! deleted `keep_ms` after they ended.
+//! waits for them). Relay messages (a thread whole, after its latest), which belong to a
+//! workspace rather than a session, are deleted `keep_ms` after they were sent (coordination
+//! keeps its invocations and proposals under its own `coordination.keep_ms`).
 
 use crate::Registry;
 use crate::error::RegistryError;
@@ -20,8 +20,7 @@ pub struct RetentionSettings {
     pub archive_closed_after_ms: u64,
     /// A session archived this long, with no activity since, is purged; 0: never.
     pub purge_archived_after_ms: u64,
-    /// Relay messages, finished invocations and decided proposals are deleted this long after
-    /// they were sent or ended; 0: never.
+    /// Relay messages are deleted this long after they were sent; 0: never.
     pub keep_ms: u64,
 }
 
@@ -44,7 +43,7 @@ pub fn start(reg: &Registry) {
     if s.keep_ms > 0 {
         relay_bus::retention::spawn(
             &reg.db,
-            "registry relay messages, invocations and proposals",
+            "registry relay messages",
             Duration::from_millis(s.keep_ms),
             vec![
                 // A thread goes whole, once its latest message is past the window, its
@@ -57,15 +56,6 @@ pub fn start(reg: &Registry) {
                               OR r.message_id = coalesce(m.thread_id, m.message_id))
                          AND r.created_at >= $1)
                    ORDER BY m.created_at DESC LIMIT $2)"
-                    .into(),
-                "DELETE FROM registry_invocations WHERE (workspace, caller, invocation_id) IN (
-                   SELECT workspace, caller, invocation_id FROM registry_invocations
-                   WHERE doc->>'completedAt' IS NOT NULL AND (doc->>'completedAt')::bigint < $1
-                   ORDER BY (doc->>'completedAt')::bigint LIMIT $2)"
-                    .into(),
-                "DELETE FROM registry_proposals WHERE proposal_id IN (
-                   SELECT proposal_id FROM registry_proposals WHERE status <> 'open' AND deadline < $1
-                   ORDER BY deadline LIMIT $2)"
                     .into(),
             ],
         );

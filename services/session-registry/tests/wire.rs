@@ -39,8 +39,6 @@ const NO_REQUIRED_FIELDS: &[&str] = &[
     rpc::WorkspaceList::SUBJECT,
     rpc::AgentList::SUBJECT,
     rpc::ChannelList::SUBJECT,
-    rpc::ActionList::SUBJECT,
-    rpc::ConsensusList::SUBJECT,
     rpc::PromptList::SUBJECT,
     rpc::HostList::SUBJECT,
 ];

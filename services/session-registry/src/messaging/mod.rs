@@ -691,16 +691,65 @@ async fn deliver(
     Ok(message)
 }
 
+/// `message.sendFor`, from coordination: `message.send` for the agent or person that asked it
+/// (a proposal's question goes out from its proposer), with the checks that caller's own send
+/// would have. An agent named must be of the request's workspace.
+pub async fn send_for(reg: Registry, ctx: RequestContext, req: SendForRequest) -> Result<SendResponse> {
+    let asked = match req.agent_id {
+        Some(agent_id) => {
+            let mut conn = reg.db.acquire().await?;
+            if registry::agent_workspace(&mut conn, &agent_id).await?.as_deref() != Some(ctx.workspace.as_str()) {
+                return Err(RegistryError::agent_not_found(&agent_id));
+            }
+            RequestContext::harness(&ctx.workspace, &agent_id)
+        }
+        None => RequestContext::new(Caller::parse(&req.caller), ctx.workspace.clone()),
+    };
+    send(reg, asked, req.message).await
+}
+
+/// `message.actionResult`, from coordination: how an invocation ended, told to the agent that
+/// invoked it as a DM from the exposing agent with reason `action-result`, once per key.
+/// Nothing is posted once the invoker is released.
+pub async fn action_result_for(
+    reg: Registry,
+    ctx: RequestContext,
+    req: ActionResultRequest,
+) -> Result<ActionResultPosted> {
+    if req.text.trim().is_empty() || req.text.chars().count() > MAX_TEXT_CHARS || req.text.contains('\0') {
+        return Err(RegistryError::Invalid(format!(
+            "text: 1 to {MAX_TEXT_CHARS} characters, not blank, without NUL"
+        )));
+    }
+    let mut change = Change::begin(&reg).await?;
+    for id in [&req.from_agent_id, &req.to_agent_id] {
+        if registry::agent_workspace(change.conn(), id).await?.as_deref() != Some(ctx.workspace.as_str()) {
+            return Err(RegistryError::agent_not_found(id));
+        }
+    }
+    let from = registry::find_agent(change.conn(), &req.from_agent_id).await?;
+    let to = registry::find_agent(change.conn(), &req.to_agent_id).await?;
+    if !is_attached(&to) {
+        return Ok(ActionResultPosted { message_id: None });
+    }
+    let message_id = action_result(&mut change, &ctx.workspace, &from, &to, req.text, &req.idempotency_key).await?;
+    change.commit().await?;
+    Ok(ActionResultPosted {
+        message_id: Some(message_id),
+    })
+}
+
 /// The outcome of an invocation, told to the agent that invoked it: a DM from the exposing
-/// agent with reason `action-result`, once per invocation (`key`), inside `change`.
-pub async fn action_result(
+/// agent with reason `action-result`, once per invocation (`key`), inside `change`; the
+/// message's id.
+async fn action_result(
     change: &mut Change,
     workspace: &str,
     from: &Agent,
     to: &Agent,
     text: String,
     key: &str,
-) -> Result<()> {
+) -> Result<String> {
     let author = Author {
         sender: Sender {
             kind: "agent".into(),
@@ -709,11 +758,8 @@ pub async fn action_result(
         },
         agent: Some(from.clone()),
     };
-    if store::by_key(change.conn(), workspace, &author.key(), key)
-        .await?
-        .is_some()
-    {
-        return Ok(());
+    if let Some(sent) = store::by_key(change.conn(), workspace, &author.key(), key).await? {
+        return Ok(sent.message_id);
     }
     let to = [to.clone()];
     let route = Route {
@@ -731,8 +777,8 @@ pub async fn action_result(
         idempotency_key: Some(key.to_string()),
         ..SendRequest::default()
     };
-    deliver(change, workspace, &author, &route, &req, Vec::new(), 0, now_ms()).await?;
-    Ok(())
+    let message = deliver(change, workspace, &author, &route, &req, Vec::new(), 0, now_ms()).await?;
+    Ok(message.message_id)
 }
 
 fn answer(m: RelayMessage, duplicate: bool) -> SendResponse {
@@ -814,48 +860,4 @@ pub async fn search(reg: Registry, ctx: RequestContext, req: SearchMessagesReque
         messages,
         next_cursor: None,
     })
-}
-
-/// Whom `to` names, for a proposal: a channel's members or the listed handles' agents, never
-/// `own` (the caller's agent); with `to` as written back (`#ops`, `@a,@b`).
-pub(crate) async fn addressees(
-    conn: &mut PgConnection,
-    workspace: &str,
-    own: Option<&str>,
-    to: &To,
-) -> Result<(String, Vec<Agent>)> {
-    let names = match to {
-        To::One(name) if name.starts_with('#') => {
-            let channel = channels::existing(conn, workspace, name).await?.name;
-            let members = store::member_agents(conn, workspace, &channel)
-                .await?
-                .into_iter()
-                .map(|(member, _)| member)
-                .filter(|a| Some(a.agent_id.as_str()) != own)
-                .collect();
-            return Ok((format!("#{channel}"), members));
-        }
-        To::One(name) => vec![name.clone()],
-        To::Many(names) => names.clone(),
-    };
-    let mut agents: Vec<Agent> = Vec::new();
-    for name in &names {
-        let agent = agent_named(conn, workspace, name).await?;
-        if Some(agent.agent_id.as_str()) != own && !agents.iter().any(|a| a.agent_id == agent.agent_id) {
-            agents.push(agent);
-        }
-    }
-    Ok((agents.iter().map(participant).collect::<Vec<_>>().join(","), agents))
-}
-
-/// How the caller is named to others: `@handle`, `key:<id>` or `service:<name>`.
-pub(crate) fn caller_name(ctx: &RequestContext, agent: Option<&Agent>) -> String {
-    match agent {
-        Some(a) => participant(a),
-        None => match &ctx.caller {
-            Caller::Admin(k) | Caller::Operator(k) | Caller::Viewer(k) => format!("key:{k}"),
-            Caller::Service(name) => format!("service:{name}"),
-            Caller::Agent(_) | Caller::Anonymous => "anonymous".into(),
-        },
-    }
 }

@@ -388,7 +388,7 @@ async fn an_invoked_action_is_checked_runs_once_on_its_agent_and_answers_or_fail
     // Each step is an event for the log, in order, with the invocation id.
     let db = m.db.pool().await;
     let types: Vec<String> = sqlx::query_scalar(
-        "SELECT type FROM registry_events WHERE payload->>'invocationId' IN ('i-1', 'i-6') ORDER BY seq",
+        "SELECT type FROM coordination_events WHERE payload->>'invocationId' IN ('i-1', 'i-6') ORDER BY seq",
     )
     .fetch_all(&db)
     .await
@@ -404,8 +404,17 @@ async fn steps(m: &common::Mesh, id: &str) -> Vec<String> {
     common::event_types(m, "invocationId", id).await
 }
 
-/// The `action-result` messages agent `to` got, oldest first.
-async fn results_for(m: &common::Mesh, to: &str) -> Vec<Value> {
+/// The `action-result` messages agent `to` got, oldest first, once there are `n` of them: a
+/// result is posted after its invocation's commit, so it may land after the reply.
+async fn results_for(m: &common::Mesh, to: &str, n: usize) -> Vec<Value> {
+    wait_for(|| async {
+        let got = results_now(m, to).await;
+        (got.len() >= n).then_some(got)
+    })
+    .await
+}
+
+async fn results_now(m: &common::Mesh, to: &str) -> Vec<Value> {
     sqlx::query_scalar(
         "SELECT doc FROM registry_relay_messages
          WHERE doc->'recipients' @> jsonb_build_array(jsonb_build_object('agentId', $1::text, 'reason', 'action-result'))
@@ -461,7 +470,7 @@ async fn invocations_obey_the_permission_policies_denied_or_held_for_a_person_un
     assert_eq!(done["output"]["env"], "prod", "{done}");
     assert_eq!(calc.calls.load(Ordering::SeqCst), 1);
     assert_eq!(steps(&m, "d-1").await, ["action.invoked", "action.completed"]);
-    let results = results_for(&m, &bob_id).await;
+    let results = results_for(&m, &bob_id, 2).await;
     assert_eq!(results.len(), 2, "the denial and the completion: {results:?}");
     assert!(
         results[0]["text"].as_str().unwrap().contains("w-1) was denied"),
@@ -492,6 +501,12 @@ async fn invocations_obey_the_permission_policies_denied_or_held_for_a_person_un
     );
     assert_eq!(steps(&m, "d-2").await, ["action.denied"]);
     assert_eq!(calc.calls.load(Ordering::SeqCst), 1);
+    let results = results_for(&m, &bob_id, 3).await;
+    assert_eq!(results.len(), 3, "{results:?}");
+    assert!(
+        results[2]["text"].as_str().unwrap().contains("d-2) was denied"),
+        "{results:?}"
+    );
 }
 
 #[tokio::test]

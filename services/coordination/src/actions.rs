@@ -1,22 +1,24 @@
 //! Actions (`action.*`, seed 000 `actions.expose`): what agents offer each other to invoke.
 //! An agent exposes its whole set at once; each input schema is compiled then, with remote
 //! `$ref`s refused, so a schema can never make the mesh fetch a URL. `action.list` shows a
-//! caller only what its `availableTo` lets it invoke, and never a released agent's.
+//! caller only what its `availableTo` lets it invoke, and never a released agent's (the
+//! registry says which agents are still attached; a gone agent's actions are dropped then).
 
-use crate::Registry;
-use crate::agents;
-use crate::error::{RegistryError, Result};
-use crate::store::{self, Change, now_ms};
-use crate::store::{capabilities_of, is_attached};
+use crate::Coordination;
+use crate::change::Change;
+use crate::error::{CoordinationError, Result};
+use crate::registry::{self, as_caller, capabilities_of, is_attached};
+use relay_bus::now_ms;
 use relay_contracts::actions::*;
 use relay_contracts::permission::{Decision, GetPermissionRequest, PermissionDecision, PermissionRequest};
 use relay_contracts::rpc;
 use relay_contracts::session::events::{ActionCompleted, ActionDenied, ActionFailed, ActionInvoked};
-use relay_contracts::session::{Agent, AgentGetRequest, handle_of};
+use relay_contracts::session::{Agent, handle_of};
 use relay_contracts::{Caller, RequestContext};
 use serde_json::{Value, json};
 use sqlx::PgConnection;
 use sqlx::types::Json;
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 /// Refuses every external resource: a schema's `$ref` may point only inside itself.
@@ -35,19 +37,19 @@ impl jsonschema::Retrieve for NoRemote {
 pub fn compile(field: &str, schema: &Value) -> Result<jsonschema::Validator> {
     let bytes = serde_json::to_vec(schema).map_or(0, |b| b.len());
     if bytes > MAX_SCHEMA_BYTES {
-        return Err(RegistryError::Invalid(format!(
+        return Err(CoordinationError::Invalid(format!(
             "{field} is {bytes} bytes, at most {MAX_SCHEMA_BYTES}"
         )));
     }
     if depth(schema) > MAX_SCHEMA_DEPTH {
-        return Err(RegistryError::Invalid(format!(
+        return Err(CoordinationError::Invalid(format!(
             "{field} nests deeper than {MAX_SCHEMA_DEPTH} levels"
         )));
     }
     jsonschema::options()
         .with_retriever(NoRemote)
         .build(schema)
-        .map_err(|e| RegistryError::Invalid(format!("{field} is not a usable JSON Schema: {e}")))
+        .map_err(|e| CoordinationError::Invalid(format!("{field} is not a usable JSON Schema: {e}")))
 }
 
 fn depth(v: &Value) -> usize {
@@ -60,7 +62,7 @@ fn depth(v: &Value) -> usize {
 
 fn check(actions: &[ActionSpec]) -> Result<()> {
     if actions.len() > MAX_ACTIONS {
-        return Err(RegistryError::Invalid(format!(
+        return Err(CoordinationError::Invalid(format!(
             "{} actions, at most {MAX_ACTIONS}",
             actions.len()
         )));
@@ -71,19 +73,22 @@ fn check(actions: &[ActionSpec]) -> Result<()> {
         .map(|schema| serde_json::to_vec(schema).map_or(0, |b| b.len()))
         .sum();
     if total > MAX_TOTAL_SCHEMA_BYTES {
-        return Err(RegistryError::Invalid(format!(
+        return Err(CoordinationError::Invalid(format!(
             "the schemas add up to {total} bytes, at most {MAX_TOTAL_SCHEMA_BYTES} for one agent"
         )));
     }
     for (i, a) in actions.iter().enumerate() {
         if !is_action_name(&a.name) {
-            return Err(RegistryError::Invalid(format!(
+            return Err(CoordinationError::Invalid(format!(
                 "actions[{i}].name {:?}: 1 to {MAX_NAME_CHARS} letters, digits, '_', '-' or '.', starting with a letter",
                 a.name
             )));
         }
         if actions[..i].iter().any(|b| b.name == a.name) {
-            return Err(RegistryError::Invalid(format!("action {:?} is exposed twice", a.name)));
+            return Err(CoordinationError::Invalid(format!(
+                "action {:?} is exposed twice",
+                a.name
+            )));
         }
         compile(&format!("actions[{i}].inputSchema"), &a.input_schema)?;
         if let Some(out) = &a.output_schema {
@@ -91,7 +96,7 @@ fn check(actions: &[ActionSpec]) -> Result<()> {
         }
         for who in a.available_to.iter().flatten() {
             if !is_selector(who) {
-                return Err(RegistryError::Invalid(format!(
+                return Err(CoordinationError::Invalid(format!(
                     "actions[{i}].availableTo {who:?}: `*`, `@handle`, `#channel` or `role:operator|viewer|admin|agent`"
                 )));
             }
@@ -107,34 +112,23 @@ fn is_selector(s: &str) -> bool {
         || matches!(s, "role:operator" | "role:viewer" | "role:admin" | "role:agent")
 }
 
-/// `action.expose`: replaces the agent's actions, and lists them in its AG-UI `tools.items`.
-pub async fn expose(reg: Registry, _ctx: RequestContext, req: ExposeRequest) -> Result<ActionList> {
+/// `action.expose`: replaces the agent's actions, and lists them in its AG-UI `tools.items`
+/// (the registry checks that the agent is attached and declares `actions.expose`). The rows
+/// and the registry's record change together: the rows' transaction commits only once the
+/// registry has answered, and an expose that failed half way is repaired by exposing again.
+pub async fn expose(c: Coordination, ctx: RequestContext, req: ExposeRequest) -> Result<ActionList> {
     check(&req.actions)?;
-    let mut change = Change::begin(&reg).await?;
-    let (mut session, mut agent) = agents::lock_attached(&mut change, &req.agent_id).await?;
-    if capabilities_of(&agent).actions.and_then(|a| a.expose) != Some(true) {
-        return Err(RegistryError::Capability {
-            agent_id: agent.agent_id.clone(),
-            capability: "actions.expose".into(),
-            reason: "the agent did not declare it".into(),
-        });
-    }
-    let workspace = store::agent_workspace(change.conn(), &agent.agent_id)
-        .await?
-        .unwrap_or_default();
-    let now = now_ms();
-    replace(change.conn(), &agent.agent_id, &workspace, &req.actions, now).await?;
-    let mut agui = agent.agent_capabilities.clone().unwrap_or_default();
     let items: Vec<Value> = req
         .actions
         .iter()
         .map(|a| json!({"name": a.name, "description": a.description, "parameters": a.input_schema}))
         .collect();
-    agui.tools
-        .get_or_insert_with(Default::default)
-        .insert("items".into(), Value::Array(items));
-    agent.agent_capabilities = Some(agui);
-    agents::save_changed(&mut change, &mut session, &mut agent, now).await?;
+    let now = now_ms();
+    let mut change = Change::begin(&c).await?;
+    // Two exposes of one agent at once: the second waits for the first's rows.
+    lock_agent(change.conn(), &req.agent_id).await?;
+    replace(change.conn(), &req.agent_id, &ctx.workspace, &req.actions, now).await?;
+    let agent = registry::set_tools(&c.nats, &req.agent_id, items).await?;
     change.commit().await?;
     Ok(ActionList {
         actions: req.actions.into_iter().map(|spec| action(&agent, spec, now)).collect(),
@@ -169,17 +163,24 @@ impl Invoker {
     }
 }
 
-async fn invoker(conn: &mut PgConnection, ctx: &RequestContext) -> Result<Option<Invoker>> {
+/// `channels`: the `#channel` selectors the caller will be checked against; an agent's
+/// membership of each is asked of the registry (`#general` holds every agent).
+async fn invoker(c: &Coordination, ctx: &RequestContext, channels: &[&String]) -> Result<Option<Invoker>> {
     if let Some(agent_id) = &ctx.agent {
-        let agent = store::find_agent(conn, agent_id).await?;
+        let agent = as_caller(ctx, registry::agent(&c.nats, agent_id)).await?;
         let mut selectors = vec!["role:agent".to_string(), "#general".to_string()];
         selectors.extend(agent.handle.as_ref().map(|h| format!("@{h}")));
-        selectors.extend(
-            channels_of(conn, &ctx.workspace, agent_id)
-                .await?
-                .into_iter()
-                .map(|c| format!("#{c}")),
-        );
+        for channel in channels.iter().filter(|ch| ch.as_str() != "#general") {
+            let members = match registry::members(&c.nats, channel).await {
+                Ok(list) => list.members,
+                // A channel that is gone has nobody in it.
+                Err(CoordinationError::Upstream(e)) if e.code() == relay_contracts::ErrorCode::NotFound => continue,
+                Err(e) => return Err(e),
+            };
+            if members.iter().any(|m| m.agent_id == *agent_id) {
+                selectors.push((*channel).clone());
+            }
+        }
         return Ok(Some(Invoker {
             selectors,
             agent: Some(agent),
@@ -198,25 +199,28 @@ async fn invoker(conn: &mut PgConnection, ctx: &RequestContext) -> Result<Option
 }
 
 /// `action.list`: the live agents' actions the caller may invoke.
-pub async fn list(reg: Registry, ctx: RequestContext, req: ListActionsRequest) -> Result<ActionList> {
-    // Resolved first: `agents::get` takes a connection of its own.
+pub async fn list(c: Coordination, ctx: RequestContext, req: ListActionsRequest) -> Result<ActionList> {
     let only = match req.agent {
-        Some(agent) => Some(
-            agents::get(reg.clone(), ctx.clone(), AgentGetRequest { agent })
-                .await?
-                .agent_id,
-        ),
+        Some(agent) => Some(as_caller(&ctx, registry::agent(&c.nats, &agent)).await?.agent_id),
         None => None,
     };
-    let mut conn = reg.db.acquire().await?;
-    let who = invoker(&mut conn, &ctx).await?;
-    let rows = exposed(&mut conn, ctx.scope(), only.as_deref()).await?;
+    let rows = exposed(&c, ctx.scope(), only.as_deref()).await?;
+    let channels = channel_selectors(rows.iter().map(|a| &a.available_to));
+    let who = invoker(&c, &ctx, &channels).await?;
     Ok(ActionList {
         actions: rows
             .into_iter()
             .filter(|a| who.as_ref().is_none_or(|w| w.may(&a.available_to)))
             .collect(),
     })
+}
+
+/// The distinct `#channel` selectors among `available_to` lists.
+fn channel_selectors<'a>(lists: impl Iterator<Item = &'a Vec<String>>) -> Vec<&'a String> {
+    let mut out: Vec<&String> = lists.flatten().filter(|s| s.starts_with('#')).collect();
+    out.sort();
+    out.dedup();
+    out
 }
 
 /// Who the caller is, as an invocation records it.
@@ -245,38 +249,35 @@ struct Open {
 /// `action.invoke`: checks the caller and the input, asks the permission policies, records the
 /// invocation (`action.invoked`) before the exposing harness is asked, then records how it
 /// ended. A policy that wants a person leaves it `pending`; [`sweep`] runs it once approved.
-pub async fn invoke(reg: Registry, ctx: RequestContext, req: InvokeRequest) -> Result<Invocation> {
+pub async fn invoke(c: Coordination, ctx: RequestContext, req: InvokeRequest) -> Result<Invocation> {
     let timeout_ms = req.timeout_ms.unwrap_or(MAX_INVOKE_TIMEOUT_MS as f64);
     if !(1.0..=MAX_INVOKE_TIMEOUT_MS as f64).contains(&timeout_ms) {
-        return Err(RegistryError::Invalid(format!(
+        return Err(CoordinationError::Invalid(format!(
             "timeoutMs {timeout_ms}: 1 to {MAX_INVOKE_TIMEOUT_MS}"
         )));
     }
     let timeout_ms = timeout_ms.ceil() as u64;
-    let target = agents::get(
-        reg.clone(),
-        ctx.clone(),
-        AgentGetRequest {
-            agent: req.agent.clone(),
-        },
-    )
-    .await?;
+    let target = as_caller(&ctx, registry::agent(&c.nats, &req.agent)).await?;
     if !is_attached(&target) {
-        return Err(RegistryError::agent_not_found(&req.agent));
+        return Err(CoordinationError::NotFound {
+            what: "agent",
+            id: req.agent.clone(),
+        });
     }
-    let mut conn = reg.db.acquire().await?;
-    let spec = exposed_spec(&mut conn, &target.agent_id, &req.action)
+    let mut conn = c.db.acquire().await?;
+    let (spec, workspace) = exposed_spec(&mut conn, &target.agent_id, &req.action)
         .await?
-        .ok_or_else(|| RegistryError::NotFound {
+        .ok_or_else(|| CoordinationError::NotFound {
             what: "action",
             id: format!("{} of agent {}", req.action, req.agent),
         })?;
+    drop(conn);
     let available_to = spec.available_to.clone().unwrap_or_else(|| vec!["*".into()]);
-    let who = invoker(&mut conn, &ctx).await?;
+    let who = invoker(&c, &ctx, &channel_selectors(std::iter::once(&available_to))).await?;
     if let Some(who) = &who
         && !who.may(&available_to)
     {
-        return Err(RegistryError::Forbidden(format!(
+        return Err(CoordinationError::Forbidden(format!(
             "action {} is available to {} only",
             req.action,
             available_to.join(", ")
@@ -285,23 +286,19 @@ pub async fn invoke(reg: Registry, ctx: RequestContext, req: InvokeRequest) -> R
     if let Some(caller) = who.and_then(|w| w.agent)
         && capabilities_of(&caller).actions.and_then(|a| a.invoke) != Some(true)
     {
-        return Err(RegistryError::Capability {
+        return Err(CoordinationError::Capability {
             agent_id: caller.agent_id,
             capability: "actions.invoke".into(),
             reason: "the agent did not declare it".into(),
         });
     }
-    let workspace = store::agent_workspace(&mut conn, &target.agent_id)
-        .await?
-        .unwrap_or_else(|| relay_contracts::context::DEFAULT_WORKSPACE.to_string());
-    drop(conn);
     let input = req.input.unwrap_or_else(|| json!({}));
     let problems: Vec<Value> = compile("inputSchema", &spec.input_schema)?
         .iter_errors(&input)
         .map(|e| json!({"path": e.instance_path().to_string(), "message": e.to_string()}))
         .collect();
     if let Some(first) = problems.first() {
-        return Err(RegistryError::InvalidWith {
+        return Err(CoordinationError::InvalidWith {
             message: format!(
                 "input does not match the input schema of {}: {}",
                 req.action,
@@ -312,8 +309,8 @@ pub async fn invoke(reg: Registry, ctx: RequestContext, req: InvokeRequest) -> R
     }
 
     let caller = caller_key(&ctx);
-    let invocation_id = req.invocation_id.unwrap_or_else(store::new_id);
-    let mut change = Change::begin(&reg).await?;
+    let invocation_id = req.invocation_id.unwrap_or_else(crate::new_id);
+    let mut change = Change::begin(&c).await?;
     // Two calls with one id at once: the second waits for the first's row, then sees it.
     lock_invocation(change.conn(), &workspace, &caller, &invocation_id).await?;
     if let Some(found) = find_invocation(change.conn(), &workspace, &caller, &invocation_id).await? {
@@ -332,7 +329,7 @@ pub async fn invoke(reg: Registry, ctx: RequestContext, req: InvokeRequest) -> R
         caller_agent: ctx.agent.clone(),
         target,
     };
-    let verdict = ask_policies(&reg, &open).await?;
+    let verdict = ask_policies(&c, &open).await?;
     let mut inv = Invocation {
         invocation_id,
         agent_id: open.target.agent_id.clone(),
@@ -347,9 +344,11 @@ pub async fn invoke(reg: Registry, ctx: RequestContext, req: InvokeRequest) -> R
     match verdict.decision {
         Decision::Approved => {
             save_invocation(change.conn(), &open, &inv).await?;
-            change.emit(&open.target.session_id, invoked(&open)).await?;
+            change
+                .emit(&open.workspace, &open.target.session_id, invoked(&open))
+                .await?;
             change.commit().await?;
-            run(&reg, &open, inv).await
+            run(&c, &open, inv).await
         }
         Decision::Pending => {
             inv.status = InvocationStatus::Pending;
@@ -362,6 +361,7 @@ pub async fn invoke(reg: Registry, ctx: RequestContext, req: InvokeRequest) -> R
             deny(&mut change, &open, &mut inv, reason).await?;
             save_invocation(change.conn(), &open, &inv).await?;
             change.commit().await?;
+            tell_caller(&c, &open, &inv).await;
             Ok(inv)
         }
     }
@@ -390,7 +390,7 @@ const POLICY_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// The permission manager's verdict on this invocation: tool `action`, command the action's
 /// name, on the exposing agent's session. Without one, nothing runs.
-async fn ask_policies(reg: &Registry, open: &Open) -> Result<PermissionDecision> {
+async fn ask_policies(c: &Coordination, open: &Open) -> Result<PermissionDecision> {
     let mut input = open.call.input.to_string();
     if input.len() > 2000 {
         let cut = (0..=2000).rev().find(|i| input.is_char_boundary(*i)).unwrap_or(0);
@@ -398,7 +398,7 @@ async fn ask_policies(reg: &Registry, open: &Open) -> Result<PermissionDecision>
         input.push('…');
     }
     let asked = PermissionRequest {
-        request_id: Some(format!("action-{}", store::new_id())),
+        request_id: Some(format!("action-{}", crate::new_id())),
         agent_id: open.target.agent_id.clone(),
         session_id: open.target.session_id.clone(),
         tool: "action".into(),
@@ -411,10 +411,9 @@ async fn ask_policies(reg: &Registry, open: &Open) -> Result<PermissionDecision>
             who(&open.target)
         ),
     };
-    let as_registry = RequestContext::new(relay_bus::context::identity(), &open.workspace);
-    let call = relay_bus::client::call::<rpc::PermissionRequest>(&reg.nats, &asked, POLICY_TIMEOUT);
-    relay_bus::context::act_as(as_registry, call).await.map_err(|e| {
-        RegistryError::Unavailable(format!(
+    let call = relay_bus::client::call::<rpc::PermissionRequest>(&c.nats, &asked, POLICY_TIMEOUT);
+    registry::as_service(&open.workspace, call).await.map_err(|e| {
+        CoordinationError::Unavailable(format!(
             "the permission policies cannot decide on this invocation now ({}); nothing ran, try again",
             e.error.message
         ))
@@ -440,16 +439,15 @@ async fn deny(change: &mut Change, open: &Open, inv: &mut Invocation, reason: St
         caller: open.caller.clone(),
         reason,
     };
-    change.emit(&open.target.session_id, denied).await?;
-    tell_caller(change, open, inv).await
+    change.emit(&open.workspace, &open.target.session_id, denied).await
 }
 
 /// Asks the exposing harness and records the outcome; a call whose agent is released while it
 /// waits fails then, not at its timeout.
-async fn run(reg: &Registry, open: &Open, mut inv: Invocation) -> Result<Invocation> {
+async fn run(c: &Coordination, open: &Open, mut inv: Invocation) -> Result<Invocation> {
     let subject = relay_contracts::rpc::agent::invoke(&open.target.agent_id);
     let within = Duration::from_millis(open.call.timeout_ms);
-    let answered = relay_bus::client::request::<_, ActionAnswer>(&reg.nats, &subject, &open.call, within);
+    let answered = relay_bus::client::request::<_, ActionAnswer>(&c.nats, &subject, &open.call, within);
     let retryable;
     tokio::select! {
         answer = answered => {
@@ -466,7 +464,7 @@ async fn run(reg: &Registry, open: &Open, mut inv: Invocation) -> Result<Invocat
                 Err(e) => inv.error = Some(format!("the agent could not take it: {e}")),
             }
         }
-        () = released(reg, &open.target.agent_id) => {
+        () = released(c, &open.workspace, &open.target.agent_id) => {
             retryable = true;
             inv.error = Some(format!("{} was released during the call", who(&open.target)));
         }
@@ -476,7 +474,7 @@ async fn run(reg: &Registry, open: &Open, mut inv: Invocation) -> Result<Invocat
     }
     let done = now_ms();
     inv.completed_at = Some(done);
-    let mut change = Change::begin(reg).await?;
+    let mut change = Change::begin(c).await?;
     save_invocation(change.conn(), open, &inv).await?;
     let (session_id, agent_id) = (open.target.session_id.clone(), open.target.agent_id.clone());
     let (action, invocation_id) = (open.call.action.clone(), open.call.invocation_id.clone());
@@ -489,7 +487,7 @@ async fn run(reg: &Registry, open: &Open, mut inv: Invocation) -> Result<Invocat
                 invocation_id,
                 duration_ms: done - inv.started_at,
             };
-            change.emit(&session_id, completed).await?
+            change.emit(&open.workspace, &session_id, completed).await?
         }
         Some(error) => {
             let failed = ActionFailed {
@@ -500,44 +498,50 @@ async fn run(reg: &Registry, open: &Open, mut inv: Invocation) -> Result<Invocat
                 error: error.clone(),
                 retryable,
             };
-            change.emit(&session_id, failed).await?
+            change.emit(&open.workspace, &session_id, failed).await?
         }
     }
-    tell_caller(&mut change, open, &inv).await?;
     change.commit().await?;
+    tell_caller(c, open, &inv).await;
     Ok(inv)
 }
 
-/// Returns once `agent_id` is no longer attached (polled: the release may come to any replica).
-async fn released(reg: &Registry, agent_id: &str) {
+/// Returns once `agent_id` is no longer attached (polled: the release may come to any
+/// registry replica). A registry that cannot answer leaves the call to its timeout.
+async fn released(c: &Coordination, workspace: &str, agent_id: &str) {
     loop {
         tokio::time::sleep(Duration::from_millis(250)).await;
-        let live: Option<bool> = match reg.db.acquire().await {
-            Ok(mut conn) => sqlx::query_scalar("SELECT live FROM registry_agents WHERE agent_id = $1")
-                .bind(agent_id)
-                .fetch_optional(&mut *conn)
-                .await
-                .unwrap_or(Some(true)),
-            Err(_) => Some(true),
-        };
-        if live != Some(true) {
+        if let Ok(found) = registry::find(&c.nats, workspace, agent_id).await
+            && !found.as_ref().is_some_and(is_attached)
+        {
             return;
         }
     }
 }
 
-/// An agent caller gets the outcome as an `action-result` message from the exposing agent.
-async fn tell_caller(change: &mut Change, open: &Open, inv: &Invocation) -> Result<()> {
-    let Some(caller) = &open.caller_agent else {
+/// Whether the invoking agent is still to be told how `inv` ended: an agent other than the
+/// exposing one invoked it, and it is over.
+fn must_tell(open: &Open, inv: &Invocation) -> bool {
+    let over = matches!(
+        inv.status,
+        InvocationStatus::Completed | InvocationStatus::Failed | InvocationStatus::Denied
+    );
+    over && open.caller_agent.as_ref().is_some_and(|a| *a != open.target.agent_id)
+}
+
+/// An agent caller gets the outcome as an `action-result` message from the exposing agent,
+/// stored by the registry once per invocation. Until it is, the row stays `tell_pending` and
+/// the [`sweep`] tries again.
+async fn tell_caller(c: &Coordination, open: &Open, inv: &Invocation) {
+    if let Err(e) = try_tell_caller(c, open, inv).await {
+        tracing::warn!(error = %e, invocation_id = inv.invocation_id, "cannot tell the invoking agent yet");
+    }
+}
+
+async fn try_tell_caller(c: &Coordination, open: &Open, inv: &Invocation) -> Result<()> {
+    let Some(caller) = open.caller_agent.as_ref().filter(|_| must_tell(open, inv)) else {
         return Ok(());
     };
-    if *caller == open.target.agent_id {
-        return Ok(());
-    }
-    let caller = store::find_agent(change.conn(), caller).await?;
-    if !is_attached(&caller) {
-        return Ok(());
-    }
     let head = format!(
         "{} on {} (invocation {})",
         inv.action,
@@ -556,19 +560,36 @@ async fn tell_caller(change: &mut Change, open: &Open, inv: &Invocation) -> Resu
         text = text.chars().take(most - 1).collect::<String>() + "…";
     }
     let key = format!("action-result:{}", inv.invocation_id);
-    crate::messaging::action_result(change, &open.workspace, &open.target, &caller, text, &key).await
+    registry::action_result(&c.nats, &open.workspace, &open.target.agent_id, caller, text, key).await?;
+    sqlx::query(
+        "UPDATE coordination_invocations SET tell_pending = false
+         WHERE workspace = $1 AND caller = $2 AND invocation_id = $3",
+    )
+    .bind(&open.workspace)
+    .bind(&open.caller)
+    .bind(&inv.invocation_id)
+    .execute(&c.db)
+    .await?;
+    Ok(())
 }
 
 /// Runs what people decided: an approved pending invocation goes to its agent, a denied one
-/// ends `denied`; a running one whose registry stopped during the call (past its timeout and a
-/// grace) ends `failed`. Each is claimed with a conditional update, so one replica acts.
-pub async fn sweep(reg: &Registry) -> Result<()> {
-    let mut conn = reg.db.acquire().await?;
+/// ends `denied`; a running one whose coordination replica stopped during the call (past its
+/// timeout and a grace) ends `failed`; an ended one whose invoker was not told yet is told.
+/// Each is claimed with a conditional update, so one replica acts.
+pub async fn sweep(c: &Coordination) -> Result<()> {
+    let mut conn = c.db.acquire().await?;
     let open = open_invocations(&mut conn).await?;
     drop(conn);
     for (workspace, caller, caller_agent, inv, call) in open {
-        let Ok(target) = store::find_agent(&mut *reg.db.acquire().await?, &inv.agent_id).await else {
-            continue;
+        let target = match registry::find(&c.nats, &workspace, &inv.agent_id).await {
+            Ok(Some(target)) => target,
+            // Its agent is gone with its session: nobody is left to speak for it.
+            Ok(None) => {
+                forget_telling(&c.db, &workspace, &caller, &inv.invocation_id).await?;
+                continue;
+            }
+            Err(_) => continue,
         };
         let open = Open {
             workspace,
@@ -578,15 +599,15 @@ pub async fn sweep(reg: &Registry) -> Result<()> {
             call,
         };
         match inv.status {
-            InvocationStatus::Pending => decided(reg, open, inv).await?,
+            InvocationStatus::Pending => decided(c, open, inv).await?,
             InvocationStatus::Running => {
                 let stale = inv.started_at + open.call.timeout_ms as i64 + STALE_GRACE_MS;
                 if now_ms() > stale {
                     let mut done = inv.clone();
                     done.status = InvocationStatus::Failed;
-                    done.error = Some("the registry stopped during the call; whether the action ran is unknown".into());
+                    done.error = Some("coordination stopped during the call; whether the action ran is unknown".into());
                     done.completed_at = Some(now_ms());
-                    let mut change = Change::begin(reg).await?;
+                    let mut change = Change::begin(c).await?;
                     if claim(change.conn(), &open, InvocationStatus::Running, &done).await? {
                         let failed = ActionFailed {
                             session_id: open.target.session_id.clone(),
@@ -596,13 +617,13 @@ pub async fn sweep(reg: &Registry) -> Result<()> {
                             error: done.error.clone().unwrap_or_default(),
                             retryable: false,
                         };
-                        change.emit(&open.target.session_id, failed).await?;
-                        tell_caller(&mut change, &open, &done).await?;
+                        change.emit(&open.workspace, &open.target.session_id, failed).await?;
                         change.commit().await?;
+                        tell_caller(c, &open, &done).await;
                     }
                 }
             }
-            _ => {}
+            _ => tell_caller(c, &open, &inv).await,
         }
     }
     Ok(())
@@ -611,21 +632,20 @@ pub async fn sweep(reg: &Registry) -> Result<()> {
 /// How long past its timeout a running invocation may stay so before it is called lost.
 const STALE_GRACE_MS: i64 = 15_000;
 
-async fn decided(reg: &Registry, open: Open, mut inv: Invocation) -> Result<()> {
+async fn decided(c: &Coordination, open: Open, mut inv: Invocation) -> Result<()> {
     let Some(request_id) = inv.permission_request_id.clone() else {
         return Ok(());
     };
-    let as_registry = RequestContext::new(relay_bus::context::identity(), &open.workspace);
     let asked = GetPermissionRequest { request_id };
-    let get = relay_bus::client::call::<rpc::PermissionGet>(&reg.nats, &asked, POLICY_TIMEOUT);
-    let permission = match relay_bus::context::act_as(as_registry, get).await {
+    let get = relay_bus::client::call::<rpc::PermissionGet>(&c.nats, &asked, POLICY_TIMEOUT);
+    let permission = match registry::as_service(&open.workspace, get).await {
         Ok(p) => p,
         Err(e) => {
             tracing::info!(error = %e, invocation_id = inv.invocation_id, "cannot read the decision yet");
             return Ok(());
         }
     };
-    let mut change = Change::begin(reg).await?;
+    let mut change = Change::begin(c).await?;
     match permission.status {
         Decision::Pending => return Ok(()),
         Decision::Approved => {
@@ -635,11 +655,13 @@ async fn decided(reg: &Registry, open: Open, mut inv: Invocation) -> Result<()> 
             if !claim(change.conn(), &open, InvocationStatus::Pending, &inv).await? {
                 return Ok(());
             }
-            change.emit(&open.target.session_id, invoked(&open)).await?;
+            change
+                .emit(&open.workspace, &open.target.session_id, invoked(&open))
+                .await?;
             change.commit().await?;
-            let reg = reg.clone();
+            let c = c.clone();
             tokio::spawn(async move {
-                if let Err(e) = run(&reg, &open, inv).await {
+                if let Err(e) = run(&c, &open, inv).await {
                     tracing::warn!(error = %e, "cannot record an approved invocation's outcome");
                 }
             });
@@ -652,12 +674,22 @@ async fn decided(reg: &Registry, open: Open, mut inv: Invocation) -> Result<()> 
                 return Ok(());
             }
             change.commit().await?;
+            tell_caller(c, &open, &done).await;
         }
     }
     Ok(())
 }
 
-// ---- SQL (registry_actions) ---------------------------------------------------------------
+// ---- SQL (coordination_actions, coordination_invocations) -----------------------------------
+
+/// Held while an agent's set of actions is replaced.
+async fn lock_agent(conn: &mut PgConnection, agent_id: &str) -> Result<()> {
+    sqlx::query("SELECT pg_advisory_xact_lock(hashtext('relay-actions:' || $1))")
+        .bind(agent_id)
+        .execute(conn)
+        .await?;
+    Ok(())
+}
 
 async fn replace(
     conn: &mut PgConnection,
@@ -666,13 +698,13 @@ async fn replace(
     actions: &[ActionSpec],
     now: i64,
 ) -> Result<()> {
-    sqlx::query("DELETE FROM registry_actions WHERE agent_id = $1")
+    sqlx::query("DELETE FROM coordination_actions WHERE agent_id = $1")
         .bind(agent_id)
         .execute(&mut *conn)
         .await?;
     for a in actions {
         sqlx::query(
-            "INSERT INTO registry_actions (agent_id, name, workspace, doc, exposed_at) VALUES ($1, $2, $3, $4, $5)",
+            "INSERT INTO coordination_actions (agent_id, name, workspace, doc, exposed_at) VALUES ($1, $2, $3, $4, $5)",
         )
         .bind(agent_id)
         .bind(&a.name)
@@ -685,31 +717,57 @@ async fn replace(
     Ok(())
 }
 
-/// The actions of live agents, in `workspace` (all when `None`), of one agent when given.
-async fn exposed(conn: &mut PgConnection, workspace: Option<&str>, agent_id: Option<&str>) -> Result<Vec<Action>> {
-    let rows: Vec<(Json<ActionSpec>, i64, Json<Agent>)> = sqlx::query_as(
-        "SELECT x.doc, x.exposed_at, a.doc FROM registry_actions x JOIN registry_agents a ON a.agent_id = x.agent_id
-         WHERE a.live AND ($1::text IS NULL OR x.workspace = $1) AND ($2::text IS NULL OR x.agent_id = $2)
-         ORDER BY a.handle, x.agent_id, x.name",
+/// The actions of live agents, in `workspace` (all when `None`), of one agent when given, by
+/// handle, agent and name. Whether each agent is still attached is asked of the registry; the
+/// actions of one that is gone are dropped.
+async fn exposed(c: &Coordination, workspace: Option<&str>, agent_id: Option<&str>) -> Result<Vec<Action>> {
+    let rows: Vec<(String, String, Json<ActionSpec>, i64)> = sqlx::query_as(
+        "SELECT agent_id, workspace, doc, exposed_at FROM coordination_actions
+         WHERE ($1::text IS NULL OR workspace = $1) AND ($2::text IS NULL OR agent_id = $2)
+         ORDER BY agent_id, name",
     )
     .bind(workspace)
     .bind(agent_id)
-    .fetch_all(conn)
+    .fetch_all(&c.db)
     .await?;
-    Ok(rows
+    let mut agents: BTreeMap<String, Option<Agent>> = BTreeMap::new();
+    for (id, workspace, _, _) in &rows {
+        if !agents.contains_key(id) {
+            let found = registry::find(&c.nats, workspace, id).await?.filter(is_attached);
+            if found.is_none() {
+                sqlx::query("DELETE FROM coordination_actions WHERE agent_id = $1")
+                    .bind(id)
+                    .execute(&c.db)
+                    .await?;
+            }
+            agents.insert(id.clone(), found);
+        }
+    }
+    let mut out: Vec<Action> = rows
         .into_iter()
-        .map(|(Json(spec), at, Json(agent))| action(&agent, spec, at))
-        .collect())
+        .filter_map(|(id, _, Json(spec), at)| agents[&id].as_ref().map(|agent| action(agent, spec, at)))
+        .collect();
+    // As Postgres orders them: handles first, by handle; then by agent and name.
+    out.sort_by(|a, b| {
+        (a.handle.is_none(), &a.handle, &a.agent_id, &a.name).cmp(&(
+            b.handle.is_none(),
+            &b.handle,
+            &b.agent_id,
+            &b.name,
+        ))
+    });
+    Ok(out)
 }
 
-async fn exposed_spec(conn: &mut PgConnection, agent_id: &str, name: &str) -> Result<Option<ActionSpec>> {
-    let row: Option<Json<ActionSpec>> =
-        sqlx::query_scalar("SELECT doc FROM registry_actions WHERE agent_id = $1 AND name = $2")
+/// An exposed action and the workspace it was exposed in.
+async fn exposed_spec(conn: &mut PgConnection, agent_id: &str, name: &str) -> Result<Option<(ActionSpec, String)>> {
+    let row: Option<(Json<ActionSpec>, String)> =
+        sqlx::query_as("SELECT doc, workspace FROM coordination_actions WHERE agent_id = $1 AND name = $2")
             .bind(agent_id)
             .bind(name)
             .fetch_optional(conn)
             .await?;
-    Ok(row.map(|Json(spec)| spec))
+    Ok(row.map(|(Json(spec), workspace)| (spec, workspace)))
 }
 
 async fn lock_invocation(conn: &mut PgConnection, workspace: &str, caller: &str, id: &str) -> Result<()> {
@@ -729,7 +787,7 @@ async fn find_invocation(
     id: &str,
 ) -> Result<Option<Invocation>> {
     let row: Option<Json<Invocation>> = sqlx::query_scalar(
-        "SELECT doc FROM registry_invocations WHERE workspace = $1 AND caller = $2 AND invocation_id = $3 FOR UPDATE",
+        "SELECT doc FROM coordination_invocations WHERE workspace = $1 AND caller = $2 AND invocation_id = $3 FOR UPDATE",
     )
     .bind(workspace)
     .bind(caller)
@@ -741,9 +799,9 @@ async fn find_invocation(
 
 async fn save_invocation(conn: &mut PgConnection, open: &Open, inv: &Invocation) -> Result<()> {
     sqlx::query(
-        "INSERT INTO registry_invocations (workspace, caller, invocation_id, agent_id, doc, call, caller_agent)
-         VALUES ($1, $2, $3, $4, $5, $6, $7)
-         ON CONFLICT (workspace, caller, invocation_id) DO UPDATE SET doc = EXCLUDED.doc",
+        "INSERT INTO coordination_invocations (workspace, caller, invocation_id, agent_id, doc, call, caller_agent, tell_pending)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+         ON CONFLICT (workspace, caller, invocation_id) DO UPDATE SET doc = EXCLUDED.doc, tell_pending = EXCLUDED.tell_pending",
     )
     .bind(&open.workspace)
     .bind(&open.caller)
@@ -752,6 +810,7 @@ async fn save_invocation(conn: &mut PgConnection, open: &Open, inv: &Invocation)
     .bind(Json(inv))
     .bind(Json(&open.call))
     .bind(&open.caller_agent)
+    .bind(must_tell(open, inv))
     .execute(conn)
     .await?;
     Ok(())
@@ -759,9 +818,9 @@ async fn save_invocation(conn: &mut PgConnection, open: &Open, inv: &Invocation)
 
 /// Moves an invocation on from `from`; false when another replica (or call) already did.
 async fn claim(conn: &mut PgConnection, open: &Open, from: InvocationStatus, inv: &Invocation) -> Result<bool> {
-    let from = serde_json::to_value(from).map_err(|e| RegistryError::Invalid(e.to_string()))?;
+    let from = serde_json::to_value(from).map_err(|e| CoordinationError::Invalid(e.to_string()))?;
     let done = sqlx::query(
-        "UPDATE registry_invocations SET doc = $4
+        "UPDATE coordination_invocations SET doc = $4, tell_pending = $6
          WHERE workspace = $1 AND caller = $2 AND invocation_id = $3 AND doc->>'status' = $5",
     )
     .bind(&open.workspace)
@@ -769,20 +828,35 @@ async fn claim(conn: &mut PgConnection, open: &Open, from: InvocationStatus, inv
     .bind(&inv.invocation_id)
     .bind(Json(inv))
     .bind(from.as_str())
+    .bind(must_tell(open, inv))
     .execute(conn)
     .await?;
     Ok(done.rows_affected() == 1)
 }
 
+/// Nobody is left to tell: the invocation's agent is gone.
+async fn forget_telling(db: &sqlx::PgPool, workspace: &str, caller: &str, id: &str) -> Result<()> {
+    sqlx::query(
+        "UPDATE coordination_invocations SET tell_pending = false
+         WHERE workspace = $1 AND caller = $2 AND invocation_id = $3 AND tell_pending",
+    )
+    .bind(workspace)
+    .bind(caller)
+    .bind(id)
+    .execute(db)
+    .await?;
+    Ok(())
+}
+
 type OpenRow = (String, String, Option<String>, Json<Invocation>, Json<ActionCall>);
 
-/// Pending and running invocations, oldest first.
+/// Pending and running invocations, and ended ones not yet told, oldest first.
 async fn open_invocations(
     conn: &mut PgConnection,
 ) -> Result<Vec<(String, String, Option<String>, Invocation, ActionCall)>> {
     let rows: Vec<OpenRow> = sqlx::query_as(
-        "SELECT workspace, caller, caller_agent, doc, call FROM registry_invocations
-         WHERE doc->>'status' IN ('pending', 'running') AND call IS NOT NULL
+        "SELECT workspace, caller, caller_agent, doc, call FROM coordination_invocations
+         WHERE (doc->>'status' IN ('pending', 'running') OR tell_pending) AND call IS NOT NULL
          ORDER BY (doc->>'startedAt')::bigint LIMIT 100",
     )
     .fetch_all(conn)
@@ -791,14 +865,4 @@ async fn open_invocations(
         .into_iter()
         .map(|(w, c, a, Json(inv), Json(call))| (w, c, a, inv, call))
         .collect())
-}
-
-async fn channels_of(conn: &mut PgConnection, workspace: &str, agent_id: &str) -> Result<Vec<String>> {
-    Ok(
-        sqlx::query_scalar("SELECT channel FROM registry_channel_members WHERE workspace = $1 AND agent_id = $2")
-            .bind(workspace)
-            .bind(agent_id)
-            .fetch_all(conn)
-            .await?,
-    )
 }
