@@ -11,7 +11,6 @@
 //! - [`follow`]: reads the event log from a service's own cursor, one replica at a time.
 //! - [`health`]: an optional `GET /healthz` for container probes.
 
-pub mod a2a;
 pub mod agents;
 pub mod audit;
 pub mod client;

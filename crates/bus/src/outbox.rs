@@ -35,6 +35,9 @@ pub struct Outbox {
     pub table: &'static str,
     /// Prefixed to the stored type: the registry stores `created`, the log wants `session.created`.
     pub type_prefix: &'static str,
+    /// Stored types (SQL `LIKE` patterns) forwarded as they are, without the prefix: entries
+    /// that name their own namespace (`audit.%`).
+    pub verbatim: &'static [&'static str],
     /// Advisory lock key: one forwarder per outbox at a time.
     pub lock_key: i64,
     /// Delete forwarded rows after `database.outbox_keep_ms`; false when the service reads them.
@@ -168,16 +171,15 @@ async fn forward_batch(outbox: &Outbox, db: &PgPool, nats: &async_nats::Client) 
         return Ok(false);
     }
     let rows: Vec<Row> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
-        // Audit entries written in a service's transaction keep their own type (`audit.recorded`),
-        // and so does seed 003's relay event `message.exchanged`.
         "SELECT seq, event_id, session_id,
-                CASE WHEN type LIKE 'audit.%' OR type = 'message.exchanged' THEN type ELSE $2 || type END,
+                CASE WHEN type LIKE ANY($3) THEN type ELSE $2 || type END,
                 ts, payload, traceparent, workspace FROM {}
          WHERE NOT forwarded ORDER BY seq LIMIT $1 FOR UPDATE",
         outbox.table
     )))
     .bind(BATCH)
     .bind(outbox.type_prefix)
+    .bind(outbox.verbatim)
     .fetch_all(&mut *tx)
     .await?;
     if rows.is_empty() {

@@ -23,12 +23,26 @@ impl DeliveryMode {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+/// What an agent lacks to take a message: the capability (`delivery.modes: manual`) and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refusal {
+    pub capability: String,
+    pub reason: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, strum::IntoStaticStr, strum::EnumIter)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "lowercase")]
+#[strum(serialize_all = "lowercase")]
 pub enum AttachmentKind {
     Text,
     Image,
+}
+
+impl AttachmentKind {
+    pub fn as_str(self) -> &'static str {
+        self.into()
+    }
 }
 
 /// Every event type an agent session may declare in `events.emits` (seed 000).
@@ -244,6 +258,40 @@ impl AgentSessionCapabilities {
     /// Text is always receivable; other kinds only when declared.
     pub fn accepts_attachment(&self, kind: AttachmentKind) -> bool {
         kind == AttachmentKind::Text || self.messaging.attachments.as_ref().is_some_and(|a| a.contains(&kind))
+    }
+
+    /// Why an agent with these capabilities cannot take a message whose parts (content blocks
+    /// or attachments, by their `type`) are `parts`, delivered in `mode`, if it cannot. The one
+    /// rule the send path, relay messages and the delivery runner (again at delivery, in case
+    /// the agent re-declared) apply.
+    pub fn refusal(&self, parts: &[Value], mode: Option<DeliveryMode>) -> Option<Refusal> {
+        let refuse = |capability: String, reason: &str| {
+            Some(Refusal {
+                capability,
+                reason: reason.into(),
+            })
+        };
+        if !self.messaging.receive {
+            return refuse("messaging.receive".into(), "the agent does not receive messages");
+        }
+        let mut kinds = parts.iter().map(|p| match p.get("type").and_then(Value::as_str) {
+            Some("image") => AttachmentKind::Image,
+            _ => AttachmentKind::Text,
+        });
+        if let Some(kind) = kinds.find(|k| !self.accepts_attachment(*k)) {
+            let kind = kind.as_str();
+            return refuse(
+                format!("messaging.attachments: {kind}"),
+                &format!("the message carries {kind} content"),
+            );
+        }
+        match mode {
+            Some(mode) if !self.supports_mode(mode) => refuse(
+                format!("delivery.modes: {}", mode.as_str()),
+                "the requested delivery mode was not declared",
+            ),
+            _ => None,
+        }
     }
 
     pub fn supports(&self, op: LifecycleOp) -> bool {

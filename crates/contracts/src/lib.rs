@@ -44,3 +44,16 @@ pub fn id_too_long(id: &str) -> bool {
     // Cheap first: fewer bytes than the limit cannot be more characters.
     id.len() > MAX_ID_CHARS && id.chars().count() > MAX_ID_CHARS
 }
+
+/// Why an id given as `field` is refused, if it is: blank, or longer than [`MAX_ID_CHARS`].
+pub fn id_problem(field: &str, id: &str) -> Option<String> {
+    (id.trim().is_empty() || id_too_long(id))
+        .then(|| format!("{field} must be a non-empty string of at most {MAX_ID_CHARS} characters"))
+}
+
+/// Why a text a person or agent writes (a question, a name, a reason) given as `field` is
+/// refused, if it is: blank, more than `most` characters, or with NUL.
+pub fn text_problem(field: &str, text: &str, most: usize) -> Option<String> {
+    (text.trim().is_empty() || text.chars().count() > most || text.contains('\0'))
+        .then(|| format!("{field}: 1 to {most} characters, not blank, without NUL"))
+}

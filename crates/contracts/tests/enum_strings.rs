@@ -2,9 +2,7 @@
 //! writes on the wire, so logs, SQL text columns and NATS subjects never drift from the JSON.
 
 use relay_contracts::ErrorCode;
-use relay_contracts::{
-    a2a, automation, capabilities, consensus, delivery, keys, messaging, permission, prompts, session,
-};
+use relay_contracts::{automation, capabilities, consensus, delivery, keys, messaging, permission, prompts, session};
 use serde::Serialize;
 use strum::IntoEnumIterator;
 
@@ -24,9 +22,9 @@ where
 #[test]
 fn every_enums_string_is_its_serde_name() {
     let variants = [
-        spelled_as_serde_does(a2a::TaskState::as_str),
         spelled_as_serde_does(automation::WebhookDeliveryStatus::as_str),
         spelled_as_serde_does(automation::ScheduleStatus::as_str),
+        spelled_as_serde_does(capabilities::AttachmentKind::as_str),
         spelled_as_serde_does(capabilities::DeliveryMode::as_str),
         spelled_as_serde_does(consensus::ProposalStatus::as_str),
         spelled_as_serde_does(delivery::DeliveryStatus::as_str),

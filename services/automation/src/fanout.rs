@@ -9,8 +9,8 @@
 
 use crate::Automation;
 use crate::error::Result;
+use relay_a2a::{A2aTaskPush, TaskFold};
 use relay_bus::follow::Follower;
-use relay_contracts::a2a::{A2aTaskPush, TaskFold};
 use relay_contracts::context::DEFAULT_WORKSPACE;
 use relay_contracts::events::Event;
 use sqlx::types::Json;
@@ -140,13 +140,13 @@ async fn step(a: &Automation) -> Result<bool> {
             // A new push: its task up to the cursor, from the log.
             (Some(push), None) => {
                 let timeout = Duration::from_secs(5);
-                let fold = relay_bus::a2a::fold(&a.nats, &push.0.task, Some(cursor), timeout)
+                let fold = relay_a2a::log::fold(&a.nats, &push.0.task, Some(cursor), timeout)
                     .await
                     .map_err(crate::AutomationError::Upstream)?;
                 // A task that already ended or waits for input says so once, as it is.
                 if fold.started && fold.stops() && !fold.superseded {
                     let body = serde_json::json!({ "task": fold.task(&push.0.task) }).to_string();
-                    queue.push(&webhook_id, fold.last_seq, relay_contracts::a2a::SENT, body);
+                    queue.push(&webhook_id, fold.last_seq, relay_a2a::SENT, body);
                 }
                 Some((push.0, fold))
             }

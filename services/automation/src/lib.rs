@@ -37,6 +37,7 @@ pub const SERVICE_NAME: &str = "automation";
 const OUTBOX: Outbox = Outbox {
     table: "automation_events",
     type_prefix: "",
+    verbatim: &[],
     lock_key: 0x7265_6c61_7961_7574, // "relayaut"
     prune: true,
 };

@@ -43,6 +43,7 @@ pub const SERVICE_NAME: &str = rpc::service::COORDINATION;
 const OUTBOX: Outbox = Outbox {
     table: "coordination_events",
     type_prefix: "",
+    verbatim: &[],
     lock_key: 0x7265_6c61_7963_6f6f, // "relaycoo"
     prune: true,
 };
@@ -171,25 +172,12 @@ pub(crate) fn new_id() -> String {
     uuid::Uuid::now_v7().to_string()
 }
 
-/// An id a client chose: not blank, not too long.
 pub(crate) fn check_id(field: &str, id: &str) -> error::Result<()> {
-    if id.trim().is_empty() || relay_contracts::id_too_long(id) {
-        return Err(CoordinationError::Invalid(format!(
-            "{field} must be a non-empty string of at most 256 characters"
-        )));
-    }
-    Ok(())
+    relay_contracts::id_problem(field, id).map_or(Ok(()), |m| Err(CoordinationError::Invalid(m)))
 }
 
-/// A text a person or agent writes (a question, a reason): not blank, at most `most`
-/// characters, without NUL.
 pub(crate) fn check_text(field: &str, text: &str, most: usize) -> error::Result<()> {
-    if text.trim().is_empty() || text.chars().count() > most || text.contains('\0') {
-        return Err(CoordinationError::Invalid(format!(
-            "{field}: 1 to {most} characters, not blank, without NUL"
-        )));
-    }
-    Ok(())
+    relay_contracts::text_problem(field, text, most).map_or(Ok(()), |m| Err(CoordinationError::Invalid(m)))
 }
 
 #[cfg(test)]

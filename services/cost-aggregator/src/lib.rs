@@ -26,6 +26,7 @@ pub const SERVICE_NAME: &str = "cost-aggregator";
 const OUTBOX: Outbox = Outbox {
     table: "cost_events",
     type_prefix: "",
+    verbatim: &[],
     lock_key: 0x7265_6c61_7963_6576, // "relaycev"
     prune: true,
 };

@@ -170,6 +170,7 @@ impl Runner {
 const OUTBOX: relay_bus::outbox::Outbox = relay_bus::outbox::Outbox {
     table: "delivery_events",
     type_prefix: "",
+    verbatim: &[],
     lock_key: 0x7265_6c61_7964_6c76, // "relaydlv"
     prune: true,
 };

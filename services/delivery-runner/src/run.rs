@@ -25,7 +25,7 @@ use crate::settle::Outcome;
 use crate::store::DeliveryKey;
 use futures::FutureExt;
 use relay_bus::db::TextEnum;
-use relay_contracts::capabilities::{AgentSessionCapabilities, AttachmentKind, DeliveryMode};
+use relay_contracts::capabilities::{AgentSessionCapabilities, DeliveryMode};
 use relay_contracts::delivery::*;
 use relay_contracts::rpc;
 use relay_contracts::session::{Agent, AgentRecordStatus, Message};
@@ -602,24 +602,12 @@ fn refusal(agent: Option<&Agent>, key: &DeliveryKey, message: &Message) -> Optio
             &minimum
         }
     };
-    if !caps.supports_mode(key.mode) {
-        return Some(format!(
-            "capability_unsupported: agent {} does not declare delivery mode {}",
-            key.agent_id,
-            key.mode.as_str()
-        ));
-    }
-    let has_image = message
-        .blocks
-        .iter()
-        .any(|b| b.get("type").and_then(|t| t.as_str()) == Some("image"));
-    if has_image && !caps.accepts_attachment(AttachmentKind::Image) {
-        return Some(format!(
-            "capability_unsupported: agent {} does not accept image attachments",
-            key.agent_id
-        ));
-    }
-    None
+    caps.refusal(&message.blocks, Some(key.mode)).map(|r| {
+        format!(
+            "capability_unsupported: agent {} lacks {} ({})",
+            key.agent_id, r.capability, r.reason
+        )
+    })
 }
 
 /// Hands the message to the agent's harness. A harness that cannot be reached gives a

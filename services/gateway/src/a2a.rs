@@ -24,7 +24,7 @@ use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
-use relay_contracts::a2a::{A2aTaskPush, PROTOCOL_VERSION, Pending, TaskFold, TaskKey, TaskState, sends_to};
+use relay_a2a::{A2aTaskPush, PROTOCOL_VERSION, Pending, TaskFold, TaskKey, TaskState, sends_to};
 use relay_contracts::automation::{CreateWebhookRequest, ListWebhooksRequest, Webhook, WebhookRef};
 use relay_contracts::events::Event;
 use relay_contracts::permission::AnswerRequest;
@@ -547,7 +547,7 @@ impl A2a {
             .await?
             .ok_or_else(|| RpcError::task_not_found(task_id))?;
         let key = task.key();
-        let snapshot = relay_bus::a2a::fold_from(&self.s.nats, &key, start, None, self.s.timeout()).await?;
+        let snapshot = relay_a2a::log::fold_from(&self.s.nats, &key, start, None, self.s.timeout()).await?;
         if snapshot.ended() && after.is_none_or(|a| a >= snapshot.last_seq) {
             // Nothing more will happen: the task as it ended.
             let (tx, rx) = mpsc::channel(1);
@@ -633,7 +633,7 @@ impl A2a {
                 agent: agent.clone(),
                 message_id: message_id.into(),
             };
-            let fold = relay_bus::a2a::fold_from(&self.s.nats, &task.key(), e.seq, None, self.s.timeout()).await?;
+            let fold = relay_a2a::log::fold_from(&self.s.nats, &task.key(), e.seq, None, self.s.timeout()).await?;
             tasks.push(fold.task(&task.key()));
         }
         Ok(json!({"tasks": tasks, "nextPageToken": "", "pageSize": page_size, "totalSize": total}))
@@ -783,16 +783,16 @@ impl A2a {
 
     /// The session's `session.user_message.sent` events, oldest first.
     async fn sent_events(&self, session_id: &str) -> Result<Vec<Event>, RpcError> {
-        Ok(relay_bus::a2a::sent_events(&self.s.nats, session_id, self.s.timeout()).await?)
+        Ok(relay_a2a::log::sent_events(&self.s.nats, session_id, self.s.timeout()).await?)
     }
 
     async fn start_seq(&self, task: &TaskRef) -> Result<Option<i64>, RpcError> {
-        Ok(relay_bus::a2a::start_seq(&self.s.nats, &task.key(), self.s.timeout()).await?)
+        Ok(relay_a2a::log::start_seq(&self.s.nats, &task.key(), self.s.timeout()).await?)
     }
 
     /// The task as the log has it now.
     async fn fold(&self, task: &TaskRef) -> Result<TaskFold, RpcError> {
-        Ok(relay_bus::a2a::fold(&self.s.nats, &task.key(), None, self.s.timeout()).await?)
+        Ok(relay_a2a::log::fold(&self.s.nats, &task.key(), None, self.s.timeout()).await?)
     }
 }
 

@@ -32,6 +32,7 @@ pub const SERVICE_NAME: &str = "permission-manager";
 const OUTBOX: Outbox = Outbox {
     table: "permission_events",
     type_prefix: "",
+    verbatim: &[],
     lock_key: 0x7265_6c61_7970_6d65, // "relaypme"
     prune: true,
 };

@@ -7,7 +7,6 @@ mod compress;
 mod error;
 mod handoff;
 pub mod hosts;
-mod keys;
 mod lifecycle;
 mod messages;
 pub mod messaging;
@@ -21,7 +20,6 @@ mod snapshot;
 mod status;
 mod store;
 mod turns;
-mod workspaces;
 
 pub use error::RegistryError;
 
@@ -109,12 +107,20 @@ pub struct Registry {
     forward_wake: [Arc<tokio::sync::Notify>; 2],
     /// Hands stored messages' deliveries and agent changes to the delivery runner.
     relay: handoff::Relay,
+    /// Workspaces and API keys, hosted here ([`relay_tenancy`]).
+    tenancy: relay_tenancy::Tenancy,
 }
 
 /// `registry_events` rows become `session.<type>` events in the log.
 const OUTBOX: relay_bus::outbox::Outbox = relay_bus::outbox::Outbox {
     table: "registry_events",
     type_prefix: "session.",
+    // Audit entries written in a change's transaction, and seed 003's relay event, keep the
+    // names they are known by.
+    verbatim: &[
+        "audit.%",
+        <relay_contracts::session::events::MessageExchanged as relay_contracts::session::EventPayload>::TYPE,
+    ],
     lock_key: 0x7265_6c61_7966_7764, // "relayfwd"
     // The session history of snapshots is read back from it.
     prune: false,
@@ -124,6 +130,7 @@ const OUTBOX: relay_bus::outbox::Outbox = relay_bus::outbox::Outbox {
 const SEED_OUTBOX: relay_bus::outbox::Outbox = relay_bus::outbox::Outbox {
     table: "registry_seed_events",
     type_prefix: "",
+    verbatim: &[],
     lock_key: 0x7265_6c61_7973_6564, // "relaysed"
     prune: true,
 };
@@ -138,7 +145,12 @@ impl Registry {
             status::start(db.clone(), nats.clone());
         }
         let relay = handoff::Relay::start(db.clone(), nats.clone(), settings.hand_over_deliveries);
+        let tenancy = relay_tenancy::Tenancy {
+            db: db.clone(),
+            nats: nats.clone(),
+        };
         let reg = Registry {
+            tenancy,
             db,
             nats,
             settings: Arc::new(settings),
@@ -198,10 +210,7 @@ pub async fn serve(nats: async_nats::Client, reg: Registry) -> Result<ServiceHos
     host.serve::<rpc::SessionAgentSwap>(scoped(clients::swap)).await?;
     host.serve::<rpc::SessionResolveSystemPrompt>(scoped(prompts::resolve))
         .await?;
-    host.serve::<rpc::PromptPut>(prompts::put).await?;
-    host.serve::<rpc::PromptGet>(prompts::get).await?;
-    host.serve::<rpc::PromptList>(prompts::list).await?;
-    host.serve::<rpc::PromptDelete>(prompts::delete).await?;
+    relay_prompts::serve(&mut host).await?;
     host.serve::<rpc::SessionAbandon>(scoped(lifecycle::abandon)).await?;
     host.serve::<rpc::SessionGetChildren>(scoped(query::get_children))
         .await?;
@@ -248,17 +257,7 @@ pub async fn serve(nats: async_nats::Client, reg: Registry) -> Result<ServiceHos
         .await?;
     host.serve::<rpc::SessionSnapshotValidate>(scoped(snapshot::validate))
         .await?;
-    host.serve::<rpc::WorkspaceCreate>(workspaces::create).await?;
-    host.serve::<rpc::WorkspaceGet>(workspaces::get).await?;
-    host.serve::<rpc::WorkspaceList>(workspaces::list).await?;
-    host.serve::<rpc::WorkspaceSetDeliveryPolicy>(workspaces::set_delivery_policy)
-        .await?;
-    host.serve::<rpc::WorkspaceDelete>(workspaces::delete).await?;
-    host.serve::<rpc::KeyCreate>(keys::create).await?;
-    host.serve::<rpc::KeyList>(keys::list).await?;
-    host.serve::<rpc::KeyRevoke>(keys::revoke).await?;
-    host.serve::<rpc::KeyVerify>(keys::verify).await?;
-    host.serve::<rpc::KeyGet>(keys::get).await?;
+    relay_tenancy::serve(&mut host).await?;
     Ok(host)
 }
 

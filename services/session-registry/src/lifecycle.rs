@@ -12,23 +12,11 @@ use relay_contracts::session::{events::*, *};
 use relay_contracts::{Caller, RequestContext};
 
 pub(crate) fn check_id(field: &str, id: &str) -> Result<()> {
-    if id.trim().is_empty() || relay_contracts::id_too_long(id) {
-        return Err(RegistryError::Invalid(format!(
-            "{field} must be a non-empty string of at most 256 characters"
-        )));
-    }
-    Ok(())
+    relay_contracts::id_problem(field, id).map_or(Ok(()), |m| Err(RegistryError::Invalid(m)))
 }
 
-/// A text a person or agent writes (a question, a name, a reason): not blank, at most `most`
-/// characters, without NUL.
 pub(crate) fn check_text(field: &str, text: &str, most: usize) -> Result<()> {
-    if text.trim().is_empty() || text.chars().count() > most || text.contains('\0') {
-        return Err(RegistryError::Invalid(format!(
-            "{field}: 1 to {most} characters, not blank, without NUL"
-        )));
-    }
-    Ok(())
+    relay_contracts::text_problem(field, text, most).map_or(Ok(()), |m| Err(RegistryError::Invalid(m)))
 }
 
 pub(crate) fn new_session(session_id: String, now: i64) -> Session {

@@ -5,7 +5,7 @@
 
 use crate::error::{RegistryError, Result};
 use crate::store::{self, Change, capabilities_of, new_id, now_ms};
-use relay_contracts::capabilities::{AttachmentKind, DeliveryMode};
+use relay_contracts::capabilities::DeliveryMode;
 use relay_contracts::session::{events::*, *};
 use serde_json::{Value, json};
 use sqlx::PgConnection;
@@ -58,25 +58,12 @@ fn parse_content(content: &MessageContent) -> Result<(Vec<Value>, String, Messag
 /// Every target must be able to take the content and the delivery mode; a mismatch is a
 /// `capability_unsupported` error before anything is stored, never a silent drop.
 fn check_targets(targets: &[Agent], blocks: &[Value], mode: Option<DeliveryMode>) -> Result<()> {
-    let has_image = blocks
-        .iter()
-        .any(|b| b.get("type").and_then(Value::as_str) == Some("image"));
     for agent in targets {
-        let caps = capabilities_of(agent);
-        if has_image && !caps.accepts_attachment(AttachmentKind::Image) {
+        if let Some(refused) = capabilities_of(agent).refusal(blocks, mode) {
             return Err(RegistryError::Capability {
                 agent_id: agent.agent_id.clone(),
-                capability: "messaging.attachments: image".into(),
-                reason: "the message carries an image block".into(),
-            });
-        }
-        if let Some(mode) = mode
-            && !caps.supports_mode(mode)
-        {
-            return Err(RegistryError::Capability {
-                agent_id: agent.agent_id.clone(),
-                capability: format!("delivery.modes: {}", mode.as_str()),
-                reason: "the requested delivery mode was not declared".into(),
+                capability: refused.capability,
+                reason: refused.reason,
             });
         }
     }

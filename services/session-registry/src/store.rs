@@ -1050,3 +1050,25 @@ pub(crate) fn capabilities_of(agent: &Agent) -> relay_contracts::capabilities::A
 pub(crate) fn is_attached(agent: &Agent) -> bool {
     agent.status != AgentRecordStatus::Disposed
 }
+
+/// Tenancy is hosted here: its handlers get the registry's pool, and ask it whether a
+/// workspace still has live agents before deleting it.
+impl relay_tenancy::Host for Registry {
+    fn tenancy(&self) -> &relay_tenancy::Tenancy {
+        &self.tenancy
+    }
+
+    async fn live_agents(&self, conn: &mut PgConnection, workspace: &str) -> std::result::Result<i64, sqlx::Error> {
+        sqlx::query_scalar("SELECT count(*) FROM registry_agents WHERE workspace = $1 AND live")
+            .bind(workspace)
+            .fetch_one(conn)
+            .await
+    }
+}
+
+/// Personas and profiles are hosted here, on the registry's pool.
+impl relay_prompts::Host for Registry {
+    fn prompts_db(&self) -> &sqlx::PgPool {
+        &self.db
+    }
+}

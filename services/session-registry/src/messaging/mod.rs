@@ -12,7 +12,7 @@ use crate::error::{RegistryError, Result};
 use crate::posting::{Post, post};
 use crate::store::{self as registry, Change, new_id, now_ms};
 use crate::store::{capabilities_of, is_attached};
-use relay_contracts::capabilities::{AttachmentKind, DeliveryMode};
+use relay_contracts::capabilities::DeliveryMode;
 use relay_contracts::messaging::*;
 use relay_contracts::session::events::{MessageExchanged, MessageReceived, MessageSent};
 use relay_contracts::session::{
@@ -375,36 +375,6 @@ async fn route(conn: &mut PgConnection, workspace: &str, from: &Author, req: &Se
     }
 }
 
-/// Why `agent` cannot take this message, if it cannot.
-fn refusal(agent: &Agent, attachments: &[Value], mode: Option<DeliveryMode>) -> Option<(String, String)> {
-    let caps = capabilities_of(agent);
-    if !caps.messaging.receive {
-        return Some(("messaging.receive".into(), "the agent does not receive messages".into()));
-    }
-    for a in attachments {
-        let kind = a.get("type").and_then(Value::as_str).unwrap_or_default();
-        let declared = match kind {
-            "image" => caps.accepts_attachment(AttachmentKind::Image),
-            _ => caps.accepts_attachment(AttachmentKind::Text),
-        };
-        if !declared {
-            return Some((
-                format!("messaging.attachments: {kind}"),
-                format!("the message carries an {kind} attachment"),
-            ));
-        }
-    }
-    if let Some(mode) = mode
-        && !caps.supports_mode(mode)
-    {
-        return Some((
-            format!("delivery.modes: {}", mode.as_str()),
-            "the requested delivery mode was not declared".into(),
-        ));
-    }
-    None
-}
-
 fn check_request(req: &SendRequest) -> Result<Vec<Value>> {
     if req.text.trim().is_empty() {
         return Err(RegistryError::Invalid("text is empty".into()));
@@ -511,12 +481,12 @@ pub async fn send(reg: Registry, ctx: RequestContext, req: SendRequest) -> Resul
     }
     if route.kind == "dm"
         && let Some((agent, _)) = route.recipients.first()
-        && let Some((capability, reason)) = refusal(agent, &attachments, req.delivery_mode)
+        && let Some(refused) = capabilities_of(agent).refusal(&attachments, req.delivery_mode)
     {
         return Err(RegistryError::Capability {
             agent_id: agent.agent_id.clone(),
-            capability,
-            reason,
+            capability: refused.capability,
+            reason: refused.reason,
         });
     }
 
@@ -574,8 +544,9 @@ async fn deliver(
                     .supports_mode(DeliveryMode::OnIdle)
                     .then_some(DeliveryMode::OnIdle)
             });
-            let refused = refusal(agent, &attachments, req.delivery_mode)
-                .map(|(capability, why)| format!("capability_unsupported: {capability} ({why})"))
+            let refused = capabilities_of(agent)
+                .refusal(&attachments, req.delivery_mode)
+                .map(|r| format!("capability_unsupported: {} ({})", r.capability, r.reason))
                 .or_else(|| {
                     (session.status != SessionStatus::Active)
                         .then(|| format!("its session {} is {}", session.session_id, session.status.as_str()))

@@ -1,9 +1,9 @@
-//! An A2A task folded from the event log over the bus (`event.query`): what the gateway answers
-//! `GetTask` with and automation starts a task's push from. The fold itself is
-//! `relay_contracts::a2a`.
+//! A task folded from the event log over the bus (`event.query`): what the gateway answers
+//! `GetTask` with and automation starts a task's push from.
 
+use crate::task::{SENT, TaskFold};
 use relay_contracts::WireError;
-use relay_contracts::a2a::{SENT, TaskFold, TaskKey};
+use relay_contracts::a2a::TaskKey;
 use relay_contracts::events::{Event, QueryRequest};
 use relay_contracts::rpc;
 use std::time::Duration;
@@ -26,7 +26,7 @@ pub async fn sent_events(
             limit: Some(PAGE),
             ..Default::default()
         };
-        let page = crate::client::call::<rpc::EventQuery>(nats, &req, timeout).await?;
+        let page = relay_bus::client::call::<rpc::EventQuery>(nats, &req, timeout).await?;
         out.extend(page.events);
         match page.next_cursor {
             Some(c) => cursor = Some(c),
@@ -75,7 +75,7 @@ pub async fn fold_from(
             limit: Some(PAGE),
             ..Default::default()
         };
-        let page = crate::client::call::<rpc::EventQuery>(nats, &req, timeout).await?;
+        let page = relay_bus::client::call::<rpc::EventQuery>(nats, &req, timeout).await?;
         for e in page.events.iter().take_while(|e| upto.is_none_or(|u| e.seq <= u)) {
             fold.apply(e, key);
             // Past an interrupt too: it may have been answered since.

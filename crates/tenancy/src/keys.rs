@@ -2,8 +2,8 @@
 //! SHA-256(secret), compared in constant time, so neither a database dump nor reply timing
 //! gives a usable token away.
 
-use crate::Registry;
-use crate::error::{RegistryError, Result};
+use crate::Host;
+use crate::error::{Result, TenancyError};
 use relay_contracts::access::is_token;
 use relay_contracts::keys::{
     ApiKey, CreateKeyRequest, CreatedKey, KEY_REVOKED, KeyList, KeyRef, KeyRevoked, KeyRole, ListKeysRequest,
@@ -53,11 +53,11 @@ fn workspace_of(ctx: &RequestContext, named: Option<String>) -> Result<Option<St
     let person = matches!(ctx.caller, Caller::Admin(_) | Caller::Operator(_) | Caller::Viewer(_));
     let confined = person && ctx.workspace != relay_contracts::context::DEFAULT_WORKSPACE;
     match named {
-        Some(w) if confined && w != ctx.workspace => Err(RegistryError::NotFound {
+        Some(w) if confined && w != ctx.workspace => Err(TenancyError::NotFound {
             what: "workspace",
             id: w,
         }),
-        Some(w) if !is_token(&w) => Err(RegistryError::Invalid(format!(
+        Some(w) if !is_token(&w) => Err(TenancyError::Invalid(format!(
             "workspace {w:?}: letters, digits, '-' and '_', at most 128"
         ))),
         Some(w) => Ok(Some(w)),
@@ -70,11 +70,11 @@ fn digest(secret: &str) -> Vec<u8> {
     Sha256::digest(secret.as_bytes()).to_vec()
 }
 
-pub async fn create(reg: Registry, ctx: RequestContext, req: CreateKeyRequest) -> Result<CreatedKey> {
+pub async fn create<S: Host>(host: S, ctx: RequestContext, req: CreateKeyRequest) -> Result<CreatedKey> {
     // The limit is on the name as sent, as documented; surrounding whitespace is then dropped.
     let name = req.name.trim();
     if name.is_empty() || req.name.chars().count() > 100 || name.contains('\0') {
-        return Err(RegistryError::Invalid("name must be 1 to 100 characters".into()));
+        return Err(TenancyError::Invalid("name must be 1 to 100 characters".into()));
     }
     let workspace = workspace_of(&ctx, req.workspace)?.unwrap_or_else(|| ctx.workspace.clone());
     let key_id = uuid::Uuid::now_v7().simple().to_string();
@@ -93,22 +93,29 @@ pub async fn create(reg: Registry, ctx: RequestContext, req: CreateKeyRequest) -
     .bind(digest(&secret))
     .bind(relay_bus::now_ms())
     .bind(ctx.caller.to_string())
-    .fetch_optional(&reg.db)
+    .fetch_optional(&host.tenancy().db)
     .await?;
-    let row = row.ok_or_else(|| RegistryError::NotFound {
+    let row = row.ok_or_else(|| TenancyError::NotFound {
         what: "workspace",
         id: workspace.clone(),
     })?;
     tracing::info!(key_id, workspace, role = req.role.as_str(), by = %ctx.caller, "API key created");
     let detail = serde_json::json!({"role": req.role.as_str(), "name": name});
-    relay_bus::audit::record(&reg.nats, &workspace, &ctx, "key.create", &key_id, Some(detail));
+    relay_bus::audit::record(
+        &host.tenancy().nats,
+        &workspace,
+        &ctx,
+        "key.create",
+        &key_id,
+        Some(detail),
+    );
     Ok(CreatedKey {
         key: row.key(),
         token: format!("{TOKEN_PREFIX}{key_id}_{secret}"),
     })
 }
 
-pub async fn list(reg: Registry, ctx: RequestContext, req: ListKeysRequest) -> Result<KeyList> {
+pub async fn list<S: Host>(host: S, ctx: RequestContext, req: ListKeysRequest) -> Result<KeyList> {
     let workspace = workspace_of(&ctx, req.workspace)?;
     let rows: Vec<KeyRow> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
         "SELECT {COLUMNS} FROM registry_api_keys \
@@ -117,14 +124,14 @@ pub async fn list(reg: Registry, ctx: RequestContext, req: ListKeysRequest) -> R
     )))
     .bind(workspace)
     .bind(req.include_revoked.unwrap_or(false))
-    .fetch_all(&reg.db)
+    .fetch_all(&host.tenancy().db)
     .await?;
     Ok(KeyList {
         keys: rows.into_iter().map(KeyRow::key).collect(),
     })
 }
 
-pub async fn revoke(reg: Registry, ctx: RequestContext, req: KeyRef) -> Result<ApiKey> {
+pub async fn revoke<S: Host>(host: S, ctx: RequestContext, req: KeyRef) -> Result<ApiKey> {
     let workspace = workspace_of(&ctx, None)?;
     let row: Option<KeyRow> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
         "UPDATE registry_api_keys SET revoked_at = coalesce(revoked_at, $2) \
@@ -133,43 +140,50 @@ pub async fn revoke(reg: Registry, ctx: RequestContext, req: KeyRef) -> Result<A
     .bind(&req.key_id)
     .bind(relay_bus::now_ms())
     .bind(workspace)
-    .fetch_optional(&reg.db)
+    .fetch_optional(&host.tenancy().db)
     .await?;
     let key = row
-        .ok_or_else(|| RegistryError::NotFound {
+        .ok_or_else(|| TenancyError::NotFound {
             what: "key",
             id: req.key_id.clone(),
         })?
         .key();
     tracing::info!(key_id = key.key_id, by = %ctx.caller, "API key revoked");
-    relay_bus::audit::record(&reg.nats, &key.workspace, &ctx, "key.revoke", &key.key_id, None);
+    relay_bus::audit::record(
+        &host.tenancy().nats,
+        &key.workspace,
+        &ctx,
+        "key.revoke",
+        &key.key_id,
+        None,
+    );
     // Gateways forget the key and end its streams; one that misses this still re-verifies
     // within its cache's lifetime.
     let event = KeyRevoked {
         key_id: key.key_id.clone(),
         workspace: key.workspace.clone(),
     };
-    if let Err(e) = relay_bus::client::publish(&reg.nats, KEY_REVOKED.to_string(), &event).await {
+    if let Err(e) = relay_bus::client::publish(&host.tenancy().nats, KEY_REVOKED.to_string(), &event).await {
         tracing::warn!(error = %e, "cannot publish key.revoked");
     }
     Ok(key)
 }
 
-pub async fn get(reg: Registry, _ctx: RequestContext, req: KeyRef) -> Result<ApiKey> {
+pub async fn get<S: Host>(host: S, _ctx: RequestContext, req: KeyRef) -> Result<ApiKey> {
     let row: Option<KeyRow> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
         "SELECT {COLUMNS} FROM registry_api_keys WHERE key_id = $1"
     )))
     .bind(&req.key_id)
-    .fetch_optional(&reg.db)
+    .fetch_optional(&host.tenancy().db)
     .await?;
-    row.map(KeyRow::key).ok_or_else(|| RegistryError::NotFound {
+    row.map(KeyRow::key).ok_or_else(|| TenancyError::NotFound {
         what: "key",
         id: req.key_id,
     })
 }
 
-pub async fn verify(reg: Registry, _ctx: RequestContext, req: VerifyKeyRequest) -> Result<ApiKey> {
-    let unauthorized = || RegistryError::Unauthorized("unknown, wrong or revoked API key".into());
+pub async fn verify<S: Host>(host: S, _ctx: RequestContext, req: VerifyKeyRequest) -> Result<ApiKey> {
+    let unauthorized = || TenancyError::Unauthorized("unknown, wrong or revoked API key".into());
     let (key_id, secret) = req
         .token
         .strip_prefix(TOKEN_PREFIX)
@@ -182,7 +196,7 @@ pub async fn verify(reg: Registry, _ctx: RequestContext, req: VerifyKeyRequest) 
         "SELECT {COLUMNS} FROM registry_api_keys WHERE key_id = $1"
     )))
     .bind(key_id)
-    .fetch_optional(&reg.db)
+    .fetch_optional(&host.tenancy().db)
     .await?;
     match row {
         Some(row) if row.revoked_at.is_none() && bool::from(row.secret_hash.ct_eq(&digest(secret))) => Ok(row.key()),

@@ -1,8 +1,8 @@
 //! `workspace.*`: the workspaces themselves. The mesh's administrators (relayctl, an admin key
 //! of `default`) create and see them all; an admin key of another workspace sees its own.
 
-use crate::Registry;
-use crate::error::{RegistryError, Result};
+use crate::Host;
+use crate::error::{Result, TenancyError};
 use relay_contracts::RequestContext;
 use relay_contracts::access::is_token;
 use relay_contracts::context::DEFAULT_WORKSPACE;
@@ -40,12 +40,12 @@ impl From<Row> for Workspace {
 fn check_policy(p: &Option<DeliveryPolicy>) -> Result<()> {
     let Some(p) = p else { return Ok(()) };
     if p.allowed_modes.as_ref().is_some_and(|a| a.is_empty() || a.len() > 5) {
-        return Err(RegistryError::Invalid(
+        return Err(TenancyError::Invalid(
             "deliveryPolicy.allowedModes: 1 to 5 modes (leave it out for all)".into(),
         ));
     }
     if p.max_pending_per_agent.is_some_and(|m| !(1..=1_000_000).contains(&m)) {
-        return Err(RegistryError::Invalid(
+        return Err(TenancyError::Invalid(
             "deliveryPolicy.maxPendingPerAgent: 1 to 1000000".into(),
         ));
     }
@@ -57,14 +57,14 @@ fn confined(ctx: &RequestContext) -> Option<&str> {
     ctx.scope().filter(|w| *w != DEFAULT_WORKSPACE)
 }
 
-pub async fn create(reg: Registry, ctx: RequestContext, req: CreateWorkspaceRequest) -> Result<Workspace> {
+pub async fn create<S: Host>(host: S, ctx: RequestContext, req: CreateWorkspaceRequest) -> Result<Workspace> {
     if let Some(own) = confined(&ctx) {
-        return Err(RegistryError::Forbidden(format!(
+        return Err(TenancyError::Forbidden(format!(
             "a key of workspace {own} cannot create workspaces; an admin key of default can"
         )));
     }
     if !is_token(&req.name) || req.name.len() > 64 {
-        return Err(RegistryError::Invalid(format!(
+        return Err(TenancyError::Invalid(format!(
             "workspace name {:?}: 1 to 64 letters, digits, '-' or '_'",
             req.name
         )));
@@ -74,7 +74,7 @@ pub async fn create(reg: Registry, ctx: RequestContext, req: CreateWorkspaceRequ
         .as_ref()
         .is_some_and(|d| d.chars().count() > 200 || d.contains('\0'))
     {
-        return Err(RegistryError::Invalid("displayName: at most 200 characters".into()));
+        return Err(TenancyError::Invalid("displayName: at most 200 characters".into()));
     }
     check_policy(&req.delivery_policy)?;
     let row: Option<Row> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
@@ -86,17 +86,17 @@ pub async fn create(reg: Registry, ctx: RequestContext, req: CreateWorkspaceRequ
     .bind(relay_bus::now_ms())
     .bind(ctx.caller.to_string())
     .bind(req.delivery_policy.as_ref().map(Json))
-    .fetch_optional(&reg.db)
+    .fetch_optional(&host.tenancy().db)
     .await?;
     // A deleted workspace's name stays taken: its data may still be there.
-    let w = row.ok_or_else(|| RegistryError::Conflict(format!("workspace {} exists (or existed)", req.name)))?;
+    let w = row.ok_or_else(|| TenancyError::Conflict(format!("workspace {} exists (or existed)", req.name)))?;
     tracing::info!(workspace = w.name, by = %ctx.caller, "workspace created");
-    relay_bus::audit::record(&reg.nats, &w.name, &ctx, "workspace.create", &w.name, None);
+    relay_bus::audit::record(&host.tenancy().nats, &w.name, &ctx, "workspace.create", &w.name, None);
     Ok(w.into())
 }
 
-pub async fn get(reg: Registry, ctx: RequestContext, req: WorkspaceRef) -> Result<Workspace> {
-    let not_found = || RegistryError::NotFound {
+pub async fn get<S: Host>(host: S, ctx: RequestContext, req: WorkspaceRef) -> Result<Workspace> {
+    let not_found = || TenancyError::NotFound {
         what: "workspace",
         id: req.name.clone(),
     };
@@ -107,18 +107,18 @@ pub async fn get(reg: Registry, ctx: RequestContext, req: WorkspaceRef) -> Resul
         "SELECT {COLUMNS} FROM registry_workspaces WHERE name = $1 AND deleted_at IS NULL"
     )))
     .bind(&req.name)
-    .fetch_optional(&reg.db)
+    .fetch_optional(&host.tenancy().db)
     .await?;
     row.map(Into::into).ok_or_else(not_found)
 }
 
-pub async fn list(reg: Registry, ctx: RequestContext, _req: ListWorkspacesRequest) -> Result<WorkspaceList> {
+pub async fn list<S: Host>(host: S, ctx: RequestContext, _req: ListWorkspacesRequest) -> Result<WorkspaceList> {
     let rows: Vec<Row> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
         "SELECT {COLUMNS} FROM registry_workspaces
          WHERE ($1::text IS NULL OR name = $1) AND deleted_at IS NULL ORDER BY name LIMIT 10000"
     )))
     .bind(confined(&ctx))
-    .fetch_all(&reg.db)
+    .fetch_all(&host.tenancy().db)
     .await?;
     Ok(WorkspaceList {
         workspaces: rows.into_iter().map(Into::into).collect(),
@@ -127,12 +127,12 @@ pub async fn list(reg: Registry, ctx: RequestContext, _req: ListWorkspacesReques
 
 /// `workspace.setDeliveryPolicy`: sends from now on follow it; deliveries already waiting keep
 /// the policy they were sent under.
-pub async fn set_delivery_policy(
-    reg: Registry,
+pub async fn set_delivery_policy<S: Host>(
+    host: S,
     ctx: RequestContext,
     req: SetDeliveryPolicyRequest,
 ) -> Result<Workspace> {
-    let not_found = || RegistryError::NotFound {
+    let not_found = || TenancyError::NotFound {
         what: "workspace",
         id: req.name.clone(),
     };
@@ -145,49 +145,53 @@ pub async fn set_delivery_policy(
     )))
     .bind(&req.name)
     .bind(req.delivery_policy.as_ref().map(Json))
-    .fetch_optional(&reg.db)
+    .fetch_optional(&host.tenancy().db)
     .await?;
     let w = row.ok_or_else(not_found)?;
     tracing::info!(workspace = w.name, by = %ctx.caller, policy = ?w.delivery_policy, "delivery policy set");
-    relay_bus::audit::record(&reg.nats, &w.name, &ctx, "workspace.setDeliveryPolicy", &w.name, None);
+    relay_bus::audit::record(
+        &host.tenancy().nats,
+        &w.name,
+        &ctx,
+        "workspace.setDeliveryPolicy",
+        &w.name,
+        None,
+    );
     Ok(w.into())
 }
 
 /// `workspace.delete`: the mesh's administrators only, never `default`, once no agent of it is
 /// live. Its keys are revoked in the same transaction and announced (`key.revoked`), so their
 /// streams end and what they started stops; from then on it is not found.
-pub async fn delete(reg: Registry, ctx: RequestContext, req: WorkspaceRef) -> Result<WorkspaceDeleted> {
-    let not_found = || RegistryError::NotFound {
+pub async fn delete<S: Host>(host: S, ctx: RequestContext, req: WorkspaceRef) -> Result<WorkspaceDeleted> {
+    let not_found = || TenancyError::NotFound {
         what: "workspace",
         id: req.name.clone(),
     };
     match confined(&ctx) {
         Some(own) if own != req.name => return Err(not_found()),
         Some(own) => {
-            return Err(RegistryError::Forbidden(format!(
+            return Err(TenancyError::Forbidden(format!(
                 "a key of workspace {own} cannot delete it; an admin key of default can"
             )));
         }
         None => {}
     }
     if req.name == DEFAULT_WORKSPACE {
-        return Err(RegistryError::Conflict(
+        return Err(TenancyError::Conflict(
             "workspace default always exists; it cannot be deleted".into(),
         ));
     }
-    let mut tx = reg.db.begin().await?;
+    let mut tx = host.tenancy().db.begin().await?;
     let now = relay_bus::now_ms();
     sqlx::query("SELECT 1 FROM registry_workspaces WHERE name = $1 AND deleted_at IS NULL FOR UPDATE")
         .bind(&req.name)
         .fetch_optional(&mut *tx)
         .await?
         .ok_or_else(not_found)?;
-    let live: i64 = sqlx::query_scalar("SELECT count(*) FROM registry_agents WHERE workspace = $1 AND live")
-        .bind(&req.name)
-        .fetch_one(&mut *tx)
-        .await?;
+    let live = host.live_agents(&mut tx, &req.name).await?;
     if live > 0 {
-        return Err(RegistryError::Conflict(format!(
+        return Err(TenancyError::Conflict(format!(
             "workspace {} has {live} live agent(s): stop them first",
             req.name
         )));
@@ -207,13 +211,20 @@ pub async fn delete(reg: Registry, ctx: RequestContext, req: WorkspaceRef) -> Re
     tx.commit().await?;
     tracing::info!(workspace = req.name, keys = keys_revoked.len(), by = %ctx.caller, "workspace deleted");
     let detail = serde_json::json!({ "keysRevoked": keys_revoked });
-    relay_bus::audit::record(&reg.nats, &req.name, &ctx, "workspace.delete", &req.name, Some(detail));
+    relay_bus::audit::record(
+        &host.tenancy().nats,
+        &req.name,
+        &ctx,
+        "workspace.delete",
+        &req.name,
+        Some(detail),
+    );
     for key_id in &keys_revoked {
         let event = KeyRevoked {
             key_id: key_id.clone(),
             workspace: req.name.clone(),
         };
-        if let Err(e) = relay_bus::client::publish(&reg.nats, KEY_REVOKED.to_string(), &event).await {
+        if let Err(e) = relay_bus::client::publish(&host.tenancy().nats, KEY_REVOKED.to_string(), &event).await {
             tracing::warn!(error = %e, "cannot publish key.revoked");
         }
     }
