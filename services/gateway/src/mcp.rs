@@ -2,16 +2,14 @@
 //! an MCP client such as an IDE or an assistant to watch and steer agents.
 //!
 //! Stateless: every POST is answered on its own, so any gateway replica serves any request and
-//! nothing lives in one replica's memory. Each tool is the REST call of the same name, made as
-//! the caller's key (its role and workspace), which the bearer middleware put in the request's
-//! extensions and rmcp hands each tool with the HTTP request parts.
+//! nothing lives in one replica's memory. Each tool makes the operation (`crate::ops`) of the
+//! REST call of the same name, as the caller's key (its role and workspace), which the bearer
+//! middleware put in the request's extensions and rmcp hands each tool with the HTTP request
+//! parts.
 
 use crate::auth::Principal;
-use crate::extract::{Json, Path, Query};
 use crate::ops::call;
 use crate::{ApiError, AppState};
-use axum::body::Bytes;
-use axum::extract::State;
 use relay_contracts::cost::ReportRequest;
 use relay_contracts::permission::{self, AnswerRequest};
 use relay_contracts::rpc;
@@ -246,13 +244,13 @@ impl Tools {
             }
             // An unknown session (or another workspace's) is not found, not an empty page.
             crate::ops::find_session(&s, a.session_id.clone()).await?;
-            let query = crate::rest::EventsQuery {
+            let query = crate::ops::events::EventsQuery {
                 session_id: Some(a.session_id),
                 cursor: a.after,
                 limit: Some(limit),
                 ..Default::default()
             };
-            crate::rest::query_events(State(s), Query(query)).await.map(|Json(r)| r)
+            crate::ops::events::query(&s, query).await
         })
         .await
     }
@@ -260,11 +258,9 @@ impl Tools {
     #[tool(description = "Send a message to a session's agents, as a person would type it.")]
     async fn send_message(&self, Extension(parts): Parts, Parameters(a): Parameters<SendArgs>) -> CallToolResult {
         self.run(&parts, |s| async move {
-            let req: crate::rest::SendMessage =
+            let req: crate::ops::sessions::SendMessage =
                 serde_json::from_value(json!({ "message": a.text })).map_err(|e| ApiError::Invalid(e.to_string()))?;
-            crate::rest::send_message(State(s), Path(a.session_id), Json(req))
-                .await
-                .map(|Json(r)| r)
+            crate::ops::sessions::send(&s, a.session_id, req).await
         })
         .await
     }
@@ -274,10 +270,14 @@ impl Tools {
     )]
     async fn spawn_agent(&self, Extension(parts): Parts, Parameters(a): Parameters<SpawnArgs>) -> CallToolResult {
         self.run(&parts, |s| async move {
-            let body = json!({ "cli": a.cli, "task": a.task, "agent": a.handle, "title": a.title });
-            crate::rest::create_session(State(s), Bytes::from(body.to_string()))
-                .await
-                .map(|(_, Json(r))| r)
+            let req = crate::ops::sessions::CreateSession {
+                cli: Some(a.cli),
+                task: a.task,
+                agent: a.handle,
+                title: a.title,
+                ..Default::default()
+            };
+            crate::ops::sessions::create(&s, req).await
         })
         .await
     }

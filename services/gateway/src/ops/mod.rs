@@ -1,6 +1,12 @@
 //! The operations every surface (REST, gRPC, MCP, A2A, AG-UI, the console) reaches the services
 //! through: a bus call, with the caller's role checked here once against the subject's
 //! declaration, and the few operations more than one surface makes.
+//!
+//! - [`sessions`]: create a session (spawning its agent), send it a person's message.
+//! - [`events`]: a page of the event log.
+
+pub(crate) mod events;
+pub(crate) mod sessions;
 
 use crate::{ApiError, AppState};
 use relay_contracts::permission::{DecideRequest, DecideResponse};
