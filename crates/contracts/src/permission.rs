@@ -239,3 +239,160 @@ pub struct AnswerResponse {
     pub question: Question,
     pub harness_notified: bool,
 }
+
+/// The events the permission manager writes, typed: every field is written, `null` when unset,
+/// as seed 003's payloads show them.
+pub mod events {
+    use super::{Decision, Permission, Question, QuestionStatus, Risk};
+    use crate::session::EventPayload;
+    use serde::{Deserialize, Serialize};
+
+    /// `permission.requested`: a request stored pending for a person.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    pub struct PermissionRequested {
+        pub request_id: String,
+        pub agent_id: String,
+        pub session_id: String,
+        pub tool: String,
+        pub command: Option<String>,
+        pub file_path: Option<String>,
+        pub description: String,
+        pub risk_level: Risk,
+        pub requested_at: i64,
+        pub expires_at: Option<i64>,
+    }
+
+    /// `permission.resolved`: decided by a policy, a person or its expiry.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    pub struct PermissionResolved {
+        pub request_id: String,
+        pub agent_id: String,
+        pub session_id: String,
+        pub tool: String,
+        pub decision: Decision,
+        pub decided_by: Option<String>,
+        pub reason: Option<String>,
+        pub risk_level: Risk,
+    }
+
+    /// `question.requested`: an agent's question, waiting for an answer.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    pub struct QuestionRequested {
+        pub question_id: String,
+        pub agent_id: String,
+        pub session_id: String,
+        pub question: String,
+        pub options: Vec<String>,
+        pub asked_at: i64,
+        pub expires_at: Option<i64>,
+    }
+
+    /// `question.resolved`: answered, or expired.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    pub struct QuestionResolved {
+        pub question_id: String,
+        pub agent_id: String,
+        pub session_id: String,
+        pub answer: Option<String>,
+        pub status: QuestionStatus,
+    }
+
+    impl EventPayload for PermissionRequested {
+        const TYPE: &'static str = "permission.requested";
+    }
+    impl EventPayload for PermissionResolved {
+        const TYPE: &'static str = "permission.resolved";
+    }
+    impl EventPayload for QuestionRequested {
+        const TYPE: &'static str = "question.requested";
+    }
+    impl EventPayload for QuestionResolved {
+        const TYPE: &'static str = "question.resolved";
+    }
+
+    impl From<&Permission> for PermissionRequested {
+        fn from(p: &Permission) -> Self {
+            PermissionRequested {
+                request_id: p.request_id.clone(),
+                agent_id: p.agent_id.clone(),
+                session_id: p.session_id.clone(),
+                tool: p.tool.clone(),
+                command: p.command.clone(),
+                file_path: p.file_path.clone(),
+                description: p.description.clone(),
+                risk_level: p.risk_level,
+                requested_at: p.requested_at,
+                expires_at: p.expires_at,
+            }
+        }
+    }
+
+    impl From<&Permission> for PermissionResolved {
+        fn from(p: &Permission) -> Self {
+            PermissionResolved {
+                request_id: p.request_id.clone(),
+                agent_id: p.agent_id.clone(),
+                session_id: p.session_id.clone(),
+                tool: p.tool.clone(),
+                decision: p.status,
+                decided_by: p.decided_by.clone(),
+                reason: p.reason.clone(),
+                risk_level: p.risk_level,
+            }
+        }
+    }
+
+    impl From<&Question> for QuestionRequested {
+        fn from(q: &Question) -> Self {
+            QuestionRequested {
+                question_id: q.question_id.clone(),
+                agent_id: q.agent_id.clone(),
+                session_id: q.session_id.clone(),
+                question: q.question.clone(),
+                options: q.options.clone(),
+                asked_at: q.asked_at,
+                expires_at: q.expires_at,
+            }
+        }
+    }
+
+    impl From<&Question> for QuestionResolved {
+        fn from(q: &Question) -> Self {
+            QuestionResolved {
+                question_id: q.question_id.clone(),
+                agent_id: q.agent_id.clone(),
+                session_id: q.session_id.clone(),
+                answer: q.answer.clone(),
+                status: q.status,
+            }
+        }
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+
+        #[test]
+        fn every_field_of_an_event_is_written_null_when_unset() {
+            let resolved = PermissionResolved {
+                request_id: "r".into(),
+                agent_id: "a".into(),
+                session_id: "s".into(),
+                tool: "Bash".into(),
+                decision: Decision::Denied,
+                decided_by: None,
+                reason: None,
+                risk_level: Risk::High,
+            };
+            let v = serde_json::to_value(&resolved).unwrap();
+            assert_eq!(v["decidedBy"], serde_json::Value::Null);
+            assert_eq!(v.as_object().unwrap().len(), 8, "{v}");
+            assert_eq!(v["decision"], "denied");
+            assert_eq!(PermissionResolved::TYPE, "permission.resolved");
+        }
+    }
+}

@@ -17,9 +17,12 @@ use relay_bus::service::{ServiceError, ServiceHost};
 use relay_bus::settings::{DatabaseSettings, NatsSettings, TelemetrySettings};
 use relay_contracts::RequestContext;
 use relay_contracts::audit::AUDIT_RECORDED;
+use relay_contracts::permission::events::{
+    PermissionRequested, PermissionResolved, QuestionRequested, QuestionResolved,
+};
 use relay_contracts::permission::*;
 use relay_contracts::rpc;
-use relay_contracts::session::{ApprovalPolicy, SessionRef};
+use relay_contracts::session::{ApprovalPolicy, EventPayload, SessionRef};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use sqlx::PgPool;
@@ -278,21 +281,9 @@ fn reply(p: &Permission) -> PermissionDecision {
     }
 }
 
-fn requested_event(p: &Permission) -> Value {
-    json!({
-        "requestId": p.request_id, "agentId": p.agent_id, "sessionId": p.session_id,
-        "tool": p.tool, "command": p.command, "filePath": p.file_path,
-        "description": p.description, "riskLevel": p.risk_level, "requestedAt": p.requested_at,
-        "expiresAt": p.expires_at,
-    })
-}
-
-fn resolved_event(p: &Permission) -> Value {
-    json!({
-        "requestId": p.request_id, "agentId": p.agent_id, "sessionId": p.session_id,
-        "tool": p.tool, "decision": p.status, "decidedBy": p.decided_by, "reason": p.reason,
-        "riskLevel": p.risk_level,
-    })
+/// An event's type and payload, from its typed form (`relay_contracts::permission::events`).
+fn event<P: EventPayload>(payload: P) -> (&'static str, Value) {
+    (P::TYPE, serde_json::to_value(payload).unwrap_or_default())
 }
 
 /// `permission.request`: decided by the policies now, or stored pending for a human.
@@ -366,8 +357,8 @@ pub async fn request(m: Manager, ctx: RequestContext, req: PermissionRequest) ->
     // It belongs to the workspace it was asked in (an agent's is in its identity).
     store::set_workspace(&mut tx, false, &p.request_id, &ctx.workspace).await?;
     let event = match p.status {
-        Decision::Pending => ("permission.requested", requested_event(&p)),
-        _ => ("permission.resolved", resolved_event(&p)),
+        Decision::Pending => event(PermissionRequested::from(&p)),
+        _ => event(PermissionResolved::from(&p)),
     };
     store::insert_event(&mut tx, &p.session_id, event.0, now, &event.1).await?;
     tx.commit().await?;
@@ -444,8 +435,8 @@ async fn decide(m: Manager, ctx: RequestContext, req: DecideRequest, decision: D
             )),
         });
     };
-    let event = resolved_event(&p);
-    store::insert_event(&mut tx, &p.session_id, "permission.resolved", now, &event).await?;
+    let resolved = event(PermissionResolved::from(&p));
+    store::insert_event(&mut tx, &p.session_id, resolved.0, now, &resolved.1).await?;
     let action = match decision {
         Decision::Approved => "permission.approve",
         _ => "permission.deny",
@@ -464,26 +455,12 @@ async fn decide(m: Manager, ctx: RequestContext, req: DecideRequest, decision: D
         decision = decision.as_str(),
         "permission decided by a human"
     );
-    m.committed(vec![("permission.resolved", event)]).await;
+    m.committed(vec![resolved]).await;
     let harness_notified = m.notify(rpc::agent::permission(&p.agent_id), &reply(&p)).await;
     Ok(DecideResponse {
         success: true,
         permission: p,
         harness_notified,
-    })
-}
-
-fn question_event(q: &Question) -> Value {
-    json!({
-        "questionId": q.question_id, "agentId": q.agent_id, "sessionId": q.session_id,
-        "question": q.question, "options": q.options, "askedAt": q.asked_at, "expiresAt": q.expires_at,
-    })
-}
-
-fn answered_event(q: &Question) -> Value {
-    json!({
-        "questionId": q.question_id, "agentId": q.agent_id, "sessionId": q.session_id,
-        "answer": q.answer, "status": q.status,
     })
 }
 
@@ -530,11 +507,11 @@ pub async fn ask(m: Manager, ctx: RequestContext, req: QuestionRequest) -> Resul
         });
     };
     store::set_workspace(&mut tx, true, &q.question_id, &ctx.workspace).await?;
-    let event = question_event(&q);
-    store::insert_event(&mut tx, &q.session_id, "question.requested", now, &event).await?;
+    let asked = event(QuestionRequested::from(&q));
+    store::insert_event(&mut tx, &q.session_id, asked.0, now, &asked.1).await?;
     tx.commit().await?;
     tracing::info!(question_id = q.question_id, agent_id = q.agent_id, "question asked");
-    m.committed(vec![("question.requested", event)]).await;
+    m.committed(vec![asked]).await;
     Ok(QuestionReply {
         question_id: q.question_id,
         answer: None,
@@ -572,8 +549,8 @@ pub async fn answer(m: Manager, ctx: RequestContext, req: AnswerRequest) -> Resu
             ),
         });
     };
-    let event = answered_event(&q);
-    store::insert_event(&mut tx, &q.session_id, "question.resolved", now, &event).await?;
+    let answered = event(QuestionResolved::from(&q));
+    store::insert_event(&mut tx, &q.session_id, answered.0, now, &answered.1).await?;
     let audit = relay_bus::audit::entry(
         &ctx,
         "question.answer",
@@ -583,7 +560,7 @@ pub async fn answer(m: Manager, ctx: RequestContext, req: AnswerRequest) -> Resu
     store::insert_event(&mut tx, &q.session_id, AUDIT_RECORDED, now, &audit).await?;
     tx.commit().await?;
     tracing::info!(question_id = q.question_id, agent_id = q.agent_id, "question answered");
-    m.committed(vec![("question.resolved", event)]).await;
+    m.committed(vec![answered]).await;
     let body = QuestionAnswer {
         question_id: q.question_id.clone(),
         answer: req.answer,
@@ -617,14 +594,14 @@ async fn expire_once(m: &Manager) -> Result<()> {
     }
     let mut events = Vec::new();
     for p in &permissions {
-        let event = resolved_event(p);
-        store::insert_event(&mut tx, &p.session_id, "permission.resolved", now, &event).await?;
-        events.push(("permission.resolved", event));
+        let resolved = event(PermissionResolved::from(p));
+        store::insert_event(&mut tx, &p.session_id, resolved.0, now, &resolved.1).await?;
+        events.push(resolved);
     }
     for q in &questions {
-        let event = answered_event(q);
-        store::insert_event(&mut tx, &q.session_id, "question.resolved", now, &event).await?;
-        events.push(("question.resolved", event));
+        let answered = event(QuestionResolved::from(q));
+        store::insert_event(&mut tx, &q.session_id, answered.0, now, &answered.1).await?;
+        events.push(answered);
     }
     tx.commit().await?;
     tracing::info!(
