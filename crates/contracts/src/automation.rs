@@ -396,3 +396,39 @@ pub struct ScheduleRunList {
 pub struct Deleted {
     pub deleted: bool,
 }
+
+/// The events automation writes, typed: every field is written, `null` when unset.
+pub mod events {
+    use crate::session::EventPayload;
+    use serde::{Deserialize, Serialize};
+    use serde_json::Value;
+
+    /// `schedule.fired`: one run of a schedule, what it did, and when it runs next.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    pub struct ScheduleFired {
+        pub schedule_id: String,
+        pub due_at: i64,
+        pub ok: bool,
+        /// What the action answered, or `{"error": …}`.
+        pub result: Value,
+        pub next_run_at: Option<i64>,
+    }
+
+    /// `webhook.disabled`: a webhook stopped posting (its endpoint kept failing, or the key
+    /// that made it was revoked).
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    pub struct WebhookDisabled {
+        pub webhook_id: String,
+        pub reason: String,
+        pub url: String,
+    }
+
+    impl EventPayload for ScheduleFired {
+        const TYPE: &'static str = "schedule.fired";
+    }
+    impl EventPayload for WebhookDisabled {
+        const TYPE: &'static str = "webhook.disabled";
+    }
+}

@@ -19,6 +19,7 @@ use crate::Automation;
 use crate::error::Result;
 use crate::schedules::{next_after, parse_cron, parse_zone};
 use relay_contracts::automation::ScheduleAction;
+use relay_contracts::automation::events::ScheduleFired;
 use relay_contracts::hosts::SpawnRequest;
 use relay_contracts::messaging::SendRequest;
 use relay_contracts::session::{AgentTargets, CreateRequest, DeliveryRequest, SendMessageRequest};
@@ -139,8 +140,15 @@ async fn fire_one(a: &Automation) -> Result<bool> {
         ScheduleAction::SendMessage { session_id, .. } => session_id.clone(),
         _ => format!("schedule:{id}"),
     };
-    let payload = json!({ "scheduleId": id, "dueAt": due_at, "ok": ok, "result": result, "nextRunAt": next });
-    crate::emit(&mut tx, &workspace, &stream, "schedule.fired", payload).await?;
+    let fired = ScheduleFired {
+        schedule_id: id.clone(),
+        due_at,
+        ok,
+        result,
+        next_run_at: next,
+    };
+    crate::emit(&mut tx, &workspace, &stream, &fired).await?;
+    let result = fired.result;
     tx.commit().await?;
     // A run acts for the schedule's creator: the audit trail says so, as for a call they made.
     let as_creator = RequestContext::new(Caller::parse(&created_by), workspace.clone());

@@ -223,21 +223,22 @@ pub async fn serve(
     Ok(host)
 }
 
-/// Stores an event for the log in `tx`; the outbox forwards it after the commit.
-pub(crate) async fn emit(
+/// Stores an event for the log in `tx` (`relay_contracts::automation::events`); the outbox
+/// forwards it after the commit.
+pub(crate) async fn emit<P: relay_contracts::session::EventPayload>(
     tx: &mut sqlx::PgConnection,
     workspace: &str,
     stream: &str,
-    event_type: &str,
-    payload: serde_json::Value,
+    payload: &P,
 ) -> Result<(), sqlx::Error> {
+    let payload = sqlx::types::Json(payload);
     sqlx::query(
         "INSERT INTO automation_events (event_id, session_id, type, ts, payload, workspace, traceparent)
          VALUES ($1, $2, $3, $4, $5, $6, $7)",
     )
     .bind(uuid::Uuid::now_v7().to_string())
     .bind(stream)
-    .bind(event_type)
+    .bind(P::TYPE)
     .bind(relay_bus::now_ms())
     .bind(payload)
     .bind(workspace)

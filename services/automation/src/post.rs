@@ -8,6 +8,7 @@
 use crate::Automation;
 use crate::error::Result;
 use futures::StreamExt;
+use relay_contracts::automation::events::WebhookDisabled;
 use std::time::Duration;
 
 struct Due {
@@ -271,15 +272,13 @@ async fn disable(a: &Automation, mut tx: sqlx::Transaction<'_, sqlx::Postgres>, 
     .bind(now)
     .execute(&mut *tx)
     .await?;
-    let payload = serde_json::json!({ "webhookId": d.webhook_id, "reason": reason, "url": d.url });
-    crate::emit(
-        &mut tx,
-        &d.workspace,
-        &format!("webhook:{}", d.webhook_id),
-        "webhook.disabled",
-        payload,
-    )
-    .await?;
+    let disabled = WebhookDisabled {
+        webhook_id: d.webhook_id.clone(),
+        reason,
+        url: d.url.clone(),
+    };
+    crate::emit(&mut tx, &d.workspace, &format!("webhook:{}", d.webhook_id), &disabled).await?;
+    let reason = disabled.reason;
     tracing::warn!(webhook_id = %d.webhook_id, %reason, "webhook disabled");
     tx.commit().await?;
     a.outbox.notify_one();
