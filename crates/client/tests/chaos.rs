@@ -36,11 +36,12 @@ use tokio::sync::watch;
 
 use relay_testkit::BUS_SERVICES as SERVICES;
 /// Killed in this order. The agent harness is not: the agent lives under its PTY and dies with it.
-const KILLED: [&str; 7] = [
+const KILLED: [&str; 8] = [
     "session-registry",
     "event-ingest",
     "delivery-runner",
     "permission-manager",
+    "coordination",
     "cost-aggregator",
     "automation",
     "gateway",
@@ -308,7 +309,12 @@ impl Mesh {
                     .collect();
                 mesh.replicas
                     .push(ServiceProcess::spawn(&bin_path(name), &mesh.nats[0], &mesh.db, &env));
-                wait_for_instances(mesh.client.nats(), name, mesh.replicas.len().div_ceil(6) + 1).await;
+                wait_for_instances(
+                    mesh.client.nats(),
+                    name,
+                    mesh.replicas.len().div_ceil(KILLED.len() - 1) + 1,
+                )
+                .await;
             }
         }
         for k in 0..AGENT_SESSIONS {

@@ -22,6 +22,7 @@ mod ops;
 pub mod responses;
 pub mod rest;
 mod router;
+mod routes;
 pub mod serve;
 pub mod session_context;
 pub mod sse;

@@ -1,7 +1,7 @@
 //! The OpenAPI 3.1 document, generated from the handlers' annotations and the contract types.
 //! `make openapi` writes it to docs/api/openapi.json; a test fails when the two differ.
 
-use crate::{ApiError, AppState, actions, automation, messaging, rest, session_context, sse};
+use crate::{ApiError, AppState};
 use axum::body::Body;
 use axum::extract::{MatchedPath, Request, State};
 use axum::http::{Method, StatusCode};
@@ -22,28 +22,6 @@ use utoipa::{Modify, OpenApi};
         license(name = "Apache-2.0")
     ),
     servers((url = "/api/v1")),
-    paths(
-        rest::create_session, rest::list_sessions, rest::get_session, rest::update_session, rest::end_session, rest::send_message,
-        rest::close_session, rest::resume_session, rest::archive_session, rest::purge_session, rest::fork_session,
-        rest::search_sessions, rest::session_counts, rest::all_permissions, rest::all_questions,
-        rest::list_agents, rest::get_agent, rest::agent_capabilities, rest::agent_output, rest::list_permissions, rest::approve, rest::deny, rest::list_questions, rest::answer,
-        rest::pause, rest::resume, rest::stop, rest::input, rest::flush,
-        rest::list_deliveries, rest::get_delivery, rest::retry_delivery, rest::cancel_delivery,
-        messaging::send, messaging::search, messaging::get, messaging::thread, messaging::create_channel, messaging::list_channels,
-        messaging::members, messaging::join, messaging::leave, messaging::history, actions::list, actions::invoke,
-        actions::propose, actions::list_proposals, actions::get_proposal, actions::cancel_proposal,
-        session_context::compress, session_context::request_compression, session_context::system_prompt,
-        session_context::observe_client, session_context::swap_agent,
-        session_context::put_persona, session_context::list_personas, session_context::get_persona, session_context::delete_persona,
-        session_context::put_profile, session_context::list_profiles, session_context::get_profile, session_context::delete_profile,
-        automation::create_webhook, automation::list_webhooks, automation::get_webhook, automation::update_webhook,
-        automation::delete_webhook, automation::webhook_deliveries, automation::replay,
-        automation::create_schedule, automation::list_schedules, automation::get_schedule, automation::pause_schedule,
-        automation::resume_schedule, automation::delete_schedule, automation::schedule_runs,
-        rest::query_events, rest::interrupt_agent, rest::list_turns, rest::cancel_turn, rest::interrupt_session, rest::costs, rest::budgets, rest::hosts, rest::context_window, sse::all_events, sse::agent_events, sse::session_events, sse::channel_events,
-        rest::create_key, rest::list_keys, rest::revoke_key,
-        rest::create_workspace, rest::list_workspaces, rest::get_workspace, rest::delete_workspace, rest::set_delivery_policy, rest::audit,
-    ),
     // Enums used only by query parameters are not collected on their own.
     components(schemas(relay_contracts::session::StatusFilter)),
     modifiers(&BearerAuth),
@@ -68,9 +46,17 @@ impl Modify for BearerAuth {
     }
 }
 
+/// The document: [`ApiDoc`]'s info, tags and security with the operations of every route
+/// (routes.rs).
+fn document() -> utoipa::openapi::OpenApi {
+    let mut doc = ApiDoc::openapi();
+    doc.merge(crate::routes::api().into_openapi());
+    doc
+}
+
 /// The document as served and checked in: pretty JSON with a trailing newline.
 pub fn json() -> String {
-    let mut doc = serde_json::to_value(ApiDoc::openapi()).unwrap_or_default();
+    let mut doc = serde_json::to_value(document()).unwrap_or_default();
     constrain(&mut doc, None);
     // Label keys and values as the hosts check them.
     let name = serde_json::json!({ "type": "string", "pattern": "^[A-Za-z0-9_.:-]{1,128}$" });
@@ -169,7 +155,7 @@ fn declare_body_limits(doc: &mut serde_json::Value) {
 
 /// The POST routes the document declares without a request body, as `/sessions/{}/archive`.
 static BODYLESS: LazyLock<HashSet<String>> = LazyLock::new(|| {
-    ApiDoc::openapi()
+    document()
         .paths
         .paths
         .iter()

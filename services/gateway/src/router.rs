@@ -2,7 +2,7 @@
 //! NUL refusal, auth, metrics, tracing, CORS), health and the OpenAPI document.
 
 use crate::extract::Json;
-use crate::{ApiError, AppState, auth, metrics, rest, sse};
+use crate::{ApiError, AppState, auth, metrics};
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
@@ -12,45 +12,10 @@ use serde::Serialize;
 use tower_http::cors::{AllowOrigin, Any, CorsLayer};
 
 pub fn router(state: AppState) -> Router {
-    let api = Router::new()
-        .route("/sessions", post(rest::create_session).get(rest::list_sessions))
-        .route("/sessions/search", get(rest::search_sessions))
-        .route("/sessions/counts", get(rest::session_counts))
-        .route("/permissions", get(rest::all_permissions))
-        .route("/questions", get(rest::all_questions))
-        .route(
-            "/sessions/{id}",
-            get(rest::get_session)
-                .patch(rest::update_session)
-                .delete(rest::end_session),
-        )
-        .route("/sessions/{id}/messages", post(rest::send_message))
-        .route("/sessions/{id}/close", post(rest::close_session))
-        .route("/sessions/{id}/resume", post(rest::resume_session))
-        .route("/sessions/{id}/archive", post(rest::archive_session))
-        .route("/sessions/{id}/purge", post(rest::purge_session))
-        .route("/sessions/{id}/fork", post(rest::fork_session))
-        .route("/sessions/{id}/interrupt", post(rest::interrupt_session))
-        .route("/sessions/{id}/turns", get(rest::list_turns))
-        .route("/sessions/{id}/turns/{turn_id}/cancel", post(rest::cancel_turn))
-        .route("/sessions/{id}/events/sse", get(sse::session_events))
-        .route("/sessions/{id}/context-window", get(rest::context_window))
-        .route("/agents", get(rest::list_agents))
-        .route("/agents/{name}", get(rest::get_agent))
-        .route("/agents/{name}/capabilities", get(rest::agent_capabilities))
-        .route("/agents/{name}/output", get(rest::agent_output))
-        .route("/agents/{name}/permissions", get(rest::list_permissions))
-        .route("/agents/{name}/permissions/{request_id}/approve", post(rest::approve))
-        .route("/agents/{name}/permissions/{request_id}/deny", post(rest::deny))
-        .route("/agents/{name}/questions", get(rest::list_questions))
-        .route("/agents/{name}/questions/{question_id}/answer", post(rest::answer))
-        .route("/agents/{name}/pause", post(rest::pause))
-        .route("/agents/{name}/resume", post(rest::resume))
-        .route("/agents/{name}/stop", post(rest::stop))
-        .route("/agents/{name}/input", post(rest::input))
-        .route("/agents/{name}/interrupt", post(rest::interrupt_agent))
-        .route("/agents/{name}/flush", post(rest::flush))
-        .route("/agents/{name}/events/sse", get(sse::agent_events))
+    // The documented routes carry their OpenAPI operations (routes.rs); the protocol
+    // surfaces below are documented by their own specs (A2A cards, AG-UI, MCP).
+    let (documented, _) = crate::routes::api().split_for_parts();
+    let api = documented
         .route("/agents/{name}/agui", post(crate::agui::run))
         .route("/a2a", post(crate::a2a::workspace_rpc))
         .route("/a2a/.well-known/agent-card.json", get(crate::a2a::workspace_card))
@@ -59,101 +24,6 @@ pub fn router(state: AppState) -> Router {
             "/a2a/agents/{name}/.well-known/agent-card.json",
             get(crate::a2a::agent_card),
         )
-        .route("/actions", get(crate::actions::list))
-        .route("/actions/invoke", post(crate::actions::invoke))
-        .route(
-            "/consensus",
-            post(crate::actions::propose).get(crate::actions::list_proposals),
-        )
-        .route("/consensus/{id}", get(crate::actions::get_proposal))
-        .route("/sessions/{id}/compress", post(crate::session_context::compress))
-        .route(
-            "/sessions/{id}/request-compression",
-            post(crate::session_context::request_compression),
-        )
-        .route(
-            "/sessions/{id}/system-prompt",
-            get(crate::session_context::system_prompt),
-        )
-        .route("/sessions/{id}/client", post(crate::session_context::observe_client))
-        .route(
-            "/sessions/{id}/agents/{agent_id}/swap",
-            post(crate::session_context::swap_agent),
-        )
-        .route("/personas", get(crate::session_context::list_personas))
-        .route(
-            "/personas/{id}",
-            get(crate::session_context::get_persona)
-                .put(crate::session_context::put_persona)
-                .delete(crate::session_context::delete_persona),
-        )
-        .route("/profiles", get(crate::session_context::list_profiles))
-        .route(
-            "/profiles/{id}",
-            get(crate::session_context::get_profile)
-                .put(crate::session_context::put_profile)
-                .delete(crate::session_context::delete_profile),
-        )
-        .route(
-            "/webhooks",
-            post(crate::automation::create_webhook).get(crate::automation::list_webhooks),
-        )
-        .route(
-            "/webhooks/{id}",
-            get(crate::automation::get_webhook)
-                .patch(crate::automation::update_webhook)
-                .delete(crate::automation::delete_webhook),
-        )
-        .route("/webhooks/{id}/deliveries", get(crate::automation::webhook_deliveries))
-        .route(
-            "/webhooks/{id}/deliveries/{delivery_id}/replay",
-            post(crate::automation::replay),
-        )
-        .route(
-            "/schedules",
-            post(crate::automation::create_schedule).get(crate::automation::list_schedules),
-        )
-        .route(
-            "/schedules/{id}",
-            get(crate::automation::get_schedule).delete(crate::automation::delete_schedule),
-        )
-        .route("/schedules/{id}/pause", post(crate::automation::pause_schedule))
-        .route("/schedules/{id}/resume", post(crate::automation::resume_schedule))
-        .route("/schedules/{id}/runs", get(crate::automation::schedule_runs))
-        .route("/consensus/{id}/cancel", post(crate::actions::cancel_proposal))
-        .route("/messages", post(crate::messaging::send).get(crate::messaging::search))
-        .route("/messages/{id}", get(crate::messaging::get))
-        .route("/messages/{id}/thread", get(crate::messaging::thread))
-        .route(
-            "/channels",
-            post(crate::messaging::create_channel).get(crate::messaging::list_channels),
-        )
-        .route("/channels/{name}/members", get(crate::messaging::members))
-        .route("/channels/{name}/join", post(crate::messaging::join))
-        .route("/channels/{name}/leave", post(crate::messaging::leave))
-        .route("/channels/{name}/history", get(crate::messaging::history))
-        .route("/channels/{name}/events/sse", get(sse::channel_events))
-        .route("/deliveries", get(rest::list_deliveries))
-        .route("/deliveries/{id}", get(rest::get_delivery))
-        .route("/deliveries/{id}/retry", post(rest::retry_delivery))
-        .route("/deliveries/{id}/cancel", post(rest::cancel_delivery))
-        .route("/events", get(rest::query_events))
-        .route("/events/sse", get(sse::all_events))
-        .route("/costs", get(rest::costs))
-        .route("/costs/budgets", get(rest::budgets))
-        .route("/hosts", get(rest::hosts))
-        .route("/workspaces", post(rest::create_workspace).get(rest::list_workspaces))
-        .route(
-            "/workspaces/{name}",
-            get(rest::get_workspace).delete(rest::delete_workspace),
-        )
-        .route(
-            "/workspaces/{name}/delivery-policy",
-            axum::routing::put(rest::set_delivery_policy),
-        )
-        .route("/audit", get(rest::audit))
-        .route("/keys", post(rest::create_key).get(rest::list_keys))
-        .route("/keys/{id}", axum::routing::delete(rest::revoke_key))
         .route("/openapi.json", get(openapi))
         .route_service("/mcp", crate::mcp::service(state.clone()))
         .fallback(not_found)
