@@ -167,7 +167,7 @@ impl Invoker {
 /// membership of each is asked of the registry (`#general` holds every agent).
 async fn invoker(c: &Coordination, ctx: &RequestContext, channels: &[&String]) -> Result<Option<Invoker>> {
     if let Some(agent_id) = &ctx.agent {
-        let agent = as_caller(ctx, registry::agent(&c.nats, agent_id)).await?;
+        let agent = as_caller(ctx, registry::agent_by_id(&c.nats, agent_id)).await?;
         let mut selectors = vec!["role:agent".to_string(), "#general".to_string()];
         selectors.extend(agent.handle.as_ref().map(|h| format!("@{h}")));
         for channel in channels.iter().filter(|ch| ch.as_str() != "#general") {
@@ -533,10 +533,21 @@ fn must_tell(open: &Open, inv: &Invocation) -> bool {
 /// stored by the registry once per invocation. Until it is, the row stays `tell_pending` and
 /// the [`sweep`] tries again.
 async fn tell_caller(c: &Coordination, open: &Open, inv: &Invocation) {
-    if let Err(e) = try_tell_caller(c, open, inv).await {
-        tracing::warn!(error = %e, invocation_id = inv.invocation_id, "cannot tell the invoking agent yet");
+    // Bounded: the reply to the invoker waits on it; a slow registry is left to the sweep.
+    match tokio::time::timeout(TELL_WAIT, try_tell_caller(c, open, inv)).await {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => {
+            tracing::warn!(error = %e, invocation_id = inv.invocation_id, "cannot tell the invoking agent yet")
+        }
+        Err(_) => tracing::warn!(
+            invocation_id = inv.invocation_id,
+            "telling the invoking agent is slow: left to the sweep"
+        ),
     }
 }
+
+/// How long an invocation's reply waits for its result message to be stored.
+const TELL_WAIT: Duration = Duration::from_secs(2);
 
 async fn try_tell_caller(c: &Coordination, open: &Open, inv: &Invocation) -> Result<()> {
     let Some(caller) = open.caller_agent.as_ref().filter(|_| must_tell(open, inv)) else {
@@ -560,7 +571,15 @@ async fn try_tell_caller(c: &Coordination, open: &Open, inv: &Invocation) -> Res
         text = text.chars().take(most - 1).collect::<String>() + "…";
     }
     let key = format!("action-result:{}", inv.invocation_id);
-    registry::action_result(&c.nats, &open.workspace, &open.target.agent_id, caller, text, key).await?;
+    match registry::action_result(&c.nats, &open.workspace, &open.target.agent_id, caller, text, key).await {
+        Ok(_) => {}
+        // The invoking agent's session (or the exposing agent's) is gone: nobody is left to
+        // tell, and the row must not wait for it.
+        Err(CoordinationError::Upstream(e)) if e.code() == relay_contracts::ErrorCode::NotFound => {
+            tracing::info!(invocation_id = inv.invocation_id, error = %e, "the invoking agent is gone: not told");
+        }
+        Err(e) => return Err(e),
+    }
     sqlx::query(
         "UPDATE coordination_invocations SET tell_pending = false
          WHERE workspace = $1 AND caller = $2 AND invocation_id = $3",
@@ -733,7 +752,16 @@ async fn exposed(c: &Coordination, workspace: Option<&str>, agent_id: Option<&st
     let mut agents: BTreeMap<String, Option<Agent>> = BTreeMap::new();
     for (id, workspace, _, _) in &rows {
         if !agents.contains_key(id) {
-            let found = registry::find(&c.nats, workspace, id).await?.filter(is_attached);
+            let found = match registry::find(&c.nats, workspace, id).await {
+                Ok(found) => found.filter(is_attached),
+                // Not to be told apart from another agent's handle: left out, not dropped.
+                Err(CoordinationError::Conflict(e)) => {
+                    tracing::warn!(agent_id = id, error = e, "an exposing agent cannot be looked up by id");
+                    agents.insert(id.clone(), None);
+                    continue;
+                }
+                Err(e) => return Err(e),
+            };
             if found.is_none() {
                 sqlx::query("DELETE FROM coordination_actions WHERE agent_id = $1")
                     .bind(id)

@@ -74,7 +74,7 @@ pub async fn propose(c: Coordination, ctx: RequestContext, req: ProposeRequest) 
         return ask_voters(&c, &ctx, p).await;
     }
     let proposer_agent = match &ctx.agent {
-        Some(id) => Some(as_caller(&ctx, registry::agent(&c.nats, id)).await?),
+        Some(id) => Some(as_caller(&ctx, registry::agent_by_id(&c.nats, id)).await?),
         None => None,
     };
     let own = proposer_agent.as_ref().map(|a| a.agent_id.as_str());
@@ -402,7 +402,7 @@ async fn addressees(
             let mut voters = Vec::new();
             for member in list.members {
                 if Some(member.agent_id.as_str()) != own {
-                    voters.push(as_caller(ctx, registry::agent(&c.nats, &member.agent_id)).await?);
+                    voters.push(as_caller(ctx, registry::agent_by_id(&c.nats, &member.agent_id)).await?);
                 }
             }
             return Ok((format!("#{channel}"), voters));

@@ -36,9 +36,23 @@ pub async fn agent(nats: &async_nats::Client, agent: &str) -> Result<Agent> {
     Ok(call::<rpc::AgentGet>(nats, &req, TIMEOUT).await?)
 }
 
+/// The agent with id `agent_id`, as the current context may see it. `agent.get` reads a
+/// handle-shaped name as a handle first, so an answer for another agent (an id that is also a
+/// live agent's handle) is refused rather than taken for this one.
+pub async fn agent_by_id(nats: &async_nats::Client, agent_id: &str) -> Result<Agent> {
+    let found = agent(nats, agent_id).await?;
+    if found.agent_id != agent_id {
+        return Err(CoordinationError::Conflict(format!(
+            "agent id {agent_id} is also the handle of agent {}: it cannot be looked up by id",
+            found.agent_id
+        )));
+    }
+    Ok(found)
+}
+
 /// An agent by id in `workspace`, `None` once it is gone (purged, or never there).
 pub async fn find(nats: &async_nats::Client, workspace: &str, agent_id: &str) -> Result<Option<Agent>> {
-    match as_service(workspace, agent(nats, agent_id)).await {
+    match as_service(workspace, agent_by_id(nats, agent_id)).await {
         Ok(a) => Ok(Some(a)),
         Err(CoordinationError::Upstream(e)) if e.code() == ErrorCode::NotFound => Ok(None),
         Err(e) => Err(e),

@@ -585,3 +585,39 @@ async fn a_replica_at_its_in_flight_limit_refuses_more_at_once_and_serves_again_
     }
     m.ok("session.get", json!({"sessionId": session})).await;
 }
+
+/// The worst moment for the invoker: held for a person, and its session purged before the
+/// approval. The action still runs once approved, and its row stops waiting to tell an
+/// invoker that is gone (else the sweep retried it every second and retention never took it).
+#[tokio::test]
+async fn an_outcome_whose_invoker_was_purged_is_not_kept_waiting_to_be_told() {
+    let (m, _policies) = mesh().await;
+    let session = common::create(&m).await;
+    let (calc, _binding) = calculator(&m, &session).await;
+    let bob_session = common::create(&m).await;
+    let bob = AsAgent::connect(&m.nats, &attach(&m, &bob_session, "bob", false).await).await;
+    let call = json!({"agent": "@calc", "action": "deploy", "input": {"env": "prod"}, "invocationId": "gone-1", "timeoutMs": 5000});
+    let held = bob.ok("action.invoke", call).await;
+    assert_eq!(held["status"], "pending", "{held}");
+    for step in ["session.close", "session.archive", "session.purge"] {
+        m.ok(step, json!({ "sessionId": bob_session })).await;
+    }
+    m.ok(
+        "permission.approve",
+        json!({ "requestId": held["permissionRequestId"] }),
+    )
+    .await;
+    let pool = m.db.pool().await;
+    let (status, tell_pending) = wait_for(|| async {
+        let row: (String, bool) = sqlx::query_as(
+            "SELECT doc->>'status', tell_pending FROM coordination_invocations WHERE invocation_id = 'gone-1'",
+        )
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+        (row.0 == "completed" && !row.1).then_some(row)
+    })
+    .await;
+    assert_eq!((status.as_str(), tell_pending), ("completed", false));
+    assert_eq!(calc.calls.load(Ordering::SeqCst), 1, "it ran once");
+}
