@@ -812,6 +812,26 @@ pub struct AttachRequest {
     pub placement: Option<crate::hosts::Placement>,
 }
 
+impl AttachRequest {
+    /// An attach of `agent` to `session_id` with nothing else said: the registry's defaults
+    /// (role, the seed's minimum capabilities, a free handle).
+    pub fn new(session_id: String, agent: AgentSelection) -> Self {
+        AttachRequest {
+            session_id,
+            agent,
+            role: None,
+            initial_message: None,
+            capabilities: None,
+            agent_capabilities: None,
+            adapter_session_id: None,
+            harness_id: None,
+            handle: None,
+            spawned_by: None,
+            placement: None,
+        }
+    }
+}
+
 #[skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]

@@ -5,7 +5,7 @@ use crate::error::{RegistryError, Result};
 use crate::posting::{self, Post};
 use crate::store::{self, Change, capabilities_of, is_attached, new_id, now_ms};
 use relay_contracts::RequestContext;
-use relay_contracts::capabilities::{AgUiCapabilities, AgentSessionCapabilities, LifecycleOp};
+use relay_contracts::capabilities::{AgentSessionCapabilities, LifecycleOp};
 use relay_contracts::session::AgentStatus;
 use relay_contracts::session::{events::*, *};
 use serde_json::json;
@@ -29,24 +29,6 @@ pub(crate) fn require(agent: &Agent, op: LifecycleOp) -> Result<()> {
         capability: op.as_str().into(),
         reason: "the agent session did not declare it".into(),
     })
-}
-
-/// Everything needed to attach one agent.
-pub(crate) struct Attach {
-    pub selection: AgentSelection,
-    pub role: Option<AgentRole>,
-    pub capabilities: Option<AgentSessionCapabilities>,
-    pub agent_capabilities: Option<AgUiCapabilities>,
-    pub adapter_session_id: Option<String>,
-    pub harness_id: Option<String>,
-    /// The id its harness's NATS identity was minted for; a new one when `None`.
-    pub agent_id: Option<String>,
-    /// The handle asked for; a free default from the adapter's name when `None`.
-    pub handle: Option<String>,
-    /// The lead that spawned it: an attached agent of the same session.
-    pub spawned_by: Option<String>,
-    /// The placement its spawner placed it with.
-    pub placement: Option<relay_contracts::hosts::Placement>,
 }
 
 /// The handle an attaching agent gets in `workspace` (under [`store::lock_handles`]): the one
@@ -95,7 +77,8 @@ pub(crate) async fn attach_agent(
     reg: &Registry,
     change: &mut Change,
     session: &mut Session,
-    a: Attach,
+    a: AttachRequest,
+    agent_id: Option<String>,
 ) -> Result<Agent> {
     if session.status != SessionStatus::Active {
         return Err(RegistryError::Conflict(format!(
@@ -112,7 +95,7 @@ pub(crate) async fn attach_agent(
     if let Some(caps) = &a.capabilities {
         validate_capabilities(caps)?;
     }
-    let resolved = resolve(reg, &a.selection)?;
+    let resolved = resolve(reg, &a.agent)?;
     let workspace = store::session_workspace(change.conn(), &session.session_id)
         .await?
         .unwrap_or_else(|| relay_contracts::context::DEFAULT_WORKSPACE.to_string());
@@ -140,7 +123,7 @@ pub(crate) async fn attach_agent(
             change.save_agent(old).await?;
         }
     }
-    if let Some(id) = &a.agent_id
+    if let Some(id) = &agent_id
         && store::find_agent(change.conn(), id).await.is_ok()
     {
         return Err(RegistryError::Conflict(format!("agent {id} is already attached")));
@@ -149,7 +132,7 @@ pub(crate) async fn attach_agent(
     let adapter_session_id = a
         .adapter_session_id
         .or_else(|| {
-            a.selection
+            a.agent
                 .extra
                 .get("adapterSessionId")
                 .and_then(|v| v.as_str())
@@ -157,10 +140,10 @@ pub(crate) async fn attach_agent(
         })
         .unwrap_or_else(new_id);
     let agent = Agent {
-        agent_id: a.agent_id.unwrap_or_else(new_id),
+        agent_id: agent_id.unwrap_or_else(new_id),
         session_id: session.session_id.clone(),
         adapter_id: a
-            .selection
+            .agent
             .adapter_id
             .clone()
             .unwrap_or_else(|| resolved.adapter_name.clone()),
@@ -169,13 +152,13 @@ pub(crate) async fn attach_agent(
         client_id: None,
         compression_mode: None,
         created_at: now,
-        cwd: a.selection.cwd.clone(),
+        cwd: a.agent.cwd.clone(),
         harness_id: a.harness_id,
         last_activity_at: now,
         model: resolved.model,
-        persona_id: a.selection.persona_id.clone(),
+        persona_id: a.agent.persona_id.clone(),
         profile_id: a
-            .selection
+            .agent
             .extra
             .get("profileId")
             .and_then(|v| v.as_str())
@@ -220,31 +203,14 @@ pub(crate) async fn attach_agent(
     Ok(agent)
 }
 
-pub async fn attach(reg: Registry, ctx: RequestContext, req: AttachRequest) -> Result<AttachResponse> {
-    // A harness with its own identity attaches the agent it was minted for.
-    let agent_id = ctx.agent;
+pub async fn attach(reg: Registry, ctx: RequestContext, mut req: AttachRequest) -> Result<AttachResponse> {
     let mut change = Change::begin(&reg).await?;
     let mut session = store::lock_live(change.conn(), &req.session_id).await?;
-    let agent = attach_agent(
-        &reg,
-        &mut change,
-        &mut session,
-        Attach {
-            selection: req.agent,
-            role: req.role,
-            capabilities: req.capabilities,
-            agent_capabilities: req.agent_capabilities,
-            adapter_session_id: req.adapter_session_id,
-            harness_id: req.harness_id,
-            agent_id,
-            handle: req.handle,
-            spawned_by: req.spawned_by,
-            placement: req.placement,
-        },
-    )
-    .await?;
+    let initial_message = req.initial_message.take();
+    // A harness with its own identity attaches the agent it was minted for.
+    let agent = attach_agent(&reg, &mut change, &mut session, req, ctx.agent).await?;
     let (mut message_id, mut turn_id) = (None, None);
-    if let Some(content) = req.initial_message {
+    if let Some(content) = initial_message {
         let sent = posting::post(
             &mut change,
             &mut session,

@@ -5,7 +5,7 @@
 //! `acknowledge`/`complete` remain for an agent that reports for itself.
 
 use crate::Registry;
-use crate::agents::{self, Attach};
+use crate::agents;
 use crate::error::{RegistryError, Result};
 use crate::lifecycle::{check_id, lock_or_create};
 use crate::posting::{Post, conversation, post};
@@ -114,19 +114,11 @@ pub async fn send(reg: Registry, ctx: RequestContext, req: SendMessageRequest) -
                 session.session_id
             )));
         };
-        let attach = Attach {
-            selection,
+        let attach = AttachRequest {
             role: Some(AgentRole::Lead),
-            capabilities: None,
-            agent_capabilities: None,
-            adapter_session_id: None,
-            harness_id: None,
-            agent_id: None,
-            handle: None,
-            spawned_by: None,
-            placement: None,
+            ..AttachRequest::new(session.session_id.clone(), selection)
         };
-        attached.push(agents::attach_agent(&reg, &mut change, &mut session, attach).await?);
+        attached.push(agents::attach_agent(&reg, &mut change, &mut session, attach, None).await?);
     }
     let targets = match req.agent_ids {
         None => vec![
