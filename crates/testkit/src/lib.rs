@@ -1304,6 +1304,24 @@ impl Cluster {
     pub async fn err(&self, subject: &str, body: serde_json::Value, code: &str) -> WireError {
         expect_err(&self.client, subject, body, code).await
     }
+
+    /// A new session's id.
+    pub async fn new_session(&self) -> String {
+        self.ok("session.create", serde_json::json!({})).await["sessionId"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    }
+
+    /// Attaches an agent of adapter `claude` with `handle` and `capabilities` to `session`; its id.
+    pub async fn attach_agent(&self, session: &str, handle: &str, capabilities: serde_json::Value) -> String {
+        let body = serde_json::json!({"sessionId": session, "agent": {"kind": "adapter", "adapterName": "claude"},
+                                      "handle": handle, "capabilities": capabilities});
+        self.ok("session.agent.attach", body).await["agentId"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    }
 }
 
 /// The `p` quantile (0..=1) of ascending `sorted`; 0 when it is empty.

@@ -52,20 +52,12 @@ pub async fn start(n: usize) -> Mesh {
 
 /// A new session's id.
 pub async fn create(m: &Mesh) -> String {
-    m.ok("session.create", serde_json::json!({})).await["sessionId"]
-        .as_str()
-        .unwrap()
-        .to_string()
+    m.new_session().await
 }
 
 /// Attaches an agent of adapter `claude` with `handle` and `capabilities` to `session`; its id.
 pub async fn attach(m: &Mesh, session: &str, handle: &str, capabilities: serde_json::Value) -> String {
-    let body = serde_json::json!({"sessionId": session, "agent": {"kind": "adapter", "adapterName": "claude"},
-                                  "handle": handle, "capabilities": capabilities});
-    m.ok("session.agent.attach", body).await["agentId"]
-        .as_str()
-        .unwrap()
-        .to_string()
+    m.attach_agent(session, handle, capabilities).await
 }
 
 /// The types of coordination's events whose payload has `field` = `value`, in order.
