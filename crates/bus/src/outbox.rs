@@ -61,6 +61,37 @@ enum ForwardError {
     Upstream(WireError),
 }
 
+impl Outbox {
+    /// Writes one event to the outbox in `conn`'s transaction, to be forwarded once it commits:
+    /// `payload` as a `P::TYPE` event on `stream` (a session, a channel `#ops`, `webhook:<id>`)
+    /// of `workspace`, under a new id and the current trace. The one INSERT of the services
+    /// whose outbox rows are written one at a time (automation, coordination).
+    pub async fn write<P: relay_contracts::session::EventPayload>(
+        &self,
+        conn: &mut sqlx::PgConnection,
+        workspace: &str,
+        stream: &str,
+        payload: &P,
+    ) -> Result<(), sqlx::Error> {
+        let sql = format!(
+            "INSERT INTO {} (event_id, session_id, type, ts, payload, workspace, traceparent)
+             VALUES ($1, $2, $3, $4, $5, $6, $7)",
+            self.table
+        );
+        sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(uuid::Uuid::now_v7().to_string())
+            .bind(stream)
+            .bind(P::TYPE)
+            .bind(crate::now_ms())
+            .bind(sqlx::types::Json(payload))
+            .bind(workspace)
+            .bind(crate::trace::current_traceparent())
+            .execute(conn)
+            .await?;
+        Ok(())
+    }
+}
+
 /// Starts forwarding `outbox` when `enabled`; returns the wake-up its writers poke after each
 /// commit (harmless to poke when forwarding is off).
 pub fn start(outbox: Outbox, db: &PgPool, nats: &async_nats::Client, enabled: bool) -> Arc<Notify> {

@@ -235,6 +235,25 @@ pub struct Agent {
     pub reported_status_at: Option<i64>,
 }
 
+impl Agent {
+    /// Whether it is still attached (not disposed).
+    pub fn is_attached(&self) -> bool {
+        self.status != AgentRecordStatus::Disposed
+    }
+
+    /// What it declared it can take, or the minimum every agent can.
+    pub fn effective_capabilities(&self) -> AgentSessionCapabilities {
+        self.capabilities
+            .clone()
+            .unwrap_or_else(AgentSessionCapabilities::minimum)
+    }
+
+    /// `@handle`, else `@<agentId>`: how it is named in a conversation.
+    pub fn participant(&self) -> String {
+        format!("@{}", self.handle.as_deref().unwrap_or(&self.agent_id))
+    }
+}
+
 /// The longest handle: shorter than any agent id the mesh makes (a UUID), so a name in an
 /// agent route is a handle or an id, never both.
 pub const MAX_HANDLE_CHARS: usize = 24;

@@ -231,21 +231,7 @@ pub(crate) async fn emit<P: relay_contracts::session::EventPayload>(
     stream: &str,
     payload: &P,
 ) -> Result<(), sqlx::Error> {
-    let payload = sqlx::types::Json(payload);
-    sqlx::query(
-        "INSERT INTO automation_events (event_id, session_id, type, ts, payload, workspace, traceparent)
-         VALUES ($1, $2, $3, $4, $5, $6, $7)",
-    )
-    .bind(uuid::Uuid::now_v7().to_string())
-    .bind(stream)
-    .bind(P::TYPE)
-    .bind(relay_bus::now_ms())
-    .bind(payload)
-    .bind(workspace)
-    .bind(relay_bus::trace::current_traceparent())
-    .execute(tx)
-    .await?;
-    Ok(())
+    OUTBOX.write(tx, workspace, stream, payload).await
 }
 
 /// How long to wait for something due at `next` (Unix ms), at most `poll_ms`.

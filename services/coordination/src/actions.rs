@@ -7,7 +7,7 @@
 use crate::Coordination;
 use crate::change::Change;
 use crate::error::{CoordinationError, Result};
-use crate::registry::{self, as_caller, capabilities_of, is_attached};
+use crate::registry::{self, as_caller};
 use relay_bus::now_ms;
 use relay_contracts::actions::*;
 use relay_contracts::permission::{Decision, GetPermissionRequest, PermissionDecision, PermissionRequest};
@@ -258,7 +258,7 @@ pub async fn invoke(c: Coordination, ctx: RequestContext, req: InvokeRequest) ->
     }
     let timeout_ms = timeout_ms.ceil() as u64;
     let target = as_caller(&ctx, registry::agent(&c.nats, &req.agent)).await?;
-    if !is_attached(&target) {
+    if !target.is_attached() {
         return Err(CoordinationError::NotFound {
             what: "agent",
             id: req.agent.clone(),
@@ -284,7 +284,7 @@ pub async fn invoke(c: Coordination, ctx: RequestContext, req: InvokeRequest) ->
         )));
     }
     if let Some(caller) = who.and_then(|w| w.agent)
-        && capabilities_of(&caller).actions.and_then(|a| a.invoke) != Some(true)
+        && caller.effective_capabilities().actions.and_then(|a| a.invoke) != Some(true)
     {
         return Err(CoordinationError::Capability {
             agent_id: caller.agent_id,
@@ -512,7 +512,7 @@ async fn released(c: &Coordination, workspace: &str, agent_id: &str) {
     loop {
         tokio::time::sleep(Duration::from_millis(250)).await;
         if let Ok(found) = registry::find(&c.nats, workspace, agent_id).await
-            && !found.as_ref().is_some_and(is_attached)
+            && !found.as_ref().is_some_and(Agent::is_attached)
         {
             return;
         }
@@ -753,7 +753,7 @@ async fn exposed(c: &Coordination, workspace: Option<&str>, agent_id: Option<&st
     for (id, workspace, _, _) in &rows {
         if !agents.contains_key(id) {
             let found = match registry::find(&c.nats, workspace, id).await {
-                Ok(found) => found.filter(is_attached),
+                Ok(found) => found.filter(Agent::is_attached),
                 // Not to be told apart from another agent's handle: left out, not dropped.
                 Err(CoordinationError::Conflict(e)) => {
                     tracing::warn!(agent_id = id, error = e, "an exposing agent cannot be looked up by id");

@@ -31,20 +31,7 @@ impl Change {
     /// Records `payload` on `stream` (a session, a channel `#ops`, `consensus:<id>`) in
     /// `workspace`.
     pub async fn emit<P: EventPayload>(&mut self, workspace: &str, stream: &str, payload: P) -> Result<()> {
-        let payload = serde_json::to_value(&payload).map_err(|e| crate::CoordinationError::Invalid(e.to_string()))?;
-        sqlx::query(
-            "INSERT INTO coordination_events (event_id, session_id, type, ts, payload, workspace, traceparent)
-             VALUES ($1, $2, $3, $4, $5, $6, $7)",
-        )
-        .bind(crate::new_id())
-        .bind(stream)
-        .bind(P::TYPE)
-        .bind(relay_bus::now_ms())
-        .bind(payload)
-        .bind(workspace)
-        .bind(relay_bus::trace::current_traceparent())
-        .execute(&mut *self.tx)
-        .await?;
+        crate::OUTBOX.write(&mut self.tx, workspace, stream, &payload).await?;
         self.emitted = true;
         Ok(())
     }

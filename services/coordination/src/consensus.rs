@@ -5,7 +5,7 @@
 
 use crate::change::Change;
 use crate::error::{CoordinationError, Result};
-use crate::registry::{self, as_caller, is_attached, participant};
+use crate::registry::{self, as_caller};
 use crate::{Coordination, check_id, check_text, new_id};
 use relay_bus::now_ms;
 use relay_contracts::consensus::*;
@@ -79,7 +79,7 @@ pub async fn propose(c: Coordination, ctx: RequestContext, req: ProposeRequest) 
     };
     let own = proposer_agent.as_ref().map(|a| a.agent_id.as_str());
     let (to, voters) = addressees(&c, &ctx, own, &req.to).await?;
-    let voters: Vec<_> = voters.into_iter().filter(is_attached).collect();
+    let voters: Vec<_> = voters.into_iter().filter(Agent::is_attached).collect();
     // Who may vote is the state of the channel or session now, not a fault of the request.
     if voters.is_empty() {
         return Err(CoordinationError::Conflict(format!("{to} has no agent to vote")));
@@ -421,13 +421,16 @@ async fn addressees(
             agents.push(agent);
         }
     }
-    Ok((agents.iter().map(participant).collect::<Vec<_>>().join(","), agents))
+    Ok((
+        agents.iter().map(Agent::participant).collect::<Vec<_>>().join(","),
+        agents,
+    ))
 }
 
 /// How the caller is named to others: `@handle`, `key:<id>` or `service:<name>`.
 fn caller_name(ctx: &RequestContext, agent: Option<&Agent>) -> String {
     match agent {
-        Some(a) => participant(a),
+        Some(a) => a.participant(),
         None => match &ctx.caller {
             Caller::Admin(k) | Caller::Operator(k) | Caller::Viewer(k) => format!("key:{k}"),
             Caller::Service(name) => format!("service:{name}"),

@@ -40,7 +40,7 @@ use tokio::sync::Notify;
 pub const SERVICE_NAME: &str = rpc::service::COORDINATION;
 
 /// `coordination_events` rows keep their type in the log (`action.invoked`, `consensus.voted`).
-const OUTBOX: Outbox = Outbox {
+pub(crate) const OUTBOX: Outbox = Outbox {
     table: "coordination_events",
     type_prefix: "",
     verbatim: &[],

@@ -10,7 +10,7 @@ use relay_contracts::messaging::{
     ActionResultPosted, ActionResultRequest, ChannelRef, MemberList, SendForRequest, SendRequest, SendResponse,
 };
 use relay_contracts::rpc;
-use relay_contracts::session::{Agent, AgentGetRequest, AgentRecordStatus};
+use relay_contracts::session::{Agent, AgentGetRequest};
 use relay_contracts::{ErrorCode, RequestContext};
 use serde_json::Value;
 use std::time::Duration;
@@ -57,24 +57,6 @@ pub async fn find(nats: &async_nats::Client, workspace: &str, agent_id: &str) ->
         Err(CoordinationError::Upstream(e)) if e.code() == ErrorCode::NotFound => Ok(None),
         Err(e) => Err(e),
     }
-}
-
-/// Whether the agent is still attached (not disposed: released, or its session closed).
-pub fn is_attached(agent: &Agent) -> bool {
-    agent.status != AgentRecordStatus::Disposed
-}
-
-/// What the agent declared it can do (the minimum when it declared nothing).
-pub fn capabilities_of(agent: &Agent) -> relay_contracts::capabilities::AgentSessionCapabilities {
-    agent
-        .capabilities
-        .clone()
-        .unwrap_or_else(relay_contracts::capabilities::AgentSessionCapabilities::minimum)
-}
-
-/// `@handle`, else `@<agentId>`: how an agent is named in a conversation.
-pub fn participant(agent: &Agent) -> String {
-    format!("@{}", agent.handle.as_deref().unwrap_or(&agent.agent_id))
 }
 
 /// Lists the agent's actions in its AG-UI `tools.items` (the registry checks it is attached

@@ -3,7 +3,7 @@
 use crate::Registry;
 use crate::error::{RegistryError, Result};
 use crate::posting::{self, Post};
-use crate::store::{self, Change, capabilities_of, is_attached, new_id, now_ms};
+use crate::store::{self, Change, new_id, now_ms};
 use relay_contracts::RequestContext;
 use relay_contracts::capabilities::{AgentSessionCapabilities, LifecycleOp};
 use relay_contracts::session::AgentStatus;
@@ -20,7 +20,7 @@ fn validate_capabilities(caps: &AgentSessionCapabilities) -> Result<()> {
 
 /// What an agent needs to be able to do for an operation; `capability_unsupported` otherwise.
 pub(crate) fn require(agent: &Agent, op: LifecycleOp) -> Result<()> {
-    let caps = capabilities_of(agent);
+    let caps = agent.effective_capabilities();
     if caps.supports(op) {
         return Ok(());
     }
@@ -103,21 +103,21 @@ pub(crate) async fn attach_agent(
     let handle = choose_handle(change.conn(), &workspace, a.handle.as_deref(), &resolved.adapter_name).await?;
     let mut agents = store::session_agents(change.conn(), &session.session_id).await?;
     if let Some(lead) = &a.spawned_by
-        && !agents.iter().any(|x| &x.agent_id == lead && is_attached(x))
+        && !agents.iter().any(|x| &x.agent_id == lead && x.is_attached())
     {
         return Err(RegistryError::Invalid(format!(
             "spawnedBy {lead}: no attached agent of session {} has that id",
             session.session_id
         )));
     }
-    let has_lead = agents.iter().any(|x| is_attached(x) && x.role == AgentRole::Lead);
+    let has_lead = agents.iter().any(|x| x.is_attached() && x.role == AgentRole::Lead);
     let role = a
         .role
         .unwrap_or(if has_lead { AgentRole::Member } else { AgentRole::Lead });
     if role == AgentRole::Lead {
         for old in agents
             .iter_mut()
-            .filter(|x| is_attached(x) && x.role == AgentRole::Lead)
+            .filter(|x| x.is_attached() && x.role == AgentRole::Lead)
         {
             old.role = AgentRole::Member;
             change.save_agent(old).await?;
@@ -247,7 +247,7 @@ pub async fn release(reg: Registry, _ctx: RequestContext, req: ReleaseRequest) -
             id: format!("{} in session {}", req.agent_id, req.session_id),
         });
     };
-    if !is_attached(&agent) {
+    if !agent.is_attached() {
         return Ok(OK);
     }
     require(&agent, LifecycleOp::Release)?;
@@ -336,7 +336,7 @@ pub async fn capabilities(reg: Registry, _ctx: RequestContext, req: AgentRef) ->
     let mut conn = reg.db.acquire().await?;
     let agent = store::find_agent(&mut conn, &req.agent_id).await?;
     Ok(CapabilitiesResponse {
-        capabilities: capabilities_of(&agent),
+        capabilities: agent.effective_capabilities(),
         agent_id: agent.agent_id,
         session_id: agent.session_id,
         agent_capabilities: agent.agent_capabilities,
@@ -350,7 +350,7 @@ pub(crate) async fn lock_attached(change: &mut Change, agent_id: &str) -> Result
     let session_id = store::find_agent(change.conn(), agent_id).await?.session_id;
     let session = store::lock_live(change.conn(), &session_id).await?;
     let agent = store::find_agent(change.conn(), agent_id).await?;
-    if !is_attached(&agent) {
+    if !agent.is_attached() {
         return Err(RegistryError::Conflict(format!(
             "agent {} was released",
             agent.agent_id
@@ -391,7 +391,7 @@ pub async fn set_tools(
         return Err(RegistryError::agent_not_found(&req.agent_id));
     }
     let (mut session, mut agent) = lock_attached(&mut change, &req.agent_id).await?;
-    if capabilities_of(&agent).actions.and_then(|a| a.expose) != Some(true) {
+    if agent.effective_capabilities().actions.and_then(|a| a.expose) != Some(true) {
         return Err(RegistryError::Capability {
             agent_id: agent.agent_id.clone(),
             capability: "actions.expose".into(),
@@ -432,7 +432,7 @@ pub async fn declare_capabilities(
     save_changed(&mut change, &mut session, &mut agent, now_ms()).await?;
     change.commit().await?;
     Ok(CapabilitiesResponse {
-        capabilities: capabilities_of(&agent),
+        capabilities: agent.effective_capabilities(),
         agent_id: agent.agent_id,
         session_id: session.session_id,
         agent_capabilities: agent.agent_capabilities,

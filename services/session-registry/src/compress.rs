@@ -8,7 +8,6 @@ use crate::Registry;
 use crate::error::{RegistryError, Result};
 use crate::lifecycle::{check_id, check_text};
 use crate::posting::{Post, post};
-use crate::store::is_attached;
 use crate::store::{self, Change};
 use relay_contracts::RequestContext;
 use relay_contracts::cost::{ContextWindowRequest, ContextWindowResponse};
@@ -71,7 +70,7 @@ pub async fn compress(reg: Registry, _ctx: RequestContext, req: CompressRequest)
     let agents: Vec<Agent> = store::session_agents(change.conn(), &session.session_id)
         .await?
         .into_iter()
-        .filter(is_attached)
+        .filter(Agent::is_attached)
         .collect();
     // One message per command, to the agents whose CLI takes it.
     let mut asked = Vec::new();

@@ -6,10 +6,10 @@ mod clients;
 mod compress;
 mod error;
 mod handoff;
-pub mod hosts;
+mod hosts;
 mod lifecycle;
 mod messages;
-pub mod messaging;
+mod messaging;
 mod posting;
 mod progress;
 mod prompts;
@@ -62,9 +62,9 @@ pub struct RegistrySettings {
     /// running alone: what is stored for the runner waits until it is on.
     pub hand_over_deliveries: bool,
     /// Relay messaging's guards.
-    pub messaging: messaging::MessagingSettings,
+    pub messaging: relay_messaging::MessagingSettings,
     /// When a quiet agent host is offline, then lost, and what becomes of its agents.
-    pub hosts: hosts::HostSettings,
+    pub hosts: relay_hosts::HostSettings,
     /// How long quiet sessions and workspace history are kept.
     pub retention: retention::RetentionSettings,
 }
@@ -89,8 +89,8 @@ impl Default for RegistrySettings {
             hand_over_deliveries: true,
             forward_events: true,
             max_reply_bytes: 900_000,
-            messaging: messaging::MessagingSettings::default(),
-            hosts: hosts::HostSettings::default(),
+            messaging: relay_messaging::MessagingSettings::default(),
+            hosts: relay_hosts::HostSettings::default(),
             retention: retention::RetentionSettings::default(),
         }
     }
@@ -109,6 +109,10 @@ pub struct Registry {
     relay: handoff::Relay,
     /// Workspaces and API keys, hosted here ([`relay_tenancy`]).
     tenancy: relay_tenancy::Tenancy,
+    /// Relay messaging, hosted here ([`relay_messaging`]).
+    messaging: relay_messaging::Messaging,
+    /// Agent hosts, hosted here ([`relay_hosts`]).
+    hosts: relay_hosts::Hosts,
 }
 
 /// `registry_events` rows become `session.<type>` events in the log.
@@ -149,29 +153,29 @@ impl Registry {
             db: db.clone(),
             nats: nats.clone(),
         };
+        let messaging = relay_messaging::Messaging {
+            db: db.clone(),
+            settings: settings.messaging.clone(),
+        };
+        let hosts = relay_hosts::Hosts {
+            db: db.clone(),
+            nats: nats.clone(),
+            settings: settings.hosts.clone(),
+        };
         let reg = Registry {
             tenancy,
+            messaging,
+            hosts,
             db,
             nats,
             settings: Arc::new(settings),
             forward_wake,
             relay,
         };
-        tokio::spawn(sweep(reg.clone()));
+        relay_hosts::start(reg.clone());
         progress::start(&reg);
         retention::start(&reg);
         reg
-    }
-}
-
-/// Checks the agent hosts' heartbeats every second.
-async fn sweep(reg: Registry) {
-    let mut tick = tokio::time::interval(std::time::Duration::from_millis(1000));
-    loop {
-        tick.tick().await;
-        if let Err(e) = hosts::sweep(&reg).await {
-            tracing::warn!(error = %e, "cannot check the agent hosts' heartbeats yet");
-        }
     }
 }
 
@@ -190,9 +194,7 @@ pub async fn serve(nats: async_nats::Client, reg: Registry) -> Result<ServiceHos
     )
     .await?;
     host.serve::<rpc::SessionCreate>(scoped(lifecycle::create)).await?;
-    host.serve::<rpc::HostHeartbeat>(hosts::heartbeat).await?;
-    host.serve::<rpc::HostPlace>(hosts::place).await?;
-    host.serve::<rpc::HostList>(hosts::list).await?;
+    relay_hosts::serve(&mut host).await?;
     host.serve::<rpc::SessionGet>(query::get).await?;
     host.serve::<rpc::SessionList>(query::list).await?;
     host.serve::<rpc::SessionUpdate>(scoped(lifecycle::update)).await?;
@@ -229,19 +231,7 @@ pub async fn serve(nats: async_nats::Client, reg: Registry) -> Result<ServiceHos
     host.serve::<rpc::AgentList>(agents::list).await?;
     host.serve::<rpc::AgentGet>(agents::get).await?;
     host.serve::<rpc::SessionAgentSetTools>(agents::set_tools).await?;
-    host.serve::<rpc::MessageSend>(messaging::send).await?;
-    host.serve::<rpc::MessageSendFor>(messaging::send_for).await?;
-    host.serve::<rpc::MessageActionResult>(messaging::action_result_for)
-        .await?;
-    host.serve::<rpc::MessageGet>(messaging::get).await?;
-    host.serve::<rpc::MessageThread>(messaging::thread).await?;
-    host.serve::<rpc::MessageSearch>(messaging::search).await?;
-    host.serve::<rpc::ChannelCreate>(messaging::channels::create).await?;
-    host.serve::<rpc::ChannelList>(messaging::channels::list).await?;
-    host.serve::<rpc::ChannelJoin>(messaging::channels::join).await?;
-    host.serve::<rpc::ChannelLeave>(messaging::channels::leave).await?;
-    host.serve::<rpc::ChannelMembers>(messaging::channels::members).await?;
-    host.serve::<rpc::ChannelHistory>(messaging::channels::history).await?;
+    relay_messaging::serve(&mut host).await?;
     host.serve::<rpc::SessionSendMessage>(messages::send).await?;
     host.serve::<rpc::SessionUserMessageAcknowledge>(scoped(messages::acknowledge))
         .await?;

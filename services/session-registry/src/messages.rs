@@ -10,7 +10,7 @@ use crate::error::{RegistryError, Result};
 use crate::lifecycle::{check_id, lock_or_create};
 use crate::posting::{Post, conversation, post};
 use crate::progress;
-use crate::store::{self, Change, is_attached, new_id};
+use crate::store::{self, Change, new_id};
 use crate::turns::{self, OnBusy};
 use relay_contracts::RequestContext;
 use relay_contracts::session::*;
@@ -99,7 +99,7 @@ pub async fn send(reg: Registry, ctx: RequestContext, req: SendMessageRequest) -
     let mut attached: Vec<Agent> = store::session_agents(change.conn(), &session.session_id)
         .await?
         .into_iter()
-        .filter(is_attached)
+        .filter(Agent::is_attached)
         .collect();
     if attached.is_empty() {
         let Some(selection) = req.agent else {

@@ -4,7 +4,7 @@
 //! and an attach that posts its first task (agents.rs).
 
 use crate::error::{RegistryError, Result};
-use crate::store::{self, Change, capabilities_of, new_id, now_ms};
+use crate::store::{self, Change, new_id, now_ms};
 use relay_contracts::capabilities::DeliveryMode;
 use relay_contracts::session::{events::*, *};
 use serde_json::{Value, json};
@@ -59,7 +59,7 @@ fn parse_content(content: &MessageContent) -> Result<(Vec<Value>, String, Messag
 /// `capability_unsupported` error before anything is stored, never a silent drop.
 fn check_targets(targets: &[Agent], blocks: &[Value], mode: Option<DeliveryMode>) -> Result<()> {
     for agent in targets {
-        if let Some(refused) = capabilities_of(agent).refusal(blocks, mode) {
+        if let Some(refused) = agent.effective_capabilities().refusal(blocks, mode) {
             return Err(RegistryError::Capability {
                 agent_id: agent.agent_id.clone(),
                 capability: refused.capability,

@@ -212,7 +212,7 @@ async fn settle(reg: &Registry, agent_id: &str) -> Result<()> {
 async fn released(reg: &Registry, agent_id: &str) -> Result<bool> {
     let mut conn = reg.db.acquire().await?;
     match store::find_agent(&mut conn, agent_id).await {
-        Ok(agent) => Ok(!crate::store::is_attached(&agent)),
+        Ok(agent) => Ok(!agent.is_attached()),
         Err(RegistryError::NotFound { .. }) => Ok(true),
         Err(e) => Err(e),
     }

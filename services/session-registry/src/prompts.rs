@@ -6,7 +6,6 @@ use crate::Registry;
 use crate::error::{RegistryError, Result};
 use crate::lifecycle::check_id;
 use crate::store;
-use crate::store::is_attached;
 use relay_contracts::RequestContext;
 use relay_contracts::prompts::*;
 use relay_contracts::session::{Agent, AgentRole};
@@ -21,7 +20,7 @@ fn not_found(kind: PromptKind, id: &str) -> RegistryError {
 /// The agent whose persona and profile a session's prompt defaults to: its lead, else its
 /// first agent that names one.
 fn speaker(agents: &[Agent], lead: Option<&str>) -> Option<Agent> {
-    let live: Vec<&Agent> = agents.iter().filter(|a| is_attached(a)).collect();
+    let live: Vec<&Agent> = agents.iter().filter(|a| a.is_attached()).collect();
     live.iter()
         .find(|a| Some(a.agent_id.as_str()) == lead || a.role == AgentRole::Lead)
         .or_else(|| live.iter().find(|a| a.persona_id.is_some() || a.profile_id.is_some()))

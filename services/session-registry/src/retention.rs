@@ -45,19 +45,7 @@ pub fn start(reg: &Registry) {
             &reg.db,
             "registry relay messages",
             Duration::from_millis(s.keep_ms),
-            vec![
-                // A thread goes whole, once its latest message is past the window, its
-                // replies before its root (newest first): a reply is never left without it.
-                "DELETE FROM registry_relay_messages WHERE seq IN (
-                   SELECT m.seq FROM registry_relay_messages m
-                   WHERE m.created_at < $1 AND NOT EXISTS (
-                       SELECT 1 FROM registry_relay_messages r
-                       WHERE (r.thread_id = coalesce(m.thread_id, m.message_id)
-                              OR r.message_id = coalesce(m.thread_id, m.message_id))
-                         AND r.created_at >= $1)
-                   ORDER BY m.created_at DESC LIMIT $2)"
-                    .into(),
-            ],
+            vec![relay_messaging::RETENTION.into()],
         );
     }
     let windows = [s.archive_closed_after_ms, s.purge_archived_after_ms];

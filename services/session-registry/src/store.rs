@@ -1038,19 +1038,6 @@ pub async fn upsert_usage(conn: &mut PgConnection, u: &UsageRequest) -> Result<(
     Ok(())
 }
 
-/// What an agent record can do: its declared capabilities, else the seed's minimum.
-pub(crate) fn capabilities_of(agent: &Agent) -> relay_contracts::capabilities::AgentSessionCapabilities {
-    agent
-        .capabilities
-        .clone()
-        .unwrap_or_else(relay_contracts::capabilities::AgentSessionCapabilities::minimum)
-}
-
-/// Whether the agent is still attached (not disposed).
-pub(crate) fn is_attached(agent: &Agent) -> bool {
-    agent.status != AgentRecordStatus::Disposed
-}
-
 /// Tenancy is hosted here: its handlers get the registry's pool, and ask it whether a
 /// workspace still has live agents before deleting it.
 impl relay_tenancy::Host for Registry {

@@ -1,17 +1,10 @@
-//! Relay messaging (`message.*`): agents and people talk through the mesh. A message is stored
-//! once as a relay message (its conversation's view) and once per recipient as a message in the
-//! recipient's session with one delivery, so the delivery runner carries it like any other:
-//! modes, receipts, retries, order per agent. The sends of one conversation are serialised, so
-//! every recipient sees them in one order.
+//! Sending a relay message: stored once as a relay message (its conversation's view) and once
+//! per recipient as a message in the recipient's session with one delivery, so the delivery
+//! runner carries it like any other: modes, receipts, retries, order per agent. The sends of one
+//! conversation are serialised, so every recipient sees them in one order.
 
-pub mod channels;
-mod store;
-
-use crate::Registry;
-use crate::error::{RegistryError, Result};
-use crate::posting::{Post, post};
-use crate::store::{self as registry, Change, new_id, now_ms};
-use crate::store::{capabilities_of, is_attached};
+use crate::error::{MessagingError, Result};
+use crate::{Change, Delivery, Host, channels, check_id, store};
 use relay_contracts::capabilities::DeliveryMode;
 use relay_contracts::messaging::*;
 use relay_contracts::session::events::{MessageExchanged, MessageReceived, MessageSent};
@@ -22,29 +15,6 @@ use relay_contracts::{Caller, RequestContext};
 use serde_json::{Value, json};
 use sqlx::PgConnection;
 use std::collections::BTreeMap;
-
-/// Guards of relay messaging (`[registry.messaging]`).
-#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
-#[serde(default)]
-pub struct MessagingSettings {
-    /// The most recipients one message may have (a channel's members included).
-    pub max_recipients: usize,
-    /// The most messages one conversation (a DM pair, a group, a channel) takes per minute.
-    pub max_per_minute: i64,
-    /// The most replies agents may chain in one thread before a person speaks again: the loop
-    /// guard that stops two agents answering each other forever.
-    pub max_hops: i64,
-}
-
-impl Default for MessagingSettings {
-    fn default() -> Self {
-        MessagingSettings {
-            max_recipients: 100,
-            max_per_minute: 120,
-            max_hops: 8,
-        }
-    }
-}
 
 /// The caller as a sender (and its agent, when an agent sends).
 struct Author {
@@ -60,16 +30,16 @@ impl Author {
     }
 }
 
-async fn sender_of(conn: &mut PgConnection, ctx: &RequestContext) -> Result<Author> {
+async fn sender_of<S: Host>(conn: &mut PgConnection, ctx: &RequestContext) -> Result<Author> {
     if let Some(agent_id) = &ctx.agent {
-        let agent = registry::find_agent(conn, agent_id).await?;
-        if !is_attached(&agent) {
-            return Err(RegistryError::Conflict(format!(
+        let agent = S::agent(conn, agent_id).await?;
+        if !agent.is_attached() {
+            return Err(MessagingError::Conflict(format!(
                 "agent {agent_id} is released; it cannot send"
             )));
         }
-        if capabilities_of(&agent).messaging.send != Some(true) {
-            return Err(RegistryError::Capability {
+        if agent.effective_capabilities().messaging.send != Some(true) {
+            return Err(MessagingError::Capability {
                 agent_id: agent_id.clone(),
                 capability: "messaging.send".into(),
                 reason: "the agent did not declare it".into(),
@@ -90,7 +60,7 @@ async fn sender_of(conn: &mut PgConnection, ctx: &RequestContext) -> Result<Auth
         // An agent is known by its harness subject only: one that says it is an agent on a
         // plain subject (an SDK connected with the admin's or a service's credentials) would
         // send from `anonymous`, a message nobody can answer.
-        Caller::Agent(claimed) => return Err(RegistryError::Forbidden(no_agent_identity(claimed.as_deref()))),
+        Caller::Agent(claimed) => return Err(MessagingError::Forbidden(no_agent_identity(claimed.as_deref()))),
         Caller::Anonymous => ("anonymous", "anonymous".to_string()),
     };
     Ok(Author {
@@ -130,12 +100,8 @@ struct Route {
     recipients: Vec<(Agent, String)>,
 }
 
-fn participant(agent: &Agent) -> String {
-    format!("@{}", agent.handle.as_deref().unwrap_or(&agent.agent_id))
-}
-
 fn dm_conversation(from: &Author, to: &[Agent]) -> String {
-    let mut names: Vec<String> = to.iter().map(participant).collect();
+    let mut names: Vec<String> = to.iter().map(Agent::participant).collect();
     names.push(from.sender.display());
     names.sort();
     names.dedup();
@@ -143,7 +109,7 @@ fn dm_conversation(from: &Author, to: &[Agent]) -> String {
 }
 
 /// `@handle` mentions in `text` that name live agents of the workspace.
-async fn mentions(conn: &mut PgConnection, workspace: &str, text: &str) -> Result<Vec<Agent>> {
+async fn mentions<S: Host>(conn: &mut PgConnection, workspace: &str, text: &str) -> Result<Vec<Agent>> {
     let mut out: Vec<Agent> = Vec::new();
     for word in text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '@' || c == '-' || c == '_')) {
         let Some(name) = word.strip_prefix('@').and_then(handle_of) else {
@@ -152,21 +118,21 @@ async fn mentions(conn: &mut PgConnection, workspace: &str, text: &str) -> Resul
         if out.iter().any(|a| a.handle.as_deref() == Some(name.as_str())) {
             continue;
         }
-        if let Some(a) = registry::agent_by_handle(conn, workspace, &name).await? {
+        if let Some(a) = S::agent_by_handle(conn, workspace, &name).await? {
             out.push(a);
         }
     }
     Ok(out)
 }
 
-async fn agent_named(conn: &mut PgConnection, workspace: &str, name: &str) -> Result<Agent> {
+async fn agent_named<S: Host>(conn: &mut PgConnection, workspace: &str, name: &str) -> Result<Agent> {
     let handle = name
         .strip_prefix('@')
         .and_then(handle_of)
-        .ok_or_else(|| RegistryError::Invalid(format!("{name:?} is not a handle (`@name`)")))?;
-    registry::agent_by_handle(conn, workspace, &handle)
+        .ok_or_else(|| MessagingError::Invalid(format!("{name:?} is not a handle (`@name`)")))?;
+    S::agent_by_handle(conn, workspace, &handle)
         .await?
-        .ok_or_else(|| RegistryError::NotFound {
+        .ok_or_else(|| MessagingError::NotFound {
             what: "handle",
             id: format!("@{handle}"),
         })
@@ -198,7 +164,7 @@ fn with_mentions(
 }
 
 /// Resolves `to` / `threadId` into a conversation and its recipients.
-async fn route(conn: &mut PgConnection, workspace: &str, from: &Author, req: &SendRequest) -> Result<Route> {
+async fn route<S: Host>(conn: &mut PgConnection, workspace: &str, from: &Author, req: &SendRequest) -> Result<Route> {
     let own = from.agent.as_ref().map(|a| a.agent_id.as_str());
     let not_me = |a: &Agent| Some(a.agent_id.as_str()) != own;
     let notification = from.sender.kind == "service";
@@ -211,16 +177,16 @@ async fn route(conn: &mut PgConnection, workspace: &str, from: &Author, req: &Se
     };
 
     if let Some(thread_id) = &req.thread_id {
-        crate::lifecycle::check_id("threadId", thread_id)?;
+        check_id("threadId", thread_id)?;
         let (replied, its_workspace) = store::find(conn, thread_id)
             .await?
-            .ok_or_else(|| RegistryError::NotFound {
+            .ok_or_else(|| MessagingError::NotFound {
                 what: "message",
                 id: thread_id.clone(),
             })?;
         // Another workspace's thread is not found, exactly as one that never existed.
         if its_workspace != workspace {
-            return Err(RegistryError::NotFound {
+            return Err(MessagingError::NotFound {
                 what: "message",
                 id: thread_id.clone(),
             });
@@ -232,7 +198,7 @@ async fn route(conn: &mut PgConnection, workspace: &str, from: &Author, req: &Se
             store::find(conn, &root_id)
                 .await?
                 .map(|(m, _)| m)
-                .ok_or_else(|| RegistryError::NotFound {
+                .ok_or_else(|| MessagingError::NotFound {
                     what: "message",
                     id: root_id.clone(),
                 })?
@@ -251,7 +217,7 @@ async fn route(conn: &mut PgConnection, workspace: &str, from: &Author, req: &Se
                 None => false,
             };
             if !matches {
-                return Err(RegistryError::Invalid(format!(
+                return Err(MessagingError::Invalid(format!(
                     "thread {thread_id} belongs to {}; leave `to` out to reply in it",
                     root.conversation
                 )));
@@ -276,13 +242,13 @@ async fn route(conn: &mut PgConnection, workspace: &str, from: &Author, req: &Se
             if participants.iter().any(|a| a.agent_id == id) || Some(id.as_str()) == own {
                 continue;
             }
-            if let Ok(agent) = registry::find_agent(conn, &id).await
-                && is_attached(&agent)
+            if let Ok(agent) = S::agent(conn, &id).await
+                && agent.is_attached()
             {
                 participants.push(agent);
             }
         }
-        let mentioned = mentions(conn, workspace, &req.text).await?;
+        let mentioned = mentions::<S>(conn, workspace, &req.text).await?;
         let recipients = with_mentions(participants, "thread-reply", mentioned, own)
             .into_iter()
             .map(|(a, why)| (a, reason(why)))
@@ -302,7 +268,7 @@ async fn route(conn: &mut PgConnection, workspace: &str, from: &Author, req: &Se
     }
 
     let to = req.to.as_ref().ok_or_else(|| {
-        RegistryError::Invalid(
+        MessagingError::Invalid(
             "say where the message goes: `to` (@handle, #channel or a list of handles) or `threadId`".into(),
         )
     })?;
@@ -315,7 +281,7 @@ async fn route(conn: &mut PgConnection, workspace: &str, from: &Author, req: &Se
                 .map(|(member, _)| member)
                 .filter(not_me)
                 .collect();
-            let mentioned = mentions(conn, workspace, &req.text).await?;
+            let mentioned = mentions::<S>(conn, workspace, &req.text).await?;
             let recipients = with_mentions(members, "message", mentioned, own)
                 .into_iter()
                 .map(|(a, why)| (a, reason(why)))
@@ -331,13 +297,13 @@ async fn route(conn: &mut PgConnection, workspace: &str, from: &Author, req: &Se
             })
         }
         To::One(name) => {
-            let agent = agent_named(conn, workspace, name).await?;
+            let agent = agent_named::<S>(conn, workspace, name).await?;
             if !not_me(&agent) {
-                return Err(RegistryError::Invalid("an agent cannot message itself".into()));
+                return Err(MessagingError::Invalid("an agent cannot message itself".into()));
             }
             let to = [agent];
             Ok(Route {
-                to: participant(&to[0]),
+                to: to[0].participant(),
                 conversation: dm_conversation(from, &to),
                 kind: "dm".into(),
                 channel: None,
@@ -348,22 +314,22 @@ async fn route(conn: &mut PgConnection, workspace: &str, from: &Author, req: &Se
         }
         To::Many(names) => {
             if names.is_empty() {
-                return Err(RegistryError::Invalid("`to` lists no handles".into()));
+                return Err(MessagingError::Invalid("`to` lists no handles".into()));
             }
             let mut agents: Vec<Agent> = Vec::new();
             for name in names {
-                let agent = agent_named(conn, workspace, name).await?;
+                let agent = agent_named::<S>(conn, workspace, name).await?;
                 // `@Bob` and `@bob` are one agent: it gets the message once.
                 if agents.iter().any(|a| a.agent_id == agent.agent_id) {
                     continue;
                 }
                 if !not_me(&agent) {
-                    return Err(RegistryError::Invalid("an agent cannot message itself".into()));
+                    return Err(MessagingError::Invalid("an agent cannot message itself".into()));
                 }
                 agents.push(agent);
             }
             Ok(Route {
-                to: agents.iter().map(participant).collect::<Vec<_>>().join(","),
+                to: agents.iter().map(Agent::participant).collect::<Vec<_>>().join(","),
                 conversation: dm_conversation(from, &agents),
                 kind: if agents.len() == 1 { "dm" } else { "group" }.into(),
                 channel: None,
@@ -377,29 +343,29 @@ async fn route(conn: &mut PgConnection, workspace: &str, from: &Author, req: &Se
 
 fn check_request(req: &SendRequest) -> Result<Vec<Value>> {
     if req.text.trim().is_empty() {
-        return Err(RegistryError::Invalid("text is empty".into()));
+        return Err(MessagingError::Invalid("text is empty".into()));
     }
     if req.text.chars().count() > MAX_TEXT_CHARS {
-        return Err(RegistryError::Invalid(format!(
+        return Err(MessagingError::Invalid(format!(
             "text is longer than {MAX_TEXT_CHARS} characters"
         )));
     }
     let attachments = req.attachments.clone().unwrap_or_default();
     if attachments.len() > 16 {
-        return Err(RegistryError::Invalid("at most 16 attachments".into()));
+        return Err(MessagingError::Invalid("at most 16 attachments".into()));
     }
     for (i, a) in attachments.iter().enumerate() {
-        check_attachment(a).map_err(|why| RegistryError::Invalid(format!("attachment {i}: {why}")))?;
+        check_attachment(a).map_err(|why| MessagingError::Invalid(format!("attachment {i}: {why}")))?;
     }
     if let Some(d) = &req.deadline
         && !is_rfc3339(d)
     {
-        return Err(RegistryError::Invalid(format!(
+        return Err(MessagingError::Invalid(format!(
             "deadline {d:?} is not an RFC 3339 date-time"
         )));
     }
     if let Some(key) = &req.idempotency_key {
-        crate::lifecycle::check_id("idempotencyKey", key)?;
+        check_id("idempotencyKey", key)?;
     }
     Ok(attachments)
 }
@@ -432,17 +398,17 @@ fn check_attachment(a: &Value) -> std::result::Result<(), String> {
 }
 
 /// `message.send`.
-pub async fn send(reg: Registry, ctx: RequestContext, req: SendRequest) -> Result<SendResponse> {
+pub async fn send<S: Host>(host: S, ctx: RequestContext, req: SendRequest) -> Result<SendResponse> {
     let attachments = check_request(&req)?;
     let workspace = ctx.workspace.clone();
-    let mut change = Change::begin(&reg).await?;
-    let from = sender_of(change.conn(), &ctx).await?;
+    let mut change = host.begin().await?;
+    let from = sender_of::<S>(change.conn(), &ctx).await?;
     if let Some(key) = &req.idempotency_key
         && let Some(m) = store::by_key(change.conn(), &workspace, &from.key(), key).await?
     {
         return Ok(answer(m, true));
     }
-    let route = route(change.conn(), &workspace, &from, &req).await?;
+    let route = route::<S>(change.conn(), &workspace, &from, &req).await?;
     store::lock_conversation(change.conn(), &workspace, &route.conversation).await?;
     // A retry racing the first send waits on the conversation lock, then finds it.
     if let Some(key) = &req.idempotency_key
@@ -450,19 +416,19 @@ pub async fn send(reg: Registry, ctx: RequestContext, req: SendRequest) -> Resul
     {
         return Ok(answer(m, true));
     }
-    let limits = &reg.settings.messaging;
+    let limits = &host.messaging().settings;
     if route.recipients.len() > limits.max_recipients {
-        return Err(RegistryError::Conflict(format!(
+        return Err(MessagingError::Conflict(format!(
             "{} has {} recipients; messaging.max_recipients is {}",
             route.conversation,
             route.recipients.len(),
             limits.max_recipients
         )));
     }
-    let now = now_ms();
+    let now = relay_bus::now_ms();
     let recent = store::recent_count(change.conn(), &workspace, &route.conversation, now - 60_000).await?;
     if recent >= limits.max_per_minute {
-        return Err(RegistryError::Unavailable(format!(
+        return Err(MessagingError::Unavailable(format!(
             "{} took {recent} messages in the last minute; messaging.max_per_minute is {} (try again shortly)",
             route.conversation, limits.max_per_minute
         )));
@@ -473,7 +439,7 @@ pub async fn send(reg: Registry, ctx: RequestContext, req: SendRequest) -> Resul
         _ => 0,
     };
     if hop > limits.max_hops {
-        return Err(RegistryError::Conflict(format!(
+        return Err(MessagingError::Conflict(format!(
             "reply loop guard: this would be reply {hop} between agents in thread {}; messaging.max_hops is {} until a person speaks in it",
             route.thread_id.as_deref().unwrap_or_default(),
             limits.max_hops
@@ -481,9 +447,9 @@ pub async fn send(reg: Registry, ctx: RequestContext, req: SendRequest) -> Resul
     }
     if route.kind == "dm"
         && let Some((agent, _)) = route.recipients.first()
-        && let Some(refused) = capabilities_of(agent).refusal(&attachments, req.delivery_mode)
+        && let Some(refused) = agent.effective_capabilities().refusal(&attachments, req.delivery_mode)
     {
-        return Err(RegistryError::Capability {
+        return Err(MessagingError::Capability {
             agent_id: agent.agent_id.clone(),
             capability: refused.capability,
             reason: refused.reason,
@@ -498,8 +464,8 @@ pub async fn send(reg: Registry, ctx: RequestContext, req: SendRequest) -> Resul
 /// Stores the message and one delivery per recipient that can take it (a `failed` recipient
 /// for each that cannot), with its events. The caller has checked the guards.
 #[allow(clippy::too_many_arguments)]
-async fn deliver(
-    change: &mut Change,
+async fn deliver<C: Change>(
+    change: &mut C,
     workspace: &str,
     from: &Author,
     route: &Route,
@@ -508,14 +474,14 @@ async fn deliver(
     hop: i64,
     now: i64,
 ) -> Result<RelayMessage> {
-    let message_id = new_id();
+    let message_id = uuid::Uuid::now_v7().to_string();
     let content = if attachments.is_empty() {
         MessageContent::Text(req.text.clone())
     } else {
         let mut blocks = vec![json!({"type": "text", "text": req.text})];
         blocks.extend(attachments.iter().cloned());
         MessageContent::Structured(StructuredContent {
-            blocks: serde_json::from_value(Value::Array(blocks)).map_err(|e| RegistryError::Invalid(e.to_string()))?,
+            blocks: serde_json::from_value(Value::Array(blocks)).map_err(|e| MessagingError::Invalid(e.to_string()))?,
             role: Some(MessageRole::User),
         })
     };
@@ -526,7 +492,7 @@ async fn deliver(
     }
     let mut outcomes: Vec<Option<Recipient>> = vec![None; route.recipients.len()];
     for (session_id, indexes) in by_session {
-        let mut session = registry::lock_live(change.conn(), &session_id).await?;
+        let mut session = change.lock_session(&session_id).await?;
         for i in indexes {
             let (agent, reason) = &route.recipients[i];
             let mut outcome = Recipient {
@@ -540,11 +506,13 @@ async fn deliver(
             // Between agents the default is on-idle: a busy agent is not interrupted, and can
             // read the message with relay_inbox meanwhile.
             let mode = req.delivery_mode.or_else(|| {
-                capabilities_of(agent)
+                agent
+                    .effective_capabilities()
                     .supports_mode(DeliveryMode::OnIdle)
                     .then_some(DeliveryMode::OnIdle)
             });
-            let refused = capabilities_of(agent)
+            let refused = agent
+                .effective_capabilities()
                 .refusal(&attachments, req.delivery_mode)
                 .map(|r| format!("capability_unsupported: {} ({})", r.capability, r.reason))
                 .or_else(|| {
@@ -567,26 +535,19 @@ async fn deliver(
                 priority: req.priority,
                 deadline: req.deadline.clone(),
             };
-            let sent = post(
-                change,
-                &mut session,
-                Post {
-                    content: Some(content.clone()),
-                    targets: vec![agent.clone()],
-                    delivery_mode: mode,
-                    source: Some(if from.agent.is_some() {
-                        Source::Extension
-                    } else {
-                        Source::User
-                    }),
-                    relay: Some(relay),
-                    priority: req.priority,
-                    deadline: req.deadline.clone(),
-                    ..Default::default()
+            let delivery = Delivery {
+                content: content.clone(),
+                delivery_mode: mode,
+                source: if from.agent.is_some() {
+                    Source::Extension
+                } else {
+                    Source::User
                 },
-            )
-            .await?;
-            let delivery_id = sent.delivery_ids.and_then(|d| d.into_iter().next()).unwrap_or_default();
+                relay,
+                priority: req.priority,
+                deadline: req.deadline.clone(),
+            };
+            let delivery_id = change.post(&mut session, agent, delivery).await?;
             let received = MessageReceived {
                 session_id: session.session_id.clone(),
                 message_id: message_id.clone(),
@@ -665,42 +626,42 @@ async fn deliver(
 /// `message.sendFor`, from coordination: `message.send` for the agent or person that asked it
 /// (a proposal's question goes out from its proposer), with the checks that caller's own send
 /// would have. An agent named must be of the request's workspace.
-pub async fn send_for(reg: Registry, ctx: RequestContext, req: SendForRequest) -> Result<SendResponse> {
+pub async fn send_for<S: Host>(host: S, ctx: RequestContext, req: SendForRequest) -> Result<SendResponse> {
     let asked = match req.agent_id {
         Some(agent_id) => {
-            let mut conn = reg.db.acquire().await?;
-            if registry::agent_workspace(&mut conn, &agent_id).await?.as_deref() != Some(ctx.workspace.as_str()) {
-                return Err(RegistryError::agent_not_found(&agent_id));
+            let mut conn = host.messaging().db.acquire().await?;
+            if S::agent_workspace(&mut conn, &agent_id).await?.as_deref() != Some(ctx.workspace.as_str()) {
+                return Err(MessagingError::agent_not_found(&agent_id));
             }
             RequestContext::harness(&ctx.workspace, &agent_id)
         }
         None => RequestContext::new(Caller::parse(&req.caller), ctx.workspace.clone()),
     };
-    send(reg, asked, req.message).await
+    send(host, asked, req.message).await
 }
 
 /// `message.actionResult`, from coordination: how an invocation ended, told to the agent that
 /// invoked it as a DM from the exposing agent with reason `action-result`, once per key.
 /// Nothing is posted once the invoker is released.
-pub async fn action_result_for(
-    reg: Registry,
+pub async fn action_result_for<S: Host>(
+    host: S,
     ctx: RequestContext,
     req: ActionResultRequest,
 ) -> Result<ActionResultPosted> {
     if req.text.trim().is_empty() || req.text.chars().count() > MAX_TEXT_CHARS || req.text.contains('\0') {
-        return Err(RegistryError::Invalid(format!(
+        return Err(MessagingError::Invalid(format!(
             "text: 1 to {MAX_TEXT_CHARS} characters, not blank, without NUL"
         )));
     }
-    let mut change = Change::begin(&reg).await?;
+    let mut change = host.begin().await?;
     for id in [&req.from_agent_id, &req.to_agent_id] {
-        if registry::agent_workspace(change.conn(), id).await?.as_deref() != Some(ctx.workspace.as_str()) {
-            return Err(RegistryError::agent_not_found(id));
+        if S::agent_workspace(change.conn(), id).await?.as_deref() != Some(ctx.workspace.as_str()) {
+            return Err(MessagingError::agent_not_found(id));
         }
     }
-    let from = registry::find_agent(change.conn(), &req.from_agent_id).await?;
-    let to = registry::find_agent(change.conn(), &req.to_agent_id).await?;
-    if !is_attached(&to) {
+    let from = S::agent(change.conn(), &req.from_agent_id).await?;
+    let to = S::agent(change.conn(), &req.to_agent_id).await?;
+    if !to.is_attached() {
         return Ok(ActionResultPosted { message_id: None });
     }
     let message_id = action_result(&mut change, &ctx.workspace, &from, &to, req.text, &req.idempotency_key).await?;
@@ -713,8 +674,8 @@ pub async fn action_result_for(
 /// The outcome of an invocation, told to the agent that invoked it: a DM from the exposing
 /// agent with reason `action-result`, once per invocation (`key`), inside `change`; the
 /// message's id.
-async fn action_result(
-    change: &mut Change,
+async fn action_result<C: Change>(
+    change: &mut C,
     workspace: &str,
     from: &Agent,
     to: &Agent,
@@ -734,7 +695,7 @@ async fn action_result(
     }
     let to = [to.clone()];
     let route = Route {
-        to: participant(&to[0]),
+        to: to[0].participant(),
         conversation: dm_conversation(&author, &to),
         kind: "dm".into(),
         channel: None,
@@ -748,7 +709,17 @@ async fn action_result(
         idempotency_key: Some(key.to_string()),
         ..SendRequest::default()
     };
-    let message = deliver(change, workspace, &author, &route, &req, Vec::new(), 0, now_ms()).await?;
+    let message = deliver(
+        change,
+        workspace,
+        &author,
+        &route,
+        &req,
+        Vec::new(),
+        0,
+        relay_bus::now_ms(),
+    )
+    .await?;
     Ok(message.message_id)
 }
 
@@ -760,75 +731,4 @@ fn answer(m: RelayMessage, duplicate: bool) -> SendResponse {
         recipients: m.recipients,
         duplicate,
     }
-}
-
-/// A message the caller may read; `not_found` for anything else, as for what never existed.
-async fn readable(conn: &mut PgConnection, ctx: &RequestContext, message_id: &str) -> Result<RelayMessage> {
-    crate::lifecycle::check_id("messageId", message_id)?;
-    let unknown = || RegistryError::NotFound {
-        what: "message",
-        id: message_id.to_string(),
-    };
-    let (m, workspace) = store::find(conn, message_id).await?.ok_or_else(unknown)?;
-    if ctx.scope().is_some_and(|own| own != workspace) {
-        return Err(unknown());
-    }
-    if let Some(agent) = &ctx.agent {
-        let involved = m.channel.is_some()
-            || (m.from.kind == "agent" && &m.from.id == agent)
-            || m.recipients.iter().any(|r| &r.agent_id == agent);
-        if !involved {
-            return Err(unknown());
-        }
-    }
-    Ok(m)
-}
-
-/// `message.get`.
-pub async fn get(reg: Registry, ctx: RequestContext, req: MessageRef) -> Result<RelayMessage> {
-    let mut conn = reg.db.acquire().await?;
-    readable(&mut conn, &ctx, &req.message_id).await
-}
-
-/// `message.thread`: from any message of the thread, its root and replies in order.
-pub async fn thread(reg: Registry, ctx: RequestContext, req: MessageRef) -> Result<ThreadResponse> {
-    let mut conn = reg.db.acquire().await?;
-    let m = readable(&mut conn, &ctx, &req.message_id).await?;
-    let root = match &m.thread_id {
-        Some(root_id) => readable(&mut conn, &ctx, root_id).await?,
-        None => m,
-    };
-    let replies = store::replies(&mut conn, &root.message_id).await?;
-    Ok(ThreadResponse { root, replies })
-}
-
-/// `message.search`.
-pub async fn search(reg: Registry, ctx: RequestContext, req: SearchMessagesRequest) -> Result<MessagePage> {
-    if req.q.trim().is_empty() || req.q.chars().count() > 500 {
-        return Err(RegistryError::Invalid(
-            "q must have 1 to 500 characters and a word".into(),
-        ));
-    }
-    let limit = req.limit.unwrap_or(50);
-    if !(1..=200).contains(&limit) {
-        return Err(RegistryError::Invalid("limit must be 1..=200".into()));
-    }
-    let channel = match &req.channel {
-        Some(c) => Some(channel_of(c).ok_or_else(|| RegistryError::Invalid(format!("{c:?} is not a channel name")))?),
-        None => None,
-    };
-    let mut conn = reg.db.acquire().await?;
-    let messages = store::search(
-        &mut conn,
-        ctx.agent.as_deref(),
-        &ctx.workspace,
-        &req.q,
-        channel.as_deref(),
-        limit,
-    )
-    .await?;
-    Ok(MessagePage {
-        messages,
-        next_cursor: None,
-    })
 }

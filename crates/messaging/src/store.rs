@@ -1,5 +1,6 @@
 //! SQL for relay messaging (migrations/20261124000007_relay_messaging.sql): channels, their
-//! members, and relay messages.
+//! members, and relay messages. The tables are the host's (the session registry's), and
+//! members are its agents.
 
 use crate::error::Result;
 use relay_contracts::messaging::{Channel, GENERAL, Member, RelayMessage};
@@ -269,3 +270,15 @@ pub async fn leave(conn: &mut PgConnection, workspace: &str, name: &str, agent_i
         .await?;
     Ok(())
 }
+
+/// Retention of relay messages (`registry.retention.keep_ms`), run by the host: a thread goes
+/// whole, once its latest message is past the window, its replies before its root (newest
+/// first), so a reply is never left without it. `$1` is the cut-off, `$2` the batch.
+pub const RETENTION: &str = "DELETE FROM registry_relay_messages WHERE seq IN (
+   SELECT m.seq FROM registry_relay_messages m
+   WHERE m.created_at < $1 AND NOT EXISTS (
+       SELECT 1 FROM registry_relay_messages r
+       WHERE (r.thread_id = coalesce(m.thread_id, m.message_id)
+              OR r.message_id = coalesce(m.thread_id, m.message_id))
+         AND r.created_at >= $1)
+   ORDER BY m.created_at DESC LIMIT $2)";
