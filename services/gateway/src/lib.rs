@@ -3,19 +3,27 @@
 //! It holds no state of its own. Every REST call is one or two bus requests, carrying the trace
 //! context. SSE streams read the event log (`event.since`), then one shared live subscription
 //! (`hub`), with the event seq as the SSE id.
+//!
+//! # Layout
+//! - `router` builds the app from `routes` (every documented route with its OpenAPI
+//!   operation), the protocol routes and the console; [`serve`] binds it.
+//! - [`rest`]: one module per REST resource (sessions, agents, permissions, deliveries,
+//!   messaging, actions, automation, tenancy, reports, a session's context).
+//! - `ops`: what several surfaces do (create a session, send, query events), plain functions
+//!   under REST and the MCP tools; `extract`: the extractors every handler uses.
+//! - The other surfaces: [`sse`], [`grpc`], [`mcp`], [`a2a`], [`agui`], [`console`].
+//! - [`auth`] (keys, roles, workspaces), [`error`] (one error type mapped once to HTTP),
+//!   [`responses`] (the common error responses, declared once), [`metrics`], [`trace`].
 
 pub mod a2a;
-pub mod actions;
 pub mod agui;
 pub mod auth;
-pub mod automation;
 pub mod console;
 mod cookies;
 pub mod error;
 mod extract;
 pub mod grpc;
 pub mod mcp;
-pub mod messaging;
 pub mod metrics;
 pub mod openapi;
 mod ops;
@@ -24,7 +32,6 @@ pub mod rest;
 mod router;
 mod routes;
 pub mod serve;
-pub mod session_context;
 pub mod sse;
 pub mod trace;
 

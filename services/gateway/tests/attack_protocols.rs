@@ -54,7 +54,7 @@ const ROOT: &str = "attack-protocols-root-token";
 const B_AGENT: &str = "zebra-b-agent";
 const A_AGENT: &str = "a-own-agent";
 
-/// The protocols' HTTP routes (under `/api/v1`; rest.rs `router`), which the OpenAPI document
+/// The protocols' HTTP routes (under `/api/v1`; router.rs), which the OpenAPI document
 /// does not list: `{name}` is an agent's handle or id. MCP's tools and A2A's methods are not
 /// here: they are read from `tools/list` and from the A2A SDK's service descriptor.
 const ROUTES: &[(&str, &str, &str)] = &[

@@ -30,7 +30,7 @@ use std::time::Duration;
 /// What answers without a key, and why. Every operation of the OpenAPI document needs a key
 /// (the document's `security: bearerAuth`, with no operation overriding it; an operation that
 /// declared `security: []` would be exempted and printed); these are the routes outside
-/// `/api/v1` that are public by design (services/gateway/src/rest.rs `router`, console.rs). The
+/// `/api/v1` that are public by design (services/gateway/src/router.rs, console.rs). The
 /// test checks they answer without a key and say nothing of the victim's. Not listed: the
 /// console's `POST /console/signin`, which takes a key (the credential) and sets its cookie.
 const PUBLIC: &[(&str, &str)] = &[
