@@ -73,26 +73,38 @@ pub trait AgentSession: Send + Sync + 'static {
     fn release(&self, reason: Option<String>) -> impl Future<Output = ()> + Send;
 }
 
-/// Where and how to attach.
+/// Where and how to attach: the `session.agent.attach` request itself (one attach spec for
+/// the registry, the spawner and the SDK), or an agent already attached to bind to again.
 #[derive(Debug, Clone)]
 pub struct AttachOptions {
-    /// Created when it does not exist yet.
-    pub session_id: String,
-    /// The `agent` selection of `session.agent.attach` (e.g. `AgentSelection::adapter("claude")`).
-    pub agent: AgentSelection,
-    pub capabilities: AgentSessionCapabilities,
-    pub adapter_session_id: Option<String>,
+    /// What `session.agent.attach` is asked; its session is created when it does not exist.
+    pub attach: AttachRequest,
     /// Bind to this already attached agent instead of attaching a new one: a harness restarted
     /// after a crash takes its agent's subjects back (and its undelivered messages with them).
     pub agent_id: Option<String>,
-    /// The handle to attach with (`@name`); a free default from the adapter's name when `None`.
-    pub handle: Option<String>,
-    /// The AG-UI discovery document to declare (seed 004), e.g. `multiAgent.delegation`.
-    pub agent_capabilities: Option<relay_contracts::capabilities::AgUiCapabilities>,
-    /// The lead agent whose `agent.spawn` started this one.
-    pub spawned_by: Option<String>,
-    /// The placement its spawner placed it with (kept on the agent for re-homing).
-    pub placement: Option<relay_contracts::hosts::Placement>,
+}
+
+impl AttachOptions {
+    /// A new agent of `agent` (e.g. `AgentSelection::adapter("claude")`) in `session_id`,
+    /// declaring `capabilities`; a free handle from the adapter's name.
+    pub fn new(session_id: impl Into<String>, agent: AgentSelection, capabilities: AgentSessionCapabilities) -> Self {
+        let mut attach = AttachRequest::new(session_id.into(), agent);
+        attach.capabilities = Some(capabilities);
+        AttachOptions { attach, agent_id: None }
+    }
+
+    /// The handle to attach with (`@name`).
+    pub fn handle(mut self, handle: impl Into<String>) -> Self {
+        self.attach.handle = Some(handle.into());
+        self
+    }
+
+    fn capabilities(&self) -> AgentSessionCapabilities {
+        self.attach
+            .capabilities
+            .clone()
+            .unwrap_or_else(AgentSessionCapabilities::minimum)
+    }
 }
 
 /// A session bound to the bus. Dropping it stops serving.
@@ -138,7 +150,7 @@ impl Binding {
         // Its relay messages are its own only on its harness subjects: with other credentials
         // (the admin's, a service's) the registry refuses them. The client given may be a test's
         // binding several agents, so this is said, not refused.
-        if opts.capabilities.messaging.send == Some(true) && relay_bus::context::harness().is_none() {
+        if opts.capabilities().messaging.send == Some(true) && relay_bus::context::harness().is_none() {
             tracing::warn!(
                 agent_id,
                 "the agent declares messaging.send but this process has no agent identity: its relay messages \
@@ -146,7 +158,7 @@ impl Binding {
                  --dir <auth dir> --agent <agentId> > agent.creds`, then RELAY_NATS__CREDS_FILE=agent.creds"
             );
         }
-        let events = EventSink::start(nats.clone(), opts.session_id.clone(), agent_id.clone());
+        let events = EventSink::start(nats.clone(), opts.attach.session_id.clone(), agent_id.clone());
         let released = Arc::new(tokio::sync::Notify::new());
         // Its calls come from its agent from here on.
         relay_bus::context::set_identity(relay_bus::Caller::Agent(Some(agent_id.clone())));
@@ -189,7 +201,7 @@ impl Binding {
                 session,
                 events.clone(),
                 released.clone(),
-                opts.capabilities.lifecycle.release,
+                opts.capabilities().lifecycle.release,
             )),
         ];
         let started = if opts.agent_id.is_some() {
@@ -197,11 +209,11 @@ impl Binding {
         } else {
             "session.started"
         };
-        events.emit(started, json!({ "sessionId": opts.session_id }));
-        tracing::info!(agent_id, session_id = %opts.session_id, "agent session attached");
+        events.emit(started, json!({ "sessionId": opts.attach.session_id }));
+        tracing::info!(agent_id, session_id = %opts.attach.session_id, "agent session attached");
         Ok(Binding {
             agent_id,
-            session_id: opts.session_id,
+            session_id: opts.attach.session_id,
             nats,
             events,
             released,
@@ -250,7 +262,7 @@ impl Binding {
 /// Creates the relay session if needed and attaches a new agent to it; its id.
 async fn attach_new(nats: &async_nats::Client, opts: &AttachOptions) -> Result<String, WireError> {
     let create = CreateRequest {
-        session_id: Some(opts.session_id.clone()),
+        session_id: Some(opts.attach.session_id.clone()),
         ..Default::default()
     };
     match relay_bus::client::call::<rpc::SessionCreate>(nats, &create, CALL_TIMEOUT).await {
@@ -258,20 +270,7 @@ async fn attach_new(nats: &async_nats::Client, opts: &AttachOptions) -> Result<S
         Err(e) if e.code() == ErrorCode::Conflict => {} // it exists: attach to it
         Err(e) => return Err(e),
     }
-    let attach = AttachRequest {
-        session_id: opts.session_id.clone(),
-        agent: opts.agent.clone(),
-        role: None,
-        initial_message: None,
-        capabilities: Some(opts.capabilities.clone()),
-        agent_capabilities: opts.agent_capabilities.clone(),
-        adapter_session_id: opts.adapter_session_id.clone(),
-        harness_id: None,
-        handle: opts.handle.clone(),
-        spawned_by: opts.spawned_by.clone(),
-        placement: opts.placement.clone(),
-    };
-    let attached = relay_bus::client::call::<rpc::SessionAgentAttach>(nats, &attach, CALL_TIMEOUT).await?;
+    let attached = relay_bus::client::call::<rpc::SessionAgentAttach>(nats, &opts.attach, CALL_TIMEOUT).await?;
     Ok(attached.agent_id)
 }
 

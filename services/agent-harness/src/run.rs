@@ -329,20 +329,19 @@ async fn drive<A: Driver>(
         capabilities.actions.get_or_insert_with(Default::default).expose = Some(true);
     }
     let declared = crate::discovery::declared(&h, &capabilities).map_err(HarnessError::Invalid)?;
-    let opts = AttachOptions {
+    let mut opts = AttachOptions::new(
         session_id,
-        agent: AgentSelection {
+        AgentSelection {
             cwd: h.cwd.clone(),
             ..AgentSelection::adapter(adapter)
         },
         capabilities,
-        adapter_session_id: None,
-        agent_id: h.agent_id.clone(),
-        handle: h.handle.clone(),
-        agent_capabilities: Some(declared),
-        spawned_by: h.spawned_by.clone(),
-        placement: h.placement.clone(),
-    };
+    );
+    opts.agent_id = h.agent_id.clone();
+    opts.attach.handle = h.handle.clone();
+    opts.attach.agent_capabilities = Some(declared);
+    opts.attach.spawned_by = h.spawned_by.clone();
+    opts.attach.placement = h.placement.clone();
     // Attaching is part of the spawn request's trace, when a spawner started this harness.
     let traceparent = std::env::var(crate::handover::TRACEPARENT_ENV).ok();
     let span = relay_bus::trace::continuing("attach", traceparent.as_deref());

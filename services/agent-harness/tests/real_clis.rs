@@ -783,17 +783,12 @@ async fn claude_stream_json_invokes_an_action_with_relay_invoke() {
     let admin = w._nats.client().await;
     let session = relay_testkit::expect_ok(&admin, "session.create", json!({})).await;
     let caps = exposing_caps();
-    let opts = relay_harness::AttachOptions {
-        session_id: session["sessionId"].as_str().unwrap().to_string(),
-        agent: relay_contracts::session::AgentSelection::adapter("adder"),
-        capabilities: serde_json::from_value(caps).unwrap(),
-        adapter_session_id: None,
-        agent_id: None,
-        handle: Some("adder".into()),
-        agent_capabilities: None,
-        spawned_by: None,
-        placement: None,
-    };
+    let opts = relay_harness::AttachOptions::new(
+        session["sessionId"].as_str().unwrap(),
+        relay_contracts::session::AgentSelection::adapter("adder"),
+        serde_json::from_value(caps).unwrap(),
+    )
+    .handle("adder");
     let adder = relay_harness::Binding::attach(admin.clone(), opts, std::sync::Arc::new(Adder))
         .await
         .unwrap();

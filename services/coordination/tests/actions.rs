@@ -272,17 +272,12 @@ impl AgentSession for Calculator {
 /// and wipe.
 async fn calculator(m: &common::Mesh, session: &str) -> (Arc<Calculator>, Binding) {
     let calc = Arc::new(Calculator::default());
-    let opts = AttachOptions {
-        session_id: session.to_string(),
-        agent: AgentSelection::adapter("calc"),
-        capabilities: serde_json::from_value(caps(true)).unwrap(),
-        adapter_session_id: None,
-        agent_id: None,
-        handle: Some("calc".into()),
-        agent_capabilities: None,
-        spawned_by: None,
-        placement: None,
-    };
+    let opts = AttachOptions::new(
+        session,
+        AgentSelection::adapter("calc"),
+        serde_json::from_value(caps(true)).unwrap(),
+    )
+    .handle("calc");
     let binding = Binding::attach(m.client.clone(), opts, calc.clone()).await.unwrap();
     let sum = json!({"type": "object", "required": ["a", "b"],
                      "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}}});

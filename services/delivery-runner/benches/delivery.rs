@@ -152,17 +152,11 @@ async fn main() {
     .unwrap();
     let mut agents = Vec::new();
     for a in 0..AGENTS {
-        let opts = AttachOptions {
-            session_id: format!("bench-{a}"),
-            agent: relay_contracts::session::AgentSelection::adapter("claude"),
-            capabilities: caps.clone(),
-            adapter_session_id: None,
-            agent_id: None,
-            handle: None,
-            agent_capabilities: None,
-            spawned_by: None,
-            placement: None,
-        };
+        let opts = AttachOptions::new(
+            format!("bench-{a}"),
+            relay_contracts::session::AgentSelection::adapter("claude"),
+            caps.clone(),
+        );
         agents.push(Binding::attach(client.clone(), opts, Arc::new(Instant_)).await.unwrap());
     }
 

@@ -492,17 +492,11 @@ async fn a_runner_killed_mid_load_leaves_every_message_delivered_and_none_surfac
     .unwrap();
     let mut bindings = Vec::new();
     for a in 0..4 {
-        let opts = relay_harness::AttachOptions {
-            session_id: format!("k{a}"),
-            agent: relay_contracts::session::AgentSelection::adapter("claude"),
-            capabilities: caps.clone(),
-            adapter_session_id: None,
-            agent_id: None,
-            handle: None,
-            agent_capabilities: None,
-            spawned_by: None,
-            placement: None,
-        };
+        let opts = relay_harness::AttachOptions::new(
+            format!("k{a}"),
+            relay_contracts::session::AgentSelection::adapter("claude"),
+            caps.clone(),
+        );
         let session = std::sync::Arc::new(Recording {
             surfaced: surfaced.clone(),
         });

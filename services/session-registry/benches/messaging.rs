@@ -149,17 +149,12 @@ async fn main() {
     for p in 0..PAIRS {
         let mut ids = Vec::new();
         for side in ["a", "b"] {
-            let opts = AttachOptions {
-                session_id: format!("bench-{side}{p}"),
-                agent: relay_contracts::session::AgentSelection::adapter("claude"),
-                capabilities: caps.clone(),
-                adapter_session_id: None,
-                agent_id: None,
-                handle: Some(format!("{side}{p}")),
-                agent_capabilities: None,
-                spawned_by: None,
-                placement: None,
-            };
+            let opts = AttachOptions::new(
+                format!("bench-{side}{p}"),
+                relay_contracts::session::AgentSelection::adapter("claude"),
+                caps.clone(),
+            )
+            .handle(format!("{side}{p}"));
             let b = Binding::attach(client.clone(), opts, Arc::new(Taker)).await.unwrap();
             ids.push(b.agent_id.clone());
             bindings.push(b);

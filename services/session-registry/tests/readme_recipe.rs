@@ -145,17 +145,12 @@ async fn the_guides_nats_recipe_sends_as_the_agent_and_its_retry_sends_nothing_a
     };
     let caps = json!({"messaging": {"receive": true, "send": true}, "delivery": {"modes": ["immediate"]},
                       "events": {"emits": ["status.changed"]}, "lifecycle": {"release": true}});
-    let options = AttachOptions {
-        session_id: session.clone(),
-        agent: AgentSelection::adapter("sdk"),
-        capabilities: serde_json::from_value(caps).unwrap(),
-        adapter_session_id: None,
-        agent_id: None,
-        handle: Some("deployer".into()),
-        agent_capabilities: None,
-        spawned_by: None,
-        placement: None,
-    };
+    let options = AttachOptions::new(
+        session.clone(),
+        AgentSelection::adapter("sdk"),
+        serde_json::from_value(caps).unwrap(),
+    )
+    .handle("deployer");
     // Before this process takes the agent's identity (it names every call of the process then).
     m.ok("channel.create", json!({"name": "ops"})).await;
     let nats = relay_bus::connect_nats(&settings, "sdk-agent").await.unwrap();

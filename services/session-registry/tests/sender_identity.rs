@@ -31,17 +31,12 @@ impl AgentSession for Quiet {
 fn options(session: &str, handle: &str) -> AttachOptions {
     let caps = json!({"messaging": {"receive": true, "send": true}, "delivery": {"modes": ["immediate"]},
                       "events": {"emits": ["status.changed"]}, "lifecycle": {"release": true}});
-    AttachOptions {
-        session_id: session.to_string(),
-        agent: AgentSelection::adapter("sdk"),
-        capabilities: serde_json::from_value(caps).unwrap(),
-        adapter_session_id: None,
-        agent_id: None,
-        handle: Some(handle.into()),
-        agent_capabilities: None,
-        spawned_by: None,
-        placement: None,
-    }
+    AttachOptions::new(
+        session,
+        AgentSelection::adapter("sdk"),
+        serde_json::from_value(caps).unwrap(),
+    )
+    .handle(handle)
 }
 
 async fn relay_messages(m: &common::Mesh) -> i64 {
