@@ -319,6 +319,8 @@ pub const CATALOGUE: &[EventType] = &[
     ),
     // A harness sent its CLI's interrupt (session.turn.cancel, agent.interrupt, a busy send).
     t("turn.interrupted", RELAY, &[]),
+    // A terminal harness saw its CLI run a tool without asking, in a mode that does not ask.
+    t("permission.bypassed", RELAY, &[("ran", Str), ("reason", Str)]),
     // Seed 001: the delivery runner stored a delivery of a message to an agent; cancelled
     // before it reached the agent (delivery.cancel, a flush, an onBusy rollback, its agent gone).
     t(

@@ -6,6 +6,7 @@
 pub mod a2a;
 pub mod access;
 pub mod actions;
+pub mod agent_events;
 pub mod audit;
 pub mod automation;
 pub mod capabilities;

@@ -4,9 +4,10 @@
 //! One task sends them in emission order, batching whatever is queued; while the log cannot be
 //! reached it retries with backoff and loses nothing.
 
+use relay_contracts::agent_events::StatusChanged;
 use relay_contracts::events::{AppendRequest, NewEvent};
-use relay_contracts::session::AgentStatus;
-use serde_json::{Value, json};
+use relay_contracts::session::{AgentStatus, EventPayload};
+use serde_json::Value;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::{mpsc, oneshot};
@@ -74,7 +75,14 @@ impl EventSink {
         &self.agent_id
     }
 
-    /// Queues one event of this agent session.
+    /// Queues one event of this agent session (`relay_contracts::agent_events`).
+    pub fn send<P: EventPayload>(&self, event: &P) {
+        let (event_type, payload) = typed(event);
+        self.emit(event_type, payload);
+    }
+
+    /// Queues one event of this agent session, of any type (what [`EventSink::send`] and a
+    /// session's own events use).
     pub fn emit(&self, event_type: &str, payload: Value) {
         let event = NewEvent {
             event_id: Some(uuid::Uuid::now_v7().to_string()),
@@ -101,10 +109,10 @@ impl EventSink {
             }
             current.replace(status)
         };
-        self.emit(
-            "status.changed",
-            json!({ "status": status.as_str(), "previousStatus": previous.map(AgentStatus::as_str) }),
-        );
+        self.send(&StatusChanged {
+            status: status.as_str().into(),
+            previous_status: previous.map(|p| p.as_str().into()),
+        });
     }
 
     pub fn current_status(&self) -> Option<AgentStatus> {
@@ -220,4 +228,10 @@ async fn append_retrying(nats: &async_nats::Client, events: &[NewEvent]) -> Resu
             }
         }
     }
+}
+
+/// An event as its type and payload, to send later ([`EventSink::emit`]).
+pub fn typed<P: EventPayload>(event: &P) -> (&'static str, Value) {
+    // A struct of strings, numbers and JSON values always serializes.
+    (P::TYPE, serde_json::to_value(event).unwrap_or_default())
 }

@@ -8,15 +8,15 @@
 
 mod events;
 
-pub use events::{EventSink, delivery_trace};
+pub use events::{EventSink, delivery_trace, typed};
 
 use futures::StreamExt;
 use relay_contracts::actions::{ActionAnswer, ActionCall};
+use relay_contracts::agent_events;
 use relay_contracts::capabilities::AgentSessionCapabilities;
 use relay_contracts::delivery::*;
 use relay_contracts::session::{self, AgentSelection, AgentStatus, AttachRequest, CreateRequest, Message};
 use relay_contracts::{ErrorCode, WireError, rpc};
-use serde_json::json;
 use std::collections::{HashMap, VecDeque};
 use std::future::Future;
 use std::sync::Arc;
@@ -204,12 +204,11 @@ impl Binding {
                 opts.capabilities().lifecycle.release,
             )),
         ];
-        let started = if opts.agent_id.is_some() {
-            "session.resumed"
-        } else {
-            "session.started"
-        };
-        events.emit(started, json!({ "sessionId": opts.attach.session_id }));
+        let session_id = opts.attach.session_id.clone();
+        match opts.agent_id {
+            Some(_) => events.send(&agent_events::SessionResumed { session_id }),
+            None => events.send(&agent_events::SessionStarted { session_id }),
+        }
         tracing::info!(agent_id, session_id = %opts.attach.session_id, "agent session attached");
         Ok(Binding {
             agent_id,
@@ -377,7 +376,10 @@ async fn serve_deliveries<S: AgentSession>(
         let mut r = tracing::Instrument::instrument(session.receive_message(req.message, req.context), span).await;
         r.delivery_id = Some(id.clone());
         if matches!(r.status, ReceiptStatus::Delivered | ReceiptStatus::Accepted) {
-            events.emit("message.received", json!({ "messageId": message_id, "deliveryId": id }));
+            events.send(&agent_events::MessageReceived {
+                message_id: message_id.clone(),
+                delivery_id: id.clone(),
+            });
         }
         // Only a surfaced message is final for this id. A deferral or failure is asked again,
         // and so is an accepted one (the session may have reported it deferred or failed
@@ -471,10 +473,10 @@ async fn serve_release<S: AgentSession>(
     let req: ReleaseRequest = serde_json::from_slice(&msg.payload).unwrap_or_default();
     events.status(AgentStatus::Releasing);
     session.release(req.reason.clone()).await;
-    events.emit(
-        "session.released",
-        json!({ "sessionId": events.session_id(), "reason": req.reason }),
-    );
+    events.send(&agent_events::SessionReleased {
+        session_id: events.session_id().to_string(),
+        reason: req.reason.clone(),
+    });
     events.status(AgentStatus::Released);
     if registry_release {
         let req = session::ReleaseRequest {

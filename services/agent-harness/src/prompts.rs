@@ -5,11 +5,11 @@
 //! The harness picks the id and listens for it before asking, so a decision can never outrun
 //! the reply that says it is pending.
 
+use relay_contracts::agent_events::*;
 use relay_contracts::permission::*;
 use relay_contracts::rpc;
 use relay_contracts::session::AgentStatus;
 use relay_harness::EventSink;
-use serde_json::json;
 use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::Duration;
@@ -68,10 +68,13 @@ impl Prompts {
                 // No manager reachable: the prompt stays visible in the log and can still be
                 // decided on agent.<id>.permission.
                 tracing::warn!(error = %e, request_id, "permission manager not reachable; waiting for a decision on agent.<id>.permission");
-                ev.emit(
-                    "permission.requested",
-                    json!({ "requestId": request_id, "tool": req.tool, "command": req.command, "filePath": req.file_path, "description": req.description }),
-                );
+                ev.send(&PermissionRequested {
+                    request_id: request_id.clone(),
+                    tool: req.tool.clone(),
+                    command: req.command.clone(),
+                    file_path: req.file_path.clone(),
+                    description: req.description.clone(),
+                });
                 decision_of(decided(ev, later.await))
             }
         }
@@ -99,10 +102,11 @@ impl Prompts {
             Ok(_) => decided(ev, later.await),
             Err(e) => {
                 tracing::warn!(error = %e, question_id, "permission manager not reachable; waiting for an answer on agent.<id>.question");
-                ev.emit(
-                    "question.requested",
-                    json!({ "questionId": question_id, "question": req.question, "options": req.options }),
-                );
+                ev.send(&QuestionRequested {
+                    question_id: question_id.clone(),
+                    question: req.question.clone(),
+                    options: req.options.clone(),
+                });
                 decided(ev, later.await)
             }
         }

@@ -124,7 +124,7 @@ impl Relay {
             "content": content,
             "sequence": sequence,
         });
-        ev.emit("transcript.chunk", serde_json::json!({ "chunk": chunk }));
+        ev.send(&relay_contracts::agent_events::TranscriptChunk { chunk });
     }
 
     pub fn saw(&self, message: &Message) {

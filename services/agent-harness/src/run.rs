@@ -417,10 +417,10 @@ async fn drive<A: Driver>(
             code
         };
         events.status(AgentStatus::Offline);
-        events.emit(
-            "session.ended",
-            serde_json::json!({ "sessionId": binding.session_id, "exitCode": code }),
-        );
+        events.send(&relay_contracts::agent_events::SessionEnded {
+            session_id: binding.session_id.clone(),
+            exit_code: code,
+        });
         events.flush().await;
         code
     };

@@ -21,14 +21,16 @@ use crate::prompts::{Ask, Prompts};
 use crate::screen::Screen;
 use nix::sys::signal::Signal;
 use relay_contracts::actions::{ActionAnswer, ActionCall};
+use relay_contracts::agent_events::*;
 use relay_contracts::capabilities::DeliveryMode;
 use relay_contracts::delivery::*;
 use relay_contracts::permission::Decision;
 use relay_contracts::session::AgentStatus;
+use relay_contracts::session::EventPayload as _;
 use relay_contracts::session::Message;
 use relay_contracts::{ErrorCode, WireError};
+use relay_harness::typed;
 use relay_harness::{AgentSession, EventSink, receipt};
-use serde_json::json;
 use std::collections::VecDeque;
 use std::io::{Read, Write};
 use std::sync::{Arc, Mutex};
@@ -587,18 +589,21 @@ impl PtyAgent {
                             // What the mesh refused is in the agent's log: it wrote no tool call to answer.
                             if let Err(e) = crate::relay::send(&nats, &req).await {
                                 tracing::warn!(error = %e, "a relay line was not sent");
-                                ev.emit(
-                                    "log",
-                                    json!({ "level": "warn", "message": format!("relay line not sent: {e}") }),
-                                );
+                                ev.send(&Log {
+                                    level: "warn".into(),
+                                    message: format!("relay line not sent: {e}"),
+                                });
                             }
                         });
                     }
-                    ev.emit("terminal.output", json!({ "stream": "combined", "text": text }));
+                    ev.send(&TerminalOutput {
+                        stream: "combined".into(),
+                        text,
+                    });
                 }
                 Detected::Screen(text) => {
                     tracing::info!("the screen shows a ready prompt or a menu");
-                    ev.emit("terminal.screen", json!({ "text": text }));
+                    ev.send(&TerminalScreen { text });
                 }
                 Detected::Idle => {
                     // The ready prompt means no other prompt shows any more (it may have been
@@ -648,13 +653,10 @@ impl PtyAgent {
                 Detected::Blocked { reason, screen } => {
                     tracing::warn!(reason, "the CLI shows a screen only a person can answer");
                     ev.status(AgentStatus::Blocked);
-                    ev.emit(
-                        "status.blocked",
-                        json!({
-                            "reason": format!("the CLI asks what the harness cannot answer ({reason}): answer it with the agent's terminal input, or give it a prepared home (spawner.agents.<cli>.home)"),
-                            "screen": screen,
-                        }),
-                    );
+                    ev.send(&StatusBlocked {
+                        reason: format!("the CLI asks what the harness cannot answer ({reason}): answer it with the agent's terminal input, or give it a prepared home (spawner.agents.<cli>.home)"),
+                        screen,
+                    });
                 }
                 Detected::Unasked(unasked) => {
                     if unasked {
@@ -664,11 +666,17 @@ impl PtyAgent {
                 }
                 Detected::ToolStarted { tool, input } => {
                     let item_id = uuid::Uuid::now_v7().to_string();
-                    ev.emit(
-                        "item.started",
-                        json!({ "itemId": item_id, "kind": "tool", "tool": tool, "input": input }),
-                    );
-                    ev.emit("tool.called", json!({ "tool": tool, "input": input }));
+                    ev.send(&ItemStarted {
+                        item_id: item_id.clone(),
+                        kind: "tool".into(),
+                        tool: tool.clone(),
+                        input: input.clone().into(),
+                    });
+                    ev.send(&ToolCalled {
+                        run: None,
+                        tool: tool.clone(),
+                        input: input.clone().into(),
+                    });
                     let due = {
                         let mut st = self.state.lock().expect("state lock");
                         // A call whose completion never showed: what it did is reported now,
@@ -699,20 +707,34 @@ impl PtyAgent {
                     self.type_and_report(due);
                 }
                 Detected::Tokens { input, output } => {
-                    ev.emit(
-                        "tokens.used",
-                        json!({ "inputTokens": input, "outputTokens": output, "totalTokens": input + output }),
-                    );
+                    ev.send(&TokensUsed {
+                        input_tokens: input,
+                        output_tokens: output,
+                        cache_read_tokens: None,
+                        cache_write_tokens: None,
+                        total_tokens: input + output,
+                        model: None,
+                    });
                 }
                 Detected::FileOperation { path, operation } => {
-                    let mut did = vec![("file.operation", json!({ "path": path, "operation": operation }))];
+                    let (path_, op) = (path.clone(), operation.clone());
+                    let mut did = vec![typed(&FileOperation {
+                        path: path_,
+                        operation: op,
+                    })];
                     if matches!(operation.as_str(), "create" | "update" | "delete") {
-                        did.push(("file.changed", json!({ "path": path, "operation": operation })));
+                        did.push(typed(&FileChanged {
+                            path: path.clone(),
+                            operation: operation.clone(),
+                        }));
                     }
                     self.did(&ev, did, &path);
                 }
                 Detected::Command { command } => {
-                    let did = vec![("command.executed", json!({ "command": command }))];
+                    let did = vec![typed(&CommandExecuted {
+                        command: command.clone(),
+                        exit_code: None,
+                    })];
                     self.did(&ev, did, &command);
                 }
                 Detected::Permission {
@@ -774,13 +796,14 @@ impl PtyAgent {
         let command = call
             .did
             .iter()
-            .find_map(|(kind, p)| (*kind == "command.executed").then(|| p["command"].as_str().map(String::from)))
+            .find_map(|(kind, p)| (*kind == CommandExecuted::TYPE).then(|| p["command"].as_str().map(String::from)))
             .flatten();
-        let mut payload = json!({ "tool": call.tool });
-        if call.denied {
-            payload["denied"] = json!(true);
-        }
-        ev.emit("tool.completed", payload);
+        ev.send(&ToolCompleted {
+            run: None,
+            tool: call.tool.clone(),
+            output: None,
+            denied: call.denied,
+        });
         if completed {
             self.check_asked(ev, &call, command.as_deref().unwrap_or(&call.tool));
         }
@@ -798,13 +821,11 @@ impl PtyAgent {
             st.bypassed = true;
         }
         tracing::error!(what, "the CLI ran a tool without asking for permission");
-        ev.emit(
-            "permission.bypassed",
-            json!({
-                "ran": what,
-                "reason": "the CLI ran a tool without a permission request: its screen shows a mode in which it does not ask",
-            }),
-        );
+        ev.send(&PermissionBypassed {
+            ran: what.to_string(),
+            reason: "the CLI ran a tool without a permission request: its screen shows a mode in which it does not ask"
+                .into(),
+        });
         ev.status(AgentStatus::Blocked);
     }
 
@@ -951,7 +972,9 @@ impl AgentSession for PtyAgent {
         }
         let interrupted = self.writer.send(self.keys.interrupt.as_bytes().to_vec()).is_ok();
         if let Some(ev) = self.events() {
-            ev.emit("turn.interrupted", json!({ "reason": control.reason }));
+            ev.send(&TurnInterrupted {
+                reason: control.reason.clone(),
+            });
         }
         TurnState { busy, interrupted }
     }

@@ -14,6 +14,7 @@ mod codex;
 use crate::driver::Driver;
 use crate::prompts::{Ask, Prompts};
 use relay_contracts::actions::{ActionAnswer, ActionCall};
+use relay_contracts::agent_events::*;
 use relay_contracts::capabilities::*;
 use relay_contracts::delivery::*;
 use relay_contracts::permission::Decision;
@@ -404,7 +405,10 @@ impl StructuredAgent {
         let Ok(value) = serde_json::from_str::<Value>(line) else {
             // Not protocol: a CLI's stray print. Kept visible, never fatal.
             if let Some(ev) = self.events() {
-                ev.emit("terminal.output", json!({ "stream": "stdout", "text": line }));
+                ev.send(&TerminalOutput {
+                    stream: "stdout".into(),
+                    text: line.to_string(),
+                });
             }
             return;
         };
@@ -436,30 +440,55 @@ impl StructuredAgent {
             Seen::Taken => self.settle_in_flight(ReceiptStatus::Delivered, None),
             Seen::Text(text) => self.relay.chunk(&ev, "agent", &text),
             Seen::ToolCalled { id, tool, input } => {
-                ev.emit(
-                    "item.started",
-                    json!({ "itemId": id, "kind": "tool", "tool": tool, "input": input }),
-                );
-                ev.emit("tool.called", json!({ "run": id, "tool": tool, "input": input }));
+                ev.send(&ItemStarted {
+                    item_id: id.clone(),
+                    kind: "tool".into(),
+                    tool: tool.clone(),
+                    input: input.clone(),
+                });
+                ev.send(&ToolCalled {
+                    run: Some(id.clone()),
+                    tool: tool.clone(),
+                    input: input.clone(),
+                });
             }
             Seen::ToolCompleted { id, tool, ok, output } => {
-                ev.emit("item.completed", json!({ "itemId": id, "tool": tool, "ok": ok }));
+                ev.send(&ItemCompleted {
+                    item_id: id.clone(),
+                    tool: tool.clone(),
+                    ok,
+                });
                 if ok {
-                    ev.emit("tool.completed", json!({ "run": id, "tool": tool, "output": output }));
+                    ev.send(&ToolCompleted {
+                        run: Some(id.clone()),
+                        tool: tool.clone(),
+                        output: output.clone(),
+                        denied: false,
+                    });
                 } else {
-                    ev.emit(
-                        "tool.failed",
-                        json!({ "run": id, "tool": tool, "error": output.unwrap_or_default() }),
-                    );
+                    ev.send(&ToolFailed {
+                        run: Some(id.clone()),
+                        tool: tool.clone(),
+                        error: output.clone().unwrap_or_default(),
+                    });
                 }
             }
             Seen::Command { command, exit_code } => {
-                ev.emit("command.executed", json!({ "command": command, "exitCode": exit_code }));
+                ev.send(&CommandExecuted {
+                    command: command.clone(),
+                    exit_code,
+                });
             }
             Seen::File { path, operation } => {
-                ev.emit("file.operation", json!({ "path": path, "operation": operation }));
+                ev.send(&FileOperation {
+                    path: path.clone(),
+                    operation: operation.clone(),
+                });
                 if matches!(operation.as_str(), "create" | "update" | "delete") {
-                    ev.emit("file.changed", json!({ "path": path, "operation": operation }));
+                    ev.send(&FileChanged {
+                        path: path.clone(),
+                        operation: operation.clone(),
+                    });
                 }
             }
             Seen::Permission { token, ask } => {
@@ -486,14 +515,14 @@ impl StructuredAgent {
                 });
             }
             Seen::Usage(u) => {
-                ev.emit(
-                    "tokens.used",
-                    json!({
-                        "inputTokens": u.input, "outputTokens": u.output,
-                        "cacheReadTokens": u.cache_read, "cacheWriteTokens": u.cache_write,
-                        "totalTokens": u.input + u.output + u.cache_read + u.cache_write, "model": u.model,
-                    }),
-                );
+                ev.send(&TokensUsed {
+                    input_tokens: u.input,
+                    output_tokens: u.output,
+                    cache_read_tokens: Some(u.cache_read),
+                    cache_write_tokens: Some(u.cache_write),
+                    total_tokens: u.input + u.output + u.cache_read + u.cache_write,
+                    model: u.model.clone(),
+                });
             }
             Seen::TurnDone { error } => {
                 // A turn that ended took its message, unless it ended refusing it.
@@ -502,14 +531,17 @@ impl StructuredAgent {
                     None => self.settle_in_flight(ReceiptStatus::Delivered, None),
                 }
                 if let Some(error) = error {
-                    ev.emit("error", json!({ "error": error }));
+                    ev.send(&Error { error: error.clone() });
                 }
                 self.state.lock().expect("state lock").busy = false;
                 self.next_turn(&ev);
             }
             Seen::Error(e) => {
                 tracing::warn!(error = %e, "agent protocol error");
-                ev.emit("log", json!({ "level": "warn", "message": e }));
+                ev.send(&Log {
+                    level: "warn".into(),
+                    message: e.clone(),
+                });
             }
         }
     }
@@ -637,7 +669,9 @@ impl AgentSession for StructuredAgent {
         let interrupted = !lines.is_empty();
         self.write(lines);
         if let Some(ev) = self.events() {
-            ev.emit("turn.interrupted", json!({ "reason": control.reason }));
+            ev.send(&TurnInterrupted {
+                reason: control.reason.clone(),
+            });
         }
         TurnState { busy, interrupted }
     }
