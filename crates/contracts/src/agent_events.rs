@@ -1,7 +1,8 @@
 //! The events an agent session writes to the log (seed 000's `AgentSessionEvent`, seed 003's
 //! items, the relay's additions), typed: the harness and the SDK send these structs, never a
-//! hand-written `json!`. A field that is always sent is written `null` when unset; one that
-//! only some harnesses know (a structured protocol's run id, a cache count) is left out.
+//! hand-written `json!`. A field every harness knows is written `null` when unset; one that
+//! only some harnesses know (a structured protocol's run id, output, exit code, model, cache
+//! counts) is left out when unknown — readers take absent and `null` alike.
 //! Every type here is in the catalogue ([`crate::events::CATALOGUE`]): a test checks it.
 
 use crate::session::EventPayload;
