@@ -79,6 +79,12 @@ for _ in $(seq 1 120); do
   sleep 0.5   # the registry is still starting
 done
 [ -n "$token" ] || { echo "run-local: could not create an admin key (is session-registry up?)" >&2; exit 1; }
+# Ready means a session can be made: the spawner's host has registered (its first heartbeat may
+# come a few seconds after the registry is up), so `POST /sessions` does not meet "no agent host".
+for _ in $(seq 1 120); do
+  "${ctl[@]}" "$bin/relayctl" --json hosts --status online 2>/dev/null | grep -q '"hostId"' && break
+  sleep 0.5
+done
 printf '%s\n' "$token" > .relay/admin-token && chmod 600 .relay/admin-token
 echo "run-local: admin key of workspace default (also in .relay/admin-token): $token"
 echo "run-local: gateway at http://${RELAY_GATEWAY__LISTEN:-127.0.0.1:8080}: curl -H \"Authorization: Bearer $token\" …  (Ctrl-C stops everything)"
