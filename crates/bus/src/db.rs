@@ -122,6 +122,18 @@ pub fn wire_error(e: &sqlx::Error) -> relay_contracts::WireError {
     }
 }
 
+/// [`wire_error`], but a unique violation is `conflict`: two replicas raced to create the same
+/// row, and the loser reports what a caller can act on.
+pub fn wire_error_or_conflict(e: &sqlx::Error) -> relay_contracts::WireError {
+    match e {
+        sqlx::Error::Database(db) if db.is_unique_violation() => relay_contracts::WireError::new(
+            relay_contracts::ErrorCode::Conflict,
+            format!("already exists ({})", db.constraint().unwrap_or("unique")),
+        ),
+        e => wire_error(e),
+    }
+}
+
 /// Whether a database error may go away on retry: Postgres down or busy, or a deadlock or
 /// serialization failure that rolled this transaction back. Such errors map to `unavailable`.
 ///

@@ -26,12 +26,7 @@ impl From<HostsError> for WireError {
             HostsError::Invalid(m) => WireError::new(ErrorCode::InvalidRequest, m),
             e @ HostsError::NotFound { .. } => WireError::new(ErrorCode::NotFound, e.to_string()),
             HostsError::Unavailable(m) => WireError::new(ErrorCode::Unavailable, m),
-            // Two replicas racing to create the same row: the loser reports what a caller can act on.
-            HostsError::Db(sqlx::Error::Database(db)) if db.is_unique_violation() => WireError::new(
-                ErrorCode::Conflict,
-                format!("already exists ({})", db.constraint().unwrap_or("unique")),
-            ),
-            HostsError::Db(e) => relay_bus::db::wire_error(&e),
+            HostsError::Db(e) => relay_bus::db::wire_error_or_conflict(&e),
             HostsError::Upstream(e) => e,
         }
     }

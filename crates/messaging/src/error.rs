@@ -55,12 +55,7 @@ impl From<MessagingError> for WireError {
                 let details = json!({ "agentId": agent_id, "capability": capability });
                 WireError::new(ErrorCode::CapabilityUnsupported, e.to_string()).with_details(details)
             }
-            // Two replicas racing to create the same row: the loser reports what a caller can act on.
-            MessagingError::Db(sqlx::Error::Database(db)) if db.is_unique_violation() => WireError::new(
-                ErrorCode::Conflict,
-                format!("already exists ({})", db.constraint().unwrap_or("unique")),
-            ),
-            MessagingError::Db(e) => relay_bus::db::wire_error(&e),
+            MessagingError::Db(e) => relay_bus::db::wire_error_or_conflict(&e),
             MessagingError::Host(e) => e,
         }
     }

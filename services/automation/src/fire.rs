@@ -147,7 +147,7 @@ async fn fire_one(a: &Automation) -> Result<bool> {
         result,
         next_run_at: next,
     };
-    crate::emit(&mut tx, &workspace, &stream, &fired).await?;
+    crate::OUTBOX.write(&mut tx, &workspace, &stream, &fired).await?;
     let result = fired.result;
     tx.commit().await?;
     // A run acts for the schedule's creator: the audit trail says so, as for a call they made.

@@ -34,7 +34,9 @@ use tokio::sync::Notify;
 
 pub const SERVICE_NAME: &str = "automation";
 
-const OUTBOX: Outbox = Outbox {
+/// Where automation's events (`relay_contracts::automation::events`) wait for the log,
+/// written in the transaction of their change (`OUTBOX.write`).
+pub(crate) const OUTBOX: Outbox = Outbox {
     table: "automation_events",
     type_prefix: "",
     verbatim: &[],
@@ -221,17 +223,6 @@ pub async fn serve(
     host.serve::<rpc::ScheduleDelete>(schedules::delete).await?;
     host.serve::<rpc::ScheduleRuns>(schedules::runs).await?;
     Ok(host)
-}
-
-/// Stores an event for the log in `tx` (`relay_contracts::automation::events`); the outbox
-/// forwards it after the commit.
-pub(crate) async fn emit<P: relay_contracts::session::EventPayload>(
-    tx: &mut sqlx::PgConnection,
-    workspace: &str,
-    stream: &str,
-    payload: &P,
-) -> Result<(), sqlx::Error> {
-    OUTBOX.write(tx, workspace, stream, payload).await
 }
 
 /// How long to wait for something due at `next` (Unix ms), at most `poll_ms`.

@@ -73,19 +73,8 @@ impl From<RegistryError> for WireError {
                 let details = json!({ "agentId": agent_id, "capability": capability });
                 WireError::new(ErrorCode::CapabilityUnsupported, e.to_string()).with_details(details)
             }
-            RegistryError::Db(e) => db_error(e),
+            RegistryError::Db(e) => relay_bus::db::wire_error_or_conflict(&e),
             RegistryError::Upstream(e) => e,
         }
-    }
-}
-
-fn db_error(e: sqlx::Error) -> WireError {
-    match &e {
-        // Two replicas racing to create the same row: the loser reports what a caller can act on.
-        sqlx::Error::Database(db) if db.is_unique_violation() => WireError::new(
-            ErrorCode::Conflict,
-            format!("already exists ({})", db.constraint().unwrap_or("unique")),
-        ),
-        e => relay_bus::db::wire_error(e),
     }
 }
