@@ -277,7 +277,9 @@ async fn disable(a: &Automation, mut tx: sqlx::Transaction<'_, sqlx::Postgres>, 
         reason,
         url: d.url.clone(),
     };
-    crate::OUTBOX.write(&mut tx, &d.workspace, &format!("webhook:{}", d.webhook_id), &disabled).await?;
+    crate::OUTBOX
+        .write(&mut tx, &d.workspace, &format!("webhook:{}", d.webhook_id), &disabled)
+        .await?;
     let reason = disabled.reason;
     tracing::warn!(webhook_id = %d.webhook_id, %reason, "webhook disabled");
     tx.commit().await?;
