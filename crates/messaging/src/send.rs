@@ -426,7 +426,14 @@ pub async fn send<S: Host>(host: S, ctx: RequestContext, req: SendRequest) -> Re
         )));
     }
     let now = relay_bus::now_ms();
-    let recent = store::recent_count(change.conn(), &workspace, &route.conversation, now - 60_000).await?;
+    let recent = store::recent_count(
+        change.conn(),
+        &workspace,
+        &route.conversation,
+        now - 60_000,
+        limits.max_per_minute,
+    )
+    .await?;
     if recent >= limits.max_per_minute {
         return Err(MessagingError::Unavailable(format!(
             "{} took {recent} messages in the last minute; messaging.max_per_minute is {} (try again shortly)",

@@ -19,14 +19,23 @@ pub async fn lock_conversation(conn: &mut PgConnection, workspace: &str, convers
     Ok(())
 }
 
-/// Messages of a conversation sent since `since_ms`.
-pub async fn recent_count(conn: &mut PgConnection, workspace: &str, conversation: &str, since_ms: i64) -> Result<i64> {
+/// Messages of a conversation sent since `since_ms`, counted up to `limit` (the guard's bound:
+/// past it the answer is the same, and a busy conversation is not counted row by row).
+pub async fn recent_count(
+    conn: &mut PgConnection,
+    workspace: &str,
+    conversation: &str,
+    since_ms: i64,
+    limit: i64,
+) -> Result<i64> {
     Ok(sqlx::query_scalar(
-        "SELECT count(*) FROM registry_relay_messages WHERE workspace = $1 AND conversation = $2 AND created_at >= $3",
+        "SELECT count(*) FROM (SELECT 1 FROM registry_relay_messages
+                               WHERE workspace = $1 AND conversation = $2 AND created_at >= $3 LIMIT $4) recent",
     )
     .bind(workspace)
     .bind(conversation)
     .bind(since_ms)
+    .bind(limit)
     .fetch_one(conn)
     .await?)
 }

@@ -444,14 +444,20 @@ pub struct Postgres {
 
 impl Postgres {
     pub async fn start() -> Postgres {
-        Self::start_with(None).await
+        Self::start_with(None, &[]).await
+    }
+
+    /// With `pg_stat_statements` loaded, for a bench's [`SqlProfile`]: otherwise as
+    /// [`Postgres::start`] (the same durability: fsync and synchronous commit on).
+    pub async fn start_profiled() -> Postgres {
+        Self::start_with(None, &["shared_preload_libraries = 'pg_stat_statements'"]).await
     }
 
     /// With TLS on and required: the server presents `certs.cert`, accepts TCP connections only
     /// over TLS (`hostssl` is its only TCP rule), and [`Postgres::admin_url`] asks for
     /// `sslmode=verify-full` against `certs.ca`.
     pub async fn start_tls(certs: &relay_bus::pki::Certs) -> Postgres {
-        Self::start_with(Some(certs)).await
+        Self::start_with(Some(certs), &[]).await
     }
 
     /// A scratch directory (the server's own) and a free port; no data directory yet.
@@ -468,7 +474,7 @@ impl Postgres {
         pg
     }
 
-    async fn start_with(tls: Option<&relay_bus::pki::Certs>) -> Postgres {
+    async fn start_with(tls: Option<&relay_bus::pki::Certs>, settings: &[&str]) -> Postgres {
         let params = tls.map_or(String::new(), |c| {
             format!("?sslmode=verify-full&sslrootcert={}", c.ca.display())
         });
@@ -483,6 +489,12 @@ impl Postgres {
         assert!(init.is_ok_and(|s| s.success()), "initdb in {}", data.display());
         if let Some(certs) = tls {
             pg.require_tls(certs).await;
+        }
+        if !settings.is_empty() {
+            let conf = data.join("postgresql.conf");
+            let mut text = std::fs::read_to_string(&conf).expect("read postgresql.conf");
+            text.push_str(&format!("\n{}\n", settings.join("\n")));
+            std::fs::write(&conf, text).expect("write postgresql.conf");
         }
         pg.start_again().await;
         pg
@@ -1438,5 +1450,89 @@ impl AsAgent {
     /// A call that must be `forbidden`; its message.
     pub async fn forbidden(&self, subject: &str, body: serde_json::Value) -> String {
         self.err(subject, body, "forbidden").await
+    }
+}
+
+/// What one database did on a [`Postgres::start_profiled`] server between [`SqlProfile::start`]
+/// and [`SqlProfile::read`]: statements (each one round trip from the services' pools),
+/// transactions, rows written, WAL, and the statements run most often.
+pub struct SqlProfile {
+    admin: sqlx::PgPool,
+    database: String,
+    before: (i64, i64, i64),
+}
+
+impl SqlProfile {
+    /// Resets the statement counters; the server must have been started profiled.
+    pub async fn start(server: &Postgres, db: &Database) -> SqlProfile {
+        let admin = sqlx::PgPool::connect(&server.admin_url)
+            .await
+            .expect("connect as admin");
+        sqlx::query("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
+            .execute(&admin)
+            .await
+            .expect("pg_stat_statements (start the server with Postgres::start_profiled)");
+        sqlx::query("SELECT pg_stat_statements_reset()")
+            .execute(&admin)
+            .await
+            .unwrap();
+        let before = Self::counters(&admin, &db.name).await;
+        SqlProfile {
+            admin,
+            database: db.name.clone(),
+            before,
+        }
+    }
+
+    /// (transactions committed, rows written, WAL bytes) so far.
+    async fn counters(admin: &sqlx::PgPool, database: &str) -> (i64, i64, i64) {
+        sqlx::query_as(
+            "SELECT d.xact_commit, d.tup_inserted + d.tup_updated + d.tup_deleted, w.wal_bytes::bigint
+             FROM pg_stat_database d, pg_stat_wal w WHERE d.datname = $1",
+        )
+        .bind(database)
+        .fetch_one(admin)
+        .await
+        .unwrap()
+    }
+
+    /// Per message of `messages`: statements, transactions, rows written, WAL bytes, and the
+    /// `top` statements by calls (per message, with the share of the database's time).
+    pub async fn read(&self, messages: usize, top: i64) -> serde_json::Value {
+        // The statistics collector reports a backend's counters when it goes idle: give it a beat.
+        tokio::time::sleep(std::time::Duration::from_millis(600)).await;
+        let n = messages.max(1) as f64;
+        let after = Self::counters(&self.admin, &self.database).await;
+        let (calls, ms): (f64, f64) = sqlx::query_as(
+            "SELECT coalesce(sum(calls), 0)::float8, coalesce(sum(total_exec_time), 0)::float8
+             FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid WHERE d.datname = $1",
+        )
+        .bind(&self.database)
+        .fetch_one(&self.admin)
+        .await
+        .unwrap();
+        let rows: Vec<(String, f64, f64)> = sqlx::query_as(
+            "SELECT regexp_replace(s.query, '\\s+', ' ', 'g'), s.calls::float8, s.total_exec_time
+             FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid WHERE d.datname = $1
+             ORDER BY s.calls DESC, s.total_exec_time DESC LIMIT $2",
+        )
+        .bind(&self.database)
+        .bind(top)
+        .fetch_all(&self.admin)
+        .await
+        .unwrap();
+        let round = |x: f64| (x * 100.0).round() / 100.0;
+        serde_json::json!({
+            "statements": round(calls / n),
+            "transactions": round((after.0 - self.before.0) as f64 / n),
+            "rowsWritten": round((after.1 - self.before.1) as f64 / n),
+            "walBytes": ((after.2 - self.before.2) as f64 / n).round(),
+            "statementMs": round(ms / n),
+            "top": rows.into_iter().map(|(q, c, t)| serde_json::json!({
+                "perMessage": round(c / n),
+                "timeShare": round(t / ms.max(f64::EPSILON)),
+                "statement": q.chars().take(140).collect::<String>(),
+            })).collect::<Vec<_>>(),
+        })
     }
 }

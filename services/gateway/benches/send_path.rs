@@ -13,12 +13,16 @@
 //!   and the receipt is committed);
 //! - throughput: messages delivered per second over the case.
 //!
+//! Each case also profiles Postgres per message (a private server with pg_stat_statements):
+//! statements (one round trip each), transactions, rows written, WAL bytes, and the statements
+//! run most often.
+//!
 //! A third case paces the REST sends at RELAY_BENCH_PACED_RATE messages/s in all (default 200,
 //! about half what the mesh delivers flat out on two cores): accept and end to end when the
 //! machine is not saturated, so they show the path's own latency rather than the queue for a core.
 
 use futures::StreamExt;
-use relay_testkit::{Database, Nats, ServiceProcess, percentile};
+use relay_testkit::{Database, Nats, Postgres, ServiceProcess, SqlProfile, percentile};
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -50,7 +54,9 @@ enum Path {
 
 struct Mesh {
     _nats: Nats,
-    _db: Database,
+    /// A private server with `pg_stat_statements`: the profile of each case.
+    pg: Postgres,
+    db: Database,
     _services: Vec<ServiceProcess>,
     client: async_nats::Client,
     http: reqwest::Client,
@@ -63,7 +69,8 @@ struct Mesh {
 
 async fn start() -> Mesh {
     let nats = Nats::start().await;
-    let db = Database::create().await;
+    let pg = Postgres::start_profiled().await;
+    let db = Database::create_on(&pg.admin_url).await;
     let client = nats.client().await;
     let quiet = ("RELAY_TELEMETRY__LOG_LEVEL", "warn");
     let mut services = Vec::new();
@@ -147,7 +154,8 @@ async fn start() -> Mesh {
     }
     Mesh {
         _nats: nats,
-        _db: db,
+        pg,
+        db,
         _services: services,
         client,
         http,
@@ -196,6 +204,7 @@ impl Mesh {
     }
 
     async fn run(self: &Arc<Self>, path: Path, secs: f64, every: Option<Duration>) -> Value {
+        let sql = SqlProfile::start(&self.pg, &self.db).await;
         let (cpu_before, read_at) = (relay_testkit::cpu_reading(), Instant::now());
         let stop_at = Instant::now() + Duration::from_secs_f64(secs);
         let t0 = Instant::now();
@@ -258,7 +267,9 @@ impl Mesh {
             .collect();
         cpu.sort_by(|a, b| b.1.total_cmp(&a.1));
         let elapsed = last.duration_since(t0).as_secs_f64();
+        let sql = sql.read(sent.len(), 10).await;
         json!({
+            "sqlPerMessage": sql,
             "messages": sent.len(),
             "deliveredPerSec": (sent.len() as f64 / elapsed).round(),
             "acceptMs": stats(accept),
@@ -336,6 +347,22 @@ async fn main() {
             v["cpuMsPerMessageTotal"],
             v["coresBusy"],
             parts.join(", ")
+        );
+    }
+    for (name, v) in [("over NATS", &nats), ("over REST", &rest), ("over REST, paced", &paced)] {
+        let q = &v["sqlPerMessage"];
+        println!(
+            "Postgres per message {name}: {} statements (round trips), {} transactions, {} rows written, {} WAL bytes, {} ms executing",
+            q["statements"], q["transactions"], q["rowsWritten"], q["walBytes"], q["statementMs"]
+        );
+    }
+    println!("the statements run most often, per message (over NATS):");
+    for t in nats["sqlPerMessage"]["top"].as_array().into_iter().flatten() {
+        println!(
+            "  {:>5} × ({:>4.0}% of the time) {}",
+            t["perMessage"],
+            t["timeShare"].as_f64().unwrap_or_default() * 100.0,
+            t["statement"].as_str().unwrap_or("")
         );
     }
     println!("at rest, between the cases: {idle:.2} cores busy");

@@ -11,14 +11,19 @@
 //!   once the receipt is committed);
 //! - throughput: every A sends RELAY_BENCH_MESSAGES / 10 (default 5,000 in all) as fast as 4
 //!   requests in flight allow; from the first send to the last `delivery.delivered`;
-//! - baseline: a raw NATS request to an echo responder in this process, at the same rate.
+//! - baseline: a raw NATS request to an echo responder in this process, at the same rate;
+//! - floor: what one message needs at least with the same durability, one committed INSERT
+//!   (its own transaction, fsynced as the relay's are) then one NATS publish to a subscriber,
+//!   at the same rate and flat out with as many in flight;
+//! - profile: Postgres per relayed message (statements, transactions, rows, WAL; the mesh runs
+//!   on a private server with pg_stat_statements) over the throughput case.
 
 use futures::StreamExt;
 use relay_contracts::access::harness_subject;
 use relay_contracts::delivery::{MessageContext, Receipt, ReceiptStatus};
 use relay_contracts::session::Message;
 use relay_harness::{AgentSession, AttachOptions, Binding};
-use relay_testkit::{Database, Nats, ServiceProcess, percentile};
+use relay_testkit::{Database, Nats, Postgres, ServiceProcess, SqlProfile, percentile};
 use serde_json::json;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -113,6 +118,73 @@ async fn latency(
     )
 }
 
+/// The floor: one committed INSERT then one publish per message, received by a subscriber.
+/// `per_pair` Some: paced as the latency cases (sorted µs after the warm-up second); None:
+/// `n` messages flat out from PAIRS × 4 lanes (then the µs list is empty). (sorted µs, msgs/s)
+async fn floor(
+    client: &async_nats::Client,
+    pool: &sqlx::PgPool,
+    per_pair: Option<u64>,
+    secs: u64,
+    n: usize,
+) -> (Vec<u64>, f64) {
+    let mut sub = client.subscribe("bench.messaging.floor").await.unwrap();
+    client.flush().await.unwrap();
+    let got = tokio::spawn(async move {
+        let mut at = HashMap::new();
+        while let Ok(Some(m)) = tokio::time::timeout(Duration::from_secs(2), sub.next()).await {
+            at.insert(String::from_utf8_lossy(&m.payload).to_string(), Instant::now());
+        }
+        at
+    });
+    let one = |client: async_nats::Client, pool: sqlx::PgPool, id: String| async move {
+        sqlx::query("INSERT INTO bench_floor (id, body) VALUES ($1, $2)")
+            .bind(&id)
+            .bind(json!({"to": "@b0", "text": id}))
+            .execute(&pool)
+            .await
+            .unwrap();
+        client.publish("bench.messaging.floor", id.into()).await.unwrap();
+    };
+    let start = Instant::now();
+    let mut sent = HashMap::new();
+    match per_pair {
+        Some(per_pair) => {
+            let mut tick = tokio::time::interval(Duration::from_micros(1_000_000 / per_pair));
+            let mut tasks = Vec::new();
+            for t in 0..(1 + secs) * per_pair {
+                tick.tick().await;
+                for p in 0..PAIRS {
+                    let id = format!("f{t}-{p}");
+                    if t >= per_pair {
+                        sent.insert(id.clone(), Instant::now());
+                    }
+                    tasks.push(tokio::spawn(one(client.clone(), pool.clone(), id)));
+                }
+            }
+            futures::future::join_all(tasks).await;
+        }
+        None => {
+            let lanes: Vec<_> = (0..PAIRS * 4)
+                .map(|lane| {
+                    let (client, pool) = (client.clone(), pool.clone());
+                    tokio::spawn(async move {
+                        for i in (lane..n).step_by(PAIRS * 4) {
+                            one(client.clone(), pool.clone(), format!("t{i}")).await;
+                        }
+                    })
+                })
+                .collect();
+            futures::future::join_all(lanes).await;
+        }
+    }
+    client.flush().await.unwrap();
+    let got = got.await.unwrap();
+    let last = got.values().max().copied().unwrap_or(start);
+    let rate = got.len() as f64 / last.saturating_duration_since(start).as_secs_f64().max(f64::EPSILON);
+    (relay_testkit::latencies_us(&sent, &got), rate)
+}
+
 #[tokio::main]
 async fn main() {
     let secs: u64 = std::env::var("RELAY_BENCH_SECONDS")
@@ -124,7 +196,8 @@ async fn main() {
         .and_then(|v| v.parse().ok())
         .unwrap_or(5_000);
     let nats = Nats::start().await;
-    let db = Database::create().await;
+    let pg = Postgres::start_profiled().await;
+    let db = Database::create_on(&pg.admin_url).await;
     let client = nats.client().await;
     let quiet = [("RELAY_TELEMETRY__LOG_LEVEL", "warn")];
     // A pair exchanges a few thousand messages a minute here: the guard is for loops, not this.
@@ -199,12 +272,21 @@ async fn main() {
         raw.push(us);
     }
     raw.sort_unstable();
+    // The floor, on the mesh's database with the pool settings of the services.
+    let pool = db.pool().await;
+    sqlx::query("CREATE TABLE bench_floor (id TEXT PRIMARY KEY, body JSONB NOT NULL)")
+        .execute(&pool)
+        .await
+        .unwrap();
+    let (floor_lat, _) = floor(&client, &pool, Some(RATE_PER_PAIR), secs, 0).await;
+    let (_, floor_rate) = floor(&client, &pool, None, secs, n).await;
 
     // Throughput: every A sends its share with 4 requests in flight; until the last delivered.
     let delivered = client.subscribe("delivery.delivered").await.unwrap();
     client.flush().await.unwrap();
     let arrived = arrivals(delivered, Duration::from_secs(5));
     let per_pair = n / PAIRS;
+    let sql = SqlProfile::start(&pg, &db).await;
     let start = Instant::now();
     let mut senders = Vec::new();
     for (from, to) in pairs.clone() {
@@ -234,6 +316,7 @@ async fn main() {
     let through_secs = last.saturating_duration_since(start).as_secs_f64();
     let through_missing = ids.iter().filter(|id| !arrived.contains_key(*id)).count();
     let throughput = (ids.len() - through_missing) as f64 / through_secs.max(f64::EPSILON);
+    let sql = sql.read(ids.len(), 12).await;
 
     let (r50, r99) = (percentile(&raw, 0.50), percentile(&raw, 0.99));
     println!("agent-to-agent messaging ({PAIRS} pairs), message.send → delivery.delivered");
@@ -261,6 +344,20 @@ async fn main() {
         raw.len() as f64 / secs as f64
     );
     println!(
+        "{:<44} {:>10.2} {:>10.2} {:>10.0}",
+        format!("floor (INSERT + publish) at {}/s", PAIRS as u64 * RATE_PER_PAIR),
+        ms(percentile(&floor_lat, 0.50)),
+        ms(percentile(&floor_lat, 0.99)),
+        floor_lat.len() as f64 / secs as f64
+    );
+    println!(
+        "{:<44} {:>10} {:>10} {:>10.0}",
+        format!("floor throughput ({n} messages)"),
+        "",
+        "",
+        floor_rate
+    );
+    println!(
         "{:<44} {:>10} {:>10} {:>10.0}",
         format!("relay throughput ({} messages)", ids.len()),
         "",
@@ -268,6 +365,18 @@ async fn main() {
         throughput
     );
     println!("throughput: {through_missing} not delivered; the sends took {sends_secs:.1} s");
+    println!(
+        "Postgres per relayed message: {} statements (round trips), {} transactions, {} rows written, {} WAL bytes, {} ms executing; most often:",
+        sql["statements"], sql["transactions"], sql["rowsWritten"], sql["walBytes"], sql["statementMs"]
+    );
+    for t in sql["top"].as_array().into_iter().flatten() {
+        println!(
+            "  {:>5} × ({:>4.0}% of the time) {}",
+            t["perMessage"],
+            t["timeShare"].as_f64().unwrap_or_default() * 100.0,
+            t["statement"].as_str().unwrap_or("")
+        );
+    }
     relay_testkit::write_bench_results(
         "messaging",
         &json!({
@@ -275,6 +384,11 @@ async fn main() {
             "pairs": PAIRS,
             "latency": latency_json,
             "baseline_raw_nats_request": {"offered_per_s": PAIRS as u64 * RATE_PER_PAIR, "p50_ms": ms(r50), "p99_ms": ms(r99), "measured": raw.len()},
+            "floor_insert_and_publish": {
+                "offered_per_s": PAIRS as u64 * RATE_PER_PAIR, "p50_ms": ms(percentile(&floor_lat, 0.50)),
+                "p99_ms": ms(percentile(&floor_lat, 0.99)), "measured": floor_lat.len(), "messages_per_s": floor_rate,
+            },
+            "postgres_per_message": sql,
             "throughput": {
                 "messages": ids.len(),
                 "messages_per_s": throughput,

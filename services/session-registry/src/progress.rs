@@ -43,6 +43,8 @@ const FOLLOWER: Follower = Follower {
 };
 
 const PAGE: i64 = 500;
+/// Sessions whose receipts are applied at once.
+const APPLY_AT_ONCE: usize = 4;
 /// How often agents with delivered, unfinished messages are asked again: a cue may be missed
 /// (the registry stopped between a page and its asks, the harness did not answer).
 const RECHECK: Duration = Duration::from_secs(3);
@@ -84,37 +86,84 @@ impl From<FollowError> for RegistryError {
 }
 
 /// Applies one page, then asks the agents it cued; true when the page was full.
+///
+/// The follower's turn and cursor are held in one transaction from reading the page to moving
+/// the cursor past it. Each session's receipts are applied in a short transaction of their own,
+/// a few sessions at once: one transaction for the page would hold every session it touches
+/// until its end, and the sends to them would wait behind it. A crash before the cursor moved
+/// applies them again, which changes nothing (a target already acknowledged or finished is left
+/// as it is).
 async fn follow(reg: &Registry) -> Result<bool> {
-    let mut change = Change::begin(reg).await?;
-    let Some(page) = FOLLOWER.next_page(change.conn(), &reg.nats, PAGE).await? else {
+    let mut turn = reg.db.begin().await?;
+    let Some(page) = FOLLOWER.next_page(&mut turn, &reg.nats, PAGE).await? else {
         return Ok(false);
     };
     let mut cued = BTreeSet::new();
+    let mut by_session: BTreeMap<String, Vec<(String, DeliveryEvent)>> = BTreeMap::new();
     for e in &page.events {
-        if let Some(agent_id) = apply(&mut change, e).await? {
-            cued.insert(agent_id);
+        match read(e) {
+            Read::Receipt(kind, d) => by_session
+                .entry(d.session_id.clone())
+                .or_default()
+                .push((kind.to_string(), d)),
+            Read::Idle(agent_id) => {
+                cued.insert(agent_id);
+            }
+            Read::Nothing => {}
         }
     }
-    FOLLOWER.advance(change.conn(), page.next_seq).await?;
-    change.commit().await?;
+    let applied: Vec<Result<Vec<String>>> = futures::stream::iter(by_session.into_values())
+        .map(|receipts| apply(reg, receipts))
+        .buffer_unordered(APPLY_AT_ONCE)
+        .collect()
+        .await;
+    for agents in applied {
+        cued.extend(agents?);
+    }
+    FOLLOWER.advance(&mut turn, page.next_seq).await?;
+    turn.commit().await?;
     settle_all(reg, cued).await;
     Ok(page.events.len() as i64 >= PAGE)
 }
 
-/// Records one event; returns the agent to ask whether it is done.
-async fn apply(change: &mut Change, e: &Event) -> Result<Option<String>> {
+/// What an event of the page says.
+enum Read<'e> {
+    /// A runner's final receipt (`delivered`, `failed`, `cancelled`).
+    Receipt(&'e str, DeliveryEvent),
+    /// The agent went idle: ask it whether it is done.
+    Idle(String),
+    Nothing,
+}
+
+fn read(e: &Event) -> Read<'_> {
     if let Some(kind) = e.event_type.strip_prefix("delivery.") {
-        let Ok(d) = serde_json::from_value::<DeliveryEvent>(e.payload.clone()) else {
-            tracing::warn!(event_id = %e.event_id, "a delivery event without its delivery: skipped");
-            return Ok(None);
+        return match serde_json::from_value::<DeliveryEvent>(e.payload.clone()) {
+            Ok(d) => Read::Receipt(kind, d),
+            Err(_) => {
+                tracing::warn!(event_id = %e.event_id, "a delivery event without its delivery: skipped");
+                Read::Nothing
+            }
         };
-        return receipt(change, kind, &d).await;
     }
     let status = match e.event_type.as_str() {
         "status.changed" => e.payload.get("status").and_then(|s| s.as_str()),
         t => t.strip_prefix("status."),
     };
-    Ok((status == Some("idle")).then(|| e.agent_id.clone()).flatten())
+    match (status, &e.agent_id) {
+        (Some("idle"), Some(agent_id)) => Read::Idle(agent_id.clone()),
+        _ => Read::Nothing,
+    }
+}
+
+/// Applies one session's receipts, in log order, in one transaction; the agents to ask.
+async fn apply(reg: &Registry, receipts: Vec<(String, DeliveryEvent)>) -> Result<Vec<String>> {
+    let mut change = Change::begin(reg).await?;
+    let mut cued = Vec::new();
+    for (kind, d) in &receipts {
+        cued.extend(receipt(&mut change, kind, d).await?);
+    }
+    change.commit().await?;
+    Ok(cued)
 }
 
 /// What a final receipt of the runner means for the message's target.
@@ -352,7 +401,7 @@ pub(crate) async fn finish(change: &mut Change, message: &Message, agent_id: &st
     change.emit(&sid, completed).await?;
 
     let (pending, error) = store::turn_progress(change.conn(), &turn.turn_id).await?;
-    if pending > 0 || turn.status != TurnStatus::Active {
+    if pending || turn.status != TurnStatus::Active {
         return Ok(false);
     }
     turn.status = if error.is_some() {

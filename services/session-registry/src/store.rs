@@ -727,8 +727,8 @@ pub async fn insert_message(conn: &mut PgConnection, m: &Message, delivery_ids: 
         "WITH m AS (
              INSERT INTO registry_messages (message_id, session_id, turn_id, role, content_text, created_at, doc)
              VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING message_id)
-         INSERT INTO registry_message_targets (message_id, agent_id, delivery_id)
-         SELECT m.message_id, t.agent_id, t.delivery_id
+         INSERT INTO registry_message_targets (message_id, agent_id, delivery_id, turn_id)
+         SELECT m.message_id, t.agent_id, t.delivery_id, $3
          FROM m, UNNEST($8::text[], $9::text[]) WITH ORDINALITY AS t(agent_id, delivery_id, n)
          ORDER BY t.n",
     )
@@ -848,13 +848,13 @@ pub async fn complete_target(
     Ok(())
 }
 
-/// (targets still pending, first error among completed ones) for every message of a turn.
-pub async fn turn_progress(conn: &mut PgConnection, turn_id: &str) -> Result<(i64, Option<String>)> {
-    let row: (i64, Option<String>) = sqlx::query_as(
-        "SELECT count(*) FILTER (WHERE t.outcome IS NULL),
-                min(coalesce(t.error, 'agent ' || t.agent_id || ' failed')) FILTER (WHERE t.outcome = 'error')
-         FROM registry_message_targets t JOIN registry_messages m USING (message_id)
-         WHERE m.turn_id = $1",
+/// (is a target still pending, first error among completed ones) for every message of a turn:
+/// two ranges of the targets' turn index, whatever the size of the turn.
+pub async fn turn_progress(conn: &mut PgConnection, turn_id: &str) -> Result<(bool, Option<String>)> {
+    let row: (bool, Option<String>) = sqlx::query_as(
+        "SELECT EXISTS (SELECT 1 FROM registry_message_targets WHERE turn_id = $1 AND outcome IS NULL),
+                (SELECT min(coalesce(error, 'agent ' || agent_id || ' failed')) FROM registry_message_targets
+                 WHERE turn_id = $1 AND outcome = 'error')",
     )
     .bind(turn_id)
     .fetch_one(conn)
@@ -866,7 +866,7 @@ pub async fn turn_progress(conn: &mut PgConnection, turn_id: &str) -> Result<(i6
 pub async fn unfinished_targets(conn: &mut PgConnection, turn_id: &str) -> Result<Vec<(String, String)>> {
     Ok(sqlx::query_as(
         "SELECT t.message_id, t.agent_id FROM registry_message_targets t JOIN registry_messages m USING (message_id)
-         WHERE m.turn_id = $1 AND t.outcome IS NULL ORDER BY m.seq, t.agent_id",
+         WHERE t.turn_id = $1 AND t.outcome IS NULL ORDER BY m.seq, t.agent_id",
     )
     .bind(turn_id)
     .fetch_all(conn)
@@ -877,7 +877,7 @@ pub async fn unfinished_targets(conn: &mut PgConnection, turn_id: &str) -> Resul
 pub async fn undelivered_of_turn(conn: &mut PgConnection, turn_id: &str) -> Result<Vec<String>> {
     Ok(sqlx::query_scalar(
         "SELECT t.delivery_id FROM registry_message_targets t JOIN registry_messages m USING (message_id)
-         WHERE m.turn_id = $1 AND t.outcome IS NULL AND t.acknowledged_at IS NULL AND t.delivery_id IS NOT NULL
+         WHERE t.turn_id = $1 AND t.outcome IS NULL AND t.acknowledged_at IS NULL AND t.delivery_id IS NOT NULL
          ORDER BY m.seq, t.agent_id",
     )
     .bind(turn_id)
@@ -911,13 +911,11 @@ pub async fn agents_with_open_targets(conn: &mut PgConnection, before: i64, limi
 
 /// The agents a turn's messages went to, and its messages, in order.
 pub async fn turn_members(conn: &mut PgConnection, turn_id: &str) -> Result<(Vec<String>, Vec<String>)> {
-    let agents: Vec<String> = sqlx::query_scalar(
-        "SELECT DISTINCT t.agent_id FROM registry_message_targets t JOIN registry_messages m USING (message_id)
-         WHERE m.turn_id = $1 ORDER BY 1",
-    )
-    .bind(turn_id)
-    .fetch_all(&mut *conn)
-    .await?;
+    let agents: Vec<String> =
+        sqlx::query_scalar("SELECT DISTINCT agent_id FROM registry_message_targets WHERE turn_id = $1 ORDER BY 1")
+            .bind(turn_id)
+            .fetch_all(&mut *conn)
+            .await?;
     let messages: Vec<String> =
         sqlx::query_scalar("SELECT message_id FROM registry_messages WHERE turn_id = $1 ORDER BY seq")
             .bind(turn_id)
