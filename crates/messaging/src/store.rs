@@ -35,7 +35,8 @@ pub async fn recent_count(
     .bind(workspace)
     .bind(conversation)
     .bind(since_ms)
-    .bind(limit)
+    // A guard of 0 or less refuses every message, as before; LIMIT may not be negative.
+    .bind(limit.max(0))
     .fetch_one(conn)
     .await?)
 }

@@ -1496,6 +1496,32 @@ impl SqlProfile {
         .unwrap()
     }
 
+    /// One line of a [`SqlProfile::read`] result: statements, transactions, rows, WAL, time.
+    pub fn summary(profile: &serde_json::Value) -> String {
+        let p = profile;
+        format!(
+            "{} statements (round trips), {} transactions, {} rows written, {} WAL bytes, {} ms executing",
+            p["statements"], p["transactions"], p["rowsWritten"], p["walBytes"], p["statementMs"]
+        )
+    }
+
+    /// The statements run most often of a [`SqlProfile::read`] result, a line each.
+    pub fn top_lines(profile: &serde_json::Value) -> Vec<String> {
+        profile["top"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|t| {
+                format!(
+                    "  {:>5} × ({:>4.0}% of the time) {}",
+                    t["perMessage"],
+                    t["timeShare"].as_f64().unwrap_or_default() * 100.0,
+                    t["statement"].as_str().unwrap_or("")
+                )
+            })
+            .collect()
+    }
+
     /// Per message of `messages`: statements, transactions, rows written, WAL bytes, and the
     /// `top` statements by calls (per message, with the share of the database's time).
     pub async fn read(&self, messages: usize, top: i64) -> serde_json::Value {

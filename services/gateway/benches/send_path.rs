@@ -350,20 +350,14 @@ async fn main() {
         );
     }
     for (name, v) in [("over NATS", &nats), ("over REST", &rest), ("over REST, paced", &paced)] {
-        let q = &v["sqlPerMessage"];
         println!(
-            "Postgres per message {name}: {} statements (round trips), {} transactions, {} rows written, {} WAL bytes, {} ms executing",
-            q["statements"], q["transactions"], q["rowsWritten"], q["walBytes"], q["statementMs"]
+            "Postgres per message {name}: {}",
+            SqlProfile::summary(&v["sqlPerMessage"])
         );
     }
     println!("the statements run most often, per message (over NATS):");
-    for t in nats["sqlPerMessage"]["top"].as_array().into_iter().flatten() {
-        println!(
-            "  {:>5} × ({:>4.0}% of the time) {}",
-            t["perMessage"],
-            t["timeShare"].as_f64().unwrap_or_default() * 100.0,
-            t["statement"].as_str().unwrap_or("")
-        );
+    for line in SqlProfile::top_lines(&nats["sqlPerMessage"]) {
+        println!("{line}");
     }
     println!("at rest, between the cases: {idle:.2} cores busy");
     relay_testkit::write_bench_results("send_path", &doc);

@@ -366,16 +366,11 @@ async fn main() {
     );
     println!("throughput: {through_missing} not delivered; the sends took {sends_secs:.1} s");
     println!(
-        "Postgres per relayed message: {} statements (round trips), {} transactions, {} rows written, {} WAL bytes, {} ms executing; most often:",
-        sql["statements"], sql["transactions"], sql["rowsWritten"], sql["walBytes"], sql["statementMs"]
+        "Postgres per relayed message: {}; most often:",
+        SqlProfile::summary(&sql)
     );
-    for t in sql["top"].as_array().into_iter().flatten() {
-        println!(
-            "  {:>5} × ({:>4.0}% of the time) {}",
-            t["perMessage"],
-            t["timeShare"].as_f64().unwrap_or_default() * 100.0,
-            t["statement"].as_str().unwrap_or("")
-        );
+    for line in SqlProfile::top_lines(&sql) {
+        println!("{line}");
     }
     relay_testkit::write_bench_results(
         "messaging",

@@ -102,10 +102,7 @@ async fn follow(reg: &Registry) -> Result<bool> {
     let mut by_session: BTreeMap<String, Vec<(String, DeliveryEvent)>> = BTreeMap::new();
     for e in &page.events {
         match read(e) {
-            Read::Receipt(kind, d) => by_session
-                .entry(d.session_id.clone())
-                .or_default()
-                .push((kind.to_string(), d)),
+            Read::Receipt(kind, d) => by_session.entry(d.session_id.clone()).or_default().push((kind, d)),
             Read::Idle(agent_id) => {
                 cued.insert(agent_id);
             }
@@ -127,18 +124,18 @@ async fn follow(reg: &Registry) -> Result<bool> {
 }
 
 /// What an event of the page says.
-enum Read<'e> {
+enum Read {
     /// A runner's final receipt (`delivered`, `failed`, `cancelled`).
-    Receipt(&'e str, DeliveryEvent),
+    Receipt(String, DeliveryEvent),
     /// The agent went idle: ask it whether it is done.
     Idle(String),
     Nothing,
 }
 
-fn read(e: &Event) -> Read<'_> {
+fn read(e: &Event) -> Read {
     if let Some(kind) = e.event_type.strip_prefix("delivery.") {
         return match serde_json::from_value::<DeliveryEvent>(e.payload.clone()) {
-            Ok(d) => Read::Receipt(kind, d),
+            Ok(d) => Read::Receipt(kind.to_string(), d),
             Err(_) => {
                 tracing::warn!(event_id = %e.event_id, "a delivery event without its delivery: skipped");
                 Read::Nothing
