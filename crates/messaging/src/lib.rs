@@ -12,6 +12,8 @@
 //! - [`read`]: `message.get`, `message.thread`, `message.search`, what a caller may read.
 //! - [`channels`]: `channel.*`; `#general` exists in every workspace with every live agent.
 //! - [`store`]: the SQL of relay messages, channels and members; [`RETENTION`].
+//! - [`turns`]: sends to one conversation wait for each other in the process, not on a pooled
+//!   connection.
 //! - [`error`]: [`MessagingError`], mapped once onto the wire.
 
 mod channels;
@@ -19,9 +21,11 @@ mod error;
 mod read;
 mod send;
 mod store;
+mod turns;
 
 pub use error::MessagingError;
 pub use store::RETENTION;
+pub use turns::Conversations;
 
 use relay_bus::service::{ServiceError, ServiceHost};
 use relay_contracts::capabilities::DeliveryMode;
@@ -60,6 +64,8 @@ impl Default for MessagingSettings {
 pub struct Messaging {
     pub db: PgPool,
     pub settings: MessagingSettings,
+    /// Where sends to one conversation wait for each other in this process.
+    pub conversations: Conversations,
 }
 
 /// One recipient's copy of a message, to post in its session.

@@ -401,14 +401,22 @@ fn check_attachment(a: &Value) -> std::result::Result<(), String> {
 pub async fn send<S: Host>(host: S, ctx: RequestContext, req: SendRequest) -> Result<SendResponse> {
     let attachments = check_request(&req)?;
     let workspace = ctx.workspace.clone();
+    // Who sends, and where to, on a connection of their own before the conversation's turn.
+    let (from, route) = {
+        let mut conn = host.messaging().db.acquire().await?;
+        let from = sender_of::<S>(&mut conn, &ctx).await?;
+        if let Some(key) = &req.idempotency_key
+            && let Some(m) = store::by_key(&mut conn, &workspace, &from.key(), key).await?
+        {
+            return Ok(answer(m, true));
+        }
+        let route = route::<S>(&mut conn, &workspace, &from, &req).await?;
+        (from, route)
+    };
+    let _turn = (host.messaging().conversations)
+        .turn(format!("{workspace}/{}", route.conversation))
+        .await;
     let mut change = host.begin().await?;
-    let from = sender_of::<S>(change.conn(), &ctx).await?;
-    if let Some(key) = &req.idempotency_key
-        && let Some(m) = store::by_key(change.conn(), &workspace, &from.key(), key).await?
-    {
-        return Ok(answer(m, true));
-    }
-    let route = route::<S>(change.conn(), &workspace, &from, &req).await?;
     store::lock_conversation(change.conn(), &workspace, &route.conversation).await?;
     // A retry racing the first send waits on the conversation lock, then finds it.
     if let Some(key) = &req.idempotency_key

@@ -450,7 +450,12 @@ impl Postgres {
     /// With `pg_stat_statements` loaded, for a bench's [`SqlProfile`]: otherwise as
     /// [`Postgres::start`] (the same durability: fsync and synchronous commit on).
     pub async fn start_profiled() -> Postgres {
-        Self::start_with(None, &["shared_preload_libraries = 'pg_stat_statements'"]).await
+        let settings = [
+            "shared_preload_libraries = 'pg_stat_statements'",
+            // Planning is CPU spent per statement too: a statement planned on every run shows.
+            "pg_stat_statements.track_planning = on",
+        ];
+        Self::start_with(None, &settings).await
     }
 
     /// With TLS on and required: the server presents `certs.cert`, accepts TCP connections only
@@ -1500,26 +1505,34 @@ impl SqlProfile {
     pub fn summary(profile: &serde_json::Value) -> String {
         let p = profile;
         format!(
-            "{} statements (round trips), {} transactions, {} rows written, {} WAL bytes, {} ms executing",
-            p["statements"], p["transactions"], p["rowsWritten"], p["walBytes"], p["statementMs"]
+            "{} statements (round trips), {} transactions, {} rows written, {} WAL bytes, {} ms executing, {} ms planning",
+            p["statements"], p["transactions"], p["rowsWritten"], p["walBytes"], p["statementMs"], p["planningMs"]
         )
     }
 
-    /// The statements run most often of a [`SqlProfile::read`] result, a line each.
+    /// The statements of a [`SqlProfile::read`] result run most often, then those that took the
+    /// most time, a line each.
     pub fn top_lines(profile: &serde_json::Value) -> Vec<String> {
-        profile["top"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .map(|t| {
-                format!(
-                    "  {:>5} × ({:>4.0}% of the time) {}",
-                    t["perMessage"],
-                    t["timeShare"].as_f64().unwrap_or_default() * 100.0,
-                    t["statement"].as_str().unwrap_or("")
-                )
-            })
-            .collect()
+        let lines = |key: &str| {
+            profile[key]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|t| {
+                    format!(
+                        "  {:>5} × ({:>4.0}% of the time, {:.2} ms planning) {}",
+                        t["perMessage"],
+                        t["timeShare"].as_f64().unwrap_or_default() * 100.0,
+                        t["planMsPerMessage"].as_f64().unwrap_or_default(),
+                        t["statement"].as_str().unwrap_or("")
+                    )
+                })
+                .collect::<Vec<_>>()
+        };
+        let mut out = lines("top");
+        out.push("  …and those that took the most time:".into());
+        out.extend(lines("slowest"));
+        out
     }
 
     /// Per message of `messages`: statements, transactions, rows written, WAL bytes, and the
@@ -1529,36 +1542,49 @@ impl SqlProfile {
         tokio::time::sleep(std::time::Duration::from_millis(600)).await;
         let n = messages.max(1) as f64;
         let after = Self::counters(&self.admin, &self.database).await;
-        let (calls, ms): (f64, f64) = sqlx::query_as(
-            "SELECT coalesce(sum(calls), 0)::float8, coalesce(sum(total_exec_time), 0)::float8
+        let (calls, ms, plan_ms): (f64, f64, f64) = sqlx::query_as(
+            "SELECT coalesce(sum(calls), 0)::float8, coalesce(sum(total_exec_time), 0)::float8,
+                    coalesce(sum(total_plan_time), 0)::float8
              FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid WHERE d.datname = $1",
         )
         .bind(&self.database)
         .fetch_one(&self.admin)
         .await
         .unwrap();
-        let rows: Vec<(String, f64, f64)> = sqlx::query_as(
-            "SELECT regexp_replace(s.query, '\\s+', ' ', 'g'), s.calls::float8, s.total_exec_time
-             FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid WHERE d.datname = $1
-             ORDER BY s.calls DESC, s.total_exec_time DESC LIMIT $2",
-        )
-        .bind(&self.database)
-        .bind(top)
-        .fetch_all(&self.admin)
-        .await
-        .unwrap();
         let round = |x: f64| (x * 100.0).round() / 100.0;
+        // The `top` statements by `order`: per message, with their share of the executing time.
+        let ranked = async |order: &str| -> Vec<serde_json::Value> {
+            let rows: Vec<(String, f64, f64, f64)> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
+                "SELECT regexp_replace(s.query, '\\s+', ' ', 'g'), s.calls::float8, s.total_exec_time,
+                        s.total_plan_time
+                 FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid WHERE d.datname = $1
+                 ORDER BY {order} LIMIT $2"
+            )))
+            .bind(&self.database)
+            .bind(top)
+            .fetch_all(&self.admin)
+            .await
+            .unwrap();
+            rows.into_iter()
+                .map(|(q, c, t, p)| {
+                    serde_json::json!({
+                        "perMessage": round(c / n),
+                        "timeShare": round(t / ms.max(f64::EPSILON)),
+                        "planMsPerMessage": round(p / n),
+                        "statement": q.chars().take(140).collect::<String>(),
+                    })
+                })
+                .collect()
+        };
         serde_json::json!({
             "statements": round(calls / n),
             "transactions": round((after.0 - self.before.0) as f64 / n),
             "rowsWritten": round((after.1 - self.before.1) as f64 / n),
             "walBytes": ((after.2 - self.before.2) as f64 / n).round(),
             "statementMs": round(ms / n),
-            "top": rows.into_iter().map(|(q, c, t)| serde_json::json!({
-                "perMessage": round(c / n),
-                "timeShare": round(t / ms.max(f64::EPSILON)),
-                "statement": q.chars().take(140).collect::<String>(),
-            })).collect::<Vec<_>>(),
+            "planningMs": round(plan_ms / n),
+            "top": ranked("s.calls DESC, s.total_exec_time DESC").await,
+            "slowest": ranked("s.total_exec_time + s.total_plan_time DESC").await,
         })
     }
 }

@@ -75,18 +75,51 @@ async fn send(client: &async_nats::Client, from: &str, to: &str, text: String) -
     }
 }
 
+/// What a latency case measured.
+struct Case {
+    offered: f64,
+    /// message.send → delivery.delivered, sorted µs.
+    end_to_end: Vec<u64>,
+    /// message.send → its reply (stored and handed to the runner), sorted µs.
+    accept: Vec<u64>,
+    not_delivered: usize,
+    /// ms of CPU per message by program, the largest first.
+    cpu: Vec<(String, f64)>,
+}
+
+/// ms of CPU per message by program since `before`, the largest first (under 0.05 ms left out).
+fn cpu_per_message(before: &relay_testkit::CpuReading, messages: usize) -> Vec<(String, f64)> {
+    let mut cpu: Vec<(String, f64)> = relay_testkit::cpu_reading()
+        .used_since(before)
+        .into_iter()
+        .map(|(name, used)| (name, used * 1000.0 / messages.max(1) as f64))
+        .filter(|(_, ms)| *ms >= 0.05)
+        .collect();
+    cpu.sort_by(|a, b| b.1.total_cmp(&a.1));
+    cpu
+}
+
+fn cpu_line(cpu: &[(String, f64)]) -> String {
+    let total: f64 = cpu.iter().map(|c| c.1).sum();
+    let parts: Vec<String> = cpu.iter().map(|(n, ms)| format!("{n} {ms:.2}")).collect();
+    format!("{total:.2} ms ({})", parts.join(", "))
+}
+
+fn cpu_json(cpu: &[(String, f64)]) -> serde_json::Value {
+    json!({
+        "total_ms": (cpu.iter().map(|c| c.1).sum::<f64>() * 100.0).round() / 100.0,
+        "by_program": cpu.iter().map(|(n, ms)| json!({"program": n, "ms": (ms * 100.0).round() / 100.0})).collect::<Vec<_>>(),
+    })
+}
+
 /// Latency with `per_pair` messages/s from each A (the first second warms up, not measured):
-/// from A's `message.send` to B's `delivery.delivered`. (offered/s, sorted µs, not delivered)
-async fn latency(
-    client: &async_nats::Client,
-    pairs: &[(String, String)],
-    per_pair: u64,
-    secs: u64,
-) -> (f64, Vec<u64>, usize) {
+/// from A's `message.send` to its reply and to B's `delivery.delivered`.
+async fn latency(client: &async_nats::Client, pairs: &[(String, String)], per_pair: u64, secs: u64) -> Case {
     let delivered = client.subscribe("delivery.delivered").await.unwrap();
     client.flush().await.unwrap();
     let arrived = arrivals(delivered, Duration::from_secs(3));
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<(String, Instant)>();
+    let cpu_before = relay_testkit::cpu_reading();
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<(String, Instant, u64)>();
     let ticks = (1 + secs) * per_pair;
     let warm_up = per_pair;
     let mut tick = tokio::time::interval(Duration::from_micros(1_000_000 / per_pair));
@@ -99,23 +132,29 @@ async fn latency(
                 if let Some(id) = send(&client, &from, &to, format!("m{t}")).await
                     && t >= warm_up
                 {
-                    let _ = tx.send((id, t0));
+                    let _ = tx.send((id, t0, t0.elapsed().as_micros() as u64));
                 }
             });
         }
     }
     drop(tx);
-    let mut sent = HashMap::new();
-    while let Some((id, at)) = rx.recv().await {
+    let (mut sent, mut accept) = (HashMap::new(), Vec::new());
+    while let Some((id, at, accepted)) = rx.recv().await {
         sent.insert(id, at);
+        accept.push(accepted);
     }
+    accept.sort_unstable();
     let arrived = arrived.await.unwrap();
-    let lat = relay_testkit::latencies_us(&sent, &arrived);
-    (
-        (pairs.len() as u64 * per_pair) as f64,
-        lat.clone(),
-        sent.len() - lat.len(),
-    )
+    // Every message of the case, warm-up included, was sent in these (1 + secs) seconds.
+    let cpu = cpu_per_message(&cpu_before, ((1 + secs) * per_pair) as usize * pairs.len());
+    let end_to_end = relay_testkit::latencies_us(&sent, &arrived);
+    Case {
+        offered: (pairs.len() as u64 * per_pair) as f64,
+        not_delivered: sent.len() - end_to_end.len(),
+        end_to_end,
+        accept,
+        cpu,
+    }
 }
 
 /// The floor: one committed INSERT then one publish per message, received by a subscriber.
@@ -287,6 +326,7 @@ async fn main() {
     let arrived = arrivals(delivered, Duration::from_secs(5));
     let per_pair = n / PAIRS;
     let sql = SqlProfile::start(&pg, &db).await;
+    let cpu_before = relay_testkit::cpu_reading();
     let start = Instant::now();
     let mut senders = Vec::new();
     for (from, to) in pairs.clone() {
@@ -316,24 +356,37 @@ async fn main() {
     let through_secs = last.saturating_duration_since(start).as_secs_f64();
     let through_missing = ids.iter().filter(|id| !arrived.contains_key(*id)).count();
     let throughput = (ids.len() - through_missing) as f64 / through_secs.max(f64::EPSILON);
+    let through_cpu = cpu_per_message(&cpu_before, ids.len());
     let sql = sql.read(ids.len(), 12).await;
 
     let (r50, r99) = (percentile(&raw, 0.50), percentile(&raw, 0.99));
     println!("agent-to-agent messaging ({PAIRS} pairs), message.send → delivery.delivered");
     println!("{:<44} {:>10} {:>10} {:>10}", "case", "p50 ms", "p99 ms", "msgs/s");
     let mut latency_json = Vec::new();
-    for (offered, lat, lost) in &cases {
-        let (p50, p99) = (percentile(lat, 0.50), percentile(lat, 0.99));
+    for c in &cases {
+        let (p50, p99) = (percentile(&c.end_to_end, 0.50), percentile(&c.end_to_end, 0.99));
         println!(
             "{:<44} {:>10.2} {:>10.2} {:>10.0}",
-            format!("relay at {offered:.0}/s offered ({lost} not delivered)"),
+            format!(
+                "relay at {:.0}/s offered ({} not delivered)",
+                c.offered, c.not_delivered
+            ),
             ms(p50),
             ms(p99),
-            lat.len() as f64 / secs as f64
+            c.end_to_end.len() as f64 / secs as f64
         );
+        println!(
+            "{:<44} {:>10.2} {:>10.2}",
+            "  of which the send's reply (accepted)",
+            ms(percentile(&c.accept, 0.50)),
+            ms(percentile(&c.accept, 0.99)),
+        );
+        println!("  CPU per message: {}", cpu_line(&c.cpu));
         latency_json.push(json!({
-            "offered_per_s": offered, "measured": lat.len(), "p50_ms": ms(p50), "p99_ms": ms(p99),
-            "not_delivered": lost,
+            "offered_per_s": c.offered, "measured": c.end_to_end.len(), "p50_ms": ms(p50), "p99_ms": ms(p99),
+            "not_delivered": c.not_delivered,
+            "accept_p50_ms": ms(percentile(&c.accept, 0.50)), "accept_p99_ms": ms(percentile(&c.accept, 0.99)),
+            "cpu_per_message": cpu_json(&c.cpu),
         }));
     }
     println!(
@@ -365,6 +418,7 @@ async fn main() {
         throughput
     );
     println!("throughput: {through_missing} not delivered; the sends took {sends_secs:.1} s");
+    println!("CPU per relayed message (throughput): {}", cpu_line(&through_cpu));
     println!(
         "Postgres per relayed message: {}; most often:",
         SqlProfile::summary(&sql)
@@ -389,6 +443,7 @@ async fn main() {
                 "messages_per_s": throughput,
                 "seconds": through_secs,
                 "not_delivered": through_missing,
+                "cpu_per_message": cpu_json(&through_cpu),
             },
             "aim": "p99 under 20 ms at 1,000 messages/s",
         }),

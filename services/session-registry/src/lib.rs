@@ -156,6 +156,7 @@ impl Registry {
         let messaging = relay_messaging::Messaging {
             db: db.clone(),
             settings: settings.messaging.clone(),
+            conversations: Default::default(),
         };
         let hosts = relay_hosts::Hosts {
             db: db.clone(),

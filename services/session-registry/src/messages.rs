@@ -202,38 +202,36 @@ pub async fn send(reg: Registry, ctx: RequestContext, req: SendMessageRequest) -
     Ok(sent)
 }
 
-/// Locks the session and finds the message and the agent's target row on it.
-async fn locate(
-    change: &mut Change,
-    session_id: &str,
-    message_id: &str,
-    agent_id: &str,
-) -> Result<(Message, store::Target)> {
-    store::lock_live(change.conn(), session_id).await?;
-    let message = match store::find_message(change.conn(), message_id).await? {
-        Some((m, _)) if m.session_id == session_id => m,
-        _ => {
-            return Err(RegistryError::NotFound {
-                what: "message",
-                id: format!("{message_id} in session {session_id}"),
-            });
-        }
-    };
-    let target = store::target(change.conn(), message_id, agent_id)
-        .await?
-        .ok_or_else(|| RegistryError::NotFound {
-            what: "agent",
-            id: format!("{agent_id} among the targets of message {message_id}"),
-        })?;
-    Ok((message, target))
+/// Locks the session and finds the agent's target row on the message, with the message.
+async fn locate(change: &mut Change, session_id: &str, message_id: &str, agent_id: &str) -> Result<store::Target> {
+    change.lock_live(session_id).await?;
+    match store::target(change.conn(), message_id, agent_id).await? {
+        Some(target) if target.message.session_id == session_id => Ok(target),
+        // Which is missing, the message or the agent's part in it, is told apart only here.
+        Some(_) => Err(message_not_found(session_id, message_id)),
+        None => match store::find_message(change.conn(), message_id).await? {
+            Some((m, _)) if m.session_id == session_id => Err(RegistryError::NotFound {
+                what: "agent",
+                id: format!("{agent_id} among the targets of message {message_id}"),
+            }),
+            _ => Err(message_not_found(session_id, message_id)),
+        },
+    }
+}
+
+fn message_not_found(session_id: &str, message_id: &str) -> RegistryError {
+    RegistryError::NotFound {
+        what: "message",
+        id: format!("{message_id} in session {session_id}"),
+    }
 }
 
 /// An agent has received the message and begun on it.
 pub async fn acknowledge(reg: Registry, _ctx: RequestContext, req: AcknowledgeRequest) -> Result<SuccessResponse> {
     let mut change = Change::begin(&reg).await?;
-    let (message, target) = locate(&mut change, &req.session_id, &req.message_id, &req.agent_id).await?;
+    let target = locate(&mut change, &req.session_id, &req.message_id, &req.agent_id).await?;
     if !target.acknowledged {
-        progress::acknowledge(&mut change, &message, &req.agent_id).await?;
+        progress::acknowledge(&mut change, &target, &req.agent_id).await?;
     }
     change.commit().await?;
     Ok(OK)
@@ -243,7 +241,7 @@ pub async fn acknowledge(reg: Registry, _ctx: RequestContext, req: AcknowledgeRe
 /// (progress.rs).
 pub async fn complete(reg: Registry, _ctx: RequestContext, req: CompleteRequest) -> Result<CompleteResponse> {
     let mut change = Change::begin(&reg).await?;
-    let (message, target) = locate(&mut change, &req.session_id, &req.message_id, &req.agent_id).await?;
+    let target = locate(&mut change, &req.session_id, &req.message_id, &req.agent_id).await?;
     if let Some(previous) = target.outcome {
         if previous == req.outcome {
             return Ok(CompleteResponse {
@@ -262,7 +260,7 @@ pub async fn complete(reg: Registry, _ctx: RequestContext, req: CompleteRequest)
         merged_into: req.merged_into,
         superseded_by: req.superseded_by,
     };
-    let turn_completed = progress::finish(&mut change, &message, &req.agent_id, done).await?;
+    let turn_completed = progress::finish(&mut change, &target, &req.agent_id, done).await?;
     change.commit().await?;
     Ok(CompleteResponse {
         success: true,

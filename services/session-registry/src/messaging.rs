@@ -56,7 +56,7 @@ impl relay_messaging::Change for Change {
     }
 
     async fn lock_session(&mut self, session_id: &str) -> Result<Session, MessagingError> {
-        store::lock_live(Change::conn(self), session_id).await.map_err(host)
+        Change::lock_live(self, session_id).await.map_err(host)
     }
 
     async fn post(&mut self, session: &mut Session, to: &Agent, d: Delivery) -> Result<String, MessagingError> {

@@ -178,17 +178,17 @@ pub(crate) async fn post(change: &mut Change, session: &mut Session, post: Post)
 }
 
 async fn open_turn(change: &mut Change, session: &Session, turn_id: Option<String>) -> Result<Turn> {
-    let turn = Turn {
+    let mut turn = Turn {
         turn_id: turn_id.unwrap_or_else(new_id),
         session_id: session.session_id.clone(),
-        turn_number: store::next_turn_number(change.conn(), &session.session_id).await?,
+        turn_number: 0,
         status: TurnStatus::Active,
         started_at: now_ms(),
         completed_at: None,
         error: None,
         usage: None,
     };
-    store::insert_turn(change.conn(), &turn).await?;
+    store::insert_next_turn(change.conn(), &mut turn).await?;
     Ok(turn)
 }
 

@@ -169,29 +169,26 @@ async fn receipt(change: &mut Change, kind: &str, d: &DeliveryEvent) -> Result<O
     let Some(Stored::Live(_)) = change.lock(&d.session_id).await? else {
         return Ok(None);
     };
-    let Some((message, _)) = store::find_message(change.conn(), &d.message_id).await? else {
-        return Ok(None);
-    };
     let Some(target) = store::target(change.conn(), &d.message_id, &d.agent_id).await? else {
         return Ok(None);
     };
-    if message.session_id != d.session_id || target.outcome.is_some() {
+    if target.message.session_id != d.session_id || target.outcome.is_some() {
         return Ok(None);
     }
     match kind {
         "delivered" => {
             if !target.acknowledged {
-                acknowledge(change, &message, &d.agent_id).await?;
+                acknowledge(change, &target, &d.agent_id).await?;
             }
             return Ok(Some(d.agent_id.clone()));
         }
         "failed" => {
             let why = format!("delivery failed: {}", d.reason.as_deref().unwrap_or("no reason given"));
-            finish(change, &message, &d.agent_id, Finished::new(Outcome::Error, Some(why))).await?;
+            finish(change, &target, &d.agent_id, Finished::new(Outcome::Error, Some(why))).await?;
         }
         "cancelled" => {
             let why = d.reason.clone().map(|r| format!("delivery cancelled: {r}"));
-            finish(change, &message, &d.agent_id, Finished::new(Outcome::Cancelled, why)).await?;
+            finish(change, &target, &d.agent_id, Finished::new(Outcome::Cancelled, why)).await?;
         }
         _ => {}
     }
@@ -240,14 +237,10 @@ async fn settle(reg: &Registry, agent_id: &str) -> Result<()> {
             continue;
         };
         for message_id in messages {
-            let Some((message, _)) = store::find_message(change.conn(), &message_id).await? else {
-                continue;
-            };
-            let still_open = store::target(change.conn(), &message_id, agent_id)
-                .await?
-                .is_some_and(|t| t.outcome.is_none());
-            if still_open {
-                finish(&mut change, &message, agent_id, finished.clone()).await?;
+            if let Some(target) = store::target(change.conn(), &message_id, agent_id).await?
+                && target.outcome.is_none()
+            {
+                finish(&mut change, &target, agent_id, finished.clone()).await?;
             }
         }
         change.commit().await?;
@@ -325,19 +318,9 @@ async fn cancel_each(reg: &Registry, deliveries: &[String], reason: &str) -> Vec
     futures::future::join_all(calls).await.into_iter().flatten().collect()
 }
 
-async fn turn_of(change: &mut Change, message: &Message) -> Result<Turn> {
-    let turn_id = message.turn_id.clone().unwrap_or_default();
-    store::find_turn(change.conn(), &turn_id)
-        .await?
-        .ok_or_else(|| RegistryError::NotFound {
-            what: "turn",
-            id: turn_id,
-        })
-}
-
 /// The agent has the message (its target is not acknowledged yet; the session is locked).
-pub(crate) async fn acknowledge(change: &mut Change, message: &Message, agent_id: &str) -> Result<()> {
-    let turn = turn_of(change, message).await?;
+pub(crate) async fn acknowledge(change: &mut Change, target: &store::Target, agent_id: &str) -> Result<()> {
+    let (message, turn) = (&target.message, target.turn()?.clone());
     store::acknowledge_target(change.conn(), &message.message_id, agent_id).await?;
     let ack = UserMessageAcknowledged {
         session_id: message.session_id.clone(),
@@ -373,8 +356,13 @@ impl Finished {
 /// locked). When no target of the turn is pending any more, the turn completes: success
 /// unless some agent's outcome is `error` (cancelled/superseded/merged are neutral). Returns
 /// whether it did.
-pub(crate) async fn finish(change: &mut Change, message: &Message, agent_id: &str, done: Finished) -> Result<bool> {
-    let mut turn = turn_of(change, message).await?;
+pub(crate) async fn finish(
+    change: &mut Change,
+    target: &store::Target,
+    agent_id: &str,
+    done: Finished,
+) -> Result<bool> {
+    let (message, mut turn) = (&target.message, target.turn()?.clone());
     store::complete_target(
         change.conn(),
         &message.message_id,

@@ -24,11 +24,13 @@ pub use relay_bus::now_ms;
 const SEED_NAMED: &[&str] = &[relay_contracts::session::events::MessageSent::TYPE];
 
 /// One change to the registry: a transaction plus the events it emits. Events are written to
-/// `registry_events` inside the transaction and published on NATS only after it commits, so a
-/// subscriber never sees an event for a change that was rolled back.
+/// `registry_events` inside the transaction, just before it commits, and published on NATS only
+/// after it commits, so a subscriber never sees an event for a change that was rolled back.
 pub struct Change {
     pub tx: Transaction<'static, Postgres>,
     events: Vec<SessionEvent>,
+    /// How each of `events` is stored, beside it.
+    pending: Vec<PendingEvent>,
     /// Stored entries for the delivery runner: handed over right after commit.
     handed_over: bool,
     nats: async_nats::Client,
@@ -38,6 +40,14 @@ pub struct Change {
     pub workspace: String,
     /// Where the sessions this change locked live, read with their lock.
     places: HashMap<String, Place>,
+}
+
+/// Where a queued event is written: its outbox table, its workspace when not its session's, the
+/// trace it was emitted in.
+struct PendingEvent {
+    seed_named: bool,
+    workspace: Option<String>,
+    traceparent: Option<String>,
 }
 
 /// A session's workspace and that workspace's delivery policy (seed 001 step 3): what a send
@@ -69,6 +79,7 @@ impl Change {
             workspace: relay_bus::context::outgoing().workspace,
             tx: reg.db.begin().await?,
             events: Vec::new(),
+            pending: Vec::new(),
             handed_over: false,
             nats: reg.nats.clone(),
             forward_wake: reg.forward_wake.clone(),
@@ -91,8 +102,14 @@ impl Change {
         }))
     }
 
-    /// The session's [`Place`]: as read with its lock, else from the tables; `None` for a
-    /// session that does not exist.
+    /// [`lock_live`], reading the session's [`Place`] in the same statement.
+    pub async fn lock_live(&mut self, id: &str) -> Result<Session> {
+        let stored = self.lock(id).await?;
+        live(id, stored)
+    }
+
+    /// The session's [`Place`]: as read with its lock or before in this change, else from the
+    /// tables; `None` for a session that does not exist.
     pub async fn place(&mut self, session_id: &str) -> Result<Option<Place>> {
         if let Some(place) = self.places.get(session_id) {
             return Ok(Some(place.clone()));
@@ -101,7 +118,11 @@ impl Change {
             .bind(session_id)
             .fetch_optional(&mut *self.tx)
             .await?;
-        Ok(row.as_ref().map(Place::of))
+        let place = row.as_ref().map(Place::of);
+        if let Some(p) = &place {
+            self.places.insert(session_id.to_string(), p.clone());
+        }
+        Ok(place)
     }
 
     pub fn conn(&mut self) -> &mut PgConnection {
@@ -124,7 +145,9 @@ impl Change {
         self.record(None, Some(workspace), stream, payload).await
     }
 
-    /// The event row, in `workspace` or else its session's.
+    /// Queues the event row, in `workspace` or else its session's; [`Change::commit`] writes the
+    /// change's events in one statement per table, so a send's five events cost one round trip
+    /// inside its locks, not five.
     async fn record<P: EventPayload>(
         &mut self,
         event_id: Option<String>,
@@ -134,34 +157,69 @@ impl Change {
     ) -> Result<()> {
         let payload = serde_json::to_value(&payload).map_err(|e| RegistryError::Invalid(e.to_string()))?;
         let (event_id, ts) = (event_id.unwrap_or_else(new_id), now_ms());
-        // The log keeps a seed's own name for these (not `session.<type>`): their own outbox.
-        let table = match SEED_NAMED.contains(&P::TYPE) {
-            true => "registry_seed_events",
-            false => "registry_events",
-        };
-        let seq: i64 = sqlx::query_scalar(sqlx::AssertSqlSafe(format!(
-            "INSERT INTO {table} (event_id, session_id, type, ts, payload, traceparent, workspace)
-             VALUES ($1, $2, $3, $4, $5, $6,
-                     coalesce($7, (SELECT workspace FROM registry_sessions WHERE session_id = $2), 'default'))
-             RETURNING seq"
-        )))
-        .bind(&event_id)
-        .bind(stream)
-        .bind(P::TYPE)
-        .bind(ts)
-        .bind(&payload)
-        .bind(relay_bus::trace::current_traceparent())
-        .bind(workspace)
-        .fetch_one(&mut *self.tx)
-        .await?;
+        self.pending.push(PendingEvent {
+            seed_named: SEED_NAMED.contains(&P::TYPE),
+            workspace: workspace.map(str::to_string),
+            traceparent: relay_bus::trace::current_traceparent(),
+        });
         self.events.push(SessionEvent {
             event_id,
             session_id: stream.to_string(),
             timestamp: ts,
             event_type: P::TYPE.to_string(),
             payload,
-            seq: Some(seq),
+            seq: None,
         });
+        Ok(())
+    }
+
+    /// Writes the queued events, in the order they were emitted: one INSERT per outbox table,
+    /// each row in its given workspace or else its session's (`default` for neither).
+    async fn write_events(&mut self) -> Result<()> {
+        // The log keeps a seed's own name for some (not `session.<type>`): their own outbox.
+        for (seed_named, table) in [(false, "registry_events"), (true, "registry_seed_events")] {
+            let rows: Vec<usize> = (0..self.events.len())
+                .filter(|&i| self.pending[i].seed_named == seed_named)
+                .collect();
+            if rows.is_empty() {
+                continue;
+            }
+            let (mut ids, mut streams, mut types, mut ts) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+            let (mut payloads, mut traces, mut workspaces) = (Vec::new(), Vec::new(), Vec::new());
+            for &i in &rows {
+                let (e, p) = (&self.events[i], &self.pending[i]);
+                ids.push(e.event_id.as_str());
+                streams.push(e.session_id.as_str());
+                types.push(e.event_type.as_str());
+                ts.push(e.timestamp);
+                payloads.push(&e.payload);
+                traces.push(p.traceparent.as_deref());
+                workspaces.push(p.workspace.as_deref());
+            }
+            let seqs: Vec<(String, i64)> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
+                "INSERT INTO {table} (event_id, session_id, type, ts, payload, traceparent, workspace)
+                 SELECT e.event_id, e.stream, e.type, e.ts, e.payload, e.traceparent,
+                        coalesce(e.workspace, s.workspace, 'default')
+                 FROM UNNEST($1::text[], $2::text[], $3::text[], $4::bigint[], $5::jsonb[], $6::text[], $7::text[])
+                      WITH ORDINALITY AS e(event_id, stream, type, ts, payload, traceparent, workspace, n)
+                 LEFT JOIN registry_sessions s ON s.session_id = e.stream
+                 ORDER BY e.n
+                 RETURNING event_id, seq"
+            )))
+            .bind(&ids)
+            .bind(&streams)
+            .bind(&types)
+            .bind(&ts)
+            .bind(&payloads)
+            .bind(&traces)
+            .bind(&workspaces)
+            .fetch_all(&mut *self.tx)
+            .await?;
+            let seqs: HashMap<String, i64> = seqs.into_iter().collect();
+            for &i in &rows {
+                self.events[i].seq = seqs.get(&self.events[i].event_id).copied();
+            }
+        }
         Ok(())
     }
 
@@ -209,7 +267,8 @@ impl Change {
     }
 
     /// Commits, then publishes each event on `session.<type>` and on the `session.event` catch-all.
-    pub async fn commit(self) -> Result<()> {
+    pub async fn commit(mut self) -> Result<()> {
+        self.write_events().await?;
         self.tx.commit().await?;
         if self.handed_over {
             self.relay.hand_over_now().await;
@@ -658,13 +717,22 @@ pub async fn find_turn(conn: &mut PgConnection, turn_id: &str) -> Result<Option<
     Ok(row.map(|Json(t)| t))
 }
 
-pub async fn next_turn_number(conn: &mut PgConnection, session_id: &str) -> Result<i64> {
-    Ok(
-        sqlx::query_scalar("SELECT coalesce(max(turn_number), 0) + 1 FROM registry_turns WHERE session_id = $1")
-            .bind(session_id)
-            .fetch_one(conn)
-            .await?,
+/// Inserts a new turn numbered after the session's last one (in the same statement: the session
+/// is locked, so no other turn is being numbered); sets and returns that number.
+pub async fn insert_next_turn(conn: &mut PgConnection, t: &mut Turn) -> Result<i64> {
+    t.turn_number = sqlx::query_scalar(
+        "INSERT INTO registry_turns (turn_id, session_id, turn_number, status, doc)
+         SELECT $1, $2, n, $3, jsonb_set($4, '{turnNumber}', to_jsonb(n))
+         FROM (SELECT coalesce(max(turn_number), 0) + 1 AS n FROM registry_turns WHERE session_id = $2) next
+         RETURNING turn_number",
     )
+    .bind(&t.turn_id)
+    .bind(&t.session_id)
+    .bind(turn_status(t))
+    .bind(Json(&*t))
+    .fetch_one(conn)
+    .await?;
+    Ok(t.turn_number)
 }
 
 fn turn_status(t: &Turn) -> &'static str {
@@ -795,21 +863,52 @@ pub async fn last_message_id(conn: &mut PgConnection, session_id: &str) -> Resul
 
 /// Per-agent progress on one message.
 pub struct Target {
+    /// The message it is a target of.
+    pub message: Message,
     pub acknowledged: bool,
     pub outcome: Option<Outcome>,
+    /// The message's turn (`None` only for a message stored without one).
+    pub turn: Option<Turn>,
 }
 
+impl Target {
+    pub fn turn(&self) -> Result<&Turn> {
+        self.turn.as_ref().ok_or_else(|| RegistryError::NotFound {
+            what: "turn",
+            id: self.message.turn_id.clone().unwrap_or_default(),
+        })
+    }
+}
+
+/// A target row as [`target`] reads it.
+#[derive(sqlx::FromRow)]
+struct TargetRow {
+    message: Json<Message>,
+    acknowledged_at: Option<i64>,
+    outcome: Option<TextEnum<Outcome>>,
+    turn: Option<Json<Turn>>,
+}
+
+/// An agent's target row on a message, locked, read with its message and turn in one statement
+/// (every receipt reads all three).
 pub async fn target(conn: &mut PgConnection, message_id: &str, agent_id: &str) -> Result<Option<Target>> {
-    let row: Option<(Option<i64>, Option<TextEnum<Outcome>>)> = sqlx::query_as(
-        "SELECT acknowledged_at, outcome FROM registry_message_targets WHERE message_id = $1 AND agent_id = $2 FOR UPDATE",
+    let row: Option<TargetRow> = sqlx::query_as(
+        "SELECT m.doc AS message, t.acknowledged_at, t.outcome, tr.doc AS turn
+         FROM registry_message_targets t
+         JOIN registry_messages m ON m.message_id = t.message_id
+         LEFT JOIN registry_turns tr ON tr.turn_id = m.turn_id
+         WHERE t.message_id = $1 AND t.agent_id = $2
+         FOR UPDATE OF t",
     )
     .bind(message_id)
     .bind(agent_id)
     .fetch_optional(conn)
     .await?;
-    Ok(row.map(|(ack, outcome)| Target {
-        acknowledged: ack.is_some(),
-        outcome: outcome.map(|o| o.0),
+    Ok(row.map(|r| Target {
+        message: r.message.0,
+        acknowledged: r.acknowledged_at.is_some(),
+        outcome: r.outcome.map(|o| o.0),
+        turn: r.turn.map(|Json(t)| t),
     }))
 }
 
