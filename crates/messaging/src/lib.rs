@@ -12,8 +12,8 @@
 //! - [`read`]: `message.get`, `message.thread`, `message.search`, what a caller may read.
 //! - [`channels`]: `channel.*`; `#general` exists in every workspace with every live agent.
 //! - [`store`]: the SQL of relay messages, channels and members; [`RETENTION`].
-//! - [`turns`]: sends to one conversation wait for each other in the process, not on a pooled
-//!   connection.
+//! - [`turns`]: sends to one conversation queue in the process; at most two of them hold a
+//!   pooled connection.
 //! - [`error`]: [`MessagingError`], mapped once onto the wire.
 
 mod channels;
@@ -25,7 +25,7 @@ mod turns;
 
 pub use error::MessagingError;
 pub use store::RETENTION;
-pub use turns::Conversations;
+pub use turns::{Conversations, Turn};
 
 use relay_bus::service::{ServiceError, ServiceHost};
 use relay_contracts::capabilities::DeliveryMode;
@@ -64,7 +64,7 @@ impl Default for MessagingSettings {
 pub struct Messaging {
     pub db: PgPool,
     pub settings: MessagingSettings,
-    /// Where sends to one conversation wait for each other in this process.
+    /// Where sends to one conversation queue in this process.
     pub conversations: Conversations,
 }
 
@@ -135,6 +135,11 @@ pub trait Change: Send {
         stream: &str,
         payload: P,
     ) -> impl Future<Output = Result<(), MessagingError>> + Send;
+
+    /// Keeps a conversation's [`Turn`] until the transaction has ended, committed or rolled
+    /// back, as the database lock it stands in front of (not until the change's hand-over and
+    /// publishing after the commit are done).
+    fn hold(&mut self, turn: Turn);
 
     fn commit(self) -> impl Future<Output = Result<(), MessagingError>> + Send;
 }

@@ -413,10 +413,11 @@ pub async fn send<S: Host>(host: S, ctx: RequestContext, req: SendRequest) -> Re
         let route = route::<S>(&mut conn, &workspace, &from, &req).await?;
         (from, route)
     };
-    let _turn = (host.messaging().conversations)
+    let turn = (host.messaging().conversations)
         .turn(format!("{workspace}/{}", route.conversation))
         .await;
     let mut change = host.begin().await?;
+    change.hold(turn);
     store::lock_conversation(change.conn(), &workspace, &route.conversation).await?;
     // A retry racing the first send waits on the conversation lock, then finds it.
     if let Some(key) = &req.idempotency_key

@@ -95,6 +95,10 @@ impl relay_messaging::Change for Change {
         Change::emit_in(self, workspace, stream, payload).await.map_err(host)
     }
 
+    fn hold(&mut self, turn: relay_messaging::Turn) {
+        self.held = Some(turn);
+    }
+
     async fn commit(self) -> Result<(), MessagingError> {
         Change::commit(self).await.map_err(host)
     }

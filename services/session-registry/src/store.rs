@@ -40,6 +40,8 @@ pub struct Change {
     pub workspace: String,
     /// Where the sessions this change locked live, read with their lock.
     places: HashMap<String, Place>,
+    /// A conversation's turn in this process, given up when the transaction ends.
+    pub(crate) held: Option<relay_messaging::Turn>,
 }
 
 /// Where a queued event is written: its outbox table, its workspace when not its session's, the
@@ -85,6 +87,7 @@ impl Change {
             forward_wake: reg.forward_wake.clone(),
             relay: reg.relay.clone(),
             places: HashMap::new(),
+            held: None,
         })
     }
 
@@ -270,6 +273,7 @@ impl Change {
     pub async fn commit(mut self) -> Result<()> {
         self.write_events().await?;
         self.tx.commit().await?;
+        self.held.take();
         if self.handed_over {
             self.relay.hand_over_now().await;
         }
