@@ -260,12 +260,7 @@ impl Mesh {
         // cores were busy in all between the readings (at most the machine's, a check on them).
         let used = relay_testkit::cpu_reading().used_since(&cpu_before);
         let cores_busy = used.values().sum::<f64>() / read_at.elapsed().as_secs_f64();
-        let mut cpu: Vec<(String, f64)> = used
-            .into_iter()
-            .map(|(name, used)| (name, used * 1000.0 / sent.len().max(1) as f64))
-            .filter(|(_, ms)| *ms >= 0.05)
-            .collect();
-        cpu.sort_by(|a, b| b.1.total_cmp(&a.1));
+        let cpu = relay_testkit::cpu_ms_per_message(&used, sent.len());
         let elapsed = last.duration_since(t0).as_secs_f64();
         let sql = sql.read(sent.len(), 10).await;
         json!({

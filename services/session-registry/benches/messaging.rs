@@ -87,16 +87,9 @@ struct Case {
     cpu: Vec<(String, f64)>,
 }
 
-/// ms of CPU per message by program since `before`, the largest first (under 0.05 ms left out).
+/// ms of CPU per message by program since `before`, the largest first.
 fn cpu_per_message(before: &relay_testkit::CpuReading, messages: usize) -> Vec<(String, f64)> {
-    let mut cpu: Vec<(String, f64)> = relay_testkit::cpu_reading()
-        .used_since(before)
-        .into_iter()
-        .map(|(name, used)| (name, used * 1000.0 / messages.max(1) as f64))
-        .filter(|(_, ms)| *ms >= 0.05)
-        .collect();
-    cpu.sort_by(|a, b| b.1.total_cmp(&a.1));
-    cpu
+    relay_testkit::cpu_ms_per_message(&relay_testkit::cpu_reading().used_since(before), messages)
 }
 
 fn cpu_line(cpu: &[(String, f64)]) -> String {

@@ -28,9 +28,7 @@ const SEED_NAMED: &[&str] = &[relay_contracts::session::events::MessageSent::TYP
 /// after it commits, so a subscriber never sees an event for a change that was rolled back.
 pub struct Change {
     pub tx: Transaction<'static, Postgres>,
-    events: Vec<SessionEvent>,
-    /// How each of `events` is stored, beside it.
-    pending: Vec<PendingEvent>,
+    events: Vec<Queued>,
     /// Stored entries for the delivery runner: handed over right after commit.
     handed_over: bool,
     nats: async_nats::Client,
@@ -44,10 +42,10 @@ pub struct Change {
     pub(crate) held: Option<relay_messaging::Turn>,
 }
 
-/// Where a queued event is written: its outbox table, its workspace when not its session's, the
-/// trace it was emitted in.
-struct PendingEvent {
-    seed_named: bool,
+/// An event of the change, with what its row needs besides: its workspace when not its
+/// session's, the trace it was emitted in.
+struct Queued {
+    event: SessionEvent,
     workspace: Option<String>,
     traceparent: Option<String>,
 }
@@ -81,7 +79,6 @@ impl Change {
             workspace: relay_bus::context::outgoing().workspace,
             tx: reg.db.begin().await?,
             events: Vec::new(),
-            pending: Vec::new(),
             handed_over: false,
             nats: reg.nats.clone(),
             forward_wake: reg.forward_wake.clone(),
@@ -160,18 +157,17 @@ impl Change {
     ) -> Result<()> {
         let payload = serde_json::to_value(&payload).map_err(|e| RegistryError::Invalid(e.to_string()))?;
         let (event_id, ts) = (event_id.unwrap_or_else(new_id), now_ms());
-        self.pending.push(PendingEvent {
-            seed_named: SEED_NAMED.contains(&P::TYPE),
+        self.events.push(Queued {
+            event: SessionEvent {
+                event_id,
+                session_id: stream.to_string(),
+                timestamp: ts,
+                event_type: P::TYPE.to_string(),
+                payload,
+                seq: None,
+            },
             workspace: workspace.map(str::to_string),
             traceparent: relay_bus::trace::current_traceparent(),
-        });
-        self.events.push(SessionEvent {
-            event_id,
-            session_id: stream.to_string(),
-            timestamp: ts,
-            event_type: P::TYPE.to_string(),
-            payload,
-            seq: None,
         });
         Ok(())
     }
@@ -181,23 +177,23 @@ impl Change {
     async fn write_events(&mut self) -> Result<()> {
         // The log keeps a seed's own name for some (not `session.<type>`): their own outbox.
         for (seed_named, table) in [(false, "registry_events"), (true, "registry_seed_events")] {
-            let rows: Vec<usize> = (0..self.events.len())
-                .filter(|&i| self.pending[i].seed_named == seed_named)
+            let rows: Vec<&Queued> = (self.events.iter())
+                .filter(|q| SEED_NAMED.contains(&q.event.event_type.as_str()) == seed_named)
                 .collect();
             if rows.is_empty() {
                 continue;
             }
             let (mut ids, mut streams, mut types, mut ts) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
             let (mut payloads, mut traces, mut workspaces) = (Vec::new(), Vec::new(), Vec::new());
-            for &i in &rows {
-                let (e, p) = (&self.events[i], &self.pending[i]);
+            for q in rows {
+                let e = &q.event;
                 ids.push(e.event_id.as_str());
                 streams.push(e.session_id.as_str());
                 types.push(e.event_type.as_str());
                 ts.push(e.timestamp);
                 payloads.push(&e.payload);
-                traces.push(p.traceparent.as_deref());
-                workspaces.push(p.workspace.as_deref());
+                traces.push(q.traceparent.as_deref());
+                workspaces.push(q.workspace.as_deref());
             }
             let seqs: Vec<(String, i64)> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
                 "INSERT INTO {table} (event_id, session_id, type, ts, payload, traceparent, workspace)
@@ -219,8 +215,10 @@ impl Change {
             .fetch_all(&mut *self.tx)
             .await?;
             let seqs: HashMap<String, i64> = seqs.into_iter().collect();
-            for &i in &rows {
-                self.events[i].seq = seqs.get(&self.events[i].event_id).copied();
+            for q in &mut self.events {
+                if let Some(seq) = seqs.get(&q.event.event_id) {
+                    q.event.seq = Some(*seq);
+                }
             }
         }
         Ok(())
@@ -280,7 +278,7 @@ impl Change {
         if !self.events.is_empty() {
             self.forward_wake.iter().for_each(|w| w.notify_one());
         }
-        for event in &self.events {
+        for Queued { event, .. } in &self.events {
             let typed = relay_contracts::subjects::session::event_subject(&event.event_type);
             let published = async {
                 relay_bus::client::publish(&self.nats, typed, &event.payload).await?;
@@ -722,8 +720,8 @@ pub async fn find_turn(conn: &mut PgConnection, turn_id: &str) -> Result<Option<
 }
 
 /// Inserts a new turn numbered after the session's last one (in the same statement: the session
-/// is locked, so no other turn is being numbered); sets and returns that number.
-pub async fn insert_next_turn(conn: &mut PgConnection, t: &mut Turn) -> Result<i64> {
+/// is locked, so no other turn is being numbered), and sets that number on `t`.
+pub async fn insert_next_turn(conn: &mut PgConnection, t: &mut Turn) -> Result<()> {
     t.turn_number = sqlx::query_scalar(
         "INSERT INTO registry_turns (turn_id, session_id, turn_number, status, doc)
          SELECT $1, $2, n, $3, jsonb_set($4, '{turnNumber}', to_jsonb(n))
@@ -736,7 +734,7 @@ pub async fn insert_next_turn(conn: &mut PgConnection, t: &mut Turn) -> Result<i
     .bind(Json(&*t))
     .fetch_one(conn)
     .await?;
-    Ok(t.turn_number)
+    Ok(())
 }
 
 fn turn_status(t: &Turn) -> &'static str {
